@@ -1,0 +1,112 @@
+"""The problem protocols that every integrator consumes.
+
+* :class:`ODEProblem`: a plain ODE y' = f(t, y).
+* :class:`CoadjointProblem`: a coadjoint-type ODE on g*, z' = ad*_{w(z)} z + f(z), with a velocity map
+  w(z) (w = dH/dm for Euler-Poincare / Lie-Poisson systems; linear in z for servo-constraints of the
+  second kind) and an optional extra force f(z) (the multiplier term lambda b of a servo-constraint
+  of the first kind). Lie-Poisson methods move z along its coadjoint orbit when f is None, so every
+  Casimir of the algebra is kept to round-off.
+* :class:`ReconstructionProblem`: g' = g w(t) on a matrix group (SO(3), SE(2), SE(3)).
+
+Arrays follow the library convention: the last axis is the state (or algebra) index, leading axes
+are a batch; every callable here must accept (..., dim) and broadcast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class ODEProblem:
+    """y' = f(t, y).
+
+    Parameters
+    ----------
+    f : callable (t, y) -> (..., dim)
+    dim : int
+    invariants : dict name -> callable(y) -> (...), optional
+        Quantities that should stay constant (recorded along the solution).
+    constraints : dict name -> callable(y) -> (...), optional
+        Residuals that should stay zero (recorded along the solution).
+    jac : callable (t, y) -> (..., dim, dim), optional
+    """
+
+    kind = "ode"
+
+    def __init__(self, f, dim, invariants=None, constraints=None, jac=None, name=None):
+        self.f = f
+        self.dim = int(dim)
+        self.invariants = dict(invariants or {})
+        self.constraints = dict(constraints or {})
+        self.jac = jac
+        self.name = name or "ODE"
+
+    def rhs(self, t, y):
+        """The vector field f(t, y)."""
+        return self.f(t, y)
+
+
+class CoadjointProblem:
+    """z' = ad*_{w(z)} z + f(z) on the dual g* of ``algebra``.
+
+    Parameters
+    ----------
+    algebra : liegroups.LieAlgebra
+    velocity : callable z -> w(z), (..., n) -> (..., n)
+        For a Hamiltonian H(z), w = dH/dz.
+    forcing : callable z -> f(z), optional
+        An extra (non-Hamiltonian) term; with it Casimirs are no longer invariants.
+    velocity_matrix : (n, n) array, optional
+        If w(z) = W z is linear, the matrix W (lets methods use closed forms and Newton solvers).
+    hamiltonian : callable z -> (...), optional
+        H(z); recorded as an invariant named "energy" when given and forcing is None.
+    invariants, constraints : dict name -> callable(z) -> (...), optional
+        Extra quantities to record; the algebra's polynomial Casimirs are added automatically
+        (as "casimir:<expr>") when ``forcing`` is None and ``record_casimirs`` is true.
+    """
+
+    kind = "coadjoint"
+
+    def __init__(self, algebra, velocity, forcing=None, velocity_matrix=None, hamiltonian=None,
+                 invariants=None, constraints=None, name=None, record_casimirs=True):
+        self.algebra = algebra
+        self.dim = algebra.dim
+        self.velocity = velocity
+        self.forcing = forcing
+        self.velocity_matrix = None if velocity_matrix is None else np.asarray(velocity_matrix, dtype=float)
+        self.hamiltonian = hamiltonian
+        self.invariants = dict(invariants or {})
+        self.constraints = dict(constraints or {})
+        self.name = name or f"coadjoint ODE on {algebra.name}*"
+        if hamiltonian is not None and "energy" not in self.invariants and forcing is None:
+            self.invariants["energy"] = hamiltonian
+        if forcing is None and record_casimirs:
+            for c in algebra.casimirs():
+                self.invariants.setdefault(f"casimir:{c.expr}", c)
+
+    def rhs(self, t, z):
+        """ad*_{w(z)} z + f(z)."""
+        out = self.algebra.coad(self.velocity(z), z)
+        if self.forcing is not None:
+            out = out + self.forcing(z)
+        return out
+
+    def as_ode(self):
+        """The same vector field as a plain :class:`ODEProblem` (for RK4, midpoint, scipy)."""
+        return ODEProblem(lambda t, z: self.rhs(t, z), self.dim, self.invariants, self.constraints,
+                          name=self.name)
+
+
+class ReconstructionProblem:
+    """g' = g w(t) on a matrix group; ``velocity(t)`` returns (..., dim) algebra coordinates.
+
+    ``group`` is one of liegroups.SO3, SE2, SE3 (an object with hat, exp, defect).
+    """
+
+    kind = "reconstruction"
+
+    def __init__(self, group, velocity, name=None):
+        self.group = group
+        self.velocity = velocity
+        self.dim = group.dim
+        self.name = name or f"reconstruction on {group.name}"

@@ -1,0 +1,28 @@
+"""liegroups: Lie algebras by structure constants, Casimirs, exp / Ad / Ad* / dexp^-1, matrix groups.
+
+Conventions: [e_i, e_j] = sum_k C[i,j,k] e_k; ad(x) @ y = [x, y]; (ad*_x m)_j = sum x_i C[i,j,k] m_k;
+Euler-Poincare m' = ad*_w m, m = I w. Every numeric function broadcasts over leading axes (..., n).
+"""
+
+from . import named
+from .algebra import LieAlgebra, check_structure_constants, jacobi_residual
+from .casimirs import Casimir, CasimirList, m_symbols
+from .errors import LieAlgebraError, StructureConstantsError
+from .matrix_groups import SE2, SE3, SO3, group_for
+
+
+def from_bivectors(signature):
+    """so(p,q) from the bivectors of Cl(p,q), or se(2)/se(3) from Cl(2,0,1)/Cl(3,0,1) (galgebra).
+
+    Imported lazily: galgebra never runs on import of liegroups.
+    """
+    from .bivectors import from_bivectors as _fb
+
+    return _fb(signature)
+
+
+__all__ = [
+    "LieAlgebra", "named", "Casimir", "CasimirList", "m_symbols", "LieAlgebraError",
+    "StructureConstantsError", "check_structure_constants", "jacobi_residual",
+    "SO3", "SE2", "SE3", "group_for", "from_bivectors",
+]

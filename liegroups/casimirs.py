@@ -1,0 +1,200 @@
+"""Polynomial Casimir functions of a Lie-Poisson structure.
+
+F(m) is a Casimir iff {m_i, F} = sum_{j,k} C[i,j,k] m_k dF/dm_j = 0 for every i. The condition is
+linear in the coefficients of F and maps homogeneous polynomials of degree d to degree d, so each
+degree is a null-space problem on the monomials of that degree. It is solved exactly over the
+rationals (sympy DomainMatrix) when every C[i,j,k] is a small rational, otherwise in floating point
+(SVD). Candidates are kept only when they raise the rank of the Jacobian of the set found so far, so
+products and other functions of earlier Casimirs are dropped.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from itertools import combinations_with_replacement
+
+import numpy as np
+import sympy as sp
+
+
+class Casimir:
+    """A polynomial Casimir F(m): ``expr`` is sympy in m1..mn; call it or its ``grad`` on (..., n) arrays."""
+
+    def __init__(self, expr, symbols, degree):
+        self.expr = sp.expand(expr)
+        self.symbols = tuple(symbols)
+        self.degree = int(degree)
+        self._f = sp.lambdify([self.symbols], self.expr, "numpy")
+        self._g = [sp.lambdify([self.symbols], sp.diff(self.expr, s), "numpy") for s in self.symbols]
+
+    def __call__(self, m):
+        m = np.asarray(m, dtype=float)
+        cols = np.moveaxis(m, -1, 0)
+        return np.broadcast_to(np.asarray(self._f(cols), dtype=float), m.shape[:-1]).copy()
+
+    def grad(self, m):
+        """Gradient dF/dm, shape (..., n)."""
+        m = np.asarray(m, dtype=float)
+        cols = np.moveaxis(m, -1, 0)
+        return np.stack([np.broadcast_to(np.asarray(g(cols), dtype=float), m.shape[:-1]) for g in self._g], -1)
+
+    def __repr__(self):
+        return f"Casimir({self.expr})"
+
+    def __str__(self):
+        return str(self.expr)
+
+
+class CasimirList(list):
+    """A list of :class:`Casimir` with ``expected`` (n - generic rank of Pi) and ``warning`` (or None)."""
+
+    expected = 0
+    warning = None
+    max_degree = 0
+
+
+def _rational(C, max_den=1000):
+    out = np.empty(C.shape, dtype=object)
+    for idx, v in np.ndenumerate(C):
+        f = Fraction(v).limit_denominator(max_den)
+        if abs(float(f) - v) > 1e-12 * max(1.0, abs(v)):
+            return None
+        out[idx] = f
+    return out
+
+
+def m_symbols(n):
+    """The sympy symbols m1..mn used for momenta in g*."""
+    return sp.symbols(f"m1:{n + 1}", real=True)
+
+
+def _monomials(n, d):
+    return list(combinations_with_replacement(range(n), d))
+
+
+def _casimir_system(C, n, d, exact):
+    """Matrix of the linear map coefficients(F) -> coefficients of {m_i, F}, over monomials of degree d."""
+    monos = _monomials(n, d)
+    index = {mono: r for r, mono in enumerate(monos)}
+    rows = {}
+    # {m_i, m^alpha} = sum_{j,k} C[i,j,k] m_k d(m^alpha)/dm_j
+    for col, mono in enumerate(monos):
+        counts = np.bincount(np.array(mono, dtype=int), minlength=n) if d else np.zeros(n, dtype=int)
+        for j in range(n):
+            if counts[j] == 0:
+                continue
+            rest = list(mono)
+            rest.remove(j)
+            for i in range(n):
+                for k in range(n):
+                    c = C[i, j, k]
+                    if c == 0:
+                        continue
+                    target = tuple(sorted(rest + [k]))
+                    key = (i, index[target])
+                    rows.setdefault(key, {})
+                    rows[key][col] = rows[key].get(col, 0) + c * int(counts[j])
+    return monos, rows
+
+
+def _nullspace(monos, rows, exact):
+    ncol = len(monos)
+    keys = sorted(rows)
+    if exact:
+        from sympy.polys.domains import QQ
+        from sympy.polys.matrices import DomainMatrix
+
+        data = [[QQ(0)] * ncol for _ in keys] or [[QQ(0)] * ncol]
+        for r, key in enumerate(keys):
+            for col, v in rows[key].items():
+                data[r][col] = QQ(v.numerator, v.denominator)
+        M = DomainMatrix(data, (len(data), ncol), QQ)
+        ns = M.nullspace().to_Matrix()
+        return [list(ns.row(i)) for i in range(ns.rows)]
+    A = np.zeros((max(len(keys), 1), ncol))
+    for r, key in enumerate(keys):
+        for col, v in rows[key].items():
+            A[r, col] = v
+    u, s, vt = np.linalg.svd(A)
+    tol = 1e-9 * max(1.0, s[0] if s.size else 1.0)
+    rank = int(np.sum(s > tol))
+    basis = vt[rank:]
+    # reduced row echelon form for readable expressions
+    if basis.shape[0]:
+        Q, R, P = _rref_float(basis)
+        basis = R
+    return [[sp.Float(round(v, 12)) if abs(v) > 1e-12 else 0 for v in row] for row in basis]
+
+
+def _rref_float(B):
+    B = B.copy()
+    r = 0
+    pivots = []
+    for c in range(B.shape[1]):
+        if r >= B.shape[0]:
+            break
+        p = r + int(np.argmax(np.abs(B[r:, c])))
+        if abs(B[p, c]) < 1e-9:
+            continue
+        B[[r, p]] = B[[p, r]]
+        B[r] /= B[r, c]
+        for q in range(B.shape[0]):
+            if q != r:
+                B[q] -= B[q, c] * B[r]
+        pivots.append(c)
+        r += 1
+    return None, B[:r], pivots
+
+
+def _jac_rank(exprs, syms, points):
+    if not exprs:
+        return 0
+    J = sp.Matrix([[sp.diff(e, s) for s in syms] for e in exprs])
+    f = sp.lambdify([syms], J, "numpy")
+    return max(np.linalg.matrix_rank(np.asarray(f(p), dtype=float), tol=1e-8) for p in points)
+
+
+def find_casimirs(algebra, max_degree=4):
+    """Independent polynomial Casimirs of ``algebra`` of degree 1..max_degree (see module docstring)."""
+    C = algebra.structure_constants
+    n = algebra.dim
+    Cq = _rational(C)
+    exact = Cq is not None
+    Cuse = Cq if exact else C
+    syms = m_symbols(n)
+    rng = np.random.default_rng(12345)
+    points = [rng.standard_normal(n) for _ in range(3)]
+    found = CasimirList()
+    found.expected = algebra.expected_casimir_count()
+    found.max_degree = max_degree
+    exprs = []
+    for d in range(1, max_degree + 1):
+        if len(found) >= found.expected:
+            break
+        monos, rows = _casimir_system(Cuse, n, d, exact)
+        for vec in _nullspace(monos, rows, exact):
+            expr = sum(c * sp.Mul(*[syms[i] for i in mono]) for c, mono in zip(vec, monos) if c != 0)
+            if expr == 0:
+                continue
+            if _jac_rank(exprs + [expr], syms, points) > len(exprs):
+                # normalise: make the leading coefficient positive and integer where exact
+                expr = sp.expand(expr)
+                if exact:
+                    coeffs = [sp.Rational(c) for c in vec if c != 0]
+                    den = sp.ilcm(1, *[c.q for c in coeffs])
+                    num = sp.igcd(0, *[(c * den).p for c in coeffs])
+                    expr = sp.expand(expr * den / num)
+                lead = sp.Poly(expr, *syms).coeffs()[0]
+                if lead < 0:
+                    expr = -expr
+                exprs.append(expr)
+                found.append(Casimir(expr, syms, d))
+                if len(found) >= found.expected:
+                    break
+    if len(found) < found.expected:
+        found.warning = (
+            f"{algebra.name}: found {len(found)} polynomial Casimir(s) up to degree {max_degree}, "
+            f"but n - generic rank of the Poisson tensor is {found.expected}; the others are not "
+            f"polynomial of degree <= {max_degree} (they may be rational or transcendental)"
+        )
+    return found
