@@ -2,3 +2,5 @@
 
 Each module adds its public names below (one import block per module).
 """
+
+from .quadratic import QuadraticSystem, QuadraticSystemError
