@@ -1,2 +1,17 @@
 """catalog: named systems with metadata and a relation graph, plots, the ``liedyn`` command line and
-the HTML report."""
+the HTML report.
+
+    import catalog
+    catalog.names()                       # sorted names of the entries buildable now
+    e = catalog.get("euler_top", I1=3.0)  # parameters override documented defaults
+    catalog.graph()                       # networkx.DiGraph of relations between entries
+    catalog.from_file("my_system.toml")   # a user's own Lie-group system
+"""
+
+from .graph import RELATIONS, graph
+from .registry import CatalogError, Entry, defaults, get, names
+from .run import checks, simulate
+from .toml_loader import TomlEntryError, from_file
+
+__all__ = ["names", "get", "graph", "from_file", "defaults", "Entry", "CatalogError", "TomlEntryError",
+           "RELATIONS", "simulate", "checks"]

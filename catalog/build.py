@@ -1,0 +1,60 @@
+"""Small helpers shared by the entry modules: parameters to arrays, and Lie-group systems by model name.
+
+:func:`lie_system` maps a model name to the ``servo`` class of issue 3 (imported lazily, so the
+catalog imports even while a class is still being written):
+
+| model | class | state |
+| --- | --- | --- |
+| free | EulerPoincare(algebra, inertia) | m (n) |
+| nonholonomic | Nonholonomic(algebra, inertia, a=a) | m (n) |
+| servo1 | ServoFirstKind(algebra, inertia, a=a, b=b) | m (n) |
+| servo2 | ServoSecondKind(algebra, inertia, a=a, b=b) | (m, lambda) (n + 1) |
+| vakonomic | Vakonomic(algebra, inertia, a=a) | (m, lambda) (n + 1) |
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MODELS = {
+    "free": "EulerPoincare",
+    "nonholonomic": "Nonholonomic",
+    "servo1": "ServoFirstKind",
+    "servo2": "ServoSecondKind",
+    "vakonomic": "Vakonomic",
+}
+
+
+def inertia_matrix(I, n):
+    """``I`` as an (n, n) matrix: n numbers are a diagonal, n*n numbers (or a nested list) a full matrix."""
+    arr = np.asarray(I, dtype=float)
+    if arr.ndim == 1 and arr.size == n:
+        return np.diag(arr)
+    if arr.size == n * n:
+        return arr.reshape(n, n)
+    raise ValueError(f"inertia must be {n} numbers (a diagonal) or an {n}x{n} matrix, got shape {arr.shape}")
+
+
+def lie_system(model, algebra, inertia, a=None, b=None):
+    """The ``servo`` system for ``model`` (see the table in the module docstring)."""
+    import servo
+
+    if model not in MODELS:
+        raise ValueError(f"unknown model {model!r}; known: {', '.join(MODELS)}")
+    cls = getattr(servo, MODELS[model])
+    if model == "free":
+        return cls(algebra, inertia)
+    if model in ("nonholonomic", "vakonomic"):
+        return cls(algebra, inertia, a=np.asarray(a, float))
+    return cls(algebra, inertia, a=np.asarray(a, float), b=np.asarray(b, float))
+
+
+def requires_for(model):
+    """The ``requires`` tuple of an entry using ``model``."""
+    return ("integrators.integrate", f"servo.{MODELS[model]}")
+
+
+def lagrangian_energy(n_q, mass_diag=None):
+    """E(q, q') = (A q', q')/2 for a diagonal mass matrix (coordinates entries' energy claims)."""
+    A = np.ones(n_q) if mass_diag is None else np.asarray(mass_diag, float)
+    return lambda y: 0.5 * np.sum(A * y[..., n_q:] ** 2, axis=-1)

@@ -1,0 +1,1 @@
+"""entries_coordinates (filled in as the servo classes land)."""

@@ -1,0 +1,1 @@
+"""entries_sleigh (filled in as the servo classes land)."""

@@ -1,0 +1,214 @@
+"""The registry of named systems: :class:`Entry`, :func:`register`, :func:`names`, :func:`get`.
+
+An entry is built by a *builder* function from keyword parameters with documented defaults::
+
+    @register("euler_top", defaults={"I1": 2.0, ...}, family="rigid", requires=("servo.EulerPoincare",))
+    def _euler_top(I1, ...):
+        return Entry(...)
+
+``get(name, **params)`` overrides the defaults; unknown names and unknown parameters raise
+:class:`CatalogError` (a ``ValueError``) naming what was wrong and what is accepted. ``requires`` lists
+``module.Name`` symbols the builder needs from the lower floors: an entry whose requirements are not
+importable yet is left out of :func:`names` (and :func:`get` says which symbol is missing).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+#: the modules that register entries (imported on first use)
+ENTRY_MODULES = ("catalog.entries_rigid", "catalog.entries_sleigh", "catalog.entries_coordinates")
+
+
+class CatalogError(ValueError):
+    """Unknown entry or parameter, or an entry whose requirements are missing."""
+
+
+@dataclass
+class Entry:
+    """A named system with its metadata.
+
+    Attributes
+    ----------
+    name, description, references : identification and sources (paper file and section).
+    system : the mechanics object (a ``servo`` system, a constrained Lagrangian system, ...).
+    initial_state : array (Lie-group systems: the state of ``system``) or dict (coordinates: q0, qd0, lam0).
+    t_end : default final time; ``steps`` the default number of steps; ``method`` the default integrator.
+    parameters : the parameter values the entry was built with (defaults merged with overrides).
+    first_integrals : dict name -> callable(y (..., dim)) -> (...), the quantities the entry claims
+        are conserved, written independently of ``system`` (None where none is known).
+    exact_solution : callable(t (K,)) -> (K, dim) in the same layout as the simulated state, or None.
+    kind : "lie-group" or "coordinates"; model : "free", "nonholonomic", "servo1", "servo2",
+        "vakonomic", "one-sided", "friction", "added-mass"; tags : free-form labels.
+    labels : names of the state components; tolerances : {"integral": rel, "exact": abs} of the checks.
+    path : callable(run) -> (K, 2) path in the plane (sleighs), or None.
+    extras : anything else a family needs (e.g. the algebra, inertia, a, b).
+    """
+
+    name: str
+    system: Any
+    initial_state: Any
+    t_end: float
+    parameters: dict
+    description: str
+    references: list
+    first_integrals: dict | None = None
+    exact_solution: Callable | None = None
+    kind: str = "lie-group"
+    tags: tuple = ()
+    model: str = "free"
+    steps: int = 2000
+    method: str | None = None
+    labels: tuple = ()
+    tolerances: dict = field(default_factory=lambda: {"integral": 1e-9, "exact": 1e-6})
+    path: Callable | None = None
+    extras: dict = field(default_factory=dict)
+
+    def summary(self):
+        """One line: name, model, kind and the first sentence of the description."""
+        first = self.description.split(". ")[0].rstrip(".")
+        return f"{self.name}: {first}"
+
+
+@dataclass
+class _Spec:
+    name: str
+    builder: Callable
+    defaults: dict
+    family: str
+    requires: tuple
+    doc: str
+    title: str
+
+
+_REGISTRY: dict[str, _Spec] = {}
+_loaded = False
+
+
+def register(name, defaults=None, family="", requires=(), title=""):
+    """Decorator registering ``builder(**params) -> Entry`` under ``name`` with documented ``defaults``."""
+
+    def deco(builder):
+        _REGISTRY[name] = _Spec(name, builder, dict(defaults or {}), family, tuple(requires),
+                                (builder.__doc__ or "").strip(), title or name)
+        return builder
+
+    return deco
+
+
+def _load():
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for mod in ENTRY_MODULES:
+            importlib.import_module(mod)
+
+
+def missing_requirements(spec):
+    """The ``module.Name`` requirements of a spec that cannot be imported (empty when it can be built)."""
+    out = []
+    for req in spec.requires:
+        mod, _, attr = req.rpartition(".")
+        try:
+            m = importlib.import_module(mod)
+        except Exception:
+            out.append(req)
+            continue
+        if not hasattr(m, attr):
+            out.append(req)
+    return out
+
+
+def specs(include_unavailable=False):
+    """Registered specs by name (only buildable ones unless ``include_unavailable``)."""
+    _load()
+    return {k: s for k, s in sorted(_REGISTRY.items())
+            if include_unavailable or not missing_requirements(s)}
+
+
+def names(include_unavailable=False):
+    """Sorted list of the entry names that can be built with the packages installed now."""
+    return list(specs(include_unavailable))
+
+
+def defaults(name):
+    """The documented default parameters of entry ``name``."""
+    return dict(_spec(name).defaults)
+
+
+def _spec(name):
+    _load()
+    if name not in _REGISTRY:
+        close = difflib.get_close_matches(str(name), list(_REGISTRY), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise CatalogError(f"unknown catalog entry {name!r}{hint}; known: {', '.join(names())}")
+    return _REGISTRY[name]
+
+
+def _coerce(name, key, default, value):
+    if isinstance(default, bool):
+        if isinstance(value, str):
+            if value.lower() in ("1", "true", "yes"):
+                return True
+            if value.lower() in ("0", "false", "no"):
+                return False
+        elif isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        raise CatalogError(f"entry {name!r}: parameter {key!r} must be true/false, got {value!r}")
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise CatalogError(f"entry {name!r}: parameter {key!r} must be a number, got {value!r}") from None
+        if not np.isfinite(v):
+            raise CatalogError(f"entry {name!r}: parameter {key!r} must be finite, got {value!r}")
+        return int(v) if isinstance(default, int) and float(v).is_integer() else v
+    if isinstance(default, (tuple, list)):
+        if isinstance(value, str):
+            value = [s for s in value.replace(";", ",").split(",") if s.strip()]
+        try:
+            arr = [float(x) for x in value]
+        except (TypeError, ValueError):
+            raise CatalogError(f"entry {name!r}: parameter {key!r} must be a list of numbers, got {value!r}") from None
+        if len(arr) != len(default):
+            raise CatalogError(f"entry {name!r}: parameter {key!r} needs {len(default)} numbers, got {len(arr)}")
+        return tuple(arr)
+    return value
+
+
+def get(name, **params):
+    """Build entry ``name`` with ``params`` overriding its documented defaults.
+
+    Raises :class:`CatalogError` for an unknown name, an unknown parameter (listing the accepted ones
+    with their defaults), a value of the wrong type, or a requirement not importable yet.
+    """
+    spec = _spec(name)
+    bad = sorted(set(params) - set(spec.defaults))
+    if bad:
+        acc = ", ".join(f"{k}={v!r}" for k, v in spec.defaults.items()) or "none"
+        raise CatalogError(f"entry {name!r} has no parameter {', '.join(map(repr, bad))}; accepted: {acc}")
+    miss = missing_requirements(spec)
+    if miss:
+        raise CatalogError(f"entry {name!r} needs {', '.join(miss)}, which is not available yet")
+    merged = dict(spec.defaults)
+    for k, v in params.items():
+        merged[k] = _coerce(name, k, spec.defaults[k], v)
+    entry = spec.builder(**merged)
+    entry.parameters = merged
+    return entry
+
+
+def parse_params(pairs):
+    """``["m=2", "alpha=0.5"]`` -> {"m": "2", "alpha": "0.5"} (values are coerced by :func:`get`)."""
+    out = {}
+    for p in pairs or ():
+        if "=" not in p:
+            raise CatalogError(f"parameter {p!r} must look like key=value")
+        k, v = p.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
