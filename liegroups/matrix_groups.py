@@ -7,14 +7,21 @@ Bases match the named algebras (see :mod:`liegroups.named`):
   [[0, -w, u], [w, 0, v], [0, 0, 0]];
 * se(3): x = (omega, v) (rotation first, then translation) -> [[hat(omega), v], [0, 0]].
 
-All functions are batched over leading axes and safe at small angles (Taylor branches).
+Formulas: Rodrigues R = I + (sin t/t) W + ((1 - cos t)/t^2) W^2; the translation part of exp is V v with
+V = phi(W) = I + ((1 - cos t)/t^2) W + ((t - sin t)/t^3) W^2, and log uses V^-1 = I - W/2 +
+((1 - (t/2) cot(t/2))/t^2) W^2 (Murray, Li, Sastry, *A Mathematical Introduction to Robotic
+Manipulation*, 1994, sections 2.2 and 2.4; Sola et al., "A micro Lie theory", arXiv:1812.01537, App. A-B).
+The rotation angle of log is atan2(|vee(R - R^T)|/2, (tr R - 1)/2), accurate at every angle; near pi the
+axis comes from the symmetric part (R + R^T)/2 - cos t I = (1 - cos t) a a^T. All functions are batched
+over leading axes and safe at small angles (Taylor branches).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .exponential import _so3_coeffs, hat3, rodrigues
+from .errors import LieAlgebraError
+from .exponential import _so3_c, _so3_coeffs, _so3_d, hat3, rodrigues
 
 
 def _vee3(X):
@@ -23,26 +30,22 @@ def _vee3(X):
 
 def _so3_log(R):
     R = np.asarray(R, dtype=float)
-    tr = np.trace(R, axis1=-2, axis2=-1)
-    cos = np.clip((tr - 1.0) / 2.0, -1.0, 1.0)
-    theta = np.arccos(cos)
     w = _vee3(R - np.swapaxes(R, -1, -2)) / 2.0  # = sin(theta) * axis
-    sin = np.sin(theta)
-    small = theta < 1e-6
-    near_pi = np.pi - theta < 1e-4
-    scale = np.where(small, 1.0 + theta**2 / 6.0, theta / np.where(small | near_pi, 1.0, sin))
+    s = np.linalg.norm(w, axis=-1)
+    cos = (np.trace(R, axis1=-2, axis2=-1) - 1.0) / 2.0
+    theta = np.arctan2(s, cos)
+    t2 = theta**2
+    small = t2 < 1e-4
+    scale = np.where(small, 1.0 + t2 / 6.0 + 7.0 * t2**2 / 360.0, theta / np.where(small, 1.0, s))
     out = scale[..., None] * w
-    if np.any(near_pi):
-        # axis from the symmetric part: R = I + 2 aa^T - 2I near pi -> (R + I)/2 = a a^T
-        S = (R + np.eye(3)) / 2.0
-        diag = np.diagonal(S, axis1=-2, axis2=-1)
-        k = np.argmax(diag, axis=-1)
-        col = np.take_along_axis(S, k[..., None, None] * np.ones((1, 3, 1), dtype=int), axis=-1)[..., 0]
-        axis = col / np.sqrt(np.maximum(np.take_along_axis(diag, k[..., None], -1), 1e-300))
-        # fix the sign with the antisymmetric part
-        sgn = np.where(np.sum(axis * w, axis=-1) < 0, -1.0, 1.0)
-        axis = axis / np.linalg.norm(axis, axis=-1, keepdims=True) * sgn[..., None]
-        out = np.where(near_pi[..., None], theta[..., None] * axis, out)
+    obtuse = cos < -0.5
+    if np.any(obtuse):
+        B = (R + np.swapaxes(R, -1, -2)) / 2.0 - cos[..., None, None] * np.eye(3)  # (1 - cos) a a^T
+        k = np.argmax(np.diagonal(B, axis1=-2, axis2=-1), axis=-1)
+        col = np.take_along_axis(B, k[..., None, None], axis=-1)[..., 0]
+        axis = col / np.linalg.norm(col, axis=-1, keepdims=True)
+        axis = np.where((np.sum(axis * w, axis=-1) < 0)[..., None], -axis, axis)
+        out = np.where(obtuse[..., None], theta[..., None] * axis, out)
     return out
 
 
@@ -51,14 +54,30 @@ class _Group:
     matrix_size = 0
     dim = 0
 
+    def _vec(self, x):
+        x = np.asarray(x, dtype=float)
+        if x.shape[-1:] != (self.dim,):
+            raise LieAlgebraError(f"{self.name}: algebra vectors need last axis {self.dim}, got shape {x.shape}")
+        return x
+
+    def _mat(self, g):
+        g = np.asarray(g, dtype=float)
+        k = self.matrix_size
+        if g.shape[-2:] != (k, k):
+            raise LieAlgebraError(f"{self.name}: group elements are ({k}, {k}) matrices, got shape {g.shape}")
+        return g
+
     def identity(self, batch=()):
+        """Identity matrices of shape batch + (k, k)."""
         return np.broadcast_to(np.eye(self.matrix_size), tuple(batch) + (self.matrix_size,) * 2).copy()
 
     def compose(self, g, h):
-        return np.asarray(g) @ np.asarray(h)
+        """Group product g h (matrix product), batched."""
+        return self._mat(g) @ self._mat(h)
 
     @property
     def algebra(self):
+        """The named Lie algebra in the same basis."""
         from . import named
 
         return getattr(named, self.name.lower())()
@@ -72,28 +91,32 @@ class SO3Group(_Group):
     dim = 3
 
     def hat(self, x):
-        return hat3(x)
+        """hat(x), the matrix with hat(x) y = x cross y."""
+        return hat3(self._vec(x))
 
     def vee(self, X):
-        return _vee3(X)
+        """Inverse of hat (reads the antisymmetric entries)."""
+        return _vee3(self._mat(X))
 
     def exp(self, x):
         """R = I + (sin t / t) X + ((1 - cos t)/t^2) X^2, t = |x|."""
-        return rodrigues(x)
+        return rodrigues(self._vec(x))
 
     def log(self, R):
-        """Inverse of exp with |x| <= pi."""
-        return _so3_log(R)
+        """Inverse of exp with |x| <= pi (at exactly pi either of the two axes is returned)."""
+        return _so3_log(self._mat(R))
 
     def inverse(self, R):
-        return np.swapaxes(np.asarray(R), -1, -2)
+        """R^-1 = R^T."""
+        return np.swapaxes(self._mat(R), -1, -2)
 
     def Ad(self, R):
-        return np.asarray(R, dtype=float)
+        """Ad_R = R on so(3) = R^3."""
+        return self._mat(R).copy()
 
     def defect(self, R):
         """max |R^T R - I| and |det R - 1|: how far R is from the group."""
-        R = np.asarray(R, dtype=float)
+        R = self._mat(R)
         o = np.max(np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)), axis=(-2, -1))
         return np.maximum(o, np.abs(np.linalg.det(R) - 1.0))
 
@@ -106,7 +129,8 @@ class SE2Group(_Group):
     dim = 3
 
     def hat(self, x):
-        x = np.asarray(x, dtype=float)
+        """[[0, -w, u], [w, 0, v], [0, 0, 0]] for x = (u, v, w)."""
+        x = self._vec(x)
         z = np.zeros(x.shape[:-1])
         return np.stack(
             [np.stack([z, -x[..., 2], x[..., 0]], -1),
@@ -114,40 +138,51 @@ class SE2Group(_Group):
              np.stack([z, z, z], -1)], -2)
 
     def vee(self, X):
+        """Inverse of hat."""
+        X = self._mat(X)
         return np.stack([X[..., 0, 2], X[..., 1, 2], X[..., 1, 0]], axis=-1)
 
     @staticmethod
-    def _V(theta):
-        t2 = theta**2
-        a, b = _so3_coeffs(t2)  # sin t / t, (1 - cos t)/t^2
-        bt = b * theta
-        return np.stack([np.stack([a, -bt], -1), np.stack([bt, a], -1)], -2)
+    def _V_entries(theta):
+        a, b = _so3_coeffs(theta**2)  # sin t / t, (1 - cos t)/t^2
+        return a, b * theta
 
     def exp(self, x):
         """[[R(w), V(w) (u, v)], [0, 1]], V = [[sin w/w, -(1-cos w)/w], [(1-cos w)/w, sin w/w]]."""
-        x = np.asarray(x, dtype=float)
+        x = self._vec(x)
         th = x[..., 2]
         c, s = np.cos(th), np.sin(th)
+        a, beta = self._V_entries(th)
         g = self.identity(x.shape[:-1])
         g[..., 0, 0] = c
         g[..., 0, 1] = -s
         g[..., 1, 0] = s
         g[..., 1, 1] = c
-        g[..., :2, 2] = np.einsum("...ij,...j->...i", self._V(th), x[..., :2])
+        g[..., 0, 2] = a * x[..., 0] - beta * x[..., 1]
+        g[..., 1, 2] = beta * x[..., 0] + a * x[..., 1]
         return g
 
     def log(self, g):
-        g = np.asarray(g, dtype=float)
+        """Inverse of exp with w in (-pi, pi]: w = atan2(R10, R00), (u, v) = V(w)^-1 p."""
+        g = self._mat(g)
         th = np.arctan2(g[..., 1, 0], g[..., 0, 0])
-        t = np.linalg.solve(self._V(th), g[..., :2, 2:3])[..., 0]
-        return np.concatenate([t, th[..., None]], axis=-1)
+        a, beta = self._V_entries(th)
+        det = a * a + beta * beta
+        p1, p2 = g[..., 0, 2], g[..., 1, 2]
+        return np.stack([(a * p1 + beta * p2) / det, (-beta * p1 + a * p2) / det, th], axis=-1)
 
     def inverse(self, g):
-        return np.linalg.inv(g)
+        """(R, p)^-1 = (R^T, -R^T p)."""
+        g = self._mat(g)
+        out = self.identity(g.shape[:-2])
+        Rt = np.swapaxes(g[..., :2, :2], -1, -2)
+        out[..., :2, :2] = Rt
+        out[..., :2, 2] = -np.einsum("...ij,...j->...i", Rt, g[..., :2, 2])
+        return out
 
     def Ad(self, g):
         """Ad_g on (u, v, w): [[R, (p2, -p1)^T], [0, 1]]."""
-        g = np.asarray(g, dtype=float)
+        g = self._mat(g)
         A = np.zeros(g.shape[:-2] + (3, 3))
         A[..., :2, :2] = g[..., :2, :2]
         A[..., 0, 2] = g[..., 1, 2]
@@ -156,7 +191,8 @@ class SE2Group(_Group):
         return A
 
     def defect(self, g):
-        g = np.asarray(g, dtype=float)
+        """max of |R^T R - I|, |det R - 1| and |last row - (0, 0, 1)|."""
+        g = self._mat(g)
         R = g[..., :2, :2]
         o = np.max(np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(2)), axis=(-2, -1))
         o = np.maximum(o, np.abs(np.linalg.det(R) - 1.0))
@@ -172,40 +208,45 @@ class SE3Group(_Group):
     dim = 6
 
     def hat(self, x):
-        x = np.asarray(x, dtype=float)
+        """[[hat(omega), v], [0, 0]] for x = (omega, v)."""
+        x = self._vec(x)
         X = np.zeros(x.shape[:-1] + (4, 4))
         X[..., :3, :3] = hat3(x[..., :3])
         X[..., :3, 3] = x[..., 3:]
         return X
 
     def vee(self, X):
+        """Inverse of hat."""
+        X = self._mat(X)
         return np.concatenate([_vee3(X[..., :3, :3]), X[..., :3, 3]], axis=-1)
 
     @staticmethod
-    def _V(w):
+    def _V(w, inverse=False):
         t2 = np.sum(w * w, axis=-1)
-        small = t2 < 1e-8
-        a, b = _so3_coeffs(t2)
-        c = np.where(small, 1.0 / 6.0 - t2 / 120.0, (1.0 - a) / np.where(small, 1.0, t2))
         W = hat3(w)
-        return np.eye(3) + b[..., None, None] * W + c[..., None, None] * (W @ W)
+        if inverse:
+            return np.eye(3) - 0.5 * W + _so3_d(t2)[..., None, None] * (W @ W)
+        _, b = _so3_coeffs(t2)
+        return np.eye(3) + b[..., None, None] * W + _so3_c(t2)[..., None, None] * (W @ W)
 
     def exp(self, x):
         """[[R(omega), V(omega) v], [0, 1]], V = I + (1-cos t)/t^2 W + (t - sin t)/t^3 W^2."""
-        x = np.asarray(x, dtype=float)
+        x = self._vec(x)
         g = self.identity(x.shape[:-1])
         g[..., :3, :3] = rodrigues(x[..., :3])
         g[..., :3, 3] = np.einsum("...ij,...j->...i", self._V(x[..., :3]), x[..., 3:])
         return g
 
     def log(self, g):
-        g = np.asarray(g, dtype=float)
+        """Inverse of exp with |omega| <= pi: omega = log R, v = V(omega)^-1 p."""
+        g = self._mat(g)
         w = _so3_log(g[..., :3, :3])
-        v = np.linalg.solve(self._V(w), g[..., :3, 3:4])[..., 0]
+        v = np.einsum("...ij,...j->...i", self._V(w, inverse=True), g[..., :3, 3])
         return np.concatenate([w, v], axis=-1)
 
     def inverse(self, g):
-        g = np.asarray(g, dtype=float)
+        """(R, p)^-1 = (R^T, -R^T p)."""
+        g = self._mat(g)
         out = self.identity(g.shape[:-2])
         Rt = np.swapaxes(g[..., :3, :3], -1, -2)
         out[..., :3, :3] = Rt
@@ -214,7 +255,7 @@ class SE3Group(_Group):
 
     def Ad(self, g):
         """Ad_g on (omega, v): [[R, 0], [hat(p) R, R]]."""
-        g = np.asarray(g, dtype=float)
+        g = self._mat(g)
         R = g[..., :3, :3]
         A = np.zeros(g.shape[:-2] + (6, 6))
         A[..., :3, :3] = R
@@ -223,7 +264,8 @@ class SE3Group(_Group):
         return A
 
     def defect(self, g):
-        g = np.asarray(g, dtype=float)
+        """max of the SO(3) defect of R and |last row - (0, 0, 0, 1)|."""
+        g = self._mat(g)
         o = SO3.defect(g[..., :3, :3])
         last = np.max(np.abs(g[..., 3, :] - np.array([0.0, 0.0, 0.0, 1.0])), axis=-1)
         return np.maximum(o, last)
@@ -239,4 +281,4 @@ def group_for(kind):
     try:
         return {"so3": SO3, "se2": SE2, "se3": SE3}[kind]
     except KeyError:
-        raise ValueError(f"no matrix group for {kind!r}; available: so3, se2, se3") from None
+        raise LieAlgebraError(f"no matrix group for {kind!r}; available: so3, se2, se3") from None

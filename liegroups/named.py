@@ -152,6 +152,13 @@ def bianchi(type, a=None):
         raise LieAlgebraError(f"Bianchi type {t} needs the parameter a")
     if not needs_a and a is not None:
         raise LieAlgebraError(f"Bianchi type {t} takes no parameter a (got a={a})")
+    if needs_a:
+        try:
+            a = float(a)
+        except (TypeError, ValueError):
+            raise LieAlgebraError(f"Bianchi type {t}: the parameter a must be a real number, got {a!r}") from None
+        if not np.isfinite(a):
+            raise LieAlgebraError(f"Bianchi type {t}: the parameter a must be finite, got {a}")
     if t == "VI" and a in (0, 1, -1):
         raise LieAlgebraError(f"Bianchi VI_a needs a not in (0, 1, -1) (a=0 is III-like, 1 is V, -1 is VI0); got {a}")
     if t == "VII" and not a > 0:
