@@ -118,6 +118,8 @@ class QuadraticSystem:
         for i, e in enumerate(exprs):
             poly = sp.Poly(sp.expand(sp.sympify(e)), *variables)
             for monom, coeff in poly.terms():
+                if coeff == 0:
+                    continue
                 if sum(monom) != 2:
                     raise QuadraticSystemError(
                         f"component {i} (d{variables[i]}/dt) is not homogeneous quadratic: term "
@@ -153,3 +155,9 @@ class QuadraticSystem:
 
     def __repr__(self):
         return f"QuadraticSystem(p={self.p}, variables={self.variables})"
+
+    # ------------------------------------------------------- invariant lines
+    def invariant_lines(self, **kw):
+        """All solutions of v(xi) = c xi in CP^{p-1}; see servo.invariant_lines.invariant_lines."""
+        from .invariant_lines import invariant_lines
+        return invariant_lines(self, **kw)

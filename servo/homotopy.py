@@ -1,0 +1,245 @@
+"""Batched homotopy continuation for F(z) = v(xi) - c xi = 0, z = (xi, c) in P^p.
+
+Method (Sommese & Wampler, "The numerical solution of systems of polynomials", 2005, ch. 2, 3, 10):
+- target F_i(z) = sum_{j,k} Q[i,j,k] xi_j xi_k - c xi_i, homogeneous quadratic in z in P^p;
+  start G_i(z) = xi_i^2 - c^2, whose 2^p roots [s_1 : ... : s_p : 1], s in {+1,-1}^p, are isolated
+  and regular (dG = [2 diag(xi) | -2 c], rank p there). Bezout: 2^p = number of paths.
+- H(z, t) = (1 - t) gamma G(z) + t F(z), gamma a random unit complex number (gamma trick: for all
+  but finitely many gamma no path meets a singularity for t in [0, 1)).
+- affine chart a . z = 1 with a random complex a (no path diverges in the chart, a.s.).
+- all paths are one batch: RK4 predictor on dz/dtau = -H_z^{-1} H_t dt/dtau, Newton corrector,
+  per-path step-size control.
+- Cauchy end game for paths whose end point is singular: z(1) = mean of z over m loops of the circle
+  t = 1 - r e^{i theta} (m = cycle number, found when the loop closes).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["QuadraticEigenHomotopy", "PathResult"]
+
+
+def _solve(J, b):
+    """Batched solve J x = b (b of shape (B, N)); rows with a singular J give NaN instead of raising."""
+    try:
+        return np.linalg.solve(J, b[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        out = np.full(b.shape, np.nan, dtype=complex)
+        for i in range(J.shape[0]):
+            try:
+                out[i] = np.linalg.solve(J[i], b[i])
+            except np.linalg.LinAlgError:
+                pass
+        return out
+
+
+class PathResult:
+    """End points of all 2^p paths: z (2^p, p+1), flags regular/converged, cycle numbers, cond."""
+
+    def __init__(self, z, converged, regular, cycle, cond, residual, gamma, patch):
+        self.z, self.converged, self.regular = z, converged, regular
+        self.cycle, self.cond, self.residual = cycle, cond, residual
+        self.gamma, self.patch = gamma, patch
+
+
+class QuadraticEigenHomotopy:
+    """Homotopy from xi_i^2 - c^2 to v(xi) - c xi for a (possibly complex) tensor Q of shape (p,p,p).
+
+    Parameters: Q symmetric in (j, k); rng for gamma and the patch; tol the relative tracking
+    tolerance of the corrector.
+    """
+
+    def __init__(self, Q, rng=None, tol=1e-9):
+        self.Q = np.asarray(Q, dtype=complex)
+        self.p = self.Q.shape[0]
+        self.N = self.p + 1
+        rng = np.random.default_rng(rng)
+        th = rng.uniform(0, 2 * np.pi)
+        self.gamma = np.exp(1j * th)
+        a = rng.normal(size=self.N) + 1j * rng.normal(size=self.N)
+        self.a = a / np.linalg.norm(a)
+        self.tol = tol
+        self.rng = rng
+
+    # ------------------------------------------------------------ systems
+    def F(self, z):
+        xi, c = z[..., :-1], z[..., -1:]
+        return np.einsum("ijk,...j,...k->...i", self.Q, xi, xi) - c * xi
+
+    def JF(self, z):
+        xi, c = z[..., :-1], z[..., -1]
+        J = np.empty(z.shape[:-1] + (self.p, self.N), dtype=complex)
+        J[..., :-1] = 2 * np.einsum("ijk,...k->...ij", self.Q, xi) - c[..., None, None] * np.eye(self.p)
+        J[..., -1] = -xi
+        return J
+
+    def G(self, z):
+        return z[..., :-1] ** 2 - z[..., -1:] ** 2
+
+    def JG(self, z):
+        xi, c = z[..., :-1], z[..., -1]
+        J = np.zeros(z.shape[:-1] + (self.p, self.N), dtype=complex)
+        idx = np.arange(self.p)
+        J[..., idx, idx] = 2 * xi
+        J[..., -1] = -2 * c[..., None]
+        return J
+
+    def start_points(self):
+        """The 2^p roots of the start system, scaled onto the patch a . z = 1."""
+        s = np.array(np.meshgrid(*([[1.0, -1.0]] * self.p), indexing="ij")).reshape(self.p, -1).T
+        z = np.concatenate([s, np.ones((s.shape[0], 1))], axis=1).astype(complex)
+        return z / (z @ self.a)[:, None]
+
+    def _aug(self, z, t):
+        """Augmented Jacobian [H_z; a] (B, N, N) and H_t (B, p) at (z, t)."""
+        t = t[:, None]
+        Fz, Gz = self.F(z), self.G(z)
+        J = np.empty(z.shape[:-1] + (self.N, self.N), dtype=complex)
+        J[:, :-1] = t[..., None] * self.JF(z) + ((1 - t) * self.gamma)[..., None] * self.JG(z)
+        J[:, -1] = self.a
+        return J, Fz - self.gamma * Gz, t * Fz + (1 - t) * self.gamma * Gz
+
+    def H(self, z, t):
+        t = np.asarray(t)[..., None]
+        return t * self.F(z) + (1 - t) * self.gamma * self.G(z)
+
+    # ------------------------------------------------------------ tracker
+    def _velocity(self, z, t, dt):
+        J, Ht, _ = self._aug(z, t)
+        rhs = np.zeros(z.shape, dtype=complex)
+        rhs[:, :-1] = -Ht * dt[:, None]
+        return _solve(J, rhs)
+
+    def _newton(self, z, t, iters=3):
+        """Newton on [H(z,t); a.z - 1]; returns z, |last step|/|z|, |first step|/|z|."""
+        first = last = None
+        for _ in range(iters):
+            J, _, Hv = self._aug(z, t)
+            r = np.concatenate([Hv, (z @ self.a - 1)[:, None]], axis=1)
+            dz = _solve(J, r)
+            z = z - dz
+            last = np.linalg.norm(dz, axis=1) / (1 + np.linalg.norm(z, axis=1))
+            first = last if first is None else first
+        return z, last, first
+
+    def track(self, z, tau0, tau1, tpath, h0=0.05, hmin=1e-12, hmax=0.1, max_steps=5000):
+        """Track every row of z from tau0 to tau1 (arrays) along t = tpath(tau) -> (t, dt/dtau).
+
+        Returns (z_end, ok). Each path keeps its own step h (halved on a failed corrector, doubled
+        after 3 successes); a path whose h falls below hmin * (tau1 - tau0) is marked failed.
+        """
+        z = z.copy()
+        B = z.shape[0]
+        tau = np.array(tau0, dtype=float) * np.ones(B)
+        tau1 = np.array(tau1, dtype=float) * np.ones(B)
+        span = np.abs(tau1 - tau0) + 1e-300
+        h = np.minimum(h0 * span, hmax * span)
+        good = np.zeros(B, dtype=int)
+        active = tau < tau1
+        ok = np.ones(B, dtype=bool)
+        steps = 0
+        while active.any() and steps < max_steps:
+            steps += 1
+            ia = np.nonzero(active)[0]
+            za, ta, ha = z[ia], tau[ia], np.minimum(h[ia], tau1[ia] - tau[ia])
+
+            def vel(zz, tt):
+                t, dt = tpath(tt)
+                return self._velocity(zz, t, dt)
+            k1 = vel(za, ta)
+            k2 = vel(za + 0.5 * ha[:, None] * k1, ta + 0.5 * ha)
+            k3 = vel(za + 0.5 * ha[:, None] * k2, ta + 0.5 * ha)
+            k4 = vel(za + ha[:, None] * k3, ta + ha)
+            zp = za + ha[:, None] / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            tn = ta + ha
+            zc, last, first = self._newton(zp, tpath(tn)[0], iters=2)
+            acc = np.isfinite(last) & (last < self.tol) & (first < 1e-3)
+            ia_acc = ia[acc]
+            z[ia_acc] = zc[acc]
+            tau[ia_acc] = np.where(tau1[ia_acc] - tn[acc] < 1e-14 * span[ia_acc], tau1[ia_acc], tn[acc])
+            good[ia_acc] += 1
+            grow = ia_acc[good[ia_acc] >= 3]
+            h[grow] = np.minimum(2 * h[grow], hmax * span[grow])
+            good[grow] = 0
+            ia_rej = ia[~acc]
+            h[ia_rej] *= 0.5
+            good[ia_rej] = 0
+            dead = ia_rej[h[ia_rej] < hmin * span[ia_rej]]
+            ok[dead] = False
+            active = (tau < tau1) & ok
+        ok &= tau >= tau1
+        return z, ok
+
+    # ------------------------------------------------------------ end game
+    def cauchy_endgame(self, z, r, samples=32, max_loops=None):
+        """Cauchy integral end game at radius r around t = 1 for the rows of z (taken at t = 1 - r).
+
+        Loops the circle t = 1 - r e^{i theta} until each path closes (cycle number m) and returns
+        the mean over the m loops (trapezoid rule, exact for the Puiseux series up to the tracking
+        error), the cycle numbers, and an ok flag.
+        """
+        max_loops = max_loops or 2 ** self.p
+        B = z.shape[0]
+        start = z.copy()
+        acc = np.zeros_like(z)
+        cycle = np.zeros(B, dtype=int)
+        ok = np.ones(B, dtype=bool)
+        result = np.full_like(z, np.nan)
+        cur = z.copy()
+        open_ = np.ones(B, dtype=bool)
+        dth = 2 * np.pi / samples
+
+        def tpath(th):
+            e = np.exp(1j * th)
+            return 1 - r * e, -1j * r * e
+        for loop in range(max_loops):
+            for k in range(samples):
+                idx = np.nonzero(open_ & ok)[0]
+                if idx.size == 0:
+                    break
+                acc[idx] += cur[idx]
+                th0 = 2 * np.pi * (loop + k / samples)
+                zn, okk = self.track(cur[idx], th0, th0 + dth, tpath, h0=0.5, hmax=1.0)
+                cur[idx] = zn
+                ok[idx[~okk]] = False
+            idx = np.nonzero(open_ & ok)[0]
+            d = np.linalg.norm(cur[idx] - start[idx], axis=1) / (1 + np.linalg.norm(start[idx], axis=1))
+            closed = idx[d < 1e-6]
+            cycle[closed] = loop + 1
+            result[closed] = acc[closed] / ((loop + 1) * samples)
+            open_[closed] = False
+            if not (open_ & ok).any():
+                break
+        ok &= ~open_
+        return result, cycle, ok
+
+    # ------------------------------------------------------------ driver
+    def solve(self, r_endgame=1e-4, cond_singular=1e8):
+        """Track all 2^p paths to t = 1; regular end points are Newton-polished, the others go
+        through the Cauchy end game at radius r_endgame. Returns a PathResult."""
+        z0 = self.start_points()
+        B = z0.shape[0]
+        lin = lambda tau: (tau.astype(complex), np.ones_like(tau, dtype=complex))
+        zA, okA = self.track(z0, 0.0, 1.0 - r_endgame, lin)
+        zB, okB = self.track(zA, 1.0 - r_endgame, 1.0, lin, h0=0.1, hmax=1.0)
+        okB &= okA
+        cycle = np.ones(B, dtype=int)
+        ones = np.ones(B)
+        zB, last, _ = self._newton(zB, ones.astype(complex), iters=3)
+        J, _, _ = self._aug(zB, ones.astype(complex))
+        with np.errstate(all="ignore"):
+            cond = np.linalg.cond(np.nan_to_num(J))
+        regular = okB & np.isfinite(cond) & (cond < cond_singular) & (last < 1e-12)
+        sing = np.nonzero(okA & ~regular)[0]
+        converged = regular.copy()
+        if sing.size:
+            ze, cyc, oke = self.cauchy_endgame(zA[sing], r_endgame)
+            zB[sing] = ze
+            cycle[sing] = cyc
+            converged[sing] = oke
+        J, _, _ = self._aug(np.nan_to_num(zB), ones.astype(complex))
+        with np.errstate(all="ignore"):
+            cond = np.linalg.cond(J)
+        res = np.linalg.norm(self.F(zB), axis=1) / (1 + np.linalg.norm(zB, axis=1) ** 2)
+        converged &= np.isfinite(res)
+        return PathResult(zB, converged, regular, cycle, cond, res, self.gamma, self.a)
