@@ -10,3 +10,10 @@ from .errors import (ConstraintViolationError, CovectorError, InertiaError, Serv
 from .euler_poincare import EulerPoincare
 from .servo_first import Nonholonomic, ServoFirstKind
 from .servo_second import ServoSecondKind, Vakonomic
+
+from .lagrangian import LagrangianError, LagrangianSystem
+from .lagrangian_result import IntegrationError, SimulationResult
+from .constraint_models import ConstrainedSystem, InitialConstraintError, RealizabilityError
+from .one_sided import ActiveSetError, OneSidedSystem
+from .realization import fit_power_law, friction_force, with_added_mass, with_friction
+from .gauss import GaussError, compulsion, gauss_acceleration, solve_compulsion_qp
