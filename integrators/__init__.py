@@ -1,6 +1,17 @@
 """integrators: geometry-preserving integrators on two problem protocols (plain ODE and coadjoint ODE
-on g*), group reconstruction, event location and the comparison harness."""
+on g*), group reconstruction, event location and the comparison harness.
 
+Entry points: :func:`integrate` (like scipy's solve_ivp) and :func:`reconstruct` (g' = g w(t) from
+sampled velocities). Methods and what they keep: :data:`METHODS` (see :mod:`integrators.methods`).
+"""
+
+from .driver import DEFAULT_STEPS, IntegrationInputError, integrate
+from .methods import METHODS, MethodError, applicable_methods
 from .problems import CoadjointProblem, ODEProblem, ReconstructionProblem
+from .reconstruction import reconstruct
+from .result import IntegrationResult
+from .stepping import ConvergenceError
 
-__all__ = ["ODEProblem", "CoadjointProblem", "ReconstructionProblem"]
+__all__ = ["ODEProblem", "CoadjointProblem", "ReconstructionProblem", "integrate", "reconstruct",
+           "IntegrationResult", "METHODS", "MethodError", "IntegrationInputError", "ConvergenceError",
+           "applicable_methods", "DEFAULT_STEPS"]

@@ -1,0 +1,148 @@
+"""``integrate``: the one entry point (shaped like scipy.integrate.solve_ivp) and its stepping loop."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .methods import ScipyMethod, get_method, preserved
+from .result import IntegrationResult, record
+from .stepping import make_stepper
+
+#: number of steps used when neither h nor steps is given to a fixed-step method
+DEFAULT_STEPS = 1000
+
+
+class IntegrationInputError(ValueError):
+    """Bad arguments to ``integrate`` (names the argument, what was expected and what was given)."""
+
+
+def _check_inputs(problem, y0, t_span):
+    y0 = np.array(y0, dtype=float)
+    if problem.kind == "reconstruction":
+        N = problem.group.matrix_size
+        if y0.shape[-2:] != (N, N):
+            raise IntegrationInputError(f"y0 must be (..., {N}, {N}) group elements of {problem.group.name}, "
+                                        f"got shape {y0.shape}")
+    elif y0.shape[-1:] != (problem.dim,):
+        raise IntegrationInputError(f"y0 must have last axis of length {problem.dim} (the dimension of "
+                                    f"{problem.name}), got shape {y0.shape}")
+    bad = np.argwhere(~np.isfinite(y0))
+    if bad.size:
+        raise IntegrationInputError(f"y0 must be finite: entry {tuple(int(v) for v in bad[0])} is "
+                                    f"{y0[tuple(bad[0])]} ({len(bad)} non-finite entries)")
+    try:
+        t0, t1 = (float(v) for v in t_span)
+    except (TypeError, ValueError) as exc:
+        raise IntegrationInputError(f"t_span must be a pair (t0, t1) of numbers, got {t_span!r}") from exc
+    if not (math.isfinite(t0) and math.isfinite(t1)) or t1 == t0:
+        raise IntegrationInputError(f"t_span must be two different finite times, got ({t0}, {t1})")
+    return y0, t0, t1
+
+
+def _grid(t0, t1, h, steps):
+    T = t1 - t0
+    if steps is not None:
+        n = int(steps)
+        if n < 1 or n != steps:
+            raise IntegrationInputError(f"steps must be a positive integer, got {steps!r}")
+    elif h is not None:
+        if not (h > 0 and math.isfinite(h)):
+            raise IntegrationInputError(f"h must be a positive finite step, got {h!r}")
+        n = max(1, math.ceil(abs(T) / h - 1e-9))
+    else:
+        n = DEFAULT_STEPS
+    return n, T / n
+
+
+def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_every=1, events=None,
+              rtol=1e-9, atol=1e-12):
+    """Integrate ``problem`` from ``y0`` over ``t_span = (t0, t1)`` with ``method``.
+
+    Parameters
+    ----------
+    problem : ODEProblem (y' = f(t, y)), CoadjointProblem (z' = ad*_{w(z)} z + f(z)) or
+        ReconstructionProblem (g' = g w(t)).
+    y0 : (..., dim) array (a batch of initial conditions on the leading axes), or (..., N, N) group
+        elements for a reconstruction problem.
+    method : str
+        One of "rk4", "midpoint", "lie_euler", "rkmk2", "rkmk4", "cf4", "cg3", "splitting",
+        "splitting4", "scipy:RK45", "scipy:DOP853", "scipy:Radau" (see :mod:`integrators.methods`).
+        An unknown or inapplicable name raises ``MethodError`` (a ValueError) listing the valid ones.
+    h, steps : fixed-step methods take the step h (rounded down so that an integer number of steps
+        covers t_span exactly: h = (t1 - t0) / ceil(|t1 - t0| / h)) or the number of steps;
+        with neither, DEFAULT_STEPS = 1000 steps. For scipy methods, h or steps only set the output
+        grid (dense output is evaluated there); without them the solver's own steps are returned.
+    save_every : keep every save_every-th step (the last step is always kept).
+    events : callable g(t, y) -> (...) or list of them, with optional attributes ``terminal`` and
+        ``direction`` as in solve_ivp; see :mod:`integrators.events`.
+    rtol, atol : tolerances of the scipy adapters.
+
+    Returns
+    -------
+    IntegrationResult with t (K,), y (K, ..., dim), status, message, nfev, nsteps, wall_time,
+    invariants / constraints (name -> (K, ...)) evaluated on the saved states, preserves.
+    """
+    m = get_method(method, problem)
+    y0, t0, t1 = _check_inputs(problem, y0, t_span)
+    if int(save_every) < 1:
+        raise IntegrationInputError(f"save_every must be a positive integer, got {save_every!r}")
+    start = time.perf_counter()
+    if isinstance(m, ScipyMethod):
+        from .scipy_adapter import solve_scipy
+
+        res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol)
+    else:
+        res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events)
+    res.wall_time = time.perf_counter() - start
+    res.method = m.name
+    res.preserves = preserved(m, problem)
+    res.invariants, res.constraints = record(problem, res.y)
+    return res
+
+
+def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events):
+    n, h = _grid(t0, t1, h, steps)
+    stepper = make_stepper(method, problem)
+    K = n // save_every + 1 + (1 if n % save_every else 0)
+    ys = np.empty((K,) + y0.shape)
+    ts = np.empty(K)
+    ys[0], ts[0] = y0, t0
+    y, t, j = y0, t0, 1
+    tracker = None
+    if events is not None:
+        from .events import EventTracker
+
+        tracker = EventTracker(events, problem, stepper, t0, y0)
+    status, message, done = 0, "reached the end of t_span", n
+    for k in range(1, n + 1):
+        t_new = t0 + k * h
+        y_new = stepper.step(t, y, h)
+        if tracker is not None:
+            y_new = tracker.after_step(t, y, t_new, y_new, h)
+        t, y = t_new, y_new
+        if k % save_every == 0 or k == n:
+            if not np.all(np.isfinite(y)):
+                status, done = -1, k
+                message = f"the solution became non-finite at step {k} (t = {t:.6g}); reduce h"
+                break
+            ys[j], ts[j] = y, t
+            j += 1
+        if tracker is not None and tracker.all_stopped():
+            status, done = 1, k
+            message = "a terminal event stopped every trajectory"
+            if k % save_every and k != n:
+                ys[j], ts[j] = y, t
+                j += 1
+            break
+    ys, ts = ys[:j], ts[:j]
+    nfev = getattr(stepper, "nfev_total", done * stepper.fevals)
+    res = IntegrationResult(t=ts, y=ys, status=status, message=message, nsteps=done, h=h, nfev=int(nfev))
+    if tracker is not None:
+        tracker.finish(res)
+        if res.status == 1 and np.ndim(y0) == 1:
+            res.t = np.append(res.t[:-1], tracker.stop_time)
+            res.y = np.concatenate([res.y[:-1], tracker.stop_state[None]], axis=0)
+    return res

@@ -1,0 +1,192 @@
+"""Integration methods as small data classes: a tableau, an order and the set of things kept.
+
+A method is data (diffrax style); the stepping code lives in :mod:`integrators.stepping` and the loop
+in :mod:`integrators.driver`. Every method declares ``order`` and ``preserves``, a subset of
+{"casimirs", "linear_invariants", "quadratic_invariants", "group"} (GeometricIntegrators.jl style);
+the tests measure both.
+
+Methods and sources:
+
+* ``rk4``: classical Runge-Kutta (Kutta 1901), order 4, keeps linear invariants.
+* ``midpoint``: implicit midpoint rule, order 2, keeps all quadratic (hence linear) invariants
+  (Cooper 1987), solved by fixed-point iteration to a stated tolerance.
+* ``lie_euler``, ``rkmk2``, ``rkmk4``: Runge-Kutta-Munthe-Kaas (Munthe-Kaas 1999): theta' =
+  dexp^-1_theta(xi), y = exp(theta) . y0, with dexp^-1 truncated after ad^(q-2) for order q.
+* ``cf4``: the commutator-free method of Celledoni, Marthinsen and Owren (2003), order 4, two final
+  exponentials exp(h sum beta2_i F_i) exp(h sum beta1_i F_i) with beta1 = (1/4, 1/6, 1/6, -1/12)
+  acting FIRST; swapping them gives order 2 (tested).
+* ``cg3``: Crouch-Grossman (1993) order 3 (Hairer-Lubich-Wanner IV.8.1).
+* ``splitting``, ``splitting4``: McLachlan (1993) splitting of the free rigid body on so(3)* into
+  exact axis rotations, Strang (order 2) and Yoshida's triple jump (order 4).
+* ``scipy:RK45``, ``scipy:DOP853``, ``scipy:Radau``: adapters to scipy.integrate.solve_ivp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CASIMIRS = "casimirs"
+LINEAR = "linear_invariants"
+QUADRATIC = "quadratic_invariants"
+GROUP = "group"
+
+
+@dataclass(frozen=True)
+class Method:
+    """Base: ``name``, ``order`` and ``preserves`` (for an unforced coadjoint problem)."""
+
+    name: str
+    order: int
+    preserves: frozenset = field(default_factory=frozenset)
+    kinds: tuple = ("ode", "coadjoint", "reconstruction")
+    fixed_step: bool = True
+
+
+@dataclass(frozen=True)
+class ExplicitRK(Method):
+    """Explicit Runge-Kutta tableau (A strictly lower triangular, b, c) on the plain ODE."""
+
+    A: tuple = ()
+    b: tuple = ()
+    c: tuple = ()
+
+
+@dataclass(frozen=True)
+class ImplicitMidpoint(Method):
+    """y1 = y0 + h f(t + h/2, (y0 + y1)/2), fixed-point iteration to ``tol`` (relative, max-norm)."""
+
+    tol: float = 1e-15
+    max_iter: int = 100
+
+
+@dataclass(frozen=True)
+class RKMK(Method):
+    """Runge-Kutta-Munthe-Kaas: explicit tableau in the algebra, dexp^-1 with ``terms`` terms."""
+
+    A: tuple = ()
+    b: tuple = ()
+    c: tuple = ()
+    terms: int = 1
+
+
+@dataclass(frozen=True)
+class CommutatorFree(Method):
+    """Commutator-free / Crouch-Grossman: each stage Y_i and the update are products of exponentials.
+
+    ``stages[i]`` is a list of coefficient vectors (over the F_j of earlier stages); the exponentials
+    are applied to y0 in list order, Y_i = exp(h alpha_{i,last} . F) ... exp(h alpha_{i,0} . F) y0.
+    ``update`` likewise gives y1.
+    """
+
+    stages: tuple = ()
+    update: tuple = ()
+    c: tuple = ()
+
+
+@dataclass(frozen=True)
+class Splitting(Method):
+    """Composition of Strang steps of the free rigid body with substep fractions ``gammas``."""
+
+    gammas: tuple = (1.0,)
+    kinds: tuple = ("coadjoint",)
+
+
+@dataclass(frozen=True)
+class ScipyMethod(Method):
+    """Adapter to scipy.integrate.solve_ivp (adaptive; rtol/atol)."""
+
+    scipy_name: str = "RK45"
+    fixed_step: bool = False
+    kinds: tuple = ("ode", "coadjoint")
+
+
+_RK4 = dict(A=((), (0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)), b=(1 / 6, 1 / 3, 1 / 3, 1 / 6), c=(0.0, 0.5, 0.5, 1.0))
+_LP = frozenset({CASIMIRS, GROUP})
+
+_CF4_BETA1 = (0.25, 1 / 6, 1 / 6, -1 / 12)
+_CF4_BETA2 = (-1 / 12, 1 / 6, 1 / 6, 0.25)
+_CG3 = dict(stages=((), ((0.75,),), ((119 / 216,), (0.0, 17 / 108))),
+            update=((13 / 51,), (0.0, -2 / 3), (0.0, 0.0, 24 / 17)), c=(0.0, 0.75, 17 / 24))
+_Y4 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
+
+METHODS = {
+    "rk4": ExplicitRK("rk4", 4, frozenset({LINEAR}), **_RK4),
+    "midpoint": ImplicitMidpoint("midpoint", 2, frozenset({LINEAR, QUADRATIC})),
+    "lie_euler": RKMK("lie_euler", 1, _LP, A=((),), b=(1.0,), c=(0.0,), terms=1),
+    "rkmk2": RKMK("rkmk2", 2, _LP, A=((), (1.0,)), b=(0.5, 0.5), c=(0.0, 1.0), terms=1),
+    "rkmk4": RKMK("rkmk4", 4, _LP, terms=3, **_RK4),
+    "cf4": CommutatorFree(
+        "cf4", 4, _LP,
+        stages=((), ((0.5,),), ((0.0, 0.5),), ((0.5,), (-0.5, 0.0, 1.0))),
+        update=(_CF4_BETA1, _CF4_BETA2), c=(0.0, 0.5, 0.5, 1.0)),
+    "cg3": CommutatorFree("cg3", 3, _LP, **_CG3),
+    "splitting": Splitting("splitting", 2, frozenset({CASIMIRS}), gammas=(1.0,)),
+    "splitting4": Splitting("splitting4", 4, frozenset({CASIMIRS}),
+                            gammas=(_Y4, 1.0 - 2.0 * _Y4, _Y4)),
+    "scipy:RK45": ScipyMethod("scipy:RK45", 5, frozenset({LINEAR}), scipy_name="RK45"),
+    "scipy:DOP853": ScipyMethod("scipy:DOP853", 8, frozenset({LINEAR}), scipy_name="DOP853"),
+    "scipy:Radau": ScipyMethod("scipy:Radau", 5, frozenset({LINEAR}), scipy_name="Radau"),
+}
+
+#: CF4 with its two final exponentials in the WRONG order (for the test that it drops to order 2)
+CF4_SWAPPED = CommutatorFree("cf4_swapped", 2, _LP, stages=METHODS["cf4"].stages,
+                             update=(_CF4_BETA2, _CF4_BETA1), c=METHODS["cf4"].c)
+
+
+class MethodError(ValueError):
+    """Unknown method name, or a method that does not apply to the problem."""
+
+
+def is_so3_free_rigid_body(problem):
+    """True when the problem is an unforced coadjoint problem on so(3) with a diagonal velocity matrix."""
+    import numpy as np
+
+    W = getattr(problem, "velocity_matrix", None)
+    return (getattr(problem, "kind", None) == "coadjoint" and problem.forcing is None
+            and getattr(problem.algebra, "_closed_form", None) == "so3"
+            and W is not None and W.shape == (3, 3) and np.allclose(W, np.diag(np.diag(W)), atol=0.0))
+
+
+def applies(method, problem):
+    """Whether ``method`` can integrate ``problem``."""
+    if problem.kind not in method.kinds:
+        return False
+    if isinstance(method, Splitting):
+        return is_so3_free_rigid_body(problem)
+    if problem.kind == "reconstruction":
+        return isinstance(method, (RKMK, CommutatorFree))
+    return True
+
+
+def applicable_methods(problem):
+    """Names of all methods that apply to ``problem``."""
+    return [n for n, m in METHODS.items() if applies(m, problem)]
+
+
+def get_method(method, problem):
+    """Resolve a name (or a Method instance) for ``problem``; raise MethodError listing the valid ones."""
+    if isinstance(method, Method):
+        m = method
+    else:
+        m = METHODS.get(method)
+        if m is None:
+            raise MethodError(f"unknown integration method {method!r}; methods that apply to "
+                              f"{problem.name}: {', '.join(applicable_methods(problem))}")
+    if not applies(m, problem):
+        why = ("it needs an unforced so(3) free rigid body with a diagonal velocity_matrix"
+               if isinstance(m, Splitting) else f"it does not apply to {problem.kind} problems")
+        raise MethodError(f"method {m.name!r} does not apply to {problem.name}: {why}; methods that "
+                          f"apply: {', '.join(applicable_methods(problem))}")
+    return m
+
+
+def preserved(method, problem):
+    """What ``method`` keeps on ``problem``: Casimirs only without forcing; "group" on reconstruction."""
+    keep = set(method.preserves)
+    if getattr(problem, "forcing", None) is not None:
+        keep.discard(CASIMIRS)
+    if problem.kind != "coadjoint":
+        keep.discard(CASIMIRS)
+    if problem.kind != "reconstruction":
+        keep.discard(GROUP)
+    return frozenset(keep)

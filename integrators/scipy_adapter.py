@@ -1,0 +1,84 @@
+"""Adapters to scipy.integrate.solve_ivp (RK45, DOP853, Radau) so every comparison has the tool users
+would pick instead.
+
+A batch of initial conditions is flattened into one long state vector: the solver then takes one
+shared adaptive step sequence whose error norm is taken over the whole batch (cheap and vectorized;
+for independent step control integrate the trajectories one at a time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.integrate
+
+from .result import IntegrationResult
+
+
+def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol, atol):
+    """Run solve_ivp(method.scipy_name) on the problem's right-hand side; return an IntegrationResult."""
+    from .driver import _grid
+
+    shape = y0.shape
+    rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
+
+    def fun(t, yflat):
+        return np.asarray(rhs(t, yflat.reshape(shape)), dtype=float).reshape(-1)
+
+    t_eval = None
+    if h is not None or steps is not None:
+        n, hh = _grid(t0, t1, h, steps)
+        idx = np.arange(0, n + 1, save_every)
+        if idx[-1] != n:
+            idx = np.append(idx, n)
+        t_eval = t0 + idx * hh
+        t_eval[-1] = t1
+    ev = None
+    if events is not None:
+        if len(shape) != 1:
+            raise ValueError("events with a scipy method need a single trajectory (y0 of shape (dim,)); "
+                             f"got a batch of shape {shape[:-1]}")
+        ev = [_wrap_event(e, shape) for e in (events if isinstance(events, (list, tuple)) else [events])]
+    options = {}
+    if method.scipy_name == "Radau" and getattr(problem, "jac", None) is not None and len(shape) == 1:
+        options["jac"] = problem.jac
+    sol = scipy.integrate.solve_ivp(fun, (t0, t1), y0.reshape(-1), method=method.scipy_name,
+                                    dense_output=t_eval is not None, rtol=rtol, atol=atol, events=ev,
+                                    **options)
+    if t_eval is not None:
+        ts = t_eval[t_eval <= sol.t[-1]] if t1 > t0 else t_eval[t_eval >= sol.t[-1]]
+        ys = sol.sol(ts).T.reshape((len(ts),) + shape) if len(ts) else np.empty((0,) + shape)
+        if len(ts):
+            ys[0] = y0
+    else:
+        ts = sol.t
+        ys = sol.y.T.reshape((len(ts),) + shape)
+        if save_every > 1:
+            keep = np.arange(0, len(ts), save_every)
+            if keep[-1] != len(ts) - 1:
+                keep = np.append(keep, len(ts) - 1)
+            ts, ys = ts[keep], ys[keep]
+    res = IntegrationResult(t=ts, y=ys, status=int(sol.status), message=str(sol.message),
+                            nfev=int(sol.nfev), nsteps=len(sol.t) - 1)
+    if ev is not None:
+        res.t_events = [np.asarray(te) for te in sol.t_events]
+        res.y_events = [np.asarray(ye) for ye in sol.y_events]
+        res.event_index = [np.zeros((len(te), 0), dtype=int) for te in sol.t_events]
+    return res
+
+
+def _wrap_event(e, shape):
+    def g(t, yflat):
+        return float(e(t, yflat.reshape(shape)))
+
+    g.terminal = getattr(e, "terminal", False)
+    g.direction = getattr(e, "direction", 0)
+    return g
+
+
+def count_steps(problem, method_name, y0, t_span, rtol, atol):
+    """Number of accepted steps and evaluations solve_ivp takes (for work-precision tables)."""
+    y0 = np.asarray(y0, dtype=float)
+    rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
+    sol = scipy.integrate.solve_ivp(lambda t, y: rhs(t, y.reshape(y0.shape)).reshape(-1), t_span,
+                                    y0.reshape(-1), method=method_name, rtol=rtol, atol=atol)
+    return len(sol.t) - 1, sol.nfev
