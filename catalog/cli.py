@@ -1,7 +1,9 @@
 """The ``liedyn`` command line.
 
-Subcommands: ``algebras`` (table of the named Lie algebras). Errors print one line and exit with 2;
-``--debug`` shows the traceback.
+Subcommands: ``list``, ``show NAME``, ``simulate NAME``, ``lines NAME``, ``compare NAME``,
+``report --out DIR``, ``algebras``; NAME is a catalog entry or a path to a TOML file (see
+:mod:`catalog.toml_loader`). Every subcommand takes ``--json``. Errors print one line on stderr and
+exit with status 2; ``--debug`` (before or after the subcommand) shows the traceback.
 """
 
 from __future__ import annotations
@@ -23,25 +25,39 @@ def _cmd_algebras(args):
 
 
 def build_parser():
+    from . import cli_compare, cli_lines, cli_report, cli_show, cli_simulate
+    from .cli_common import add_common
+
     p = argparse.ArgumentParser(prog="liedyn", description="Dynamics on Lie groups with servo-constraints")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = p.add_subparsers(dest="command", required=True)
+    cli_show.add_parsers(sub)
+    cli_simulate.add_parsers(sub)
+    cli_lines.add_parsers(sub)
+    cli_compare.add_parsers(sub)
+    cli_report.add_parsers(sub)
     a = sub.add_parser("algebras", help="table of the named Lie algebras and their Casimirs")
     a.add_argument("--max-degree", type=int, default=4)
-    a.add_argument("--json", action="store_true", help="machine-readable output")
+    add_common(a)
     a.set_defaults(func=_cmd_algebras)
     return p
 
 
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        print("liedyn: interrupted", file=sys.stderr)
+        return 130
     except Exception as exc:  # one clear line, exit 2
-        if args.debug:
+        if debug:
             raise
-        print(f"liedyn: error: {exc}", file=sys.stderr)
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"liedyn: error: {msg}", file=sys.stderr)
         return 2
 
 

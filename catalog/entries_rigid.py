@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .build import inertia_matrix
+from .build import requires_for
 from .exact import NoExactSolution, euler_top_solution
 from .registry import Entry, register
 
@@ -23,33 +23,15 @@ REF_EULER = ["L. D. Landau, E. M. Lifshitz, Mechanics, section 37 (Jacobi ellipt
              "seeds/004_11b42558cce6c462.txt: Euler-Poincare equations m' = ad*_w m on so(3)"]
 
 
-def _free_system(algebra, inertia, hamiltonian_shift=None):
-    """servo.EulerPoincare when it exists, else the bare integrators.CoadjointProblem (same equations)."""
-    try:
-        from servo import EulerPoincare  # noqa: F401
-        have = True
-    except ImportError:
-        have = False
-    if have and hamiltonian_shift is None:
-        from servo import EulerPoincare
-
-        return EulerPoincare(algebra, inertia)
-    from integrators import CoadjointProblem
-
-    Iinv = np.linalg.inv(inertia)
-    c = np.zeros(algebra.dim) if hamiltonian_shift is None else np.asarray(hamiltonian_shift, float)
-    return CoadjointProblem(algebra, velocity=lambda z: z @ Iinv.T + c, velocity_matrix=None,
-                            hamiltonian=lambda z: 0.5 * np.einsum("...i,ij,...j->...", z, Iinv, z) + z @ c,
-                            name=algebra.name)
-
-
-@register("euler_top", family="rigid", requires=("integrators.integrate",),
+@register("euler_top", family="rigid", requires=requires_for("free"),
           defaults={"I1": 2.0, "I2": 1.0, "I3": 2.0 / 3.0, "m1": float(np.cos(1.1)), "m2": 0.0,
                     "m3": float(np.sin(1.1)), "t_end": 10.0, "steps": 1000},
           title="Free rigid body (Euler top)")
 def euler_top(I1, I2, I3, m1, m2, m3, t_end, steps):
     """Free rigid body m' = m x w on so(3)*, w = I^-1 m; defaults I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1)."""
     from liegroups import named
+
+    from servo import EulerPoincare
 
     g = named.so3()
     I = np.array([I1, I2, I3])
@@ -61,7 +43,7 @@ def euler_top(I1, I2, I3, m1, m2, m3, t_end, steps):
     except NoExactSolution:
         exact = None
     return Entry(
-        name="euler_top", system=_free_system(g, np.diag(I)), initial_state=m0, t_end=t_end,
+        name="euler_top", system=EulerPoincare(g, np.diag(I)), initial_state=m0, t_end=t_end,
         parameters={}, steps=int(steps), method="rkmk4", model="free", kind="lie-group",
         description=("The free rigid body: Euler's equations m' = m x w, m = I w, the Euler-Poincare "
                      "equations on so(3)*. Its Casimir |m|^2 and energy are conserved and its solution is "
@@ -75,7 +57,7 @@ def euler_top(I1, I2, I3, m1, m2, m3, t_end, steps):
     )
 
 
-@register("heavy_top", family="rigid", requires=("integrators.integrate",),
+@register("heavy_top", family="rigid", requires=requires_for("free"),
           defaults={"J1": 1.0, "J2": 1.0, "J3": 0.5, "mgl": 1.0, "chi": (0.0, 0.0, 1.0),
                     "M0": (0.3, 0.1, 2.0), "Gamma0": (0.0, float(np.sin(0.4)), float(np.cos(0.4))),
                     "t_end": 10.0, "steps": 2000},
@@ -94,10 +76,10 @@ def heavy_top(J1, J2, J3, mgl, chi, M0, Gamma0, t_end, steps):
     Iinv = np.zeros((6, 6))
     Iinv[:3, :3] = np.diag(1.0 / J)
     c = np.concatenate([np.zeros(3), mgl * chi])
-    from integrators import CoadjointProblem
+    from servo import EulerPoincare
 
     H = lambda z: 0.5 * np.sum(z[..., :3] ** 2 / J, -1) + mgl * z[..., 3:] @ chi
-    system = CoadjointProblem(g, velocity=lambda z: z @ Iinv.T + c, hamiltonian=H, name="heavy top")
+    system = EulerPoincare(g, inverse_inertia=Iinv, linear_term=c, name="heavy top")
     ints = {"|Gamma|^2 (Casimir)": lambda y: np.sum(y[..., 3:] ** 2, -1),
             "(M, Gamma) (Casimir)": lambda y: np.sum(y[..., :3] * y[..., 3:], -1),
             "energy": H}

@@ -87,10 +87,10 @@ def _from_integrator_result(res):
     return t, y, info
 
 
-def _run_lie(entry, t_end, steps, method):
+def _run_lie(entry, t_end, steps, method, options):
     sysm = entry.system
     if hasattr(sysm, "simulate"):
-        kw = {"steps": steps}
+        kw = {"steps": steps, **options}
         if method:
             kw["method"] = method
         res = sysm.simulate(np.asarray(entry.initial_state, dtype=float), t_end, **kw)
@@ -98,16 +98,16 @@ def _run_lie(entry, t_end, steps, method):
         import integrators
 
         res = integrators.integrate(sysm, np.asarray(entry.initial_state, dtype=float), (0.0, t_end),
-                                    method=method or "rkmk4", steps=steps)
+                                    method=method or "rkmk4", steps=steps, **options)
     t, y, info = _from_integrator_result(res)
     if "state_map" in entry.extras:  # e.g. z = m + lambda b back to the entry's layout
         y = entry.extras["state_map"](y)
     return t, y, info, res
 
 
-def _run_coordinates(entry, t_end, steps, method):
+def _run_coordinates(entry, t_end, steps, method, options):
     s0 = entry.initial_state
-    kw = {"steps": steps}
+    kw = {"steps": steps, **options}
     if s0.get("lam0") is not None:
         kw["lam0"] = s0["lam0"]
     res = entry.system.simulate(np.asarray(s0["q0"], float), np.asarray(s0["qd0"], float), t_end, **kw)
@@ -118,8 +118,10 @@ def _run_coordinates(entry, t_end, steps, method):
     return t, y, info, res
 
 
-def simulate(entry, t_end=None, steps=None, method=None):
-    """Simulate ``entry`` (defaults: its own t_end, steps, method) and return a :class:`Run`."""
+def simulate(entry, t_end=None, steps=None, method=None, **options):
+    """Simulate ``entry`` (defaults: its own t_end, steps, method) and return a :class:`Run`.
+
+    ``options`` (e.g. rtol, atol for scipy methods) go to the system's ``simulate``."""
     t_end = float(entry.t_end if t_end is None else t_end)
     steps = int(entry.steps if steps is None else steps)
     if not t_end > 0:
@@ -130,11 +132,11 @@ def simulate(entry, t_end=None, steps=None, method=None):
     t0 = time.perf_counter()
     runner = entry.extras.get("runner")
     if runner is not None:
-        t, y, info, raw = runner(entry, t_end, steps, method)
+        t, y, info, raw = runner(entry, t_end, steps, method, **options)
     elif entry.kind == "coordinates":
-        t, y, info, raw = _run_coordinates(entry, t_end, steps, method)
+        t, y, info, raw = _run_coordinates(entry, t_end, steps, method, options)
     else:
-        t, y, info, raw = _run_lie(entry, t_end, steps, method)
+        t, y, info, raw = _run_lie(entry, t_end, steps, method, options)
     wall = time.perf_counter() - t0
     if not np.all(np.isfinite(y)):
         k = int(np.argmax(~np.all(np.isfinite(y), axis=-1)))
