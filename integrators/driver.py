@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from .methods import ScipyMethod, get_method, preserved
+from .methods import LINEAR, ScipyMethod, get_method, preserved
 from .result import IntegrationResult, record
 from .stepping import make_stepper
 
@@ -103,9 +103,33 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
     return res
 
 
+def _projector(problem, method, y0):
+    """Orthogonal projection onto {C z = C z0} for Lie-group methods on a forced coadjoint problem
+    that declares linear invariants C (see CoadjointProblem); None when not needed."""
+    C = getattr(problem, "linear_invariants", None)
+    if C is None or problem.kind != "coadjoint" or problem.forcing is None or LINEAR in method.preserves:
+        return None
+    G = np.linalg.solve(C @ C.T, C)  # (p, n): z <- z - C^T (C C^T)^-1 (C z - C z0)
+    target = y0 @ C.T
+    return lambda z: z - (z @ C.T - target) @ G
+
+
+class _Projected:
+    """A stepper followed by the projection (so event location uses the same map)."""
+
+    def __init__(self, inner, project):
+        self.inner, self.project, self.fevals = inner, project, inner.fevals
+
+    def step(self, t, y, h):
+        return self.project(self.inner.step(t, y, h))
+
+
 def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events):
     n, h = _grid(t0, t1, h, steps)
     stepper = make_stepper(method, problem)
+    project = _projector(problem, method, y0)
+    if project is not None:
+        stepper = _Projected(stepper, project)
     K = n // save_every + 1 + (1 if n % save_every else 0)
     ys = np.empty((K,) + y0.shape)
     ts = np.empty(K)

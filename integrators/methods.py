@@ -187,6 +187,9 @@ def preserved(method, problem):
         keep.discard(CASIMIRS)
     if problem.kind != "coadjoint":
         keep.discard(CASIMIRS)
+    if (getattr(problem, "forcing", None) is not None and getattr(problem, "linear_invariants", None) is not None
+            and isinstance(method, (RKMK, CommutatorFree))):
+        keep.add(LINEAR)  # by the orthogonal projection of the driver
     if problem.kind != "reconstruction":
         keep.discard(GROUP)
     return frozenset(keep)

@@ -63,12 +63,20 @@ class CoadjointProblem:
     invariants, constraints : dict name -> callable(z) -> (...), optional
         Extra quantities to record; the algebra's polynomial Casimirs are added automatically
         (as "casimir:<expr>") when ``forcing`` is None and ``record_casimirs`` is true.
+    linear_invariants : (p, n) or (n,) array, optional
+        Covectors c with (c, z) constant along the exact flow, i.e. (c, ad*_{w(z)} z + f(z)) = 0 for
+        every z (e.g. c = I^-1 a for a servo-constraint of the first kind (a, w) = 0 with
+        lambda(z) = -(I^-1 a, ad*_w z)/(I^-1 a, b)). Recorded as invariants "linear:<i>". With a
+        forcing, the Lie-group methods (which keep Casimirs only without forcing) project each step
+        orthogonally back onto {C z = C z0}, which keeps their order and these invariants to
+        round-off; Runge-Kutta methods keep them without projection.
     """
 
     kind = "coadjoint"
 
     def __init__(self, algebra, velocity, forcing=None, velocity_matrix=None, hamiltonian=None,
-                 invariants=None, constraints=None, name=None, record_casimirs=True):
+                 invariants=None, constraints=None, name=None, record_casimirs=True,
+                 linear_invariants=None):
         self.algebra = algebra
         self.dim = algebra.dim
         self.velocity = velocity
@@ -80,6 +88,18 @@ class CoadjointProblem:
         self.name = name or f"coadjoint ODE on {algebra.name}*"
         if hamiltonian is not None and "energy" not in self.invariants and forcing is None:
             self.invariants["energy"] = hamiltonian
+        self.linear_invariants = None
+        if linear_invariants is not None:
+            L = np.atleast_2d(np.asarray(linear_invariants, dtype=float))
+            if L.ndim != 2 or L.shape[1] != self.dim or not np.all(np.isfinite(L)):
+                raise ValueError(f"linear_invariants must be finite covectors of shape (p, {self.dim}), "
+                                 f"got shape {L.shape}")
+            if np.linalg.matrix_rank(L) < L.shape[0]:
+                raise ValueError(f"linear_invariants must be linearly independent: rank "
+                                 f"{np.linalg.matrix_rank(L)} < {L.shape[0]}")
+            self.linear_invariants = L
+            for i, c in enumerate(L):
+                self.invariants.setdefault(f"linear:{i}", lambda z, c=c: np.asarray(z) @ c)
         if forcing is None and record_casimirs:
             for c in algebra.casimirs():
                 self.invariants.setdefault(f"casimir:{c.expr}", c)

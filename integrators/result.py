@@ -51,9 +51,11 @@ class IntegrationResult:
         return self.status >= 0
 
     def drift(self, name):
-        """max_k |I(t_k) - I(t_0)| / max(|I(t_0)|, 1e-300) of invariant ``name`` (per trajectory)."""
+        """max_k |I(t_k) - I(t_0)| / |I(t_0)| of invariant ``name`` (per trajectory); absolute
+        (denominator 1) where |I(t_0)| < 1e-12, e.g. for a constraint value 0."""
         v = self.invariants[name]
-        return np.max(np.abs(v - v[0]), axis=0) / np.maximum(np.abs(v[0]), 1e-300)
+        d = np.abs(v[0])
+        return np.max(np.abs(v - v[0]), axis=0) / np.where(d < 1e-12, 1.0, d)
 
     def max_residual(self, name):
         """max_k |c(t_k)| of constraint ``name`` (per trajectory)."""

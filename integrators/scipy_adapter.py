@@ -59,6 +59,12 @@ def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol,
             ts, ys = ts[keep], ys[keep]
     res = IntegrationResult(t=ts, y=ys, status=int(sol.status), message=str(sol.message),
                             nfev=int(sol.nfev), nsteps=len(sol.t) - 1)
+    if ev is not None and sol.status == 1 and t_eval is not None:
+        # a terminal event: end the output at the event, like solve_ivp without t_eval
+        te = sol.t[-1]
+        if len(ts) == 0 or ts[-1] != te:
+            res.t = np.append(ts, te)
+            res.y = np.concatenate([ys, sol.y[:, -1].reshape((1,) + shape)], axis=0)
     if ev is not None:
         res.t_events = [np.asarray(te) for te in sol.t_events]
         res.y_events = [np.asarray(ye) for ye in sol.y_events]
