@@ -87,21 +87,39 @@ def homogeneity_degree_of(system, phi):
     return ratio
 
 
-def solve_multipliers(G, r, what, tol=1e-8):
-    """Solve G x = r (batched, k x k) by pseudo-inverse; raise RealizabilityError if inconsistent.
+def _rank(s, scale, rel=1e-8):
+    return np.sum(s > rel * np.asarray(scale)[..., None], axis=-1)
 
-    Redundant but consistent constraints (e.g. the three components of P1' x P2' = 0) are accepted.
+
+def solve_multipliers(G, r, J, Ainv, what, B, tol=1e-8):
+    """Solve G x = r (batched, k x k) for the multipliers; raise RealizabilityError where G is degenerate.
+
+    G = J B with J = dphi/dq' (k x n) and B = A^-1 M^T (n x k). Redundant but consistent constraints
+    (rank J < k, e.g. the three components of P1' x P2' = 0) are accepted (minimum-norm solution);
+    rank G < rank (J A^-1 J^T) means the realizability condition det (A^-1 M, dphi/dq') != 0 fails.
     """
-    x = np.einsum("...ij,...j->...i", np.linalg.pinv(G, rcond=1e-10), r)
+    U, s, Vh = np.linalg.svd(G)
+    scale = _scale(J, B)
+    cut = 1e-8 * scale[..., None]
+    AiJ = np.einsum("...ij,...kj->...ik", Ainv, J)
+    rank_G = _rank(s, scale)
+    rank_J = _rank(np.linalg.svd(J @ AiJ, compute_uv=False), _scale(J, AiJ))
+    if np.any(rank_G < rank_J):
+        idx = np.unravel_index(np.argmax(rank_J - rank_G), np.shape(rank_G))
+        raise RealizabilityError(f"{what}: the realizability condition det (A^-1 M, dphi/dq') != 0 fails: "
+                                 f"singular values of (A^-1 M, dphi/dq') = {s[idx].tolist()} (scale {scale[idx]:.3e})",
+                                 value=np.linalg.det(G))
+    sinv = np.where(s > cut, 1.0 / np.where(s > cut, s, 1.0), 0.0)
+    x = np.einsum("...ji,...j,...kj,...k->...i", Vh, sinv, U, r)
     res = np.einsum("...ij,...j->...i", G, x) - r
-    bad = np.linalg.norm(res, axis=-1) > tol * (1.0 + np.linalg.norm(r, axis=-1))
-    if np.any(bad):
-        d = np.linalg.det(G)
-        raise RealizabilityError(f"{what}: the system for the multipliers is singular and inconsistent "
-                                 f"(det = {np.ravel(d)[np.argmax(np.ravel(bad))]:.3e}, residual "
-                                 f"{np.max(np.linalg.norm(res, axis=-1)):.3e}); the realizability condition "
-                                 "det (A^-1 M, dphi/dq') != 0 fails", value=d)
+    if np.any(np.linalg.norm(res, axis=-1) > tol * (1.0 + np.linalg.norm(r, axis=-1))):
+        raise RealizabilityError(f"{what}: redundant constraints with inconsistent multiplier equations "
+                                 f"(residual {np.max(np.linalg.norm(res, axis=-1)):.3e})")
     return x
+
+
+def _scale(J, B):
+    return np.linalg.norm(J, axis=(-2, -1)) * np.linalg.norm(B, axis=(-2, -1)) + 1e-300
 
 
 class ConstrainedSystem:
@@ -228,7 +246,8 @@ class ConstrainedSystem:
             M = self._mat("M", args, (k, n))
             a0 = np.linalg.solve(A, rhs[..., None])[..., 0]
             AiM = np.linalg.solve(A, np.swapaxes(M, -1, -2))
-            lam = solve_multipliers(J @ AiM, -c - np.einsum("...ij,...j->...i", J, a0), f"{self.model} at t = {t}")
+            lam = solve_multipliers(J @ AiM, -c - np.einsum("...ij,...j->...i", J, a0), J, np.linalg.inv(A),
+                                   f"{self.model} at t = {t}", AiM)
             return a0 + np.einsum("...ij,...j->...i", AiM, lam), lam
         lam = np.asarray(lam, dtype=float)
         H = self._mat("H", args, (k, n, n))
@@ -236,7 +255,8 @@ class ConstrainedSystem:
         Al = A + np.einsum("...k,...kij->...ij", lam, H)
         a0 = np.linalg.solve(Al, (rhs - np.einsum("...k,...ki->...i", lam, dN))[..., None])[..., 0]
         P = np.linalg.solve(Al, np.swapaxes(self._mat("NJ", args, (k, n)), -1, -2))
-        lamd = solve_multipliers(J @ P, np.einsum("...ij,...j->...i", J, a0) + c, f"{self.model} at t = {t}")
+        lamd = solve_multipliers(J @ P, np.einsum("...ij,...j->...i", J, a0) + c, J, np.linalg.inv(Al),
+                                 f"{self.model} at t = {t}", P)
         return a0 - np.einsum("...ij,...j->...i", P, lamd), lamd
 
     def simulate(self, q0, qd0, t_end, steps=200, lam0=None, t0=0.0, method="DOP853", rtol=1e-12, atol=1e-12,
