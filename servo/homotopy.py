@@ -53,36 +53,36 @@ class QuadraticEigenHomotopy:
         self.Q = np.asarray(Q, dtype=complex)
         self.p = self.Q.shape[0]
         self.N = self.p + 1
+        self._Qr = self.Q.reshape(self.p * self.p, self.p).T.copy()   # (k, i*p + j)
         rng = np.random.default_rng(rng)
         th = rng.uniform(0, 2 * np.pi)
         self.gamma = np.exp(1j * th)
         a = rng.normal(size=self.N) + 1j * rng.normal(size=self.N)
         self.a = a / np.linalg.norm(a)
         self.tol = tol
+        self.newton_iters, self.accept, self.target = 1, 1e-4, 1e-5
         self.rng = rng
 
     # ------------------------------------------------------------ systems
+    def _QA(self, xi):
+        """A[..., i, j] = sum_k Q[i,j,k] xi_k (so v(xi) = A xi and dv = 2 A)."""
+        return (xi @ self._Qr).reshape(xi.shape[:-1] + (self.p, self.p))
+
     def F(self, z):
         xi, c = z[..., :-1], z[..., -1:]
-        return np.einsum("ijk,...j,...k->...i", self.Q, xi, xi) - c * xi
+        return np.einsum("...ij,...j->...i", self._QA(xi), xi) - c * xi
 
     def JF(self, z):
         xi, c = z[..., :-1], z[..., -1]
         J = np.empty(z.shape[:-1] + (self.p, self.N), dtype=complex)
-        J[..., :-1] = 2 * np.einsum("ijk,...k->...ij", self.Q, xi) - c[..., None, None] * np.eye(self.p)
+        J[..., :-1] = 2 * self._QA(xi)
+        idx = np.arange(self.p)
+        J[..., idx, idx] -= c[..., None]
         J[..., -1] = -xi
         return J
 
     def G(self, z):
         return z[..., :-1] ** 2 - z[..., -1:] ** 2
-
-    def JG(self, z):
-        xi, c = z[..., :-1], z[..., -1]
-        J = np.zeros(z.shape[:-1] + (self.p, self.N), dtype=complex)
-        idx = np.arange(self.p)
-        J[..., idx, idx] = 2 * xi
-        J[..., -1] = -2 * c[..., None]
-        return J
 
     def start_points(self):
         """The 2^p roots of the start system, scaled onto the patch a . z = 1."""
@@ -91,13 +91,19 @@ class QuadraticEigenHomotopy:
         return z / (z @ self.a)[:, None]
 
     def _aug(self, z, t):
-        """Augmented Jacobian [H_z; a] (B, N, N) and H_t (B, p) at (z, t)."""
-        t = t[:, None]
-        Fz, Gz = self.F(z), self.G(z)
-        J = np.empty(z.shape[:-1] + (self.N, self.N), dtype=complex)
-        J[:, :-1] = t[..., None] * self.JF(z) + ((1 - t) * self.gamma)[..., None] * self.JG(z)
+        """Augmented Jacobian [H_z; a] (B, N, N), H_t = F - gamma G and H at (z, t)."""
+        xi, c = z[:, :-1], z[:, -1]
+        A = self._QA(xi)
+        Fz = np.einsum("bij,bj->bi", A, xi) - c[:, None] * xi
+        Gz = xi ** 2 - (c ** 2)[:, None]
+        s = (1 - t) * self.gamma
+        J = np.zeros((z.shape[0], self.N, self.N), dtype=complex)
+        idx = np.arange(self.p)
+        J[:, :-1, :-1] = (2 * t)[:, None, None] * A
+        J[:, idx, idx] += (s[:, None] * 2) * xi - (t * c)[:, None]
+        J[:, :-1, -1] = -(t[:, None] * xi) - (2 * s * c)[:, None]
         J[:, -1] = self.a
-        return J, Fz - self.gamma * Gz, t * Fz + (1 - t) * self.gamma * Gz
+        return J, Fz - self.gamma * Gz, t[:, None] * Fz + s[:, None] * Gz
 
     def H(self, z, t):
         t = np.asarray(t)[..., None]
@@ -122,19 +128,21 @@ class QuadraticEigenHomotopy:
             first = last if first is None else first
         return z, last, first
 
-    def track(self, z, tau0, tau1, tpath, h0=0.05, hmin=1e-12, hmax=0.1, max_steps=5000):
+    def track(self, z, tau0, tau1, tpath, h0=0.05, hmin=1e-12, hmax=0.2, max_steps=5000,
+              precise=False):
         """Track every row of z from tau0 to tau1 (arrays) along t = tpath(tau) -> (t, dt/dtau).
 
         Returns (z_end, ok). Each path keeps its own step h (halved on a failed corrector, doubled
         after 3 successes); a path whose h falls below hmin * (tau1 - tau0) is marked failed.
         """
+        iters, accept, target = (2, 1e-10, 1e-7) if precise else (
+            self.newton_iters, self.accept, self.target)
         z = z.copy()
         B = z.shape[0]
         tau = np.array(tau0, dtype=float) * np.ones(B)
         tau1 = np.array(tau1, dtype=float) * np.ones(B)
         span = np.abs(tau1 - tau0) + 1e-300
         h = np.minimum(h0 * span, hmax * span)
-        good = np.zeros(B, dtype=int)
         active = tau < tau1
         ok = np.ones(B, dtype=bool)
         steps = 0
@@ -152,18 +160,17 @@ class QuadraticEigenHomotopy:
             k4 = vel(za + ha[:, None] * k3, ta + ha)
             zp = za + ha[:, None] / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
             tn = ta + ha
-            zc, last, first = self._newton(zp, tpath(tn)[0], iters=2)
-            acc = np.isfinite(last) & (last < self.tol) & (first < 1e-3)
+            zc, last, first = self._newton(zp, tpath(tn)[0], iters=iters)
+            acc = np.isfinite(last) & (last < accept) & (first < 1e-4)
             ia_acc = ia[acc]
             z[ia_acc] = zc[acc]
             tau[ia_acc] = np.where(tau1[ia_acc] - tn[acc] < 1e-14 * span[ia_acc], tau1[ia_acc], tn[acc])
-            good[ia_acc] += 1
-            grow = ia_acc[good[ia_acc] >= 3]
-            h[grow] = np.minimum(2 * h[grow], hmax * span[grow])
-            good[grow] = 0
+            # RK4 local error ~ h^5: aim at a first Newton correction of 1e-6
+            with np.errstate(divide="ignore", invalid="ignore"):
+                fac = np.clip((target / np.where(np.isfinite(first), first, 1e300)) ** 0.2, 0.25, 2.0)
+            h[ia_acc] = np.minimum(ha[acc] * np.maximum(fac[acc], 0.5), hmax * span[ia_acc])
             ia_rej = ia[~acc]
-            h[ia_rej] *= 0.5
-            good[ia_rej] = 0
+            h[ia_rej] = ha[~acc] * np.minimum(fac[~acc], 0.5)
             dead = ia_rej[h[ia_rej] < hmin * span[ia_rej]]
             ok[dead] = False
             active = (tau < tau1) & ok
@@ -180,6 +187,7 @@ class QuadraticEigenHomotopy:
         """
         max_loops = max_loops or 2 ** self.p
         B = z.shape[0]
+        z = self._newton(z, np.full(B, 1 - r, dtype=complex), iters=4)[0]   # tighten the start
         start = z.copy()
         acc = np.zeros_like(z)
         cycle = np.zeros(B, dtype=int)
@@ -199,7 +207,8 @@ class QuadraticEigenHomotopy:
                     break
                 acc[idx] += cur[idx]
                 th0 = 2 * np.pi * (loop + k / samples)
-                zn, okk = self.track(cur[idx], th0, th0 + dth, tpath, h0=0.5, hmax=1.0)
+                zn, okk = self.track(cur[idx], th0, th0 + dth, tpath, h0=0.5, hmax=1.0,
+                                     precise=True)
                 cur[idx] = zn
                 ok[idx[~okk]] = False
             idx = np.nonzero(open_ & ok)[0]

@@ -250,23 +250,30 @@ def _normalise(xi, c, tol):
     return xi * ph, c * ph
 
 
-def _polish(q, xi, c, iters=4):
-    """Newton on v(xi) = c xi with |xi|^2 fixed by a linear normalisation xi0^H xi = 1."""
+def _polish(q, xi, c, iters=3):
+    """Batched Newton on v(xi) = c xi, x0^H xi = 1 (x0 = starting xi); rows (B, p), (B,).
+
+    Rows whose Jacobian is singular keep their input values."""
     Q = q.Q.astype(complex)
-    p = q.p
+    p, B = q.p, xi.shape[0]
     x0 = xi.copy()
-    z = np.concatenate([xi, [c]])
+    z = np.concatenate([xi, c[:, None]], axis=1)
+    idx = np.arange(p)
     for _ in range(iters):
-        x, cc = z[:-1], z[-1]
-        F = np.concatenate([np.einsum("ijk,j,k->i", Q, x, x) - cc * x, [x0.conj() @ x - 1]])
-        J = np.zeros((p + 1, p + 1), dtype=complex)
-        J[:p, :p] = 2 * np.einsum("ijk,k->ij", Q, x) - cc * np.eye(p)
-        J[:p, p] = -x
-        J[p, :p] = x0.conj()
-        if np.linalg.cond(J) > 1e10:
-            break
-        z = z - np.linalg.solve(J, F)
-    return z[:-1], z[-1]
+        x, cc = z[:, :-1], z[:, -1]
+        A = np.einsum("ijk,bk->bij", Q, x)
+        F = np.concatenate([np.einsum("bij,bj->bi", A, x) - cc[:, None] * x,
+                            (np.einsum("bi,bi->b", x0.conj(), x) - 1)[:, None]], axis=1)
+        J = np.zeros((B, p + 1, p + 1), dtype=complex)
+        J[:, :p, :p] = 2 * A
+        J[:, idx, idx] -= cc[:, None]
+        J[:, :p, p] = -x
+        J[:, p, :p] = x0.conj()
+        from .homotopy import _solve
+        dz = _solve(J, F)
+        good = np.all(np.isfinite(dz), axis=1)
+        z[good] -= dz[good]
+    return z[:, :-1], z[:, -1]
 
 
 def invariant_lines(q, rng=0, tol=1e-8, cluster_tol=1e-6, retries=2):
@@ -304,6 +311,7 @@ def _solve_once(q, seed, tol, cluster_tol):
     lines, fams = [], []
     trivial_seen = 0
     atol = tol * scale
+    cand = []
     for lab in range(labels.max() + 1 if labels.size else 0):
         members = idx[labels == lab]
         z = zs[members].mean(axis=0)
@@ -321,9 +329,13 @@ def _solve_once(q, seed, tol, cluster_tol):
                 d, cc = _normalise(xi, c, atol)
                 fams.append(FamilyWitness(d, cc, dim, abs(cc) <= atol, mult))
                 continue
-        d, cc = _normalise(xi, c, atol)
-        if mult == 1:
-            d, cc = _normalise(*_polish(q, d, cc), atol)
+        cand.append((members, mult, *_normalise(xi, c, atol)))
+    simple = [i for i, cd in enumerate(cand) if cd[1] == 1]
+    if simple:
+        X, C = _polish(q, np.array([cand[i][2] for i in simple]), np.array([cand[i][3] for i in simple]))
+        for j, i in enumerate(simple):
+            cand[i] = cand[i][:2] + _normalise(X[j], C[j], atol)
+    for members, mult, d, cc in cand:
         is_real = bool(np.all(np.abs(d.imag) < 1e-7) and abs(np.imag(cc)) < 1e-7 * scale)
         if is_real:
             d, cc = d.real.copy(), float(np.real(cc))
