@@ -140,7 +140,8 @@ class LagrangianSystem:
     def _num(self):
         args = (self.t, *self.qs, *self.us)
         return {"A": vectorize(list(self.A_sym), args), "b": vectorize(list(self.b_sym), args),
-                "F": vectorize(list(self.F_sym), args), "E": vectorize([self.E_sym], args)}
+                "F": vectorize(list(self.F_sym), args), "E": vectorize([self.E_sym], args),
+                "AR": vectorize(list(self.A_sym) + list(self.F_sym - self.b_sym), args)}
 
     def _args(self, t, q, qd):
         q = np.asarray(q, dtype=float)
@@ -168,8 +169,10 @@ class LagrangianSystem:
 
     def free_acceleration(self, t, q, qd):
         """q''_free = A^-1 (F - b): the acceleration of the unconstrained system, shape (..., n)."""
-        A = self.mass_matrix(t, q, qd)
-        return np.linalg.solve(A, (self.force(t, q, qd) - self.bias(t, q, qd))[..., None])[..., 0]
+        n = self.n
+        AR = self._num["AR"](*self._args(t, q, qd))
+        A = AR[..., :n * n].reshape(AR.shape[:-1] + (n, n))
+        return np.linalg.solve(A, AR[..., n * n:, None])[..., 0]
 
     def simulate(self, q0, qd0, t_end, steps=200, t0=0.0, method="DOP853", rtol=1e-12, atol=1e-12):
         """Integrate the free equations A q'' = F - b with ``scipy.integrate.solve_ivp``.

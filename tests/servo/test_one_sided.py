@@ -1,0 +1,182 @@
+"""One-sided constraints: Kozlov's one-sided Chaplygin sleigh (seed 000, section 3), several
+constraints W q' + h <= 0 (Salnikova et al., seed 003), one-sided servo-constraints (seed 000, sect. 6).
+
+Expected values: the closed-form straight line and circle of Kozlov's section 3 (derived in the
+comments), the event times pi/|w0|, and for several constraints the realization by strong one-sided
+friction (an independent model that converges to the one-sided motion, Salnikova et al.).
+"""
+
+import numpy as np
+import pytest
+import sympy as sp
+from sympy.physics.mechanics import dynamicsymbols
+
+from servo import ActiveSetError, InitialConstraintError, LagrangianError, LagrangianSystem
+
+x, y, phi = dynamicsymbols("x y phi")
+A_BLADE = [-sp.sin(phi), sp.cos(phi), 0]           # v = (a, q') transverse velocity of the blade
+V_SLEIGH = -x.diff() * sp.sin(phi) + y.diff() * sp.cos(phi)
+U0, W0 = 1.0, -0.7
+
+
+@pytest.fixture(scope="module")
+def sleigh():
+    L = LagrangianSystem((x.diff() ** 2 + y.diff() ** 2 + phi.diff() ** 2) / 2, 0, [x, y, phi])
+    return L, L.constrain(V_SLEIGH >= 0, model="one_sided")
+
+
+def exact_sleigh(t):
+    """v >= 0, start v = 0, u = U0 > 0, w = W0 < 0: leave at once, straight line x = U0 t until
+    t_j = pi/|W0|, then on the circle x = x_j - (U0/W0) sin(W0 t), y = (U0/W0)(cos(W0 t) + 1)
+    (velocity u (cos phi, sin phi) with u = -U0 after the half turn)."""
+    tj = np.pi / abs(W0)
+    xs = np.where(t < tj, U0 * t, U0 * tj - (U0 / W0) * np.sin(W0 * t))
+    ys = np.where(t < tj, 0.0, (U0 / W0) * (np.cos(W0 * t) + 1))
+    return np.stack([xs, ys, W0 * t], -1)
+
+
+def test_one_sided_sleigh_forward(sleigh):
+    L, c = sleigh
+    res = c.simulate([0, 0, 0], [U0, 0, W0], 12.0, steps=240)
+    assert [e[1:] for e in res.events] == [("leave", 0), ("join", 0)]
+    assert res.events[0][0] == 0.0
+    assert abs(res.events[1][0] - np.pi / abs(W0)) < 1e-10
+    assert np.abs(res.q - exact_sleigh(res.t)).max() < 1e-8
+    on = res.t > np.pi / abs(W0) + 1e-9
+    centre = np.array([U0 * np.pi / abs(W0), U0 / W0])
+    r = np.linalg.norm(res.q[on, :2] - centre, axis=-1)
+    np.testing.assert_allclose(r, U0 / abs(W0), atol=1e-8)        # radius V/|w|
+    np.testing.assert_allclose(res.lam[on, 0], -W0 * U0, atol=1e-8)  # lambda = w u > 0: never leaves
+    assert np.all(res.lam[~on, 0] == 0)
+    # before the join the speed is constant and the blade turns uniformly
+    np.testing.assert_allclose(res.qd[~on, :2], [[U0, 0]] * (~on).sum(), atol=1e-10)
+
+
+def test_one_sided_sleigh_not_reversible(sleigh):
+    """Reversing the velocity at a point of the circle: the sleigh stays on the circle (no leave event)
+    instead of retracing the straight line."""
+    L, c = sleigh
+    fwd = c.simulate([0, 0, 0], [U0, 0, W0], 8.0, steps=80)
+    q1, qd1 = fwd.q[-1], fwd.qd[-1]
+    back = c.simulate(q1, -qd1, 8.0, steps=80)
+    assert back.events == []
+    centre = np.array([U0 * np.pi / abs(W0), U0 / W0])
+    np.testing.assert_allclose(np.linalg.norm(back.q[:, :2] - centre, axis=-1), U0 / abs(W0), atol=1e-8)
+    assert np.all(back.lam[:, 0] > 0.5)
+    assert np.linalg.norm(back.q[-1, :2]) > 1.0  # does not return to the start (0, 0)
+    # the two-sided (reversible) nonholonomic sleigh, run back from the start, is a different motion
+    two = L.constrain(V_SLEIGH).simulate([0, 0, 0], [U0, 0, W0], 1.0, steps=10)
+    assert np.abs(two.q[:, :2] - fwd.q[:11, :2]).max() > 1e-2
+
+
+def test_matrix_form_equals_relational_form(sleigh):
+    L, c = sleigh
+    W = sp.Matrix([[sp.sin(phi), -sp.cos(phi), 0]])          # W q' + h <= 0 is -v <= 0
+    cm = L.constrain((W, [0]), model="one_sided")
+    a = c.simulate([0, 0, 0.2], [U0, 0.3, W0], 6.0, steps=30)
+    b = cm.simulate([0, 0, 0.2], [U0, 0.3, W0], 6.0, steps=30)
+    assert np.abs(a.q - b.q).max() < 1e-12
+    assert [e[1:] for e in a.events] == [e[1:] for e in b.events] == [("join", 0)]
+
+
+def test_one_sided_servo_first_kind(sleigh):
+    """Control lambda M with lambda >= 0, M = (-sin phi, cos phi, 1/2): (A^-1 M, df/dq') = 1 > 0.
+    After joining, the motion is the two-sided servo-constraint of the 1st kind with the same M."""
+    L, _ = sleigh
+    M = [-sp.sin(phi), sp.cos(phi), sp.Rational(1, 2)]
+    c = L.constrain(V_SLEIGH >= 0, model="one_sided", control=M)
+    assert sp.simplify(c.realizability() - 1) == 0
+    res = c.simulate([0, 0, 0], [U0, 0, W0], 9.0, steps=90)
+    kinds = [e[1] for e in res.events]
+    assert kinds[:2] == ["leave", "join"] and abs(res.events[1][0] - np.pi / abs(W0)) < 1e-10
+    assert res.lam.min() >= -1e-9
+    v = -res.qd[:, 0] * np.sin(res.q[:, 2]) + res.qd[:, 1] * np.cos(res.q[:, 2])
+    assert v.min() > -1e-9
+    tj = res.events[1][0]
+    seg = [s for s in res.segments if s[0] == tj][0]
+    yj = seg[2](tj)
+    two = L.constrain(V_SLEIGH, model="servo1", control=M).simulate(yj[:3], yj[3:], 9.0, t0=tj, steps=20)
+    ts = two.t
+    mask = res.t >= tj
+    if len(res.events) == 2:
+        for tt, q in zip(ts, two.q):
+            j = np.argmin(abs(res.t - tt))
+            if abs(res.t[j] - tt) < 1e-12:
+                np.testing.assert_allclose(res.q[j], q, atol=1e-8)
+    assert mask.sum() > 10
+
+
+W_SYM = None
+qa, qb = dynamicsymbols("qa qb")
+
+
+@pytest.fixture(scope="module")
+def oscillator():
+    """A 2-d oscillator with two one-sided constraints W(q) q' + h <= 0 (Salnikova et al., eq. (1))."""
+    L = LagrangianSystem((qa.diff() ** 2 + qb.diff() ** 2) / 2, (qa ** 2 + 2 * qb ** 2) / 2, [qa, qb])
+    W = sp.Matrix([[1, sp.Rational(3, 10) * sp.sin(qa)], [-sp.Rational(1, 5), 1]])
+    h = [-sp.Rational(1, 2), -sp.Rational(2, 5)]
+    return L, W, h, L.constrain((W, h), model="one_sided")
+
+
+def _state(seed):
+    rng = np.random.default_rng(seed)
+    q0 = rng.uniform(-1, 1, 2)
+    qd0 = rng.uniform(-0.3, 0.3, 2)
+    return q0, qd0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_two_one_sided_constraints_shockless(oscillator, seed):
+    L, W, h, c = oscillator
+    q0, qd0 = _state(seed)
+    res = c.simulate(q0, qd0, 6.0, steps=120)
+    joins = [e for e in res.events if e[1] == "join"]
+    assert joins, res.events
+    f = c.constraint_values(res.t, res.q, res.qd)
+    assert f.min() > -1e-8
+    assert res.lam.min() > -1e-8
+    assert np.abs(res.lam * f).max() < 1e-8                       # complementarity
+    for te, kind, i in res.events:                               # velocity continuous at each event
+        before = [s for s in res.segments if s[1] == te]
+        after = [s for s in res.segments if s[0] == te]
+        if before and after:
+            np.testing.assert_allclose(before[0][2](te), after[0][2](te), atol=1e-12)
+
+
+def test_two_one_sided_constraints_friction_limit(oscillator):
+    """Independent model: one-sided viscous friction F = -N sum_i min(f_i, 0) df_i/dq' (Salnikova et al.,
+    section 3) converges to the one-sided motion, velocities included, as N grows."""
+    L, W, h, c = oscillator
+    q0, qd0 = _state(0)
+    res = c.simulate(q0, qd0, 4.0, steps=80)
+    assert any(e[1] == "join" for e in res.events)
+    errs = []
+    for N in (100.0, 1000.0):
+        forces = [0, 0]
+        for i in range(2):
+            fi = -(W[i, 0] * qa.diff() + W[i, 1] * qb.diff() + h[i])
+            for j in range(2):
+                forces[j] += sp.Piecewise((-N * fi, fi < 0), (0, True)) * (-W[i, j])
+        Lf = LagrangianSystem(L.T, L.V, L.q, forces=forces)
+        rf = Lf.simulate(q0, qd0, 4.0, steps=80, method="Radau", rtol=1e-8, atol=1e-10)
+        errs.append(np.abs(rf.qd - res.qd).max())
+    assert errs[1] < errs[0] / 4 and errs[1] < 0.02, errs
+
+
+def test_error_paths(sleigh, oscillator):
+    L, c = sleigh
+    with pytest.raises(InitialConstraintError, match=r"-1\.000e\+00 < 0"):
+        c.simulate([0, 0, 0], [0, -1, 0], 1.0)
+    with pytest.raises(LagrangianError, match="forward in time"):
+        c.simulate([0, 0, 0], [U0, 0, W0], -1.0)
+    with pytest.raises(LagrangianError, match="must be a relation"):
+        L.constrain(V_SLEIGH, model="one_sided")
+    with pytest.raises(LagrangianError, match="does not depend on q'"):
+        L.constrain(x >= 0, model="one_sided")
+    # a control pushing outwards, (A^-1 M, df/dq') = -1 < 0: no lambda >= 0 keeps v >= 0 at the join
+    bad = L.constrain(V_SLEIGH >= 0, model="one_sided", control=[sp.sin(phi), -sp.cos(phi), 0])
+    with pytest.raises(ActiveSetError, match="no active set"):
+        bad.simulate([0, 0, 0], [U0, 0, W0], 6.0)
+    with pytest.raises(LagrangianError, match="shape"):
+        L.constrain((sp.Matrix([[1, 0]]), [0]), model="one_sided")
