@@ -83,8 +83,12 @@ def euler_top_solution(inertia, m0):
 def servo_sleigh_u(alpha, beta, u0, w0):
     """u(t) of u' = alpha u w, w' = beta u w: with gamma = beta u0 - alpha w0 (a first integral),
     w = (beta u - gamma)/alpha and u' = u (beta u - gamma), so u(t) = gamma / (beta + C e^{gamma t}),
-    C = gamma/u0 - beta (for gamma = 0: u = u0 / (1 - beta u0 t)). Returns t -> (u, w)."""
+    C = gamma/u0 - beta (for gamma = 0: u = u0 / (1 - beta u0 t); for alpha = 0: u = u0, w = w0 e^{beta u0 t}).
+    Returns t -> (u, w)."""
     gamma = beta * u0 - alpha * w0
+    if alpha == 0:  # u' = 0, w' = beta u0 w
+        return lambda t: np.stack([np.full_like(np.asarray(t, float), u0),
+                                   w0 * np.exp(beta * u0 * np.asarray(t, float))], -1)
     if u0 == 0:
         return lambda t: np.stack([np.zeros_like(np.asarray(t, float)), np.full_like(np.asarray(t, float), w0)], -1)
     Cst = gamma / u0 - beta
