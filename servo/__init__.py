@@ -17,3 +17,9 @@ from .constraint_models import ConstrainedSystem, InitialConstraintError, Realiz
 from .one_sided import ActiveSetError, OneSidedSystem
 from .realization import fit_power_law, friction_force, with_added_mass, with_friction
 from .gauss import GaussError, compulsion, gauss_acceleration, solve_compulsion_qp
+from .first_integrals import FirstIntegral
+from .reconstruction import planar_path, reconstruct_motion
+from .reduction import Reduced
+from .symbolic import Equations
+from .euler_form import EulerForm, euler_form
+from .invariant_manifolds import PoissonSphere, euler_angle_divergence
