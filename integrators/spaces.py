@@ -25,10 +25,35 @@ Spaces (all batched over leading axes):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-import scipy.linalg
 
 from liegroups.exponential import _so3_coeffs, bernoulli_coefficients
+
+_TAYLOR_DEGREE = 12
+_TAYLOR_RADIUS = 0.2  # 0.2^13 / 13! ~ 1e-19: truncation far below round-off
+
+
+def expm_small(M):
+    """exp(M) for a batch of small matrices (..., k, k): Taylor series of degree 12 (Horner) on
+    M / 2^s with ||M / 2^s||_1 <= 0.2, then s squarings (Moler-Van Loan 2003, method 3).
+
+    Only matrix products (no LAPACK solves), so it is fast and batched for the 3..7-dimensional
+    algebras here; one s serves the whole batch.
+    """
+    M = np.asarray(M, dtype=float)
+    k = M.shape[-1]
+    norm = float(np.max(np.sum(np.abs(M), axis=-2))) if M.size else 0.0
+    s = max(0, math.ceil(math.log2(norm / _TAYLOR_RADIUS))) if norm > _TAYLOR_RADIUS else 0
+    X = M / (2.0 ** s)
+    eye = np.eye(k)
+    E = eye + X / _TAYLOR_DEGREE
+    for j in range(_TAYLOR_DEGREE - 1, 0, -1):
+        E = eye + (X @ E) / j
+    for _ in range(s):
+        E = E @ E
+    return E
 
 
 def _cross(a, b):
@@ -44,6 +69,41 @@ def so3_coadjoint_exp(x, m):
     a, b = _so3_coeffs(np.einsum("...i,...i->...", x, x))
     c1 = _cross(x, m)
     return m - a[..., None] * c1 + b[..., None] * _cross(x, c1)
+
+
+_ADT = {}
+
+
+def adT(algebra, x):
+    """ad(x)^T as (..., n, n) from a cached (n, n*n) table: ad(x)^T[j, k] = sum_i x_i C[i, j, k]."""
+    key = id(algebra)
+    if key not in _ADT:
+        n = algebra.dim
+        _ADT[key] = (algebra, np.ascontiguousarray(algebra.structure_constants).reshape(n, n * n))
+    tab = _ADT[key][1]
+    n = algebra.dim
+    return (x @ tab).reshape(x.shape[:-1] + (n, n))
+
+
+def se3_coadjoint_exp(x, z):
+    """exp(ad x)^T z on se(3)* with x = (omega, v), z = (M, P): Ad_g^T z = (R^T (M - p x P), R^T P),
+    g = exp(x) = (R, p), R = exp(hat omega), p = V(omega) v, V = I + b W + c W^2 (all as cross products)."""
+    w, v = x[..., :3], x[..., 3:]
+    t2 = np.einsum("...i,...i->...", w, w)
+    a, b = _so3_coeffs(t2)
+    small = t2 < 1e-8
+    c = np.where(small, 1.0 / 6.0 - t2 / 120.0, (1.0 - a) / np.where(small, 1.0, t2))
+    a, b, c = a[..., None], b[..., None], c[..., None]
+    wv = _cross(w, v)
+    p = v + b * wv + c * _cross(w, wv)
+    M = z[..., :3] - _cross(p, z[..., 3:])
+    P = z[..., 3:]
+
+    def rt(y):  # R^T y = R(-omega) y
+        wy = _cross(w, y)
+        return y - a * wy + b * _cross(w, wy)
+
+    return np.concatenate([rt(M), rt(P)], axis=-1)
 
 
 def dexpinv_series(bracket, theta, v, terms):
@@ -71,6 +131,7 @@ class CoadjointSpace:
         self.algebra = problem.algebra
         self.velocity = problem.velocity
         self.so3 = getattr(self.algebra, "_closed_form", None) == "so3"
+        self.se3 = getattr(self.algebra, "_closed_form", None) == "se3"
         self.xdim = self.algebra.dim
 
     def field(self, t, z):
@@ -79,7 +140,10 @@ class CoadjointSpace:
     def act(self, x, z):
         if self.so3:
             return so3_coadjoint_exp(x, z)
-        return self.algebra.coadjoint_exp(x, z)
+        if self.se3:
+            return se3_coadjoint_exp(x, z)
+        E = expm_small(adT(self.algebra, x))  # exp(ad(x)^T) = exp(ad x)^T
+        return np.einsum("...ij,...j->...i", E, z)
 
     def bracket(self, x, y):
         if self.so3:
@@ -117,12 +181,12 @@ class AffineCoadjointSpace:
             ez = z - a[..., None] * c1 + b[..., None] * _cross(x, c1)
             d1 = _cross(x, v)
             return ez + v - b[..., None] * d1 + c[..., None] * _cross(x, d1)
-        A = np.swapaxes(self.algebra.ad(x), -1, -2)
+        A = adT(self.algebra, x)
         shape = np.broadcast_shapes(A.shape[:-2], z.shape[:-1], v.shape[:-1])
         M = np.zeros(shape + (n + 1, n + 1))
         M[..., :n, :n] = A
         M[..., :n, n] = v
-        E = scipy.linalg.expm(M)
+        E = expm_small(M)
         return np.einsum("...ij,...j->...i", E[..., :n, :n], z) + E[..., :n, n]
 
     def bracket(self, p, q):

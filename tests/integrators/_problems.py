@@ -1,0 +1,23 @@
+"""Shared test problems (independent of the code under test except for the problem protocol)."""
+
+import numpy as np
+
+from integrators import CoadjointProblem
+from liegroups import named
+
+
+def quadratic_problem(algebra, seed, forcing=None, **kw):
+    """z' = ad*_{w} z with w = M z, M symmetric positive definite (a Lie-Poisson system, H = z.Mz/2)."""
+    rng = np.random.default_rng(seed)
+    n = algebra.dim
+    B = rng.standard_normal((n, n))
+    M = B @ B.T / n + np.eye(n)
+    return CoadjointProblem(algebra, lambda z: z @ M, velocity_matrix=M, forcing=forcing,
+                            hamiltonian=lambda z: 0.5 * np.einsum("...i,ij,...j->...", z, M, z), **kw)
+
+
+def start(n, seed, batch=()):
+    return 0.5 * np.random.default_rng(seed + 100).standard_normal(tuple(batch) + (n,))
+
+
+ALGEBRAS = {"so3": named.so3, "se3": named.se3, "sl2": named.sl2, "so4": named.so4}
