@@ -161,3 +161,23 @@ class QuadraticSystem:
         """All solutions of v(xi) = c xi in CP^{p-1}; see servo.invariant_lines.invariant_lines."""
         from .invariant_lines import invariant_lines
         return invariant_lines(self, **kw)
+
+    def linear_first_integrals(self, rtol=1e-10):
+        """Rows l with l . v(x) == 0; see servo.quadratic_integrals."""
+        from .quadratic_integrals import linear_first_integrals
+        return linear_first_integrals(self, rtol)
+
+    def quadratic_first_integrals(self, rtol=1e-10):
+        """Symmetric S with x^T S v(x) == 0; see servo.quadratic_integrals."""
+        from .quadratic_integrals import quadratic_first_integrals
+        return quadratic_first_integrals(self, rtol)
+
+    def time_change_to_linear(self, l=None, rtol=1e-9):
+        """(l, A) with v(x) = l(x) A x, so d tau = l(x) dt gives dx/dtau = A x."""
+        from .quadratic_integrals import time_change_to_linear
+        return time_change_to_linear(self, l, rtol)
+
+    def phase_portrait(self, ax=None, **kw):
+        """p = 2: streamlines and invariant lines; p = 3: flow on the sphere of directions."""
+        from .quadratic_plot import phase_portrait
+        return phase_portrait(self, ax=ax, **kw)
