@@ -127,16 +127,21 @@ def time_change_to_linear(q, l=None, rtol=1e-9):
     return best[0], best[1]
 
 
-def min_speed_on_sphere(q, starts=64, seed=0):
+def min_speed_on_sphere(q, starts=256, iters=60, seed=0):
     """min |v(xi)| over real unit xi, and the minimiser: an independent check for real equilibria.
 
-    p = 2: dense scan of the angle plus a bounded refinement; p > 2: multi-start BFGS on
-    |v(x / |x|)|^2. Returns (value, xi).
+    p = 2: dense scan of the angle plus a bounded refinement; p > 2: batched Levenberg-Marquardt on
+    the sphere from `starts` random points (residual v(xi), step in the tangent space, then
+    renormalise), quadratically convergent at a real zero of v. Returns (value, xi); cached on q.
     """
+    cache = q.__dict__.setdefault("_min_speed_cache", {})
+    key = (starts, iters, seed)
+    if key in cache:
+        return cache[key]
     p = q.p
     if p == 1:
-        return float(abs(q.Q[0, 0, 0])), np.ones(1)
-    if p == 2:
+        out = (float(abs(q.Q[0, 0, 0])), np.ones(1))
+    elif p == 2:
         th = np.linspace(0, np.pi, 2001)
         X = np.stack([np.cos(th), np.sin(th)], axis=-1)
         sp_ = np.linalg.norm(q.v(X), axis=-1)
@@ -146,12 +151,31 @@ def min_speed_on_sphere(q, starts=64, seed=0):
                             bounds=(th[max(i - 1, 0)], th[min(i + 1, len(th) - 1)]), method="bounded",
                             options={"xatol": 1e-14})
         xi = np.array([np.cos(r.x), np.sin(r.x)])
-        return float(min(r.fun, sp_[i])), xi
-    rng = np.random.default_rng(seed)
-    f = lambda x: float(np.sum(q.v(x / np.linalg.norm(x)) ** 2))
-    best = (np.inf, None)
-    for x0 in rng.normal(size=(starts, p)):
-        r = minimize(f, x0, method="BFGS", options={"gtol": 1e-14})
-        if r.fun < best[0]:
-            best = (r.fun, r.x / np.linalg.norm(r.x))
-    return float(np.sqrt(best[0])), best[1]
+        out = (float(min(r.fun, sp_[i])), xi if r.fun <= sp_[i] else X[i])
+    else:
+        rng = np.random.default_rng(seed)
+        x = rng.normal(size=(starts, p))
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        mu = np.full(starts, 1e-3 * _scale_of(q) ** 2)
+        eye = np.eye(p)
+        for _ in range(iters):
+            v = q.v(x)
+            P = eye - x[:, :, None] * x[:, None, :]
+            JP = q.jacobian(x) @ P
+            H = (np.swapaxes(JP, 1, 2) @ JP + mu[:, None, None] * eye
+                 + _scale_of(q) ** 2 * x[:, :, None] * x[:, None, :])
+            d = -np.linalg.solve(H, (np.swapaxes(JP, 1, 2) @ v[..., None]))[..., 0]
+            xn = x + d
+            xn /= np.linalg.norm(xn, axis=1, keepdims=True)
+            better = np.sum(q.v(xn) ** 2, axis=1) < np.sum(v ** 2, axis=1)
+            x[better] = xn[better]
+            mu = np.clip(np.where(better, mu * 0.3, mu * 4), 1e-14 * _scale_of(q) ** 2, 1e6 * _scale_of(q) ** 2)
+        val = np.linalg.norm(q.v(x), axis=1)
+        i = int(np.argmin(val))
+        out = (float(val[i]), x[i])
+    cache[key] = out
+    return out
+
+
+def _scale_of(q):
+    return max(float(np.abs(q.Q).max()), 1e-300)
