@@ -73,7 +73,9 @@ class LieSystem:
     @property
     def is_numeric(self):
         """True when every parameter is a number (required by rhs, simulate, reduced().system)."""
-        return not self.symbols
+        if "is_numeric" not in self._cache:
+            self._cache["is_numeric"] = not self.symbols
+        return self._cache["is_numeric"]
 
     def _require_numeric(self, what):
         if not self.is_numeric:

@@ -38,15 +38,18 @@ class FirstIntegral:
     state_symbols : tuple of sympy Symbols, in the state order
     """
 
-    def __init__(self, name, kind, expr, state_symbols, expr_w=None):
+    def __init__(self, name, kind, expr, state_symbols, expr_w=None, func=None):
         self.name = name
         self.kind = kind
         self.expr = expr
         self.state_symbols = tuple(state_symbols)
         self.expr_w = expr_w
         self._f = None
+        self._func = func
 
     def __call__(self, state):
+        if self._func is not None:
+            return self._func(np.asarray(state, dtype=float))
         if self.expr.free_symbols - set(self.state_symbols):
             from .errors import SymbolicParameterError
 
@@ -178,6 +181,9 @@ def first_integrals_of(system):
     for c in casimirs:
         e = sp.expand(c.expr.subs({s: mi + lam * bi for s, mi, bi in zip(c.symbols, m, system.b_sym)},
                                   simultaneous=True))
+        func = None
+        if system.is_numeric:  # evaluate F at z = m + lambda b: no cancellation between large m and lambda b
+            func = (lambda cas: (lambda st: cas(system.to_problem(st))))(c)
         out.append(FirstIntegral(f"casimir:{c.expr}(m + lambda b)", "casimir", e, state,
-                                 sp.expand(e.subs(to_w, simultaneous=True))))
+                                 sp.expand(e.subs(to_w, simultaneous=True)), func=func))
     return out
