@@ -82,3 +82,68 @@ def flywheel_is_euler():
                     method="DOP853")
     return Verdict("flywheel_body(b2 = 0) ~ Euler top with J = " + np.array2string(Jd, precision=4), "relation",
                    float(np.max(np.abs(sol.y.T - z))), 1e-7, " max difference after the linear map")
+
+
+def _rate(errors, Ns, what, detail):
+    """Verdict on the fitted exponent p of error ~ C N^p: the relation promises p = -1 (O(1/N))."""
+    p = float(np.polyfit(np.log(Ns), np.log(errors), 1)[0])
+    errs = ", ".join(f"N={N:g}: {e:.2e}" for N, e in zip(Ns, errors))
+    return Verdict(what, "relation", abs(p + 1.0), 0.15, f" |p + 1| for error ~ N^p, p = {p:.3f} ({errs}){detail}")
+
+
+def friction_to_skate(Ns=(25.0, 50.0), t_end=2.0):
+    """Skate with friction -N (a, q') a against the exact nonholonomic skate: max error = O(1/N) (Theorem 1)."""
+    from .exact import inclined_skate
+    from .registry import get
+    from .run import simulate
+
+    errs = []
+    for N in Ns:
+        e = get("skate_friction", N=N, t_end=t_end, steps=50)
+        r = simulate(e)
+        errs.append(float(np.max(np.abs(r.y - inclined_skate(e.parameters["w"])(r.t)))))
+    return _rate(errs, Ns, "skate_friction -> skate_inclined", "")
+
+
+def added_mass_to_vakonomic(Ns=(100.0, 400.0), t_end=2.0):
+    """Skate with added mass N (a, q')^2/2 against the vakonomic skate: max difference = O(1/N) (Theorem 2)."""
+    from .registry import get
+    from .run import simulate
+
+    rv = simulate(get("skate_vakonomic", t_end=t_end, steps=50))
+    errs = [float(np.max(np.abs(simulate(get("skate_added_mass", N=N, t_end=t_end, steps=50)).y - rv.y)))
+            for N in Ns]
+    return _rate(errs, Ns, "skate_added_mass -> skate_vakonomic", "")
+
+
+def friction_to_sleigh(Ns=(25.0, 50.0), t_end=3.0):
+    """Sleigh with friction -N v across the blade against the exact Chaplygin sleigh (body velocities
+    u, v, w): max difference = O(1/N), and v = O(1/N) (Kozlov 2019, section 4)."""
+    from .registry import get
+    from .run import simulate
+
+    es = get("chaplygin_sleigh", t_end=t_end)
+    Iinv = np.linalg.inv(es.extras["inertia"])
+    errs = []
+    for N in Ns:
+        e = get("sleigh_friction", N=N, t_end=t_end, steps=50)
+        r = simulate(e)
+        errs.append(float(np.max(np.abs(e.extras["body_velocities"](r) - es.exact_solution(r.t) @ Iinv.T))))
+    return _rate(errs, Ns, "sleigh_friction -> chaplygin_sleigh", "")
+
+
+def one_sided_on_constraint(t_end=6.0):
+    """With u0 w0 > 0 the one-sided sleigh's multiplier pushes inward (lambda = M u w > 0) and it never leaves:
+    its path is the two-sided on-blade circle x = R sin(w t), y = R (1 - cos(w t)), R = u0/w0."""
+    from .registry import get
+    from .run import simulate
+
+    d = get("chaplygin_sleigh_on_blade").parameters
+    e = get("one_sided_sleigh", M=d["M"], J=d["J"], u0=d["u0"], w0=d["w0"], t_end=t_end, steps=120)
+    r = simulate(e)
+    R, w = d["u0"] / d["w0"], d["w0"]
+    circle = np.stack([R * np.sin(w * r.t), R * (1 - np.cos(w * r.t))], -1)
+    leaves = [ev for ev in r.events if ev[1] == "leave"]
+    value = float(np.max(np.abs(r.y[:, :2] - circle))) + (1.0 if leaves else 0.0)
+    return Verdict("one_sided_sleigh(u0 w0 > 0) = chaplygin_sleigh_on_blade", "relation", value, 1e-8,
+                   " max path difference (+1 if it left the constraint)")

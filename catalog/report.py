@@ -38,7 +38,7 @@ def _verdicts_html(verdicts):
     if not verdicts:
         return "<p class='small'>(nothing to check)</p>"
     rows = "".join(f"<li><span class='{'PASS' if v.passed else 'FAIL'}'>{'PASS' if v.passed else 'FAIL'}</span> "
-                   f"{_e(v.what)}: {_e(v.check)} = {v.value:.3e} (tolerance {v.tol:.0e})</li>" for v in verdicts)
+                   f"{_e(v.what)}: {_e(v.check)} = {v.value:.3e} (tolerance {v.tol:.2g})</li>" for v in verdicts)
     return f"<ul>{rows}</ul>"
 
 
@@ -138,7 +138,7 @@ def graph_section(out):
         verdicts.append(verdict)
         status = "PASS" if verdict.passed else "FAIL"
         rows.append(f"<tr><td>{_e(u)}</td><td>{_e(d['relation'])}</td><td>{_e(v)}</td><td>{_e(d['note'])}</td>"
-                    f"<td><span class='{status}'>{status}</span> {verdict.value:.3e} (tol {verdict.tol:.0e}) "
+                    f"<td><span class='{status}'>{status}</span> {verdict.value:.3e} (tol {verdict.tol:.2g}) "
                     f"{_e(verdict.detail)}</td></tr>")
     table = ("<table><tr><th>from</th><th>relation</th><th>to</th><th>how</th><th>check</th></tr>"
              + "".join(rows) + "</table>")

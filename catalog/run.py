@@ -67,7 +67,7 @@ class Verdict:
 
     def line(self):
         status = "PASS" if self.passed else "FAIL"
-        return f"{status}  {self.what:10s} {self.check}: {self.value:.3e} (tolerance {self.tol:.0e}){self.detail}"
+        return f"{status}  {self.what:10s} {self.check}: {self.value:.3e} (tolerance {self.tol:.2g}){self.detail}"
 
     def as_dict(self):
         return {"check": self.check, "what": self.what, "value": self.value, "tol": self.tol,
@@ -107,7 +107,9 @@ def _run_lie(entry, t_end, steps, method, options):
 
 def _run_coordinates(entry, t_end, steps, method, options):
     s0 = entry.initial_state
-    kw = {"steps": steps, **options}
+    kw = {"steps": steps, **entry.extras.get("sim_options", {}), **options}
+    if method:
+        kw["method"] = method
     if s0.get("lam0") is not None:
         kw["lam0"] = s0["lam0"]
     res = entry.system.simulate(np.asarray(s0["q0"], float), np.asarray(s0["qd0"], float), t_end, **kw)
