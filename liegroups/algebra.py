@@ -114,11 +114,11 @@ class LieAlgebra(StructureMixin):
         are sparse: 6 of 27 for so(3)), one fused multiply and one add per entry into preallocated
         buffers, which is as fast as a hand-written cross product.
         """
-        shape = np.broadcast_shapes(x.shape, y.shape)
-        if int(np.prod(shape[:-1], dtype=np.int64)) < _UNROLL_MIN_BATCH:
+        if max(x.size, y.size) < _UNROLL_MIN_BATCH * self.dim:
             if not transpose:
                 return np.einsum("...i,...j,ijk->...k", x, y, self._C)
             return np.einsum("...i,...k,ijk->...j", x, y, self._C)
+        shape = np.broadcast_shapes(x.shape, y.shape)
         out = np.empty(shape)
         tmp = np.empty(shape[:-1])
         for k, terms in enumerate(self._terms[1 if transpose else 0]):
