@@ -36,11 +36,18 @@ def vectorize(exprs, args):
     exprs = [sp.sympify(e) for e in exprs]
     f = sp.lambdify(args, exprs, modules="numpy", cse=True)
 
+    m = len(exprs)
+
     def call(*vals):
         vals = [np.asarray(v, dtype=float) for v in vals]
         shape = np.broadcast_shapes(*[v.shape for v in vals]) if vals else ()
         outs = f(*vals)
-        return np.stack([np.broadcast_to(np.asarray(o, dtype=float), shape) for o in outs], axis=-1)
+        if shape == ():
+            return np.array(outs, dtype=float).reshape(m)
+        out = np.empty(shape + (m,))
+        for i, o in enumerate(outs):
+            out[..., i] = o
+        return out
 
     return call
 
@@ -174,6 +181,31 @@ class LagrangianSystem:
         A = AR[..., :n * n].reshape(AR.shape[:-1] + (n, n))
         return np.linalg.solve(A, AR[..., n * n:, None])[..., 0]
 
+    @cached_property
+    def _jac_num(self):
+        z = self.qs + self.us
+        R = self.F_sym - self.b_sym
+        dA = [sp.diff(self.A_sym[i, j], zk) for i in range(self.n) for j in range(self.n) for zk in z]
+        dR = [sp.diff(R[i], zk) for i in range(self.n) for zk in z]
+        return vectorize(dA + dR, (self.t, *self.qs, *self.us))
+
+    def first_order_jacobian(self, t, q, qd):
+        """d(q', q'')/d(q, q') of the free first-order system, shape (..., 2n, 2n).
+
+        With a = A^-1 R, R = F - b: da/dz = A^-1 (dR/dz - (dA/dz) a); derivatives taken symbolically once.
+        Passed to stiff solvers (Radau, BDF) instead of finite differences.
+        """
+        n = self.n
+        v = self._jac_num(*self._args(t, q, qd))
+        dA = v[..., :n * n * 2 * n].reshape(v.shape[:-1] + (n, n, 2 * n))
+        dR = v[..., n * n * 2 * n:].reshape(v.shape[:-1] + (n, 2 * n))
+        A = self.mass_matrix(t, q, qd)
+        a = self.free_acceleration(t, q, qd)
+        da = np.linalg.solve(A, dR - np.einsum("...ijk,...j->...ik", dA, a))
+        top = np.concatenate([np.zeros(da.shape[:-2] + (n, n)), np.broadcast_to(np.eye(n), da.shape[:-2] + (n, n))],
+                             axis=-1)
+        return np.concatenate([top, da], axis=-2)
+
     def simulate(self, q0, qd0, t_end, steps=200, t0=0.0, method="DOP853", rtol=1e-12, atol=1e-12):
         """Integrate the free equations A q'' = F - b with ``scipy.integrate.solve_ivp``.
 
@@ -184,10 +216,15 @@ class LagrangianSystem:
 
         n = self.n
 
-        def rhs(t, y):
-            return np.concatenate([y[n:], self.free_acceleration(t, y[:n], y[n:])])
+        def rhs(t, y):  # vectorized: y of shape (2n,) or (2n, m) (solve_ivp's finite-difference Jacobian)
+            yt = y.T
+            return np.concatenate([yt[..., n:], self.free_acceleration(t, yt[..., :n], yt[..., n:])], axis=-1).T
 
-        return integrate_first_order(rhs, q0, qd0, t_end, steps, t0, method, rtol, atol, n)
+        def jac(t, y):
+            return self.first_order_jacobian(t, y[:n], y[n:])
+
+        return integrate_first_order(rhs, q0, qd0, t_end, steps, t0, method, rtol, atol, n, vectorized=True,
+                                     jac=jac if method in ("Radau", "BDF", "LSODA") else None)
 
     # ----------------------------------------------------------------- constraints and realizations
     def constrain(self, phi, model="nonholonomic", control=None):

@@ -53,7 +53,8 @@ def check_solution(sol, where):
         raise IntegrationError(f"{where}: non-finite state produced (blow-up) before t = {sol.t[-1]:.6g}")
 
 
-def integrate_first_order(rhs, q0, qd0, t_end, steps, t0, method, rtol, atol, n, lam_of=None, extra0=()):
+def integrate_first_order(rhs, q0, qd0, t_end, steps, t0, method, rtol, atol, n, lam_of=None, extra0=(),
+                          vectorized=False, jac=None):
     """Integrate y' = rhs(t, y), y = (q, q', extra) with solve_ivp on the grid of ``time_grid``.
 
     ``lam_of(t, y)`` (optional) returns the multipliers at a state (array (k,)) for the result.
@@ -64,7 +65,8 @@ def integrate_first_order(rhs, q0, qd0, t_end, steps, t0, method, rtol, atol, n,
         raise IntegrationError(f"q0 and qd0 must have shape ({n},), got {q0.shape} and {qd0.shape}")
     y0 = np.concatenate([q0, qd0, np.asarray(extra0, dtype=float).ravel()])
     grid = time_grid(t0, t_end, steps)
-    sol = solve_ivp(rhs, (t0, t_end), y0, method=method, t_eval=grid, rtol=rtol, atol=atol)
+    sol = solve_ivp(rhs, (t0, t_end), y0, method=method, t_eval=grid, rtol=rtol, atol=atol, vectorized=vectorized,
+                    **({} if jac is None else {"jac": jac}))
     check_solution(sol, "simulate")
     Y = sol.y.T
     lam = np.zeros((len(grid), 0)) if lam_of is None else np.array([lam_of(t, y) for t, y in zip(grid, Y)])

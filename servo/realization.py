@@ -78,3 +78,18 @@ def fit_power_law(N_values, errors):
         raise LagrangianError("power-law fit needs positive N and errors")
     p, logC = np.polyfit(np.log(N_values), np.log(errors), 1)
     return float(p), float(np.exp(logC))
+
+
+def fit_circle(points):
+    """Algebraic least-squares circle through planar points (Kasa fit): returns (centre (2,), radius).
+
+    Solves min sum (x^2 + y^2 + D x + E y + F)^2; centre = -(D, E)/2, radius = sqrt(|c|^2 - F).
+    """
+    P = np.asarray(points, dtype=float)
+    if P.ndim != 2 or P.shape[1] != 2 or len(P) < 3:
+        raise LagrangianError(f"fit_circle needs >= 3 points of shape (m, 2), got {P.shape}")
+    M = np.column_stack([P, np.ones(len(P))])
+    rhs = -(P ** 2).sum(axis=1)
+    (D, E, F), *_ = np.linalg.lstsq(M, rhs, rcond=None)
+    centre = -0.5 * np.array([D, E])
+    return centre, float(np.sqrt(max(centre @ centre - F, 0.0)))
