@@ -14,6 +14,9 @@ RELATIONS = ("special case", "isomorphic", "limit N -> infinity", "one-sided ver
 
 #: (u, v, relation, note, check)
 EDGES = [
+    ("euler_top", "heavy_top", "special case", "mgl = 0: M' = M x Omega decouples from Gamma", "euler_in_heavy_top"),
+    ("chaplygin_sleigh_on_blade", "chaplygin_sleigh", "special case", "ell = 0: centre of mass on the blade",
+     "on_blade_is_ell_zero"),
     ("suslov", "beghin_body", "special case", "n = l: the control torque along the constraint axis",
      "suslov_is_beghin"),
     ("vakonomic_body", "flywheel_body", "special case", "b = a: the servo-constraint of the second kind "

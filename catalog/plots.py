@@ -75,9 +75,9 @@ def drift_comparison_figure(entry, runs):
 
 
 def phase_portrait_figure(q, title=""):
-    """The reduced system's phase portrait with its invariant lines (``q.phase_portrait``, issue 4)."""
-    fig = plt.figure(figsize=(4.4, 4.0))
-    ax = fig.add_subplot(111, projection="3d" if q.p == 3 else None)
+    """The reduced system's phase portrait with its invariant lines (``q.phase_portrait``, issue 4):
+    streamlines for p = 2, the flow on the sphere of directions (a flat map) for p = 3."""
+    fig, ax = plt.subplots(figsize=(4.4, 4.0) if q.p == 2 else (8, 4))
     q.phase_portrait(ax=ax)
     ax.set_title(title, fontsize=9)
     return fig
@@ -106,21 +106,38 @@ def compare_figure(rows, title=""):
     return fig
 
 
+def _component_grid_layout(G, ncol=3):
+    """Each weakly connected component in its own cell of a grid (largest first), spring layout inside."""
+    import networkx as nx
+
+    comps = sorted(nx.weakly_connected_components(G), key=lambda c: (-len(c), sorted(c)))
+    pos = {}
+    for k, comp in enumerate(comps):
+        sub = G.subgraph(comp)
+        inner = nx.kamada_kawai_layout(sub.to_undirected()) if len(comp) > 1 else {next(iter(comp)): np.zeros(2)}
+        pts = np.array(list(inner.values()))
+        span = max(float(np.ptp(pts, axis=0).max()), 1e-9) if len(comp) > 1 else 1.0
+        cx, cy = k % ncol, -(k // ncol)
+        for n, p in inner.items():
+            pos[n] = np.array([cx, cy]) + 0.6 * (p - pts.mean(0)) / span
+    return pos
+
+
 def graph_figure(G):
     """The relation graph: nodes are entries, edges labelled by their relation."""
     import networkx as nx
 
-    fig, ax = plt.subplots(figsize=(9, 6.5))
+    fig, ax = plt.subplots(figsize=(11, 7.5))
     if G.number_of_nodes() == 0:
         ax.text(0.5, 0.5, "(no entries)", ha="center")
         ax.axis("off")
         return fig
-    pos = nx.spring_layout(G, seed=3, k=1.6 / np.sqrt(max(G.number_of_nodes(), 1)))
+    pos = _component_grid_layout(G)
     colors = {"rigid": "#8ecae6", "sleigh": "#ffb703", "coordinates": "#90be6d"}
-    nx.draw_networkx_nodes(G, pos, ax=ax, node_size=900,
+    nx.draw_networkx_nodes(G, pos, ax=ax, node_size=500,
                            node_color=[colors.get(G.nodes[n].get("family"), "#ddd") for n in G])
     nx.draw_networkx_labels(G, pos, ax=ax, font_size=7)
-    nx.draw_networkx_edges(G, pos, ax=ax, arrows=True, arrowsize=14, node_size=900)
+    nx.draw_networkx_edges(G, pos, ax=ax, arrows=True, arrowsize=14, node_size=500)
     nx.draw_networkx_edge_labels(G, pos, ax=ax, font_size=7,
                                  edge_labels={(u, v): d["relation"] for u, v, d in G.edges(data=True)})
     ax.axis("off")

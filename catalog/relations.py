@@ -147,3 +147,23 @@ def one_sided_on_constraint(t_end=6.0):
     value = float(np.max(np.abs(r.y[:, :2] - circle))) + (1.0 if leaves else 0.0)
     return Verdict("one_sided_sleigh(u0 w0 > 0) = chaplygin_sleigh_on_blade", "relation", value, 1e-8,
                    " max path difference (+1 if it left the constraint)")
+
+
+def euler_in_heavy_top():
+    """The heavy top with mgl = 0 and J = I: its M(t) is the Euler top's exact elliptic solution."""
+    from .registry import get
+    from .run import simulate
+
+    eu = get("euler_top")
+    p = eu.parameters
+    m0 = tuple(float(x) for x in eu.initial_state)
+    eh = get("heavy_top", mgl=0.0, J1=p["I1"], J2=p["I2"], J3=p["I3"], M0=m0, t_end=eu.t_end, steps=500)
+    r = simulate(eh)
+    err = float(np.max(np.abs(r.y[:, :3] - eu.exact_solution(r.t))))
+    return Verdict("heavy_top(mgl = 0) = euler_top", "relation", err, 1e-6, " max |M - m_exact|")
+
+
+def on_blade_is_ell_zero():
+    """chaplygin_sleigh with ell = 0 moves as chaplygin_sleigh_on_blade (and both match u, w = const)."""
+    return _same_motion("chaplygin_sleigh_on_blade", {}, "chaplygin_sleigh", {"ell": 0.0},
+                        "on_blade = chaplygin_sleigh(ell = 0)", steps=200)

@@ -102,8 +102,8 @@ def entry_section(entry, out, counter):
             rel = _figure(plots.phase_portrait_figure(q, f"{name}: reduced system"), out,
                           f"fig/{counter:02d}_{name}_phase.png")
             parts.append(_img(rel, f"phase portrait of {name}"))
-        except (ValueError, ArithmeticError, TypeError) as exc:
-            parts.append(f"<p class='small'>(no phase portrait: {_e(exc)})</p>")
+        except Exception as exc:  # a figure that cannot be drawn is noted, it does not sink the entry
+            parts.append(f"<p class='small'>(no phase portrait: {_e(type(exc).__name__)}: {_e(exc)})</p>")
     parts.append("<h3>Verdicts</h3>" + _verdicts_html(verdicts))
     return "\n".join(parts), verdicts
 
