@@ -9,6 +9,7 @@ import numpy as np
 
 from .methods import LINEAR, ScipyMethod, get_method, preserved
 from .result import IntegrationResult, record
+from . import so3_fast
 from .stepping import make_stepper
 
 #: number of steps used when neither h nor steps is given to a fixed-step method
@@ -58,7 +59,7 @@ def _grid(t0, t1, h, steps):
 
 
 def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_every=1, events=None,
-              rtol=1e-9, atol=1e-12):
+              rtol=1e-9, atol=1e-12, fast=True):
     """Integrate ``problem`` from ``y0`` over ``t_span = (t0, t1)`` with ``method``.
 
     Parameters
@@ -79,6 +80,9 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
     events : callable g(t, y) -> (...) or list of them, with optional attributes ``terminal`` and
         ``direction`` as in solve_ivp; see :mod:`integrators.events`.
     rtol, atol : tolerances of the scipy adapters.
+    fast : use the generated straight-line so(3) steppers (:mod:`integrators.so3_fast`) when they
+        apply (unforced so(3)* problem with a velocity_matrix, no events); False forces the generic
+        numpy path (the reference; both agree to round-off).
 
     Returns
     -------
@@ -95,7 +99,7 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
 
         res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol)
     else:
-        res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events)
+        res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast)
     res.wall_time = time.perf_counter() - start
     res.method = m.name
     res.preserves = preserved(m, problem)
@@ -109,9 +113,35 @@ def _projector(problem, method, y0):
     C = getattr(problem, "linear_invariants", None)
     if C is None or problem.kind != "coadjoint" or problem.forcing is None or LINEAR in method.preserves:
         return None
+    F = np.asarray(problem.rhs(0.0, y0), dtype=float)
+    res = np.abs(F @ C.T)
+    scale = np.linalg.norm(C, axis=1) * np.max(np.abs(F)) + 1e-300
+    worst = float(np.max(res / np.maximum(scale, 1.0)))
+    if worst > 1e-9:
+        i = int(np.argmax(np.max(res.reshape(-1, C.shape[0]), axis=0)))
+        raise IntegrationInputError(
+            f"linear_invariants[{i}] is not conserved by the vector field: (c, f(z0)) = "
+            f"{float(np.max(res[..., i])):.3e} at the initial state (should be 0 for every z); "
+            f"check the forcing lambda(z) b")
     G = np.linalg.solve(C @ C.T, C)  # (p, n): z <- z - C^T (C C^T)^-1 (C z - C z0)
     target = y0 @ C.T
     return lambda z: z - (z @ C.T - target) @ G
+
+
+def _fast(problem, method, y0, t0, h, n, save_every):
+    so3_fast.check_velocity_matrix(problem, y0)
+    K = n // save_every + 1 + (1 if n % save_every else 0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ts, ys = so3_fast.run(method, problem, y0, t0, h, n, save_every, K)
+    ok = np.isfinite(ys).reshape(K, -1).all(axis=1)
+    res = IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h,
+                            nfev=n * make_stepper(method, problem).fevals)
+    if not ok.all():
+        bad = int(np.argmin(ok))
+        res.t, res.y, res.status = ts[:bad], ys[:bad], -1
+        res.message = (f"the solution overflowed or became NaN before t = {ts[bad]:.6g}; the last finite "
+                       f"saved state is kept; reduce h")
+    return res
 
 
 class _Projected:
@@ -124,8 +154,10 @@ class _Projected:
         return self.project(self.inner.step(t, y, h))
 
 
-def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events):
+def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=True):
     n, h = _grid(t0, t1, h, steps)
+    if fast and events is None and so3_fast.applies(method, problem):
+        return _fast(problem, method, y0, t0, h, n, save_every)
     stepper = make_stepper(method, problem)
     project = _projector(problem, method, y0)
     if project is not None:
@@ -141,26 +173,31 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events):
 
         tracker = EventTracker(events, problem, stepper, t0, y0)
     status, message, done = 0, "reached the end of t_span", n
-    for k in range(1, n + 1):
-        t_new = t0 + k * h
-        y_new = stepper.step(t, y, h)
-        if tracker is not None:
-            y_new = tracker.after_step(t, y, t_new, y_new, h)
-        t, y = t_new, y_new
-        if k % save_every == 0 or k == n:
-            if not np.all(np.isfinite(y)):
-                status, done = -1, k
-                message = f"the solution became non-finite at step {k} (t = {t:.6g}); reduce h"
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k in range(1, n + 1):
+            t_new = t0 + k * h
+            y_new = stepper.step(t, y, h)
+            if not np.isfinite(y_new).all():
+                status, done = -1, k - 1
+                message = (f"the solution overflowed or became NaN in step {k} (t = {t:.6g} -> {t_new:.6g}); "
+                           f"the last finite state is kept; reduce h")
                 break
-            ys[j], ts[j] = y, t
-            j += 1
-        if tracker is not None and tracker.all_stopped():
-            status, done = 1, k
-            message = "a terminal event stopped every trajectory"
-            if k % save_every and k != n:
+            if tracker is not None:
+                y_new = tracker.after_step(t, y, t_new, y_new, h)
+            t, y = t_new, y_new
+            if k % save_every == 0 or k == n:
                 ys[j], ts[j] = y, t
                 j += 1
-            break
+            if tracker is not None and tracker.all_stopped():
+                status, done = 1, k
+                message = "a terminal event stopped every trajectory"
+                if k % save_every and k != n:
+                    ys[j], ts[j] = y, t
+                    j += 1
+                break
+    if status == -1 and ts[j - 1] != t:
+        ys[j], ts[j] = y, t  # the last finite state
+        j += 1
     ys, ts = ys[:j], ts[:j]
     nfev = getattr(stepper, "nfev_total", done * stepper.fevals)
     res = IntegrationResult(t=ts, y=ys, status=status, message=message, nsteps=done, h=h, nfev=int(nfev))

@@ -1,0 +1,229 @@
+"""Fast path for Lie-Poisson problems on so(3)* with a linear velocity w = W z (no forcing).
+
+The generic steppers spend most of their time in numpy call overhead on (..., 3) arrays (stack,
+cross, einsum). Here each method's step is generated once as straight-line Python source
+(codegen from the method's tableau, with the zero entries of W dropped) working on the three
+components separately, and compiled with ``exec``. The same code runs on Python floats (a single
+trajectory: no numpy calls at all) and on numpy arrays of shape (B,) (an ensemble: a few dozen
+ufunc calls per stage on contiguous columns, no (B, 3) temporaries).
+
+Formulas are those of :mod:`integrators.spaces` specialised to so(3) (C = epsilon):
+
+* act(x, z) = exp(ad x)^T z = R(-x) z = z - a (x cross z) + b x cross (x cross z),
+  a = sin t / t, b = (1 - cos t)/t^2 = (sin(t/2)/(t/2))^2 / 2 (no cancellation), t = |x|;
+* the matching bracket is -(x cross y), so the RKMK dexp^-1 series with three terms is
+  v + (theta cross v)/2 + theta cross (theta cross v)/12;
+* McLachlan's splitting: exact rotations about the two non-middle axes (see stepping.SplittingStepper).
+
+The generic path is the reference; tests check that both agree to round-off.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .methods import RKMK, CommutatorFree, Splitting
+
+_CACHE = {}
+
+
+def _coeffs_float(t2):
+    if t2 < 1e-8:
+        return 1.0 - t2 / 6.0 + t2 * t2 / 120.0, 0.5 - t2 / 24.0 + t2 * t2 / 720.0
+    t = math.sqrt(t2)
+    s = math.sin(0.5 * t) / (0.5 * t)
+    return math.sin(t) / t, 0.5 * s * s
+
+
+def _coeffs_array(t2):
+    t = np.sqrt(t2)
+    a = np.sinc(t * (1.0 / math.pi))
+    s = np.sinc(t * (0.5 / math.pi))
+    return a, 0.5 * s * s
+
+
+def _lin(_name, terms):
+    """Source for sum of coefficient * variable, or None when empty."""
+    parts = [f"({c!r})*{v}" for c, v in terms if c != 0.0]
+    return " + ".join(parts) if parts else None
+
+
+class _Gen:
+    def __init__(self, W):
+        self.W = W
+        self.lines = []
+        self.n = 0
+
+    def tmp(self):
+        self.n += 1
+        return f"_t{self.n}_"
+
+    def emit(self, s):
+        self.lines.append("    " + s)
+
+    def vel(self, z, out):
+        for i in range(3):
+            expr = _lin(None, [(float(self.W[i, j]), f"{z}{j}") for j in range(3)]) or "0.0"
+            self.emit(f"{out}{i} = {expr}")
+
+    def cross(self, a, b, out):
+        self.emit(f"{out}0 = {a}1*{b}2 - {a}2*{b}1")
+        self.emit(f"{out}1 = {a}2*{b}0 - {a}0*{b}2")
+        self.emit(f"{out}2 = {a}0*{b}1 - {a}1*{b}0")
+
+    def act(self, x, z, out):
+        c1, c2, ca, cb = self.tmp(), self.tmp(), self.tmp(), self.tmp()
+        self.emit(f"{ca}, {cb} = co({x}0*{x}0 + {x}1*{x}1 + {x}2*{x}2)")
+        self.cross(x, z, c1)
+        self.cross(x, c1, c2)
+        for i in range(3):
+            self.emit(f"{out}{i} = {z}{i} - {ca}*{c1}{i} + {cb}*{c2}{i}")
+
+    def combo(self, coeffs, names, out, scale="h"):
+        """out = scale * sum coeffs[j] * names[j]; returns False if all coefficients vanish."""
+        pairs = [(float(c), n) for c, n in zip(coeffs, names) if c != 0.0]
+        if not pairs:
+            return False
+        for i in range(3):
+            self.emit(f"{out}{i} = {scale}*(" + " + ".join(f"({c!r})*{n}{i}" for c, n in pairs) + ")")
+        return True
+
+
+def _source_rkmk(method, W):
+    g = _Gen(W)
+    Ks = []
+    for i, row in enumerate(method.A):
+        K = f"K{i}_"
+        pairs = [(a, k) for a, k in zip(row, Ks) if a != 0.0]
+        if not pairs:
+            g.vel("z", "w")
+            for j in range(3):
+                g.emit(f"{K}{j} = h*w{j}")
+        else:
+            g.combo([p[0] for p in pairs], [p[1] for p in pairs], "th", scale="1.0")
+            g.act("th", "z", "Y")
+            g.vel("Y", "w")
+            for j in range(3):
+                g.emit(f"x{j} = h*w{j}")
+            if method.terms > 1:
+                g.cross("th", "x", "p")
+                if method.terms > 2:
+                    g.cross("th", "p", "q")
+                    for j in range(3):
+                        g.emit(f"{K}{j} = x{j} + 0.5*p{j} + (1.0/12.0)*q{j}")
+                else:
+                    for j in range(3):
+                        g.emit(f"{K}{j} = x{j} + 0.5*p{j}")
+            else:
+                for j in range(3):
+                    g.emit(f"{K}{j} = x{j}")
+        Ks.append(K)
+    g.combo(method.b, Ks, "th", scale="1.0")
+    g.act("th", "z", "r")
+    g.emit("return r0, r1, r2")
+    return g
+
+
+def _source_cf(method, W):
+    g = _Gen(W)
+    Fs = []
+    for i, exps in enumerate(method.stages):
+        cur = "z"
+        for e, coeffs in enumerate(exps):
+            if g.combo(coeffs, Fs, "x"):
+                nxt = f"S{i}_{e}_"
+                g.act("x", cur, nxt)
+                cur = nxt
+        F = f"F{i}_"
+        g.vel(cur, F)
+        Fs.append(F)
+    cur = "z"
+    for e, coeffs in enumerate(method.update):
+        if g.combo(coeffs, Fs, "x"):
+            nxt = f"U{e}_"
+            g.act("x", cur, nxt)
+            cur = nxt
+    g.emit(f"return {cur}0, {cur}1, {cur}2")
+    return g
+
+
+def _source_split(method, W):
+    a = np.diag(W).astype(float)
+    j = int(np.argsort(a)[1])
+    i, k = [q for q in range(3) if q != j]
+    al = {i: float(a[i] - a[j]), k: float(a[k] - a[j])}
+    g = _Gen(W)
+    g.emit("m0, m1, m2 = z0, z1, z2")
+    for gam in method.gammas:
+        for axis, frac in ((i, 0.5), (k, 1.0), (i, 0.5)):
+            p, q = (axis + 1) % 3, (axis + 2) % 3
+            g.emit(f"ang = ({gam * frac * al[axis]!r})*h*m{axis}")
+            g.emit("c = cos(ang); s = sin(ang)")
+            g.emit(f"m{p}, m{q} = c*m{p} + s*m{q}, c*m{q} - s*m{p}")
+    g.emit("return m0, m1, m2")
+    return g
+
+
+def applies(method, problem):
+    """True when the so(3) fast path can run ``method`` on ``problem``."""
+    if not isinstance(method, (RKMK, CommutatorFree, Splitting)):
+        return False
+    return (problem.kind == "coadjoint" and problem.forcing is None
+            and getattr(problem.algebra, "_closed_form", None) == "so3"
+            and problem.velocity_matrix is not None and problem.velocity_matrix.shape == (3, 3))
+
+
+def check_velocity_matrix(problem, z):
+    """velocity(z) must equal W z (W = velocity_matrix); raise ValueError naming the mismatch."""
+    W = problem.velocity_matrix
+    w = np.asarray(problem.velocity(z), dtype=float)
+    Wz = z @ W.T
+    err = float(np.max(np.abs(w - Wz)))
+    if err > 1e-12 * max(1.0, float(np.max(np.abs(Wz)))):
+        raise ValueError(f"velocity_matrix W does not match velocity(z): max |velocity(z) - W z| = {err:.3e} "
+                         f"at the initial state (convention w_i = sum_j W[i, j] z_j)")
+
+
+def step_function(method, problem, scalar):
+    """The compiled step f(z0, z1, z2, h) -> (r0, r1, r2) for floats (scalar) or (B,) arrays."""
+    W = problem.velocity_matrix
+    key = (method, W.tobytes(), scalar)
+    if key not in _CACHE:
+        if isinstance(method, Splitting):
+            g = _source_split(method, W)
+        elif isinstance(method, RKMK):
+            g = _source_rkmk(method, W)
+        else:
+            g = _source_cf(method, W)
+        src = "def step(z0, z1, z2, h):\n" + "\n".join(g.lines) + "\n"
+        env = {"co": _coeffs_float if scalar else _coeffs_array,
+               "sin": math.sin if scalar else np.sin, "cos": math.cos if scalar else np.cos}
+        exec(compile(src, f"<so3_fast {method.name}>", "exec"), env)
+        _CACHE[key] = env["step"]
+    return _CACHE[key]
+
+
+def run(method, problem, y0, t0, h, n, save_every, K):
+    """Integrate n steps of size h from y0 (..., 3); return (ts, ys) at every save_every-th step."""
+    f = step_function(method, problem, scalar=(y0.ndim == 1))
+    ys = np.empty((K,) + y0.shape)
+    ts = np.empty(K)
+    ys[0], ts[0] = y0, t0
+    if y0.ndim == 1:
+        z0, z1, z2 = (float(v) for v in y0)
+    else:
+        flat = y0.reshape(-1, 3)
+        z0, z1, z2 = (np.ascontiguousarray(flat[:, i]) for i in range(3))
+    j = 1
+    for k in range(1, n + 1):
+        z0, z1, z2 = f(z0, z1, z2, h)
+        if k % save_every == 0 or k == n:
+            if y0.ndim == 1:
+                ys[j] = (z0, z1, z2)
+            else:
+                ys[j] = np.stack([z0, z1, z2], axis=-1).reshape(y0.shape)
+            ts[j] = t0 + k * h
+            j += 1
+    return ts, ys
