@@ -34,7 +34,7 @@ def reconstruct_motion(result, g0=None, method="rkmk4", substeps=1, group=None):
     Parameters
     ----------
     result : the result of ``system.simulate`` (with ``t``, ``w`` and ``system``), or a pair (t, w)
-        with w of shape (K, ..., dim) sampled at the times t.
+        with w of shape (K, ..., dim) sampled at the times t, or a callable w(t) -> (..., dim).
     g0 : (..., N, N) initial group element (identity by default).
     method : a Lie-group method of ``integrators`` ("rkmk4", "cf4", "lie_euler", ...).
     substeps : method steps per sample interval (w is interpolated by a cubic spline between samples).
@@ -52,9 +52,13 @@ def reconstruct_motion(result, g0=None, method="rkmk4", substeps=1, group=None):
     else:
         t, w = result.t, result.w
         G = group or group_of(result.system.algebra)
-    w = np.asarray(w, dtype=float)
+    if callable(w):  # w(t) -> (..., dim), evaluated exactly at the stages
+        batch = np.shape(w(float(np.asarray(t)[0])))[:-1]
+    else:
+        w = np.asarray(w, dtype=float)
+        batch = w.shape[1:-1]
     if g0 is None:
-        g0 = G.identity(w.shape[1:-1])
+        g0 = G.identity(batch)
     return reconstruct(G, w, g0, np.asarray(t, dtype=float), method=method, substeps=substeps)
 
 

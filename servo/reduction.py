@@ -39,27 +39,33 @@ class Reduced:
     to_state, from_state : float arrays of the maps (numeric parameters only)
     """
 
-    def __init__(self, source, variables, exprs, to_state, from_state):
+    def __init__(self, source, variables, to_state, from_state, exprs=None, Q=None):
         self.source = source
         self.variables = tuple(variables)
-        self.p = len(self.variables)
-        self.exprs = [sp.simplify(e) for e in exprs]
-        p = self.p
-        Q = sp.MutableDenseNDimArray.zeros(p, p, p)
-        for i, e in enumerate(self.exprs):
-            for j in range(p):
-                dj = sp.diff(e, self.variables[j])
-                for k in range(p):
-                    Q[i, j, k] = sp.simplify(sp.diff(dj, self.variables[k]) / 2)
-        self.Q_sym = Q
+        self.p = p = len(self.variables)
         self.to_state_sym = to_state
         self.from_state_sym = from_state
-        self.is_numeric = not (Q.free_symbols or to_state.free_symbols or from_state.free_symbols)
-        if self.is_numeric:
+        if Q is not None:  # numeric fast path: Q computed by tensor contraction
             from .quadratic import QuadraticSystem
 
-            Qn = np.array([[[float(Q[i, j, k]) for k in range(p)] for j in range(p)] for i in range(p)])
-            self._system = QuadraticSystem(Qn, variables=[str(v) for v in self.variables])
+            self._system = QuadraticSystem(Q, variables=[str(v) for v in self.variables])
+            Qs = self._system.Q
+            self.Q_sym = sp.MutableDenseNDimArray(Qs.tolist())
+            self.exprs = [sp.expand(sum(float(Qs[i, j, k]) * self.variables[j] * self.variables[k]
+                                        for j in range(p) for k in range(p) if Qs[i, j, k] != 0))
+                          for i in range(p)]
+            self.is_numeric = True
+        else:
+            self.exprs = [sp.simplify(e) for e in exprs]
+            Q = sp.MutableDenseNDimArray.zeros(p, p, p)
+            for i, e in enumerate(self.exprs):
+                for j in range(p):
+                    dj = sp.diff(e, self.variables[j])
+                    for k in range(p):
+                        Q[i, j, k] = sp.simplify(sp.diff(dj, self.variables[k]) / 2)
+            self.Q_sym = Q
+            self.is_numeric = False
+        if self.is_numeric:
             self.to_state = np.atleast_2d(np.array(to_state.evalf(17).tolist(), dtype=float))
             self.from_state = np.atleast_2d(np.array(from_state.evalf(17).tolist(), dtype=float))
 
@@ -112,17 +118,32 @@ def _names(system, E):
     return names
 
 
+def _numeric_Q(C, Ew, G, Minv):
+    """Q[r,a,b] = sum_j Minv[r,j] sum_{i,k} Ew[i,a] C[i,j,k] G[k,b]: the field Minv ad*_{Ew y}(G y)."""
+    T = np.einsum("ia,ijk,kb->jab", Ew, C, G)
+    Q = np.einsum("rj,jab->rab", Minv, T)
+    Q[np.abs(Q) < 1e-14 * max(float(np.abs(Q).max()), 1e-300)] = 0.0  # round-off of exact zeros
+    return Q
+
+
 def reduce_system(system):
-    """The :class:`Reduced` system of a free (no linear term), first-kind or second-kind system."""
+    """The :class:`Reduced` system of a free (no linear term), first-kind or second-kind system.
+
+    Numeric parameters: Q by tensor contraction (fast, any dimension); symbolic: sympy (exact).
+    """
     n = system.n
     alg = system.algebra
+    C = alg.structure_constants
     if system.kind == "free":
         if system.has_linear_term:
             raise ServoError("a Hamiltonian with a linear term c gives w = K m + c, which is not homogeneous "
                              "quadratic; reduced() needs c = 0")
         x = sp.Matrix(sp.symbols(f"m1:{n + 1}", real=True))
+        if system.is_numeric:
+            return Reduced(system, list(x), sp.eye(n), sp.eye(n),
+                           Q=_numeric_Q(C, system.Iinv, np.eye(n), np.eye(n)))
         v = coad_sym(alg, system.Iinv_sym * x, x)
-        return Reduced(system, list(x), list(v), sp.eye(n), sp.eye(n))
+        return Reduced(system, list(x), sp.eye(n), sp.eye(n), exprs=list(v))
     I, b = system.I_sym, system.b_sym
     E, L = constraint_basis(system.a_sym)
     p = n - 1
@@ -131,17 +152,29 @@ def reduce_system(system):
     x = sp.Matrix(xs)
     w = E * x
     IE = I * E
-    if system.kind in ("servo1", "nonholonomic"):
+    first = system.kind in ("servo1", "nonholonomic")
+    if first:
+        to_state, from_state = IE, L * system.Iinv_sym
+        variables = xs
+    else:
+        lam = sp.Symbol("lambda", real=True)
+        to_state = sp.diag(IE, sp.Matrix([[1]]))
+        from_state = sp.diag(L * system.Iinv_sym, sp.Matrix([[1]]))
+        variables = xs + [lam]
+    if system.is_numeric:
+        En, IEn = (np.array(M.evalf(17).tolist(), dtype=float) for M in (E, IE))
+        bn = system.b[:, None]
+        if first:
+            M = np.hstack([IEn, -bn])
+            Q = _numeric_Q(C, En, IEn, np.linalg.inv(M)[:p])
+        else:
+            G = np.hstack([IEn, bn])
+            Q = _numeric_Q(C, np.hstack([En, np.zeros((n, 1))]), G, np.linalg.inv(G))
+        return Reduced(system, variables, to_state, from_state, Q=Q)
+    if first:
         M = sp.Matrix.hstack(IE, -b)
         sol = M.LUsolve(coad_sym(alg, w, IE * x))
-        exprs = [sol[i] for i in range(p)]
-        to_state = IE
-        from_state = L * system.Iinv_sym
-        return Reduced(system, xs, exprs, to_state, from_state)
-    lam = sp.Symbol("lambda", real=True)
+        return Reduced(system, variables, to_state, from_state, exprs=[sol[i] for i in range(p)])
     M = sp.Matrix.hstack(IE, b)
     sol = M.LUsolve(coad_sym(alg, w, IE * x + lam * b))
-    exprs = [sol[i] for i in range(n)]
-    to_state = sp.diag(IE, sp.Matrix([[1]]))
-    from_state = sp.diag(L * system.Iinv_sym, sp.Matrix([[1]]))
-    return Reduced(system, xs + [lam], exprs, to_state, from_state)
+    return Reduced(system, variables, to_state, from_state, exprs=[sol[i] for i in range(n)])
