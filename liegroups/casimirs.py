@@ -25,7 +25,12 @@ class Casimir:
         self.symbols = tuple(symbols)
         self.degree = int(degree)
         self._f = sp.lambdify([self.symbols], self.expr, "numpy")
-        self._g = [sp.lambdify([self.symbols], sp.diff(self.expr, s), "numpy") for s in self.symbols]
+        try:  # polynomial differentiation is much faster than sympy.diff on float coefficients
+            poly = sp.Poly(self.expr, *self.symbols)
+            self.grad_exprs = tuple(poly.diff(s).as_expr() for s in self.symbols)
+        except sp.PolynomialError:
+            self.grad_exprs = tuple(sp.diff(self.expr, s) for s in self.symbols)
+        self._g = sp.lambdify([self.symbols], list(self.grad_exprs), "numpy")  # one call for all partials
 
     def __call__(self, m):
         m = np.asarray(m, dtype=float)
@@ -36,7 +41,7 @@ class Casimir:
         """Gradient dF/dm, shape (..., n)."""
         m = np.asarray(m, dtype=float)
         cols = np.moveaxis(m, -1, 0)
-        return np.stack([np.broadcast_to(np.asarray(g(cols), dtype=float), m.shape[:-1]) for g in self._g], -1)
+        return np.stack([np.broadcast_to(np.asarray(g, dtype=float), m.shape[:-1]) for g in self._g(cols)], -1)
 
     def __repr__(self):
         return f"Casimir({self.expr})"
@@ -146,12 +151,27 @@ def _rref_float(B):
     return None, B[:r], pivots
 
 
-def _jac_rank(exprs, syms, points):
-    if not exprs:
+def _poly_grad(coeffs, monos, p):
+    """Gradient at the point p of sum_a coeffs[a] m^monos[a] (monomials as index tuples), numerically."""
+    g = np.zeros(len(p))
+    for c, mono in zip(coeffs, monos):
+        if c == 0:
+            continue
+        for pos, j in enumerate(mono):  # d m^alpha / dm_j = alpha_j m^(alpha - e_j): one term per factor
+            g[j] += float(c) * float(np.prod(p[list(mono[:pos] + mono[pos + 1:])]))
+    return g
+
+
+def _jac_rank(grads, points):
+    """Generic rank of the Jacobian of the polynomials whose gradients (callables of p) are given."""
+    if not grads:
         return 0
-    J = sp.Matrix([[sp.diff(e, s) for s in syms] for e in exprs])
-    f = sp.lambdify([syms], J, "numpy")
-    return max(np.linalg.matrix_rank(np.asarray(f(p), dtype=float), tol=1e-8) for p in points)
+    ranks = []
+    for p in points:
+        J = np.array([gr(p) for gr in grads])
+        s = np.linalg.svd(J, compute_uv=False)
+        ranks.append(int(np.sum(s > 1e-8 * max(s[0], 1e-300))))
+    return max(ranks)
 
 
 def find_casimirs(algebra, max_degree=4):
@@ -167,16 +187,17 @@ def find_casimirs(algebra, max_degree=4):
     found = CasimirList()
     found.expected = algebra.expected_casimir_count()
     found.max_degree = max_degree
-    exprs = []
+    grads = []
     for d in range(1, max_degree + 1):
         if len(found) >= found.expected:
             break
         monos, rows = _casimir_system(Cuse, n, d, exact)
         for vec in _nullspace(monos, rows, exact):
-            expr = sum(c * sp.Mul(*[syms[i] for i in mono]) for c, mono in zip(vec, monos) if c != 0)
-            if expr == 0:
+            if all(c == 0 for c in vec):
                 continue
-            if _jac_rank(exprs + [expr], syms, points) > len(exprs):
+            grad = (lambda p, vec=vec, monos=monos: _poly_grad(vec, monos, p))
+            if _jac_rank(grads + [grad], points) > len(grads):
+                expr = sum(c * sp.Mul(*[syms[i] for i in mono]) for c, mono in zip(vec, monos) if c != 0)
                 # normalise: make the leading coefficient positive and integer where exact
                 expr = sp.expand(expr)
                 if exact:
@@ -187,7 +208,7 @@ def find_casimirs(algebra, max_degree=4):
                 lead = sp.Poly(expr, *syms).coeffs()[0]
                 if lead < 0:
                     expr = -expr
-                exprs.append(expr)
+                grads.append(grad)
                 found.append(Casimir(expr, syms, d))
                 if len(found) >= found.expected:
                     break

@@ -116,3 +116,18 @@ def test_bianchi_vi_negative_rational_has_polynomial_casimir(a, expected):
 def test_casimir_degree_cap_reports_shortfall():
     cas = named.bianchi("VI", a=-3.0).casimirs(max_degree=3)  # m1^3 m2 has degree 4
     assert len(cas) == 0 and cas.warning is not None and "degree <= 3" in cas.warning
+
+
+@pytest.mark.parametrize("name", ["so3", "se3", "bianchi_VI0", "heisenberg"])
+def test_float_path_finds_casimirs_in_a_random_basis(name):
+    """Irrational C (random basis) goes through the floating-point null space: same number and degrees
+    of Casimirs as the named algebra, each satisfying Pi(m) grad F(m) = 0 at random m."""
+    g = named.all_named()[name]
+    rng = np.random.default_rng(11)
+    h = g.change_basis(np.eye(g.dim) + 0.4 * rng.uniform(-1, 1, (g.dim, g.dim)))
+    cas = h.casimirs()
+    assert [c.degree for c in cas] == [c.degree for c in g.casimirs()] and cas.warning is None
+    m = rng.standard_normal((6, g.dim))
+    for c in cas:
+        assert np.max(np.abs(np.einsum("...ij,...j->...i", h.poisson_tensor(m), c.grad(m)))) < 1e-9
+        assert np.max(np.abs(c.grad(m))) > 1e-3  # not the zero polynomial
