@@ -86,8 +86,9 @@ def reduced_linear_integrals(red):
     return [sp.Matrix([_clean(x) for x in v]).T for v in N]
 
 
-def reduced_quadratic_integrals(red):
-    """Symmetric S (sympy) with x^T S x conserved by x' = v(x), modulo products of linear integrals."""
+def reduced_quadratic_integrals(red, exclude=()):
+    """Symmetric S (sympy) with x^T S x conserved by x' = v(x), modulo products of linear integrals and
+    the span of the matrices in ``exclude`` (e.g. the energy, already listed)."""
     p, Q = red.p, red.Q_sym
     pairs = list(combinations_with_replacement(range(p), 2))
     Ssym = sp.symbols(f"s0:{len(pairs)}")
@@ -110,6 +111,7 @@ def reduced_quadratic_integrals(red):
         for b in range(a, len(lin)):
             P = (lin[a].T * lin[b] + lin[b].T * lin[a]) / 2
             prods.append([P[i, j] for i, j in pairs])
+    prods += [[S0[i, j] for i, j in pairs] for S0 in exclude]
     out, basis = [], list(prods)
     for v in vecs:
         M = sp.Matrix(basis + [v]) if basis else sp.Matrix([v])
@@ -162,15 +164,19 @@ def first_integrals_of(system):
     T = sp.expand((M.T * system.Iinv_sym * M)[0, 0] / 2)
     Tw = sp.expand((W.T * system.I_sym * W)[0, 0] / 2)
     if kind in ("servo1", "nonholonomic"):
+        red = system.reduced()
+        exclude = []
         if system.b_parallel_a:
             out.append(FirstIntegral("energy", "energy", T, m, Tw))
-        red = system.reduced()
+            # T in the reduced coordinates: m = (I E) x, T = x^T (I E)^T I^-1 (I E) x / 2
+            IE = red.to_state_sym
+            exclude.append((IE.T * system.Iinv_sym * IE) / 2)
         F = red.from_state_sym  # x = F m
         x_of_m = F * M
         for k, l in enumerate(reduced_linear_integrals(red)):
             e = sp.simplify((l * x_of_m)[0, 0])
             out.append(FirstIntegral(f"linear:{k + 1}", "linear", e, m, sp.simplify(e.subs(to_w, simultaneous=True))))
-        for k, S in enumerate(reduced_quadratic_integrals(red)):
+        for k, S in enumerate(reduced_quadratic_integrals(red, exclude)):
             e = sp.expand((x_of_m.T * S * x_of_m)[0, 0])
             out.append(FirstIntegral(f"quadratic:{k + 1}", "quadratic", e, m,
                                      sp.expand(e.subs(to_w, simultaneous=True))))

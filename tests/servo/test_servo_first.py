@@ -128,3 +128,17 @@ def test_batched_rhs_equals_loop_and_symbolic_needs_subs():
     with pytest.raises(SymbolicParameterError, match="subs"):
         sym.rhs(np.ones(3))
     assert sym.subs({A: 1}).realizability() == pytest.approx(1.0 / 3.0)
+
+
+def test_reduced_quadratic_integral_of_suslov_is_the_energy():
+    # for b = a the energy is a quadratic integral of the reduced system; with a = e3 and w = (x1, x2, 0)
+    # it is x^T I[:2, :2] x / 2, so the finder must return a multiple of the upper 2x2 block of I
+    from servo.first_integrals import reduced_quadratic_integrals
+
+    s = Nonholonomic(named.so3(), I_NUM, a=[0, 0, 1])
+    (S,) = reduced_quadratic_integrals(s.reduced())
+    S = np.array(S.tolist(), dtype=float)
+    ratio = S / I_NUM[:2, :2]
+    assert np.allclose(ratio, ratio[0, 0], rtol=1e-9)
+    # the energy is listed once (not again as "quadratic:1")
+    assert [f.kind for f in s.first_integrals()] == ["energy"]
