@@ -148,7 +148,8 @@ class CoadjointSpace:
     def bracket(self, x, y):
         if self.so3:
             return -_cross(x, y)
-        return -self.algebra.bracket(x, y)
+        # [x, y]_k = sum_j y_j ad(x)^T[j, k]
+        return -np.einsum("...j,...jk->...k", y, adT(self.algebra, x))
 
 
 class AffineCoadjointSpace:

@@ -37,9 +37,13 @@ def _casimir_drift(res):
 def test_casimirs_kept_to_round_off(alg, name):
     algebra = ALGEBRAS[alg]()
     P = quadratic_problem(algebra, seed=5)
-    z0 = start(algebra.dim, 5, batch=(20,))
-    steps = 10_000 if alg == "so3" and name in ("lie_euler", "rkmk4") else 2000
-    h = 0.01 if alg != "sl2" else 0.001  # sl(2) orbits are non-compact: keep a low-order method near them
+    if alg == "so3":
+        z0 = start(3, 5)
+        steps = 100_000 if name == "rkmk4" else 10_000
+    else:
+        z0 = start(algebra.dim, 5, batch=(8,))
+        steps = 1000
+    h = 0.01 if alg != "sl2" else 0.002  # sl(2) orbits are non-compact: keep a low-order method near them
     res = integrate(P, z0, (0.0, steps * h), method=name, steps=steps, save_every=steps // 10)
     assert res.status == 0, res.message
     assert "casimirs" in res.preserves
@@ -50,8 +54,8 @@ def test_casimirs_kept_to_round_off(alg, name):
 @pytest.mark.parametrize("name", ["splitting", "splitting4"])
 def test_splitting_keeps_the_casimir(name):
     P = free_rigid_body((2.0, 1.0, 2.0 / 3.0))
-    z0 = start(3, 7, batch=(20,))
-    res = integrate(P, z0, (0.0, 100.0), method=name, steps=10_000, save_every=1000)
+    z0 = start(3, 7)
+    res = integrate(P, z0, (0.0, 1000.0), method=name, steps=100_000, save_every=10_000)
     assert max(_casimir_drift(res).values()) < 1e-13
 
 
@@ -101,7 +105,7 @@ def test_linear_invariants_with_forcing(alg, name):
     algebra = ALGEBRAS[alg]()
     P, c = _forced(algebra, 11)
     z0 = 0.2 * start(algebra.dim, 11, batch=(5,))
-    res = integrate(P, z0, (0.0, 2.0), method=name, steps=400)
+    res = integrate(P, z0, (0.0, 2.0), method=name, steps=200)
     assert "linear_invariants" in res.preserves and "casimirs" not in res.preserves
     lin = res.invariants["linear:0"]
     assert np.max(np.abs(lin - lin[0])) < 1e-13
