@@ -138,7 +138,7 @@ class OneSidedSystem:
         act = sorted(active)
         if act:
             Gs = G[..., act, :][..., :, act]
-            lam[..., act] = np.linalg.solve(Gs, -w0[..., act])
+            lam[..., act] = np.linalg.solve(Gs, -w0[..., act, None])[..., 0]
         return a0 + np.einsum("...ij,...j->...i", AiM, lam), lam
 
     def select_active(self, t, q, qd, candidates, exclude=(), tol=1e-9):

@@ -205,3 +205,20 @@ def test_error_paths(skate):
         c.simulate([0, 0, np.pi / 2], [1, 0, 0], 1.0)
     with pytest.raises(LagrangianError, match="shape"):
         c.simulate([0, 0], [0, 0], 1.0)
+
+
+def test_batched_accelerations_match_hand_formula(skate):
+    """Skate with L = T + x: q'' = (1, 0, 0) + lambda (sin phi, -cos phi, 0) and differentiating the constraint
+    lambda = -sin phi - phi' (x' cos phi + y' sin phi) (hand derivation), on a (4, 5) batch of states."""
+    rng = np.random.default_rng(1)
+    q, qd = rng.normal(size=(4, 5, 3)), rng.normal(size=(4, 5, 3))
+    acc, lam = skate.constrain(PHI_SKATE).acceleration(0.0, q, qd)
+    ph, xd, yd, pd = q[..., 2], qd[..., 0], qd[..., 1], qd[..., 2]
+    lam_ref = -np.sin(ph) - pd * (xd * np.cos(ph) + yd * np.sin(ph))
+    np.testing.assert_allclose(lam[..., 0], lam_ref, atol=1e-12)
+    np.testing.assert_allclose(acc, np.stack([1 + lam_ref * np.sin(ph), -lam_ref * np.cos(ph), 0 * ph], -1),
+                               atol=1e-12)
+    os_acc, os_lam = skate.constrain(PHI_SKATE >= 0, model="one_sided").acceleration(0.0, q, qd, [0])
+    np.testing.assert_allclose(os_acc, acc, atol=1e-12)
+    free_acc, zero = skate.constrain(PHI_SKATE >= 0, model="one_sided").acceleration(0.0, q, qd, [])
+    np.testing.assert_allclose(free_acc, np.broadcast_to([1.0, 0, 0], q.shape), atol=1e-14)

@@ -96,17 +96,12 @@ def test_one_sided_servo_first_kind(sleigh):
     seg = [s for s in res.segments if s[0] == tj][0]
     yj = seg[2](tj)
     two = L.constrain(V_SLEIGH, model="servo1", control=M).simulate(yj[:3], yj[3:], 9.0, t0=tj, steps=20)
-    ts = two.t
-    mask = res.t >= tj
-    if len(res.events) == 2:
-        for tt, q in zip(ts, two.q):
-            j = np.argmin(abs(res.t - tt))
-            if abs(res.t[j] - tt) < 1e-12:
-                np.testing.assert_allclose(res.q[j], q, atol=1e-8)
-    assert mask.sum() > 10
+    assert len(res.events) == 2 and seg[1] == 9.0          # stays on the constraint after joining
+    dense = np.array([seg[2](tt) for tt in two.t])
+    np.testing.assert_allclose(dense[:, :3], two.q, atol=1e-8)
+    np.testing.assert_allclose(dense[:, 3:], two.qd, atol=1e-8)
 
 
-W_SYM = None
 qa, qb = dynamicsymbols("qa qb")
 
 
@@ -159,7 +154,7 @@ def test_two_one_sided_constraints_friction_limit(oscillator):
             for j in range(2):
                 forces[j] += sp.Piecewise((-N * fi, fi < 0), (0, True)) * (-W[i, j])
         Lf = LagrangianSystem(L.T, L.V, L.q, forces=forces)
-        rf = Lf.simulate(q0, qd0, 4.0, steps=80, method="Radau", rtol=1e-8, atol=1e-10)
+        rf = Lf.simulate(q0, qd0, 4.0, steps=80, method="BDF", rtol=1e-8, atol=1e-10)
         errs.append(np.abs(rf.qd - res.qd).max())
     assert errs[1] < errs[0] / 4 and errs[1] < 0.02, errs
 
