@@ -141,18 +141,13 @@ class OneSidedSystem:
             lam[..., act] = np.linalg.solve(Gs, -w0[..., act, None])[..., 0]
         return a0 + np.einsum("...ij,...j->...i", AiM, lam), lam
 
-    def select_active(self, t, q, qd, candidates, exclude=(), tol=1e-9):
-        """The active set among ``candidates`` (constraints with f = 0) solving the complementarity problem.
-
-        lambda_S = -G_SS^-1 w0_S >= 0 and w_i = w0_i + (G lambda)_i >= 0 for the candidates outside S;
-        smallest sets first, so at a sign change of lambda (lambda = 0) the constraint is released.
-        """
+    def _lcp(self, t, q, qd, candidates, exclude, tol, forced=()):
         a0, AiM, G, w0 = self._pieces(t, q, qd)
-        cand = [i for i in sorted(candidates) if i not in exclude]
+        cand = [i for i in sorted(candidates) if i not in exclude and i not in forced]
         scale = 1.0 + np.abs(w0).max()
         for size in range(len(cand) + 1):
             for Sset in combinations(cand, size):
-                Sset = list(Sset)
+                Sset = sorted(set(Sset) | set(forced))
                 lam = np.zeros(self.k)
                 if Sset:
                     Gs = G[np.ix_(Sset, Sset)]
@@ -161,10 +156,40 @@ class OneSidedSystem:
                     lam[Sset] = np.linalg.solve(Gs, -w0[Sset])
                 w = w0 + G @ lam
                 if np.all(lam[Sset] >= -tol * scale) and all(w[i] >= -tol * scale for i in candidates):
-                    return set(Sset)
-        raise ActiveSetError(f"no active set at t = {t:.12g}: candidates {sorted(candidates)}, "
-                             f"free constraint accelerations w0 = {w0.tolist()}, G = {G.tolist()}; "
-                             "check the realizability det (A^-1 M, df/dq') > 0")
+                    return set(Sset), w, scale, a0 + AiM @ lam
+        return None
+
+    def select_active(self, t, q, qd, candidates, exclude=(), tol=1e-9, probe=1e-6):
+        """The active set among ``candidates`` (constraints with f = 0) solving the complementarity problem.
+
+        lambda_S = -G_SS^-1 w0_S >= 0 and w_i = w0_i + (G lambda)_i >= 0 for the candidates outside S;
+        smallest sets first, so at a sign change of lambda (lambda = 0) the constraint is released.
+        Degenerate ties (w_i = 0 and lambda_i = 0, e.g. a start from rest) are decided at second order:
+        the state is advanced by a short Taylor step of length ``probe`` in the chosen mode and a free
+        candidate whose w_i then turns negative is made active.
+        """
+        out = self._lcp(t, q, qd, candidates, exclude, tol)
+        if out is None:
+            _, _, G, w0 = self._pieces(t, q, qd)
+            raise ActiveSetError(f"no active set at t = {t:.12g}: candidates {sorted(candidates)}, "
+                                 f"free constraint accelerations w0 = {w0.tolist()}, G = {G.tolist()}; "
+                                 "check the realizability det (A^-1 M, df/dq') > 0")
+        active, w, scale, acc = out
+        ties = [i for i in sorted(candidates) if i not in active and i not in exclude and abs(w[i]) <= tol * scale]
+        if ties:
+            q1, qd1 = np.asarray(q) + probe * np.asarray(qd), np.asarray(qd) + probe * acc
+            _, AiM, G, w0 = self._pieces(t + probe, q1, qd1)
+            lam = np.zeros(self.k)
+            act = sorted(active)
+            if act:
+                lam[act] = np.linalg.solve(G[np.ix_(act, act)], -w0[act])
+            w1 = w0 + G @ lam
+            push = [i for i in ties if w1[i] < -tol * scale]
+            if push:
+                better = self._lcp(t, q, qd, candidates, exclude, tol, forced=tuple(sorted(active | set(push))))
+                if better is not None:
+                    active = better[0]
+        return active
 
     def simulate(self, q0, qd0, t_end, steps=200, t0=0.0, method="DOP853", rtol=1e-12, atol=1e-12,
                  tol=1e-9, max_events=500, lam0=None):
@@ -196,9 +221,9 @@ class OneSidedSystem:
             active = self.select_active(t, y[:n], y[n:], cand, exclude=exclude, tol=tol)
             before = set(range(self.k)) & cand if prev is None else prev
             for i in sorted(active - before):
-                events.append((t, "join", i))
+                events.append((float(t), "join", i))
             for i in sorted(before - active):
-                events.append((t, "leave", i))
+                events.append((float(t), "leave", i))
             prev = active
             if len(events) > max_events:
                 raise ActiveSetError(f"more than {max_events} leave/join events before t = {t:.6g} (chattering?)")

@@ -175,3 +175,25 @@ def test_error_paths(sleigh, oscillator):
         bad.simulate([0, 0, 0], [U0, 0, W0], 6.0)
     with pytest.raises(LagrangianError, match="shape"):
         L.constrain((sp.Matrix([[1, 0]]), [0]), model="one_sided")
+
+
+def test_one_sided_inclined_skate_leave_and_join_times():
+    """Inclined skate (slides, seed 004) with the one-sided constraint -(x' sin phi - y' cos phi) >= 0 from rest,
+    phi' = w. Two-sided, lambda_f = 2 sin(wt) > 0 until t = pi/w, where the skate is at rest: it leaves then,
+    falls freely with f = s sin(ws) > 0 (s = t - pi/w) and rejoins at t = 2 pi/w. Checked to 1e-10 in time."""
+    L = LagrangianSystem((x.diff() ** 2 + y.diff() ** 2 + phi.diff() ** 2) / 2, -x, [x, y, phi])
+    c = L.constrain(-(x.diff() * sp.sin(phi) - y.diff() * sp.cos(phi)) >= 0, model="one_sided")
+    w = 1.5
+    res = c.simulate([0, 0, 0], [0, 0, w], 2.5 * np.pi / w, steps=100)
+    assert [e[1:] for e in res.events[:2]] == [("leave", 0), ("join", 0)], res.events
+    assert abs(res.events[0][0] - np.pi / w) < 1e-10 and abs(res.events[1][0] - 2 * np.pi / w) < 1e-10
+    tt = res.t
+    first = tt <= np.pi / w
+    exact = np.stack([np.sin(w * tt) ** 2 / (2 * w ** 2), (w * tt - np.sin(2 * w * tt) / 2) / (2 * w ** 2)], -1)
+    assert np.abs(res.q[first, :2] - exact[first]).max() < 1e-9
+    np.testing.assert_allclose(res.lam[first, 0], 2 * np.sin(w * tt[first]), atol=1e-8)
+    free = (tt > np.pi / w) & (tt < 2 * np.pi / w)
+    s = tt[free] - np.pi / w
+    np.testing.assert_allclose(res.q[free, 0], s ** 2 / 2, atol=1e-9)  # x(pi/w) = 0 and the skate is at rest
+    np.testing.assert_allclose(res.q[free, 1], np.pi / (2 * w ** 2), atol=1e-9)
+    assert np.all(res.lam[free] == 0)
