@@ -143,3 +143,26 @@ def test_error_paths():
         gauss_acceleration(SYSTEM, (np.zeros(6),))
     with pytest.raises(GaussError, match="6 entries"):
         gauss_acceleration(SYSTEM, (np.zeros(6), np.ones(6)), force=[1, 2])
+
+
+def test_one_sided_active_set_is_gauss_principle():
+    """At states on both boundaries of W q' + h <= 0, the one-sided model's active set and acceleration
+    coincide with the exact inequality-constrained minimiser of the compulsion."""
+    qa, qb = dynamicsymbols("qa qb")
+    L = LagrangianSystem((qa.diff() ** 2 + qb.diff() ** 2) / 2 + qa.diff() * qb.diff() / 3,
+                         (qa ** 2 + 2 * qb ** 2) / 2, [qa, qb])
+    W = sp.Matrix([[1, sp.sin(qa) / 3], [-sp.Rational(1, 5), 1]])
+    h = [-sp.Rational(1, 2), -sp.Rational(2, 5)]
+    c = L.constrain((W, h), model="one_sided")
+    rng = np.random.default_rng(5)
+    seen = set()
+    for _ in range(40):
+        q = rng.uniform(-2, 2, 2)
+        Wn = np.array([[1, np.sin(q[0]) / 3], [-0.2, 1]])
+        qd = np.linalg.solve(Wn, [0.5, 0.4])                 # both constraints at f = 0
+        active = c.select_active(0.0, q, qd, {0, 1})
+        seen.add(tuple(sorted(active)))
+        acc = c.acceleration(0.0, q, qd, active)[0]
+        ref = gauss_acceleration(L, (q, qd), [f >= 0 for f in c.f])
+        np.testing.assert_allclose(acc, ref, atol=1e-10)
+    assert len(seen) >= 3, seen                                # several different active sets visited
