@@ -176,8 +176,14 @@ def bianchi(type, a=None):
         "VIII": {(0, 1): [0, 0, -1], (1, 2): [1, 0, 0], (2, 0): [0, 1, 0]},
         "IX": {(0, 1): [0, 0, 1], (1, 2): [1, 0, 0], (2, 0): [0, 1, 0]},
     }
-    label = f"Bianchi {t}" + (f"_{a:g}" if needs_a else "")
-    return LieAlgebra(_table(3, tables[t]), basis=("e1", "e2", "e3"), name=label)
+    return _bianchi_cached(t, a, tuple(tuple(map(tuple, _table(3, tables[t]).reshape(3, 9)))))
+
+
+@lru_cache(maxsize=None)
+def _bianchi_cached(t, a, rows):
+    """One shared (immutable) algebra per type and parameter, so its Casimirs are computed once."""
+    label = f"Bianchi {t}" + (f"_{a:g}" if a is not None else "")
+    return LieAlgebra(np.array(rows).reshape(3, 3, 3), basis=("e1", "e2", "e3"), name=label)
 
 
 def all_named():
