@@ -14,8 +14,10 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[test]"
 	touch $(STAMP)
 
+# the report of every catalog entry (static HTML, figures beside it); PYTHONPATH guards against a stale
+# editable install that registered the packages as namespaces
 demo: $(STAMP)
-	$(VENV)/bin/liedyn algebras
+	MPLBACKEND=Agg PYTHONPATH=$(CURDIR) $(VENV)/bin/liedyn report --out out/report
 
 test: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m pytest -q

@@ -60,7 +60,7 @@ def euler_top(I1, I2, I3, m1, m2, m3, t_end, steps):
 @register("heavy_top", family="rigid", requires=requires_for("free"),
           defaults={"J1": 1.0, "J2": 1.0, "J3": 0.5, "mgl": 1.0, "chi": (0.0, 0.0, 1.0),
                     "M0": (0.3, 0.1, 2.0), "Gamma0": (0.0, float(np.sin(0.4)), float(np.cos(0.4))),
-                    "t_end": 10.0, "steps": 2000},
+                    "t_end": 10.0, "steps": 1000},
           title="Heavy top on se(3)*")
 def heavy_top(J1, J2, J3, mgl, chi, M0, Gamma0, t_end, steps):
     """Heavy top as a Lie-Poisson system on se(3)* (semidirect product); defaults: a Lagrange top."""

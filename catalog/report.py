@@ -123,11 +123,14 @@ def compare_section(entries, out):
     return "\n".join(parts)
 
 
-def graph_section(out):
+def graph_section(out, names=None):
+    """The relation graph figure and a verdict per edge (only edges between ``names`` if given)."""
     from .graph import graph
     from .relations import check_edge
 
     G = graph()
+    if names is not None:
+        G = G.subgraph(names).copy()
     rel = _figure(plots.graph_figure(G), out, "fig/graph.png")
     rows, verdicts = [], []
     for u, v, d in G.edges(data=True):
@@ -173,7 +176,7 @@ def write_report(out, names=None, progress=None, compare=True):
                    f"<span class='{'FAIL' if n_fail else 'PASS'}'>{'FAIL' if n_fail else 'PASS'}</span></li>")
     if progress is not None:
         progress.update("relations")
-    gsec, gv = graph_section(out)
+    gsec, gv = graph_section(out, names)
     verdicts += gv
     csec = ""
     if compare:
