@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .errors import ConstraintViolationError, ServoError, SymbolicParameterError
-from .parameters import check_covector, check_inertia, check_inverse_inertia, free_symbols
+from .errors import ServoError, SymbolicParameterError
+from .parameters import check_inertia, check_inverse_inertia, free_symbols
 
 __all__ = ["EulerPoincare", "LieSystem"]
 
@@ -220,6 +220,7 @@ class EulerPoincare(LieSystem):
 
     @property
     def has_linear_term(self):
+        """True when H has a non-zero linear term c (then w = K m + c is affine, not linear)."""
         return bool(any(x != 0 for x in self.c_sym))
 
     # ------------------------------------------------------------------ numerics

@@ -51,10 +51,12 @@ class Equations:
 
     @property
     def exprs(self):
+        """lhs - rhs of each equation, expanded (each vanishes along a motion)."""
         return [sp.expand(e.lhs - e.rhs) for e in self.eqs]
 
     @property
     def unknowns(self):
+        """The unknown functions: omega1(t)..omegan(t) and lambda(t) when present."""
         return self.omega + ((self.lam,) if self.lam is not None else ())
 
     def __iter__(self):
@@ -89,17 +91,13 @@ class Equations:
             return self
         a = [sp.expand(self.constraint.lhs).coeff(w) for w in self.omega]
         cand = [k for k, ak in enumerate(a) if ak != 0]
-        num = [k for k in cand if not ak_free(a[k])]
+        num = [k for k in cand if not getattr(a[k], "free_symbols", set())]
         k = (num or cand)[-1]
         sol = sp.solve(self.constraint.lhs, self.omega[k], dict=True)[0][self.omega[k]]
         rules = {sp.Derivative(self.omega[k], self.t): sp.diff(sol, self.t), self.omega[k]: sol}
         eqs = [sp.Eq(sp.expand(e.lhs.subs(rules)), sp.expand(e.rhs.subs(rules))) for e in self.eqs[:-1]]
         return Equations(eqs, self.t, tuple(w for i, w in enumerate(self.omega) if i != k), self.lam, None,
                          self.title + f" on the constraint ({self.omega[k]} eliminated)")
-
-
-def ak_free(x):
-    return bool(getattr(x, "free_symbols", set()))
 
 
 def equations_of(system):

@@ -148,3 +148,14 @@ def test_state_layout_and_multiplier():
     assert np.allclose(s.rhs(xs)[0], s.rhs(x))
     # first and second kind share the realizability number
     assert ServoFirstKind(s.algebra, s.I, a=s.a, b=s.b).realizability() == s.realizability() == 2.0
+
+
+def test_equations_print_and_evaluate():
+    s = ServoSecondKind(named.so3(), [[2, 0, 0], [0, 1, 0], [0, 0, sp.Rational(1, 3)]], a=[0, 0, 1], b=[0, 1, 1])
+    eq = s.equations()
+    assert len(eq) == 4 and str(eq.eqs[-1]) == "Eq(omega3(t), 0)"
+    tex = eq.on_constraint().latex()
+    assert "\\dot{\\lambda}" in tex and tex.startswith("\\begin{aligned}")
+    num = s.equations(symbolic=False)
+    assert any(isinstance(x, sp.Float) for e in num.exprs for x in e.atoms(sp.Number))
+    assert sp.expand(num.exprs[2] - sp.N(eq.exprs[2])) == 0
