@@ -62,7 +62,7 @@ def part1(u0=1.0, w0=-0.7, t_end=5.0):
     vmax, dist = [], []
     centre = np.array([0.0, -u0 / w0])  # ideal circle x = -(u0/w0) sin(w0 t), y = (u0/w0)(cos(w0 t) - 1)
     for N in Ns:
-        r = run(N, 0.0, [0, 0, 0], [-u0, 0, w0], t_end, 500)
+        r = run(N, 0.0, [0, 0, 0], [-u0, 0, w0], t_end, 250)
         v = -r.qd[:, 0] * np.sin(r.q[:, 2]) + r.qd[:, 1] * np.cos(r.q[:, 2])
         assert np.all(v[1:] < 0), "v(t) < 0 for t > 0 (Kozlov 2019, section 4)"
         vmax.append(np.abs(v).max())
@@ -87,7 +87,7 @@ def part2():
     ideal = np.array([0.0, 1.0])
     for kk, k in enumerate((0.1, 0.0, 100.0)):
         for N in (0.1, 1, 10, 100, 5000):
-            r = run(float(N), k, [0, 0, 0], [1, 0, 1], 10.0, 500)
+            r = run(float(N), k, [0, 0, 0], [1, 0, 1], 10.0, 400)
             c, R = fit_circle(r.q[r.t >= 5, :2])
             m = r.q[:, :2].mean(axis=0)
             Rm = np.linalg.norm(r.q[:, :2] - m, axis=1).mean()
@@ -96,19 +96,20 @@ def part2():
             print("%7g %6g | %9.4f %9.4f | %9.4f %9.4f | %7g %7g" % rows[-1])
             if k == 0.1:
                 paths[N] = r.q[:, :2]
-    print("fit dR -> 0 like 1/N (the limit is the ideal circle). The 'mean' columns reproduce the paper's dp = 0.18-0.19")
+    print("fit dR -> 0 like 1/N (the limit is the ideal circle). The 'mean' columns reproduce the paper's")
+    print("dp = 0.18-0.19")
     print("for large N: the mean of the samples of 10 rad of a unit circle is 2|sin 5|/10 = %.3f away from the centre."
           % (2 * abs(np.sin(5)) / 10))
     print("Their dR (mean distance to the biased centre, averaged over adaptive steps) cannot be reproduced exactly;")
-    print("their 0.0009 at N = 5000 is close to our fit value, and both say the circle radius tends to V/|w| = 1.")
+    print("their 0.0009 at N = 5000 is of the size of our fit value; both say the radius tends to V/|w| = 1.")
     print("Where N is small, k matters in our runs (the skate visits the allowed side); in Table 1 the k = 100 rows")
     print("repeat the k = 0.1 rows digit for digit even at N = 0.1, which the model with k = 100 does not reproduce.")
     # the literal reading of their signs: the skate first leaves the constraint (straight line to t = pi)
-    lit = run(5000.0, 0.1, [0, 0, 0], [-1, 0, 1], 10.0, 1000)
+    lit = run(5000.0, 0.1, [0, 0, 0], [-1, 0, 1], 10.0, 400)
     c, R = fit_circle(lit.q[lit.t >= 5, :2])
     print("literal signs (skate leaves first, joins at t = pi): fitted centre (%.4f, %.4f), R = %.5f;"
-          " one-sided ideal: (-pi, -1), R = 1;\n  the radius is smaller because the friction -k u slows the disc while it slides freely to t = pi"
-          % (c[0], c[1], R))
+          " one-sided ideal: (-pi, -1), R = 1;" % (c[0], c[1], R))
+    print("  the radius is smaller because the friction -k u slows the disc while it slides freely to t = pi")
     return rows, paths
 
 

@@ -101,10 +101,12 @@ class OneSidedSystem:
         return sp.simplify(S.dynamic((self.J_sym * S.A_sym.inv() * self.M_sym.T).det()))
 
     def homogeneity_degree(self):
+        """Degree(s) of positive homogeneity of f in q' (Euler's theorem, Talamucci 2025); None if not."""
         d = [homogeneity_degree_of(self.system, f) for f in self.f]
         return d[0] if self.k == 1 else d
 
     def is_homogeneous(self):
+        """True iff every f_nu is positively homogeneous in q'."""
         d = self.homogeneity_degree()
         return all(x is not None for x in (d if isinstance(d, list) else [d]))
 
