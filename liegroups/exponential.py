@@ -14,25 +14,42 @@ functions are batched over the leading axes of x (and m or v).
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
 import scipy.linalg
-import scipy.special
 
 from .errors import LieAlgebraError
 
-# below these values of t^2 the trigonometric quotients are replaced by Taylor polynomials; the
-# truncation error there is below 1e-17 and the direct formula above loses at most ~1e-13 to cancellation
-_SMALL_A = 1e-4   # sin t / t and (1 - cos t)/t^2 (no cancellation; only t = 0 matters)
-_SMALL_C = 1e-2   # (t - sin t)/t^3 and (1 - (t/2) cot(t/2))/t^2 (cancellation of order t^2)
+# below these values of t^2 the trigonometric quotients are replaced by Taylor polynomials in t^2
+_SMALL_A = 1e-4   # sin t / t and (1 - cos t)/t^2: no cancellation, only t = 0 needs care; error < 1e-20
+_SMALL_C = 1.0    # (t - sin t)/t^3 and (1 - (t/2) cot(t/2))/t^2: cancellation of order t^2 above, so the
+#                   series (12 terms, truncation < 1e-17) is used up to t = 1, where the direct formula
+#                   loses at most ~1e-15 relative
+
+def _bernoulli_numbers(m):
+    """Exact B_0..B_m (B_1 = -1/2) from sum_{k=0}^{j} C(j+1, k) B_k = 0 (scipy.special.bernoulli is
+    only accurate to ~1e-12 relative for B_4)."""
+    B = [Fraction(1)]
+    for j in range(1, m + 1):
+        B.append(-sum(math.comb(j + 1, k) * B[k] for k in range(j)) / (j + 1))
+    return B
+
+
+#: (t - sin t)/t^3 = sum_k (-1)^k t^(2k) / (2k+3)!
+_C_SERIES = np.array([(-1) ** k / math.factorial(2 * k + 3) for k in range(12)])
+#: (1 - (t/2) cot(t/2))/t^2 = sum_{n>=1} (-1)^(n+1) B_2n t^(2n-2) / (2n)!
+_D_SERIES = np.array([float((-1) ** (n + 1) * _bernoulli_numbers(24)[2 * n] / math.factorial(2 * n))
+                      for n in range(1, 13)])
 
 
 @lru_cache(maxsize=None)
 def bernoulli_coefficients(q):
-    """B_k / k! for k = 0..q-1 with B_1 = -1/2 (the Taylor coefficients of z/(e^z - 1))."""
-    B = scipy.special.bernoulli(max(q - 1, 1))[:q]
-    return tuple(float(B[k] / scipy.special.factorial(k)) for k in range(q))
+    """B_k / k! for k = 0..q-1 with B_1 = -1/2 (the Taylor coefficients of z/(e^z - 1)), exact to rounding."""
+    B = _bernoulli_numbers(max(q - 1, 1))
+    return tuple(float(B[k] / math.factorial(k)) for k in range(q))
 
 
 def _closed(algebra):
@@ -56,23 +73,20 @@ def _so3_coeffs(theta2):
 
 
 def _so3_c(theta2):
-    """c = (1 - sin t / t)/t^2 = (t - sin t)/t^3, given t^2 (Taylor below t = 0.1)."""
+    """c = (1 - sin t / t)/t^2 = (t - sin t)/t^3, given t^2 (Taylor series below t = 1)."""
     theta2 = np.asarray(theta2, dtype=float)
     small = theta2 < _SMALL_C
     t = np.sqrt(_safe(theta2, small))
-    s = theta2
-    series = 1.0 / 6.0 - s / 120.0 + s**2 / 5040.0 - s**3 / 362880.0 + s**4 / 39916800.0
+    series = np.polynomial.polynomial.polyval(theta2, _C_SERIES)
     return np.where(small, series, (t - np.sin(t)) / (_safe(theta2, small) * t))
 
 
 def _so3_d(theta2):
-    """d = (1 - (t/2) cot(t/2))/t^2, given t^2 (Taylor below t = 0.1); singular at t = 2 pi."""
+    """d = (1 - (t/2) cot(t/2))/t^2, given t^2 (Taylor series below t = 1); singular at t = 2 pi."""
     theta2 = np.asarray(theta2, dtype=float)
     small = theta2 < _SMALL_C
-    t = np.sqrt(_safe(theta2, small))
-    s = theta2
-    series = 1.0 / 12.0 + s / 720.0 + s**2 / 30240.0 + s**3 / 1209600.0 + s**4 / 47900160.0
-    half = 0.5 * t
+    half = 0.5 * np.sqrt(_safe(theta2, small))
+    series = np.polynomial.polynomial.polyval(theta2, _D_SERIES)
     return np.where(small, series, (1.0 - half * np.cos(half) / np.sin(half)) / _safe(theta2, small))
 
 
@@ -182,7 +196,7 @@ def dexp(algebra, x, v, order=None):
     v = algebra._check_vec(v, "v")
     if order is not None:
         q = _check_order(order)
-        return _series(algebra, x, v, [1.0 / scipy.special.factorial(k + 1) for k in range(q)])
+        return _series(algebra, x, v, [1.0 / math.factorial(k + 1) for k in range(q)])
     if _closed(algebra) == "so3":
         t2 = np.sum(x * x, axis=-1)
         _, b = _so3_coeffs(t2)
