@@ -156,9 +156,12 @@ class _Projected:
 
 def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=True):
     n, h = _grid(t0, t1, h, steps)
-    if fast and events is None and so3_fast.applies(method, problem):
-        return _fast(problem, method, y0, t0, h, n, save_every)
     stepper = make_stepper(method, problem)
+    if fast and so3_fast.applies(method, problem):
+        if events is None:
+            return _fast(problem, method, y0, t0, h, n, save_every)
+        so3_fast.check_velocity_matrix(problem, y0)
+        stepper = so3_fast.FastStepper(method, problem, stepper.fevals)
     project = _projector(problem, method, y0)
     if project is not None:
         stepper = _Projected(stepper, project)

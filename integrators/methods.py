@@ -67,6 +67,7 @@ class RKMK(Method):
     b: tuple = ()
     c: tuple = ()
     terms: int = 1
+    kinds: tuple = ("coadjoint", "reconstruction")
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class CommutatorFree(Method):
     stages: tuple = ()
     update: tuple = ()
     c: tuple = ()
+    kinds: tuple = ("coadjoint", "reconstruction")
 
 
 @dataclass(frozen=True)

@@ -235,6 +235,25 @@ def step_function(method, problem, scalar):
     return _CACHE[key]
 
 
+class FastStepper:
+    """Stepper interface (step(t, y, h) -> y1) over the generated function, used with events."""
+
+    def __init__(self, method, problem, fevals):
+        self.method, self.problem, self.fevals = method, problem, fevals
+
+    def step(self, t, y, h):
+        y = np.asarray(y, dtype=float)
+        if y.ndim == 1:
+            f = step_function(self.method, self.problem, scalar=True)
+            r = f(float(y[0]), float(y[1]), float(y[2]), 0.0, 0.0, 0.0, float(h))
+            return np.array([r[0] + r[3], r[1] + r[4], r[2] + r[5]])
+        f = step_function(self.method, self.problem, scalar=False)
+        flat = y.reshape(-1, 3)
+        zero = np.zeros(flat.shape[0])
+        r = f(flat[:, 0], flat[:, 1], flat[:, 2], zero, zero, zero, h)
+        return np.stack([r[0] + r[3], r[1] + r[4], r[2] + r[5]], axis=-1).reshape(y.shape)
+
+
 def run(method, problem, y0, t0, h, n, save_every, K):
     """Integrate n steps of size h from y0 (..., 3); return (ts, ys) at every save_every-th step."""
     f = step_function(method, problem, scalar=(y0.ndim == 1))

@@ -63,6 +63,14 @@ def _cross(a, b):
     return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
+def _times_hat(M, x):
+    """M @ hat(x) for (..., k, 3) M: column j of M hat(x) is (row of M) cross-weighted by x."""
+    c0 = M[..., 1] * x[..., 2, None] - M[..., 2] * x[..., 1, None]
+    c1 = M[..., 2] * x[..., 0, None] - M[..., 0] * x[..., 2, None]
+    c2 = M[..., 0] * x[..., 1, None] - M[..., 1] * x[..., 0, None]
+    return np.stack([c0, c1, c2], axis=-1)
+
+
 def so3_coadjoint_exp(x, m):
     """exp(ad x)^T m = R(-x) m = m - a (x cross m) + b x cross (x cross m) (Rodrigues), a = sin t/t,
     b = (1 - cos t)/t^2, t = |x|: the flow of Euler's m' = m x w for x = h w."""
@@ -207,15 +215,38 @@ class GroupSpace:
         self.algebra = group.algebra
         self.velocity = velocity
         self.so3 = group.name == "SO3"
+        self.se3_alg = group.name == "SE3"
         self.xdim = group.dim
 
     def field(self, t, g):
         return np.asarray(self.velocity(t), dtype=float)
 
     def act(self, x, g):
+        if self.so3:
+            # g (I + a X + b X^2) = g + a (g X) + b (g X) X, X = hat x (Rodrigues)
+            a, b = _so3_coeffs(np.einsum("...i,...i->...", x, x))
+            gX = _times_hat(g, x)
+            return g + a[..., None, None] * gX + b[..., None, None] * _times_hat(gX, x)
+        if self.group.name == "SE3":
+            w, v = x[..., :3], x[..., 3:]
+            t2 = np.einsum("...i,...i->...", w, w)
+            a, b = _so3_coeffs(t2)
+            small = t2 < 1e-8
+            c = np.where(small, 1.0 / 6.0 - t2 / 120.0, (1.0 - a) / np.where(small, 1.0, t2))
+            R = g[..., :3, :3]
+            RX = _times_hat(R, w)
+            wv = _cross(w, v)
+            Vv = v + b[..., None] * wv + c[..., None] * _cross(w, wv)
+            out = np.array(np.broadcast_to(g, np.broadcast_shapes(g.shape, x.shape[:-1] + (4, 4))))
+            out[..., :3, :3] = R + a[..., None, None] * RX + b[..., None, None] * _times_hat(RX, w)
+            out[..., :3, 3] = g[..., :3, 3] + np.einsum("...ij,...j->...i", R, Vv)
+            return out
         return g @ self.group.exp(x)
 
     def bracket(self, x, y):
         if self.so3:
             return -_cross(x, y)
-        return -self.algebra.bracket(x, y)
+        if self.se3_alg:  # [(w1, v1), (w2, v2)] = (w1 x w2, w1 x v2 - w2 x v1)
+            w1, v1, w2, v2 = x[..., :3], x[..., 3:], y[..., :3], y[..., 3:]
+            return -np.concatenate([_cross(w1, w2), _cross(w1, v2) - _cross(w2, v1)], axis=-1)
+        return -np.einsum("...j,...jk->...k", y, adT(self.algebra, x))
