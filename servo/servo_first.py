@@ -33,9 +33,11 @@ class ServoFirstKind(ConstrainedSystem):
     b : (n,) control covector, the force is lambda b (keyword)
 
     Raises UnrealizableConstraintError if (I^-1 a, b) = 0 (relative to |a||b||I^-1|).
-    The default integrator is "rk4" on the reduced-free vector field (the forcing lambda b breaks the
-    coadjoint structure, so Lie-Poisson methods bring nothing here); ``s.reduced()`` gives the
-    quadratic system on the constraint for other integrators.
+    The default integrator is "rk4": the field satisfies (I^-1 a, ad*_w m + lambda(m) b) = 0 for every m
+    (not only on the constraint), so the constraint (a, I^-1 m) = 0 is a linear invariant, which every
+    Runge-Kutta method keeps to round-off; the forcing lambda b breaks the coadjoint structure, so
+    Lie-Poisson methods have nothing extra to keep here. ``s.reduced()`` gives the quadratic system on
+    the constraint for other integrators.
     """
 
     kind = "servo1"
