@@ -22,7 +22,8 @@ from typing import Any, Callable
 import numpy as np
 
 #: the modules that register entries (imported on first use)
-ENTRY_MODULES = ("catalog.entries_rigid", "catalog.entries_servo", "catalog.entries_sleigh", "catalog.entries_coordinates")
+ENTRY_MODULES = ("catalog.entries_rigid", "catalog.entries_servo", "catalog.entries_sleigh", "catalog.entries_coordinates",
+                 "catalog.entries_talamucci")
 
 
 class CatalogError(ValueError):

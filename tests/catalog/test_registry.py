@@ -6,7 +6,9 @@ import pytest
 import catalog
 from catalog.registry import CatalogError
 
-EXPECTED = {"euler_top", "heavy_top", "suslov", "beghin_body", "flywheel_body", "vakonomic_body",
+EXPECTED = {"euler_top", "heavy_top", "suslov", "beghin_body", "flywheel_body", "vakonomic_body", "skate_inclined",
+            "skate_vakonomic", "skate_added_mass", "skate_friction", "one_sided_sleigh", "sleigh_friction",
+            "talamucci_two_points",
             "chaplygin_sleigh", "chaplygin_sleigh_on_blade", "servo_sleigh"}
 
 
@@ -47,10 +49,14 @@ def test_parameters_override_defaults():
 def test_entry_metadata_is_complete(name):
     e = catalog.get(name)
     assert e.name == name and e.description and e.references and e.t_end > 0
-    assert len(e.labels) == np.asarray(e.initial_state).shape[-1]
     assert e.kind in ("lie-group", "coordinates")
-    # the state layout matches the system's own (servo issue 3: m, or (m, lambda) for the second kind)
-    assert np.asarray(e.initial_state).shape[-1] == e.system.state_dim
+    if e.kind == "lie-group":
+        assert len(e.labels) == np.asarray(e.initial_state).shape[-1]
+        # the state layout matches the system's own (servo issue 3: m, or (m, lambda) for the second kind)
+        assert np.asarray(e.initial_state).shape[-1] == e.system.state_dim
+    else:  # the run's state is (q, q')
+        assert len(e.labels) == 2 * len(e.initial_state["q0"]) == 2 * len(e.initial_state["qd0"])
+        assert len(e.initial_state["q0"]) == e.system.system.n if hasattr(e.system, "system") else e.system.n
 
 
 def test_unrealizable_beghin_body_raises():
