@@ -5,6 +5,7 @@ Entry points: :func:`integrate` (like scipy's solve_ivp) and :func:`reconstruct`
 sampled velocities). Methods and what they keep: :data:`METHODS` (see :mod:`integrators.methods`).
 """
 
+from .compare import Comparison, compare
 from .driver import DEFAULT_STEPS, IntegrationInputError, integrate
 from .methods import METHODS, MethodError, applicable_methods
 from .problems import CoadjointProblem, ODEProblem, ReconstructionProblem
@@ -12,6 +13,6 @@ from .reconstruction import reconstruct
 from .result import IntegrationResult
 from .stepping import ConvergenceError
 
-__all__ = ["ODEProblem", "CoadjointProblem", "ReconstructionProblem", "integrate", "reconstruct",
+__all__ = ["compare", "Comparison", "ODEProblem", "CoadjointProblem", "ReconstructionProblem", "integrate", "reconstruct",
            "IntegrationResult", "METHODS", "MethodError", "IntegrationInputError", "ConvergenceError",
            "applicable_methods", "DEFAULT_STEPS"]
