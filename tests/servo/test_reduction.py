@@ -54,3 +54,22 @@ def test_symbolic_reduced_has_no_numeric_system():
     assert sp.simplify(red.exprs[0] + lam * w2 / A) == 0
     assert sp.simplify(red.exprs[2] - ((A - B) * w1 * w2 - lam * w1)) == 0
     assert sp.simplify(red.exprs[1] - (lam * w1 - red.exprs[2]) / B) == 0
+
+
+def test_reduced_integrals_agree_with_the_quadratic_system_finder():
+    # two independent implementations: servo.first_integrals (null spaces of Q built with sympy) and
+    # QuadraticSystem.linear/quadratic_first_integrals (invariant-lines issue)
+    from servo import Nonholonomic
+    from servo.first_integrals import reduced_linear_integrals, reduced_quadratic_integrals
+
+    sleigh = ServoFirstKind(named.se2(), [1.0, 1.0, 0.5], a=[0, 1, 0], b=[0.4, 1.0, -0.3])
+    red = sleigh.reduced()
+    (ours,) = [np.array(l.tolist(), dtype=float).ravel() for l in reduced_linear_integrals(red)]
+    (theirs,) = np.atleast_2d(red.system.linear_first_integrals())
+    assert abs(ours @ theirs) == pytest.approx(np.linalg.norm(ours) * np.linalg.norm(theirs), rel=1e-10)
+    assert abs(ours @ [0.4, -0.6]) < 1e-12 * np.linalg.norm(ours)    # ours || (beta, -alpha) = (-0.6, -0.4)
+    I = np.array([[2.0, 0.3, 0.4], [0.3, 1.5, -0.2], [0.4, -0.2, 1.0]])
+    red = Nonholonomic(named.so3(), I, a=[0, 0, 1]).reduced()
+    (S,) = [np.array(x.tolist(), dtype=float) for x in reduced_quadratic_integrals(red)]
+    (S2,) = red.system.quadratic_first_integrals()
+    assert np.allclose(S / np.linalg.norm(S), np.sign(S2[0, 0] * S[0, 0]) * S2 / np.linalg.norm(S2), atol=1e-9)
