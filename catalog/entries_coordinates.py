@@ -238,3 +238,27 @@ def sleigh_friction(M, J, ell, u0, w0, N, t_end, steps):
         path=lambda run: run.y[:, :2],
         extras={"body_velocities": body, "checks": {"energy never increases (max increase)": dissipates},
                 "sim_options": FRICTION_TOL})
+
+
+@register("sleigh_one_sided_friction", family="sleigh", requires=REQ,
+          defaults={"M": 1.0, "J": 0.5, "u0": 1.0, "w0": -0.7, "N": 100.0, "k": 0.0, "t_end": 10.0, "steps": 200},
+          title="Sleigh with one-sided friction (tends to the one-sided sleigh)")
+def sleigh_one_sided_friction(M, J, u0, w0, N, k, t_end, steps):
+    """The one-sided sleigh's blade replaced by friction -N v only where v < 0 (-k v where v >= 0)."""
+    L, _, a = _sleigh_lagrangian(M, J, 0.0)
+    energy = lambda y: 0.5 * M * (y[..., 3] ** 2 + y[..., 4] ** 2) + 0.5 * J * y[..., 5] ** 2
+
+    def dissipates(run):
+        return float(max(np.max(np.diff(energy(run.y))), 0.0)), 1e-10
+
+    return Entry(
+        name="sleigh_one_sided_friction", system=L.with_friction(a, N, one_sided=True, k=k),
+        initial_state={"q0": [0.0, 0.0, 0.0], "qd0": [u0, 0.0, w0]}, t_end=t_end, parameters={}, steps=int(steps),
+        model="friction", kind="coordinates",
+        description=(f"The realization of the one-sided constraint v >= 0 by one-sided viscous friction (Salnikova, "
+                     f"Kugushev, Demidov 2023, section 4; Kozlov 2019, (4.2)): the force -N v acts across the blade "
+                     f"only when v < 0 (N = {N:g}, k = {k:g} on the allowed side). As N -> infinity the motion "
+                     "tends to the one-sided sleigh: straight line, then a circle of radius u0/|w0|."),
+        references=REF_ONE_SIDED, labels=("x", "y", "theta", "x'", "y'", "theta'"), tags=("sleigh", "friction"),
+        path=lambda run: run.y[:, :2],
+        extras={"checks": {"energy never increases (max increase)": dissipates}, "sim_options": FRICTION_TOL})

@@ -167,3 +167,15 @@ def on_blade_is_ell_zero():
     """chaplygin_sleigh with ell = 0 moves as chaplygin_sleigh_on_blade (and both match u, w = const)."""
     return _same_motion("chaplygin_sleigh_on_blade", {}, "chaplygin_sleigh", {"ell": 0.0},
                         "on_blade = chaplygin_sleigh(ell = 0)", steps=200)
+
+
+def one_sided_friction_to_one_sided(Ns=(25.0, 50.0), t_end=8.0):
+    """Sleigh with one-sided friction against the event-driven one-sided sleigh (same data): max state
+    difference = O(1/N) over a run that includes the join (Salnikova et al. 2023, section 4)."""
+    from .registry import get
+    from .run import simulate
+
+    r0 = simulate(get("one_sided_sleigh", t_end=t_end, steps=80))
+    errs = [float(np.max(np.abs(simulate(get("sleigh_one_sided_friction", N=N, t_end=t_end, steps=80)).y - r0.y)))
+            for N in Ns]
+    return _rate(errs, Ns, "sleigh_one_sided_friction -> one_sided_sleigh", "")
