@@ -22,7 +22,7 @@ REALIZABILITY_RTOL = 1e-10
 CONSTRAINT_RTOL = 1e-9
 
 
-class ConstrainedSystem(LieSystem):
+class LeftInvariantConstrained(LieSystem):
     """T = (I w, w)/2 with I symmetric positive definite, constraint (a, w) = 0, control covector b."""
 
     def __init__(self, algebra, inertia, a, b, name=None):

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constrained import ConstrainedSystem
+from .constrained import LeftInvariantConstrained
 
 __all__ = ["ServoFirstKind", "Nonholonomic"]
 
 
-class ServoFirstKind(ConstrainedSystem):
+class ServoFirstKind(LeftInvariantConstrained):
     """m' = ad*_w m + lambda b, (a, w) = 0, m = I w (Beghin's servo-constraint, Kozlov's type I).
 
     Parameters

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constrained import ConstrainedSystem
+from .constrained import LeftInvariantConstrained
 from .errors import ServoError
 
 __all__ = ["ServoSecondKind", "Vakonomic"]
 
 
-class ServoSecondKind(ConstrainedSystem):
+class ServoSecondKind(LeftInvariantConstrained):
     """(m + lambda b)' = ad*_w (m + lambda b), (a, w) = 0, m = I w (Kozlov's servo-constraint of type II).
 
     Parameters as :class:`servo.ServoFirstKind`. The state is (m_1..m_n, lambda). The default method is
