@@ -90,3 +90,26 @@ def test_named_matrix_algebras_match_their_documented_tables():
             assert np.allclose(br(se3, i, j), np.r_[eps, 0, 0, 0])
             assert np.allclose(br(se3, i, 3 + j), np.r_[0, 0, 0, eps])
             assert np.allclose(br(se3, 3 + i, 3 + j), 0)
+
+
+@pytest.mark.parametrize("t, a", [("IV", None), ("V", None), ("VI", 2.0), ("VI", -3.0), ("VI0", None),
+                                  ("VII", 0.5), ("VII", 2.0), ("VII0", None)])
+def test_bianchi_action_of_e3_on_the_derived_algebra(t, a):
+    """What separates types with equal invariants (Ellis-MacCallum canonical forms): e3 acts on
+    [g, g] = span(e1, e2) by M with IV a Jordan block, V a multiple of the identity, VI_a real
+    eigenvalues of ratio a (VI0: a = -1), VII_a complex eigenvalues proportional to a +- i (VII0: a = 0)."""
+    g = named.bianchi(t, a=a)
+    assert g.derived_algebra_dim() == 2
+    assert np.allclose(g.ad(np.array([0.0, 0.0, 1.0]))[2], 0)  # [e3, g] lies in span(e1, e2)
+    M = g.ad(np.array([0.0, 0.0, 1.0]))[:2, :2]
+    ev = np.linalg.eigvals(M)
+    if t == "IV":
+        assert np.isclose(ev[0], ev[1]) and np.linalg.matrix_rank(M - ev[0].real * np.eye(2)) == 1
+    elif t == "V":
+        assert np.allclose(M, M[0, 0] * np.eye(2)) and M[0, 0] != 0
+    elif t in ("VI", "VI0"):
+        ratio = {"VI": a, "VI0": -1.0}[t]
+        assert np.allclose(ev.imag, 0) and np.isclose(min(ev.real / ev.real[::-1], key=lambda r: abs(r - ratio)), ratio)
+    else:
+        aa = {"VII": a, "VII0": 0.0}[t]
+        assert np.all(np.abs(ev.imag) > 0) and np.isclose(abs(ev[0].real / ev[0].imag), aa)

@@ -150,3 +150,16 @@ def test_change_basis_singular_or_wrong_shape():
 def test_bad_bivector_signature(sig):
     with pytest.raises(LieAlgebraError):
         from_bivectors(sig)
+
+
+def test_small_jacobi_violation_is_caught_at_the_documented_tolerance():
+    # [e1, e2] = e3 + d e1 in so(3): by hand the Jacobi sum for (e1, e2, e3) is [e3, d e1] = d e2
+    for d, rejected in [(1e-6, True), (1e-9, True), (1e-11, False)]:  # tolerance 1e-10 * n * max|C|^2
+        C = _eps()
+        C[0, 1, 0], C[1, 0, 0] = d, -d
+        if rejected:
+            with pytest.raises(StructureConstantsError, match="Jacobi") as err:
+                LieAlgebra(C)
+            assert err.value.residual == pytest.approx(d) and err.value.indices[3] == 1
+        else:
+            LieAlgebra(C)
