@@ -142,3 +142,23 @@ def test_reduced_quadratic_integral_of_suslov_is_the_energy():
     assert np.allclose(ratio, ratio[0, 0], rtol=1e-9)
     # the energy is listed once (not again as "quadratic:1")
     assert [f.kind for f in s.first_integrals()] == ["energy"]
+
+
+def test_nonholonomic_is_the_limit_of_viscous_friction():
+    # Kozlov's Theorem 1 (slide "Anisotropic friction") on so(3): m' = ad*_w m - N (a, w) a tends to the
+    # nonholonomic (Suslov) motion as N -> oo (independent: a stiff scipy integration of the free body)
+    import scipy.integrate
+
+    a = np.array([0.0, 0.0, 1.0])
+    s = Nonholonomic(named.so3(), I_NUM, a=a)
+    m0 = s.state_from(w=[0.8, -0.4, 0.0])
+    ref = s.simulate(m0, 2.0, steps=400)
+    Ki = np.linalg.inv(I_NUM)
+    errs = []
+    for N in (1e2, 1e3):
+        def f(t, m, N=N):
+            w = Ki @ m
+            return np.cross(m, w) - N * (a @ w) * a
+        sol = scipy.integrate.solve_ivp(f, (0, 2.0), m0, method="Radau", t_eval=ref.t, rtol=1e-10, atol=1e-12)
+        errs.append(np.max(np.abs(sol.y.T - ref.y)))
+    assert errs[1] < errs[0] / 5 and errs[1] < 1e-2
