@@ -115,7 +115,8 @@ def compare(problem, y0, t_end, methods=None, exact=None, steps=(100, 200, 400, 
     """Compare integration methods on ``problem`` from ``y0`` over [0, t_end]; return a Comparison.
 
     ``methods`` defaults to every applicable method; fixed-step methods run the step ladder
-    ``steps`` (numbers of steps), scipy methods the ``tolerances`` ladder (rtol = tol, atol = tol/100).
+    ``steps`` (numbers of steps; or a dict order -> ladder, so low-order methods can take more
+    steps), scipy methods the ``tolerances`` ladder (rtol = tol, atol = tol/100).
     Invariants are recorded on every ``save_every``-th step (default: 100 points per run).
     """
     y0 = np.asarray(y0, dtype=float)
@@ -125,7 +126,13 @@ def compare(problem, y0, t_end, methods=None, exact=None, steps=(100, 200, 400, 
     for name in names:
         m = METHODS[name] if isinstance(name, str) else name
         rep = MethodReport(m.name, m.order if m.fixed_step else None, None)
-        rungs = steps if m.fixed_step else tolerances
+        if not m.fixed_step:
+            rungs = tolerances
+        elif isinstance(steps, dict):
+            rungs = steps.get(m.order, steps[max(k for k in steps if k <= m.order)] if any(
+                k <= m.order for k in steps) else next(iter(steps.values())))
+        else:
+            rungs = steps
         last = None
         for r in rungs:
             if m.fixed_step:

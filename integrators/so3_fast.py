@@ -45,10 +45,12 @@ def _coeffs_float(t2):
 
 
 def _coeffs_array(t2):
-    t = np.sqrt(t2)
-    a = np.sinc(t * (1.0 / math.pi))
-    s = np.sinc(t * (0.5 / math.pi))
-    return a, 0.5 * s * s
+    # a = sin t / t = 2 sin(t/2) cos(t/2) / t, b = 2 sin^2(t/2) / t^2; t is clamped at 1e-150 (where
+    # a = 1, b = 1/2 to double precision) so that t = 0 needs no branch and t^2 does not underflow
+    t = np.maximum(np.sqrt(t2), 1e-150)
+    s = np.sin(0.5 * t)
+    st = s / t
+    return 2.0 * np.cos(0.5 * t) * st, 2.0 * st * st
 
 
 def _lin(_name, terms):
