@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from liegroups import m_symbols, named
+from liegroups import LieAlgebra, m_symbols, named
 
 
 def _span_contains(found, expected, syms):
@@ -131,3 +131,21 @@ def test_float_path_finds_casimirs_in_a_random_basis(name):
     for c in cas:
         assert np.max(np.abs(np.einsum("...ij,...j->...i", h.poisson_tensor(m), c.grad(m)))) < 1e-9
         assert np.max(np.abs(c.grad(m))) > 1e-3  # not the zero polynomial
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_casimirs_are_functionally_independent(extra):
+    """gl(2) (from E11, E12, E21, E22) and R + so(3): a linear Casimir and its square are both in the
+    degree-2 null space; only independent ones may be returned (Jacobian of rank = number found)."""
+    if extra == 0:
+        E = [np.outer(np.eye(2)[i], np.eye(2)[j]) for i in range(2) for j in range(2)]
+        g, degrees = LieAlgebra.from_matrices(E), [1, 2]  # trace, then a quadratic (det or tr^2 - ...)
+    else:
+        C = np.zeros((4, 4, 4))  # R + so(3), the centre first so that m1^2 heads the degree-2 null space
+        C[1:, 1:, 1:] = named.so3().structure_constants
+        g, degrees = LieAlgebra(C), [1, 2]
+    cas = g.casimirs()
+    assert sorted(c.degree for c in cas) == degrees and len(cas) == cas.expected
+    m = np.random.default_rng(4).standard_normal((3, g.dim))
+    J = np.stack([c.grad(m) for c in cas], axis=-2)
+    assert all(np.linalg.matrix_rank(Jk) == len(cas) for Jk in J)
