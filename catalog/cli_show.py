@@ -57,7 +57,8 @@ def cmd_show(args):
             print("  " + line)
     r = d["realizability"]
     if r is not None:
-        print(f"\nrealizability (I^-1 a, b) = {r}" + ("" if isinstance(r, str) else
+        expr = "(I^-1 a, b)" if d["kind"] == "lie-group" else "(A^-1 M, dPhi/dq')"
+        print(f"\nrealizability {expr} = {r}" + ("" if isinstance(r, str) else
                                                        ("  (realizable)" if r != 0 else "  (NOT realizable)")))
     print("\nfirst integrals:")
     for f in d["first_integrals"]:

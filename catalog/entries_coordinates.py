@@ -64,7 +64,7 @@ def _coords_entry(name, system, w, t_end, steps, model, description, **kw):
                                                            "lam0": kw.pop("lam0", None)},
                  t_end=t_end, parameters={}, steps=int(steps), model=model, kind="coordinates",
                  description=description, references=kw.pop("references", REF_SKATE),
-                 labels=("x", "y", "phi", "x'", "y'", "phi'"), **kw)
+                 labels=("x", "y", "phi", "x'", "y'", "phi'"), path=lambda run: run.y[:, :2], **kw)
 
 
 @register("skate_inclined", family="coordinates", requires=REQ, defaults={"w": 1.0, "t_end": 10.0, "steps": 400},

@@ -66,7 +66,8 @@ def entry_section(entry, out, counter):
     r = describe.realizability(entry)
     if r is not None:
         ok = (not isinstance(r, str)) and r != 0
-        parts.append(f"<p>Realizability (I<sup>-1</sup>a, b) = {_e(r)}: "
+        expr = "(I<sup>-1</sup>a, b)" if entry.kind == "lie-group" else "(A<sup>-1</sup>M, &part;&Phi;/&part;q')"
+        parts.append(f"<p>Realizability {expr} = {_e(r)}: "
                      f"{'realizable' if ok else 'not realizable'}</p>")
     verdicts = []
     run = simulate(entry)
