@@ -166,3 +166,16 @@ def test_bernoulli_coefficients_are_the_taylor_coefficients_of_z_over_expm1():
     ser = sp.series(z / (sp.exp(z) - 1), z, 0, 12).removeO()
     exact = [float(ser.coeff(z, k)) for k in range(12)]
     assert np.allclose(bernoulli_coefficients(12), exact, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("kind", ["so3", "se2", "se3"])
+def test_closed_forms_broadcast_like_the_general_path(kind):
+    g, gen = named.get(kind), _general(kind)
+    rng = np.random.default_rng(10)
+    x1, m1 = rng.standard_normal((2, g.dim))
+    xb, mb = rng.standard_normal((2, 4, 1, g.dim))
+    for x, m in [(x1, mb), (xb, m1), (xb, rng.standard_normal((3, g.dim)))]:
+        for f in ("coadjoint_exp", "dexp", "dexpinv"):
+            a, b = getattr(g, f)(x, m), getattr(gen, f)(x, m)
+            assert a.shape == b.shape == np.broadcast_shapes(x.shape, m.shape)
+            assert np.allclose(a, b, atol=1e-12), f
