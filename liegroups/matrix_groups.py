@@ -36,16 +36,18 @@ def _so3_log(R):
     theta = np.arctan2(s, cos)
     t2 = theta**2
     small = t2 < 1e-4
-    scale = np.where(small, 1.0 + t2 / 6.0 + 7.0 * t2**2 / 360.0, theta / np.where(small, 1.0, s))
+    obtuse = cos < -0.5  # there the axis comes from the symmetric part (s may be exactly 0 at pi)
+    scale = np.where(small, 1.0 + t2 / 6.0 + 7.0 * t2**2 / 360.0, theta / np.where(small | obtuse, 1.0, s))
     out = scale[..., None] * w
-    obtuse = cos < -0.5
     if np.any(obtuse):
-        B = (R + np.swapaxes(R, -1, -2)) / 2.0 - cos[..., None, None] * np.eye(3)  # (1 - cos) a a^T
+        Ro, co, wo = R[obtuse], cos[obtuse], w[obtuse]  # flattened batch of the obtuse entries
+        B = (Ro + np.swapaxes(Ro, -1, -2)) / 2.0 - co[:, None, None] * np.eye(3)  # (1 - cos) a a^T
         k = np.argmax(np.diagonal(B, axis1=-2, axis2=-1), axis=-1)
-        col = np.take_along_axis(B, k[..., None, None], axis=-1)[..., 0]
+        col = B[np.arange(len(k)), :, k]
         axis = col / np.linalg.norm(col, axis=-1, keepdims=True)
-        axis = np.where((np.sum(axis * w, axis=-1) < 0)[..., None], -axis, axis)
-        out = np.where(obtuse[..., None], theta[..., None] * axis, out)
+        axis = np.where((np.sum(axis * wo, axis=-1) < 0)[:, None], -axis, axis)
+        out = np.array(out)
+        out[obtuse] = theta[obtuse][:, None] * axis
     return out
 
 

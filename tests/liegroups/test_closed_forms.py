@@ -102,6 +102,20 @@ def test_log_exp_round_trips(G):
     assert np.allclose(G.exp(G.log(g)), g, atol=1e-11)
 
 
+def test_log_of_exact_half_turns_mixed_with_identity():
+    """diag(1, -1, -1) has R - R^T = 0 exactly: no division by zero (RuntimeWarning is an error here)."""
+    R = np.stack([np.diag([1.0, -1, -1]), np.eye(3), np.diag([-1.0, -1, 1]), SO3.exp([0, 0, 1e-9])])
+    w = SO3.log(R.reshape(2, 2, 3, 3)).reshape(4, 3)
+    assert np.allclose(np.abs(w), [[np.pi, 0, 0], [0, 0, 0], [0, 0, np.pi], [0, 0, 1e-9]], atol=1e-15)
+    assert np.allclose(SO3.exp(w), R, atol=1e-15)
+    g = np.eye(4)
+    g[:3, :3], g[:3, 3] = R[0], [1.0, 2.0, 3.0]
+    assert np.allclose(SE3.exp(SE3.log(g)), g, atol=1e-14)
+    h = np.diag([-1.0, -1.0, 1.0])
+    h[:2, 2] = [1.0, 2.0]
+    assert np.allclose(SE2.exp(SE2.log(h)), h, atol=1e-14)
+
+
 def test_so3_log_at_pi_returns_a_valid_logarithm():
     for axis in [AXIS, np.array([1.0, 0, 0]), np.array([0, 0, -1.0])]:
         R = SO3.exp(np.pi * axis)
