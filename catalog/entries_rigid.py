@@ -23,6 +23,14 @@ REF_EULER = ["L. D. Landau, E. M. Lifshitz, Mechanics, section 37 (Jacobi ellipt
              "seeds/004_11b42558cce6c462.txt: Euler-Poincare equations m' = ad*_w m on so(3)"]
 
 
+def _spatial_momentum_check(run):
+    """The free body's angular momentum in space, R(t) m(t), is constant (Noether for left-invariant
+    Lagrangians); R from the reconstruction g' = g w along the run."""
+    R = run.orientation()
+    L = np.einsum("kij,kj->ki", R, run.y)
+    return float(np.max(np.abs(L - L[0]))), 1e-8
+
+
 @register("euler_top", family="rigid", requires=requires_for("free"),
           defaults={"I1": 2.0, "I2": 1.0, "I3": 2.0 / 3.0, "m1": float(np.cos(1.1)), "m2": 0.0,
                     "m3": float(np.sin(1.1)), "t_end": 10.0, "steps": 1000},
@@ -53,7 +61,8 @@ def euler_top(I1, I2, I3, m1, m2, m3, t_end, steps):
                          "energy (m, I^-1 m)/2": lambda y: 0.5 * np.sum(y**2 / I, -1)},
         exact_solution=exact, labels=("m1", "m2", "m3"), tags=("so3", "free", "integrable"),
         tolerances={"integral": 1e-9, "exact": 1e-6},
-        extras={"algebra": g, "inertia": np.diag(I)},
+        extras={"algebra": g, "inertia": np.diag(I), "checks": {
+            "spatial angular momentum R m (max change)": _spatial_momentum_check}},
     )
 
 

@@ -63,6 +63,28 @@ def trajectory_figure(entry, run):
     return fig
 
 
+def orientation_figure(entry, run):
+    """Motion on the group SO(3): the tips of the body axes R e_1, R e_2, R e_3 on the unit sphere, and the
+    orthogonality defect |R^T R - 1| along the run. None when the run is not on so(3)."""
+    R = run.orientation()
+    if R is None:
+        return None
+    fig = plt.figure(figsize=(8.4, 3.4))
+    ax = fig.add_subplot(1, 2, 1, projection="3d")
+    for i in range(3):
+        ax.plot(R[:, 0, i], R[:, 1, i], R[:, 2, i], lw=0.8, label=f"R e{i + 1}")
+    ax.set_box_aspect((1, 1, 1))
+    ax.legend(fontsize=6)
+    ax.set_title(f"{entry.name}: body axes in space", fontsize=9)
+    ax2 = fig.add_subplot(1, 2, 2)
+    defect = np.linalg.norm(np.swapaxes(R, -1, -2) @ R - np.eye(3), axis=(-2, -1))
+    ax2.semilogy(run.t, np.maximum(defect, 1e-17))
+    ax2.set_xlabel("t")
+    ax2.set_title("|R^T R - 1| (reconstruction g' = g w)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 def drift_comparison_figure(entry, runs):
     """Invariant drift of several runs (e.g. a Lie-Poisson method next to scipy's DOP853) side by side."""
     fig, axes = plt.subplots(1, len(runs), figsize=(4.2 * len(runs), 3.2), sharey=True)

@@ -86,6 +86,10 @@ def entry_section(entry, out, counter):
     parts.append("<h3>Figures</h3>")
     rel = _figure(plots.trajectory_figure(entry, run), out, f"fig/{counter:02d}_{name}_motion.png")
     parts.append(_img(rel, f"motion of {name}"))
+    fig = plots.orientation_figure(entry, run)
+    if fig is not None:
+        rel = _figure(fig, out, f"fig/{counter:02d}_{name}_group.png")
+        parts.append(_img(rel, f"motion of {name} on SO(3)"))
     if entry.kind == "lie-group" and run.integrals:
         try:
             ref = simulate(entry, method="scipy:DOP853", rtol=1e-8, atol=1e-10)

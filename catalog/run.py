@@ -38,6 +38,19 @@ class Run:
     events: list = field(default_factory=list)
     path: np.ndarray | None = None
     raw: object = None
+    cache: dict = field(default_factory=dict)
+
+    def orientation(self):
+        """R(t) in SO(3) (K, 3, 3) from g' = g w along a so(3) run (``servo.reconstruct_motion``), else None."""
+        if "R" not in self.cache:
+            R = None
+            sysm = getattr(self.raw, "system", None)
+            if getattr(self.raw, "w", None) is not None and getattr(getattr(sysm, "algebra", None), "name", "") == "so(3)":
+                from servo import reconstruct_motion
+
+                R = np.asarray(reconstruct_motion(self.raw).y, dtype=float)
+            self.cache["R"] = R
+        return self.cache["R"]
 
     def drift(self, name):
         """max_k |F(y_k) - F(y_0)| / max(1, |F(y_0)|) for first integral ``name``."""
