@@ -16,13 +16,11 @@ import sympy as sp
 def _lie_poisson_equations(entry):
     g = entry.extras["algebra"]
     n = g.dim
-    I = np.asarray(entry.extras["inertia"], float)
     c = np.asarray(entry.extras.get("hamiltonian_shift", np.zeros(n)), float)
     m = sp.symbols(" ".join(entry.labels[:n]) if len(entry.labels) >= n else f"m1:{n + 1}")
     m = list(m) if isinstance(m, (tuple, list)) else [m]
-    Iinv = np.linalg.inv(I)
-    if entry.name == "heavy_top":
-        Iinv[3:, 3:] = 0.0
+    Iinv = entry.extras.get("inverse_inertia")
+    Iinv = np.linalg.inv(np.asarray(entry.extras["inertia"], float)) if Iinv is None else np.asarray(Iinv, float)
     w = [sum(sp.nsimplify(round(Iinv[i, k], 12)) * m[k] for k in range(n)) + sp.nsimplify(round(c[i], 12))
          for i in range(n)]
     C = g.structure_constants

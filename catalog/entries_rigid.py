@@ -80,7 +80,6 @@ def heavy_top(J1, J2, J3, mgl, chi, M0, Gamma0, t_end, steps):
     if np.any(J <= 0):
         raise ValueError(f"heavy_top: principal moments must be positive, got {J}")
     chi = np.asarray(chi, float)
-    Jfull = np.diag(np.concatenate([J, [1.0, 1.0, 1.0]]))
     # H = (M, J^-1 M)/2 + mgl (Gamma, chi): the translation part has no kinetic term
     Iinv = np.zeros((6, 6))
     Iinv[:3, :3] = np.diag(1.0 / J)
@@ -107,7 +106,7 @@ def heavy_top(J1, J2, J3, mgl, chi, M0, Gamma0, t_end, steps):
         first_integrals=ints, labels=("M1", "M2", "M3", "G1", "G2", "G3"),
         tags=("se3", "semidirect", "free") + (("lagrange",) if lagrange else ()),
         tolerances={"integral": 1e-9, "exact": 1e-6},
-        extras={"algebra": g, "inertia": Jfull, "hamiltonian_shift": c, "equations_text": [
+        extras={"algebra": g, "inverse_inertia": Iinv, "hamiltonian_shift": c, "equations_text": [
             "M' = M x Omega + mgl Gamma x chi,  Omega = J^-1 M",
             "Gamma' = Gamma x Omega",
             f"J = diag({J1:g}, {J2:g}, {J3:g}), mgl = {mgl:g}, chi = ({chi[0]:g}, {chi[1]:g}, {chi[2]:g})"]},
