@@ -16,7 +16,6 @@ import time
 import traceback
 from pathlib import Path
 
-
 from . import describe, plots
 from .run import Verdict, checks, simulate
 
