@@ -24,11 +24,18 @@ def _cmd_algebras(args):
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line (``liedyn: error: ...``, exit 2) like every other error."""
+
+    def error(self, message):
+        self.exit(2, f"liedyn: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser():
     from . import cli_compare, cli_lines, cli_report, cli_show, cli_simulate
     from .cli_common import add_common
 
-    p = argparse.ArgumentParser(prog="liedyn", description="Dynamics on Lie groups with servo-constraints")
+    p = _Parser(prog="liedyn", description="Dynamics on Lie groups with servo-constraints")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = p.add_subparsers(dest="command", required=True)
     cli_show.add_parsers(sub)

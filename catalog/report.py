@@ -25,7 +25,9 @@ table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding
 .PASS{color:#1a7f37;font-weight:bold}.FAIL{color:#c62828;font-weight:bold}img{max-width:100%}
 .small{font-size:85%;color:#555}"""
 
-COMPARE_ENTRIES = ("euler_top", "heavy_top")
+#: entries of the integrator comparison: free (exact), semidirect product, second kind (Casimir F(m + lambda b)),
+#: first kind (exact servo-sleigh solution)
+COMPARE_ENTRIES = ("euler_top", "heavy_top", "flywheel_body", "servo_sleigh")
 
 
 def _e(x):

@@ -121,9 +121,15 @@ def test_toml_path_as_name(capsys):
     (("simulate", "beghin_body", "-p", "n=1,0,0", "-p", "I13=0", "-p", "I12=0"), "realiz"),
     (("simulate", "euler_top", "--steps", "0"), "steps must be at least 1"),
     (("lines", "skate_inclined"), "no homogeneous quadratic reduced system"),
+    (("simulate", "servo_sleigh", "--method", "splitting"), "does not apply"),
+    (("simulate",), "required: NAME"),
+    (("simulate", "euler_top", "--steps", "abc"), "invalid int value"),
 ])
 def test_errors_exit_2_with_one_line(args, msg, capsys):
-    code, out, err = cli(capsys, *args)
+    try:
+        code, out, err = cli(capsys, *args)
+    except SystemExit as exc:  # argparse usage errors exit from inside main
+        code, err = exc.code, capsys.readouterr().err
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("liedyn: error:"), err
