@@ -4,6 +4,8 @@
   of [xi, v(xi)]); multiplicities are its root multiplicities; v_2 xi_1 - v_1 xi_2 == 0 means every
   line is invariant. For a cubic in one variable this is the classical resultant condition
   Res(v_1 - c xi_1, v_2 - c xi_2) in c.
+- p = 3: Res_{y2}(g1, g2) of the two cubics g_i = v_i - v_3 y_i in the chart y_3 = 1 after a
+  random rational change of coordinates (degree 7; roots with multiplicities give the lines).
 - p <= 4: the ideal I = < v_i(xi) - c xi_i, l.(xi, c) - 1 > in Q[xi, c] (random chart l, Cox, Little &
   O'Shea, "Using Algebraic Geometry", ch. 2): groebner(order="grevlex"), dimension test
   (is_zero_dimensional), standard monomials (their number is dim Q[x]/I = the number of solutions
@@ -105,6 +107,54 @@ def _binary_cubic(R):
     return ExactLines(2, True, out, 3, "binary cubic")
 
 
+def _resultant_p3(R, rng):
+    """p = 3: lines via Res_{xi2}(g1, g2) after a random rational change of coordinates x = T y.
+
+    In the chart y3 = 1, with c = v3: g1 = v1 - v3 y1, g2 = v2 - v3 y2 (cubics). The leading
+    coefficient of g2 in y2 is a non-zero constant for generic T, so the roots of the resultant
+    r(y1) = Res_{y2}(g1, g2) (degree 7 = 2^3 - 1) are exactly the y1 of the lines, with their
+    multiplicities. Returns None if T is not generic (degree or leading coefficient check fails).
+    """
+    T = sp.Matrix(3, 3, [int(a) for a in rng.integers(-3, 4, size=9)])
+    if T.det() == 0:
+        return None
+    ys = sp.symbols("y1:4")
+    y1, y2, _ = ys
+    xs = T * sp.Matrix(ys)
+    v = _fields(R, list(xs))
+    w = T.inv() * sp.Matrix(v)                    # v in y coordinates: T^-1 v(T y)
+    w = [sp.expand(e.subs(ys[2], 1)) for e in w]
+    g1 = sp.expand(w[0] - w[2] * y1)
+    g2 = sp.expand(w[1] - w[2] * y2)
+    if g1 == 0 or g2 == 0:                        # a whole curve of solutions in the chart
+        return ExactLines(3, False, [], None, "resultant (g1 or g2 identically zero)")
+    if sp.Poly(g2, y2).degree() != 3 or sp.Poly(g2, y2).LC().free_symbols:
+        return None
+    res = sp.Poly(sp.resultant(g1, g2, y2), y1)
+    if res.is_zero:
+        return ExactLines(3, False, [], None, "resultant (identically zero)")
+    if res.degree() != 7:
+        return None
+    pts = []
+    Tn = np.array(T.tolist(), dtype=float)
+    Qn = np.array(R, dtype=float)
+    for fac, mult in sp.sqf_list(res)[1]:
+        for r in sp.Poly(fac, y1).nroots(n=40):
+            coeffs = [complex(a) for a in sp.Poly(g2.subs(y1, r), y2).all_coeffs()]
+            f1 = sp.lambdify(y2, g1.subs(y1, r), "numpy")
+            r2s = np.roots(coeffs)
+            g1v = np.abs([f1(s) for s in r2s]) / (1 + np.abs(r2s)) ** 3
+            common = r2s[g1v < 1e-8 * max(1.0, float(np.max(np.abs(coeffs))))]
+            if len(common) == 0 or np.ptp(np.abs(common)) > 1e-6 or np.ptp(common.real) > 1e-6:
+                return None                        # y1 does not separate the lines: redraw T
+            r2 = common[0]
+            x = Tn @ np.array([complex(r), complex(r2), 1.0])
+            vx = np.einsum("ijk,j,k->i", Qn, x, x)
+            k = int(np.argmax(np.abs(x)))
+            pts.append((*_normalise(x, vx[k] / x[k]), int(mult)))
+    return ExactLines(3, True, pts, None, "resultant Res_y2(g1, g2)")
+
+
 def _standard_monomials(G, gens):
     lms = [sp.Poly(g, *gens).monoms(order="grevlex")[0] for g in G.exprs]
     std, frontier = [], [tuple([0] * len(gens))]
@@ -197,7 +247,8 @@ def _groebner(R, chart, sep, dps=60):
 def exact_invariant_lines(q, seed=0, method="auto"):
     """Exact (symbolic) invariant lines of a rational QuadraticSystem, for p <= 4.
 
-    method: "auto" (binary cubic for p = 2, Groebner otherwise), "cubic" or "groebner".
+    method: "auto" (binary cubic for p = 2, Groebner otherwise), "cubic", "resultant" (p = 3) or
+    "groebner".
     The chart l and separating form r are small random integers; if the quotient dimension is
     not 2^p (a point at the chart's infinity) new ones are drawn.
     """
@@ -210,6 +261,16 @@ def exact_invariant_lines(q, seed=0, method="auto"):
             raise ExactCheckError("the binary cubic method is for p = 2 only")
         return _binary_cubic(R)
     rng = np.random.default_rng(seed)
+    if method == "resultant":
+        if p != 3:
+            raise ExactCheckError("the resultant method is for p = 3 only")
+        for _ in range(6):
+            res = _resultant_p3(R, rng)
+            if res is not None:
+                return res
+        raise ExactCheckError("resultant method: no generic coordinate change in 6 random draws (the "
+                              "resultant had degree < 7 or y1 did not separate the lines, e.g. for "
+                              "special systems with multiple lines); use method='groebner'")
     res = None
     for _ in range(6):
         chart = [int(a) for a in rng.integers(-7, 8, size=p + 1)]

@@ -50,3 +50,20 @@ def test_bad_inputs_raise():
         exact_invariant_lines(QuadraticSystem(np.ones((5, 5, 5))))
     with pytest.raises(ExactCheckError, match="p = 2 only"):
         exact_invariant_lines(QuadraticSystem(np.ones((3, 3, 3))), method="cubic")
+
+
+def test_resultant_groebner_and_homotopy_agree_p3():
+    q = QuadraticSystem(np.random.default_rng(4).integers(-3, 4, size=(3, 3, 3)).astype(float))
+    res = exact_invariant_lines(q, method="resultant")
+    gb = exact_invariant_lines(q, method="groebner")
+    assert res.total_multiplicity == gb.total_multiplicity == 7
+    same_points(res, gb, tol=1e-8)
+    L = q.invariant_lines()
+    assert L.total_multiplicity == 7 and L.real_count == res.real_count
+
+
+def test_resultant_detects_a_family():
+    z = sp.Symbol("z")
+    E = exact_invariant_lines(QuadraticSystem.from_sympy([x**2, x * y, x * z], [x, y, z]),
+                              method="resultant")
+    assert not E.zero_dimensional
