@@ -71,12 +71,37 @@ def _times_hat(M, x):
     return np.stack([c0, c1, c2], axis=-1)
 
 
+def so3_coadjoint_delta(x, m):
+    """exp(ad x)^T m - m = -a (x cross m) + b x cross (x cross m), without cancellation."""
+    a, b = _so3_coeffs(np.einsum("...i,...i->...", x, x))
+    c1 = _cross(x, m)
+    return -a[..., None] * c1 + b[..., None] * _cross(x, c1)
+
+
 def so3_coadjoint_exp(x, m):
     """exp(ad x)^T m = R(-x) m = m - a (x cross m) + b x cross (x cross m) (Rodrigues), a = sin t/t,
     b = (1 - cos t)/t^2, t = |x|: the flow of Euler's m' = m x w for x = h w."""
     a, b = _so3_coeffs(np.einsum("...i,...i->...", x, x))
     c1 = _cross(x, m)
     return m - a[..., None] * c1 + b[..., None] * _cross(x, c1)
+
+
+def expm1_small(M):
+    """exp(M) - I without cancellation: the Taylor series without its constant term on M / 2^s and
+    the squaring D <- D^2 + 2 D (exp(2X) - I = (e^X - I)^2 + 2 (e^X - I))."""
+    M = np.asarray(M, dtype=float)
+    k = M.shape[-1]
+    norm = float(np.max(np.sum(np.abs(M), axis=-2))) if M.size else 0.0
+    s = max(0, math.ceil(math.log2(norm / _TAYLOR_RADIUS))) if norm > _TAYLOR_RADIUS else 0
+    X = M / (2.0 ** s)
+    eye = np.eye(k)
+    E = eye + X / _TAYLOR_DEGREE
+    for j in range(_TAYLOR_DEGREE - 1, 1, -1):
+        E = eye + (X @ E) / j
+    D = X @ E
+    for _ in range(s):
+        D = D @ D + 2.0 * D
+    return D
 
 
 _ADT = {}
@@ -112,6 +137,26 @@ def se3_coadjoint_exp(x, z):
         return y - a * wy + b * _cross(w, wy)
 
     return np.concatenate([rt(M), rt(P)], axis=-1)
+
+
+def se3_coadjoint_delta(x, z):
+    """se3_coadjoint_exp(x, z) - z without cancellation: with rho(y) = R^T y - y,
+    dM = rho(M - p x P) - p x P, dP = rho(P)."""
+    w, v = x[..., :3], x[..., 3:]
+    t2 = np.einsum("...i,...i->...", w, w)
+    a, b = _so3_coeffs(t2)
+    small = t2 < 1e-8
+    c = np.where(small, 1.0 / 6.0 - t2 / 120.0, (1.0 - a) / np.where(small, 1.0, t2))
+    a, b, c = a[..., None], b[..., None], c[..., None]
+    wv = _cross(w, v)
+    p = v + b * wv + c * _cross(w, wv)
+    pP = _cross(p, z[..., 3:])
+
+    def rho(y):
+        wy = _cross(w, y)
+        return -a * wy + b * _cross(w, wy)
+
+    return np.concatenate([rho(z[..., :3] - pP) - pP, rho(z[..., 3:])], axis=-1)
 
 
 def dexpinv_series(bracket, theta, v, terms):
@@ -152,6 +197,15 @@ class CoadjointSpace:
             return se3_coadjoint_exp(x, z)
         E = expm_small(adT(self.algebra, x))  # exp(ad(x)^T) = exp(ad x)^T
         return np.einsum("...ij,...j->...i", E, z)
+
+    def act_delta(self, x, z):
+        """act(x, z) - z computed without cancellation (for compensated summation)."""
+        if self.so3:
+            return so3_coadjoint_delta(x, z)
+        if self.se3:
+            return se3_coadjoint_delta(x, z)
+        D = expm1_small(adT(self.algebra, x))
+        return np.einsum("...ij,...j->...i", D, z)
 
     def bracket(self, x, y):
         if self.so3:
@@ -198,6 +252,20 @@ class AffineCoadjointSpace:
         E = expm_small(M)
         return np.einsum("...ij,...j->...i", E[..., :n, :n], z) + E[..., :n, n]
 
+    def act_delta(self, xi, z):
+        """act(xi, z) - z without cancellation."""
+        n = self.n
+        if self.so3:
+            return self.act(xi, z) - z
+        x, v = xi[..., :n], xi[..., n:]
+        A = adT(self.algebra, x)
+        shape = np.broadcast_shapes(A.shape[:-2], z.shape[:-1], v.shape[:-1])
+        M = np.zeros(shape + (n + 1, n + 1))
+        M[..., :n, :n] = A
+        M[..., :n, n] = v
+        D = expm1_small(M)
+        return np.einsum("...ij,...j->...i", D[..., :n, :n], z) + D[..., :n, n]
+
     def bracket(self, p, q):
         n = self.n
         x1, v1, x2, v2 = p[..., :n], p[..., n:], q[..., :n], q[..., n:]
@@ -242,6 +310,14 @@ class GroupSpace:
             out[..., :3, 3] = g[..., :3, 3] + np.einsum("...ij,...j->...i", R, Vv)
             return out
         return g @ self.group.exp(x)
+
+    def act_delta(self, x, g):
+        """g exp(hat x) - g; for SO(3) a (g X) + b (g X) X without cancellation."""
+        if self.so3:
+            a, b = _so3_coeffs(np.einsum("...i,...i->...", x, x))
+            gX = _times_hat(g, x)
+            return a[..., None, None] * gX + b[..., None, None] * _times_hat(gX, x)
+        return self.act(x, g) - g
 
     def bracket(self, x, y):
         if self.so3:

@@ -32,10 +32,16 @@ def _rhs(problem):
 
 
 class Stepper:
+    """``step(t, y, h)`` -> y1; ``delta(t, y, h)`` -> y1 - y computed without cancellation where
+    the method allows it (used by the driver's compensated summation)."""
+
     fevals = 0
 
     def step(self, t, y, h):  # pragma: no cover - interface
         raise NotImplementedError
+
+    def delta(self, t, y, h):
+        return self.step(t, y, h) - y
 
 
 class RKStepper(Stepper):
@@ -47,6 +53,9 @@ class RKStepper(Stepper):
         self.fevals = len(method.b)
 
     def step(self, t, y, h):
+        return y + self.delta(t, y, h)
+
+    def delta(self, t, y, h):
         ks = []
         for i, row in enumerate(self.A):
             yi = y
@@ -54,9 +63,9 @@ class RKStepper(Stepper):
                 if a != 0.0:
                     yi = yi + (h * a) * k
             ks.append(self.f(t + self.c[i] * h, yi))
-        out = y
+        out = None
         for bi, k in zip(self.b, ks):
-            out = out + (h * bi) * k
+            out = (h * bi) * k if out is None else out + (h * bi) * k
         return out
 
 
@@ -76,21 +85,32 @@ class MidpointStepper(Stepper):
 
     def step(self, t, y, h):
         tm = t + 0.5 * h
-        y1 = y + h * self.f(tm, y)
+        d1 = h * self.f(tm, y)
+        y1 = y + d1
         self.nfev_total += 1
         scale = max(1.0, float(np.max(np.abs(y))))
         prev = np.inf
         for it in range(1, self.max_iter + 1):
-            new = y + h * self.f(tm, 0.5 * (y + y1))
+            d1 = h * self.f(tm, 0.5 * (y + y1))
+            new = y + d1
             d = float(np.max(np.abs(new - y1)))
             y1 = new
             self.nfev_total += 1
             if d <= self.tol * scale or (d >= prev and d <= 1e3 * self.tol * scale):
+                self.last_delta = d1
                 return y1
             prev = d
         raise ConvergenceError(f"implicit midpoint did not converge at t = {t}: last fixed-point increment "
                                f"{d:.3e} > tolerance {self.tol * scale:.1e} after {self.max_iter} "
                                f"iterations (reduce h)")
+
+
+def _midpoint_delta(self, t, y, h):
+    self.step(t, y, h)
+    return self.last_delta
+
+
+MidpointStepper.delta = _midpoint_delta
 
 
 class RKMKStepper(Stepper):
@@ -102,7 +122,7 @@ class RKMKStepper(Stepper):
         self.A, self.b, self.c, self.terms = method.A, method.b, method.c, method.terms
         self.fevals = len(method.b)
 
-    def step(self, t, y, h):
+    def _theta(self, t, y, h):
         sp = self.space
         Ks = []
         for i, row in enumerate(self.A):
@@ -119,7 +139,13 @@ class RKMKStepper(Stepper):
         theta = None
         for bi, K in zip(self.b, Ks):
             theta = bi * K if theta is None else theta + bi * K
-        return sp.act(theta, y)
+        return theta
+
+    def step(self, t, y, h):
+        return self.space.act(self._theta(t, y, h), y)
+
+    def delta(self, t, y, h):
+        return self.space.act_delta(self._theta(t, y, h), y)
 
 
 class CFStepper(Stepper):
@@ -140,13 +166,30 @@ class CFStepper(Stepper):
                 y = self.space.act(h * x, y)
         return y
 
-    def step(self, t, y, h):
-        sp = self.space
+    def _stages(self, t, y, h):
         Fs = []
         for i, exps in enumerate(self.stages):
             Yi = self._apply(exps, Fs, y, h)
-            Fs.append(sp.field(t + self.c[i] * h, Yi))
-        return self._apply(self.update, Fs, y, h)
+            Fs.append(self.space.field(t + self.c[i] * h, Yi))
+        return Fs
+
+    def step(self, t, y, h):
+        return self._apply(self.update, self._stages(t, y, h), y, h)
+
+    def delta(self, t, y, h):
+        """Sum of the increments of the final exponentials (each without cancellation)."""
+        Fs = self._stages(t, y, h)
+        cur, total = y, None
+        for coeffs in self.update:
+            x = None
+            for a, F in zip(coeffs, Fs):
+                if a != 0.0:
+                    x = a * F if x is None else x + a * F
+            if x is not None:
+                d = self.space.act_delta(h * x, cur)
+                cur = cur + d
+                total = d if total is None else total + d
+        return total
 
 
 class SplittingStepper(Stepper):
