@@ -11,8 +11,8 @@ def cmd_list(args):
     """Names, families and titles from the registry (no entry is built, so this is fast)."""
     from .registry import specs
 
-    rows = [{"name": name, "title": s.title, "family": s.family, "summary": s.doc.split("\n")[0]}
-            for name, s in specs().items()]
+    rows = [{"name": name, "title": s.title, "family": s.family, "summary": s.doc.split("\n")[0],
+             "defaults": dict(s.defaults)} for name, s in specs().items()]
     if args.json:
         emit_json(rows)
         return 0

@@ -17,6 +17,10 @@ LIEDYN = Path(sys.executable).parent / "liedyn"
 DATA = Path(__file__).parent / "data"
 
 
+def to_lists(d):
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+
 def run(*args, cwd=None):
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT))
     return subprocess.run([str(LIEDYN), *map(str, args)], capture_output=True, text=True, env=env,
@@ -39,6 +43,7 @@ def test_list_json_matches_api():
     assert p.returncode == 0, p.stderr
     rows = json.loads(p.stdout)
     assert [r["name"] for r in rows] == catalog.names()
+    assert all(r["defaults"] == to_lists(catalog.defaults(r["name"])) for r in rows)
 
 
 def test_show_json_and_latex(capsys):
