@@ -84,9 +84,11 @@ def section_orders():
     out = []
     body = free_rigid_body(REFERENCE_INERTIA)
     exact = lambda t: rigid_body_exact(REFERENCE_INERTIA, REFERENCE_M0, t)  # noqa: E731
-    comp = compare(body, REFERENCE_M0, 100.0, methods=LIE + ["rk4", "splitting", "splitting4"] + SCIPY, exact=exact,
+    comp = compare(body, REFERENCE_M0, 100.0, methods=LIE + ["rk4", "splitting", "splitting4", "splitting6"] + SCIPY,
+                   exact=exact,
                    steps={1: (20000, 40000, 80000, 160000), 2: (5000, 10000, 20000, 40000),
-                          3: (2500, 5000, 10000, 20000), 4: (1250, 2500, 5000, 10000, 20000)},
+                          3: (2500, 5000, 10000, 20000), 4: (1250, 2500, 5000, 10000, 20000),
+                          6: (250, 500, 1000, 2000, 4000)},
                    tolerances=(1e-6, 1e-8, 1e-10, 1e-12))
     figure(comp, "free_rigid_body.png", 1e-8)
     out.append(("Free rigid body I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1), t in [0, 100], exact elliptic solution",
@@ -118,7 +120,7 @@ def section_drift():
     rows = []
     cas = "casimir:m1**2 + m2**2 + m3**2"
     errs = {}
-    for name in ("rkmk4", "cf4", "splitting4", "splitting"):
+    for name in ("rkmk4", "cf4", "splitting6", "splitting4", "splitting"):
         r = integrate(body, REFERENCE_M0, (0.0, T), method=name, steps=n, save_every=n // 100)
         err = float(np.max(np.abs(r.y[-1] - exact)))
         errs[name] = err
@@ -159,7 +161,8 @@ def section_work_precision(comp_body):
     T = 100.0
     exact = np.array([rigid_body_exact(REFERENCE_INERTIA, m, T) for m in m0])
     best_batch = None
-    for name, steps in (("splitting4", (2500, 5000, 10000)), ("rkmk4", (5000, 10000, 20000))):
+    for name, steps in (("splitting6", (500, 1000, 2000)), ("splitting4", (2500, 5000, 10000)),
+                        ("rkmk4", (5000, 10000, 20000))):
         errs, times = [], []
         for n in steps:
             r = integrate(body, m0, (0.0, T), method=name, steps=n, save_every=n)
@@ -192,7 +195,7 @@ def section_throughput():
     body = free_rigid_body(REFERENCE_INERTIA)
     m0 = _ensemble(nb, 1)
     rows = []
-    for name in ("rkmk4", "cf4", "splitting", "splitting4", "lie_euler"):
+    for name in ("rkmk4", "cf4", "splitting", "splitting4", "splitting6", "lie_euler"):
         n = 50
         r = integrate(body, m0, (0.0, n * 0.01), method=name, steps=n, save_every=n)
         rate = nb * n / r.wall_time

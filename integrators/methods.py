@@ -17,7 +17,8 @@ Methods and sources:
   acting FIRST; swapping them gives order 2 (tested).
 * ``cg3``: Crouch-Grossman (1993) order 3 (Hairer-Lubich-Wanner IV.8.1).
 * ``splitting``, ``splitting4``: McLachlan (1993) splitting of the free rigid body on so(3)* into
-  exact axis rotations, Strang (order 2) and Yoshida's triple jump (order 4).
+  exact axis rotations, Strang (order 2), Yoshida's triple jump (order 4) and, as ``splitting6``,
+  Yoshida's (1990) seven-stage order-6 composition (solution A).
 * ``scipy:RK45``, ``scipy:DOP853``, ``scipy:Radau``: adapters to scipy.integrate.solve_ivp.
 """
 
@@ -110,6 +111,9 @@ _CF4_BETA2 = (-1 / 12, 1 / 6, 1 / 6, 0.25)
 _CG3 = dict(stages=((), ((0.75,),), ((119 / 216,), (0.0, 17 / 108))),
             update=((13 / 51,), (0.0, -2 / 3), (0.0, 0.0, 24 / 17)), c=(0.0, 0.75, 17 / 24))
 _Y4 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
+# Yoshida (1990) order-6 composition, solution A: w3 w2 w1 w0 w1 w2 w3
+_W6 = (0.784513610477560, 0.235573213359357, -1.17767998417887)
+_Y6 = _W6 + (1.0 - 2.0 * sum(_W6),) + _W6[::-1]
 
 METHODS = {
     "rk4": ExplicitRK("rk4", 4, frozenset({LINEAR}), **_RK4),
@@ -125,6 +129,7 @@ METHODS = {
     "splitting": Splitting("splitting", 2, frozenset({CASIMIRS}), gammas=(1.0,)),
     "splitting4": Splitting("splitting4", 4, frozenset({CASIMIRS}),
                             gammas=(_Y4, 1.0 - 2.0 * _Y4, _Y4)),
+    "splitting6": Splitting("splitting6", 6, frozenset({CASIMIRS}), gammas=_Y6),
     "scipy:RK45": ScipyMethod("scipy:RK45", 5, frozenset({LINEAR}), scipy_name="RK45"),
     "scipy:DOP853": ScipyMethod("scipy:DOP853", 8, frozenset({LINEAR}), scipy_name="DOP853"),
     "scipy:Radau": ScipyMethod("scipy:Radau", 5, frozenset({LINEAR}), scipy_name="Radau"),

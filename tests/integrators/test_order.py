@@ -17,7 +17,8 @@ from liegroups import named
 from ._problems import quadratic_problem, start
 
 FIXED = [n for n, m in METHODS.items() if m.fixed_step]
-LADDER = {1: (200, 400, 800, 1600), 2: (50, 100, 200, 400), 3: (25, 50, 100, 200), 4: (20, 40, 80, 160)}
+LADDER = {1: (200, 400, 800, 1600), 2: (50, 100, 200, 400), 3: (25, 50, 100, 200), 4: (20, 40, 80, 160),
+          6: (20, 40, 80, 160)}
 
 
 def measured_order(problem, y0, T, method, exact, order=None):
