@@ -5,7 +5,9 @@ linear in the coefficients of F and maps homogeneous polynomials of degree d to 
 degree is a null-space problem on the monomials of that degree. It is solved exactly over the
 rationals (sympy DomainMatrix) when every C[i,j,k] is a small rational, otherwise in floating point
 (SVD). Candidates are kept only when they raise the rank of the Jacobian of the set found so far, so
-products and other functions of earlier Casimirs are dropped.
+products and other functions of earlier Casimirs are dropped. (Casimirs of the Lie-Poisson bracket
+{F, G}(m) = sum_k m_k C[i,j,k] dF/dm_i dG/dm_j: Marsden & Ratiu, *Introduction to Mechanics and
+Symmetry*, 2nd ed., 1999, sections 10.7 and 14.7; Kozlov's slides, "Systems on Lie groups".)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Casimir:
         self._g = sp.lambdify([self.symbols], list(self.grad_exprs), "numpy")  # one call for all partials
 
     def __call__(self, m):
+        """F(m) for m of shape (..., n); returns shape (...)."""
         m = np.asarray(m, dtype=float)
         cols = np.moveaxis(m, -1, 0)
         return np.broadcast_to(np.asarray(self._f(cols), dtype=float), m.shape[:-1]).copy()
