@@ -189,3 +189,13 @@ def test_unrolled_large_batch_path_matches_the_definition(name):
     assert np.allclose(g.coad(x, y), co, atol=1e-13)
     assert np.allclose(g.bracket(x[:5], y[:5]), br[:5], atol=1e-13)  # einsum path
     assert np.allclose(g.coad(x[0], y), np.stack([g.coad(x[0], yy) for yy in y]), atol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["so3", "se3", "bianchi_VII"])
+def test_unrolled_path_broadcasts(name):
+    g = NAMED[name]
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((20, 1, g.dim)), rng.standard_normal((30, g.dim))  # 600 pairs
+    C = g.structure_constants
+    assert np.allclose(g.bracket(x, y), np.einsum("...i,...j,ijk->...k", x, y, C), atol=1e-13)
+    assert np.allclose(g.coad(x, y), np.einsum("...i,...k,ijk->...j", x, y, C), atol=1e-13)
