@@ -25,16 +25,6 @@ MODELS = {
 }
 
 
-def inertia_matrix(I, n):
-    """``I`` as an (n, n) matrix: n numbers are a diagonal, n*n numbers (or a nested list) a full matrix."""
-    arr = np.asarray(I, dtype=float)
-    if arr.ndim == 1 and arr.size == n:
-        return np.diag(arr)
-    if arr.size == n * n:
-        return arr.reshape(n, n)
-    raise ValueError(f"inertia must be {n} numbers (a diagonal) or an {n}x{n} matrix, got shape {arr.shape}")
-
-
 def lie_system(model, algebra, inertia, a=None, b=None):
     """The ``servo`` system for ``model`` (see the table in the module docstring)."""
     import servo
@@ -52,9 +42,3 @@ def lie_system(model, algebra, inertia, a=None, b=None):
 def requires_for(model):
     """The ``requires`` tuple of an entry using ``model``."""
     return ("integrators.integrate", f"servo.{MODELS[model]}")
-
-
-def lagrangian_energy(n_q, mass_diag=None):
-    """E(q, q') = (A q', q')/2 for a diagonal mass matrix (coordinates entries' energy claims)."""
-    A = np.ones(n_q) if mass_diag is None else np.asarray(mass_diag, float)
-    return lambda y: 0.5 * np.sum(A * y[..., n_q:] ** 2, axis=-1)

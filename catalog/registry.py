@@ -70,11 +70,6 @@ class Entry:
     path: Callable | None = None
     extras: dict = field(default_factory=dict)
 
-    def summary(self):
-        """One line: name, model, kind and the first sentence of the description."""
-        first = self.description.split(". ")[0].rstrip(".")
-        return f"{self.name}: {first}"
-
 
 @dataclass
 class _Spec:
