@@ -1,4 +1,4 @@
-"""Small helpers shared by the entry modules: parameters to arrays, and Lie-group systems by model name.
+"""Small helpers shared by the entry modules: Lie-group systems by model name and their requirements.
 
 :func:`lie_system` maps a model name to the ``servo`` class of issue 3 (imported lazily, so the
 catalog imports even while a class is still being written):
