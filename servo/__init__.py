@@ -4,6 +4,7 @@ Each module adds its public names below (one import block per module).
 """
 
 from .quadratic import QuadraticSystem, QuadraticSystemError
+from .invariant_lines import FamilyWitness, InvariantLine, InvariantLines, invariant_lines
 
 from .errors import (ConstraintViolationError, CovectorError, InertiaError, ServoError,
                      SymbolicParameterError, UnrealizableConstraintError)
