@@ -161,8 +161,7 @@ def section_work_precision(comp_body):
     T = 100.0
     exact = np.array([rigid_body_exact(REFERENCE_INERTIA, m, T) for m in m0])
     best_batch = None
-    for name, steps in (("splitting6", (500, 1000, 2000)), ("splitting4", (2500, 5000, 10000)),
-                        ("rkmk4", (5000, 10000, 20000))):
+    for name, steps in (("splitting6", (500, 1000)), ("splitting4", (2500, 5000)), ("rkmk4", (5000, 10000))):
         errs, times = [], []
         for n in steps:
             r = integrate(body, m0, (0.0, T), method=name, steps=n, save_every=n)

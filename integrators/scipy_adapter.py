@@ -79,12 +79,3 @@ def _wrap_event(e, shape):
     g.terminal = getattr(e, "terminal", False)
     g.direction = getattr(e, "direction", 0)
     return g
-
-
-def count_steps(problem, method_name, y0, t_span, rtol, atol):
-    """Number of accepted steps and evaluations solve_ivp takes (for work-precision tables)."""
-    y0 = np.asarray(y0, dtype=float)
-    rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
-    sol = scipy.integrate.solve_ivp(lambda t, y: rhs(t, y.reshape(y0.shape)).reshape(-1), t_span,
-                                    y0.reshape(-1), method=method_name, rtol=rtol, atol=atol)
-    return len(sol.t) - 1, sol.nfev

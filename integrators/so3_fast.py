@@ -256,27 +256,46 @@ class FastStepper:
         return np.stack([r[0] + r[3], r[1] + r[4], r[2] + r[5]], axis=-1).reshape(y.shape)
 
 
+#: ensembles are stepped in chunks of this many trajectories (the temporaries then stay in cache;
+#: about 1.7x faster than whole 10^5 columns on the development machine)
+CHUNK = 8192
+
+
 def run(method, problem, y0, t0, h, n, save_every, K):
     """Integrate n steps of size h from y0 (..., 3); return (ts, ys) at every save_every-th step."""
-    f = step_function(method, problem, scalar=(y0.ndim == 1))
-    ys = np.empty((K,) + y0.shape)
     ts = np.empty(K)
-    ys[0], ts[0] = y0, t0
-    if y0.ndim == 1:
-        z0, z1, z2 = (float(v) for v in y0)
-        e0 = e1 = e2 = 0.0
-    else:
-        flat = y0.reshape(-1, 3)
-        z0, z1, z2 = (np.ascontiguousarray(flat[:, i]) for i in range(3))
-        e0, e1, e2 = (np.zeros_like(z0) for _ in range(3))
+    ts[0] = t0
     j = 1
     for k in range(1, n + 1):
-        z0, z1, z2, e0, e1, e2 = f(z0, z1, z2, e0, e1, e2, h)
         if k % save_every == 0 or k == n:
-            if y0.ndim == 1:
-                ys[j] = (z0 + e0, z1 + e1, z2 + e2)
-            else:
-                ys[j] = np.stack([z0 + e0, z1 + e1, z2 + e2], axis=-1).reshape(y0.shape)
             ts[j] = t0 + k * h
             j += 1
+    ys = np.empty((K,) + y0.shape)
+    ys[0] = y0
+    if y0.ndim == 1:
+        f = step_function(method, problem, scalar=True)
+        z0, z1, z2 = (float(v) for v in y0)
+        e0 = e1 = e2 = 0.0
+        j = 1
+        for k in range(1, n + 1):
+            z0, z1, z2, e0, e1, e2 = f(z0, z1, z2, e0, e1, e2, h)
+            if k % save_every == 0 or k == n:
+                ys[j] = (z0 + e0, z1 + e1, z2 + e2)
+                j += 1
+        return ts, ys
+    f = step_function(method, problem, scalar=False)
+    flat = y0.reshape(-1, 3)
+    out = ys.reshape(K, -1, 3)
+    for s0 in range(0, flat.shape[0], CHUNK):
+        sl = slice(s0, s0 + CHUNK)
+        z0, z1, z2 = (np.ascontiguousarray(flat[sl, i]) for i in range(3))
+        e0, e1, e2 = (np.zeros_like(z0) for _ in range(3))
+        j = 1
+        for k in range(1, n + 1):
+            z0, z1, z2, e0, e1, e2 = f(z0, z1, z2, e0, e1, e2, h)
+            if k % save_every == 0 or k == n:
+                out[j, sl, 0] = z0 + e0
+                out[j, sl, 1] = z1 + e1
+                out[j, sl, 2] = z2 + e2
+                j += 1
     return ts, ys

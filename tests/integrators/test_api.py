@@ -117,3 +117,19 @@ def test_plain_ode_orders():
         e1 = abs(integrate(ode, [1.0], (0, 1), method=name, steps=10).y[-1, 0] - np.exp(-1))
         e2 = abs(integrate(ode, [1.0], (0, 1), method=name, steps=20).y[-1, 0] - np.exp(-1))
         assert abs(np.log2(e1 / e2) - p) < 0.1
+
+
+def test_chunked_ensemble_equals_unchunked(monkeypatch):
+    from integrators import so3_fast
+
+    z0 = start(3, 6, batch=(5, 2))
+    whole = integrate(BODY, z0, (0.0, 1.0), method="rkmk4", steps=10, save_every=5)
+    monkeypatch.setattr(so3_fast, "CHUNK", 3)  # chunk boundaries inside the flattened batch
+    chunked = integrate(BODY, z0, (0.0, 1.0), method="rkmk4", steps=10, save_every=5)
+    np.testing.assert_array_equal(whole.y, chunked.y)
+    np.testing.assert_allclose(whole.t, [0.0, 0.5, 1.0])
+
+
+def test_scipy_events_need_a_single_trajectory():
+    with pytest.raises(ValueError, match="single trajectory"):
+        integrate(BODY, start(3, 1, batch=(2,)), (0, 1), method="scipy:DOP853", events=lambda t, y: y[..., 0])
