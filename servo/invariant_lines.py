@@ -327,7 +327,7 @@ def _solve_once(q, seed, tol, cluster_tol):
             dim = _local_dimension(hom, z)
             if dim > 0:
                 d, cc = _normalise(xi, c, atol)
-                fams.append(FamilyWitness(d, cc, dim, abs(cc) <= atol, mult))
+                fams.append(FamilyWitness(d, complex(cc), dim, bool(abs(cc) <= atol), mult))
                 continue
         cand.append((members, mult, *_normalise(xi, c, atol)))
     simple = [i for i, cd in enumerate(cand) if cd[1] == 1]
@@ -339,6 +339,8 @@ def _solve_once(q, seed, tol, cluster_tol):
         is_real = bool(np.all(np.abs(d.imag) < 1e-7) and abs(np.imag(cc)) < 1e-7 * scale)
         if is_real:
             d, cc = d.real.copy(), float(np.real(cc))
+        d = np.where(np.abs(d.real) < 1e-15, 0, d.real) + (
+            1j * np.where(np.abs(d.imag) < 1e-15, 0, d.imag) if np.iscomplexobj(d) else 0)
         resid = float(np.linalg.norm(q.v(d) - cc * d) / np.linalg.norm(d) ** 2)
         eigs = _sphere_eigs(q, d, cc) if is_real else None
         lines.append(InvariantLine(d, cc, mult, is_real, resid,
