@@ -16,7 +16,10 @@ The state of a run is (q, q'). Claims are written from the papers, not from ``se
   section 3): from v = 0, u0 > 0, w0 < 0 it leaves at once, moves straight with constant speed, joins
   after half a turn (t = pi/|w0|) and stays on a circle of radius u0/|w0|.
 * ``sleigh_friction``: Chaplygin's sleigh with the centre of mass at distance ell from the blade, with
-  friction -N v (-sin(theta), cos(theta), 0) instead of the blade (Kozlov 2019, section 4).
+  friction -N v (-sin(theta), cos(theta), 0) instead of the blade (two-sided; Theorem 1 of the slides).
+* ``sleigh_one_sided_friction``: the one-sided sleigh's blade replaced by friction acting only when v < 0:
+  Kozlov 2019, section 4, eqs. (4.1)-(4.5): after the half turn (u, v) solve u' = w0 v, v' = -w0 u - N v,
+  v(t) < 0 and v = O(1/N) (checked against the matrix exponential).
 """
 
 from __future__ import annotations
@@ -211,7 +214,7 @@ def one_sided_sleigh(M, J, u0, w0, t_end, steps):
           defaults={"M": 1.0, "J": 0.5, "ell": 0.5, "u0": 0.2, "w0": 1.0, "N": 100.0, "t_end": 6.0, "steps": 300},
           title="Sleigh with anisotropic friction (tends to Chaplygin's sleigh)")
 def sleigh_friction(M, J, ell, u0, w0, N, t_end, steps):
-    """Chaplygin's sleigh with the blade replaced by viscous friction -N v across it (Kozlov 2019, section 4)."""
+    """Chaplygin's sleigh with the blade replaced by viscous friction -N v across it (two-sided; Theorem 1 of the slides)."""
     L, _, a = _sleigh_lagrangian(M, J, ell)
 
     def energy(y):
@@ -232,8 +235,8 @@ def sleigh_friction(M, J, ell, u0, w0, N, t_end, steps):
         initial_state={"q0": [0.0, 0.0, 0.0], "qd0": [u0, 0.0, w0]}, t_end=t_end, parameters={},
         steps=int(steps), model="friction", kind="coordinates",
         description=(f"The Chaplygin sleigh without a blade, held by anisotropic viscous friction -N v across the "
-                     f"blade direction (N = {N:g}). As N -> infinity it tends to the nonholonomic sleigh; the "
-                     "transverse velocity v is O(1/N) (Kozlov 2019, section 4)."),
+                     f"blade direction (N = {N:g}). As N -> infinity it tends to the nonholonomic sleigh and the "
+                     "transverse velocity v is O(1/N) (Caratheodory; Kozlov's slides, Theorem 1)."),
         references=REF_ONE_SIDED[:1], labels=("x", "y", "theta", "x'", "y'", "theta'"), tags=("sleigh", "friction"),
         path=lambda run: run.y[:, :2],
         extras={"body_velocities": body, "checks": {"energy never increases (max increase)": dissipates},
@@ -251,14 +254,45 @@ def sleigh_one_sided_friction(M, J, u0, w0, N, k, t_end, steps):
     def dissipates(run):
         return float(max(np.max(np.diff(energy(run.y))), 0.0)), 1e-10
 
+    t_j = np.pi / abs(w0) if (u0 > 0 and w0 < 0 and k == 0) else None
+
+    def kozlov_exact(t):
+        """Body velocities (u, v): free, u = u0 cos(w0 t), v = -u0 sin(w0 t) until v returns to 0 at
+        t_j = pi/|w0|; then the linear system u' = w0 v, v' = -w0 u - (N/M) v from (-u0, 0) (Kozlov 2019,
+        (4.1)-(4.4)), solved here by the matrix exponential."""
+        from scipy.linalg import expm
+
+        A = np.array([[0.0, w0], [-w0, -N / M]])
+        out = np.stack([u0 * np.cos(w0 * t), -u0 * np.sin(w0 * t)], -1)
+        for i in np.nonzero(t > t_j)[0]:
+            out[i] = expm(A * (t[i] - t_j)) @ np.array([-u0, 0.0])
+        return out
+
+    def body(run):
+        th = run.y[:, 2]
+        return np.stack([run.y[:, 3] * np.cos(th) + run.y[:, 4] * np.sin(th), _v(run.y)], -1)
+
+    def matches_kozlov(run):
+        if t_j is None:
+            return 0.0, 1.0
+        return float(np.max(np.abs(body(run) - kozlov_exact(run.t)))), 1e-7
+
+    def v_negative_after_join(run):
+        if t_j is None or run.t[-1] <= t_j + 0.1:
+            return 0.0, 1.0
+        return max(float(np.max(_v(run.y)[run.t > t_j + 0.1])), 0.0), 0.0
+
+    checks = {"energy never increases (max increase)": dissipates,
+              "(u, v) = Kozlov's exact solution (4.1)-(4.4) (max error)": matches_kozlov,
+              "v < 0 after the join (max v)": v_negative_after_join}
     return Entry(
         name="sleigh_one_sided_friction", system=L.with_friction(a, N, one_sided=True, k=k),
         initial_state={"q0": [0.0, 0.0, 0.0], "qd0": [u0, 0.0, w0]}, t_end=t_end, parameters={}, steps=int(steps),
         model="friction", kind="coordinates",
-        description=(f"The realization of the one-sided constraint v >= 0 by one-sided viscous friction (Salnikova, "
-                     f"Kugushev, Demidov 2023, section 4; Kozlov 2019, (4.2)): the force -N v acts across the blade "
+        description=(f"The realization of the one-sided constraint v >= 0 by one-sided viscous friction (Kozlov 2019, "
+                     f"section 4, (4.1)-(4.5); Salnikova, Kugushev, Demidov 2023): the force -N v acts across the blade "
                      f"only when v < 0 (N = {N:g}, k = {k:g} on the allowed side). As N -> infinity the motion "
                      "tends to the one-sided sleigh: straight line, then a circle of radius u0/|w0|."),
         references=REF_ONE_SIDED, labels=("x", "y", "theta", "x'", "y'", "theta'"), tags=("sleigh", "friction"),
         path=lambda run: run.y[:, :2],
-        extras={"checks": {"energy never increases (max increase)": dissipates}, "sim_options": FRICTION_TOL})
+        extras={"checks": checks, "sim_options": FRICTION_TOL})

@@ -26,11 +26,11 @@ EDGES = [
     ("chaplygin_sleigh_on_blade", "servo_sleigh", "special case", "control force along the constraint "
      "(a_u = c_w = 0): nonholonomic, u and w constant", "on_blade_is_servo"),
     ("sleigh_friction", "chaplygin_sleigh", "limit N -> infinity", "viscous friction -N v across the blade "
-     "(Kozlov 2019, section 4): v = O(1/N)", "friction_to_sleigh"),
+     "(Theorem 1 of the slides): error O(1/N)", "friction_to_sleigh"),
     ("one_sided_sleigh", "chaplygin_sleigh_on_blade", "one-sided version of", "v >= 0 instead of v = 0: "
      "on the constraint both coincide", "one_sided_on_constraint"),
     ("sleigh_one_sided_friction", "one_sided_sleigh", "limit N -> infinity", "friction -N v only where v < 0 "
-     "(Salnikova et al. 2023, section 4)", "one_sided_friction_to_one_sided"),
+     "(Kozlov 2019, section 4; Salnikova et al. 2023)", "one_sided_friction_to_one_sided"),
     ("skate_added_mass", "skate_vakonomic", "limit N -> infinity", "added mass N (a, q')^2 / 2 "
      "(Kozlov's Theorem 2)", "added_mass_to_vakonomic"),
     ("skate_friction", "skate_inclined", "limit N -> infinity", "friction -N (a, q') a (Kozlov's Theorem 1)",

@@ -118,7 +118,7 @@ def added_mass_to_vakonomic(Ns=(100.0, 400.0), t_end=2.0):
 
 def friction_to_sleigh(Ns=(25.0, 50.0), t_end=3.0):
     """Sleigh with friction -N v across the blade against the exact Chaplygin sleigh (body velocities
-    u, v, w): max difference = O(1/N), and v = O(1/N) (Kozlov 2019, section 4)."""
+    u, v, w): max difference = O(1/N), and v = O(1/N) (Theorem 1 of the slides)."""
     from .registry import get
     from .run import simulate
 
