@@ -10,8 +10,8 @@
 * ``servo_sleigh``: T = M(u^2 + v^2)/2 + I w^2/2, v = 0 kept by the control force lambda (a_u, b_v, c_w) (first kind):
   u' = alpha u w, w' = beta u w, alpha = a_u/b_v, beta = M c_w/(I b_v); gamma = beta u - alpha w is conserved and
   u(t) = gamma/(beta + C e^{gamma t}) (seeds/004, "Сервосани Чаплыгина").
-The path in the plane is x' = u cos(theta), y' = u sin(theta), theta' = w (trapezoidal quadrature of the
-saved samples; for figures only).
+The path in the plane comes from the group reconstruction g' = g w on SE(2) (``servo.reconstruct_motion``),
+or, for runs without velocities, from x' = u cos(theta), y' = u sin(theta), theta' = w by trapezoidal quadrature.
 """
 
 from __future__ import annotations
@@ -29,9 +29,14 @@ REF_SLEIGH = ["S. A. Chaplygin (1911), the sleigh; seeds/000_2f1b12a85c95f03b.tx
 
 
 def plane_path(u_of, w_of):
-    """path(run) -> (K, 2) from the body velocities u(y), w(y)."""
+    """path(run) -> (K, 2): SE(2) reconstruction along the run, else quadrature of u(y), w(y)."""
 
     def path(run):
+        if getattr(run.raw, "w", None) is not None:  # group reconstruction g' = g w on SE(2) (servo, integrators)
+            from servo import planar_path, reconstruct_motion
+
+            x, y, _ = planar_path(reconstruct_motion(run.raw).y)
+            return np.stack([x, y], -1)
         u, w = u_of(run.y), w_of(run.y)
         th = cumulative_trapezoid(w, run.t, initial=0.0)
         x = cumulative_trapezoid(u * np.cos(th), run.t, initial=0.0)

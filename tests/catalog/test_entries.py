@@ -55,13 +55,13 @@ def test_chaplygin_sleigh_tends_to_a_straight_line():
 
 
 def test_sleigh_on_blade_runs_on_a_circle_of_radius_u_over_w():
-    e = catalog.get("chaplygin_sleigh_on_blade", steps=3000)
-    run = catalog.simulate(e)
+    e = catalog.get("chaplygin_sleigh_on_blade", steps=500)
+    run = catalog.simulate(e)  # the path comes from the SE(2) reconstruction g' = g w
     p = e.parameters
     R = p["u0"] / p["w0"]
     centre = np.array([0.0, R])  # starts at the origin heading along x, turning left
     r = np.linalg.norm(run.path - centre, axis=-1)
-    assert np.max(np.abs(r - R)) < 1e-4
+    assert np.max(np.abs(r - R)) < 1e-10
 
 
 def test_servo_sleigh_limit_speed():
