@@ -19,6 +19,8 @@ Methods and sources:
 * ``splitting``, ``splitting4``: McLachlan (1993) splitting of the free rigid body on so(3)* into
   exact axis rotations, Strang (order 2), Yoshida's triple jump (order 4) and, as ``splitting6``,
   Yoshida's (1990) seven-stage order-6 composition (solution A).
+* ``moser_veselov``: the discrete Moser-Veselov (1991) rigid body, order 2, keeps |m|^2 and the
+  energy, i.e. every quadratic invariant of the free rigid body (so(3) only; tested).
 * ``scipy:RK45``, ``scipy:DOP853``, ``scipy:Radau``: adapters to scipy.integrate.solve_ivp.
 """
 
@@ -95,6 +97,13 @@ class Splitting(Method):
 
 
 @dataclass(frozen=True)
+class MoserVeselov(Method):
+    """Discrete Moser-Veselov rigid body (implicit; see :mod:`integrators.moser_veselov`)."""
+
+    kinds: tuple = ("coadjoint",)
+
+
+@dataclass(frozen=True)
 class ScipyMethod(Method):
     """Adapter to scipy.integrate.solve_ivp (adaptive; rtol/atol)."""
 
@@ -130,6 +139,7 @@ METHODS = {
     "splitting4": Splitting("splitting4", 4, frozenset({CASIMIRS}),
                             gammas=(_Y4, 1.0 - 2.0 * _Y4, _Y4)),
     "splitting6": Splitting("splitting6", 6, frozenset({CASIMIRS}), gammas=_Y6),
+    "moser_veselov": MoserVeselov("moser_veselov", 2, frozenset({CASIMIRS, QUADRATIC})),
     "scipy:RK45": ScipyMethod("scipy:RK45", 5, frozenset({LINEAR}), scipy_name="RK45"),
     "scipy:DOP853": ScipyMethod("scipy:DOP853", 8, frozenset({LINEAR}), scipy_name="DOP853"),
     "scipy:Radau": ScipyMethod("scipy:Radau", 5, frozenset({LINEAR}), scipy_name="Radau"),
@@ -158,7 +168,7 @@ def applies(method, problem):
     """Whether ``method`` can integrate ``problem``."""
     if problem.kind not in method.kinds:
         return False
-    if isinstance(method, Splitting):
+    if isinstance(method, (Splitting, MoserVeselov)):
         return is_so3_free_rigid_body(problem)
     if problem.kind == "reconstruction":
         return isinstance(method, (RKMK, CommutatorFree))
@@ -181,7 +191,7 @@ def get_method(method, problem):
                               f"{problem.name}: {', '.join(applicable_methods(problem))}")
     if not applies(m, problem):
         why = ("it needs an unforced so(3) free rigid body with a diagonal velocity_matrix"
-               if isinstance(m, Splitting) else f"it does not apply to {problem.kind} problems")
+               if isinstance(m, (Splitting, MoserVeselov)) else f"it does not apply to {problem.kind} problems")
         raise MethodError(f"method {m.name!r} does not apply to {problem.name}: {why}; methods that "
                           f"apply: {', '.join(applicable_methods(problem))}")
     return m

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .methods import RKMK, CommutatorFree, ExplicitRK, ImplicitMidpoint, Splitting
+from .methods import RKMK, CommutatorFree, ExplicitRK, ImplicitMidpoint, MoserVeselov, Splitting
 from .spaces import AffineCoadjointSpace, CoadjointSpace, GroupSpace, dexpinv_series
 
 
@@ -233,6 +233,15 @@ class SplittingStepper(Stepper):
 
 _STEPPERS = {ExplicitRK: RKStepper, ImplicitMidpoint: MidpointStepper, RKMK: RKMKStepper,
              CommutatorFree: CFStepper, Splitting: SplittingStepper}
+
+
+def _moser_veselov(method, problem):
+    from .moser_veselov import MoserVeselovStepper
+
+    return MoserVeselovStepper(method, problem)
+
+
+_STEPPERS[MoserVeselov] = _moser_veselov
 
 
 def make_stepper(method, problem):

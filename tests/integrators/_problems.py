@@ -20,4 +20,7 @@ def start(n, seed, batch=()):
     return 0.5 * np.random.default_rng(seed + 100).standard_normal(tuple(batch) + (n,))
 
 
+#: methods that only apply to the free rigid body on so(3)* (diagonal velocity matrix)
+RIGID_ONLY = ("splitting", "splitting4", "splitting6", "moser_veselov")
+
 ALGEBRAS = {"so3": named.so3, "se3": named.se3, "sl2": named.sl2, "so4": named.so4}

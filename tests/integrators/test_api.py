@@ -133,3 +133,9 @@ def test_chunked_ensemble_equals_unchunked(monkeypatch):
 def test_scipy_events_need_a_single_trajectory():
     with pytest.raises(ValueError, match="single trajectory"):
         integrate(BODY, start(3, 1, batch=(2,)), (0, 1), method="scipy:DOP853", events=lambda t, y: y[..., 0])
+
+
+def test_moser_veselov_with_too_large_a_step_raises():
+    P = free_rigid_body((3.0, 1.0, 0.5))
+    with pytest.raises(ConvergenceError, match=r"Moser-Veselov equation .* did not converge at t = 0.*residual"):
+        integrate(P, [3.0, 2.0, 5.0], (0.0, 10.0), method="moser_veselov", steps=5)
