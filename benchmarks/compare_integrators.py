@@ -84,7 +84,7 @@ def section_orders():
     out = []
     body = free_rigid_body(REFERENCE_INERTIA)
     exact = lambda t: rigid_body_exact(REFERENCE_INERTIA, REFERENCE_M0, t)  # noqa: E731
-    comp = compare(body, REFERENCE_M0, 100.0, methods=LIE + ["rk4", "splitting", "splitting4", "splitting6"] + SCIPY,
+    comp = compare(body, REFERENCE_M0, 100.0, methods=LIE + ["rk4", "moser_veselov", "splitting", "splitting4", "splitting6"] + SCIPY,
                    exact=exact,
                    steps={1: (20000, 40000, 80000, 160000), 2: (5000, 10000, 20000, 40000),
                           3: (2500, 5000, 10000, 20000), 4: (1250, 2500, 5000, 10000, 20000),
