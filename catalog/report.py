@@ -155,13 +155,17 @@ def graph_section(out, names=None):
 
 def write_report(out, names=None, progress=None, compare=True):
     """Write ``out/index.html`` (and ``out/fig/*.png``); return (path, list of all verdicts, failures)."""
-    from .registry import get
+    from .registry import get, specs
     from .registry import names as all_names
 
     out = Path(out)
     (out / "fig").mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    names = list(names or all_names())
+    if names is None:  # grouped by family (rigid bodies, sleighs, systems in coordinates), then by name
+        order = {"rigid": 0, "sleigh": 1, "coordinates": 2}
+        sp = specs()
+        names = sorted(all_names(), key=lambda n: (order.get(sp[n].family, 3), n))
+    names = list(names)
     sections, toc, verdicts, failures = [], [], [], []
     for i, name in enumerate(names):
         if progress is not None:
