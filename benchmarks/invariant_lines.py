@@ -123,7 +123,7 @@ def main(argv=None):
             ts, ag = sympy_stats(p, SYMPY[p])
             row += [f"{ag}/{SYMPY[p]} agree, median {np.median(ts):.2f} s"]
         else:
-            row += ["not attempted (Groebner basis does not finish in minutes)"]
+            row += ["not run (Groebner cost grows steeply: see p = 4)"]
         if have_bertini and p in BERTINI:
             tb, ag = bertini_stats(p, lines[:BERTINI[p]])
             row += [f"{ag}/{BERTINI[p]} agree, median {np.median(tb):.3f} s"]

@@ -236,7 +236,9 @@ class QuadraticEigenHomotopy:
         B = z0.shape[0]
         lin = lambda tau: (tau.astype(complex), np.ones_like(tau, dtype=complex))
         zA, okA = self.track(z0, 0.0, 0.9, lin)                 # loose tolerances far from t = 1
-        zA, okA2 = self.track(zA, 0.9, 1.0 - r_endgame, lin, precise="near")
+        zW, okW = self.track(zA, 0.9, 0.99, lin, precise="near")
+        okA &= okW
+        zA, okA2 = self.track(zW, 0.99, 1.0 - r_endgame, lin, precise="near")
         okA &= okA2
         zB, okB = self.track(zA, 1.0 - r_endgame, 1.0, lin, h0=0.1, hmax=1.0)
         okB &= okA
@@ -247,13 +249,18 @@ class QuadraticEigenHomotopy:
         with np.errstate(all="ignore"):
             cond = np.linalg.cond(np.nan_to_num(J))
         regular = okB & np.isfinite(cond) & (cond < cond_singular) & (last < 1e-12)
-        sing = np.nonzero(okA & ~regular)[0]
+        sing = np.nonzero(okW & ~regular)[0]
         converged = regular.copy()
-        if sing.size:
-            ze, cyc, oke = self.cauchy_endgame(zA[sing], r_endgame)
-            zB[sing] = ze
-            cycle[sing] = cyc
-            converged[sing] = oke
+        # Cauchy end game at r_endgame; paths whose loop cannot be tracked there (two branches
+        # closer than the corrector can separate) are retried at the wider radius 1e-2
+        for r, zs in ((r_endgame, zA), (1e-2, zW)):
+            if not sing.size:
+                break
+            ze, cyc, oke = self.cauchy_endgame(zs[sing], r)
+            zB[sing[oke]] = ze[oke]
+            cycle[sing[oke]] = cyc[oke]
+            converged[sing[oke]] = True
+            sing = sing[~oke]
         J, _, _ = self._aug(np.nan_to_num(zB), ones.astype(complex))
         with np.errstate(all="ignore"):
             cond = np.linalg.cond(J)

@@ -153,3 +153,16 @@ def test_complex_line_has_no_blowup_time():
     assert len(cplx) == 2 and cplx[0].stability is None
     with pytest.raises(ValueError, match="real lines only"):
         cplx[0].blowup_time(1.0)
+
+
+def test_double_line_with_nearly_coincident_branches():
+    # v = (x3^2, -(x1 - x2)^2, -x1 x2 + x2^2 - x3^2): the two paths to the double equilibrium line
+    # (1, 1, 0) stay 1e-7 apart at t = 1 - 1e-4; the end game must widen its radius. Expected
+    # lines from the exact Groebner computation.
+    x1, x2, x3 = sp.symbols("x1:4")
+    q = QuadraticSystem.from_sympy([x3**2, -(x1 - x2)**2, -x1 * x2 + x2**2 - x3**2], [x1, x2, x3])
+    E = exact_invariant_lines(q)
+    L = q.invariant_lines()
+    assert E.total_multiplicity == 7 and L.certified
+    match(L, E.points, tol=1e-6)
+    assert any(l.multiplicity == 2 and l.is_equilibrium_line for l in L)
