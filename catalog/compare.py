@@ -104,11 +104,18 @@ def _max_or_none(values):
 
 
 def _declared(method, entry, attr):
+    """The method's declared ``order``, or what it ``preserves`` on this entry's problem (problem-aware:
+    no Casimirs under a forcing, ``integrators.methods.preserved``)."""
     try:
-        from integrators.methods import get_method
+        from integrators import methods as im
 
-        v = getattr(get_method(method, entry.system.problem()), attr, None)
-    except Exception:
+        prob = entry.system.problem()
+        meth = im.get_method(method, prob)
+        if attr == "preserves" and hasattr(im, "preserved"):
+            v = im.preserved(meth, prob)
+        else:
+            v = getattr(meth, attr, None)
+    except Exception:  # an older integrators package without declarations: leave the column empty
         return None
     if isinstance(v, (set, frozenset, tuple, list)):
         return sorted(v)
