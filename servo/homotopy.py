@@ -71,10 +71,12 @@ class QuadraticEigenHomotopy:
         return (xi @ self._Qr).reshape(xi.shape[:-1] + (self.p, self.p))
 
     def F(self, z):
+        """Target F(z) = v(xi) - c xi, z = (xi, c), batched (..., p + 1) -> (..., p)."""
         xi, c = z[..., :-1], z[..., -1:]
         return np.einsum("...ij,...j->...i", self._QA(xi), xi) - c * xi
 
     def JF(self, z):
+        """dF/dz = [2 A(xi) - c I | -xi] with A_ij = sum_k Q[i,j,k] xi_k, shape (..., p, p + 1)."""
         xi, c = z[..., :-1], z[..., -1]
         J = np.empty(z.shape[:-1] + (self.p, self.N), dtype=complex)
         J[..., :-1] = 2 * self._QA(xi)
@@ -84,6 +86,7 @@ class QuadraticEigenHomotopy:
         return J
 
     def G(self, z):
+        """Start system G_i(z) = xi_i^2 - c^2."""
         return z[..., :-1] ** 2 - z[..., -1:] ** 2
 
     def start_points(self):
@@ -108,6 +111,7 @@ class QuadraticEigenHomotopy:
         return J, Fz - self.gamma * Gz, t[:, None] * Fz + s[:, None] * Gz
 
     def H(self, z, t):
+        """H(z, t) = t F(z) + (1 - t) gamma G(z)."""
         t = np.asarray(t)[..., None]
         return t * self.F(z) + (1 - t) * self.gamma * self.G(z)
 

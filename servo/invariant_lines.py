@@ -135,6 +135,7 @@ class InvariantLines:
 
     @property
     def is_finite(self) -> bool:
+        """No positive-dimensional family of solutions was found."""
         return not self.positive_dimensional
 
     @property

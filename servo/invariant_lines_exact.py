@@ -43,10 +43,12 @@ class ExactLines:
 
     @property
     def total_multiplicity(self) -> int:
+        """Sum of the multiplicities of the lines (the trivial point excluded)."""
         return int(sum(m for _, _, m in self.points))
 
     @property
     def real_count(self) -> int:
+        """Number of real lines counted with multiplicity."""
         return int(sum(m for d, c, m in self.points
                        if np.all(np.abs(d.imag) < 1e-12) and abs(np.imag(c)) < 1e-12))
 
