@@ -194,8 +194,13 @@ class OneSidedSystem:
         return active
 
     def simulate(self, q0, qd0, t_end, steps=200, t0=0.0, method="DOP853", rtol=1e-12, atol=1e-12,
-                 tol=1e-9, max_events=500, lam0=None):
+                 tol=1e-9, max_events=500, lam0=None, max_step=None):
         """Event-driven integration forward in time (scipy solve_ivp with dense output and events).
+
+        Events are found from sign changes of f_nu (or lambda_nu) between consecutive steps, so the step
+        is capped at ``max_step`` (default (t_end - t0) / max(steps, 200)): on motions that are polynomial
+        in t (a free sleigh moves on a straight line) DOP853 would otherwise step over a whole arch of
+        f = u sin(w t) and miss the join.
 
         Returns a SimulationResult with res.lam (multipliers, 0 where inactive) and res.events, a list of
         (t, "leave" | "join", index). A constraint at f = 0 at t0 that is released at once is reported as
@@ -216,6 +221,8 @@ class OneSidedSystem:
             raise InitialConstraintError(f"initial state violates the one-sided constraint {i}: {self.f[i]} = "
                                          f"{f0[i]:.3e} < 0", index=i, residual=f0[i])
         grid = time_grid(t0, t_end, steps)
+        if max_step is None:
+            max_step = (t_end - t0) / max(int(steps), 200)
         t, prev, exclude, hit, events, segments, nfev = t0, None, set(), set(), [], [], 0
         while True:
             f = self.constraint_values(t, y[:n], y[n:])
@@ -242,7 +249,8 @@ class OneSidedSystem:
                     ev = (lambda tt, yy, i=i: self.constraint_values(tt, yy[:n], yy[n:])[i])
                 ev.terminal, ev.direction = True, -1
                 evs.append(ev)
-            sol = solve_ivp(rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True, events=evs)
+            sol = solve_ivp(rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True, events=evs,
+                            max_step=max_step)
             check_solution(sol, "one-sided simulate")
             nfev += sol.nfev
             segments.append((t, sol.t[-1], sol.sol, act))
@@ -256,7 +264,7 @@ class OneSidedSystem:
             t = t_e
         q, qd, lam = np.zeros((len(grid), n)), np.zeros((len(grid), n)), np.zeros((len(grid), self.k))
         for j, tt in enumerate(grid):
-            for (ta, tb, dense, act) in segments:
+            for (ta, tb, dense, act) in reversed(segments):  # at an event time, the mode after it
                 if ta <= tt <= tb:
                     break
             yy = dense(tt)
