@@ -19,8 +19,10 @@ $(STAMP): $(PY) pyproject.toml
 demo: $(STAMP)
 	MPLBACKEND=Agg PYTHONPATH=$(CURDIR) $(VENV)/bin/liedyn report --out out/report
 
+# two workers for the two cores; one BLAS thread each (idle OpenBLAS threads triple the CPU time of
+# the many small-matrix tests on a 2-core machine)
 test: $(STAMP)
-	MPLBACKEND=Agg $(PY) -m pytest -q
+	MPLBACKEND=Agg OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2
 
 bench: $(STAMP)
 	for f in benchmarks/*.py; do $(PY) $$f || exit 1; done
