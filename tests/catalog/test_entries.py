@@ -90,9 +90,8 @@ def test_talamucci_unknown_constraint():
         catalog.get("talamucci_two_points", constraint="skew")
 
 
-@pytest.mark.parametrize("w0, t_end, steps", [(-0.7, 10.0, 500), (-2.0, 3.0, 200), pytest.param(-1.0, 8.0, 800,
-    marks=pytest.mark.xfail(reason="servo.one_sided misses the join event for some data (w0 = -0.9, -1.0 over "
-                                   "t in [0, 8]; misplaces it for w0 = -1.3): reported to the lead", strict=False))])
+@pytest.mark.parametrize("w0, t_end, steps", [(-2.0, 3.0, 200), (-0.9, 8.0, 200),
+                                               (-1.0, 8.0, 200), (-1.3, 8.0, 200)])
 def test_one_sided_sleigh_joins_after_half_a_turn(w0, t_end, steps):
     """Kozlov 2019, section 3: the join happens at t = pi/|w0| and the circle has radius u0/|w0|."""
     e = catalog.get("one_sided_sleigh", w0=w0, t_end=t_end, steps=steps)
