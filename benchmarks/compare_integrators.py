@@ -65,9 +65,10 @@ def figure(comp, fname, target=None):
     for r in comp.reports:
         style = "--" if r.method.startswith("scipy") else "-"
         axes[0].loglog(r.wall_time, r.error, style + "o", ms=3, label=r.method)
-        axes[1].loglog(np.maximum(r.nfev, 1), r.error, style + "o", ms=3, label=r.method)
+        if min(r.nfev) > 0:  # splittings and Moser-Veselov evaluate no right-hand side
+            axes[1].loglog(r.nfev, r.error, style + "o", ms=3, label=r.method)
     axes[0].set_xlabel("wall time per trajectory [s]")
-    axes[1].set_xlabel("right-hand-side evaluations (0 for splittings: drawn at 1)")
+    axes[1].set_xlabel("right-hand-side evaluations (splittings, Moser-Veselov: none, not drawn)")
     for ax in axes:
         ax.set_ylabel("final error")
         ax.grid(True, which="both", alpha=0.3)
@@ -161,7 +162,7 @@ def section_work_precision(comp_body):
     T = 100.0
     exact = np.array([rigid_body_exact(REFERENCE_INERTIA, m, T) for m in m0])
     best_batch = None
-    for name, steps in (("splitting6", (500, 1000)), ("splitting4", (2500, 5000)), ("rkmk4", (5000, 10000))):
+    for name, steps in (("splitting6", (500, 1000)), ("splitting4", (5000, 10000)), ("rkmk4", (5000, 10000))):
         errs, times = [], []
         for n in steps:
             r = integrate(body, m0, (0.0, T), method=name, steps=n, save_every=n)
@@ -172,7 +173,7 @@ def section_work_precision(comp_body):
         t8 = _interp(errs, times, 1e-8)
         lines.append([f"batch of {nb}", name, f"{t8:.3g}" if t8 else f"errors {errs[0]:.1e}..{errs[-1]:.1e}",
                       f"{dop:.3g}", f"{dop / t8:.0f}x" if t8 else "-",
-                      ("met" if t8 and t8 <= dop / 20 else "not met")])
+                      ("out of the measured range" if not t8 else "met" if t8 <= dop / 20 else "not met")])
         if t8 and (best_batch is None or t8 < best_batch):
             best_batch = t8
     # DOP853 on the flattened batch (one shared step sequence): a fairer vectorized baseline
@@ -203,7 +204,7 @@ def section_throughput():
 
 
 def section_reconstruction():
-    n = 20_000 if QUICK else 100_000
+    n = 20_000 if QUICK else 1_000_000
     rng = np.random.default_rng(5)
     A, B = rng.standard_normal((2, 3))
     t = np.array([0.0, n * 0.01])
@@ -240,7 +241,8 @@ def main():
     print(tbl)
     n, defect, wt = section_reconstruction()
     md += [f"**Reconstruction on SO(3)**: {n} RKMK4 steps of R' = R hat(w(t)): max |R^T R - I|, |det R - 1| = "
-           f"{defect:.1e} ({wt:.1f} s; target 1e-13 over 10^6 steps: measured over {n} steps)", ""]
+           f"{defect:.1e} ({wt:.1f} s; target 1e-13 over 10^6 steps: "
+           f"{'met' if defect <= 1e-13 and n >= 10**6 else 'measured over ' + str(n) + ' steps only'})", ""]
     print("reconstruction", n, defect)
     md.append(f"Total benchmark time {time.perf_counter() - start:.0f} s{' (--quick)' if QUICK else ''}.")
     update_section("integrators", "## Integrators (issue 5)\n\n" + "\n".join(md),
