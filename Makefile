@@ -14,10 +14,9 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[test]"
 	touch $(STAMP)
 
-# the report of every catalog entry (static HTML, figures beside it); PYTHONPATH guards against a stale
-# editable install that registered the packages as namespaces
+# the main job: the report of every catalog entry (static HTML, figures beside it)
 demo: $(STAMP)
-	MPLBACKEND=Agg PYTHONPATH=$(CURDIR) $(VENV)/bin/liedyn report --out out/report
+	MPLBACKEND=Agg $(VENV)/bin/liedyn report --out out/report
 
 # two workers for the two cores; one BLAS thread each (idle OpenBLAS threads triple the CPU time of
 # the many small-matrix tests on a 2-core machine)
