@@ -13,11 +13,12 @@ def _velocity(dim, seed):
     return lambda t: c * np.cos(f * t) + 0.3
 
 
-@pytest.mark.parametrize("G, steps", [(SE2, 10_000), (SO3, 10_000), (SE3, 5_000)])
-def test_orientation_stays_orthogonal_over_many_steps(G, steps):
-    # exp-based steps keep R^T R = 1 to round-off. The 10^5-step run of all three groups is
-    # benchmarks/servo_reconstruction.py (a reconstruction step costs 0.1-1 ms, too slow for the test budget)
-    t = np.linspace(0.0, 50.0, steps + 1)
+@pytest.mark.parametrize("G", [SE2, SO3, SE3])
+def test_orientation_stays_orthogonal_over_many_steps(G):
+    # exp-based steps keep R^T R = 1 to round-off over the 10^5 steps the issue asks for (about 10 s each);
+    # benchmarks/servo_reconstruction.py also runs rkmk4
+    steps = 100_000
+    t = np.linspace(0.0, 500.0, steps + 1)
     res = reconstruct_motion((t, _velocity(G.dim, 1)), group=G, method="lie_euler")
     assert res.nsteps == steps
     assert np.max(res.constraints["group_defect"]) < 1e-12
