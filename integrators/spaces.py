@@ -244,13 +244,18 @@ class AffineCoadjointSpace:
             ez = z - a[..., None] * c1 + b[..., None] * _cross(x, c1)
             d1 = _cross(x, v)
             return ez + v - b[..., None] * d1 + c[..., None] * _cross(x, d1)
+        E = expm_small(self._affine_generator(x, v, z))
+        return np.einsum("...ij,...j->...i", E[..., :n, :n], z) + E[..., :n, n]
+
+    def _affine_generator(self, x, v, z):
+        """[[ad(x)^T, v], [0, 0]]: its exponential applies the affine flow z' = ad*_x z + v for unit time."""
+        n = self.n
         A = adT(self.algebra, x)
         shape = np.broadcast_shapes(A.shape[:-2], z.shape[:-1], v.shape[:-1])
         M = np.zeros(shape + (n + 1, n + 1))
         M[..., :n, :n] = A
         M[..., :n, n] = v
-        E = expm_small(M)
-        return np.einsum("...ij,...j->...i", E[..., :n, :n], z) + E[..., :n, n]
+        return M
 
     def act_delta(self, xi, z):
         """act(xi, z) - z without cancellation."""
@@ -258,12 +263,7 @@ class AffineCoadjointSpace:
         if self.so3:
             return self.act(xi, z) - z
         x, v = xi[..., :n], xi[..., n:]
-        A = adT(self.algebra, x)
-        shape = np.broadcast_shapes(A.shape[:-2], z.shape[:-1], v.shape[:-1])
-        M = np.zeros(shape + (n + 1, n + 1))
-        M[..., :n, :n] = A
-        M[..., :n, n] = v
-        D = expm1_small(M)
+        D = expm1_small(self._affine_generator(x, v, z))
         return np.einsum("...ij,...j->...i", D[..., :n, :n], z) + D[..., :n, n]
 
     def bracket(self, p, q):

@@ -122,7 +122,22 @@ def _scale(J, B):
     return np.linalg.norm(J, axis=(-2, -1)) * np.linalg.norm(B, axis=(-2, -1)) + 1e-300
 
 
-class ConstrainedSystem:
+class HomogeneityMixin:
+    """Homogeneity of the constraint expressions ``self._exprs`` in q' (Euler's theorem; Talamucci 2025,
+    Proposition 1: for homogeneous constraints the Cetaev reaction does no work)."""
+
+    def homogeneity_degree(self):
+        """Degree(s) of positive homogeneity in q' (None where not homogeneous); a list if k > 1."""
+        d = [homogeneity_degree_of(self.system, p) for p in self._exprs]
+        return d[0] if self.k == 1 else d
+
+    def is_homogeneous(self):
+        """True iff every constraint is positively homogeneous in q'."""
+        d = self.homogeneity_degree()
+        return all(x is not None for x in (d if isinstance(d, list) else [d]))
+
+
+class ConstrainedSystem(HomogeneityMixin):
     """A Lagrangian system with two-sided constraints phi = 0 and a model (see the module docstring)."""
 
     def __init__(self, system, phi, model="nonholonomic", control=None):
@@ -130,7 +145,7 @@ class ConstrainedSystem:
             raise LagrangianError(f"unknown model {model!r}; expected one of {MODELS} or 'one_sided'")
         self.system, self.model = system, model
         S = system
-        self.phi = parse_equalities(S, phi)
+        self.phi = self._exprs = parse_equalities(S, phi)
         self.k = len(self.phi)
         self.lam = list(dynamicsymbols(f"lambda1:{self.k + 1}"))
         P = sp.Matrix([S.plain(p) for p in self.phi])
@@ -202,16 +217,6 @@ class ConstrainedSystem:
         B = self.M_sym if self.kind == 1 else self.NJ_sym
         G = self.J_sym * Ainv * B.T
         return sp.simplify(S.dynamic(G.det()))
-
-    def homogeneity_degree(self):
-        """Degree(s) of positive homogeneity in q' (None where not homogeneous); a list if k > 1."""
-        d = [homogeneity_degree_of(self.system, p) for p in self.phi]
-        return d[0] if self.k == 1 else d
-
-    def is_homogeneous(self):
-        """True iff every constraint is positively homogeneous in q' (Talamucci 2025, Proposition 1)."""
-        d = self.homogeneity_degree()
-        return all(x is not None for x in (d if isinstance(d, list) else [d]))
 
     # ----------------------------------------------------------------- numerics
     @cached_property

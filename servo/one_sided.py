@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sp
 from scipy.integrate import solve_ivp
 
-from .constraint_models import InitialConstraintError, homogeneity_degree_of
+from .constraint_models import HomogeneityMixin, InitialConstraintError
 from .lagrangian import LagrangianError, as_covector, vectorize
 from .lagrangian_result import SimulationResult, check_solution, time_grid
 
@@ -63,12 +63,12 @@ def parse_inequalities(system, constraints):
     return out
 
 
-class OneSidedSystem:
+class OneSidedSystem(HomogeneityMixin):
     """A Lagrangian system with one-sided constraints f_nu >= 0 (see the module docstring)."""
 
     def __init__(self, system, constraints, control=None):
         S = self.system = system
-        self.f = parse_inequalities(S, constraints)
+        self.f = self._exprs = parse_inequalities(S, constraints)
         self.k = len(self.f)
         P = sp.Matrix([S.plain(f) for f in self.f])
         self.J_sym = P.jacobian(S.us)
@@ -99,16 +99,6 @@ class OneSidedSystem:
         """det (A^-1 M_mu, df_nu/dq'): must be > 0 for one constraint (Kozlov 2019, (6.2))."""
         S = self.system
         return sp.simplify(S.dynamic((self.J_sym * S.A_sym.inv() * self.M_sym.T).det()))
-
-    def homogeneity_degree(self):
-        """Degree(s) of positive homogeneity of f in q' (Euler's theorem, Talamucci 2025); None if not."""
-        d = [homogeneity_degree_of(self.system, f) for f in self.f]
-        return d[0] if self.k == 1 else d
-
-    def is_homogeneous(self):
-        """True iff every f_nu is positively homogeneous in q'."""
-        d = self.homogeneity_degree()
-        return all(x is not None for x in (d if isinstance(d, list) else [d]))
 
     # ----------------------------------------------------------------- numerics
     @cached_property
