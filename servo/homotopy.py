@@ -21,8 +21,18 @@ __all__ = ["QuadraticEigenHomotopy", "PathResult"]
 FIRST_MAX = 1e-3          # largest accepted first Newton correction (relative) while tracking
 
 
+try:                                          # the gufunc behind np.linalg.solve, called
+    from numpy.linalg import _umath_linalg as _ul  # directly: no per-call wrapper overhead, and a
+    _solve1 = _ul.solve1                           # singular matrix gives a NaN row, not an error
+except (ImportError, AttributeError):              # pragma: no cover
+    _solve1 = None
+
+
 def _solve(J, b):
     """Batched solve J x = b (b of shape (B, N)); rows with a singular J give NaN instead of raising."""
+    if _solve1 is not None and J.dtype == complex and b.dtype == complex:
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            return _solve1(J, b, signature="DD->D")
     try:
         return np.linalg.solve(J, b[..., None])[..., 0]
     except np.linalg.LinAlgError:
@@ -33,6 +43,11 @@ def _solve(J, b):
             except np.linalg.LinAlgError:
                 pass
         return out
+
+
+def _rownorm(x):
+    """Euclidean norm of each row of a complex (B, N) array."""
+    return np.sqrt((x.real * x.real + x.imag * x.imag).sum(axis=1))
 
 
 class PathResult:
@@ -95,20 +110,29 @@ class QuadraticEigenHomotopy:
         z = np.concatenate([s, np.ones((s.shape[0], 1))], axis=1).astype(complex)
         return z / (z @ self.a)[:, None]
 
-    def _aug(self, z, t):
-        """Augmented Jacobian [H_z; a] (B, N, N), H_t = F - gamma G and H at (z, t)."""
+    def _aug(self, z, t, need=(True, True)):
+        """Augmented Jacobian [H_z; a] (B, N, N), H_t = F - gamma G and H at (z, t).
+
+        need = (H_t wanted, H wanted); the ones not wanted are returned as None."""
+        p, N = self.p, self.N
+        B = z.shape[0]
         xi, c = z[:, :-1], z[:, -1]
-        A = self._QA(xi)
-        Fz = (A @ xi[:, :, None])[:, :, 0] - c[:, None] * xi
-        Gz = xi ** 2 - (c ** 2)[:, None]
+        A = (xi @ self._Qr).reshape(B, p, p)
         s = (1 - t) * self.gamma
-        J = np.zeros((z.shape[0], self.N, self.N), dtype=complex)
-        idx = np.arange(self.p)
-        J[:, :-1, :-1] = (2 * t)[:, None, None] * A
-        J[:, idx, idx] += (s[:, None] * 2) * xi - (t * c)[:, None]
+        J = np.empty((B, N, N), dtype=complex)
+        np.multiply(A, (2 * t)[:, None, None], out=J[:, :-1, :-1])
+        J.reshape(B, N * N)[:, :p * (N + 1):N + 1] += (s[:, None] * 2) * xi - (t * c)[:, None]
         J[:, :-1, -1] = -(t[:, None] * xi) - (2 * s * c)[:, None]
         J[:, -1] = self.a
-        return J, Fz - self.gamma * Gz, t[:, None] * Fz + s[:, None] * Gz
+        Ht = Hv = None
+        if need[0] or need[1]:
+            Fz = (A @ xi[:, :, None])[:, :, 0] - c[:, None] * xi
+            Gz = xi * xi - (c * c)[:, None]
+            if need[0]:
+                Ht = Fz - self.gamma * Gz
+            if need[1]:
+                Hv = t[:, None] * Fz + s[:, None] * Gz
+        return J, Ht, Hv
 
     def H(self, z, t):
         """H(z, t) = t F(z) + (1 - t) gamma G(z)."""
@@ -117,20 +141,23 @@ class QuadraticEigenHomotopy:
 
     # ------------------------------------------------------------ tracker
     def _velocity(self, z, t, dt):
-        J, Ht, _ = self._aug(z, t)
-        rhs = np.zeros(z.shape, dtype=complex)
-        rhs[:, :-1] = -Ht * dt[:, None]
+        J, Ht, _ = self._aug(z, t, (True, False))
+        rhs = np.empty(z.shape, dtype=complex)
+        np.multiply(Ht, -dt[:, None], out=rhs[:, :-1])
+        rhs[:, -1] = 0
         return _solve(J, rhs)
 
     def _newton(self, z, t, iters=3):
         """Newton on [H(z,t); a.z - 1]; returns z, |last step|/|z|, |first step|/|z|."""
         first = last = None
         for _ in range(iters):
-            J, _, Hv = self._aug(z, t)
-            r = np.concatenate([Hv, (z @ self.a - 1)[:, None]], axis=1)
+            J, _, Hv = self._aug(z, t, (False, True))
+            r = np.empty(z.shape, dtype=complex)
+            r[:, :-1] = Hv
+            r[:, -1] = z @ self.a - 1
             dz = _solve(J, r)
             z = z - dz
-            last = np.linalg.norm(dz, axis=1) / (1 + np.linalg.norm(z, axis=1))
+            last = _rownorm(dz) / (1 + _rownorm(z))
             first = last if first is None else first
         return z, last, first
 
