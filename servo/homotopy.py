@@ -71,6 +71,16 @@ class QuadraticEigenHomotopy:
         self.p = self.Q.shape[0]
         self.N = self.p + 1
         self._Qr = self.Q.reshape(self.p * self.p, self.p).T.copy()   # (k, i*p + j)
+        # dF(z) and dG(z) are linear in z: [dF(z) | dG(z)] = z @ self._M, rows (i, m) flattened
+        p, N = self.p, self.p + 1
+        MF = np.zeros((N, p, N), dtype=complex)
+        MF[:p, :, :p] = 2 * self.Q.transpose(2, 0, 1)          # 2 A_ij = 2 sum_k Q[i,j,k] xi_k
+        MF[p, :, :p] = -np.eye(p)                              # - c I
+        MF[:p, :, p] = -np.eye(p)                              # - xi
+        MG = np.zeros((N, p, N), dtype=complex)
+        MG[np.arange(p), np.arange(p), np.arange(p)] = 2       # 2 diag(xi)
+        MG[p, :, p] = -2                                       # - 2 c
+        self._M = np.concatenate([MF.reshape(N, p * N), MG.reshape(N, p * N)], axis=1)
         rng = np.random.default_rng(rng)
         th = rng.uniform(0, 2 * np.pi)
         self.gamma = np.exp(1j * th)
@@ -113,25 +123,22 @@ class QuadraticEigenHomotopy:
     def _aug(self, z, t, need=(True, True)):
         """Augmented Jacobian [H_z; a] (B, N, N), H_t = F - gamma G and H at (z, t).
 
-        need = (H_t wanted, H wanted); the ones not wanted are returned as None."""
+        need = (H_t wanted, H wanted); the ones not wanted are returned as None. F and G are
+        homogeneous quadratic, so F(z) = dF(z) z / 2 and G(z) = dG(z) z / 2 (Euler)."""
         p, N = self.p, self.N
         B = z.shape[0]
-        xi, c = z[:, :-1], z[:, -1]
-        A = (xi @ self._Qr).reshape(B, p, p)
-        s = (1 - t) * self.gamma
+        D = (z @ self._M).reshape(B, 2, p, N)
+        dF, dG = D[:, 0], D[:, 1]
         J = np.empty((B, N, N), dtype=complex)
-        np.multiply(A, (2 * t)[:, None, None], out=J[:, :-1, :-1])
-        J.reshape(B, N * N)[:, :p * (N + 1):N + 1] += (s[:, None] * 2) * xi - (t * c)[:, None]
-        J[:, :-1, -1] = -(t[:, None] * xi) - (2 * s * c)[:, None]
+        top = J[:, :-1]
+        np.multiply(dF, t[:, None, None], out=top)
+        top += dG * ((1 - t) * self.gamma)[:, None, None]
         J[:, -1] = self.a
         Ht = Hv = None
-        if need[0] or need[1]:
-            Fz = (A @ xi[:, :, None])[:, :, 0] - c[:, None] * xi
-            Gz = xi * xi - (c * c)[:, None]
-            if need[0]:
-                Ht = Fz - self.gamma * Gz
-            if need[1]:
-                Hv = t[:, None] * Fz + s[:, None] * Gz
+        if need[0]:
+            Ht = ((dF - self.gamma * dG) @ z[:, :, None])[:, :, 0] * 0.5
+        if need[1]:
+            Hv = (top @ z[:, :, None])[:, :, 0] * 0.5
         return J, Ht, Hv
 
     def H(self, z, t):
