@@ -71,6 +71,14 @@ class QuadraticEigenHomotopy:
         self.p = self.Q.shape[0]
         self.N = self.p + 1
         self._Qr = self.Q.reshape(self.p * self.p, self.p).T.copy()   # (k, i*p + j)
+        rng = np.random.default_rng(rng)
+        th = rng.uniform(0, 2 * np.pi)
+        self.gamma = np.exp(1j * th)
+        a = rng.normal(size=self.N) + 1j * rng.normal(size=self.N)
+        self.a = a / np.linalg.norm(a)
+        self.tol = tol
+        self.newton_iters, self.accept, self.target = 1, 1e-3, 1e-4
+        self.rng = rng
         # dF(z) and dG(z) are linear in z: [dF(z) | dG(z)] = z @ self._M, rows (i, m) flattened
         p, N = self.p, self.p + 1
         MF = np.zeros((N, p, N), dtype=complex)
@@ -81,14 +89,14 @@ class QuadraticEigenHomotopy:
         MG[np.arange(p), np.arange(p), np.arange(p)] = 2       # 2 diag(xi)
         MG[p, :, p] = -2                                       # - 2 c
         self._M = np.concatenate([MF.reshape(N, p * N), MG.reshape(N, p * N)], axis=1)
-        rng = np.random.default_rng(rng)
-        th = rng.uniform(0, 2 * np.pi)
-        self.gamma = np.exp(1j * th)
-        a = rng.normal(size=self.N) + 1j * rng.normal(size=self.N)
-        self.a = a / np.linalg.norm(a)
-        self.tol = tol
-        self.newton_iters, self.accept, self.target = 1, 1e-3, 1e-4
-        self.rng = rng
+        # one matmul gives the whole augmented Jacobian and d(H_t) = dF - gamma dG:
+        # [t z | (1 - t) gamma z | z | 1] @ _Mbig = [[t dF + (1 - t) gamma dG; a] | dF - gamma dG]
+        Mb = np.zeros((3 * N + 1, N * N + p * N), dtype=complex)
+        Mb[:N, :p * N] = MF.reshape(N, p * N)
+        Mb[N:2 * N, :p * N] = MG.reshape(N, p * N)
+        Mb[3 * N, p * N:N * N] = self.a
+        Mb[2 * N:3 * N, N * N:] = (MF - self.gamma * MG).reshape(N, p * N)
+        self._Mbig = Mb
 
     # ------------------------------------------------------------ systems
     def _QA(self, xi):
@@ -127,18 +135,19 @@ class QuadraticEigenHomotopy:
         homogeneous quadratic, so F(z) = dF(z) z / 2 and G(z) = dG(z) z / 2 (Euler)."""
         p, N = self.p, self.N
         B = z.shape[0]
-        D = (z @ self._M).reshape(B, 2, p, N)
-        dF, dG = D[:, 0], D[:, 1]
-        J = np.empty((B, N, N), dtype=complex)
-        top = J[:, :-1]
-        np.multiply(dF, t[:, None, None], out=top)
-        top += dG * ((1 - t) * self.gamma)[:, None, None]
-        J[:, -1] = self.a
+        W = np.empty((B, 3 * N + 1), dtype=complex)
+        np.multiply(z, t[:, None], out=W[:, :N])
+        np.multiply(z, ((1 - t) * self.gamma)[:, None], out=W[:, N:2 * N])
+        W[:, 2 * N:3 * N] = z
+        W[:, 3 * N] = 1
+        out = W @ self._Mbig
+        J = out[:, :N * N].reshape(B, N, N)
         Ht = Hv = None
+        zc = z[:, :, None]
         if need[0]:
-            Ht = ((dF - self.gamma * dG) @ z[:, :, None])[:, :, 0] * 0.5
+            Ht = (out[:, N * N:].reshape(B, p, N) @ zc)[:, :, 0] * 0.5
         if need[1]:
-            Hv = (top @ z[:, :, None])[:, :, 0] * 0.5
+            Hv = (J[:, :-1] @ zc)[:, :, 0] * 0.5
         return J, Ht, Hv
 
     def H(self, z, t):
