@@ -50,6 +50,11 @@ def _rownorm(x):
     return np.sqrt((x.real * x.real + x.imag * x.imag).sum(axis=1))
 
 
+def _linear(tau):
+    """The straight path t = tau, dt/dtau = 1."""
+    return tau.astype(complex), np.ones_like(tau, dtype=complex)
+
+
 class PathResult:
     """End points of all 2^p paths: z (2^p, p+1), flags regular/converged, cycle numbers, cond."""
 
@@ -204,9 +209,17 @@ class QuadraticEigenHomotopy:
             ia = np.nonzero(active)[0]
             za, ta, ha = z[ia], tau[ia], np.minimum(h[ia], tau1[ia] - tau[ia])
 
-            def vel(zz, tt):
-                t, dt = tpath(tt)
-                return self._velocity(zz, t, dt)
+            if tpath is _linear:
+                def vel(zz, tt):
+                    J, Ht, _ = self._aug(zz, tt.astype(complex), (True, False))
+                    rhs = np.empty(zz.shape, dtype=complex)
+                    np.negative(Ht, out=rhs[:, :-1])
+                    rhs[:, -1] = 0
+                    return _solve(J, rhs)
+            else:
+                def vel(zz, tt):
+                    t, dt = tpath(tt)
+                    return self._velocity(zz, t, dt)
             k1 = vel(za, ta)
             k2 = vel(za + 0.5 * ha[:, None] * k1, ta + 0.5 * ha)
             k3 = vel(za + 0.5 * ha[:, None] * k2, ta + 0.5 * ha)
@@ -281,7 +294,7 @@ class QuadraticEigenHomotopy:
         through the Cauchy end game at radius r_endgame. Returns a PathResult."""
         z0 = self.start_points()
         B = z0.shape[0]
-        lin = lambda tau: (tau.astype(complex), np.ones_like(tau, dtype=complex))
+        lin = _linear
         zA, okA = self.track(z0, 0.0, 0.9, lin)                 # loose tolerances far from t = 1
         zW, okW = self.track(zA, 0.9, 0.99, lin, precise="near")
         okA &= okW

@@ -167,12 +167,13 @@ def _proj_dist(z, w):
 def _cluster(z, tol):
     """Greedy clustering of projective points; returns a label per row."""
     labels = -np.ones(len(z), dtype=int)
+    zn = z / np.linalg.norm(z, axis=-1, keepdims=True)
+    D = np.sqrt(np.clip(1 - np.abs(zn.conj() @ zn.T) ** 2, 0, None))    # all _proj_dist at once
     k = 0
     for i in range(len(z)):
         if labels[i] >= 0:
             continue
-        d = _proj_dist(z[i][None], z)
-        members = (d < tol) & (labels < 0)
+        members = (D[i] < tol) & (labels < 0)
         labels[members] = k
         k += 1
     return labels
@@ -342,10 +343,15 @@ def _solve_once(q, seed, tol, cluster_tol):
             d, cc = d.real.copy(), float(np.real(cc))
         d = np.where(np.abs(d.real) < 1e-15, 0, d.real) + (
             1j * np.where(np.abs(d.imag) < 1e-15, 0, d.imag) if np.iscomplexobj(d) else 0)
-        resid = float(np.linalg.norm(q.v(d) - cc * d) / np.linalg.norm(d) ** 2)
         eigs = _sphere_eigs(q, d, cc) if is_real else None
-        lines.append(InvariantLine(d, cc, mult, is_real, resid,
+        lines.append(InvariantLine(d, cc, mult, is_real, 0.0,
                                    tuple(int(m) for m in pr.cycle[members]), eigs, atol))
+    if lines:                                   # |v(xi) - c xi| / |xi|^2, all lines at once
+        D = np.array([L.direction for L in lines], dtype=complex)
+        C = np.array([L.c for L in lines], dtype=complex)
+        R = np.linalg.norm(q.v(D) - C[:, None] * D, axis=1) / np.linalg.norm(D, axis=1) ** 2
+        for L, r in zip(lines, R):
+            L.residual = float(r)
     fams = _merge_linear_families(hom, fams, scale)
     if trivial_seen != 1:
         failed += abs(trivial_seen - 1)
