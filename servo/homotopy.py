@@ -94,14 +94,9 @@ class QuadraticEigenHomotopy:
         MG[np.arange(p), np.arange(p), np.arange(p)] = 2       # 2 diag(xi)
         MG[p, :, p] = -2                                       # - 2 c
         self._M = np.concatenate([MF.reshape(N, p * N), MG.reshape(N, p * N)], axis=1)
-        # one matmul gives the whole augmented Jacobian and d(H_t) = dF - gamma dG:
-        # [t z | (1 - t) gamma z | z | 1] @ _Mbig = [[t dF + (1 - t) gamma dG; a] | dF - gamma dG]
-        Mb = np.zeros((3 * N + 1, N * N + p * N), dtype=complex)
-        Mb[:N, :p * N] = MF.reshape(N, p * N)
-        Mb[N:2 * N, :p * N] = MG.reshape(N, p * N)
-        Mb[3 * N, p * N:N * N] = self.a
-        Mb[2 * N:3 * N, N * N:] = (MF - self.gamma * MG).reshape(N, p * N)
-        self._Mbig = Mb
+        # [dF | dG | dF - gamma dG] at z in one matmul (rows (i, m) flattened)
+        self._M3 = np.concatenate([MF.reshape(N, p * N), MG.reshape(N, p * N),
+                                   (MF - self.gamma * MG).reshape(N, p * N)], axis=1)
 
     # ------------------------------------------------------------ systems
     def _QA(self, xi):
@@ -140,17 +135,16 @@ class QuadraticEigenHomotopy:
         homogeneous quadratic, so F(z) = dF(z) z / 2 and G(z) = dG(z) z / 2 (Euler)."""
         p, N = self.p, self.N
         B = z.shape[0]
-        W = np.empty((B, 3 * N + 1), dtype=complex)
-        np.multiply(z, t[:, None], out=W[:, :N])
-        np.multiply(z, ((1 - t) * self.gamma)[:, None], out=W[:, N:2 * N])
-        W[:, 2 * N:3 * N] = z
-        W[:, 3 * N] = 1
-        out = W @ self._Mbig
-        J = out[:, :N * N].reshape(B, N, N)
+        pN = p * N
+        out = z @ self._M3
+        J = np.empty((B, N, N), dtype=complex)
+        J[:, :-1] = (out[:, :pN] * t[:, None]
+                     + out[:, pN:2 * pN] * ((1 - t) * self.gamma)[:, None]).reshape(B, p, N)
+        J[:, -1] = self.a
         Ht = Hv = None
         zc = z[:, :, None]
         if need[0]:
-            Ht = (out[:, N * N:].reshape(B, p, N) @ zc)[:, :, 0] * 0.5
+            Ht = (out[:, 2 * pN:].reshape(B, p, N) @ zc)[:, :, 0] * 0.5
         if need[1]:
             Hv = (J[:, :-1] @ zc)[:, :, 0] * 0.5
         return J, Ht, Hv
