@@ -162,6 +162,24 @@ class QuadraticEigenHomotopy:
         rhs[:, -1] = 0
         return _solve(J, rhs)
 
+    def _velocity_lin(self, z, tau):
+        """dz/dt on the straight path t = tau: [H_z; a] v = [-H_t; 0] (as _aug, fewer calls)."""
+        B = z.shape[0]
+        p, N = self.p, self.N
+        pN = p * N
+        t = tau.astype(complex)
+        out = z @ self._M3
+        J = np.empty((B, N, N), dtype=complex)
+        Jt = J[:, :-1].reshape(B, pN)
+        np.multiply(out[:, :pN], t[:, None], out=Jt)
+        Jt += out[:, pN:2 * pN] * ((1 - t) * self.gamma)[:, None]
+        J[:, -1] = self.a
+        rhs = np.empty((B, N), dtype=complex)
+        np.matmul(out[:, 2 * pN:].reshape(B, p, N), z[:, :, None], out=rhs[:, :-1, None])
+        rhs[:, :-1] *= -0.5
+        rhs[:, -1] = 0
+        return _solve(J, rhs)
+
     def _newton(self, z, t, iters=3):
         """Newton on [H(z,t); a.z - 1]; returns z, |last step|/|z|, |first step|/|z|."""
         first = last = None
@@ -204,12 +222,7 @@ class QuadraticEigenHomotopy:
             za, ta, ha = z[ia], tau[ia], np.minimum(h[ia], tau1[ia] - tau[ia])
 
             if tpath is _linear:
-                def vel(zz, tt):
-                    J, Ht, _ = self._aug(zz, tt.astype(complex), (True, False))
-                    rhs = np.empty(zz.shape, dtype=complex)
-                    np.negative(Ht, out=rhs[:, :-1])
-                    rhs[:, -1] = 0
-                    return _solve(J, rhs)
+                vel = self._velocity_lin
             else:
                 def vel(zz, tt):
                     t, dt = tpath(tt)
@@ -292,9 +305,10 @@ class QuadraticEigenHomotopy:
         zA, okA = self.track(z0, 0.0, 0.9, lin)                 # loose tolerances far from t = 1
         zW, okW = self.track(zA, 0.9, 0.99, lin, precise="near")
         okA &= okW
-        zA, okA2 = self.track(zW, 0.99, 1.0 - r_endgame, lin, precise="near")
+        zA, okA2 = self.track(zW, 0.99, 1.0 - r_endgame, lin, precise="near",
+                                    h0=0.1, hmax=0.5)
         okA &= okA2
-        zB, okB = self.track(zA, 1.0 - r_endgame, 1.0, lin, h0=0.1, hmax=1.0)
+        zB, okB = self.track(zA, 1.0 - r_endgame, 1.0, lin, h0=0.25, hmax=1.0)
         okB &= okA
         cycle = np.ones(B, dtype=int)
         ones = np.ones(B)
