@@ -216,24 +216,28 @@ class QuadraticEigenHomotopy:
         active = tau < tau1
         ok = np.ones(B, dtype=bool)
         steps = 0
+        if tpath is _linear:
+            vel, tc = self._velocity_lin, lambda tt: tt.astype(complex)
+        else:
+            def vel(zz, tt):
+                t, dt = tpath(tt)
+                return self._velocity(zz, t, dt)
+
+            def tc(tt):
+                return tpath(tt)[0]
         while active.any() and steps < max_steps:
             steps += 1
             ia = np.nonzero(active)[0]
             za, ta, ha = z[ia], tau[ia], np.minimum(h[ia], tau1[ia] - tau[ia])
-
-            if tpath is _linear:
-                vel = self._velocity_lin
-            else:
-                def vel(zz, tt):
-                    t, dt = tpath(tt)
-                    return self._velocity(zz, t, dt)
+            hc = ha[:, None]
+            hh = 0.5 * hc
+            tm, tn = ta + 0.5 * ha, ta + ha
             k1 = vel(za, ta)
-            k2 = vel(za + 0.5 * ha[:, None] * k1, ta + 0.5 * ha)
-            k3 = vel(za + 0.5 * ha[:, None] * k2, ta + 0.5 * ha)
-            k4 = vel(za + ha[:, None] * k3, ta + ha)
-            zp = za + ha[:, None] / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-            tn = ta + ha
-            zc, last, first = self._newton(zp, tpath(tn)[0], iters=iters)
+            k2 = vel(za + hh * k1, tm)
+            k3 = vel(za + hh * k2, tm)
+            k4 = vel(za + hc * k3, tn)
+            zp = za + hc / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            zc, last, first = self._newton(zp, tc(tn), iters=iters)
             acc = np.isfinite(last) & (last < accept) & (first < FIRST_MAX)
             ia_acc = ia[acc]
             z[ia_acc] = zc[acc]
