@@ -84,7 +84,7 @@ class QuadraticEigenHomotopy:
         self.tol = tol
         self.newton_iters, self.accept, self.target = 1, 1e-3, 1e-4
         self.rng = rng
-        # dF(z) and dG(z) are linear in z: [dF(z) | dG(z)] = z @ self._M, rows (i, m) flattened
+        # dF(z) and dG(z) are linear in z: dF(z)[i, m] = sum_k z_k MF[k, i, m], same for G
         p, N = self.p, self.p + 1
         MF = np.zeros((N, p, N), dtype=complex)
         MF[:p, :, :p] = 2 * self.Q.transpose(2, 0, 1)          # 2 A_ij = 2 sum_k Q[i,j,k] xi_k
@@ -93,7 +93,6 @@ class QuadraticEigenHomotopy:
         MG = np.zeros((N, p, N), dtype=complex)
         MG[np.arange(p), np.arange(p), np.arange(p)] = 2       # 2 diag(xi)
         MG[p, :, p] = -2                                       # - 2 c
-        self._M = np.concatenate([MF.reshape(N, p * N), MG.reshape(N, p * N)], axis=1)
         # [dF | dG | dF - gamma dG] at z in one matmul (rows (i, m) flattened)
         self._M3 = np.concatenate([MF.reshape(N, p * N), MG.reshape(N, p * N),
                                    (MF - self.gamma * MG).reshape(N, p * N)], axis=1)
