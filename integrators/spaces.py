@@ -42,18 +42,23 @@ def expm_small(M):
     Only matrix products (no LAPACK solves), so it is fast and batched for the 3..7-dimensional
     algebras here; one s serves the whole batch.
     """
-    M = np.asarray(M, dtype=float)
-    k = M.shape[-1]
-    norm = float(np.max(np.sum(np.abs(M), axis=-2))) if M.size else 0.0
-    s = max(0, math.ceil(math.log2(norm / _TAYLOR_RADIUS))) if norm > _TAYLOR_RADIUS else 0
-    X = M / (2.0 ** s)
-    eye = np.eye(k)
-    E = eye + X / _TAYLOR_DEGREE
-    for j in range(_TAYLOR_DEGREE - 1, 0, -1):
-        E = eye + (X @ E) / j
+    X, E, s = _scaled_horner(M, 1)
     for _ in range(s):
         E = E @ E
     return E
+
+
+def _scaled_horner(M, stop):
+    """X = M / 2^s with ||X||_1 <= 0.2, and E = I + X/stop (I + X/(stop+1) (... (I + X/12))) by Horner."""
+    M = np.asarray(M, dtype=float)
+    norm = float(np.max(np.sum(np.abs(M), axis=-2))) if M.size else 0.0
+    s = max(0, math.ceil(math.log2(norm / _TAYLOR_RADIUS))) if norm > _TAYLOR_RADIUS else 0
+    X = M / (2.0 ** s)
+    eye = np.eye(M.shape[-1])
+    E = eye + X / _TAYLOR_DEGREE
+    for j in range(_TAYLOR_DEGREE - 1, stop - 1, -1):
+        E = eye + (X @ E) / j
+    return X, E, s
 
 
 def _cross(a, b):
@@ -89,15 +94,7 @@ def so3_coadjoint_exp(x, m):
 def expm1_small(M):
     """exp(M) - I without cancellation: the Taylor series without its constant term on M / 2^s and
     the squaring D <- D^2 + 2 D (exp(2X) - I = (e^X - I)^2 + 2 (e^X - I))."""
-    M = np.asarray(M, dtype=float)
-    k = M.shape[-1]
-    norm = float(np.max(np.sum(np.abs(M), axis=-2))) if M.size else 0.0
-    s = max(0, math.ceil(math.log2(norm / _TAYLOR_RADIUS))) if norm > _TAYLOR_RADIUS else 0
-    X = M / (2.0 ** s)
-    eye = np.eye(k)
-    E = eye + X / _TAYLOR_DEGREE
-    for j in range(_TAYLOR_DEGREE - 1, 1, -1):
-        E = eye + (X @ E) / j
+    X, E, s = _scaled_horner(M, 2)
     D = X @ E
     for _ in range(s):
         D = D @ D + 2.0 * D
