@@ -3,7 +3,7 @@
 For p = 2..8, random systems Q ~ N(0, 1) (200 per p, 50 for p = 7, 8): fraction certified complete
 (target 100 %), max residual |v(xi) - c xi| / |xi|^2 (target 1e-12), median and max wall time per
 system (targets: median < 0.1 s for p <= 6, < 1 s for p = 8). Side by side:
-- the exact sympy path (servo.invariant_lines_exact: binary cubic for p = 2, Groebner + fglm for
+- the exact sympy path (servo.quadratic.exact: binary cubic for p = 2, Groebner + fglm for
   p = 3, 4) on integer systems, with agreement of the line sets;
 - the PyPI package `bertini` (Bertini 2 binding), a comparator only, if importable: the affine
   system v(eta) = eta, whose finite roots are eta = 0 and one eta per line with c != 0.
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _results import markdown_table, update_section  # noqa: E402
 
 from servo import QuadraticSystem  # noqa: E402
-from servo.invariant_lines_exact import exact_invariant_lines  # noqa: E402
+from servo.quadratic.exact import exact_invariant_lines  # noqa: E402
 
 COUNTS = {2: 200, 3: 200, 4: 200, 5: 200, 6: 200, 7: 50, 8: 50}
 SYMPY = {2: 20, 3: 4, 4: 1}
@@ -136,7 +136,7 @@ def main(argv=None):
     table = markdown_table(header, rows)
     print(table)
     if not args.quick:
-        note = ("Homotopy continuation in numpy (servo.invariant_lines), all 2^p paths in one batch; "
+        note = ("Homotopy continuation in numpy (servo.quadratic.invariant_lines), all 2^p paths in one batch; "
                 "targets: 100 % certified, residual < 1e-12, median < 0.1 s for p <= 6 and < 1 s for "
                 "p = 8. Wall times on a 2-core machine shared with other jobs, OPENBLAS_NUM_THREADS=1.")
         update_section("invariant_lines", "## Invariant lines (issue 4)\n\n" + note + "\n\n" + table,

@@ -10,8 +10,8 @@ the HTML report.
 
 from .graph import RELATIONS, graph
 from .registry import CatalogError, Entry, defaults, get, names
-from .run import checks, simulate
-from .toml_loader import TomlEntryError, from_file
+from .verify.run import checks, simulate
+from .entries.toml_loader import TomlEntryError, from_file
 
 __all__ = ["names", "get", "graph", "from_file", "defaults", "Entry", "CatalogError", "TomlEntryError",
            "RELATIONS", "simulate", "checks"]

@@ -1,7 +1,7 @@
 """The relation graph between catalog entries (a networkx DiGraph with labelled edges).
 
 An edge u -> v carries ``relation`` (one of :data:`RELATIONS`), a ``note`` saying which parameter
-choice or limit realises it, and ``check``: the name of a function in :mod:`catalog.relations` that
+choice or limit realises it, and ``check``: the name of a function in :mod:`catalog.verify.relations` that
 verifies it numerically and returns ``(value, tolerance, what)``. Reading: u is a *special case* of v;
 u is *isomorphic* to v; u tends to v in the *limit N -> infinity*; u is the *one-sided version of* v.
 """

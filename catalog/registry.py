@@ -22,8 +22,9 @@ from typing import Any, Callable
 import numpy as np
 
 #: the modules that register entries (imported on first use)
-ENTRY_MODULES = ("catalog.entries_rigid", "catalog.entries_servo", "catalog.entries_sleigh", "catalog.entries_coordinates",
-                 "catalog.entries_talamucci")
+ENTRY_MODULES = ("catalog.entries.rigid", "catalog.entries.constrained_bodies", "catalog.entries.sleighs",
+                 "catalog.entries.coordinates",
+                 "catalog.entries.talamucci")
 
 
 class CatalogError(ValueError):

@@ -11,8 +11,8 @@ import matplotlib
 matplotlib.use("Agg")
 
 import catalog  # noqa: E402
-from catalog import plots  # noqa: E402
-from catalog.cli_lines import lines_of  # noqa: E402
+from catalog.output import plots  # noqa: E402
+from catalog.cli.lines import lines_of  # noqa: E402
 
 OUT = Path(__file__).parent / "output"
 OUT.mkdir(exist_ok=True)
@@ -43,7 +43,7 @@ for L in lines.real:
 # 4. the relation graph and one relation check
 G = catalog.graph()
 print(f"\nrelation graph: {G.number_of_nodes()} entries, {G.number_of_edges()} labelled edges")
-from catalog.relations import check_edge  # noqa: E402
+from catalog.verify.relations import check_edge  # noqa: E402
 
 print("  " + check_edge("suslov", "beghin_body", G.edges["suslov", "beghin_body"]).line())
 plots.save(plots.graph_figure(G), OUT / "tour_graph.png")

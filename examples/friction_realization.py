@@ -35,7 +35,7 @@ import sympy as sp  # noqa: E402
 from sympy.physics.mechanics import dynamicsymbols  # noqa: E402
 
 from servo import LagrangianSystem, fit_power_law  # noqa: E402
-from servo.realization import fit_circle  # noqa: E402
+from servo.coordinates.realization import fit_circle  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "output"
 TABLE1 = {  # Salnikova et al. 2023, Table 1: N -> (dp, dR) for k = 0.1, 0, 100

@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # run from a checkout
 from catalog import registry  # noqa: E402
-from catalog.describe import quadratic_system  # noqa: E402
+from catalog.output.describe import quadratic_system  # noqa: E402
 
 
 def sweep(name, values, make_params):

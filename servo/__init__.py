@@ -1,26 +1,23 @@
-"""servo: mechanics on Lie groups and in coordinates with nonholonomic, vakonomic and servo-constraints.
+"""servo: mechanics with nonholonomic, vakonomic and servo-constraints, in three rooms.
 
-Each module adds its public names below (one import block per module).
+* :mod:`servo.lie`: systems on Lie groups (Euler-Poincare, left-invariant constraints, servo-constraints
+  of both kinds, first integrals, equations, reduction, reconstruction);
+* :mod:`servo.quadratic`: homogeneous quadratic systems (the reduced systems) and their invariant lines;
+* :mod:`servo.coordinates`: Lagrangian systems in coordinates (Cetaev models, one-sided constraints,
+  friction and added masses, Gauss's principle).
+
+:mod:`servo.errors` holds the one exception hierarchy of all three. Every public name is re-exported
+here, so ``from servo import X`` works for each of them.
 """
 
-from .quadratic import QuadraticSystem, QuadraticSystemError
-from .invariant_lines import FamilyWitness, InvariantLine, InvariantLines, invariant_lines
-
-from .errors import (ConstraintViolationError, CovectorError, InertiaError, ServoError,
+from .errors import (ActiveSetError, ConstraintViolationError, CovectorError, ExactCheckError, GaussError,
+                     InertiaError, InitialConstraintError, IntegrationError, LagrangianError,
+                     NotLinearizableError, QuadraticSystemError, RealizabilityError, ServoError,
                      SymbolicParameterError, UnrealizableConstraintError)
-from .euler_poincare import EulerPoincare
-from .servo_first import Nonholonomic, ServoFirstKind
-from .servo_second import ServoSecondKind, Vakonomic
-
-from .lagrangian import LagrangianError, LagrangianSystem
-from .lagrangian_result import IntegrationError, SimulationResult
-from .constraint_models import ConstrainedSystem, InitialConstraintError, RealizabilityError
-from .one_sided import ActiveSetError, OneSidedSystem
-from .realization import fit_power_law, friction_force, with_added_mass, with_friction
-from .gauss import GaussError, compulsion, gauss_acceleration, solve_compulsion_qp
-from .first_integrals import FirstIntegral
-from .reconstruction import planar_path, reconstruct_motion
-from .reduction import Reduced
-from .symbolic import Equations
-from .euler_form import EulerForm, euler_form
-from .invariant_manifolds import PoissonSphere, euler_angle_divergence
+from .quadratic import FamilyWitness, InvariantLine, InvariantLines, QuadraticSystem, invariant_lines
+from .lie import (EulerForm, EulerPoincare, Equations, FirstIntegral, LieSystem, Nonholonomic, PoissonSphere,
+                  Reduced, ServoFirstKind, ServoSecondKind, Vakonomic, euler_angle_divergence, euler_form,
+                  planar_path, reconstruct_motion)
+from .coordinates import (ConstrainedSystem, LagrangianSystem, OneSidedSystem, SimulationResult, compulsion,
+                          fit_power_law, friction_force, gauss_acceleration, solve_compulsion_qp,
+                          with_added_mass, with_friction)

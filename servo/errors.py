@@ -1,13 +1,27 @@
-"""Exceptions of the servo Lie-group systems (Euler-Poincare, servo-constraints of both kinds).
+"""The exceptions of ``servo``: one hierarchy for its three rooms.
 
-Every error is a ``ValueError`` subclass whose message names the identity or condition that failed,
-where it failed and by how much (Kozlov's realizability condition, the constraint (a, w) = 0, the
-symmetry and positivity of the inertia tensor).
+Every error is a ``ValueError`` subclass (bad input) whose message names the identity or condition
+that failed, where it failed and by how much. ``ServoError`` is the base of all of them::
+
+    ServoError
+    ├── InertiaError                    I not square of the algebra's size, not symmetric, not positive definite
+    ├── CovectorError                   a constraint or control covector of the wrong shape, or zero
+    ├── UnrealizableConstraintError     the realizability condition fails: (I^-1 a, b) = 0 on a Lie group,
+    │                                   det (A^-1 M, dphi/dq') = 0 in coordinates (alias RealizabilityError)
+    ├── ConstraintViolationError        a state off the constraint (alias InitialConstraintError)
+    ├── SymbolicParameterError          a numeric operation asked of a system with symbolic parameters
+    ├── IntegrationError                an integration that cannot go on (blow-up, solver failure)
+    ├── LagrangianError                 bad input to a system in coordinates
+    │   ├── GaussError                  the compulsion problem of Gauss's principle
+    │   └── ActiveSetError              no consistent active set of one-sided constraints
+    └── QuadraticSystemError            bad input to a homogeneous quadratic system
+        ├── ExactCheckError             the exact (sympy) invariant-line check cannot decide
+        └── NotLinearizableError        no time change makes the system linear
 """
 
 
 class ServoError(ValueError):
-    """Base class for invalid input to a servo system."""
+    """Base class of every servo exception (all are bad input, hence ValueError)."""
 
 
 class InertiaError(ServoError):
@@ -19,14 +33,15 @@ class CovectorError(ServoError):
 
 
 class UnrealizableConstraintError(ServoError):
-    """Kozlov's realizability condition (I^-1 a, b) != 0 fails.
+    """The realizability condition fails: (I^-1 a, b) = 0 on a Lie group (Kozlov's lectures on
+    servo-constraints), det (A^-1 M, dphi/dq') = 0 in coordinates (Kozlov 2019, section 7).
 
     Attributes
     ----------
     value : float or sympy expression
-        The number (I^-1 a, b) at construction.
+        The number (I^-1 a, b) (or the determinant) at construction.
     scale : float or None
-        |a| |b| |I^-1| it was compared against (numeric input).
+        What it was compared against (numeric input).
     """
 
     def __init__(self, message, value=None, scale=None):
@@ -35,13 +50,51 @@ class UnrealizableConstraintError(ServoError):
         self.scale = scale
 
 
-class ConstraintViolationError(ServoError):
-    """A state does not satisfy the constraint (a, w) = 0; ``residual`` holds the largest |(a, w)|."""
+#: the same error under the name used by the systems in coordinates
+RealizabilityError = UnrealizableConstraintError
 
-    def __init__(self, message, residual=None):
+
+class ConstraintViolationError(ServoError):
+    """A state does not satisfy a constraint; ``residual`` holds the largest residual and ``index``
+    (where known) which constraint."""
+
+    def __init__(self, message, residual=None, index=None):
         super().__init__(message)
         self.residual = residual
+        self.index = index
+
+
+#: the same error under the name used by the systems in coordinates
+InitialConstraintError = ConstraintViolationError
 
 
 class SymbolicParameterError(ServoError):
     """A numeric operation (rhs, simulate, ...) was asked of a system with symbolic parameters."""
+
+
+class IntegrationError(ServoError):
+    """An integration that cannot go on: the solver failed or the state stopped being finite."""
+
+
+class LagrangianError(ServoError):
+    """Invalid input to a Lagrangian system (coordinates, energies, forces, covectors, states)."""
+
+
+class GaussError(LagrangianError):
+    """The compulsion problem of Gauss's principle is ill-posed (shapes, singular metric, infeasible)."""
+
+
+class ActiveSetError(LagrangianError):
+    """No active set of the one-sided constraints satisfies the complementarity conditions."""
+
+
+class QuadraticSystemError(ServoError):
+    """Bad input for a QuadraticSystem (shape, non-finite entries, non-quadratic expressions)."""
+
+
+class ExactCheckError(QuadraticSystemError):
+    """The exact (sympy) invariant-line computation cannot decide (degree lost, not zero-dimensional)."""
+
+
+class NotLinearizableError(QuadraticSystemError):
+    """No time change takes the quadratic system to a linear one."""

@@ -28,8 +28,8 @@ def run(*args, cwd=None):
 
 
 def cli(capsys, *args):
-    """In-process call of the same entry point (catalog.cli.main): (status, stdout, stderr)."""
-    from catalog.cli import main
+    """In-process call of the same entry point (catalog.cli.main.main): (status, stdout, stderr)."""
+    from catalog.cli.main import main
 
     code = main([str(a) for a in args])
     out = capsys.readouterr()

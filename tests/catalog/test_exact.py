@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from catalog.exact import NoExactSolution, euler_top_solution, inclined_skate, servo_sleigh_u
+from catalog.verify.exact import NoExactSolution, euler_top_solution, inclined_skate, servo_sleigh_u
 
 
 def test_euler_top_reference_values():

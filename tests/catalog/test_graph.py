@@ -4,7 +4,7 @@ import pytest
 
 import catalog
 from catalog.graph import EDGES, RELATIONS
-from catalog.relations import check_edge
+from catalog.verify.relations import check_edge
 
 
 def test_graph_nodes_and_labels():
@@ -16,7 +16,7 @@ def test_graph_nodes_and_labels():
 
 
 def test_every_edge_has_a_check_function():
-    import catalog.relations as rel
+    import catalog.verify.relations as rel
 
     for u, v, _, _, check in EDGES:
         assert callable(getattr(rel, check, None)), f"{u} -> {v}: missing check {check}"
@@ -33,7 +33,7 @@ def test_a_wrong_relation_fails():
     """flywheel_is_euler with b2 != 0 is not an Euler top: the same check must then fail."""
     import numpy as np
 
-    import catalog.relations as rel
+    import catalog.verify.relations as rel
     from catalog.registry import defaults
 
     orig = defaults("flywheel_body")["b2"]

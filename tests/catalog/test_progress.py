@@ -3,7 +3,7 @@
 import io
 import time
 
-from catalog.cli_common import Progress
+from catalog.cli.common import Progress
 
 
 class FakeTTY(io.StringIO):

@@ -1,0 +1,36 @@
+"""``liedyn compare NAME``: the integrator comparison (order, drift, work-precision) as a table and a figure."""
+
+from __future__ import annotations
+
+from ..verify.compare import format_summary
+from .common import Progress, add_common, add_entry_args, emit_json, resolve
+
+
+def cmd_compare(args):
+    from ..output import plots
+    from ..verify.compare import compare_entry
+
+    entry = resolve(args.name, args.param)
+    methods = [m.strip() for m in args.methods.split(",")] if args.methods else None
+    with Progress(f"comparing integrators on {entry.name}") as prog:
+        rows, summary, reference = compare_entry(entry, methods=methods, t_end=args.t_end, progress=prog)
+    if args.plot:
+        plots.save(plots.compare_figure(rows, f"{entry.name}: work-precision"), args.plot)
+    if args.json:
+        emit_json({"name": entry.name, "reference": reference, "summary": summary, "rows": rows})
+        return 0
+    print(f"{entry.name}: integrator comparison")
+    print(format_summary(summary, reference))
+    if args.plot:
+        print(f"figure: {args.plot}")
+    return 0
+
+
+def add_parsers(sub):
+    p = sub.add_parser("compare", help="integrator comparison: order, drift, work-precision")
+    add_entry_args(p)
+    p.add_argument("--methods", default=None, help="comma-separated method names (default: all that apply)")
+    p.add_argument("--t-end", type=float, default=None)
+    p.add_argument("--plot", default=None, metavar="path.png", help="save the work-precision figure")
+    add_common(p)
+    p.set_defaults(func=cmd_compare)

@@ -1,0 +1,90 @@
+"""``liedyn lines NAME``: the invariant lines x = s xi, v(xi) = c xi, of the entry's reduced homogeneous
+quadratic system (issue 4), with c, reality, multiplicity, stability on the sphere of directions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .common import Progress, add_common, add_entry_args, emit_json, resolve
+
+
+def lines_of(entry):
+    """(QuadraticSystem, InvariantLines) of ``entry``; a ValueError when it has no reduced system."""
+    from ..output.describe import quadratic_system
+
+    q = quadratic_system(entry)
+    if q is None:
+        raise ValueError(f"{entry.name}: no homogeneous quadratic reduced system (model {entry.model!r})")
+    if hasattr(q, "invariant_lines"):
+        return q, q.invariant_lines()
+    from servo.quadratic.invariant_lines import invariant_lines
+
+    return q, invariant_lines(q)
+
+
+def _num(z):
+    z = complex(z)
+    return z.real if abs(z.imag) <= 1e-12 * max(1.0, abs(z)) else z
+
+
+def line_rows(lines):
+    rows = []
+    for L in lines:
+        d = np.asarray(L.direction)
+        rows.append({
+            "direction": [_num(x) for x in (d.real if L.is_real else d)],
+            "c": _num(L.c), "is_real": bool(L.is_real), "multiplicity": int(L.multiplicity),
+            "is_equilibrium_line": bool(L.is_equilibrium_line),
+            "stability": getattr(L, "stability", None) if L.is_real else None,
+            "residual": float(getattr(L, "residual", np.nan)),
+        })
+    return rows
+
+
+def lines_data(entry, q, lines):
+    return {
+        "name": entry.name, "p": int(q.p), "variables": list(getattr(q, "variables", [])),
+        "lines": line_rows(lines), "total_multiplicity": int(lines.total_multiplicity),
+        "bound": 2 ** int(q.p) - 1, "real_count": int(getattr(lines, "real_count", 0)),
+        "families": len(getattr(lines, "positive_dimensional", []) or []),
+        "certified": bool(getattr(lines, "certified", False)),
+    }
+
+
+def _fmt(x):
+    if isinstance(x, complex):
+        return f"{x.real:.5g}{x.imag:+.5g}i"
+    return f"{x:.6g}"
+
+
+def cmd_lines(args):
+    entry = resolve(args.name, args.param)
+    with Progress(f"invariant lines of {entry.name}"):
+        q, lines = lines_of(entry)
+    d = lines_data(entry, q, lines)
+    if args.plot:
+        from ..output import plots
+
+        plots.save(plots.phase_portrait_figure(q, entry.name), args.plot)
+    if args.json:
+        emit_json(d)
+        return 0
+    print(f"{entry.name}: reduced system of dimension p = {d['p']} ({', '.join(d['variables'])})")
+    print(f"{'direction':44s} {'c':>14s} {'real':5s} {'mult':>4s} {'equil':5s} stability")
+    for r in d["lines"]:
+        direction = "(" + ", ".join(_fmt(x) for x in r["direction"]) + ")"
+        print(f"{direction:44s} {_fmt(r['c']):>14s} {'yes' if r['is_real'] else 'no':5s} {r['multiplicity']:4d} "
+              f"{'yes' if r['is_equilibrium_line'] else 'no':5s} {r['stability'] or '-'}")
+    print(f"total multiplicity {d['total_multiplicity']} (bound 2^p - 1 = {d['bound']}), real {d['real_count']}, "
+          f"families {d['families']}, certified complete: {'yes' if d['certified'] else 'no'}")
+    if args.plot:
+        print(f"figure: {args.plot}")
+    return 0
+
+
+def add_parsers(sub):
+    p = sub.add_parser("lines", help="invariant lines of the reduced quadratic system")
+    add_entry_args(p)
+    p.add_argument("--plot", default=None, metavar="path.png", help="save the phase portrait with the lines")
+    add_common(p)
+    p.set_defaults(func=cmd_lines)

@@ -1,0 +1,71 @@
+"""``liedyn simulate NAME``: integrate, print the drift of every first integral, the constraint residual
+and the verdicts; ``--out traj.csv`` writes the trajectory, ``--plot path.png`` a figure."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .common import Progress, add_common, add_entry_args, emit_json, resolve
+
+
+def write_csv(path, run):
+    """Columns: t, the state labels, then the first integrals."""
+    cols = [run.t[:, None], run.y.reshape(len(run.t), -1)]
+    head = ["t"] + list(run.labels or [f"y{i + 1}" for i in range(run.y.shape[-1])])
+    for k, v in run.integrals.items():
+        cols.append(np.asarray(v).reshape(len(run.t), 1))
+        head.append(k.replace(",", ";"))
+    np.savetxt(path, np.hstack(cols), delimiter=",", header=",".join(head), comments="")
+
+
+def simulate_data(entry, run, verdicts):
+    return {
+        "name": entry.name, "method": run.method, "t_end": float(run.t[-1]), "steps": run.nsteps,
+        "nfev": run.nfev, "wall_time": run.wall_time,
+        "drift": {k: run.drift(k) for k in run.integrals},
+        "constraint_residual": {k: float(np.max(np.abs(v))) for k, v in run.residuals.items()},
+        "exact_error": run.exact_error(), "final_state": run.y[-1],
+        "labels": list(run.labels), "events": [list(map(str, e)) for e in run.events],
+        "verdicts": [v.as_dict() for v in verdicts],
+    }
+
+
+def cmd_simulate(args):
+    from ..output import plots
+    from ..verify.run import checks, simulate
+
+    entry = resolve(args.name, args.param)
+    with Progress(f"simulating {entry.name}"):
+        run = simulate(entry, t_end=args.t_end, steps=args.steps, method=args.method)
+    verdicts = checks(entry, run)
+    if args.out:
+        write_csv(args.out, run)
+    if args.plot:
+        plots.save(plots.trajectory_figure(entry, run), args.plot)
+    d = simulate_data(entry, run, verdicts)
+    if args.json:
+        emit_json(d)
+        return 0
+    print(f"{entry.name}: method {run.method}, t_end {d['t_end']:g}, {run.nsteps} steps, "
+          f"{run.nfev} evaluations, {run.wall_time:.3f} s")
+    print("final state: " + ", ".join(f"{lab}={v:.10g}" for lab, v in zip(run.labels, run.y[-1])))
+    for v in verdicts:
+        print(v.line())
+    if not verdicts:
+        print("(no first integral, exact solution or constraint to check)")
+    for what, path in (("trajectory", args.out), ("figure", args.plot)):
+        if path:
+            print(f"{what}: {path}")
+    return 0
+
+
+def add_parsers(sub):
+    p = sub.add_parser("simulate", help="integrate a system and report invariant drift and constraint residual")
+    add_entry_args(p)
+    p.add_argument("--t-end", type=float, default=None, help="final time (default: the entry's)")
+    p.add_argument("--steps", type=int, default=None, help="number of steps (default: the entry's)")
+    p.add_argument("--method", default=None, help="integrator name, e.g. rkmk4, cf4, rk4, scipy:DOP853")
+    p.add_argument("--out", default=None, metavar="traj.csv", help="write the trajectory as CSV")
+    p.add_argument("--plot", default=None, metavar="path.png", help="save a figure of the motion")
+    add_common(p)
+    p.set_defaults(func=cmd_simulate)

@@ -1,0 +1,81 @@
+"""Two material points in the plane with Talamucci's nonlinear velocity constraints (seeds/002, Example 2),
+Cetaev's model (``servo.LagrangianSystem.constrain``, issue 6).
+
+q = (x1, y1, x2, y2), T = (|P1'|^2 + |P2'|^2)/2, V = k (|P1|^2 + |P2 - (1, 0)|^2)/2, and one constraint:
+
+| constraint | phi(q') | homogeneous of degree |
+| --- | --- | --- |
+| parallel | x1' y2' - y1' x2' | 2 |
+| perpendicular | x1' x2' + y1' y2' | 2 |
+| equal_speeds | |P1'|^2 - |P2'|^2 | 2 |
+| nonhomogeneous | |P1'|^2 - |P2'|^2 - 1/2 | none |
+
+Talamucci (Proposition 1 and eqs. (39)-(44)): for constraints positively homogeneous in q' the Cetaev reaction
+lambda dphi/dq' does no work (Euler: (dphi/dq', q') = sigma phi = 0), so E = T + V is conserved. For the
+non-homogeneous one the power is lambda (dphi/dq', q') = 2 lambda (|P1'|^2 - |P2'|^2) = lambda, and E changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import Entry, register
+
+KINDS = {
+    "parallel": ([1.0, 0.5], [0.4, 0.2], 2),
+    "perpendicular": ([1.0, 0.5], [-0.2, 0.4], 2),
+    "equal_speeds": ([1.0, 0.5], [0.5, 1.0], 2),
+    "nonhomogeneous": ([1.0, 0.5], [0.5, float(np.sqrt(0.5))], None),
+}
+
+
+def _phi(kind, v):
+    x1, y1, x2, y2 = v
+    return {"parallel": x1 * y2 - y1 * x2, "perpendicular": x1 * x2 + y1 * y2,
+            "equal_speeds": x1**2 + y1**2 - x2**2 - y2**2,
+            "nonhomogeneous": x1**2 + y1**2 - x2**2 - y2**2 - 0.5}[kind]
+
+
+@register("talamucci_two_points", family="coordinates", requires=("servo.LagrangianSystem",),
+          defaults={"constraint": "parallel", "k": 1.0, "t_end": 6.0, "steps": 300},
+          title="Two points with a nonlinear velocity constraint (Talamucci)")
+def talamucci_two_points(constraint, k, t_end, steps):
+    """Two points in the plane joined by springs to fixed centres, with one of Talamucci's nonlinear constraints."""
+    from sympy.physics.mechanics import dynamicsymbols
+
+    from servo import LagrangianSystem
+
+    if constraint not in KINDS:
+        raise ValueError(f"talamucci_two_points: constraint must be one of {', '.join(KINDS)}, got {constraint!r}")
+    q = dynamicsymbols("x1 y1 x2 y2")
+    t = dynamicsymbols._t
+    v = [qi.diff(t) for qi in q]
+    T = sum(vi**2 for vi in v) / 2
+    V = k * (q[0] ** 2 + q[1] ** 2 + (q[2] - 1) ** 2 + q[3] ** 2) / 2
+    c = LagrangianSystem(T, V, q).constrain(_phi(constraint, v), model="nonholonomic")
+    v1, v2, degree = KINDS[constraint]
+    energy = lambda y: 0.5 * np.sum(y[..., 4:] ** 2, -1) + 0.5 * k * (
+        y[..., 0] ** 2 + y[..., 1] ** 2 + (y[..., 2] - 1) ** 2 + y[..., 3] ** 2)
+    residual = {f"phi ({constraint})": lambda y: _phi(constraint, np.moveaxis(y[..., 4:], -1, 0))}
+    if degree is not None:
+        ints = {"energy T + V": energy}
+        checks = {"homogeneity degree (|degree - 2|)":
+                  lambda run: (abs(float(c.homogeneity_degree() or 0) - degree), 0.0)}
+    else:
+        ints = {}
+        checks = {"energy changes (1e-3 / max |E - E0|)":
+                  lambda run: (1e-3 / max(float(np.max(np.abs(energy(run.y) - energy(run.y[0])))), 1e-300), 1.0),
+                  "not homogeneous": lambda run: (0.0 if c.homogeneity_degree() is None else 1.0, 0.0)}
+    return Entry(
+        name="talamucci_two_points", system=c,
+        initial_state={"q0": [0.3, 0.0, 1.0, 0.2], "qd0": v1 + v2}, t_end=t_end, parameters={}, steps=int(steps),
+        model="nonholonomic", kind="coordinates",
+        description=(f"Two material points in the plane, each tied by a spring to a fixed centre, with the nonlinear "
+                     f"constraint '{constraint}' and Cetaev's virtual displacements (Talamucci, Example 2). "
+                     + ("The constraint is homogeneous of degree 2 in the velocities, so the reaction does no work "
+                        "and the energy is conserved." if degree else
+                        "The constraint is not homogeneous: the reaction does work and the energy changes.")),
+        references=["seeds/002_b8bf19dd0cb2de8b.txt (Talamucci 2025), Example 2 and Proposition 1"],
+        first_integrals=ints, labels=("x1", "y1", "x2", "y2", "x1'", "y1'", "x2'", "y2'"),
+        tags=("two-point", "nonlinear", constraint), tolerances={"integral": 1e-8, "constraint": 1e-8},
+        path=lambda run: run.y[:, :2], extras={"constraints": residual, "checks": checks})

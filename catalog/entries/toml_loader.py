@@ -1,0 +1,174 @@
+"""A user's own Lie-group system from a TOML file: :func:`from_file`.
+
+Format (every key but ``algebra``, ``inertia`` and ``initial`` is optional)::
+
+    name = "my_body"                 # default: the file name without .toml
+    description = "..."
+    algebra = "so3"                  # a named algebra (liegroups.named.get), or a table:
+    # algebra = { name = "bianchi_VI", a = 2.0 }
+    # algebra = { structure_constants = [[[...]]] }          # C[i][j][k], [e_i, e_j] = sum_k C[i,j,k] e_k
+    inertia = [2.0, 1.0, 0.5]        # n numbers (diagonal) or an n x n matrix
+    model = "servo1"                 # free | nonholonomic | servo1 | servo2 | vakonomic
+    a = [0.0, 0.0, 1.0]              # constraint covector (a, w) = 0 (all but free)
+    b = [0.0, 1.0, 1.0]              # control covector (servo1, servo2)
+    references = ["..."]
+
+    [initial]                        # velocity w (projected? no: it must satisfy (a, w) = 0) or momentum m
+    w = [1.0, 0.5, 0.0]
+    lambda = 0.0                     # servo2 / vakonomic only
+
+    [simulation]
+    t_end = 10.0
+    steps = 1000
+    method = "rkmk4"
+
+Errors raise :class:`TomlEntryError` (a ``ValueError``) naming the file and the bad key.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .build import MODELS, lie_system
+from ..verify.claims import constraint_residuals, model_integrals
+from ..registry import Entry
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+KNOWN_KEYS = {"name", "description", "algebra", "inertia", "model", "a", "b", "initial", "simulation",
+              "references", "tags"}
+
+
+class TomlEntryError(ValueError):
+    """A TOML system file that cannot be read; the message names the file and the key."""
+
+
+def _err(path, key, msg):
+    return TomlEntryError(f"{path}: key {key!r}: {msg}")
+
+
+def _vector(path, key, value, n):
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise _err(path, key, f"expected {n} numbers, got {value!r}") from None
+    if arr.shape != (n,):
+        raise _err(path, key, f"expected {n} numbers (the algebra has dimension {n}), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise _err(path, key, "entries must be finite")
+    return arr
+
+
+def _algebra(path, spec):
+    from liegroups import LieAlgebra, named
+
+    try:
+        if isinstance(spec, str):
+            return named.get(spec)
+        if isinstance(spec, dict):
+            if "structure_constants" in spec:
+                return LieAlgebra(np.asarray(spec["structure_constants"], dtype=float),
+                                  name=spec.get("name", "user algebra"))
+            if "name" in spec:
+                params = {k: v for k, v in spec.items() if k != "name"}
+                return named.get(spec["name"], **params)
+        raise _err(path, "algebra", "expected a name (e.g. \"so3\") or a table with 'name' or "
+                   "'structure_constants'")
+    except TomlEntryError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise _err(path, "algebra", str(exc)) from None
+
+
+def from_file(path):
+    """Read a TOML system file and return an :class:`catalog.registry.Entry` (kind "lie-group")."""
+    path = Path(path)
+    if not path.is_file():
+        raise TomlEntryError(f"{path}: no such file")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise TomlEntryError(f"{path}: not valid TOML: {exc}") from None
+    unknown = sorted(set(data) - KNOWN_KEYS)
+    if unknown:
+        raise _err(path, unknown[0], f"unknown key; known keys: {', '.join(sorted(KNOWN_KEYS))}")
+    for req in ("algebra", "inertia", "initial"):
+        if req not in data:
+            raise _err(path, req, "missing (required)")
+    g = _algebra(path, data["algebra"])
+    n = g.dim
+    try:
+        I = np.asarray(data["inertia"], dtype=float)
+    except (TypeError, ValueError):
+        raise _err(path, "inertia", f"expected numbers, got {data['inertia']!r}") from None
+    if I.shape == (n,):
+        I = np.diag(I)
+    if I.shape != (n, n):
+        raise _err(path, "inertia", f"expected {n} numbers or an {n}x{n} matrix, got shape {I.shape}")
+    asym = float(np.max(np.abs(I - I.T)))
+    if asym > 1e-12 * max(1.0, float(np.max(np.abs(I)))):
+        raise _err(path, "inertia", f"not symmetric (max |I - I^T| = {asym:.3g})")
+    ev = np.linalg.eigvalsh(I)
+    if ev[0] <= 0:
+        raise _err(path, "inertia", f"not positive definite (smallest eigenvalue {ev[0]:.3g})")
+    model = data.get("model", "free")
+    if model not in MODELS:
+        raise _err(path, "model", f"unknown model {model!r}; known: {', '.join(MODELS)}")
+    a = b = None
+    if model != "free":
+        if "a" not in data:
+            raise _err(path, "a", f"model {model!r} needs the constraint covector a")
+        a = _vector(path, "a", data["a"], n)
+        if not np.any(a):
+            raise _err(path, "a", "the constraint covector must be non-zero")
+    if model in ("servo1", "servo2"):
+        if "b" not in data:
+            raise _err(path, "b", f"model {model!r} needs the control covector b")
+        b = _vector(path, "b", data["b"], n)
+    elif model in ("nonholonomic", "vakonomic"):
+        if "b" in data:
+            raise _err(path, "b", f"model {model!r} uses b = a; remove b or use servo1/servo2")
+        b = a
+    init = data["initial"]
+    if not isinstance(init, dict):
+        raise _err(path, "initial", "expected a table with w or m (and lambda)")
+    bad = sorted(set(init) - {"w", "m", "lambda"})
+    if bad:
+        raise _err(path, f"initial.{bad[0]}", "unknown key; known: w, m, lambda")
+    if ("w" in init) == ("m" in init):
+        raise _err(path, "initial", "give exactly one of w (velocity) or m (momentum)")
+    m0 = I @ _vector(path, "initial.w", init["w"], n) if "w" in init else _vector(path, "initial.m", init["m"], n)
+    second = model in ("servo2", "vakonomic")
+    if "lambda" in init and not second:
+        raise _err(path, "initial.lambda", f"model {model!r} has no lambda in its state")
+    if a is not None:
+        res = float(np.linalg.solve(I, a) @ m0)
+        if abs(res) > 1e-10 * max(1.0, float(np.linalg.norm(m0)) * float(np.linalg.norm(a))):
+            raise _err(path, "initial", f"the initial state is off the constraint: (a, w) = {res:.3g}")
+    y0 = np.concatenate([m0, [float(init.get("lambda", 0.0))]]) if second else m0
+    sim = data.get("simulation", {})
+    bad = sorted(set(sim) - {"t_end", "steps", "method"})
+    if bad:
+        raise _err(path, f"simulation.{bad[0]}", "unknown key; known: t_end, steps, method")
+    try:
+        system = lie_system(model, g, I, a, b)
+    except (ValueError, ArithmeticError) as exc:
+        raise TomlEntryError(f"{path}: {type(exc).__name__}: {exc}") from None
+    extras = {"algebra": g, "inertia": I, "a": a, "b": b, "source": str(path)}
+    if a is not None:
+        extras["constraints"] = constraint_residuals(I, a, n)
+    labels = tuple(f"m{i + 1}" for i in range(n)) + (("lambda",) if second else ())
+    return Entry(
+        name=str(data.get("name", path.stem)), system=system, initial_state=y0,
+        t_end=float(sim.get("t_end", 10.0)), parameters={"file": str(path)},
+        description=str(data.get("description", f"User system from {path.name}: {model} on {g.name}.")),
+        references=list(data.get("references", [])), first_integrals=model_integrals(g, I, model, a, b),
+        kind="lie-group", model=model, steps=int(sim.get("steps", 1000)), method=sim.get("method"),
+        labels=labels, tags=tuple(data.get("tags", ())) + ("user",), extras=extras,
+    )

@@ -1,0 +1,19 @@
+"""servo.coordinates: Lagrangian systems in coordinates q with constraints phi(q, q', t) = 0 or f >= 0.
+
+* ``lagrangian``: :class:`LagrangianSystem` (L = T - V, forces, the Lagrange derivative);
+* ``constraint_models``: two-sided constraints in four models (nonholonomic by Cetaev's rule,
+  vakonomic, servo-constraints of the first and second kind);
+* ``one_sided``: one-sided constraints f >= 0 with leaving and joining events;
+* ``realization``: friction and added masses that realize a constraint in the limit;
+* ``gauss``: Gauss's principle of least compulsion and Kozlov's generalized principle;
+* ``result``: the shared call of the integrators (a problem in, an IntegrationResult out).
+
+A new constraint model for systems in coordinates goes beside ``constraint_models``.
+"""
+
+from .lagrangian import LagrangianSystem
+from .constraint_models import ConstrainedSystem
+from .one_sided import OneSidedSystem
+from .realization import fit_power_law, friction_force, with_added_mass, with_friction
+from .gauss import compulsion, gauss_acceleration, solve_compulsion_qp
+from .result import SimulationResult

@@ -1,0 +1,292 @@
+"""Two-sided constraints phi(q, q', t) = 0 on a Lagrangian system, with four models.
+
+Sources: Kozlov's slides (seed 004) and Kozlov 2019 (seed 000), sections 2, 6, 7; Talamucci 2025
+(seed 002) for Cetaev's rule with nonlinear constraints and homogeneity.  With [.] the Lagrange
+derivative and A = d^2 L/dq'^2:
+
+- nonholonomic (Cetaev):      [L] = F + sum_nu lambda_nu dphi_nu/dq',                 phi = 0
+- servo of the 1st kind (M):   [L] = F + sum_nu lambda_nu M_nu,                         phi = 0
+  realizable iff det (A^-1 M_mu, dphi_nu/dq') != 0 (Kozlov 2019, (6.1));
+- servo of the 2nd kind (N):   T* = T + sum lambda_nu N_nu, i.e.
+                               [L] = F - sum_nu (lambda_nu' dN_nu/dq' + lambda_nu [N_nu]),  phi = 0
+  realizable iff det (A^-1 dN_mu/dq', dphi_nu/dq') != 0; lambda is a state variable (needs lam0);
+- vakonomic:                   [L] = F + sum_nu (lambda_nu [phi_nu] + lambda_nu' dphi_nu/dq'),  phi = 0
+  which is the servo model of the 2nd kind with N = -phi (so lambda_vak = -lambda_servo2 for N = phi).
+
+Numerically the constraint is differentiated once, (dphi/dq') q'' + (dphi/dq) q' + dphi/dt = 0, and
+solved together with the equations for (q'', lambda) (1st kind) or (q'', lambda') (2nd kind).
+Integration: scipy.integrate.solve_ivp directly (see ``servo.coordinates.result``).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+import sympy as sp
+from sympy.physics.mechanics import dynamicsymbols
+
+from .lagrangian import as_covector, vectorize
+from .result import integrate_first_order
+from ..errors import InitialConstraintError, LagrangianError, RealizabilityError
+
+MODELS = ("nonholonomic", "vakonomic", "servo1", "servo2")
+
+
+def parse_equalities(system, phi):
+    """Constraints as a list of sympy expressions phi_nu (Eq(a, b) becomes a - b); checks dphi/dq' != 0."""
+    items = list(phi) if isinstance(phi, (list, tuple)) else [phi]
+    out = []
+    for i, p in enumerate(items):
+        p = sp.sympify(p)
+        if isinstance(p, sp.Equality):
+            p = p.lhs - p.rhs
+        elif isinstance(p, sp.core.relational.Relational):
+            raise LagrangianError(f"constraint {i} is an inequality {p}; use model='one_sided'")
+        grad = [sp.diff(system.plain(p), u) for u in system.us]
+        if all(sp.simplify(g) == 0 for g in grad):
+            raise LagrangianError(f"constraint {i} = {p} does not depend on the velocities: "
+                                  "dphi/dq' != 0 (Kozlov 2019, (1.1)) fails; differentiate a holonomic constraint")
+        out.append(p)
+    if not out:
+        raise LagrangianError("no constraint given")
+    return out
+
+
+def homogeneity_degree_of(system, phi):
+    """Degree sigma of positive homogeneity of phi in q' (Euler: sum q'_i dphi/dq'_i = sigma phi), or None.
+
+    Talamucci 2025 (seed 002), Proposition 1: for such constraints Cetaev's virtual displacements
+    contain the velocity, the reaction does no work and the energy is conserved.
+    """
+    p = system.plain(phi)
+    euler = sum(u * sp.diff(p, u) for u in system.us)
+    ratio = sp.simplify(euler / p)
+    if ratio.free_symbols & (set(system.qs) | set(system.us) | {system.t}):
+        return None
+    s = sp.Symbol("s_scale", positive=True)
+    scaled = p.xreplace({u: s * u for u in system.us})
+    if sp.simplify(scaled - s ** ratio * p) != 0:
+        return None
+    return ratio
+
+
+def _rank(s, scale, rel=1e-8):
+    return np.sum(s > rel * np.asarray(scale)[..., None], axis=-1)
+
+
+def solve_multipliers(G, r, J, Ainv, what, B, tol=1e-8):
+    """Solve G x = r (batched, k x k) for the multipliers; raise RealizabilityError where G is degenerate.
+
+    G = J B with J = dphi/dq' (k x n) and B = A^-1 M^T (n x k). Redundant but consistent constraints
+    (rank J < k, e.g. the three components of P1' x P2' = 0) are accepted (minimum-norm solution);
+    rank G < rank (J A^-1 J^T) means the realizability condition det (A^-1 M, dphi/dq') != 0 fails.
+    """
+    U, s, Vh = np.linalg.svd(G)
+    scale = _scale(J, B)
+    cut = 1e-8 * scale[..., None]
+    AiJ = np.einsum("...ij,...kj->...ik", Ainv, J)
+    rank_G = _rank(s, scale)
+    rank_J = _rank(np.linalg.svd(J @ AiJ, compute_uv=False), _scale(J, AiJ))
+    if np.any(rank_G < rank_J):
+        idx = np.unravel_index(np.argmax(rank_J - rank_G), np.shape(rank_G))
+        raise RealizabilityError(f"{what}: the realizability condition det (A^-1 M, dphi/dq') != 0 fails: "
+                                 f"singular values of (A^-1 M, dphi/dq') = {s[idx].tolist()} (scale {scale[idx]:.3e})",
+                                 value=np.linalg.det(G))
+    sinv = np.where(s > cut, 1.0 / np.where(s > cut, s, 1.0), 0.0)
+    x = np.einsum("...ji,...j,...kj,...k->...i", Vh, sinv, U, r)
+    res = np.einsum("...ij,...j->...i", G, x) - r
+    if np.any(np.linalg.norm(res, axis=-1) > tol * (1.0 + np.linalg.norm(r, axis=-1))):
+        raise RealizabilityError(f"{what}: redundant constraints with inconsistent multiplier equations "
+                                 f"(residual {np.max(np.linalg.norm(res, axis=-1)):.3e})")
+    return x
+
+
+def _scale(J, B):
+    return np.linalg.norm(J, axis=(-2, -1)) * np.linalg.norm(B, axis=(-2, -1)) + 1e-300
+
+
+class HomogeneityMixin:
+    """Homogeneity of the constraint expressions ``self._exprs`` in q' (Euler's theorem; Talamucci 2025,
+    Proposition 1: for homogeneous constraints the Cetaev reaction does no work)."""
+
+    def homogeneity_degree(self):
+        """Degree(s) of positive homogeneity in q' (None where not homogeneous); a list if k > 1."""
+        d = [homogeneity_degree_of(self.system, p) for p in self._exprs]
+        return d[0] if self.k == 1 else d
+
+    def is_homogeneous(self):
+        """True iff every constraint is positively homogeneous in q'."""
+        d = self.homogeneity_degree()
+        return all(x is not None for x in (d if isinstance(d, list) else [d]))
+
+
+class ConstrainedSystem(HomogeneityMixin):
+    """A Lagrangian system with two-sided constraints phi = 0 and a model (see the module docstring)."""
+
+    def __init__(self, system, phi, model="nonholonomic", control=None):
+        if model not in MODELS:
+            raise LagrangianError(f"unknown model {model!r}; expected one of {MODELS} or 'one_sided'")
+        self.system, self.model = system, model
+        S = system
+        self.phi = self._exprs = parse_equalities(S, phi)
+        self.k = len(self.phi)
+        self.lam = list(dynamicsymbols(f"lambda1:{self.k + 1}"))
+        P = sp.Matrix([S.plain(p) for p in self.phi])
+        self.J_sym = P.jacobian(S.us)
+        self.c_sym = P.jacobian(S.qs) * sp.Matrix(S.us) + P.diff(S.t)
+        self.P_sym = P
+        self.kind = 2 if model in ("servo2", "vakonomic") else 1
+        if model == "nonholonomic":
+            if control is not None:
+                raise LagrangianError("model 'nonholonomic' takes no control; use 'servo1' with control=M")
+            self.M_dyn = [[S.dynamic(x) for x in self.J_sym.row(i)] for i in range(self.k)]
+        elif model == "servo1":
+            self.M_dyn = self._covectors(control)
+        elif model == "vakonomic":
+            if control is not None:
+                raise LagrangianError("model 'vakonomic' takes no control (it is servo2 with N = -phi)")
+            self.N_dyn = [-p for p in self.phi]
+        else:
+            if control is None:
+                raise LagrangianError("model 'servo2' needs control = N (function(s) of q, q', t)")
+            N = list(control) if isinstance(control, (list, tuple)) else [control]
+            if len(N) != self.k:
+                raise LagrangianError(f"servo2 needs one function N per constraint: {len(N)} given, k = {self.k}")
+            self.N_dyn = [sp.sympify(x) for x in N]
+        if self.kind == 1:
+            self.M_sym = sp.Matrix([[S.plain(x) for x in row] for row in self.M_dyn])
+        else:
+            Np = [S.plain(x) for x in self.N_dyn]
+            self.NJ_sym = sp.Matrix(Np).jacobian(S.us)
+            self.H_sym = [sp.hessian(x, S.us) for x in Np]
+            self.dN_sym = [sp.Matrix([sum(sp.diff(x, ui, qj) * uj for qj, uj in zip(S.qs, S.us))
+                                      + sp.diff(x, ui, S.t) - sp.diff(x, qi) for qi, ui in zip(S.qs, S.us)])
+                           for x in Np]
+
+    def _covectors(self, control):
+        if control is None:
+            raise LagrangianError("model 'servo1' needs control = M (a covector, or one per constraint)")
+        rows = list(control)
+        if self.k == 1 and len(rows) == self.system.n and not isinstance(rows[0], (list, tuple, sp.MatrixBase)):
+            rows = [rows]
+        if len(rows) != self.k:
+            raise LagrangianError(f"servo1 needs one control covector per constraint: {len(rows)} given, k = {self.k}")
+        return [as_covector(r, self.system.n, "control covector M") for r in rows]
+
+    # ----------------------------------------------------------------- symbolic output
+    def equations(self):
+        """The equations of motion as ``sympy.Eq`` (n dynamic ones, then the k constraints phi = 0)."""
+        S = self.system
+        lhs = S.lagrange_derivative(S.L)
+        rhs = sp.Matrix(S.forces)
+        if self.kind == 1:
+            for lam, M in zip(self.lam, self.M_dyn):
+                rhs += lam * sp.Matrix(M)
+        else:
+            for lam, N in zip(self.lam, self.N_dyn):
+                dN = sp.Matrix([sp.diff(N, qd) for qd in S.qd])
+                rhs -= lam.diff(S.t) * dN + lam * S.lagrange_derivative(N)
+        eqs = [sp.Eq(lhs[i], sp.expand(rhs[i])) for i in range(S.n)]
+        return eqs + [sp.Eq(p, 0) for p in self.phi]
+
+    def realizability(self):
+        """det of (A^-1 M_mu, dphi_nu/dq') (1st kind) or (A^-1 dN_mu/dq', dphi_nu/dq') (2nd kind).
+
+        For one constraint this is the scalar of Kozlov 2019, (6.1) and section 7; the model is
+        realizable where it is non-zero.
+        """
+        S = self.system
+        Ainv = S.A_sym.inv()
+        B = self.M_sym if self.kind == 1 else self.NJ_sym
+        G = self.J_sym * Ainv * B.T
+        return sp.simplify(S.dynamic(G.det()))
+
+    # ----------------------------------------------------------------- numerics
+    @cached_property
+    def _num(self):
+        S = self.system
+        args = (S.t, *S.qs, *S.us)
+        out = {"J": vectorize(list(self.J_sym), args), "c": vectorize(list(self.c_sym), args),
+               "phi": vectorize(list(self.P_sym), args)}
+        if self.kind == 1:
+            out["M"] = vectorize(list(self.M_sym), args)
+        else:
+            out["NJ"] = vectorize(list(self.NJ_sym), args)
+            out["H"] = vectorize([x for H in self.H_sym for x in H], args)
+            out["dN"] = vectorize([x for d in self.dN_sym for x in d], args)
+        return out
+
+    def _mat(self, key, args, shape):
+        v = self._num[key](*args)
+        return v.reshape(v.shape[:-1] + shape)
+
+    def constraint_values(self, t, q, qd):
+        """phi_nu(q, q', t), shape (..., k)."""
+        return self._num["phi"](*self.system._args(t, q, qd))
+
+    def acceleration(self, t, q, qd, lam=None):
+        """(q'', lambda) for the 1st kind, (q'', lambda') for the 2nd kind (lam = state multipliers)."""
+        S, n, k = self.system, self.system.n, self.k
+        args = S._args(t, q, qd)
+        A, rhs = S.mass_matrix(t, q, qd), S.force(t, q, qd) - S.bias(t, q, qd)
+        J, c = self._mat("J", args, (k, n)), self._num["c"](*args)
+        if self.kind == 1:
+            M = self._mat("M", args, (k, n))
+            a0 = np.linalg.solve(A, rhs[..., None])[..., 0]
+            AiM = np.linalg.solve(A, np.swapaxes(M, -1, -2))
+            lam = solve_multipliers(J @ AiM, -c - np.einsum("...ij,...j->...i", J, a0), J, np.linalg.inv(A),
+                                   f"{self.model} at t = {t}", AiM)
+            return a0 + np.einsum("...ij,...j->...i", AiM, lam), lam
+        lam = np.asarray(lam, dtype=float)
+        H = self._mat("H", args, (k, n, n))
+        dN = self._mat("dN", args, (k, n))
+        Al = A + np.einsum("...k,...kij->...ij", lam, H)
+        a0 = np.linalg.solve(Al, (rhs - np.einsum("...k,...ki->...i", lam, dN))[..., None])[..., 0]
+        P = np.linalg.solve(Al, np.swapaxes(self._mat("NJ", args, (k, n)), -1, -2))
+        lamd = solve_multipliers(J @ P, np.einsum("...ij,...j->...i", J, a0) + c, J, np.linalg.inv(Al),
+                                 f"{self.model} at t = {t}", P)
+        return a0 - np.einsum("...ij,...j->...i", P, lamd), lamd
+
+    def simulate(self, q0, qd0, t_end, steps=200, lam0=None, t0=0.0, method="DOP853", rtol=1e-12, atol=1e-12,
+                 tol=1e-9):
+        """Integrate the constrained equations with scipy's solve_ivp from a state with phi = 0.
+
+        lam0: initial multipliers (2nd kind and vakonomic only; default 0). Raises InitialConstraintError
+        if |phi_nu(q0, qd0, t0)| > tol and RealizabilityError if the multipliers cannot be determined.
+        res.lam holds lambda(t) (1st kind: the algebraic multiplier; 2nd kind: the state lambda).
+        """
+        S, n, k = self.system, self.system.n, self.k
+        q0, qd0 = np.asarray(q0, dtype=float), np.asarray(qd0, dtype=float)
+        if q0.shape != (n,) or qd0.shape != (n,):
+            raise LagrangianError(f"q0 and qd0 must have shape ({n},), got {q0.shape} and {qd0.shape}")
+        res0 = self.constraint_values(t0, q0, qd0)
+        i = int(np.argmax(np.abs(res0)))
+        if abs(res0[i]) > tol:
+            raise InitialConstraintError(f"initial state violates constraint {i}: phi_{i} = {res0[i]:.3e} "
+                                         f"(tolerance {tol:g}); phi_{i} = {self.phi[i]}", index=i, residual=res0[i])
+        if self.kind == 1:
+            if lam0 is not None:
+                raise LagrangianError(f"lam0 is only for servo2 / vakonomic; model {self.model!r} determines lambda")
+            self.acceleration(t0, q0, qd0)
+
+            def rhs(t, y):
+                return np.concatenate([y[n:], self.acceleration(t, y[:n], y[n:])[0]])
+
+            return integrate_first_order(rhs, q0, qd0, t_end, steps, t0, method, rtol, atol, n,
+                                         lam_of=lambda t, y: self.acceleration(t, y[:n], y[n:2 * n])[1])
+        lam0 = np.zeros(k) if lam0 is None else np.atleast_1d(np.asarray(lam0, dtype=float))
+        if lam0.shape != (k,):
+            raise LagrangianError(f"lam0 must have {k} entries, got shape {lam0.shape}")
+        self.acceleration(t0, q0, qd0, lam0)
+
+        def rhs2(t, y):
+            qdd, lamd = self.acceleration(t, y[:n], y[n:2 * n], y[2 * n:])
+            return np.concatenate([y[n:2 * n], qdd, lamd])
+
+        res = integrate_first_order(rhs2, q0, qd0, t_end, steps, t0, method, rtol, atol, n, extra0=lam0,
+                                    lam_of=lambda t, y: y[2 * n:])
+        return res
+
+    def __repr__(self):
+        return f"ConstrainedSystem(model={self.model!r}, phi={self.phi})"

@@ -1,0 +1,272 @@
+"""Euler-Poincare systems on the dual of a Lie algebra: m' = ad*_w m, w = dH/dm.
+
+Kozlov, servo-constraint slides (seeds/004, "Системы на группах Ли"): for a left-invariant kinetic
+energy T = (I w, w)/2 = (I^-1 m, m)/2 the momenta m = I w in g* obey the Euler-Poincare equations
+m' = ad*_w m, with (ad*_w m)_j = sum_{i,k} w_i C[i,j,k] m_k (library convention; for so(3) this is
+Euler's m' = m x w), and T is a first integral. :class:`EulerPoincare` also takes a Hamiltonian
+H(m) = (m, K m)/2 + (c, m) with a symmetric positive *semidefinite* K = d^2H/dm^2 and a linear term c,
+so that w = K m + c; this covers the heavy top on se(3)*, H = (M, J^-1 M)/2 + m g (Gamma, chi):
+``EulerPoincare(se3, inverse_inertia=blockdiag(J^-1, 0), linear_term=(0, 0, 0, m g chi))``.
+
+:class:`LieSystem` is the common base of the free system and of the constrained systems
+(servo-constraints of the first and second kind, :mod:`servo.lie.servo_first`, :mod:`servo.lie.servo_second`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from ..errors import ServoError, SymbolicParameterError
+from .parameters import check_inertia, check_inverse_inertia, free_symbols
+
+__all__ = ["EulerPoincare", "LieSystem"]
+
+
+def structure_constants_sym(algebra):
+    """The structure constants as a nested list of exact sympy numbers (integers/rationals where exact)."""
+    C = algebra.structure_constants
+    out = np.empty(C.shape, dtype=object)
+    for idx, v in np.ndenumerate(C):
+        v = float(v)
+        if v.is_integer():
+            out[idx] = sp.Integer(int(v))
+        else:
+            r = sp.Rational(v).limit_denominator(10**6)
+            out[idx] = r if abs(float(r) - v) <= 1e-13 * max(1.0, abs(v)) else sp.Float(v)
+    return out
+
+
+def coad_sym(algebra, w, m):
+    """Symbolic (ad*_w m)_j = sum_{i,k} w_i C[i,j,k] m_k as a sympy column Matrix."""
+    C = structure_constants_sym(algebra)
+    n = algebra.dim
+    nz = [(i, j, k) for (i, j, k), c in np.ndenumerate(C) if c != 0]
+    out = [sp.Integer(0)] * n
+    for i, j, k in nz:
+        out[j] += w[i] * C[i, j, k] * m[k]
+    return sp.Matrix(out)
+
+
+class LieSystem:
+    """Common machinery: parameters (numbers or sympy), batching helpers, simulate, integrals, equations.
+
+    Subclasses set ``kind``, ``state_dim``, ``default_method`` and implement ``velocity``, ``rhs``,
+    ``problem`` and the conversions between the state and the variable z of the coadjoint problem.
+    """
+
+    kind = "base"
+    default_method = "rkmk4"
+
+    def __init__(self, algebra, name=None):
+        self.algebra = algebra
+        self.n = algebra.dim
+        self.name = name or f"{type(self).__name__} on {algebra.name}"
+        self._cache = {}
+
+    # ----------------------------------------------------------------- parameters
+    @property
+    def symbols(self):
+        """Free sympy symbols among the parameters (empty for a numeric system)."""
+        return free_symbols(*self._sym_params().values())
+
+    @property
+    def is_numeric(self):
+        """True when every parameter is a number (required by rhs, simulate, reduced().system)."""
+        if "is_numeric" not in self._cache:
+            self._cache["is_numeric"] = not self.symbols
+        return self._cache["is_numeric"]
+
+    def _require_numeric(self, what):
+        if not self.is_numeric:
+            names = ", ".join(str(s) for s in self.symbols)
+            raise SymbolicParameterError(f"{what} needs numeric parameters but {self.name} has symbols "
+                                         f"{names}; use .subs({{symbol: value, ...}}) first")
+
+    def subs(self, mapping):
+        """The same system with sympy symbols replaced by values: ``s.subs({I11: 2.0, b3: 1})``."""
+        params = {k: (v.subs(mapping) if isinstance(v, sp.MatrixBase) else v)
+                  for k, v in self._sym_params().items()}
+        return self._rebuild(params)
+
+    def _check_last(self, x, size, what):
+        x = np.asarray(x, dtype=float)
+        if x.ndim == 0 or x.shape[-1] != size:
+            raise ServoError(f"{what} must have last axis of length {size} for {self.name}, got shape {x.shape}")
+        return x
+
+    # ----------------------------------------------------------------- simulation
+    def simulate(self, state0, t_end, steps=1000, method=None, project=False, **options):
+        """Integrate from ``state0`` over [0, t_end] with ``integrators.integrate``.
+
+        ``method`` defaults to ``self.default_method``; other options (``h``, ``save_every``, ``rtol``,
+        ``atol``, ``events``) go to ``integrators.integrate``. States off the constraint raise
+        :class:`ConstraintViolationError` unless ``project=True``. Returns the integrator's result with
+        ``y`` in this system's state layout (the coadjoint variable is kept as ``z``), plus ``w``
+        (velocities) and ``multiplier`` along the solution.
+        """
+        self._require_numeric("simulate")
+        from integrators import integrate
+
+        y0 = self.check_state(state0, project=project)
+        kwargs = dict(options)
+        if steps is not None and "h" not in kwargs:
+            kwargs["steps"] = int(steps)
+        res = integrate(self.problem(), self.to_problem(y0), (0.0, float(t_end)),
+                        method=method or self.default_method, **kwargs)
+        z = np.asarray(res.y)
+        res.z = z
+        res.y = self.from_problem(z)
+        res.w = self.velocity(res.y)
+        res.multiplier = self.multiplier(res.y)
+        res.system = self
+        return res
+
+    def to_problem(self, state):
+        """The variable of the coadjoint problem for a state (identity unless overridden)."""
+        return np.asarray(state, dtype=float)
+
+    def from_problem(self, z):
+        """The state for the variable of the coadjoint problem (identity unless overridden)."""
+        return np.asarray(z, dtype=float)
+
+    def check_state(self, state, project=False):
+        """Validate the shape of a state (constrained systems also check (a, w) = 0)."""
+        self._require_numeric("check_state")
+        return self._check_last(state, self.state_dim, "state")
+
+    # ----------------------------------------------------------------- symbolic side
+    def equations(self, symbolic=True):
+        """The equations of motion as :class:`servo.symbolic.Equations` (sympy; ``.latex()``).
+
+        ``symbolic=False`` evaluates numeric coefficients to floats.
+        """
+        from .symbolic import equations_of
+
+        eq = equations_of(self)
+        return eq if symbolic else eq.evalf()
+
+    def first_integrals(self):
+        """Named first integrals (callables on states with a sympy ``expr``), see :mod:`servo.lie.first_integrals`."""
+        from .first_integrals import first_integrals_of
+
+        if "integrals" not in self._cache:
+            self._cache["integrals"] = first_integrals_of(self)
+        return self._cache["integrals"]
+
+    def reduced(self):
+        """The homogeneous quadratic system on the constraint, see :mod:`servo.lie.reduction`."""
+        from .reduction import reduce_system
+
+        if "reduced" not in self._cache:
+            self._cache["reduced"] = reduce_system(self)
+        return self._cache["reduced"]
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+class EulerPoincare(LieSystem):
+    """Free Euler-Poincare system m' = ad*_w m with w = dH/dm = K m + c.
+
+    Parameters
+    ----------
+    algebra : liegroups.LieAlgebra
+    inertia : (n, n) or (n,) array_like of numbers or sympy expressions, optional
+        Symmetric positive definite I, T = (I w, w)/2, K = I^-1. A vector is a diagonal.
+    inverse_inertia : (n, n) array_like, optional (keyword)
+        K = d^2H/dm^2 given directly; may be only positive semidefinite (heavy top: diag(J^-1, 0)).
+        Give exactly one of ``inertia`` and ``inverse_inertia``.
+    linear_term : (n,) array_like, optional (keyword)
+        c in H(m) = (m, K m)/2 + (c, m), so w = K m + c (heavy top on se(3)*: c = (0, 0, 0, m g chi)).
+
+    The state is m (..., n). ``H`` is a first integral, and so is every Casimir F(m).
+    """
+
+    kind = "free"
+    default_method = "rkmk4"
+
+    def __init__(self, algebra, inertia=None, *, inverse_inertia=None, linear_term=None, name=None):
+        super().__init__(algebra, name)
+        n = self.n
+        if (inertia is None) == (inverse_inertia is None):
+            raise ServoError("give exactly one of inertia (positive definite I) and inverse_inertia (K = d2H/dm2)")
+        if inertia is not None:
+            self.I_sym, self.I = check_inertia(inertia, n)
+            self.Iinv_sym = self.I_sym.inv()
+            self.Iinv = None if self.I is None else np.linalg.inv(self.I)
+        else:
+            self.I_sym, self.I = None, None
+            self.Iinv_sym, self.Iinv = check_inverse_inertia(inverse_inertia, n)
+        if linear_term is None:
+            self.c_sym, self.c = sp.zeros(n, 1), np.zeros(n)
+        else:
+            raw = np.asarray(linear_term, dtype=object).ravel()
+            if raw.shape != (n,):
+                raise ServoError(f"linear_term must have length {n}, got shape {np.shape(linear_term)}")
+            self.c_sym = sp.Matrix([sp.sympify(x) for x in raw])
+            self.c = None if self.c_sym.free_symbols else np.array(self.c_sym.evalf(17), dtype=float).ravel()
+        self.state_dim = n
+
+    def _sym_params(self):
+        return {"inertia": self.I_sym, "inverse_inertia": self.Iinv_sym if self.I_sym is None else None,
+                "linear_term": self.c_sym}
+
+    def _rebuild(self, p):
+        lt = None if all(x == 0 for x in p["linear_term"]) else p["linear_term"]
+        if p["inertia"] is not None:
+            return EulerPoincare(self.algebra, p["inertia"], linear_term=lt, name=self.name)
+        return EulerPoincare(self.algebra, inverse_inertia=p["inverse_inertia"], linear_term=lt, name=self.name)
+
+    @property
+    def has_linear_term(self):
+        """True when H has a non-zero linear term c (then w = K m + c is affine, not linear)."""
+        return bool(any(x != 0 for x in self.c_sym))
+
+    # ------------------------------------------------------------------ numerics
+    def velocity(self, state):
+        """w = K m + c (= I^-1 m for a kinetic energy), batched."""
+        self._require_numeric("velocity")
+        m = self._check_last(state, self.n, "m")
+        return m @ self.Iinv.T + self.c
+
+    def hamiltonian(self, state):
+        """H(m) = (m, K m)/2 + (c, m)."""
+        m = self._check_last(state, self.n, "m")
+        return 0.5 * np.einsum("...i,...i->...", m, m @ self.Iinv.T) + m @ self.c
+
+    energy = hamiltonian
+
+    def rhs(self, state):
+        """m' = ad*_w m, batched (for so(3): m x w)."""
+        m = self._check_last(state, self.n, "m")
+        return self.algebra.coad(self.velocity(m), m)
+
+    def multiplier(self, state):
+        """The free system has no control force: lambda = 0 (shape (...))."""
+        return np.zeros(np.shape(state)[:-1])
+
+    def state_from(self, w=None, m=None, lam=None):
+        """The state m from velocities (m = I w; needs ``inertia``) or from momenta m."""
+        if lam is not None:
+            raise ServoError("the free Euler-Poincare system has no multiplier lambda")
+        if (w is None) == (m is None):
+            raise ServoError("give exactly one of w (velocities) and m (momenta)")
+        self._require_numeric("state_from")
+        if m is not None:
+            return self._check_last(m, self.n, "m").copy()
+        if self.I is None:
+            raise ServoError("state_from(w=...) needs the inertia I (this system was given inverse_inertia, "
+                             "which may be singular); pass m= instead")
+        if self.has_linear_term:
+            raise ServoError("state_from(w=...) with a linear term c: solve w = K m + c yourself and pass m=")
+        return self._check_last(w, self.n, "w") @ self.I.T
+
+    def problem(self):
+        """The :class:`integrators.CoadjointProblem` z' = ad*_{w(z)} z with z = m and H as 'energy'."""
+        self._require_numeric("problem")
+        from integrators import CoadjointProblem
+
+        return CoadjointProblem(self.algebra, self.velocity, hamiltonian=self.hamiltonian,
+                                velocity_matrix=None if self.has_linear_term else self.Iinv,
+                                name=self.name)

@@ -1,0 +1,195 @@
+"""First integrals of the Lie-group systems, each a callable on states with a sympy expression.
+
+Derivations (Kozlov, servo-constraint slides, seeds/004):
+
+* free, m' = ad*_w m, w = dH/dm: H is conserved, H' = (w, ad*_w m) = (ad_w w, m) = 0; every Casimir F(m).
+* first kind, m' = ad*_w m + lambda b: T' = (w, m') = lambda (b, w), so T = (I w, w)/2 is conserved when
+  b is parallel to a ((a, w) = 0: the nonholonomic model) and in general is not. Casimirs are not kept.
+  Linear and quadratic integrals of the reduced system x' = v(x) (e.g. the servo-sleigh's
+  beta u - alpha w) are found from its tensor Q: l.x is an integral iff sum_i l_i Q[i,j,k] = 0, and x^T S x
+  iff the symmetrization over (l, j, k) of sum_i S[l,i] Q[i,j,k] vanishes (a null space; products of
+  linear integrals are left out).
+* second kind, z = m + lambda b, z' = ad*_{Wz} z: F(m + lambda b) for every Casimir F ("Сервосвязи
+  второго рода"); T = (z, W z)/2 is conserved iff W is symmetric, i.e. b parallel to a (vakonomic).
+
+This module computes the reduced-system integrals itself (small null-space problems); the
+QuadraticSystem methods of the invariant-lines issue may replace them.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations_with_replacement
+
+import numpy as np
+import sympy as sp
+
+__all__ = ["FirstIntegral", "first_integrals_of", "reduced_linear_integrals", "reduced_quadratic_integrals"]
+
+
+class FirstIntegral:
+    """A named first integral: ``F(state)`` (batched) and ``expr`` in the state symbols.
+
+    Attributes
+    ----------
+    name : str
+    kind : "energy", "casimir", "linear" or "quadratic"
+    expr : sympy expression in the state symbols m1..mn (and lambda for the second kind)
+    expr_w : the same in the velocities omega1..omegan (and lambda), via m = I w
+    state_symbols : tuple of sympy Symbols, in the state order
+    """
+
+    def __init__(self, name, kind, expr, state_symbols, expr_w=None, func=None):
+        self.name = name
+        self.kind = kind
+        self.expr = expr
+        self.state_symbols = tuple(state_symbols)
+        self.expr_w = expr_w
+        self._f = None
+        self._func = func
+
+    def __call__(self, state):
+        if self._func is not None:
+            return self._func(np.asarray(state, dtype=float))
+        if self.expr.free_symbols - set(self.state_symbols):
+            from ..errors import SymbolicParameterError
+
+            raise SymbolicParameterError(f"first integral {self.name} has symbolic parameters; use subs first")
+        if self._f is None:
+            self._f = sp.lambdify([self.state_symbols], self.expr, "numpy")
+        s = np.asarray(state, dtype=float)
+        return np.broadcast_to(np.asarray(self._f(np.moveaxis(s, -1, 0)), dtype=float), s.shape[:-1]).copy()
+
+    def __repr__(self):
+        return f"FirstIntegral({self.name!r}, {self.kind}, {self.expr})"
+
+
+def _null_numeric(A, tol=1e-10):
+    u, s, vt = np.linalg.svd(A)
+    scale = s[0] if s.size and s[0] > 0 else 1.0
+    rank = int(np.sum(s > tol * scale))
+    return vt[rank:]
+
+
+def _exact(Q):
+    items = Q.tolist() if hasattr(Q, "tolist") else Q
+    flat = list(sp.flatten(items))
+    return not any(isinstance(a, sp.Float) for x in flat for a in sp.sympify(x).atoms(sp.Number))
+
+
+def reduced_linear_integrals(red):
+    """Covectors l (sympy rows) with l . v(x) = 0 identically: sum_i l_i Q[i,j,k] = 0 for all j, k."""
+    p, Q = red.p, red.Q_sym
+    rows = [[Q[i, j, k] for i in range(p)] for j in range(p) for k in range(j, p)]
+    if _exact(Q):
+        return [sp.Matrix(v).T for v in sp.Matrix(rows).nullspace()]
+    N = _null_numeric(np.array(rows, dtype=float))
+    return [sp.Matrix([_clean(x) for x in v]).T for v in N]
+
+
+def reduced_quadratic_integrals(red, exclude=()):
+    """Symmetric S (sympy) with x^T S x conserved by x' = v(x), modulo products of linear integrals and
+    the span of the matrices in ``exclude`` (e.g. the energy, already listed)."""
+    p, Q = red.p, red.Q_sym
+    pairs = list(combinations_with_replacement(range(p), 2))
+    Ssym = sp.symbols(f"s0:{len(pairs)}")
+    S = sp.zeros(p, p)
+    for (i, j), s in zip(pairs, Ssym):
+        S[i, j] = S[j, i] = s
+    eqs = []
+    for l, j, k in combinations_with_replacement(range(p), 3):
+        perms = {(l, j, k), (l, k, j), (j, l, k), (j, k, l), (k, l, j), (k, j, l)}
+        eqs.append(sum(S[a, i] * Q[i, b, c] for a, b, c in perms for i in range(p)))
+    A = sp.Matrix([[sp.diff(e, s) for s in Ssym] for e in eqs])
+    if _exact(Q):
+        vecs = [list(v) for v in A.nullspace()]
+    else:
+        vecs = [[_clean(x) for x in v] for v in _null_numeric(np.array(A.tolist(), dtype=float))]
+    # drop the span of products of linear integrals
+    lin = reduced_linear_integrals(red)
+    prods = []
+    for a in range(len(lin)):
+        for b in range(a, len(lin)):
+            P = (lin[a].T * lin[b] + lin[b].T * lin[a]) / 2
+            prods.append([P[i, j] for i, j in pairs])
+    prods += [[S0[i, j] for i, j in pairs] for S0 in exclude]
+    out, basis = [], list(prods)
+    for v in vecs:
+        M = sp.Matrix(basis + [v]) if basis else sp.Matrix([v])
+        if _rank(M) > len(basis):
+            basis.append(v)
+            Sm = sp.zeros(p, p)
+            for (i, j), x in zip(pairs, v):
+                Sm[i, j] = Sm[j, i] = x
+            out.append(Sm)
+    return out
+
+
+def _rank(M):
+    if M.free_symbols or _exact(M):
+        return M.rank(simplify=True)
+    return int(np.linalg.matrix_rank(np.array(M.tolist(), dtype=float), tol=1e-9))
+
+
+def _clean(x):
+    x = float(x)
+    return 0 if abs(x) < 1e-12 else sp.Float(round(x, 12))
+
+
+def _state_symbols(system):
+    n = system.n
+    m = sp.symbols(f"m1:{n + 1}", real=True)
+    lam = sp.Symbol("lambda", real=True)
+    om = sp.symbols(f"omega1:{n + 1}", real=True)
+    return m, lam, om
+
+
+def first_integrals_of(system):
+    """The list of :class:`FirstIntegral` of a system (see the module docstring for what is claimed)."""
+    m, lam, om = _state_symbols(system)
+    M = sp.Matrix(m)
+    W = sp.Matrix(om)
+    out = []
+    kind = system.kind
+    casimirs = system.algebra.casimirs()
+    if kind == "free":
+        H = sp.expand((M.T * system.Iinv_sym * M)[0, 0] / 2 + (system.c_sym.T * M)[0, 0])
+        to_w = None if system.I_sym is None or any(x != 0 for x in system.c_sym) else dict(zip(m, system.I_sym * W))
+        out.append(FirstIntegral("energy", "energy", H, m, H.subs(to_w, simultaneous=True) if to_w else None))
+        for c in casimirs:
+            e = c.expr.subs(dict(zip(c.symbols, m)), simultaneous=True)
+            out.append(FirstIntegral(f"casimir:{c.expr}", "casimir", e, m,
+                                     sp.expand(e.subs(to_w, simultaneous=True)) if to_w else None))
+        return out
+    to_w = dict(zip(m, system.I_sym * W))
+    T = sp.expand((M.T * system.Iinv_sym * M)[0, 0] / 2)
+    Tw = sp.expand((W.T * system.I_sym * W)[0, 0] / 2)
+    if kind in ("servo1", "nonholonomic"):
+        red = system.reduced()
+        exclude = []
+        if system.b_parallel_a:
+            out.append(FirstIntegral("energy", "energy", T, m, Tw))
+            # T in the reduced coordinates: m = (I E) x, T = x^T (I E)^T I^-1 (I E) x / 2
+            IE = red.to_state_sym
+            exclude.append((IE.T * system.Iinv_sym * IE) / 2)
+        F = red.from_state_sym  # x = F m
+        x_of_m = F * M
+        for k, l in enumerate(reduced_linear_integrals(red)):
+            e = sp.simplify((l * x_of_m)[0, 0])
+            out.append(FirstIntegral(f"linear:{k + 1}", "linear", e, m, sp.simplify(e.subs(to_w, simultaneous=True))))
+        for k, S in enumerate(reduced_quadratic_integrals(red, exclude)):
+            e = sp.expand((x_of_m.T * S * x_of_m)[0, 0])
+            out.append(FirstIntegral(f"quadratic:{k + 1}", "quadratic", e, m,
+                                     sp.expand(e.subs(to_w, simultaneous=True))))
+        return out
+    state = tuple(m) + (lam,)
+    if system.b_parallel_a:
+        out.append(FirstIntegral("energy", "energy", T, state, Tw))
+    for c in casimirs:
+        e = sp.expand(c.expr.subs({s: mi + lam * bi for s, mi, bi in zip(c.symbols, m, system.b_sym)},
+                                  simultaneous=True))
+        func = None
+        if system.is_numeric:  # evaluate F at z = m + lambda b: no cancellation between large m and lambda b
+            func = (lambda cas: (lambda st: cas(system.to_problem(st))))(c)
+        out.append(FirstIntegral(f"casimir:{c.expr}(m + lambda b)", "casimir", e, state,
+                                 sp.expand(e.subs(to_w, simultaneous=True)), func=func))
+    return out

@@ -1,0 +1,180 @@
+"""Reduction of a constrained Lie-group system to a homogeneous quadratic system on the constraint.
+
+Kozlov, servo-constraint slides (seeds/004, "Системы на группах Ли", "Общие свойства приведенных
+систем", "Сервосани Чаплыгина"). Choose a basis E = (e'_1..e'_{n-1}) of the hyperplane (a, w) = 0 (the
+exact sympy null space of a^T, so a = e_k gives the other unit vectors and the coordinates are the
+remaining velocities) and write w = E x.
+
+* First kind: I E x' = ad*_{Ex}(I E x) + lambda b. With M1 = [I E | -b] (invertible iff (I^-1 a, b) != 0)
+  [x'; lambda] = M1^-1 ad*_{Ex}(I E x): x' = v(x) is homogeneous quadratic, p = n - 1.
+* Second kind: I E x' + lambda' b = ad*_{Ex}(I E x + lambda b). With M2 = [I E | b],
+  [x'; lambda'] = M2^-1 ad*_{Ex}(I E x + lambda b): homogeneous quadratic in (x, lambda), p = n.
+* Free (no linear term): x = m, x' = ad*_{K x} x, p = n.
+
+Q[i,j,k] = (1/2) d^2 v_i / dx_j dx_k. The maps: state = to_state @ x, x = from_state @ state, where the
+state is m (first kind, free) or (m, lambda) (second kind) and from_state @ to_state = identity.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from ..errors import ServoError, SymbolicParameterError
+from .euler_poincare import coad_sym
+
+__all__ = ["Reduced", "reduce_system", "constraint_basis"]
+
+
+class Reduced:
+    """The reduced homogeneous quadratic system x' = v(x) with the linear maps to and from the state.
+
+    Attributes
+    ----------
+    variables : tuple of sympy Symbols (x_1..x_p)
+    exprs : list of sympy expressions v_i(x) (parameters may be symbolic)
+    Q_sym : sympy MutableDenseNDimArray (p, p, p), Q[i,j,k] = (1/2) d2 v_i / dx_j dx_k
+    to_state_sym, from_state_sym : sympy Matrices (state_dim x p) and (p x state_dim)
+    system : servo.QuadraticSystem (numeric parameters only)
+    to_state, from_state : float arrays of the maps (numeric parameters only)
+    """
+
+    def __init__(self, source, variables, to_state, from_state, exprs=None, Q=None):
+        self.source = source
+        self.variables = tuple(variables)
+        self.p = p = len(self.variables)
+        self.to_state_sym = to_state
+        self.from_state_sym = from_state
+        if Q is not None:  # numeric fast path: Q computed by tensor contraction
+            from ..quadratic.system import QuadraticSystem
+
+            self._system = QuadraticSystem(Q, variables=[str(v) for v in self.variables])
+            Qs = self._system.Q
+            self.Q_sym = sp.MutableDenseNDimArray(Qs.tolist())
+            self.exprs = [sp.expand(sum(float(Qs[i, j, k]) * self.variables[j] * self.variables[k]
+                                        for j in range(p) for k in range(p) if Qs[i, j, k] != 0))
+                          for i in range(p)]
+            self.is_numeric = True
+        else:
+            self.exprs = [sp.simplify(e) for e in exprs]
+            Q = sp.MutableDenseNDimArray.zeros(p, p, p)
+            for i, e in enumerate(self.exprs):
+                for j in range(p):
+                    dj = sp.diff(e, self.variables[j])
+                    for k in range(p):
+                        Q[i, j, k] = sp.simplify(sp.diff(dj, self.variables[k]) / 2)
+            self.Q_sym = Q
+            self.is_numeric = False
+        if self.is_numeric:
+            self.to_state = np.atleast_2d(np.array(to_state.evalf(17).tolist(), dtype=float))
+            self.from_state = np.atleast_2d(np.array(from_state.evalf(17).tolist(), dtype=float))
+
+    @property
+    def system(self):
+        """The :class:`servo.QuadraticSystem` (raises SymbolicParameterError for symbolic parameters)."""
+        if not self.is_numeric:
+            raise SymbolicParameterError(
+                f"the reduced system of {self.source.name} has symbolic coefficients "
+                f"{sorted(map(str, self.Q_sym.free_symbols))}; use source.subs({{...}}).reduced()")
+        return self._system
+
+    def lift(self, x):
+        """The state (m, or (m, lambda)) for reduced coordinates x, batched: state = to_state @ x."""
+        self.system  # raises for symbolic parameters
+        return np.asarray(x, dtype=float) @ self.to_state.T
+
+    def project(self, state):
+        """Reduced coordinates x of a state on the constraint, batched: x = from_state @ state."""
+        self.system  # raises for symbolic parameters
+        return np.asarray(state, dtype=float) @ self.from_state.T
+
+    def __repr__(self):
+        body = ", ".join(f"{v}' = {sp.sstr(e)}" for v, e in zip(self.variables, self.exprs))
+        return f"<Reduced p={self.p}: {body}>"
+
+
+def constraint_basis(a_sym):
+    """Exact basis E (n x (n-1), sympy) of the hyperplane (a, w) = 0 and a left inverse L (L E = 1)."""
+    E = sp.Matrix.hstack(*sp.Matrix([list(a_sym)]).nullspace())
+    E = E.applyfunc(sp.simplify)
+    L = (E.T * E).inv() * E.T
+    return E, L.applyfunc(sp.simplify)
+
+
+def _names(system, E):
+    n, p = E.shape
+    generic = list(system.algebra.basis) == [f"e{i + 1}" for i in range(n)]
+    names = []
+    for j in range(p):
+        col = list(E[:, j])
+        nz = [i for i, x in enumerate(col) if x != 0]
+        if len(nz) == 1 and col[nz[0]] == 1:
+            i = nz[0]
+            names.append(f"w{i + 1}" if generic else str(system.algebra.basis[i]))
+        else:
+            names.append(f"x{j + 1}")
+    if len(set(names)) < len(names) or "lambda" in names:
+        names = [f"x{j + 1}" for j in range(p)]
+    return names
+
+
+def _numeric_Q(C, Ew, G, Minv):
+    """Q[r,a,b] = sum_j Minv[r,j] sum_{i,k} Ew[i,a] C[i,j,k] G[k,b]: the field Minv ad*_{Ew y}(G y)."""
+    T = np.einsum("ia,ijk,kb->jab", Ew, C, G)
+    Q = np.einsum("rj,jab->rab", Minv, T)
+    Q[np.abs(Q) < 1e-14 * max(float(np.abs(Q).max()), 1e-300)] = 0.0  # round-off of exact zeros
+    return Q
+
+
+def reduce_system(system):
+    """The :class:`Reduced` system of a free (no linear term), first-kind or second-kind system.
+
+    Numeric parameters: Q by tensor contraction (fast, any dimension); symbolic: sympy (exact).
+    """
+    n = system.n
+    alg = system.algebra
+    C = alg.structure_constants
+    if system.kind == "free":
+        if system.has_linear_term:
+            raise ServoError("a Hamiltonian with a linear term c gives w = K m + c, which is not homogeneous "
+                             "quadratic; reduced() needs c = 0")
+        x = sp.Matrix(sp.symbols(f"m1:{n + 1}", real=True))
+        if system.is_numeric:
+            return Reduced(system, list(x), sp.eye(n), sp.eye(n),
+                           Q=_numeric_Q(C, system.Iinv, np.eye(n), np.eye(n)))
+        v = coad_sym(alg, system.Iinv_sym * x, x)
+        return Reduced(system, list(x), sp.eye(n), sp.eye(n), exprs=list(v))
+    I, b = system.I_sym, system.b_sym
+    E, L = constraint_basis(system.a_sym)
+    p = n - 1
+    xs = sp.symbols(" ".join(_names(system, E)), real=True)
+    xs = list(xs) if isinstance(xs, (tuple, list)) else [xs]
+    x = sp.Matrix(xs)
+    w = E * x
+    IE = I * E
+    first = system.kind in ("servo1", "nonholonomic")
+    if first:
+        to_state, from_state = IE, L * system.Iinv_sym
+        variables = xs
+    else:
+        lam = sp.Symbol("lambda", real=True)
+        to_state = sp.diag(IE, sp.Matrix([[1]]))
+        from_state = sp.diag(L * system.Iinv_sym, sp.Matrix([[1]]))
+        variables = xs + [lam]
+    if system.is_numeric:
+        En, IEn = (np.array(M.evalf(17).tolist(), dtype=float) for M in (E, IE))
+        bn = system.b[:, None]
+        if first:
+            M = np.hstack([IEn, -bn])
+            Q = _numeric_Q(C, En, IEn, np.linalg.inv(M)[:p])
+        else:
+            G = np.hstack([IEn, bn])
+            Q = _numeric_Q(C, np.hstack([En, np.zeros((n, 1))]), G, np.linalg.inv(G))
+        return Reduced(system, variables, to_state, from_state, Q=Q)
+    if first:
+        M = sp.Matrix.hstack(IE, -b)
+        sol = M.LUsolve(coad_sym(alg, w, IE * x))
+        return Reduced(system, variables, to_state, from_state, exprs=[sol[i] for i in range(p)])
+    M = sp.Matrix.hstack(IE, b)
+    sol = M.LUsolve(coad_sym(alg, w, IE * x + lam * b))
+    return Reduced(system, variables, to_state, from_state, exprs=[sol[i] for i in range(n)])

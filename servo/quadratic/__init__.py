@@ -1,0 +1,16 @@
+"""servo.quadratic: homogeneous quadratic systems x' = v(x) and their invariant lines.
+
+These are the reduced systems of the Lie-group systems (Kozlov's lectures on servo-constraints), but
+nothing here depends on where a system came from:
+
+* ``system``: :class:`QuadraticSystem` (Q, v, the Jacobian, sympy export);
+* ``homotopy``: batched homotopy continuation for v(xi) = c xi;
+* ``invariant_lines``: all invariant lines x = s xi, v(xi) = c xi, with multiplicity, reality and stability;
+* ``exact``: the exact (sympy) cross-check for rational Q;
+* ``integrals``: linear and quadratic first integrals, time change to a linear system;
+* ``claims``: the six general properties of reduced systems as checks;
+* ``plot``: phase portraits (matplotlib, imported on use).
+"""
+
+from .system import QuadraticSystem
+from .invariant_lines import FamilyWitness, InvariantLine, InvariantLines, invariant_lines

@@ -1,0 +1,281 @@
+"""Exact cross-check of the invariant lines for rational Q (sympy, no floating point until the roots).
+
+- p = 2: the directions are the roots of the binary cubic  xi_1 v_2(xi) - xi_2 v_1(xi)  (the 2x2 minor
+  of [xi, v(xi)]); multiplicities are its root multiplicities; v_2 xi_1 - v_1 xi_2 == 0 means every
+  line is invariant. For a cubic in one variable this is the classical resultant condition
+  Res(v_1 - c xi_1, v_2 - c xi_2) in c.
+- p = 3: Res_{y2}(g1, g2) of the two cubics g_i = v_i - v_3 y_i in the chart y_3 = 1 after a
+  random rational change of coordinates (degree 7; roots with multiplicities give the lines).
+- p <= 4: the ideal I = < v_i(xi) - c xi_i, l.(xi, c) - 1 > in Q[xi, c] (random chart l, Cox, Little &
+  O'Shea, "Using Algebraic Geometry", ch. 2): groebner(order="grevlex"), dimension test
+  (is_zero_dimensional), standard monomials (their number is dim Q[x]/I = the number of solutions
+  with multiplicity, 2^p when finite), the multiplication matrix M_u of u = r.(xi, c) whose
+  characteristic polynomial is prod_P (u - u(P))^mult(P) (Stickelberger), coordinates from the
+  traces tr(M_{x_i} M_u^k) = sum_P mult(P) x_i(P) u(P)^k (Vandermonde system, mpmath at 60 digits),
+  and `.fglm("lex")` whose last element (univariate in c) must vanish at every c(P).
+Not sympy.solve / solve_poly_system: for p = 3 they return only the trivial solution.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+import sympy as sp
+from ..errors import ExactCheckError
+
+__all__ = ["ExactLines", "exact_invariant_lines", "rational_tensor"]
+
+
+@dataclass
+class ExactLines:
+    """Result of the exact computation: points (direction, c, multiplicity), zero-dimensionality."""
+
+    p: int
+    zero_dimensional: bool
+    points: list            # [(direction complex (p,), c complex, multiplicity int)]
+    quotient_dimension: int | None = None
+    method: str = ""
+
+    @property
+    def total_multiplicity(self) -> int:
+        """Sum of the multiplicities of the lines (the trivial point excluded)."""
+        return int(sum(m for _, _, m in self.points))
+
+    @property
+    def real_count(self) -> int:
+        """Number of real lines counted with multiplicity."""
+        return int(sum(m for d, c, m in self.points
+                       if np.all(np.abs(d.imag) < 1e-12) and abs(np.imag(c)) < 1e-12))
+
+
+def rational_tensor(q):
+    """Q as a nested list of sympy Rationals (exact for floats that are dyadic, e.g. halves of ints)."""
+    Q = q.Q if hasattr(q, "Q") else np.asarray(q)
+    if np.iscomplexobj(Q):
+        raise ExactCheckError("exact check needs a real rational Q; got complex entries")
+    p = Q.shape[0]
+    R = [[[sp.Rational(float(Q[i, j, k])) for k in range(p)] for j in range(p)] for i in range(p)]
+    for i, j, k in itertools.product(range(p), repeat=3):
+        if R[i][j][k].q > 2 ** 20:
+            raise ExactCheckError(f"Q[{i},{j},{k}] = {Q[i, j, k]!r} is not a short rational "
+                                  f"(denominator {R[i][j][k].q}); pass integers or simple fractions")
+    return R
+
+
+def _fields(R, xs):
+    p = len(xs)
+    return [sp.expand(sum(R[i][j][k] * xs[j] * xs[k] for j in range(p) for k in range(p)))
+            for i in range(p)]
+
+
+def _normalise(xi, c):
+    xi = np.asarray(xi, dtype=complex)
+    n = np.linalg.norm(xi)
+    xi, c = xi / n, c / n
+    if abs(c) > 1e-12:
+        ph = np.exp(-1j * np.angle(c))
+    else:
+        ph = np.exp(-1j * np.angle(xi[np.argmax(np.abs(xi))]))
+        c = 0.0
+    return xi * ph, complex(c * ph)
+
+
+def _binary_cubic(R):
+    """p = 2: roots of the binary cubic xi_1 v_2 - xi_2 v_1 with multiplicities."""
+    x, y = sp.symbols("x y")
+    v1, v2 = _fields(R, [x, y])
+    cubic = sp.expand(x * v2 - y * v1)
+    if cubic == 0:
+        return ExactLines(2, False, [], None, "binary cubic (identically zero)")
+    pts = []
+    f = sp.Poly(cubic.subs(y, 1), x)           # directions (x, 1)
+    for fac, mult in sp.sqf_list(f)[1]:
+        for r in sp.Poly(fac, x).nroots(n=40):
+            pts.append(((complex(r), 1.0), mult))
+    deg_inf = 3 - f.degree()                   # roots at y = 0: direction (1, 0)
+    if deg_inf > 0:
+        pts.append(((1.0, 0.0), deg_inf))
+    out = []
+    for d, m in pts:
+        d = np.array(d, dtype=complex)
+        vv = np.array([complex(sp.N(e.subs({x: d[0], y: d[1]}), 30)) for e in (v1, v2)])
+        k = np.argmax(np.abs(d))
+        out.append((*_normalise(d, vv[k] / d[k]), int(m)))
+    return ExactLines(2, True, out, 3, "binary cubic")
+
+
+def _resultant_p3(R, rng):
+    """p = 3: lines via Res_{xi2}(g1, g2) after a random rational change of coordinates x = T y.
+
+    In the chart y3 = 1, with c = v3: g1 = v1 - v3 y1, g2 = v2 - v3 y2 (cubics). The leading
+    coefficient of g2 in y2 is a non-zero constant for generic T, so the roots of the resultant
+    r(y1) = Res_{y2}(g1, g2) (degree 7 = 2^3 - 1) are exactly the y1 of the lines, with their
+    multiplicities. Returns None if T is not generic (degree or leading coefficient check fails).
+    """
+    T = sp.Matrix(3, 3, [int(a) for a in rng.integers(-3, 4, size=9)])
+    if T.det() == 0:
+        return None
+    ys = sp.symbols("y1:4")
+    y1, y2, _ = ys
+    xs = T * sp.Matrix(ys)
+    v = _fields(R, list(xs))
+    w = T.inv() * sp.Matrix(v)                    # v in y coordinates: T^-1 v(T y)
+    w = [sp.expand(e.subs(ys[2], 1)) for e in w]
+    g1 = sp.expand(w[0] - w[2] * y1)
+    g2 = sp.expand(w[1] - w[2] * y2)
+    if g1 == 0 or g2 == 0:                        # a whole curve of solutions in the chart
+        return ExactLines(3, False, [], None, "resultant (g1 or g2 identically zero)")
+    if sp.Poly(g2, y2).degree() != 3 or sp.Poly(g2, y2).LC().free_symbols:
+        return None
+    res = sp.Poly(sp.resultant(g1, g2, y2), y1)
+    if res.is_zero:
+        return ExactLines(3, False, [], None, "resultant (identically zero)")
+    if res.degree() != 7:
+        return None
+    pts = []
+    Tn = np.array(T.tolist(), dtype=float)
+    Qn = np.array(R, dtype=float)
+    for fac, mult in sp.sqf_list(res)[1]:
+        for r in sp.Poly(fac, y1).nroots(n=40):
+            coeffs = [complex(a) for a in sp.Poly(g2.subs(y1, r), y2).all_coeffs()]
+            f1 = sp.lambdify(y2, g1.subs(y1, r), "numpy")
+            r2s = np.roots(coeffs)
+            g1v = np.abs([f1(s) for s in r2s]) / (1 + np.abs(r2s)) ** 3
+            common = r2s[g1v < 1e-8 * max(1.0, float(np.max(np.abs(coeffs))))]
+            if len(common) == 0 or np.ptp(np.abs(common)) > 1e-6 or np.ptp(common.real) > 1e-6:
+                return None                        # y1 does not separate the lines: redraw T
+            r2 = common[0]
+            x = Tn @ np.array([complex(r), complex(r2), 1.0])
+            vx = np.einsum("ijk,j,k->i", Qn, x, x)
+            k = int(np.argmax(np.abs(x)))
+            pts.append((*_normalise(x, vx[k] / x[k]), int(mult)))
+    return ExactLines(3, True, pts, None, "resultant Res_y2(g1, g2)")
+
+
+def _standard_monomials(G, gens):
+    lms = [sp.Poly(g, *gens).monoms(order="grevlex")[0] for g in G.exprs]
+    std, frontier = [], [tuple([0] * len(gens))]
+    seen = set(frontier)
+    while frontier:
+        m = frontier.pop()
+        if any(all(a >= b for a, b in zip(m, lm)) for lm in lms):
+            continue
+        std.append(m)
+        for i in range(len(gens)):
+            n = tuple(a + (j == i) for j, a in enumerate(m))
+            if n not in seen:
+                seen.add(n)
+                frontier.append(n)
+    return sorted(std)
+
+
+def _mult_matrix(G, gens, std, f):
+    """Matrix of multiplication by f on Q[x]/I in the basis of standard monomials."""
+    idx = {m: i for i, m in enumerate(std)}
+    M = sp.zeros(len(std), len(std))
+    for j, m in enumerate(std):
+        mono = sp.Mul(*[g ** e for g, e in zip(gens, m)])
+        rem = G.reduce(sp.expand(f * mono))[1]
+        for mon, coeff in sp.Poly(rem, *gens).terms():
+            M[idx[mon], j] = coeff
+    return M
+
+
+def _groebner(R, chart, sep, dps=60):
+    p = len(R)
+    xs = sp.symbols(f"xi1:{p + 1}")
+    c = sp.Symbol("c")
+    gens = list(xs) + [c]
+    v = _fields(R, xs)
+    eqs = [sp.expand(v[i] - c * xs[i]) for i in range(p)]
+    eqs.append(sum(l * g for l, g in zip(chart, gens)) - 1)
+    G = sp.groebner(eqs, *gens, order="grevlex")
+    if not G.is_zero_dimensional:
+        return ExactLines(p, False, [], None, "groebner grevlex (positive-dimensional)")
+    std = _standard_monomials(G, gens)
+    if len(std) != 2 ** p:
+        return None                                # a solution sits on the chart's infinity
+    u = sum(r * g for r, g in zip(sep, gens))
+    Mu = _mult_matrix(G, gens, std, u)
+    lam = sp.Symbol("lam")
+    cp = Mu.charpoly(lam)
+    roots = []
+    with mpmath.workdps(dps):
+        for fac, mult in sp.sqf_list(cp.as_expr(), lam)[1]:
+            coeffs = [mpmath.mpf(sp.Rational(a).p) / sp.Rational(a).q for a in sp.Poly(fac, lam).all_coeffs()]
+            rr = mpmath.polyroots(coeffs, maxsteps=400, extraprec=4 * dps) if len(coeffs) > 1 else []
+            roots += [(r, int(mult)) for r in np.atleast_1d(rr)]
+        nr = len(roots)
+        V = mpmath.matrix(nr, nr)
+        for k in range(nr):
+            for j, (r, _) in enumerate(roots):
+                V[k, j] = r ** k
+        coords = []
+        powers = [sp.eye(len(std))]
+        for _ in range(nr - 1):
+            powers.append(Mu * powers[-1])
+        for g in gens:
+            Mg = _mult_matrix(G, gens, std, g)
+            tr = mpmath.matrix([mpmath.mpf(sp.Rational((Mg * P).trace()).p) / sp.Rational((Mg * P).trace()).q
+                                for P in powers])
+            y = mpmath.lu_solve(V, tr)
+            coords.append([complex(y[j] / roots[j][1]) for j in range(nr)])
+    coords = np.array(coords).T                    # (nr, p + 1)
+    # fglm to lex: the last basis element is univariate in c and must vanish at every c(P)
+    lex = G.fglm("lex")
+    elim = sp.Poly(lex.exprs[-1], c)
+    scale = max(abs(complex(a)) for a in elim.all_coeffs())
+    for z in coords:
+        val = abs(complex(elim.eval(sp.Float(z[-1].real, 30) + sp.I * sp.Float(z[-1].imag, 30))))
+        if val > 1e-8 * scale * max(1, abs(z[-1])) ** elim.degree():
+            return None                            # u did not separate the points
+    pts = []
+    Qn = np.array(R, dtype=float)
+    for z, (_, m) in zip(coords, roots):
+        F = np.einsum("ijk,j,k->i", Qn, z[:-1], z[:-1]) - z[-1] * z[:-1]
+        if np.linalg.norm(F) > 1e-9 * (1 + np.linalg.norm(z)) ** 2:
+            return None                            # u did not separate the points
+        if np.linalg.norm(z[:-1]) < 1e-10 * abs(z[-1]):
+            continue                               # the trivial point [0 : ... : 0 : 1]
+        pts.append((*_normalise(z[:-1], z[-1]), m))
+    return ExactLines(p, True, pts, len(std), "groebner grevlex + fglm lex + multiplication matrix")
+
+
+def exact_invariant_lines(q, seed=0, method="auto"):
+    """Exact (symbolic) invariant lines of a rational QuadraticSystem, for p <= 4.
+
+    method: "auto" (binary cubic for p = 2, Groebner otherwise), "cubic", "resultant" (p = 3) or
+    "groebner".
+    The chart l and separating form r are small random integers; if the quotient dimension is
+    not 2^p (a point at the chart's infinity) new ones are drawn.
+    """
+    R = rational_tensor(q)
+    p = len(R)
+    if p > 4:
+        raise ExactCheckError(f"exact check supports p <= 4, got p = {p} (Groebner bases blow up)")
+    if method == "cubic" or (method == "auto" and p == 2):
+        if p != 2:
+            raise ExactCheckError("the binary cubic method is for p = 2 only")
+        return _binary_cubic(R)
+    rng = np.random.default_rng(seed)
+    if method == "resultant":
+        if p != 3:
+            raise ExactCheckError("the resultant method is for p = 3 only")
+        for _ in range(6):
+            res = _resultant_p3(R, rng)
+            if res is not None:
+                return res
+        raise ExactCheckError("resultant method: no generic coordinate change in 6 random draws (the "
+                              "resultant had degree < 7 or y1 did not separate the lines, e.g. for "
+                              "special systems with multiple lines); use method='groebner'")
+    res = None
+    for _ in range(6):
+        chart = [int(a) for a in rng.integers(-7, 8, size=p + 1)]
+        chart[-1] = int(rng.integers(1, 8))
+        sep = [int(a) for a in rng.integers(-99, 100, size=p + 1)]
+        res = _groebner(R, chart, sep)
+        if res is not None:
+            return res
+    raise ExactCheckError("no chart / separating form found in 6 random draws")
