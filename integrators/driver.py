@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 
+from .errors import IntegrationInputError
 from .methods import LINEAR, ScipyMethod, get_method, preserved
 from .problems import ODEProblem
 from .result import IntegrationResult, finish
@@ -15,10 +16,6 @@ from .stepping import make_stepper
 
 #: number of steps used when neither h nor steps is given to a fixed-step method
 DEFAULT_STEPS = 1000
-
-
-class IntegrationInputError(ValueError):
-    """Bad arguments to ``integrate`` (names the argument, what was expected and what was given)."""
 
 
 _KINDS = ("ode", "coadjoint", "reconstruction")

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .errors import MethodError
+
 CASIMIRS = "casimirs"
 LINEAR = "linear_invariants"
 QUADRATIC = "quadratic_invariants"
@@ -157,10 +159,6 @@ ALIASES = {m.scipy_name: name for name, m in METHODS.items() if isinstance(m, Sc
 #: CF4 with its two final exponentials in the WRONG order (for the test that it drops to order 2)
 CF4_SWAPPED = CommutatorFree("cf4_swapped", 2, _LP, stages=METHODS["cf4"].stages,
                              update=(_CF4_BETA2, _CF4_BETA1), c=METHODS["cf4"].c)
-
-
-class MethodError(ValueError):
-    """Unknown method name, or a method that does not apply to the problem."""
 
 
 def is_so3_free_rigid_body(problem):

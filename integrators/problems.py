@@ -25,15 +25,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import IntegrationInputError
+
 
 def _outputs(outputs, state_map):
     """Check the declared outputs (dict name -> callable) and state map (callable or None)."""
     outputs = dict(outputs or {})
     for k, f in outputs.items():
         if not isinstance(k, str) or not callable(f):
-            raise ValueError(f"outputs must map names (str) to callables f(y), got {k!r}: {f!r}")
+            raise IntegrationInputError(f"outputs must map names (str) to callables f(y), got {k!r}: {f!r}")
     if state_map is not None and not callable(state_map):
-        raise ValueError(f"state_map must be a callable raw -> state, got {state_map!r}")
+        raise IntegrationInputError(f"state_map must be a callable raw -> state, got {state_map!r}")
     return outputs, state_map
 
 
@@ -118,10 +120,10 @@ class CoadjointProblem:
         if linear_invariants is not None:
             L = np.atleast_2d(np.asarray(linear_invariants, dtype=float))
             if L.ndim != 2 or L.shape[1] != self.dim or not np.all(np.isfinite(L)):
-                raise ValueError(f"linear_invariants must be finite covectors of shape (p, {self.dim}), "
+                raise IntegrationInputError(f"linear_invariants must be finite covectors of shape (p, {self.dim}), "
                                  f"got shape {L.shape}")
             if np.linalg.matrix_rank(L) < L.shape[0]:
-                raise ValueError(f"linear_invariants must be linearly independent: rank "
+                raise IntegrationInputError(f"linear_invariants must be linearly independent: rank "
                                  f"{np.linalg.matrix_rank(L)} < {L.shape[0]}")
             self.linear_invariants = L
             for i, c in enumerate(L):

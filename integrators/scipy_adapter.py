@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.integrate
 
+from .errors import IntegrationInputError
 from .result import IntegrationResult
 
 
@@ -60,7 +61,7 @@ def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol,
     ev = None
     if events is not None:
         if len(shape) != 1:
-            raise ValueError("events with a scipy method need a single trajectory (y0 of shape (dim,)); "
+            raise IntegrationInputError("events with a scipy method need a single trajectory (y0 of shape (dim,)); "
                              f"got a batch of shape {shape[:-1]}")
         ev = [_wrap_event(e, shape) for e in (events if isinstance(events, (list, tuple)) else [events])]
     options = {}
