@@ -17,7 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from integrators import CoadjointProblem
+
+from ..errors import ServoError
 from .constrained import LeftInvariantConstrained
+from .first_integrals import first_kind_integrals
+from .reduction import reduce_first_kind
 
 __all__ = ["ServoFirstKind", "Nonholonomic"]
 
@@ -79,8 +84,6 @@ class ServoFirstKind(LeftInvariantConstrained):
 
     def state_from(self, w=None, m=None, lam=None, project=False):
         """The state m = I w from velocities on the constraint (or m directly); ``lam`` is not a state here."""
-        from ..errors import ServoError
-
         if lam is not None:
             raise ServoError("lambda is not part of the state of a first-kind system: it is determined by m")
         if (w is None) == (m is None):
@@ -93,14 +96,20 @@ class ServoFirstKind(LeftInvariantConstrained):
     def problem(self):
         """:class:`integrators.CoadjointProblem` with w(z) = I^-1 z and forcing f(z) = lambda(z) b."""
         self._require_numeric("problem")
-        from integrators import CoadjointProblem
-
         inv = {}
         if self.b_parallel_a:
             inv["energy"] = self.energy
+        # (I^-1 a, m) = (a, w) is conserved by the exact flow (lambda is chosen so); declaring it lets the
+        # Lie-group methods project each step back onto the constraint
         return CoadjointProblem(self.algebra, self.velocity, forcing=self.forcing, velocity_matrix=self.Iinv,
                                 invariants=inv, constraints={"(a, w)": self.constraint_residual},
-                                name=self.name)
+                                linear_invariants=self.Iinv_a, name=self.name, outputs=self.outputs())
+
+    def _first_integrals(self):
+        return first_kind_integrals(self)
+
+    def _reduced(self):
+        return reduce_first_kind(self)
 
 
 class Nonholonomic(ServoFirstKind):

@@ -20,8 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constrained import LeftInvariantConstrained
+from integrators import CoadjointProblem
+
 from ..errors import ServoError
+from .constrained import LeftInvariantConstrained
+from .first_integrals import second_kind_integrals
+from .reduction import reduce_second_kind
 
 __all__ = ["ServoSecondKind", "Vakonomic"]
 
@@ -116,8 +120,6 @@ class ServoSecondKind(LeftInvariantConstrained):
         For b parallel to a, W is symmetric and H(z) = (z, W z)/2 = T is recorded as "energy".
         """
         self._require_numeric("problem")
-        from integrators import CoadjointProblem
-
         ham = None
         if self.b_parallel_a:
             W = self.W
@@ -126,7 +128,21 @@ class ServoSecondKind(LeftInvariantConstrained):
                 return 0.5 * np.einsum("...i,...i->...", z, z @ W.T)
         return CoadjointProblem(self.algebra, self.velocity_z, velocity_matrix=self.W, hamiltonian=ham,
                                 constraints={"(a, w)": lambda z: self.velocity_z(z) @ self.a},
-                                name=self.name)
+                                name=self.name, outputs=self.outputs(), state_map=self.from_problem)
+
+    def outputs(self):
+        """As for every Lie-group system, with the multiplier (lambda, lambda') of the second kind:
+        "multiplier" is the pair, "lambda" the first of it."""
+        out = super().outputs()
+        out["lambda"] = lambda z: self.multiplier(self.from_problem(z))[0]
+        out["multiplier"] = lambda z: np.stack(self.multiplier(self.from_problem(z)))
+        return out
+
+    def _first_integrals(self):
+        return second_kind_integrals(self)
+
+    def _reduced(self):
+        return reduce_second_kind(self)
 
 
 class Vakonomic(ServoSecondKind):

@@ -18,7 +18,7 @@ import sympy as sp
 from sympy.physics.mechanics import dynamicsymbols
 from sympy.physics.vector.printing import vlatex
 
-from .euler_poincare import coad_sym
+from .symbols import coad_sym
 
 __all__ = ["Equations", "equations_of", "omega_functions"]
 
