@@ -38,6 +38,7 @@ class IntegrationResult:
         the times at which a contact opens or closes); empty for a smooth integration.
     system : the object that produced the result (e.g. a servo system), or None.
     labels : tuple of names of the components of y's last axis (optional, may be empty).
+    name : str, what was integrated (a catalog entry's name, for example; optional).
     """
 
     t: np.ndarray
@@ -59,6 +60,7 @@ class IntegrationResult:
     events: list = field(default_factory=list)
     system: object = None
     labels: tuple = ()
+    name: str = ""
 
     @property
     def success(self):
@@ -81,12 +83,13 @@ class IntegrationResult:
                 return outputs[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def drift(self, name):
+    def drift(self, name, floor=1e-12):
         """max_k |I(t_k) - I(t_0)| / |I(t_0)| of invariant ``name`` (per trajectory); absolute
-        (denominator 1) where |I(t_0)| < 1e-12, e.g. for a constraint value 0."""
-        v = self.invariants[name]
+        (denominator 1) where |I(t_0)| < ``floor``, e.g. for a constraint value 0. With ``floor=1`` this
+        is max_k |I(t_k) - I(t_0)| / max(1, |I(t_0)|), the measure the catalog's verdicts use."""
+        v = np.asarray(self.invariants[name], dtype=float)
         d = np.abs(v[0])
-        return np.max(np.abs(v - v[0]), axis=0) / np.where(d < 1e-12, 1.0, d)
+        return np.max(np.abs(v - v[0]), axis=0) / np.where(d < floor, 1.0, d)
 
     def max_residual(self, name):
         """max_k |c(t_k)| of constraint ``name`` (per trajectory)."""

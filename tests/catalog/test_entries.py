@@ -60,7 +60,7 @@ def test_sleigh_on_blade_runs_on_a_circle_of_radius_u_over_w():
     p = e.parameters
     R = p["u0"] / p["w0"]
     centre = np.array([0.0, R])  # starts at the origin heading along x, turning left
-    r = np.linalg.norm(run.path - centre, axis=-1)
+    r = np.linalg.norm(run.outputs["path"] - centre, axis=-1)
     assert np.max(np.abs(r - R)) < 1e-10
 
 
@@ -82,7 +82,7 @@ def test_talamucci_variants(constraint):
     run = catalog.simulate(e)
     bad = [v.line() for v in catalog.checks(e, run) if not v.passed]
     assert not bad, bad
-    assert ("energy T + V" in run.integrals) == (constraint != "nonhomogeneous")
+    assert ("energy T + V" in run.invariants) == (constraint != "nonhomogeneous")
 
 
 def test_talamucci_unknown_constraint():
