@@ -21,6 +21,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ServoError, SymbolicParameterError
+from ..quadratic.system import QuadraticSystem
 from .symbols import coad_sym
 
 __all__ = ["Reduced", "reduce_free", "reduce_first_kind", "reduce_second_kind", "constraint_basis"]
@@ -46,8 +47,6 @@ class Reduced:
         self.to_state_sym = to_state
         self.from_state_sym = from_state
         if Q is not None:  # numeric fast path: Q computed by tensor contraction
-            from ..quadratic.system import QuadraticSystem
-
             self._system = QuadraticSystem(Q, variables=[str(v) for v in self.variables])
             Qs = self._system.Q
             self.Q_sym = sp.MutableDenseNDimArray(Qs.tolist())
