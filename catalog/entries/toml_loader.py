@@ -34,6 +34,7 @@ import numpy as np
 
 from .build import MODELS, lie_system
 from ..verify.claims import constraint_residuals, model_integrals
+from ..errors import TomlEntryError
 from ..registry import Entry
 
 if sys.version_info >= (3, 11):
@@ -43,10 +44,6 @@ else:  # pragma: no cover
 
 KNOWN_KEYS = {"name", "description", "algebra", "inertia", "model", "a", "b", "initial", "simulation",
               "references", "tags"}
-
-
-class TomlEntryError(ValueError):
-    """A TOML system file that cannot be read; the message names the file and the key."""
 
 
 def _err(path, key, msg):
