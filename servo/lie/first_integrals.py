@@ -187,16 +187,19 @@ def first_kind_integrals(system):
 
 
 def second_kind_integrals(system):
-    """Second kind: F(m + lambda b) for every Casimir F, and T when b is parallel to a (vakonomic)."""
+    """Second kind: F(m + lambda b) for every Casimir F (several constraints: F(m + sum_i lambda_i b_i)),
+    and T when the b_j span the a_i (vakonomic)."""
     m, lam, to_w, T, Tw = _kinetic(system)
-    state = tuple(m) + (lam,)
+    lams = [lam] if system.k == 1 else list(sp.symbols(f"lambda1:{system.k + 1}", real=True))
+    state = tuple(m) + tuple(lams)
     out = [FirstIntegral("energy", "energy", T, state, Tw)] if system.b_parallel_a else []
+    z = sp.Matrix(m) + system.B_sym * sp.Matrix(lams)
     for c in system.algebra.casimirs():
-        e = sp.expand(c.expr.subs({s: mi + lam * bi for s, mi, bi in zip(c.symbols, m, system.b_sym)},
-                                  simultaneous=True))
+        e = sp.expand(c.expr.subs(dict(zip(c.symbols, z)), simultaneous=True))
         func = None
         if system.is_numeric:  # evaluate F at z = m + lambda b: no cancellation between large m and lambda b
             func = (lambda cas: (lambda st: cas(system.to_problem(st))))(c)
-        out.append(FirstIntegral(f"casimir:{c.expr}(m + lambda b)", "casimir", e, state,
+        arg = "m + lambda b" if system.k == 1 else "m + sum lambda_i b_i"
+        out.append(FirstIntegral(f"casimir:{c.expr}({arg})", "casimir", e, state,
                                  sp.expand(e.subs(to_w, simultaneous=True)), func=func))
     return out

@@ -93,8 +93,11 @@ class Reduced:
 
 
 def constraint_basis(a_sym):
-    """Exact basis E (n x (n-1), sympy) of the hyperplane (a, w) = 0 and a left inverse L (L E = 1)."""
-    E = sp.Matrix.hstack(*sp.Matrix([list(a_sym)]).nullspace())
+    """Exact basis E (n x (n-k), sympy) of the subspace A w = 0 and a left inverse L (L E = 1); ``a_sym``
+    is one covector (a column) or the n x k matrix whose columns are the a_i."""
+    A = sp.Matrix(a_sym)
+    A = A.T
+    E = sp.Matrix.hstack(*A.nullspace())
     E = E.applyfunc(sp.simplify)
     L = (E.T * E).inv() * E.T
     return E, L.applyfunc(sp.simplify)
@@ -144,7 +147,7 @@ def reduce_free(system):
 
 def _on_constraint(system):
     """w = E x on the hyperplane (a, w) = 0: (E, L, IE, x symbols)."""
-    E, L = constraint_basis(system.a_sym)
+    E, L = constraint_basis(system.A_sym)
     xs = sp.symbols(" ".join(_names(system, E)), real=True)
     xs = list(xs) if isinstance(xs, (tuple, list)) else [xs]
     return E, L, system.I_sym * E, xs
@@ -152,13 +155,13 @@ def _on_constraint(system):
 
 def reduce_first_kind(system):
     """The :class:`Reduced` system of a servo-constraint of the first kind (nonholonomic for b = a):
-    [x'; lambda] = [I E | -b]^-1 ad*_{Ex}(I E x), p = n - 1."""
-    C, b = system.algebra.structure_constants, system.b_sym
+    [x'; lambda] = [I E | -B^T]^-1 ad*_{Ex}(I E x), p = n - k for k constraints."""
+    C, b = system.algebra.structure_constants, system.B_sym
     E, L, IE, xs = _on_constraint(system)
-    to_state, from_state, p = IE, L * system.Iinv_sym, system.n - 1
+    to_state, from_state, p = IE, L * system.Iinv_sym, system.n - system.k
     if system.is_numeric:
         En, IEn = (np.array(M.evalf(17).tolist(), dtype=float) for M in (E, IE))
-        M = np.hstack([IEn, -system.b[:, None]])
+        M = np.hstack([IEn, -system.B.T])
         return Reduced(system, xs, to_state, from_state, Q=_numeric_Q(C, En, IEn, np.linalg.inv(M)[:p]))
     x = sp.Matrix(xs)
     sol = sp.Matrix.hstack(IE, -b).LUsolve(coad_sym(system.algebra, E * x, IE * x))
@@ -167,18 +170,18 @@ def reduce_first_kind(system):
 
 def reduce_second_kind(system):
     """The :class:`Reduced` system of a servo-constraint of the second kind (vakonomic for b = a):
-    [x'; lambda'] = [I E | b]^-1 ad*_{Ex}(I E x + lambda b), p = n."""
-    n, C, b = system.n, system.algebra.structure_constants, system.b_sym
+    [x'; lambda'] = [I E | B^T]^-1 ad*_{Ex}(I E x + B^T lambda), p = n (n - k velocities, k multipliers)."""
+    n, k, C, b = system.n, system.k, system.algebra.structure_constants, system.B_sym
     E, L, IE, xs = _on_constraint(system)
-    lam = sp.Symbol("lambda", real=True)
-    to_state = sp.diag(IE, sp.Matrix([[1]]))
-    from_state = sp.diag(L * system.Iinv_sym, sp.Matrix([[1]]))
-    variables = xs + [lam]
+    lams = [sp.Symbol("lambda", real=True)] if k == 1 else list(sp.symbols(f"lambda1:{k + 1}", real=True))
+    to_state = sp.diag(IE, sp.eye(k))
+    from_state = sp.diag(L * system.Iinv_sym, sp.eye(k))
+    variables = xs + lams
     if system.is_numeric:
         En, IEn = (np.array(M.evalf(17).tolist(), dtype=float) for M in (E, IE))
-        G = np.hstack([IEn, system.b[:, None]])
-        Q = _numeric_Q(C, np.hstack([En, np.zeros((n, 1))]), G, np.linalg.inv(G))
+        G = np.hstack([IEn, system.B.T])
+        Q = _numeric_Q(C, np.hstack([En, np.zeros((n, k))]), G, np.linalg.inv(G))
         return Reduced(system, variables, to_state, from_state, Q=Q)
     x = sp.Matrix(xs)
-    sol = sp.Matrix.hstack(IE, b).LUsolve(coad_sym(system.algebra, E * x, IE * x + lam * b))
+    sol = sp.Matrix.hstack(IE, b).LUsolve(coad_sym(system.algebra, E * x, IE * x + b * sp.Matrix(lams)))
     return Reduced(system, variables, to_state, from_state, exprs=[sol[i] for i in range(n)])
