@@ -25,7 +25,7 @@ from .errors import CatalogError
 
 #: the modules that register entries (imported on first use)
 ENTRY_MODULES = ("catalog.entries.rigid", "catalog.entries.constrained_bodies", "catalog.entries.sleighs",
-                 "catalog.entries.coordinates",
+                 "catalog.entries.multi_constrained", "catalog.entries.coordinates",
                  "catalog.entries.talamucci")
 
 

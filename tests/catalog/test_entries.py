@@ -98,3 +98,16 @@ def test_one_sided_sleigh_joins_after_half_a_turn(w0, t_end, steps):
     run = catalog.simulate(e)
     bad = [v.line() for v in catalog.checks(e, run) if not v.passed]
     assert not bad, bad
+
+
+def test_two_axis_entries_refuse_bad_parameters():
+    """Parallel axes leave no direction; s0 of the sign of kappa blows up at t = 1/(kappa s0) before t_end."""
+    from catalog.entries.multi_constrained import beghin_kappa
+
+    with pytest.raises(catalog.CatalogError, match="parallel"):
+        catalog.get("two_axis_vakonomic_body", l2=(2.0, 0.0, 0.0))
+    e = catalog.get("two_axis_beghin_body")
+    I = e.extras["inertia"]
+    kappa = beghin_kappa(I, *e.extras["a"], *e.extras["b"])
+    with pytest.raises(catalog.CatalogError, match="blows up"):
+        catalog.get("two_axis_beghin_body", s0=1.0 / kappa)
