@@ -148,3 +148,38 @@ def test_linearly_dependent_covectors_are_named():
                                                                     [1, 1, 0, 0, 0, 0]])
     with pytest.raises(CovectorError, match="number of controls"):
         ServoFirstKind(SO3, I, a=A, b=B[0])
+
+
+@pytest.mark.parametrize("cls", [ServoFirstKind, ServoSecondKind])
+def test_symbolic_equations_with_two_constraints_agree_with_the_numeric_field(cls):
+    """Solve the printed equations for the derivatives at a state on the constraints and compare with
+    the numeric right-hand side (a second, independent evaluation of the same model)."""
+    import sympy as sp
+
+    s = cls(SO3, I, a=A, b=B)
+    eq = s.equations()
+    assert len(eq.eqs) == 3 + 2 and len(eq.lam) == 2
+    n = unit_normal(A)
+    w = 0.7 * n
+    lam = np.array([0.2, -0.1])
+    t = eq.t
+    D = sp.symbols("D0:3")   # w'
+    E = sp.symbols("E0:2")   # lambda' (second kind) or lambda (first kind, unknown)
+    rules = {sp.diff(o, t): d for o, d in zip(eq.omega, D)}
+    rules.update({sp.diff(x, t): e for x, e in zip(eq.lam, E)})
+    dyn = [e.subs(rules) for e in eq.exprs[:3]]
+    vals = {o: float(v) for o, v in zip(eq.omega, w)}
+    extra = [sum(float(A[i, j]) * D[j] for j in range(3)) for i in range(2)]   # (a_i, w') = 0
+    if cls is ServoFirstKind:
+        dyn = [e.subs({x: ee for x, ee in zip(eq.lam, E)}).subs(vals) for e in dyn]
+        sol = sp.solve(dyn + extra, list(D) + list(E), dict=True)[0]
+        wdot = np.array([float(sol[d]) for d in D])
+        assert np.allclose(I @ wdot, s.rhs(s.state_from(w=w)), atol=1e-12)
+    else:
+        dyn = [e.subs({x: float(v) for x, v in zip(eq.lam, lam)}).subs(vals) for e in dyn]
+        sol = sp.solve(dyn + extra, list(D) + list(E), dict=True)[0]
+        wdot = np.array([float(sol[d]) for d in D])
+        ldot = np.array([float(sol[e]) for e in E])
+        num = s.rhs(s.state_from(w=w, lam=lam))
+        assert np.allclose(num[:3], I @ wdot, atol=1e-12)
+        assert np.allclose(num[3:], ldot, atol=1e-12)
