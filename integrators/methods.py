@@ -167,7 +167,7 @@ def is_so3_free_rigid_body(problem):
     """True when the problem is an unforced coadjoint problem on so(3) with a diagonal velocity matrix."""
     W = getattr(problem, "velocity_matrix", None)
     return (getattr(problem, "kind", None) == "coadjoint" and problem.forcing is None
-            and getattr(problem.algebra, "_closed_form", None) == "so3"
+            and problem.algebra.closed_form == "so3"
             and W is not None and W.shape == (3, 3) and np.allclose(W, np.diag(np.diag(W)), atol=0.0))
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import exponential
 from .casimirs import find_casimirs
+from .closed_forms import closed_form_kind
 from .errors import LieAlgebraError
 from .structure import StructureMixin
 from .validation import DEFAULT_RTOL, check_structure_constants, jacobi_residual  # noqa: F401 (re-export)
@@ -42,6 +43,10 @@ class LieAlgebra(StructureMixin):
     name : str, optional
     rtol : float
         Relative tolerance of the antisymmetry and Jacobi checks.
+    closed_forms : bool
+        Use the closed forms of so(3), se(2), se(3) when C is theirs (see :attr:`closed_form`);
+        False forces the general matrix-function paths (the reference the closed forms are tested
+        against).
 
     Raises
     ------
@@ -49,7 +54,7 @@ class LieAlgebra(StructureMixin):
         If the shape is wrong, an entry is not finite, or antisymmetry / Jacobi fails.
     """
 
-    def __init__(self, C, basis=None, name=None, rtol=DEFAULT_RTOL):
+    def __init__(self, C, basis=None, name=None, rtol=DEFAULT_RTOL, closed_forms=True):
         C = check_structure_constants(C, rtol=rtol)
         n = C.shape[0]
         if basis is None:
@@ -63,6 +68,7 @@ class LieAlgebra(StructureMixin):
         self.name = name or f"Lie algebra of dimension {n}"
         self.rtol = rtol
         self._casimir_cache = {}
+        self._closed_kind = closed_form_kind(C) if closed_forms else None
 
     # ------------------------------------------------------------------ data
     @property
@@ -74,6 +80,20 @@ class LieAlgebra(StructureMixin):
     def structure_constants(self):
         """Read-only array C of shape (n, n, n): [e_i, e_j] = sum_k C[i,j,k] e_k."""
         return self._C
+
+    @property
+    def closed_form(self):
+        """"so3", "se2", "se3" or None: which closed forms (Rodrigues, the SE(2) / SE(3) exponentials,
+        the so(3) dexp / dexp^-1, the integrators' fast paths) apply. Decided from the structure
+        constants: C equal (to round-off, 1e-13) to those of the named algebra in its documented basis
+        (:mod:`liegroups.named`), whatever the algebra is called or how it was built; e.g.
+        ``LieAlgebra.from_matrices`` of the hat matrices of e1, e2, e3 is "so3"."""
+        return self._closed_kind
+
+    @property
+    def _closed_form(self):
+        """Alias of :attr:`closed_form` for callers that still read the old attribute."""
+        return self._closed_kind
 
     def __repr__(self):
         return f"LieAlgebra(name={self.name!r}, dim={self.dim})"

@@ -24,11 +24,13 @@ from functools import lru_cache
 
 import numpy as np
 
-# below these values of t^2 the trigonometric quotients are replaced by Taylor polynomials in t^2
-_SMALL_A = 1e-4   # sin t / t and (1 - cos t)/t^2: no cancellation, only t = 0 needs care; error < 1e-20
-_SMALL_C = 1.0    # (t - sin t)/t^3 and (1 - (t/2) cot(t/2))/t^2: cancellation of order t^2 above, so the
-#                   series (12 terms, truncation < 1e-17) is used up to t = 1, where the direct formula
-#                   loses at most ~1e-15 relative
+#: below this t^2 the dexp / dexp^-1 coefficients (t - sin t)/t^3 and (1 - (t/2) cot(t/2))/t^2 are
+#: evaluated by their Taylor series (12 terms, truncation < 1e-17): above it the direct formulas lose
+#: only ~1e-15 relative to cancellation (at t = 1), below it they would lose up to all digits
+_SERIES_BELOW = 1.0
+#: smallest angle used by so3_coefficients: at t = 1e-150, a = 1 and b = 1/2 to double precision,
+#: and t^2 does not underflow
+_TINY_ANGLE = 1e-150
 
 
 def _bernoulli_numbers(m):
@@ -58,31 +60,43 @@ def _safe(t2, small):
     return np.where(small, 1.0, t2)
 
 
-def _so3_coeffs(theta2):
-    """a = sin t / t, b = (1 - cos t)/t^2 = (sin(t/2)/(t/2))^2 / 2, given t^2 (Taylor near 0)."""
-    theta2 = np.asarray(theta2, dtype=float)
-    small = theta2 < _SMALL_A
-    t = np.sqrt(_safe(theta2, small))
-    s = theta2
-    a = np.where(small, 1.0 - s / 6.0 + s**2 / 120.0 - s**3 / 5040.0, np.sin(t) / t)
-    h = np.sin(0.5 * t) / (0.5 * t)
-    b = np.where(small, 0.5 - s / 24.0 + s**2 / 720.0 - s**3 / 40320.0, 0.5 * h * h)
-    return a, b
+def so3_coefficients(theta2):
+    """(a, b) = (sin t / t, (1 - cos t)/t^2) given t^2, accurate to a few ulp at every angle.
+
+    The coefficients of Rodrigues' formula exp(hat x) = I + a X + b X^2 (t = |x|). Evaluated by half
+    angles, a = 2 cos(t/2) sin(t/2)/t and b = 2 (sin(t/2)/t)^2, which have no cancellation anywhere;
+    t is clamped at 1e-150 so that t = 0 needs no branch. A Python float gives Python floats (math
+    functions, for straight-line scalar code); anything else gives arrays of its shape.
+    """
+    if type(theta2) is float:
+        t = max(math.sqrt(theta2), _TINY_ANGLE)
+        st = math.sin(0.5 * t) / t
+        return 2.0 * math.cos(0.5 * t) * st, 2.0 * st * st
+    t = np.maximum(np.sqrt(np.asarray(theta2, dtype=float)), _TINY_ANGLE)
+    st = np.sin(0.5 * t) / t
+    return 2.0 * np.cos(0.5 * t) * st, 2.0 * st * st
 
 
-def _so3_c(theta2):
-    """c = (1 - sin t / t)/t^2 = (t - sin t)/t^3, given t^2 (Taylor series below t = 1)."""
+def so3_dexp_coefficient(theta2):
+    """c = (1 - sin t / t)/t^2 = (t - sin t)/t^3 given t^2 (Taylor series below t = 1), accurate to
+    ~1e-15 relative at every angle.
+
+    With b of :func:`so3_coefficients`: dexp_x = I + b X + c X^2 on so(3), the SE(3) translation
+    matrix V = I + b W + c W^2, and phi_1(A) = (e^A - I)/A = I + b A + c A^2 for A = -hat(x).
+    """
     theta2 = np.asarray(theta2, dtype=float)
-    small = theta2 < _SMALL_C
+    small = theta2 < _SERIES_BELOW
     t = np.sqrt(_safe(theta2, small))
     series = np.polynomial.polynomial.polyval(theta2, _C_SERIES)
     return np.where(small, series, (t - np.sin(t)) / (_safe(theta2, small) * t))
 
 
-def _so3_d(theta2):
-    """d = (1 - (t/2) cot(t/2))/t^2, given t^2 (Taylor series below t = 1); singular at t = 2 pi."""
+def so3_dexpinv_coefficient(theta2):
+    """d = (1 - (t/2) cot(t/2))/t^2 given t^2 (Taylor series below t = 1), accurate to ~1e-15
+    relative for t < 2 pi, where it is singular: dexp^-1_x = I - X/2 + d X^2 on so(3), and
+    V^-1 = I - W/2 + d W^2."""
     theta2 = np.asarray(theta2, dtype=float)
-    small = theta2 < _SMALL_C
+    small = theta2 < _SERIES_BELOW
     half = 0.5 * np.sqrt(_safe(theta2, small))
     series = np.polynomial.polynomial.polyval(theta2, _D_SERIES)
     return np.where(small, series, (1.0 - half * np.cos(half) / np.sin(half)) / _safe(theta2, small))
@@ -108,13 +122,13 @@ def rodrigues(x):
     """Rotation matrix exp(hat x) = I + a X + b X^2, a = sin t/t, b = (1 - cos t)/t^2, t = |x|."""
     x = np.asarray(x, dtype=float)
     X = hat3(x)
-    a, b = _so3_coeffs(np.sum(x * x, axis=-1))
+    a, b = so3_coefficients(np.sum(x * x, axis=-1))
     return np.eye(3) + a[..., None, None] * X + b[..., None, None] * (X @ X)
 
 
 def rotate_transpose(x, y):
     """R(x)^T y = R(-x) y = y - a x cross y + b x cross (x cross y), without forming matrices."""
-    a, b = _so3_coeffs(np.sum(x * x, axis=-1))
+    a, b = so3_coefficients(np.sum(x * x, axis=-1))
     c1 = np.cross(x, y)
     return y - a[..., None] * c1 + b[..., None] * np.cross(x, c1)
 
@@ -146,7 +160,7 @@ def so3_log(R):
 # ------------------------------------------------------------------------- SE(2)
 def se2_V_entries(theta):
     """(sin w / w, (1 - cos w)/w): V(w) = [[a, -beta], [beta, a]] maps (u, v) to the translation."""
-    a, b = _so3_coeffs(theta**2)  # sin t / t, (1 - cos t)/t^2
+    a, b = so3_coefficients(theta**2)  # sin t / t, (1 - cos t)/t^2
     return a, b * theta
 
 
@@ -183,9 +197,9 @@ def se3_V(w, inverse=False):
     t2 = np.sum(w * w, axis=-1)
     W = hat3(w)
     if inverse:
-        return np.eye(3) - 0.5 * W + _so3_d(t2)[..., None, None] * (W @ W)
-    _, b = _so3_coeffs(t2)
-    return np.eye(3) + b[..., None, None] * W + _so3_c(t2)[..., None, None] * (W @ W)
+        return np.eye(3) - 0.5 * W + so3_dexpinv_coefficient(t2)[..., None, None] * (W @ W)
+    _, b = so3_coefficients(t2)
+    return np.eye(3) + b[..., None, None] * W + so3_dexp_coefficient(t2)[..., None, None] * (W @ W)
 
 
 def se3_exp(x):

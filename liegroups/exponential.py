@@ -5,11 +5,11 @@
 * dexp_x v = phi(ad x) v,  phi(z) = (e^z - 1)/z = sum_k z^k/(k+1)!
 * dexpinv_x v = psi(ad x) v, psi(z) = z/(e^z - 1) = sum_k B_k z^k / k!  (B_1 = -1/2)
 
-(Iserles, Munthe-Kaas, Norsett, Zanna, "Lie-group methods", Acta Numerica 9 (2000), sections 2.4-2.5;
-dexp is right-trivialised: d/dt exp(x(t)) = (dexp_x x') exp(x).) Closed forms are used for so(3)
-(Rodrigues; dexp and dexp^-1 from the same paper, eq. (2.29)-(2.30) style formulas) and for se(2), se(3)
-(through the matrix groups) when the algebra is one of the named ones in its documented basis. All
-functions are batched over the leading axes of x (and m or v).
+(Iserles, Munthe-Kaas, Norsett and Zanna (2000), sections 2.4-2.5; dexp is right-trivialised:
+d/dt exp(x(t)) = (dexp_x x') exp(x).) Closed forms (:mod:`liegroups.closed_forms`) are used for so(3)
+(Rodrigues; dexp and dexp^-1 from the same paper) and for se(2), se(3) whenever
+``algebra.closed_form`` says so, i.e. whenever the structure constants are those of the named algebra
+in its documented basis. All functions are batched over the leading axes of x (and m or v).
 """
 
 from __future__ import annotations
@@ -19,20 +19,15 @@ import math
 import numpy as np
 import scipy.linalg
 
-from .closed_forms import (  # noqa: F401 (bernoulli_coefficients and the coefficients are re-exported)
-    _so3_c, _so3_coeffs, _so3_d, bernoulli_coefficients, hat3, rodrigues, rotate_transpose, se2_Ad, se2_exp,
-    se3_Ad, se3_exp)
+from .closed_forms import (bernoulli_coefficients, rodrigues, rotate_transpose, se2_Ad, se2_exp, se3_Ad, se3_exp,
+                           so3_coefficients, so3_dexp_coefficient, so3_dexpinv_coefficient)
 from .errors import LieAlgebraError
-
-
-def _closed(algebra):
-    return getattr(algebra, "_closed_form", None)
 
 
 def exp_ad(algebra, x):
     """Ad_{exp x} = exp(ad x), shape (..., n, n)."""
     x = algebra._check_vec(x)
-    kind = _closed(algebra)
+    kind = algebra.closed_form
     if kind == "so3":
         return rodrigues(x)
     if kind == "se2":
@@ -50,14 +45,14 @@ def coadjoint_exp(algebra, x, m):
     """
     x = algebra._check_vec(x, "x")
     m = algebra._check_vec(m, "m")
-    kind = _closed(algebra)
+    kind = algebra.closed_form
     if kind == "so3":
         return rotate_transpose(x, m)
     if kind == "se3":
         w, v = x[..., :3], x[..., 3:]
         t2 = np.sum(w * w, axis=-1)
-        _, b = _so3_coeffs(t2)
-        c = _so3_c(t2)
+        _, b = so3_coefficients(t2)
+        c = so3_dexp_coefficient(t2)
         c1 = np.cross(w, v)
         p = v + b[..., None] * c1 + c[..., None] * np.cross(w, c1)  # V(omega) v
         M, P = m[..., :3], m[..., 3:]
@@ -108,10 +103,10 @@ def dexp(algebra, x, v, order=None):
     if order is not None:
         q = _check_order(order)
         return _series(algebra, x, v, [1.0 / math.factorial(k + 1) for k in range(q)])
-    if _closed(algebra) == "so3":
+    if algebra.closed_form == "so3":
         t2 = np.sum(x * x, axis=-1)
-        _, b = _so3_coeffs(t2)
-        c = _so3_c(t2)
+        _, b = so3_coefficients(t2)
+        c = so3_dexp_coefficient(t2)
         c1 = np.cross(x, v)
         return v + b[..., None] * c1 + c[..., None] * np.cross(x, c1)
     P = _phi_matrix(algebra.ad(x))
@@ -128,8 +123,8 @@ def dexpinv(algebra, x, v, order=None):
     v = algebra._check_vec(v, "v")
     if order is not None:
         return _series(algebra, x, v, bernoulli_coefficients(_check_order(order)))
-    if _closed(algebra) == "so3":
-        d = _so3_d(np.sum(x * x, axis=-1))
+    if algebra.closed_form == "so3":
+        d = so3_dexpinv_coefficient(np.sum(x * x, axis=-1))
         c1 = np.cross(x, v)
         return v - 0.5 * c1 + d[..., None] * np.cross(x, c1)
     P = _phi_matrix(algebra.ad(x))

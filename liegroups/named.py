@@ -26,15 +26,10 @@ from .closed_forms import STRUCTURE_CONSTANTS
 from .errors import LieAlgebraError
 
 
-def _tag(alg, kind):
-    alg._closed_form = kind
-    return alg
-
-
 @lru_cache(maxsize=None)
 def so3():
     """so(3): [e_i, e_j] = eps_ijk e_k. Euler-Poincare gives Euler's equations m' = m x w."""
-    return _tag(LieAlgebra(STRUCTURE_CONSTANTS["so3"], basis=("e1", "e2", "e3"), name="so(3)"), "so3")
+    return LieAlgebra(STRUCTURE_CONSTANTS["so3"], basis=("e1", "e2", "e3"), name="so(3)")
 
 
 @lru_cache(maxsize=None)
@@ -55,7 +50,7 @@ def _se2_matrices():
 def se2():
     """se(2) = e(2), basis (e1, e2, e3) = (translation along the body axis, transverse, rotation):
     [e3, e1] = e2, [e3, e2] = -e1, [e1, e2] = 0. Velocities (u, v, w) as in Chaplygin's sleigh."""
-    return _tag(LieAlgebra.from_matrices(_se2_matrices(), basis=("u", "v", "w"), name="se(2)"), "se2")
+    return LieAlgebra.from_matrices(_se2_matrices(), basis=("u", "v", "w"), name="se(2)")
 
 
 e2 = se2
@@ -76,7 +71,7 @@ def se3():
     for i in range(3):
         X = np.zeros((4, 4)); X[i, 3] = 1
         mats.append(X)
-    return _tag(LieAlgebra.from_matrices(mats, basis=("R1", "R2", "R3", "T1", "T2", "T3"), name="se(3)"), "se3")
+    return LieAlgebra.from_matrices(mats, basis=("R1", "R2", "R3", "T1", "T2", "T3"), name="se(3)")
 
 
 e3 = se3
