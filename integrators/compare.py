@@ -63,7 +63,7 @@ def work_at_error(errs, work, target):
     return float(np.exp(np.interp(lt, e, w)))
 
 
-#: the former private name, still imported by benchmarks/compare_integrators.py
+#: work_at_error under the name that benchmarks/compare_integrators.py imports
 _interp = work_at_error
 
 

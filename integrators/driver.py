@@ -126,7 +126,7 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
 
     Without events or projection, each step's increment y_{n+1} - y_n is computed without
     cancellation (e.g. exp(ad x)^T z - z = (exp(ad x)^T - I) z) and added with Kahan's compensated
-    summation (Hairer-McLachlan-Razakarivony 2008), so round-off drift of the invariants grows like
+    summation (Hairer, McLachlan and Razakarivony 2008), so round-off drift of the invariants grows like
     eps h sqrt(N) rather than eps sqrt(N).
     """
     problem, y0 = _as_problem(problem, y0)

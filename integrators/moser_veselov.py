@@ -1,5 +1,6 @@
-"""The discrete Moser-Veselov algorithm for the free rigid body on so(3)* (Moser & Veselov 1991;
-McLachlan & Zanna 2005, "The discrete Moser-Veselov algorithm for the free rigid body, revisited").
+"""The discrete Moser-Veselov algorithm for the free rigid body on so(3)* (Moser and Veselov
+(1991); McLachlan and Zanna (2005), "The discrete Moser-Veselov algorithm for the free rigid body,
+revisited").
 
 With I = diag(I_1, I_2, I_3) write D = diag(d_1, d_2, d_3), d_i = (I_j + I_k - I_i)/2, so that
 I_i = d_j + d_k and D hat(a) + hat(a) D = hat(I a). One step is

@@ -1,8 +1,8 @@
 """Homogeneous spaces on which the Lie-group methods act: the generator, its action and its bracket.
 
 Every Lie-group method (Lie-Euler, RKMK, commutator-free, Crouch-Grossman) is written once against
-this small protocol (Munthe-Kaas 1999; Hairer-Lubich-Wanner, *Geometric Numerical Integration*,
-ch. IV.8). A space provides
+this small protocol (Munthe-Kaas 1999; Hairer, Lubich and Wanner 2006, *Geometric Numerical
+Integration*, ch. IV.8). A space provides
 
 * ``field(t, y)`` -> xi: the generator of the ODE, y' = lambda(xi(t, y)) y;
 * ``act(x, y)``: the exact flow for unit time of the frozen generator x (the "exp(x) . y");
@@ -37,7 +37,7 @@ _TAYLOR_RADIUS = 0.2  # 0.2^13 / 13! ~ 1e-19: truncation far below round-off
 
 def expm_small(M):
     """exp(M) for a batch of small matrices (..., k, k): Taylor series of degree 12 (Horner) on
-    M / 2^s with ||M / 2^s||_1 <= 0.2, then s squarings (Moler-Van Loan 2003, method 3).
+    M / 2^s with ||M / 2^s||_1 <= 0.2, then s squarings (Moler and Van Loan 2003, method 3).
 
     Only matrix products (no LAPACK solves), so it is fast and batched for the 3..7-dimensional
     algebras here; one s serves the whole batch.
@@ -157,7 +157,7 @@ def se3_coadjoint_delta(x, z):
 def dexpinv_series(bracket, theta, v, terms):
     """sum_{k < terms} B_k/k! ad_theta^k v with the given bracket (Bernoulli numbers, B_1 = -1/2).
 
-    RKMK of order q truncates after ad^(q-2) (Hairer-Lubich-Wanner IV.8, Munthe-Kaas 1999).
+    RKMK of order q truncates after ad^(q-2) (Hairer, Lubich and Wanner 2006, section IV.8; Munthe-Kaas 1999).
     """
     coeffs = bernoulli_coefficients(int(terms))
     out = v

@@ -1,13 +1,13 @@
 """Lie algebras given by structure constants.
 
-Conventions (shared by the whole library, see the README):
+Conventions (shared by the whole library):
 
 * basis e_1..e_n, structure constants ``C[i, j, k]`` with [e_i, e_j] = sum_k C[i,j,k] e_k;
 * ``ad(x)`` is the matrix with ``ad(x) @ y == bracket(x, y)``, i.e. ad(x)[k, j] = sum_i x_i C[i,j,k];
 * momenta m live in g*, the pairing is (m, w) = sum_i m_i w_i, and the coadjoint operator is
   (ad*_x m)_j = sum_{i,k} x_i C[i,j,k] m_k, i.e. ad*_x = ad(x)^T;
 * Euler-Poincare equations for T = (I w, w)/2 read m' = ad*_w m, m = I w; for so(3) with C = epsilon
-  this is Euler's m' = m x w (Kozlov, servo-constraint slides, "Systems on Lie groups");
+  this is Euler's m' = m x w (Kozlov, lecture slides on servo-constraints, "Systems on Lie groups");
 * the Lie-Poisson tensor is Pi_ij(m) = sum_k C[i,j,k] m_k, and F is a Casimir iff Pi(m) grad F = 0.
 
 Every numeric method takes arrays of shape (..., n) and broadcasts over the leading (batch) axes.
@@ -92,7 +92,8 @@ class LieAlgebra(StructureMixin):
 
     @property
     def _closed_form(self):
-        """Alias of :attr:`closed_form` for callers that still read the old attribute."""
+        """The same value as :attr:`closed_form`, under the attribute name that servo's euler_form,
+        invariant_manifolds and reconstruction modules read."""
         return self._closed_kind
 
     def __repr__(self):

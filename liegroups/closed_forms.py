@@ -10,8 +10,8 @@ closed forms apply.
 
 Formulas: Rodrigues R = I + (sin t/t) W + ((1 - cos t)/t^2) W^2; the translation part of the SE(3)
 exponential is V v with V = I + ((1 - cos t)/t^2) W + ((t - sin t)/t^3) W^2 and
-V^-1 = I - W/2 + ((1 - (t/2) cot(t/2))/t^2) W^2 (Murray, Li and Sastry 1994, sections 2.2 and 2.4;
-Sola, Deray and Atchuthan 2018, appendices A-B). The rotation angle of log is
+V^-1 = I - W/2 + ((1 - (t/2) cot(t/2))/t^2) W^2 (Murray, Li and Sastry (1994), sections 2.2 and 2.4;
+Sola, Deray and Atchuthan (2018), appendices A-B). The rotation angle of log is
 atan2(|vee(R - R^T)|/2, (tr R - 1)/2), accurate at every angle; near pi the axis comes from the
 symmetric part (R + R^T)/2 - cos t I = (1 - cos t) a a^T. All functions are batched over leading axes.
 """

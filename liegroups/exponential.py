@@ -5,7 +5,7 @@
 * dexp_x v = phi(ad x) v,  phi(z) = (e^z - 1)/z = sum_k z^k/(k+1)!
 * dexpinv_x v = psi(ad x) v, psi(z) = z/(e^z - 1) = sum_k B_k z^k / k!  (B_1 = -1/2)
 
-(Iserles, Munthe-Kaas, Norsett and Zanna (2000), sections 2.4-2.5; dexp is right-trivialised:
+(Iserles, Munthe-Kaas, Norsett and Zanna (2000), "Lie-group methods", sections 2.4-2.5; dexp is right-trivialised:
 d/dt exp(x(t)) = (dexp_x x') exp(x).) Closed forms (:mod:`liegroups.closed_forms`) are used for so(3)
 (Rodrigues; dexp and dexp^-1 from the same paper) and for se(2), se(3) whenever
 ``algebra.closed_form`` says so, i.e. whenever the structure constants are those of the named algebra

@@ -131,8 +131,8 @@ def bianchi(type, a=None):
     V [e1, e3] = e1, [e2, e3] = e2; VI_a [e1, e3] = e1, [e2, e3] = a e2 (a not in {0, 1, -1});
     VI0 [e1, e3] = e1, [e2, e3] = -e2 (= e(1,1)); VII_a [e1, e3] = a e1 - e2, [e2, e3] = e1 + a e2
     (a > 0); VII0 [e1, e3] = -e2, [e2, e3] = e1 (= e(2)); VIII so(2,1); IX so(3).
-    Classification and canonical forms: Bianchi (1898); Ellis & MacCallum, Commun. Math. Phys. 12 (1969)
-    108, table 1 (class A = unimodular: I, II, VI0, VII0, VIII, IX). Raises LieAlgebraError for an unknown
+    Classification and canonical forms: Bianchi (1898); Ellis and MacCallum (1969), table 1 (class A =
+    unimodular: I, II, VI0, VII0, VIII, IX). Raises LieAlgebraError for an unknown
     type or a missing / forbidden / out-of-range parameter. Cached: equal arguments give the same object.
     """
     t = str(type).upper().replace("_", "")
