@@ -44,13 +44,15 @@ class MethodReport:
     def time_at(self, error):
         """Wall time needed for a given final error, interpolated log-log on the work-precision curve
         (None outside the measured range)."""
-        return _interp(self.error, self.wall_time, error)
+        return work_at_error(self.error, self.wall_time, error)
 
     def nfev_at(self, error):
-        return _interp(self.error, self.nfev, error)
+        return work_at_error(self.error, self.nfev, error)
 
 
-def _interp(errs, work, target):
+def work_at_error(errs, work, target):
+    """The work (time, evaluations) at error ``target``, interpolated log-log between the measured
+    (error, work) points; None outside the measured range of errors."""
     e = np.log(np.asarray(errs, dtype=float))
     w = np.log(np.asarray(work, dtype=float))
     order = np.argsort(e)
@@ -59,6 +61,10 @@ def _interp(errs, work, target):
     if len(e) < 2 or lt < e[0] or lt > e[-1]:
         return None
     return float(np.exp(np.interp(lt, e, w)))
+
+
+#: work_at_error under the name that benchmarks/compare_integrators.py imports
+_interp = work_at_error
 
 
 @dataclass

@@ -7,15 +7,15 @@ the tests measure both.
 
 Methods and sources:
 
-* ``rk4``: classical Runge-Kutta (Kutta 1901), order 4, keeps linear invariants.
+* ``rk4``: the classical Runge-Kutta method of Kutta (1901), order 4, keeps linear invariants.
 * ``midpoint``: implicit midpoint rule, order 2, keeps all quadratic (hence linear) invariants
   (Cooper 1987), solved by fixed-point iteration to a stated tolerance.
-* ``lie_euler``, ``rkmk2``, ``rkmk4``: Runge-Kutta-Munthe-Kaas (Munthe-Kaas 1999): theta' =
+* ``lie_euler``, ``rkmk2``, ``rkmk4``: Runge-Kutta-Munthe-Kaas methods, Munthe-Kaas (1999): theta' =
   dexp^-1_theta(xi), y = exp(theta) . y0, with dexp^-1 truncated after ad^(q-2) for order q.
 * ``cf4``: the commutator-free method of Celledoni, Marthinsen and Owren (2003), order 4, two final
   exponentials exp(h sum beta2_i F_i) exp(h sum beta1_i F_i) with beta1 = (1/4, 1/6, 1/6, -1/12)
   acting FIRST; swapping them gives order 2 (tested).
-* ``cg3``: Crouch-Grossman (1993) order 3 (Hairer-Lubich-Wanner IV.8.1).
+* ``cg3``: Crouch and Grossman (1993), order 3 (Hairer, Lubich and Wanner (2006), section IV.8.1).
 * ``splitting``, ``splitting4``: McLachlan (1993) splitting of the free rigid body on so(3)* into
   exact axis rotations, Strang (order 2), Yoshida's triple jump (order 4) and, as ``splitting6``,
   Yoshida's (1990) seven-stage order-6 composition (solution A).
@@ -30,6 +30,8 @@ Methods and sources:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from .errors import MethodError
 
@@ -163,11 +165,9 @@ CF4_SWAPPED = CommutatorFree("cf4_swapped", 2, _LP, stages=METHODS["cf4"].stages
 
 def is_so3_free_rigid_body(problem):
     """True when the problem is an unforced coadjoint problem on so(3) with a diagonal velocity matrix."""
-    import numpy as np
-
     W = getattr(problem, "velocity_matrix", None)
     return (getattr(problem, "kind", None) == "coadjoint" and problem.forcing is None
-            and getattr(problem.algebra, "_closed_form", None) == "so3"
+            and problem.algebra.closed_form == "so3"
             and W is not None and W.shape == (3, 3) and np.allclose(W, np.diag(np.diag(W)), atol=0.0))
 
 

@@ -3,8 +3,8 @@
 Euler's equations m' = m x w, w = I^-1 m (Euler-Poincare on so(3), C = epsilon), with the Casimir
 C = |m|^2 and the energy D = 2H = sum m_i^2 / I_i.
 
-Exact solution (derived here; Jacobi 1849, Landau-Lifshitz Mechanics section 37). Write a_i = 1/I_i
-and relabel the axes so that a_1 < a_2 < a_3 and the body turns about axis 3 (D > a_2 C; otherwise
+Exact solution (derived here; Jacobi 1849; Landau and Lifshitz 1976, *Mechanics*, section 37).
+Write a_i = 1/I_i and relabel the axes so that a_1 < a_2 < a_3 and the body turns about axis 3 (D > a_2 C; otherwise
 swap axes 1 and 3). Then m1' = (a3 - a2) m2 m3, m2' = (a1 - a3) m3 m1, m3' = (a2 - a1) m1 m2 and
 
     m1 = A1 cn(u, k),  m2 = -s A2 sn(u, k),  m3 = s A3 dn(u, k),  u = lam t + u0,
@@ -93,6 +93,6 @@ def rigid_body_exact(inertia, m0, t):
     return out
 
 
-#: the reference body of the issue: I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1)
+#: the reference body of the tests and benchmarks: I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1)
 REFERENCE_INERTIA = (2.0, 1.0, 2.0 / 3.0)
 REFERENCE_M0 = (np.cos(1.1), 0.0, np.sin(1.1))
