@@ -90,12 +90,6 @@ class LieAlgebra(StructureMixin):
         ``LieAlgebra.from_matrices`` of the hat matrices of e1, e2, e3 is "so3"."""
         return self._closed_kind
 
-    @property
-    def _closed_form(self):
-        """The same value as :attr:`closed_form`, under the attribute name that servo's euler_form,
-        invariant_manifolds and reconstruction modules read."""
-        return self._closed_kind
-
     def __repr__(self):
         return f"LieAlgebra(name={self.name!r}, dim={self.dim})"
 

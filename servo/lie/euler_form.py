@@ -53,7 +53,7 @@ class EulerForm:
 
 def euler_form(system):
     """The :class:`EulerForm` of a numeric second-kind system on so(3) with b parallel to a."""
-    if not isinstance(system, ServoSecondKind) or getattr(system.algebra, "_closed_form", None) != "so3":
+    if not isinstance(system, ServoSecondKind) or system.algebra.closed_form != "so3" or system.k != 1:
         raise ServoError("euler_form needs a servo-constraint of the second kind on so(3)")
     system._require_numeric("euler_form")
     if not system.b_parallel_a:

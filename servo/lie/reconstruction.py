@@ -21,7 +21,7 @@ __all__ = ["group_of", "reconstruct_motion", "planar_path"]
 
 def group_of(algebra):
     """The matrix group (liegroups.SO3, SE2 or SE3) of a named algebra; ServoError for others."""
-    kind = getattr(algebra, "_closed_form", None)
+    kind = algebra.closed_form
     if kind not in ("so3", "se2", "se3"):
         raise ServoError(f"no matrix group for {algebra.name}: reconstruction is available for so(3), se(2) "
                          f"and se(3) (the named algebras)")

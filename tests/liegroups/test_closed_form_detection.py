@@ -81,7 +81,6 @@ def test_closed_form_can_be_switched_off_and_is_read_only():
     assert alg.closed_form is None
     with pytest.raises(AttributeError):
         named.so3().closed_form = "se3"
-    assert named.so3()._closed_form == "so3"  # the alias still read by older callers
 
 
 def test_an_algebra_built_from_matrices_gets_the_closed_forms():
