@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
+from integrators import ODEProblem, integrate
+
 from ..errors import QuadraticSystemError
+from . import integrals as _integrals
+from . import plot as _plot
+from .invariant_lines import invariant_lines as _invariant_lines
 
 __all__ = ["QuadraticSystem", "QuadraticSystemError"]
 
@@ -155,26 +160,40 @@ class QuadraticSystem:
 
     # ------------------------------------------------------- invariant lines
     def invariant_lines(self, **kw):
-        """All solutions of v(xi) = c xi in CP^{p-1}; see servo.invariant_lines.invariant_lines."""
-        from .invariant_lines import invariant_lines
-        return invariant_lines(self, **kw)
+        """All solutions of v(xi) = c xi in CP^{p-1}; see :func:`servo.quadratic.invariant_lines.invariant_lines`."""
+        return _invariant_lines(self, **kw)
 
     def linear_first_integrals(self, rtol=1e-10):
-        """Rows l with l . v(x) == 0; see servo.quadratic_integrals."""
-        from .integrals import linear_first_integrals
-        return linear_first_integrals(self, rtol)
+        """Rows l with l . v(x) == 0; see :mod:`servo.quadratic.integrals`."""
+        return _integrals.linear_first_integrals(self, rtol)
 
     def quadratic_first_integrals(self, rtol=1e-10):
-        """Symmetric S with x^T S v(x) == 0; see servo.quadratic_integrals."""
-        from .integrals import quadratic_first_integrals
-        return quadratic_first_integrals(self, rtol)
+        """Symmetric S with x^T S v(x) == 0; see :mod:`servo.quadratic.integrals`."""
+        return _integrals.quadratic_first_integrals(self, rtol)
 
     def time_change_to_linear(self, l=None, rtol=1e-9):
         """(l, A) with v(x) = l(x) A x, so d tau = l(x) dt gives dx/dtau = A x."""
-        from .integrals import time_change_to_linear
-        return time_change_to_linear(self, l, rtol)
+        return _integrals.time_change_to_linear(self, l, rtol)
 
     def phase_portrait(self, ax=None, **kw):
         """p = 2: streamlines and invariant lines; p = 3: flow on the sphere of directions."""
-        from .plot import phase_portrait
-        return phase_portrait(self, ax=ax, **kw)
+        return _plot.phase_portrait(self, ax=ax, **kw)
+
+    # ------------------------------------------------------- simulation
+    def problem(self):
+        """The :class:`integrators.ODEProblem` x' = v(x) (real systems), with its Jacobian."""
+        if self.is_real is False:
+            raise QuadraticSystemError("simulate needs a real system (Q is complex)")
+        return ODEProblem(lambda t, x: self.v(x), self.p, jac=lambda t, x: self.jacobian(x),
+                          name=f"quadratic system p={self.p}")
+
+    def simulate(self, x0, t_end, steps=1000, method="scipy:DOP853", **options):
+        """Integrate x' = v(x) from ``x0`` over [0, t_end] with ``integrators.integrate`` (any method for a
+        plain ODE; ``steps`` sets the output grid of the scipy methods). Returns an IntegrationResult."""
+        kw = dict(options)
+        if steps is not None and "h" not in kw and "t_eval" not in kw:
+            kw["steps"] = int(steps)
+        res = integrate(self.problem(), np.asarray(x0, dtype=float), (0.0, float(t_end)), method=method, **kw)
+        res.system = self
+        res.labels = tuple(self.variables)
+        return res

@@ -62,3 +62,17 @@ def test_bad_state_shape_raises():
     q = QuadraticSystem(np.zeros((2, 2, 2)))
     with pytest.raises(ValueError, match=r"shape \(\.\.\., 2\)"):
         q.v(np.zeros(3))
+
+
+def test_simulate_goes_through_the_integrators_and_follows_an_invariant_line():
+    """On an invariant line x = s xi with v(xi) = c xi the flow is s' = c s^2, s(t) = s0 / (1 - c s0 t)."""
+    Q = np.zeros((2, 2, 2))
+    Q[0, 0, 0], Q[0, 0, 1], Q[0, 1, 0], Q[1, 1, 1] = 1.0, 0.5, 0.5, 2.0   # v = (x1^2 + x1 x2, 2 x2^2)
+    q = QuadraticSystem(Q)
+    xi = np.array([1.0, 0.0])            # v(xi) = (1, 0) = 1 * xi
+    res = q.simulate(0.3 * xi, 2.0, steps=20, rtol=1e-12, atol=1e-14)
+    s = 0.3 / (1.0 - 0.3 * res.t)
+    assert res.status == 0 and res.method == "scipy:DOP853"
+    assert np.max(np.abs(res.y - s[:, None] * xi)) < 1e-10
+    rk = q.simulate(0.3 * xi, 2.0, steps=2000, method="rk4")
+    assert np.max(np.abs(rk.y[-1] - s[-1] * xi)) < 1e-9
