@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import networkx as nx
 
+from .registry import specs
+
 RELATIONS = ("special case", "isomorphic", "limit N -> infinity", "one-sided version of")
 
 #: (u, v, relation, note, check)
@@ -38,12 +40,10 @@ EDGES = [
 ]
 
 
-def graph(include_unavailable=False):
+def graph():
     """The DiGraph of relations: nodes are entry names (attributes ``title``, ``family``), edges carry
-    ``relation``, ``note``, ``check``. Only entries buildable now appear (unless ``include_unavailable``)."""
-    from .registry import specs
-
-    sp = specs(include_unavailable)
+    ``relation``, ``note``, ``check``."""
+    sp = specs()
     G = nx.DiGraph()
     for name, s in sp.items():
         G.add_node(name, title=s.title, family=s.family)

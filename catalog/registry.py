@@ -2,14 +2,12 @@
 
 An entry is built by a *builder* function from keyword parameters with documented defaults::
 
-    @register("euler_top", defaults={"I1": 2.0, ...}, family="rigid", requires=("servo.EulerPoincare",))
+    @register("euler_top", defaults={"I1": 2.0, ...}, family="rigid")
     def _euler_top(I1, ...):
         return Entry(...)
 
 ``get(name, **params)`` overrides the defaults; unknown names and unknown parameters raise
-:class:`CatalogError` (a ``ValueError``) naming what was wrong and what is accepted. ``requires`` lists
-``module.Name`` symbols the builder needs from the lower floors: an entry whose requirements are not
-importable yet is left out of :func:`names` (and :func:`get` says which symbol is missing).
+:class:`CatalogError` (a ``ValueError``) naming what was wrong and what is accepted.
 """
 
 from __future__ import annotations
@@ -76,7 +74,6 @@ class _Spec:
     builder: Callable
     defaults: dict
     family: str
-    requires: tuple
     doc: str
     title: str
 
@@ -85,11 +82,11 @@ _REGISTRY: dict[str, _Spec] = {}
 _loaded = False
 
 
-def register(name, defaults=None, family="", requires=(), title=""):
+def register(name, defaults=None, family="", title=""):
     """Decorator registering ``builder(**params) -> Entry`` under ``name`` with documented ``defaults``."""
 
     def deco(builder):
-        _REGISTRY[name] = _Spec(name, builder, dict(defaults or {}), family, tuple(requires),
+        _REGISTRY[name] = _Spec(name, builder, dict(defaults or {}), family,
                                 (builder.__doc__ or "").strip(), title or name)
         return builder
 
@@ -104,31 +101,15 @@ def _load():
             importlib.import_module(mod)
 
 
-def missing_requirements(spec):
-    """The ``module.Name`` requirements of a spec that cannot be imported (empty when it can be built)."""
-    out = []
-    for req in spec.requires:
-        mod, _, attr = req.rpartition(".")
-        try:
-            m = importlib.import_module(mod)
-        except Exception:
-            out.append(req)
-            continue
-        if not hasattr(m, attr):
-            out.append(req)
-    return out
-
-
-def specs(include_unavailable=False):
-    """Registered specs by name (only buildable ones unless ``include_unavailable``)."""
+def specs():
+    """Registered specs by name."""
     _load()
-    return {k: s for k, s in sorted(_REGISTRY.items())
-            if include_unavailable or not missing_requirements(s)}
+    return dict(sorted(_REGISTRY.items()))
 
 
-def names(include_unavailable=False):
-    """Sorted list of the entry names that can be built with the packages installed now."""
-    return list(specs(include_unavailable))
+def names():
+    """Sorted list of the entry names."""
+    return list(specs())
 
 
 def defaults(name):
@@ -187,9 +168,6 @@ def get(name, **params):
     if bad:
         acc = ", ".join(f"{k}={v!r}" for k, v in spec.defaults.items()) or "none"
         raise CatalogError(f"entry {name!r} has no parameter {', '.join(map(repr, bad))}; accepted: {acc}")
-    miss = missing_requirements(spec)
-    if miss:
-        raise CatalogError(f"entry {name!r} needs {', '.join(miss)}, which is not available yet")
     merged = dict(spec.defaults)
     for k, v in params.items():
         merged[k] = _coerce(name, k, spec.defaults[k], v)

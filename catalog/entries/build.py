@@ -1,7 +1,6 @@
-"""Small helpers shared by the entry modules: Lie-group systems by model name and their requirements.
+"""Small helpers shared by the entry modules: Lie-group systems by model name.
 
-:func:`lie_system` maps a model name to the ``servo`` class of issue 3 (imported lazily, so the
-catalog imports even while a class is still being written):
+:func:`lie_system` maps a model name to its ``servo`` class:
 
 | model | class | state |
 | --- | --- | --- |
@@ -15,6 +14,7 @@ catalog imports even while a class is still being written):
 from __future__ import annotations
 
 import numpy as np
+import servo
 
 MODELS = {
     "free": "EulerPoincare",
@@ -27,8 +27,6 @@ MODELS = {
 
 def lie_system(model, algebra, inertia, a=None, b=None):
     """The ``servo`` system for ``model`` (see the table in the module docstring)."""
-    import servo
-
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; known: {', '.join(MODELS)}")
     cls = getattr(servo, MODELS[model])
@@ -37,8 +35,3 @@ def lie_system(model, algebra, inertia, a=None, b=None):
     if model in ("nonholonomic", "vakonomic"):
         return cls(algebra, inertia, a=np.asarray(a, float))
     return cls(algebra, inertia, a=np.asarray(a, float), b=np.asarray(b, float))
-
-
-def requires_for(model):
-    """The ``requires`` tuple of an entry using ``model``."""
-    return ("integrators.integrate", f"servo.{MODELS[model]}")

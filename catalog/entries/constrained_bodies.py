@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .build import lie_system, requires_for
+from .build import lie_system
 from ..verify.claims import constraint_residuals, model_integrals
 from ..registry import Entry, register
 
@@ -66,7 +66,7 @@ def _entry(name, model, p, l, n, description, t_end, steps, tags):
     )
 
 
-@register("suslov", family="rigid", requires=requires_for("nonholonomic"),
+@register("suslov", family="rigid",
           defaults={**INERTIA, **W0, "l": (0.0, 0.0, 1.0), "t_end": 10.0, "steps": 1000},
           title="Suslov problem (nonholonomic rigid body)")
 def suslov(l, t_end, steps, **p):
@@ -77,7 +77,7 @@ def suslov(l, t_end, steps, **p):
                   t_end, steps, ("nonholonomic",))
 
 
-@register("beghin_body", family="rigid", requires=requires_for("servo1"),
+@register("beghin_body", family="rigid",
           defaults={**INERTIA, **W0, "l": (0.0, 0.0, 1.0), "n": (0.0, 0.6, 0.8), "t_end": 10.0, "steps": 1000},
           title="Rigid body with a control torque (Beghin, first kind)")
 def beghin_body(l, n, t_end, steps, **p):
@@ -89,7 +89,7 @@ def beghin_body(l, n, t_end, steps, **p):
                   t_end, steps, ("servo1",))
 
 
-@register("flywheel_body", family="rigid", requires=requires_for("servo2"),
+@register("flywheel_body", family="rigid",
           defaults={**INERTIA, **W0, "lam0": 0.2, "b2": 0.5, "b3": 1.0, "t_end": 10.0, "steps": 1000},
           title="Rigid body with a flywheel (second kind)")
 def flywheel_body(b2, b3, t_end, steps, **p):
@@ -101,7 +101,7 @@ def flywheel_body(b2, b3, t_end, steps, **p):
                   t_end, steps, ("servo2",))
 
 
-@register("vakonomic_body", family="rigid", requires=requires_for("vakonomic"),
+@register("vakonomic_body", family="rigid",
           defaults={**INERTIA, **W0, "lam0": 0.2, "t_end": 10.0, "steps": 1000},
           title="Vakonomic rigid body")
 def vakonomic_body(t_end, steps, **p):

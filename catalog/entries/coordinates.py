@@ -29,7 +29,6 @@ import numpy as np
 from ..verify.exact import inclined_skate
 from ..registry import Entry, register
 
-REQ = ("servo.LagrangianSystem",)
 #: friction runs are stiff for large N: a looser tolerance keeps them fast (the limits are O(1/N) anyway)
 FRICTION_TOL = {"rtol": 1e-9, "atol": 1e-11}
 REF_SKATE = ["seeds/004_11b42558cce6c462.txt: 'Example: the Chaplygin skate (sleigh)', 'The vakonomic skate', "
@@ -70,7 +69,7 @@ def _coords_entry(name, system, w, t_end, steps, model, description, **kw):
                  labels=("x", "y", "phi", "x'", "y'", "phi'"), path=lambda run: run.y[:, :2], **kw)
 
 
-@register("skate_inclined", family="coordinates", requires=REQ, defaults={"w": 1.0, "t_end": 10.0, "steps": 400},
+@register("skate_inclined", family="coordinates", defaults={"w": 1.0, "t_end": 10.0, "steps": 400},
           title="Chaplygin skate on an inclined plane (nonholonomic)")
 def skate_inclined(w, t_end, steps):
     """Nonholonomic Chaplygin skate on an inclined plane, from rest with phi' = w."""
@@ -105,7 +104,7 @@ def _vakonomic_checks(w):
             "x' = t cos^2(phi) (max residual)": xdot, "y' = t sin(phi) cos(phi) (max residual)": ydot}
 
 
-@register("skate_vakonomic", family="coordinates", requires=REQ, defaults={"w": 1.0, "t_end": 3.0, "steps": 300},
+@register("skate_vakonomic", family="coordinates", defaults={"w": 1.0, "t_end": 3.0, "steps": 300},
           title="Vakonomic skate on an inclined plane")
 def skate_vakonomic(w, t_end, steps):
     """Vakonomic skate: phi = 0, y' + lambda cos(phi) = 0 at t = 0 (so lambda(0) = 0 from rest)."""
@@ -119,7 +118,7 @@ def skate_vakonomic(w, t_end, steps):
         extras={"constraints": {"x' sin(phi) - y' cos(phi)": _skate_constraint}, "checks": _vakonomic_checks(w)})
 
 
-@register("skate_added_mass", family="coordinates", requires=REQ,
+@register("skate_added_mass", family="coordinates",
           defaults={"w": 1.0, "N": 100.0, "t_end": 3.0, "steps": 300},
           title="Skate with a large added mass (tends to vakonomic)")
 def skate_added_mass(w, N, t_end, steps):
@@ -134,7 +133,7 @@ def skate_added_mass(w, N, t_end, steps):
         first_integrals={"energy T_N - x": energy}, tolerances={"integral": 1e-9})
 
 
-@register("skate_friction", family="coordinates", requires=REQ,
+@register("skate_friction", family="coordinates",
           defaults={"w": 1.0, "N": 100.0, "t_end": 3.0, "steps": 300},
           title="Skate with anisotropic friction (tends to nonholonomic)")
 def skate_friction(w, N, t_end, steps):
@@ -169,7 +168,7 @@ def _v(y):
     return -y[..., 3] * np.sin(y[..., 2]) + y[..., 4] * np.cos(y[..., 2])
 
 
-@register("one_sided_sleigh", family="sleigh", requires=REQ + ("servo.OneSidedSystem",),
+@register("one_sided_sleigh", family="sleigh",
           defaults={"M": 1.0, "J": 0.5, "u0": 1.0, "w0": -0.7, "t_end": 10.0, "steps": 500},
           title="One-sided Chaplygin sleigh (v >= 0)")
 def one_sided_sleigh(M, J, u0, w0, t_end, steps):
@@ -210,7 +209,7 @@ def one_sided_sleigh(M, J, u0, w0, t_end, steps):
                 "checks": {"joins at t = pi/|w0|": join_time, "radius u0/|w0| after joining": on_circle}})
 
 
-@register("sleigh_friction", family="sleigh", requires=REQ,
+@register("sleigh_friction", family="sleigh",
           defaults={"M": 1.0, "J": 0.5, "ell": 0.5, "u0": 0.2, "w0": 1.0, "N": 100.0, "t_end": 6.0, "steps": 300},
           title="Sleigh with anisotropic friction (tends to Chaplygin's sleigh)")
 def sleigh_friction(M, J, ell, u0, w0, N, t_end, steps):
@@ -243,7 +242,7 @@ def sleigh_friction(M, J, ell, u0, w0, N, t_end, steps):
                 "sim_options": FRICTION_TOL})
 
 
-@register("sleigh_one_sided_friction", family="sleigh", requires=REQ,
+@register("sleigh_one_sided_friction", family="sleigh",
           defaults={"M": 1.0, "J": 0.5, "u0": 1.0, "w0": -0.7, "N": 100.0, "k": 0.0, "t_end": 10.0, "steps": 200},
           title="Sleigh with one-sided friction (tends to the one-sided sleigh)")
 def sleigh_one_sided_friction(M, J, u0, w0, N, k, t_end, steps):

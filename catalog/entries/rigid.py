@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .build import requires_for
 from ..verify.exact import NoExactSolution, euler_top_solution
 from ..verify.run import orientation
 from ..registry import Entry, register
@@ -32,7 +31,7 @@ def _spatial_momentum_check(run):
     return float(np.max(np.abs(L - L[0]))), 1e-8
 
 
-@register("euler_top", family="rigid", requires=requires_for("free"),
+@register("euler_top", family="rigid",
           defaults={"I1": 2.0, "I2": 1.0, "I3": 2.0 / 3.0, "m1": float(np.cos(1.1)), "m2": 0.0,
                     "m3": float(np.sin(1.1)), "t_end": 10.0, "steps": 1000},
           title="Free rigid body (Euler top)")
@@ -67,7 +66,7 @@ def euler_top(I1, I2, I3, m1, m2, m3, t_end, steps):
     )
 
 
-@register("heavy_top", family="rigid", requires=requires_for("free"),
+@register("heavy_top", family="rigid",
           defaults={"J1": 1.0, "J2": 1.0, "J3": 0.5, "mgl": 1.0, "chi": (0.0, 0.0, 1.0),
                     "M0": (0.3, 0.1, 2.0), "Gamma0": (0.0, float(np.sin(0.4)), float(np.cos(0.4))),
                     "t_end": 10.0, "steps": 1000},

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.integrate import cumulative_trapezoid
 from servo import planar_path, reconstruct_motion
 
-from .build import lie_system, requires_for
+from .build import lie_system
 from ..verify.claims import constraint_residuals, model_integrals
 from ..verify.exact import servo_sleigh_u
 from ..registry import Entry, register
@@ -89,7 +89,7 @@ def _sleigh(name, M, J, ell, u0, w0, t_end, steps, description, tags):
 SLEIGH = {"M": 1.0, "J": 0.5, "u0": 0.2, "w0": 1.0, "t_end": 15.0, "steps": 1500}
 
 
-@register("chaplygin_sleigh", family="sleigh", requires=requires_for("nonholonomic"),
+@register("chaplygin_sleigh", family="sleigh",
           defaults={**SLEIGH, "ell": 0.5}, title="Chaplygin sleigh (centre of mass off the blade)")
 def chaplygin_sleigh(M, J, ell, u0, w0, t_end, steps):
     """Nonholonomic Chaplygin sleigh on SE(2), centre of mass at distance ell ahead of the blade."""
@@ -100,7 +100,7 @@ def chaplygin_sleigh(M, J, ell, u0, w0, t_end, steps):
                    ("nonholonomic",))
 
 
-@register("chaplygin_sleigh_on_blade", family="sleigh", requires=requires_for("nonholonomic"),
+@register("chaplygin_sleigh_on_blade", family="sleigh",
           defaults=dict(SLEIGH), title="Chaplygin sleigh (centre of mass on the blade)")
 def chaplygin_sleigh_on_blade(M, J, u0, w0, t_end, steps):
     """Nonholonomic sleigh with its centre of mass on the blade (ell = 0): uniform motion on a circle."""
@@ -110,7 +110,7 @@ def chaplygin_sleigh_on_blade(M, J, u0, w0, t_end, steps):
                    ("nonholonomic", "on-blade"))
 
 
-@register("servo_sleigh", family="sleigh", requires=requires_for("servo1"),
+@register("servo_sleigh", family="sleigh",
           defaults={"M": 1.0, "I": 1.0, "a_u": 0.5, "b_v": 1.0, "c_w": -0.5, "u0": 1.0, "w0": 0.5,
                     "t_end": 10.0, "steps": 1000},
           title="Chaplygin servo-sleigh on E(2) (first kind)")

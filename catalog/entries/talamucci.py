@@ -36,7 +36,7 @@ def _phi(kind, v):
             "nonhomogeneous": x1**2 + y1**2 - x2**2 - y2**2 - 0.5}[kind]
 
 
-@register("talamucci_two_points", family="coordinates", requires=("servo.LagrangianSystem",),
+@register("talamucci_two_points", family="coordinates",
           defaults={"constraint": "parallel", "k": 1.0, "t_end": 6.0, "steps": 300},
           title="Two points with a nonlinear velocity constraint (Talamucci)")
 def talamucci_two_points(constraint, k, t_end, steps):
