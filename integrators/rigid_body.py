@@ -92,6 +92,6 @@ def rigid_body_exact(inertia, m0, t):
     return out
 
 
-#: the reference body of the issue: I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1)
+#: the reference body of the order tests and benchmarks: I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1)
 REFERENCE_INERTIA = (2.0, 1.0, 2.0 / 3.0)
 REFERENCE_M0 = (np.cos(1.1), 0.0, np.sin(1.1))

@@ -1,5 +1,5 @@
 """``liedyn lines NAME``: the invariant lines x = s xi, v(xi) = c xi, of the entry's reduced homogeneous
-quadratic system (issue 4), with c, reality, multiplicity, stability on the sphere of directions."""
+quadratic system (``servo.quadratic``), with c, reality, multiplicity, stability on the sphere of directions."""
 
 from __future__ import annotations
 

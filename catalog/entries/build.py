@@ -1,7 +1,7 @@
 """Small helpers shared by the entry modules: Lie-group systems by model name and their requirements.
 
-:func:`lie_system` maps a model name to the ``servo`` class of issue 3 (imported lazily, so the
-catalog imports even while a class is still being written):
+:func:`lie_system` maps a model name to the ``servo.lie`` class (imported on first use, so
+importing the catalog does not import servo):
 
 | model | class | state |
 | --- | --- | --- |

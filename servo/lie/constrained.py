@@ -1,7 +1,7 @@
 """Common part of the systems with a left-invariant constraint (a, w) = 0 and a control covector b.
 
-Kozlov, servo-constraint slides (seeds/004, "Системы на группах Ли", "Сервосвязи второго рода") and
-Kozlov 2019 (seeds/000, sections 6-7): the constraint Phi = (a, w) = 0 with a in g* \\ {0} is realized by a
+Kozlov's lectures on servo-constraints ("Системы на группах Ли", "Сервосвязи второго рода") and
+Kozlov 2019 (sections 6-7): the constraint Phi = (a, w) = 0 with a in g* \\ {0} is realized by a
 control lambda b (a force of the first kind, or a term lambda (b, w) in the kinetic energy for the
 second kind); both are realizable iff (I^-1 a, b) != 0. b = a gives the nonholonomic (first kind) or the
 vakonomic (second kind) model.

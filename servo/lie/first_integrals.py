@@ -1,6 +1,6 @@
 """First integrals of the Lie-group systems, each a callable on states with a sympy expression.
 
-Derivations (Kozlov, servo-constraint slides, seeds/004):
+Derivations (Kozlov's lectures on servo-constraints):
 
 * free, m' = ad*_w m, w = dH/dm: H is conserved, H' = (w, ad*_w m) = (ad_w w, m) = 0; every Casimir F(m).
 * first kind, m' = ad*_w m + lambda b: T' = (w, m') = lambda (b, w), so T = (I w, w)/2 is conserved when
@@ -13,7 +13,7 @@ Derivations (Kozlov, servo-constraint slides, seeds/004):
   второго рода"); T = (z, W z)/2 is conserved iff W is symmetric, i.e. b parallel to a (vakonomic).
 
 This module computes the reduced-system integrals itself (small null-space problems); the
-QuadraticSystem methods of the invariant-lines issue may replace them.
+QuadraticSystem methods (``servo.quadratic.integrals``) find the same ones for any quadratic system.
 """
 
 from __future__ import annotations

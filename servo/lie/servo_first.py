@@ -1,6 +1,6 @@
 """Servo-constraints of the first kind (Beghin) and the nonholonomic model on a Lie group.
 
-Kozlov, servo-constraint slides (seeds/004, "Системы на группах Ли"; Kozlov 2019, seeds/000, sec. 6):
+Kozlov's lectures on servo-constraints ("Системы на группах Ли"; Kozlov 2019, sec. 6):
 
     m' = ad*_w m + lambda b,   (a, w) = 0,   m = I w.
 
