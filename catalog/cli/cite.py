@@ -7,6 +7,8 @@ bibliography.
 
 from __future__ import annotations
 
+import difflib
+
 from .. import bibliography
 from .common import add_common, emit_json, resolve
 
@@ -21,7 +23,8 @@ def cite_rows(refs):
                          "title": e.title, "venue": e.venue, "year": e.year, "volume": e.volume,
                          "pages": e.pages, "doi": e.doi or None})
         else:
-            rows.append({"key": None, "text": str(r), "bibtex": None})
+            close = difflib.get_close_matches(str(r), bibliography.keys(), n=2, cutoff=0.8) if " " not in str(r) else []
+            rows.append({"key": None, "text": str(r), "bibtex": None, "did_you_mean": close})
     return rows
 
 
@@ -42,7 +45,8 @@ def cmd_cite(args):
         print("\n\n".join(r["bibtex"] if r["bibtex"] else f"% not in the bibliography: {r['text']}" for r in rows))
         return 0
     for r in rows:
-        print(r["text"] if r["key"] else f"{r['text']}  (not in the bibliography)")
+        hint = f"; did you mean {', '.join(r['did_you_mean'])}?" if r.get("did_you_mean") else ""
+        print(r["text"] if r["key"] else f"{r['text']}  (not in the bibliography{hint})")
     if not rows:
         print("(no references)")
     return 0
