@@ -6,12 +6,14 @@ the HTML report.
     e = catalog.get("euler_top", I1=3.0)  # parameters override documented defaults
     catalog.graph()                       # networkx.DiGraph of relations between entries
     catalog.from_file("my_system.toml")   # a user's own Lie-group system
+    catalog.bibliography.cite(catalog.get("suslov").references)   # the works an entry rests on
 """
 
+from . import bibliography
 from .graph import RELATIONS, graph
 from .registry import CatalogError, Entry, defaults, get, names
 from .verify.run import checks, simulate
 from .entries.toml_loader import TomlEntryError, from_file
 
 __all__ = ["names", "get", "graph", "from_file", "defaults", "Entry", "CatalogError", "TomlEntryError",
-           "RELATIONS", "simulate", "checks"]
+           "RELATIONS", "simulate", "checks", "bibliography"]

@@ -51,7 +51,7 @@ def build_parser():
     compare.add_parsers(sub)
     report.add_parsers(sub)
     a = sub.add_parser("algebras", help="table of the named Lie algebras and their Casimirs")
-    a.add_argument("--max-degree", type=int, default=4)
+    a.add_argument("--max-degree", type=int, default=4, help="largest Casimir degree searched (2..8, default 4)")
     add_common(a)
     a.set_defaults(func=_cmd_algebras)
     return p
