@@ -11,9 +11,10 @@ the HTML report.
 
 from . import bibliography
 from .graph import RELATIONS, graph
-from .registry import CatalogError, Entry, defaults, get, names
+from .errors import CatalogError, NoExactSolution, TomlEntryError
+from .registry import Entry, defaults, get, names
 from .verify.run import checks, simulate
-from .entries.toml_loader import TomlEntryError, from_file
+from .entries.toml_loader import from_file
 
 __all__ = ["names", "get", "graph", "from_file", "defaults", "Entry", "CatalogError", "TomlEntryError",
            "RELATIONS", "simulate", "checks", "bibliography"]

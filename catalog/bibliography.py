@@ -20,11 +20,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .registry import CatalogError
+from .errors import CatalogError, UnknownWorkError
 
-
-class UnknownWorkError(CatalogError):
-    """A bibliography key that is not in the bibliography; the message names the close matches."""
+__all__ = ["Entry", "CatalogError", "UnknownWorkError", "WORKS", "keys", "get", "cite", "is_key", "reference_text",
+           "citations_in", "lookup", "unresolved"]
 
 
 @dataclass(frozen=True)

@@ -21,14 +21,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .errors import CatalogError
+
 #: the modules that register entries (imported on first use)
 ENTRY_MODULES = ("catalog.entries.rigid", "catalog.entries.constrained_bodies", "catalog.entries.sleighs",
-                 "catalog.entries.coordinates",
+                 "catalog.entries.multi_constrained", "catalog.entries.coordinates",
                  "catalog.entries.talamucci")
-
-
-class CatalogError(ValueError):
-    """Unknown entry or parameter, or an entry whose requirements are missing."""
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..registry import CatalogError
+from ..errors import CatalogError
 
 #: accepted --max-degree: the classical Casimirs have degree 2 (so(3), se(3), sl(2), so(4)) up to 4; above 8
 #: the monomial count C(d + n - 1, n - 1) of a 6-dimensional algebra passes 1287 per equation and the

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import CatalogError
+from ..errors import CatalogError
+from ..verify.run import drift, exact_error
 from .common import Progress, add_common, add_entry_args, emit_json, is_json_path, resolve, write_json
 
 
@@ -14,7 +15,7 @@ def write_csv(path, run):
     """Columns: t, the state labels, then the first integrals."""
     cols = [run.t[:, None], run.y.reshape(len(run.t), -1)]
     head = ["t"] + list(run.labels or [f"y{i + 1}" for i in range(run.y.shape[-1])])
-    for k, v in run.integrals.items():
+    for k, v in run.invariants.items():
         cols.append(np.asarray(v).reshape(len(run.t), 1))
         head.append(k.replace(",", ";"))
     np.savetxt(path, np.hstack(cols), delimiter=",", header=",".join(head), comments="")
@@ -24,9 +25,9 @@ def simulate_data(entry, run, verdicts):
     return {
         "name": entry.name, "method": run.method, "t_end": float(run.t[-1]), "steps": run.nsteps,
         "nfev": run.nfev, "wall_time": run.wall_time,
-        "drift": {k: run.drift(k) for k in run.integrals},
-        "constraint_residual": {k: float(np.max(np.abs(v))) for k, v in run.residuals.items()},
-        "exact_error": run.exact_error(), "final_state": run.y[-1],
+        "drift": {k: drift(run, k) for k in run.invariants},
+        "constraint_residual": {k: float(np.max(np.abs(v))) for k, v in run.constraints.items()},
+        "exact_error": exact_error(run), "final_state": run.y[-1],
         "labels": list(run.labels), "events": [list(map(str, e)) for e in run.events],
         "verdicts": [v.as_dict() for v in verdicts],
     }
@@ -44,7 +45,7 @@ def cmd_simulate(args):
     verdicts = checks(entry, run)
     d = simulate_data(entry, run, verdicts)
     if args.out and is_json_path(args.out):
-        write_json(args.out, dict(d, t=run.t, y=run.y, integrals=dict(run.integrals)))
+        write_json(args.out, dict(d, t=run.t, y=run.y, integrals=dict(run.invariants)))
     elif args.out:
         write_csv(args.out, run)
     if args.plot:

@@ -17,6 +17,7 @@ import numpy as np
 
 from .build import requires_for
 from ..verify.exact import NoExactSolution, euler_top_solution
+from ..verify.run import orientation
 from ..registry import Entry, register
 
 #: Landau-Lifshitz section 37 (Jacobi's elliptic solution); the lectures: Euler-Poincare m' = ad*_w m on so(3)
@@ -26,7 +27,7 @@ REF_EULER = ["landau-lifshitz1976", "jacobi1849", "kozlov_servo_lectures"]
 def _spatial_momentum_check(run):
     """The free body's angular momentum in space, R(t) m(t), is constant (Noether for left-invariant
     Lagrangians); R from the reconstruction g' = g w along the run."""
-    R = run.orientation()
+    R = orientation(run)
     L = np.einsum("kij,kj->ki", R, run.y)
     return float(np.max(np.abs(L - L[0]))), 1e-8
 

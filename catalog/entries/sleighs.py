@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.integrate import cumulative_trapezoid
+from servo import planar_path, reconstruct_motion
 
 from .build import lie_system, requires_for
 from ..verify.claims import constraint_residuals, model_integrals
@@ -32,10 +33,8 @@ def plane_path(u_of, w_of):
     """path(run) -> (K, 2): SE(2) reconstruction along the run, else quadrature of u(y), w(y)."""
 
     def path(run):
-        if getattr(run.raw, "w", None) is not None:  # group reconstruction g' = g w on SE(2) (servo, integrators)
-            from servo import planar_path, reconstruct_motion
-
-            x, y, _ = planar_path(reconstruct_motion(run.raw).y)
+        if "w" in run.outputs and hasattr(run.system, "algebra"):  # group reconstruction g' = g w on SE(2)
+            x, y, _ = planar_path(reconstruct_motion(run).y)
             return np.stack([x, y], -1)
         u, w = u_of(run.y), w_of(run.y)
         th = cumulative_trapezoid(w, run.t, initial=0.0)

@@ -34,6 +34,7 @@ import numpy as np
 
 from .build import MODELS, lie_system
 from ..verify.claims import constraint_residuals, model_integrals
+from ..errors import TomlEntryError
 from ..registry import Entry
 
 if sys.version_info >= (3, 11):
@@ -43,10 +44,6 @@ else:  # pragma: no cover
 
 KNOWN_KEYS = {"name", "description", "algebra", "inertia", "model", "a", "b", "initial", "simulation",
               "references", "tags"}
-
-
-class TomlEntryError(ValueError):
-    """A TOML system file that cannot be read; the message names the file and the key."""
 
 
 def _err(path, key, msg):
@@ -63,6 +60,29 @@ def _vector(path, key, value, n):
     if not np.all(np.isfinite(arr)):
         raise _err(path, key, "entries must be finite")
     return arr
+
+
+def _scalar(path, key, value):
+    """A finite real number (not a bool, not a string)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _err(path, key, f"expected a number, got {value!r}")
+    if not np.isfinite(value):
+        raise _err(path, key, f"must be finite, got {value!r}")
+    return float(value)
+
+
+def _covectors(path, key, value, n):
+    """One covector (n numbers) or a list of k covectors (k lists of n numbers), each non-zero: (k, n)."""
+    if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+        rows = [_vector(path, f"{key}[{i}]", v, n) for i, v in enumerate(value)]
+        for i, r in enumerate(rows):
+            if not np.any(r):
+                raise _err(path, f"{key}[{i}]", "a covector must be non-zero")
+        return np.array(rows)
+    v = _vector(path, key, value, n)
+    if not np.any(v):
+        raise _err(path, key, "the covector must be non-zero")
+    return v
 
 
 def _algebra(path, spec):
@@ -124,13 +144,14 @@ def from_file(path):
     if model != "free":
         if "a" not in data:
             raise _err(path, "a", f"model {model!r} needs the constraint covector a")
-        a = _vector(path, "a", data["a"], n)
-        if not np.any(a):
-            raise _err(path, "a", "the constraint covector must be non-zero")
+        a = _covectors(path, "a", data["a"], n)
     if model in ("servo1", "servo2"):
         if "b" not in data:
             raise _err(path, "b", f"model {model!r} needs the control covector b")
-        b = _vector(path, "b", data["b"], n)
+        b = _covectors(path, "b", data["b"], n)
+        if np.shape(b) != np.shape(a):
+            raise _err(path, "b", f"give as many control covectors as constraint covectors: a has shape "
+                                  f"{np.shape(a)}, b has shape {np.shape(b)}")
     elif model in ("nonholonomic", "vakonomic"):
         if "b" in data:
             raise _err(path, "b", f"model {model!r} uses b = a; remove b or use servo1/servo2")
@@ -147,11 +168,21 @@ def from_file(path):
     second = model in ("servo2", "vakonomic")
     if "lambda" in init and not second:
         raise _err(path, "initial.lambda", f"model {model!r} has no lambda in its state")
+    k = 0 if a is None else np.atleast_2d(a).shape[0]
     if a is not None:
-        res = float(np.linalg.solve(I, a) @ m0)
-        if abs(res) > 1e-10 * max(1.0, float(np.linalg.norm(m0)) * float(np.linalg.norm(a))):
-            raise _err(path, "initial", f"the initial state is off the constraint: (a, w) = {res:.3g}")
-    y0 = np.concatenate([m0, [float(init.get("lambda", 0.0))]]) if second else m0
+        res = np.atleast_1d(np.linalg.solve(I, np.atleast_2d(a).T).T @ m0)
+        i = int(np.argmax(np.abs(res)))
+        if abs(res[i]) > 1e-10 * max(1.0, float(np.linalg.norm(m0)) * float(np.linalg.norm(np.atleast_2d(a)[i]))):
+            which = "(a, w)" if np.ndim(a) == 1 else f"(a_{i + 1}, w)"
+            raise _err(path, "initial", f"the initial state is off the constraint: {which} = {res[i]:.3g}")
+    lam0 = None
+    if second:
+        lam = init.get("lambda", 0.0)
+        if np.ndim(a) == 1:
+            lam0 = np.array([_scalar(path, "initial.lambda", lam)])
+        else:
+            lam0 = _vector(path, "initial.lambda", lam if isinstance(lam, list) else [lam] * k, k)
+    y0 = np.concatenate([m0, lam0]) if second else m0
     sim = data.get("simulation", {})
     bad = sorted(set(sim) - {"t_end", "steps", "method"})
     if bad:
@@ -163,7 +194,8 @@ def from_file(path):
     extras = {"algebra": g, "inertia": I, "a": a, "b": b, "source": str(path)}
     if a is not None:
         extras["constraints"] = constraint_residuals(I, a, n)
-    labels = tuple(f"m{i + 1}" for i in range(n)) + (("lambda",) if second else ())
+    lam_labels = ("lambda",) if k == 1 and np.ndim(a) == 1 else tuple(f"lambda{i + 1}" for i in range(k))
+    labels = tuple(f"m{i + 1}" for i in range(n)) + (lam_labels if second else ())
     return Entry(
         name=str(data.get("name", path.stem)), system=system, initial_state=y0,
         t_end=float(sim.get("t_end", 10.0)), parameters={"file": str(path)},

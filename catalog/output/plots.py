@@ -9,6 +9,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ..verify.run import orientation  # noqa: E402
+
 
 def save(fig, path, dpi=90):
     """Write ``fig`` to ``path`` (PNG) and close it."""
@@ -20,16 +22,16 @@ def save(fig, path, dpi=90):
 def _drift_panel(ax, run, label_prefix=""):
     tiny = 1e-17
     any_line = False
-    for k, v in run.integrals.items():
+    for k, v in run.invariants.items():
         v = np.asarray(v, float)
         d = np.abs(v - v[0]) / max(1.0, abs(v[0]))
         ax.semilogy(run.t, np.maximum(d, tiny), label=f"{label_prefix}{k}"[:40])
         any_line = True
-    for k, r in run.residuals.items():
+    for k, r in run.constraints.items():
         ax.semilogy(run.t, np.maximum(np.abs(np.asarray(r, float)), tiny), "--", label=f"{label_prefix}{k}"[:40])
         any_line = True
-    if run.exact is not None:
-        err = np.max(np.abs(run.y - run.exact), axis=-1)
+    if run.outputs.get("exact") is not None:
+        err = np.max(np.abs(run.y - run.outputs["exact"]), axis=-1)
         ax.semilogy(run.t, np.maximum(err, tiny), ":", color="k", label=f"{label_prefix}error vs exact")
         any_line = True
     if any_line:
@@ -40,21 +42,21 @@ def _drift_panel(ax, run, label_prefix=""):
 
 def trajectory_figure(entry, run):
     """States against time, drift of the claimed integrals (log scale), and the path in the plane if any."""
-    ncol = 3 if run.path is not None else 2
+    ncol = 3 if run.outputs.get("path") is not None else 2
     fig, axes = plt.subplots(1, ncol, figsize=(4.2 * ncol, 3.3))
     ax = axes[0]
     for i in range(run.y.shape[-1]):
         ax.plot(run.t, run.y[:, i], label=run.labels[i] if i < len(run.labels) else f"y{i + 1}")
-    if run.exact is not None:
-        ax.plot(run.t, run.exact, "k:", lw=0.8)
+    if run.outputs.get("exact") is not None:
+        ax.plot(run.t, run.outputs["exact"], "k:", lw=0.8)
     ax.legend(fontsize=6, ncol=2)
     ax.set_xlabel("t")
     ax.set_title(f"{entry.name} ({run.method})", fontsize=9)
     _drift_panel(axes[1], run)
-    if run.path is not None:
+    if run.outputs.get("path") is not None:
         ax = axes[2]
-        ax.plot(run.path[:, 0], run.path[:, 1])
-        ax.plot(run.path[:1, 0], run.path[:1, 1], "go", ms=4)
+        ax.plot(run.outputs["path"][:, 0], run.outputs["path"][:, 1])
+        ax.plot(run.outputs["path"][:1, 0], run.outputs["path"][:1, 1], "go", ms=4)
         ax.set_aspect("equal", adjustable="datalim")
         ax.set_xlabel("x")
         ax.set_ylabel("y")
@@ -66,7 +68,7 @@ def trajectory_figure(entry, run):
 def orientation_figure(entry, run):
     """Motion on the group SO(3): the tips of the body axes R e_1, R e_2, R e_3 on the unit sphere, and the
     orthogonality defect |R^T R - 1| along the run. None when the run is not on so(3)."""
-    R = run.orientation()
+    R = orientation(run)
     if R is None:
         return None
     fig = plt.figure(figsize=(8.4, 3.4))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import describe
 from . import plots
-from ..verify.run import Verdict, checks, simulate
+from ..verify.run import Verdict, checks, drift, simulate
 
 CSS = """body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;color:#222}
 h2{border-bottom:2px solid #8ecae6;margin-top:2em}pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%}
@@ -74,9 +74,9 @@ def entry_section(entry, out, counter):
     run = simulate(entry)
     verdicts += checks(entry, run)
     ints = describe.integrals(entry)
-    if run.integrals:
-        rows = "".join(f"<tr><td>{_e(k)}</td><td>{run.integrals[k][0]:.12g}</td><td>{run.drift(k):.3e}</td></tr>"
-                       for k in run.integrals)
+    if run.invariants:
+        rows = "".join(f"<tr><td>{_e(k)}</td><td>{run.invariants[k][0]:.12g}</td><td>{drift(run, k):.3e}</td></tr>"
+                       for k in run.invariants)
         parts.append("<h3>First integrals and measured drift</h3><table><tr><th>integral</th><th>initial value</th>"
                      f"<th>relative drift ({_e(run.method)}, {run.nsteps} steps)</th></tr>{rows}</table>")
     sys_ints = [f for f in ints if f["source"] == "system"]
@@ -91,7 +91,7 @@ def entry_section(entry, out, counter):
     if fig is not None:
         rel = _figure(fig, out, f"fig/{counter:02d}_{name}_group.png")
         parts.append(_img(rel, f"motion of {name} on SO(3)"))
-    if entry.kind == "lie-group" and run.integrals:
+    if entry.kind == "lie-group" and run.invariants:
         try:
             ref = simulate(entry, method="scipy:DOP853", rtol=1e-8, atol=1e-10)
             rel = _figure(plots.drift_comparison_figure(entry, [run, ref]), out, f"fig/{counter:02d}_{name}_drift.png")

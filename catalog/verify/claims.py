@@ -33,17 +33,24 @@ def model_integrals(algebra, inertia, model, a=None, b=None):
         for c in algebra.casimirs():
             out[f"Casimir {c.expr}"] = (lambda C: lambda y: C(_m(y, n)))(c)
     if model in ("servo2", "vakonomic"):
-        bb = np.asarray(a if model == "vakonomic" else b, float)
+        # several controls: z = m + sum_i lambda_i b_i with lambda = y[n:n + k]
+        B = np.atleast_2d(np.asarray(a if model == "vakonomic" else b, float))
+        k = B.shape[0]
+        name = "m + lambda b" if np.ndim(a if model == "vakonomic" else b) == 1 else "m + sum lambda_i b_i"
         for c in algebra.casimirs():
-            out[f"Casimir F(m + lambda b), F = {c.expr}"] = (
-                lambda C: lambda y: C(_m(y, n) + y[..., n:n + 1] * bb))(c)
+            out[f"Casimir F({name}), F = {c.expr}"] = (
+                lambda C: lambda y: C(_m(y, n) + y[..., n:n + k] @ B))(c)
     return out
 
 
 def constraint_residuals(inertia, a, n):
-    """{"(a, w)": y -> (a, I^-1 m)} for the left-invariant constraint (a, w) = 0."""
-    Iinv_a = np.linalg.solve(np.asarray(inertia, float), np.asarray(a, float))  # I symmetric: (a, I^-1 m) = (I^-1 a, m)
-    return {"(a, w)": lambda y: y[..., :n] @ Iinv_a}
+    """{"(a, w)": y -> (a, I^-1 m)} for the left-invariant constraint (a, w) = 0; for several covectors
+    (rows of a) one residual "(a_i, w)" each."""
+    A = np.asarray(a, float)
+    IinvA = np.linalg.solve(np.asarray(inertia, float), np.atleast_2d(A).T).T  # I symmetric: (a, I^-1 m) = (I^-1 a, m)
+    if A.ndim == 1:
+        return {"(a, w)": lambda y: y[..., :n] @ IinvA[0]}
+    return {f"(a_{i + 1}, w)": (lambda y, c=c: y[..., :n] @ c) for i, c in enumerate(IinvA)}
 
 
 def realizability(inertia, a, b):

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import CatalogError
-from .run import simulate
+from ..errors import CatalogError
+from .run import drift, simulate
 
 DEFAULT_METHODS = ("rk4", "midpoint", "lie_euler", "rkmk4", "cf4", "splitting", "scipy:DOP853", "scipy:RK45")
 
@@ -79,8 +79,8 @@ def compare_entry(entry, methods=None, t_end=None, ladder=(100, 200, 400), tols=
                 summary[m] = {"error": str(exc).splitlines()[0]}
                 mrows = []
                 break
-            cas = [run.drift(k) for k in run.integrals if "casimir" in k.lower()]
-            other = [run.drift(k) for k in run.integrals if "casimir" not in k.lower()]
+            cas = [drift(run, k) for k in run.invariants if "casimir" in k.lower()]
+            other = [drift(run, k) for k in run.invariants if "casimir" not in k.lower()]
             mrows.append({"method": m, "steps": None if scipy else int(it), "rtol": it if scipy else None,
                           "h": None if scipy else t_end / it, "error": _final_error(run, ref_final),
                           "wall_time": run.wall_time, "nfev": run.nfev, "nsteps": run.nsteps,

@@ -15,9 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ellipj, ellipkinc
 
-
-class NoExactSolution(ValueError):
-    """The closed form does not apply to these data (e.g. the separatrix of the rigid body)."""
+from ..errors import NoExactSolution
 
 
 def euler_top_solution(inertia, m0):

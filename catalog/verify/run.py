@@ -1,10 +1,14 @@
 """Simulate a catalog entry and check what its metadata claims.
 
-:func:`simulate` turns any entry into a uniform :class:`Run` (time grid, states in the entry's layout,
-the values of its first integrals, constraint residuals, the exact solution where known), whatever
-the floor below it came from: a ``servo`` Lie-group system (``system.simulate``), a bare
-``integrators`` problem (``integrators.integrate``), a constrained Lagrangian system
-(``system.simulate(q0, qd0, t_end, ...)``), or an entry-specific runner (``entry.extras["runner"]``).
+:func:`simulate` runs any entry, a ``servo`` Lie-group system, a bare ``integrators`` problem or a
+system in coordinates, and returns the one result type of the library, ``integrators.IntegrationResult``,
+with the entry's view of it:
+
+* ``y`` in the entry's state layout, ``labels`` its component names, ``name`` the entry's name;
+* ``invariants``: the entry's claimed first integrals evaluated along the run (the claims are written in
+  the catalog independently of ``servo``); ``constraints``: the constraint residuals;
+* ``outputs["exact"]`` the exact solution at the output times where the entry knows one, and
+  ``outputs["path"]`` the path in the plane where the entry draws one (besides the system's own outputs).
 
 :func:`checks` turns a run into verdicts: for each claimed first integral F the relative drift
 max_k |F(y_k) - F(y_0)| / max(1, |F(y_0)|), for an exact solution the maximal error
@@ -14,54 +18,37 @@ tolerance, PASS or FAIL with the number.
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
+from integrators import IntegrationResult, integrate
+from servo import reconstruct_motion
+
+#: the floor of the drift's denominator: max_k |F(y_k) - F(y_0)| / max(DRIFT_FLOOR, |F(y_0)|)
+DRIFT_FLOOR = 1.0
 
 
-@dataclass
-class Run:
-    """A simulated trajectory of one entry (t: (K,), y: (K, dim))."""
+def drift(run, name):
+    """max_k |F(y_k) - F(y_0)| / max(1, |F(y_0)|) for the claimed first integral ``name`` of a run."""
+    return float(np.max(run.drift(name, floor=DRIFT_FLOOR)))
 
-    name: str
-    method: str
-    t: np.ndarray
-    y: np.ndarray
-    labels: tuple
-    integrals: dict = field(default_factory=dict)
-    residuals: dict = field(default_factory=dict)
-    exact: np.ndarray | None = None
-    wall_time: float = 0.0
-    nsteps: int = 0
-    nfev: int = 0
-    events: list = field(default_factory=list)
-    path: np.ndarray | None = None
-    raw: object = None
-    cache: dict = field(default_factory=dict)
 
-    def orientation(self):
-        """R(t) in SO(3) (K, 3, 3) from g' = g w along a so(3) run (``servo.reconstruct_motion``), else None."""
-        if "R" not in self.cache:
-            R = None
-            sysm = getattr(self.raw, "system", None)
-            if getattr(self.raw, "w", None) is not None and getattr(getattr(sysm, "algebra", None), "name", "") == "so(3)":
-                from servo import reconstruct_motion
+def exact_error(run):
+    """max_k |y_k - y_exact(t_k)| (inf-norm over components), or None without an exact solution."""
+    exact = run.outputs.get("exact")
+    return None if exact is None else float(np.max(np.abs(run.y - exact)))
 
-                R = np.asarray(reconstruct_motion(self.raw).y, dtype=float)
-            self.cache["R"] = R
-        return self.cache["R"]
 
-    def drift(self, name):
-        """max_k |F(y_k) - F(y_0)| / max(1, |F(y_0)|) for first integral ``name``."""
-        v = np.asarray(self.integrals[name], dtype=float)
-        return float(np.max(np.abs(v - v[0])) / max(1.0, abs(float(v[0]))))
-
-    def exact_error(self):
-        """max_k |y_k - y_exact(t_k)| (inf-norm over components), or None without an exact solution."""
-        if self.exact is None:
-            return None
-        return float(np.max(np.abs(self.y - self.exact)))
+def orientation(run):
+    """R(t) in SO(3) (K, 3, 3) from g' = g w along a so(3) run (``servo.reconstruct_motion``), else None;
+    cached in ``run.outputs["R"]``."""
+    if "R" not in run.outputs:
+        R = None
+        alg = getattr(run.system, "algebra", None)
+        if "w" in run.outputs and getattr(alg, "name", "") == "so(3)":
+            R = np.asarray(reconstruct_motion(run).y, dtype=float)
+        run.outputs["R"] = R
+    return run.outputs["R"]
 
 
 @dataclass
@@ -91,31 +78,20 @@ def _default_method(entry):
     return entry.method
 
 
-def _from_integrator_result(res):
-    t = np.asarray(res.t, dtype=float)
-    y = np.asarray(res.y, dtype=float)
-    info = {"nsteps": int(getattr(res, "nsteps", len(t) - 1) or 0), "nfev": int(getattr(res, "nfev", 0) or 0),
-            "residuals": {k: np.asarray(v, dtype=float) for k, v in (getattr(res, "constraints", None) or {}).items()},
-            "events": list(getattr(res, "events", None) or [])}
-    return t, y, info
-
-
 def _run_lie(entry, t_end, steps, method, options):
     sysm = entry.system
+    y0 = np.asarray(entry.initial_state, dtype=float)
     if hasattr(sysm, "simulate"):
         kw = {"steps": steps, **options}
         if method:
             kw["method"] = method
-        res = sysm.simulate(np.asarray(entry.initial_state, dtype=float), t_end, **kw)
+        res = sysm.simulate(y0, t_end, **kw)
     else:  # a bare integrators problem
-        import integrators
-
-        res = integrators.integrate(sysm, np.asarray(entry.initial_state, dtype=float), (0.0, t_end),
-                                    method=method or "rkmk4", steps=steps, **options)
-    t, y, info = _from_integrator_result(res)
+        res = integrate(sysm, y0, (0.0, t_end), method=method or "rkmk4", steps=steps, **options)
+        res.system = sysm
     if "state_map" in entry.extras:  # e.g. z = m + lambda b back to the entry's layout
-        y = entry.extras["state_map"](y)
-    return t, y, info, res
+        res.y = entry.extras["state_map"](np.asarray(res.y, dtype=float))
+    return res
 
 
 def _run_coordinates(entry, t_end, steps, method, options):
@@ -126,15 +102,19 @@ def _run_coordinates(entry, t_end, steps, method, options):
     if s0.get("lam0") is not None:
         kw["lam0"] = s0["lam0"]
     res = entry.system.simulate(np.asarray(s0["q0"], float), np.asarray(s0["qd0"], float), t_end, **kw)
-    t = np.asarray(res.t, dtype=float)
     y = np.concatenate([np.asarray(res.q, float), np.asarray(res.qd, float)], axis=-1)
-    info = {"nsteps": int(getattr(res, "nsteps", len(t) - 1) or len(t) - 1), "nfev": int(getattr(res, "nfev", 0) or 0),
-            "residuals": {}, "events": list(getattr(res, "events", None) or [])}
-    return t, y, info, res
+    if not isinstance(res, IntegrationResult):  # TEMPORARY until servo.coordinates returns IntegrationResult
+        res = IntegrationResult(t=np.asarray(res.t, float), y=y, nfev=int(res.nfev), nsteps=len(res.t) - 1,
+                                message=res.message, events=list(res.events), system=entry.system,
+                                outputs={"q": res.q, "qd": res.qd, "lambda": res.lam})
+    res.y = y
+    res.constraints = {}
+    return res
 
 
 def simulate(entry, t_end=None, steps=None, method=None, **options):
-    """Simulate ``entry`` (defaults: its own t_end, steps, method) and return a :class:`Run`.
+    """Simulate ``entry`` (defaults: its own t_end, steps, method); an ``IntegrationResult`` in the entry's
+    view (see the module docstring).
 
     ``options`` (e.g. rtol, atol for scipy methods) go to the system's ``simulate``."""
     t_end = float(entry.t_end if t_end is None else t_end)
@@ -144,28 +124,26 @@ def simulate(entry, t_end=None, steps=None, method=None, **options):
     if steps < 1:
         raise ValueError(f"steps must be at least 1, got {steps}")
     method = method or _default_method(entry)
-    t0 = time.perf_counter()
-    runner = entry.extras.get("runner")
-    if runner is not None:
-        t, y, info, raw = runner(entry, t_end, steps, method, **options)
-    elif entry.kind == "coordinates":
-        t, y, info, raw = _run_coordinates(entry, t_end, steps, method, options)
+    if entry.kind == "coordinates":
+        run = _run_coordinates(entry, t_end, steps, method, options)
     else:
-        t, y, info, raw = _run_lie(entry, t_end, steps, method, options)
-    wall = time.perf_counter() - t0
+        run = _run_lie(entry, t_end, steps, method, options)
+    t, y = np.asarray(run.t, dtype=float), np.asarray(run.y, dtype=float)
     if not np.all(np.isfinite(y)):
         k = int(np.argmax(~np.all(np.isfinite(y), axis=-1)))
         raise FloatingPointError(f"{entry.name}: the solution is not finite from t = {t[k]:.6g} on "
                                  f"(method {method}, {steps} steps)")
-    integrals = {k: np.asarray(F(y), dtype=float) for k, F in (entry.first_integrals or {}).items()}
-    residuals = dict(info["residuals"])
+    run.name, run.labels, run.y = entry.name, tuple(entry.labels), y
+    run.method = str(run.method or method or "default")
+    run.invariants = {k: np.asarray(F(y), dtype=float) for k, F in (entry.first_integrals or {}).items()}
+    residuals = dict(run.constraints)
     for k, r in entry.extras.get("constraints", {}).items():
         residuals[k] = np.asarray(r(y), dtype=float)
-    exact = None if entry.exact_solution is None else np.asarray(entry.exact_solution(t), dtype=float)
-    run = Run(entry.name, str(method or getattr(raw, "method", "default")), t, y, tuple(entry.labels),
-              integrals, residuals, exact, wall, info["nsteps"], info["nfev"], info["events"], None, raw)
+    run.constraints = residuals
+    if entry.exact_solution is not None:
+        run.outputs["exact"] = np.asarray(entry.exact_solution(t), dtype=float)
     if entry.path is not None:
-        run.path = np.asarray(entry.path(run), dtype=float)
+        run.outputs["path"] = np.asarray(entry.path(run), dtype=float)
     return run
 
 
@@ -173,11 +151,11 @@ def checks(entry, run):
     """The verdicts of ``run`` against what ``entry`` claims (see the module docstring)."""
     tol = entry.tolerances
     out = []
-    for k in run.integrals:
-        out.append(Verdict(k, "integral", run.drift(k), tol.get("integral", 1e-9), " relative drift"))
-    if run.exact is not None:
-        out.append(Verdict("exact solution", "exact", run.exact_error(), tol.get("exact", 1e-6), " max error"))
-    for k, r in run.residuals.items():
+    for k in run.invariants:
+        out.append(Verdict(k, "integral", drift(run, k), tol.get("integral", 1e-9), " relative drift"))
+    if run.outputs.get("exact") is not None:
+        out.append(Verdict("exact solution", "exact", exact_error(run), tol.get("exact", 1e-6), " max error"))
+    for k, r in run.constraints.items():
         r = np.asarray(r, dtype=float)
         out.append(Verdict(k, "constraint", float(np.max(np.abs(r))) if r.size else 0.0,
                            tol.get("constraint", 1e-9), " max residual"))

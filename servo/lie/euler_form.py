@@ -20,6 +20,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ServoError
+from .servo_second import ServoSecondKind
 
 __all__ = ["EulerForm", "euler_form", "euler_form_symbolic"]
 
@@ -52,7 +53,7 @@ class EulerForm:
 
 def euler_form(system):
     """The :class:`EulerForm` of a numeric second-kind system on so(3) with b parallel to a."""
-    if system.kind not in ("servo2", "vakonomic") or getattr(system.algebra, "_closed_form", None) != "so3":
+    if not isinstance(system, ServoSecondKind) or system.algebra.closed_form != "so3" or system.k != 1:
         raise ServoError("euler_form needs a servo-constraint of the second kind on so(3)")
     system._require_numeric("euler_form")
     if not system.b_parallel_a:

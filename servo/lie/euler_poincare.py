@@ -16,36 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
+from integrators import CoadjointProblem, integrate
 
 from ..errors import ServoError, SymbolicParameterError
+from .first_integrals import free_integrals
 from .parameters import check_inertia, check_inverse_inertia, free_symbols
+from .reduction import reduce_free
+from .symbolic import equations_of
 
 __all__ = ["EulerPoincare", "LieSystem"]
-
-
-def structure_constants_sym(algebra):
-    """The structure constants as a nested list of exact sympy numbers (integers/rationals where exact)."""
-    C = algebra.structure_constants
-    out = np.empty(C.shape, dtype=object)
-    for idx, v in np.ndenumerate(C):
-        v = float(v)
-        if v.is_integer():
-            out[idx] = sp.Integer(int(v))
-        else:
-            r = sp.Rational(v).limit_denominator(10**6)
-            out[idx] = r if abs(float(r) - v) <= 1e-13 * max(1.0, abs(v)) else sp.Float(v)
-    return out
-
-
-def coad_sym(algebra, w, m):
-    """Symbolic (ad*_w m)_j = sum_{i,k} w_i C[i,j,k] m_k as a sympy column Matrix."""
-    C = structure_constants_sym(algebra)
-    n = algebra.dim
-    nz = [(i, j, k) for (i, j, k), c in np.ndenumerate(C) if c != 0]
-    out = [sp.Integer(0)] * n
-    for i, j, k in nz:
-        out[j] += w[i] * C[i, j, k] * m[k]
-    return sp.Matrix(out)
 
 
 class LieSystem:
@@ -101,26 +80,29 @@ class LieSystem:
 
         ``method`` defaults to ``self.default_method``; other options (``h``, ``save_every``, ``rtol``,
         ``atol``, ``events``) go to ``integrators.integrate``. States off the constraint raise
-        :class:`ConstraintViolationError` unless ``project=True``. Returns the integrator's result with
-        ``y`` in this system's state layout (the coadjoint variable is kept as ``z``), plus ``w``
-        (velocities) and ``multiplier`` along the solution.
+        :class:`ConstraintViolationError` unless ``project=True``. Returns the integrator's
+        ``IntegrationResult``: ``y`` in this system's state layout, and the components this system's
+        problem declares (:meth:`outputs`): ``res.z`` (the variable of the coadjoint problem),
+        ``res.w`` (velocities), ``res.multiplier`` (also ``res["lambda"]``).
         """
         self._require_numeric("simulate")
-        from integrators import integrate
-
         y0 = self.check_state(state0, project=project)
         kwargs = dict(options)
         if steps is not None and "h" not in kwargs:
             kwargs["steps"] = int(steps)
         res = integrate(self.problem(), self.to_problem(y0), (0.0, float(t_end)),
                         method=method or self.default_method, **kwargs)
-        z = np.asarray(res.y)
-        res.z = z
-        res.y = self.from_problem(z)
-        res.w = self.velocity(res.y)
-        res.multiplier = self.multiplier(res.y)
         res.system = self
         return res
+
+    def outputs(self):
+        """The named components every integration of this system records, as callables on the variable z
+        of the coadjoint problem (K, ..., n): z itself, velocities "w" and the multiplier ("multiplier", "lambda")."""
+        state = self.from_problem
+        return {"z": lambda z: z,
+                "w": lambda z: self.velocity(state(z)),
+                "multiplier": lambda z: self.multiplier(state(z)),
+                "lambda": lambda z: self.multiplier(state(z))}
 
     def to_problem(self, state):
         """The variable of the coadjoint problem for a state (identity unless overridden)."""
@@ -137,30 +119,30 @@ class LieSystem:
 
     # ----------------------------------------------------------------- symbolic side
     def equations(self, symbolic=True):
-        """The equations of motion as :class:`servo.symbolic.Equations` (sympy; ``.latex()``).
+        """The equations of motion as :class:`servo.lie.symbolic.Equations` (sympy; ``.latex()``).
 
         ``symbolic=False`` evaluates numeric coefficients to floats.
         """
-        from .symbolic import equations_of
-
         eq = equations_of(self)
         return eq if symbolic else eq.evalf()
 
     def first_integrals(self):
         """Named first integrals (callables on states with a sympy ``expr``), see :mod:`servo.lie.first_integrals`."""
-        from .first_integrals import first_integrals_of
-
         if "integrals" not in self._cache:
-            self._cache["integrals"] = first_integrals_of(self)
+            self._cache["integrals"] = self._first_integrals()
         return self._cache["integrals"]
 
     def reduced(self):
         """The homogeneous quadratic system on the constraint, see :mod:`servo.lie.reduction`."""
-        from .reduction import reduce_system
-
         if "reduced" not in self._cache:
-            self._cache["reduced"] = reduce_system(self)
+            self._cache["reduced"] = self._reduced()
         return self._cache["reduced"]
+
+    def _first_integrals(self):
+        raise NotImplementedError
+
+    def _reduced(self):
+        raise NotImplementedError
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}>"
@@ -265,8 +247,12 @@ class EulerPoincare(LieSystem):
     def problem(self):
         """The :class:`integrators.CoadjointProblem` z' = ad*_{w(z)} z with z = m and H as 'energy'."""
         self._require_numeric("problem")
-        from integrators import CoadjointProblem
-
         return CoadjointProblem(self.algebra, self.velocity, hamiltonian=self.hamiltonian,
                                 velocity_matrix=None if self.has_linear_term else self.Iinv,
-                                name=self.name)
+                                name=self.name, outputs=self.outputs())
+
+    def _first_integrals(self):
+        return free_integrals(self)
+
+    def _reduced(self):
+        return reduce_free(self)

@@ -12,8 +12,8 @@ Derivations (Kozlov's lectures on servo-constraints):
 * second kind, z = m + lambda b, z' = ad*_{Wz} z: F(m + lambda b) for every Casimir F ("Сервосвязи
   второго рода"); T = (z, W z)/2 is conserved iff W is symmetric, i.e. b parallel to a (vakonomic).
 
-This module computes the reduced-system integrals itself (small null-space problems); the
-QuadraticSystem methods (``servo.quadratic.integrals``) find the same ones for any quadratic system.
+Each system class asks for its own list (``free_integrals``, ``first_kind_integrals``,
+``second_kind_integrals``) in its ``first_integrals()`` method.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from itertools import combinations_with_replacement
 import numpy as np
 import sympy as sp
 
-__all__ = ["FirstIntegral", "first_integrals_of", "reduced_linear_integrals", "reduced_quadratic_integrals"]
+from ..errors import SymbolicParameterError
+
+__all__ = ["FirstIntegral", "free_integrals", "first_kind_integrals", "second_kind_integrals", "reduced_linear_integrals", "reduced_quadratic_integrals"]
 
 
 class FirstIntegral:
@@ -51,8 +53,6 @@ class FirstIntegral:
         if self._func is not None:
             return self._func(np.asarray(state, dtype=float))
         if self.expr.free_symbols - set(self.state_symbols):
-            from ..errors import SymbolicParameterError
-
             raise SymbolicParameterError(f"first integral {self.name} has symbolic parameters; use subs first")
         if self._f is None:
             self._f = sp.lambdify([self.state_symbols], self.expr, "numpy")
@@ -143,53 +143,63 @@ def _state_symbols(system):
     return m, lam, om
 
 
-def first_integrals_of(system):
-    """The list of :class:`FirstIntegral` of a system (see the module docstring for what is claimed)."""
+def free_integrals(system):
+    """Energy H(m) = (m, K m)/2 + (c, m) and every Casimir F(m) of a free Euler-Poincare system."""
     m, lam, om = _state_symbols(system)
-    M = sp.Matrix(m)
-    W = sp.Matrix(om)
-    out = []
-    kind = system.kind
-    casimirs = system.algebra.casimirs()
-    if kind == "free":
-        H = sp.expand((M.T * system.Iinv_sym * M)[0, 0] / 2 + (system.c_sym.T * M)[0, 0])
-        to_w = None if system.I_sym is None or any(x != 0 for x in system.c_sym) else dict(zip(m, system.I_sym * W))
-        out.append(FirstIntegral("energy", "energy", H, m, H.subs(to_w, simultaneous=True) if to_w else None))
-        for c in casimirs:
-            e = c.expr.subs(dict(zip(c.symbols, m)), simultaneous=True)
-            out.append(FirstIntegral(f"casimir:{c.expr}", "casimir", e, m,
-                                     sp.expand(e.subs(to_w, simultaneous=True)) if to_w else None))
-        return out
-    to_w = dict(zip(m, system.I_sym * W))
+    M, W = sp.Matrix(m), sp.Matrix(om)
+    H = sp.expand((M.T * system.Iinv_sym * M)[0, 0] / 2 + (system.c_sym.T * M)[0, 0])
+    to_w = None if system.I_sym is None or any(x != 0 for x in system.c_sym) else dict(zip(m, system.I_sym * W))
+    out = [FirstIntegral("energy", "energy", H, m, H.subs(to_w, simultaneous=True) if to_w else None)]
+    for c in system.algebra.casimirs():
+        e = c.expr.subs(dict(zip(c.symbols, m)), simultaneous=True)
+        out.append(FirstIntegral(f"casimir:{c.expr}", "casimir", e, m,
+                                 sp.expand(e.subs(to_w, simultaneous=True)) if to_w else None))
+    return out
+
+
+def _kinetic(system):
+    m, lam, om = _state_symbols(system)
+    M, W = sp.Matrix(m), sp.Matrix(om)
     T = sp.expand((M.T * system.Iinv_sym * M)[0, 0] / 2)
     Tw = sp.expand((W.T * system.I_sym * W)[0, 0] / 2)
-    if kind in ("servo1", "nonholonomic"):
-        red = system.reduced()
-        exclude = []
-        if system.b_parallel_a:
-            out.append(FirstIntegral("energy", "energy", T, m, Tw))
-            # T in the reduced coordinates: m = (I E) x, T = x^T (I E)^T I^-1 (I E) x / 2
-            IE = red.to_state_sym
-            exclude.append((IE.T * system.Iinv_sym * IE) / 2)
-        F = red.from_state_sym  # x = F m
-        x_of_m = F * M
-        for k, l in enumerate(reduced_linear_integrals(red)):
-            e = sp.simplify((l * x_of_m)[0, 0])
-            out.append(FirstIntegral(f"linear:{k + 1}", "linear", e, m, sp.simplify(e.subs(to_w, simultaneous=True))))
-        for k, S in enumerate(reduced_quadratic_integrals(red, exclude)):
-            e = sp.expand((x_of_m.T * S * x_of_m)[0, 0])
-            out.append(FirstIntegral(f"quadratic:{k + 1}", "quadratic", e, m,
-                                     sp.expand(e.subs(to_w, simultaneous=True))))
-        return out
-    state = tuple(m) + (lam,)
+    return m, lam, dict(zip(m, system.I_sym * W)), T, Tw
+
+
+def first_kind_integrals(system):
+    """First kind: T when b is parallel to a, and the linear and quadratic integrals of the reduced system
+    pulled back to m by x = F m."""
+    m, lam, to_w, T, Tw = _kinetic(system)
+    out, exclude = [], []
+    red = system.reduced()
     if system.b_parallel_a:
-        out.append(FirstIntegral("energy", "energy", T, state, Tw))
-    for c in casimirs:
-        e = sp.expand(c.expr.subs({s: mi + lam * bi for s, mi, bi in zip(c.symbols, m, system.b_sym)},
-                                  simultaneous=True))
+        out.append(FirstIntegral("energy", "energy", T, m, Tw))
+        # T in the reduced coordinates: m = (I E) x, T = x^T (I E)^T I^-1 (I E) x / 2
+        IE = red.to_state_sym
+        exclude.append((IE.T * system.Iinv_sym * IE) / 2)
+    x_of_m = red.from_state_sym * sp.Matrix(m)
+    for k, l in enumerate(reduced_linear_integrals(red)):
+        e = sp.simplify((l * x_of_m)[0, 0])
+        out.append(FirstIntegral(f"linear:{k + 1}", "linear", e, m, sp.simplify(e.subs(to_w, simultaneous=True))))
+    for k, S in enumerate(reduced_quadratic_integrals(red, exclude)):
+        e = sp.expand((x_of_m.T * S * x_of_m)[0, 0])
+        out.append(FirstIntegral(f"quadratic:{k + 1}", "quadratic", e, m, sp.expand(e.subs(to_w, simultaneous=True))))
+    return out
+
+
+def second_kind_integrals(system):
+    """Second kind: F(m + lambda b) for every Casimir F (several constraints: F(m + sum_i lambda_i b_i)),
+    and T when the b_j span the a_i (vakonomic)."""
+    m, lam, to_w, T, Tw = _kinetic(system)
+    lams = [lam] if system.k == 1 else list(sp.symbols(f"lambda1:{system.k + 1}", real=True))
+    state = tuple(m) + tuple(lams)
+    out = [FirstIntegral("energy", "energy", T, state, Tw)] if system.b_parallel_a else []
+    z = sp.Matrix(m) + system.B_sym * sp.Matrix(lams)
+    for c in system.algebra.casimirs():
+        e = sp.expand(c.expr.subs(dict(zip(c.symbols, z)), simultaneous=True))
         func = None
         if system.is_numeric:  # evaluate F at z = m + lambda b: no cancellation between large m and lambda b
             func = (lambda cas: (lambda st: cas(system.to_problem(st))))(c)
-        out.append(FirstIntegral(f"casimir:{c.expr}(m + lambda b)", "casimir", e, state,
+        arg = "m + lambda b" if system.k == 1 else "m + sum lambda_i b_i"
+        out.append(FirstIntegral(f"casimir:{c.expr}({arg})", "casimir", e, state,
                                  sp.expand(e.subs(to_w, simultaneous=True)), func=func))
     return out

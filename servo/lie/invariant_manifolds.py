@@ -27,6 +27,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ServoError
+from .servo_second import ServoSecondKind
 
 __all__ = ["PoissonSphere", "euler_angle_divergence", "euler_angles_frame"]
 
@@ -35,7 +36,7 @@ class PoissonSphere:
     """The reduced system (2) on the Poisson sphere for a second-kind system on so(3) and a level k != 0."""
 
     def __init__(self, system, k):
-        if system.kind not in ("servo2", "vakonomic") or getattr(system.algebra, "_closed_form", None) != "so3":
+        if not isinstance(system, ServoSecondKind) or system.algebra.closed_form != "so3" or system.k != 1:
             raise ServoError("the Poisson-sphere reduction is for servo-constraints of the second kind on so(3)")
         if k == 0:
             raise ServoError("the level k of I w + lambda b = k gamma must be non-zero")

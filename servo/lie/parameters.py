@@ -138,3 +138,50 @@ def free_symbols(*objs):
         if o is not None:
             out |= getattr(o, "free_symbols", set())
     return sorted(out, key=str)
+
+
+def check_covectors(value, n, what):
+    """One covector (n,) or k covectors (k, n), each non-zero and finite, linearly independent.
+
+    Returns (sympy Matrix n x k whose columns are the covectors, float array (k, n) or None, single)
+    with ``single`` true when one covector of shape (n,) was given. Raises CovectorError naming the
+    covector that is zero or a combination of the ones before it (and by how much, numerically).
+    """
+    if isinstance(value, sp.MatrixBase):
+        raw = np.array(value.tolist(), dtype=object)
+        if 1 in raw.shape and n in raw.shape and raw.ndim == 2 and raw.shape != (n, n):
+            raw = raw.ravel()
+    else:
+        raw = np.asarray(value, dtype=object)
+    if raw.ndim == 1:
+        col, num = check_covector(raw, n, what)
+        return col, None if num is None else num[None, :], True
+    if raw.ndim != 2 or raw.shape[1] != n or raw.shape[0] < 1:
+        raise CovectorError(f"{what} must be one covector of length {n} or k covectors of shape (k, {n}), "
+                            f"got shape {np.shape(value)}")
+    cols, nums = [], []
+    for i, row in enumerate(raw):
+        c, v = check_covector(row, n, f"{what}_{i + 1}")
+        cols.append(c)
+        nums.append(v)
+    M = sp.Matrix.hstack(*cols)
+    num = None if any(v is None for v in nums) else np.array(nums)
+    k = len(cols)
+    if k > n:
+        raise CovectorError(f"{what}: {k} covectors in dimension {n} cannot be linearly independent")
+    if num is not None:
+        for i in range(1, k):
+            # distance of the i-th covector from the span of the ones before it, relative to its length
+            basis = np.linalg.qr(num[:i].T)[0]
+            rest = num[i] - basis @ (basis.T @ num[i])
+            rel = float(np.linalg.norm(rest) / np.linalg.norm(num[i]))
+            if rel <= 1e-10:
+                raise CovectorError(f"{what}_{i + 1} = {num[i].tolist()} is a linear combination of "
+                                    f"{what}_1..{what}_{i} (relative distance from their span {rel:.1e}); "
+                                    f"the {what} covectors must be linearly independent")
+    else:
+        for i in range(1, k):
+            if M[:, :i + 1].rank(simplify=True) <= i:
+                raise CovectorError(f"{what}_{i + 1} is a linear combination of {what}_1..{what}_{i} for every "
+                                    f"value of the symbols; the {what} covectors must be linearly independent")
+    return M, num, False

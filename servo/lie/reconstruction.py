@@ -11,6 +11,8 @@ se(2) (basis (u, v, w)), SE(3) for se(3) (rotations, then translations).
 from __future__ import annotations
 
 import numpy as np
+from integrators import reconstruct
+from liegroups import group_for
 
 from ..errors import ServoError
 
@@ -19,9 +21,7 @@ __all__ = ["group_of", "reconstruct_motion", "planar_path"]
 
 def group_of(algebra):
     """The matrix group (liegroups.SO3, SE2 or SE3) of a named algebra; ServoError for others."""
-    from liegroups import group_for
-
-    kind = getattr(algebra, "_closed_form", None)
+    kind = algebra.closed_form
     if kind not in ("so3", "se2", "se3"):
         raise ServoError(f"no matrix group for {algebra.name}: reconstruction is available for so(3), se(2) "
                          f"and se(3) (the named algebras)")
@@ -42,8 +42,6 @@ def reconstruct_motion(result, g0=None, method="rkmk4", substeps=1, group=None):
 
     Returns the ``integrators`` result: ``y`` (K, ..., N, N) and ``constraints["group_defect"]``.
     """
-    from integrators import reconstruct
-
     if isinstance(result, tuple):
         t, w = result
         if group is None:

@@ -21,9 +21,10 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ServoError, SymbolicParameterError
-from .euler_poincare import coad_sym
+from ..quadratic.system import QuadraticSystem
+from .symbols import coad_sym
 
-__all__ = ["Reduced", "reduce_system", "constraint_basis"]
+__all__ = ["Reduced", "reduce_free", "reduce_first_kind", "reduce_second_kind", "constraint_basis"]
 
 
 class Reduced:
@@ -46,8 +47,6 @@ class Reduced:
         self.to_state_sym = to_state
         self.from_state_sym = from_state
         if Q is not None:  # numeric fast path: Q computed by tensor contraction
-            from ..quadratic.system import QuadraticSystem
-
             self._system = QuadraticSystem(Q, variables=[str(v) for v in self.variables])
             Qs = self._system.Q
             self.Q_sym = sp.MutableDenseNDimArray(Qs.tolist())
@@ -94,8 +93,11 @@ class Reduced:
 
 
 def constraint_basis(a_sym):
-    """Exact basis E (n x (n-1), sympy) of the hyperplane (a, w) = 0 and a left inverse L (L E = 1)."""
-    E = sp.Matrix.hstack(*sp.Matrix([list(a_sym)]).nullspace())
+    """Exact basis E (n x (n-k), sympy) of the subspace A w = 0 and a left inverse L (L E = 1); ``a_sym``
+    is one covector (a column) or the n x k matrix whose columns are the a_i."""
+    A = sp.Matrix(a_sym)
+    A = A.T
+    E = sp.Matrix.hstack(*A.nullspace())
     E = E.applyfunc(sp.simplify)
     L = (E.T * E).inv() * E.T
     return E, L.applyfunc(sp.simplify)
@@ -126,55 +128,60 @@ def _numeric_Q(C, Ew, G, Minv):
     return Q
 
 
-def reduce_system(system):
-    """The :class:`Reduced` system of a free (no linear term), first-kind or second-kind system.
+def reduce_free(system):
+    """The :class:`Reduced` system of a free Euler-Poincare system without linear term: x = m, x' = ad*_{K x} x.
 
     Numeric parameters: Q by tensor contraction (fast, any dimension); symbolic: sympy (exact).
     """
     n = system.n
-    alg = system.algebra
-    C = alg.structure_constants
-    if system.kind == "free":
-        if system.has_linear_term:
-            raise ServoError("a Hamiltonian with a linear term c gives w = K m + c, which is not homogeneous "
-                             "quadratic; reduced() needs c = 0")
-        x = sp.Matrix(sp.symbols(f"m1:{n + 1}", real=True))
-        if system.is_numeric:
-            return Reduced(system, list(x), sp.eye(n), sp.eye(n),
-                           Q=_numeric_Q(C, system.Iinv, np.eye(n), np.eye(n)))
-        v = coad_sym(alg, system.Iinv_sym * x, x)
-        return Reduced(system, list(x), sp.eye(n), sp.eye(n), exprs=list(v))
-    I, b = system.I_sym, system.b_sym
-    E, L = constraint_basis(system.a_sym)
-    p = n - 1
+    if system.has_linear_term:
+        raise ServoError("a Hamiltonian with a linear term c gives w = K m + c, which is not homogeneous "
+                         "quadratic; reduced() needs c = 0")
+    x = sp.Matrix(sp.symbols(f"m1:{n + 1}", real=True))
+    if system.is_numeric:
+        return Reduced(system, list(x), sp.eye(n), sp.eye(n),
+                       Q=_numeric_Q(system.algebra.structure_constants, system.Iinv, np.eye(n), np.eye(n)))
+    v = coad_sym(system.algebra, system.Iinv_sym * x, x)
+    return Reduced(system, list(x), sp.eye(n), sp.eye(n), exprs=list(v))
+
+
+def _on_constraint(system):
+    """w = E x on the hyperplane (a, w) = 0: (E, L, IE, x symbols)."""
+    E, L = constraint_basis(system.A_sym)
     xs = sp.symbols(" ".join(_names(system, E)), real=True)
     xs = list(xs) if isinstance(xs, (tuple, list)) else [xs]
-    x = sp.Matrix(xs)
-    w = E * x
-    IE = I * E
-    first = system.kind in ("servo1", "nonholonomic")
-    if first:
-        to_state, from_state = IE, L * system.Iinv_sym
-        variables = xs
-    else:
-        lam = sp.Symbol("lambda", real=True)
-        to_state = sp.diag(IE, sp.Matrix([[1]]))
-        from_state = sp.diag(L * system.Iinv_sym, sp.Matrix([[1]]))
-        variables = xs + [lam]
+    return E, L, system.I_sym * E, xs
+
+
+def reduce_first_kind(system):
+    """The :class:`Reduced` system of a servo-constraint of the first kind (nonholonomic for b = a):
+    [x'; lambda] = [I E | -B^T]^-1 ad*_{Ex}(I E x), p = n - k for k constraints."""
+    C, b = system.algebra.structure_constants, system.B_sym
+    E, L, IE, xs = _on_constraint(system)
+    to_state, from_state, p = IE, L * system.Iinv_sym, system.n - system.k
     if system.is_numeric:
         En, IEn = (np.array(M.evalf(17).tolist(), dtype=float) for M in (E, IE))
-        bn = system.b[:, None]
-        if first:
-            M = np.hstack([IEn, -bn])
-            Q = _numeric_Q(C, En, IEn, np.linalg.inv(M)[:p])
-        else:
-            G = np.hstack([IEn, bn])
-            Q = _numeric_Q(C, np.hstack([En, np.zeros((n, 1))]), G, np.linalg.inv(G))
+        M = np.hstack([IEn, -system.B.T])
+        return Reduced(system, xs, to_state, from_state, Q=_numeric_Q(C, En, IEn, np.linalg.inv(M)[:p]))
+    x = sp.Matrix(xs)
+    sol = sp.Matrix.hstack(IE, -b).LUsolve(coad_sym(system.algebra, E * x, IE * x))
+    return Reduced(system, xs, to_state, from_state, exprs=[sol[i] for i in range(p)])
+
+
+def reduce_second_kind(system):
+    """The :class:`Reduced` system of a servo-constraint of the second kind (vakonomic for b = a):
+    [x'; lambda'] = [I E | B^T]^-1 ad*_{Ex}(I E x + B^T lambda), p = n (n - k velocities, k multipliers)."""
+    n, k, C, b = system.n, system.k, system.algebra.structure_constants, system.B_sym
+    E, L, IE, xs = _on_constraint(system)
+    lams = [sp.Symbol("lambda", real=True)] if k == 1 else list(sp.symbols(f"lambda1:{k + 1}", real=True))
+    to_state = sp.diag(IE, sp.eye(k))
+    from_state = sp.diag(L * system.Iinv_sym, sp.eye(k))
+    variables = xs + lams
+    if system.is_numeric:
+        En, IEn = (np.array(M.evalf(17).tolist(), dtype=float) for M in (E, IE))
+        G = np.hstack([IEn, system.B.T])
+        Q = _numeric_Q(C, np.hstack([En, np.zeros((n, k))]), G, np.linalg.inv(G))
         return Reduced(system, variables, to_state, from_state, Q=Q)
-    if first:
-        M = sp.Matrix.hstack(IE, -b)
-        sol = M.LUsolve(coad_sym(alg, w, IE * x))
-        return Reduced(system, variables, to_state, from_state, exprs=[sol[i] for i in range(p)])
-    M = sp.Matrix.hstack(IE, b)
-    sol = M.LUsolve(coad_sym(alg, w, IE * x + lam * b))
+    x = sp.Matrix(xs)
+    sol = sp.Matrix.hstack(IE, b).LUsolve(coad_sym(system.algebra, E * x, IE * x + b * sp.Matrix(lams)))
     return Reduced(system, variables, to_state, from_state, exprs=[sol[i] for i in range(n)])

@@ -1,5 +1,8 @@
 """Servo-constraints of the first kind (Beghin) and the nonholonomic model on a Lie group.
 
+Several constraints A w = 0 (rows a_i) with controls B (rows b_i): m' = ad*_w m + B^T lambda and
+lambda = -R^-1 A I^-1 ad*_w m with R = A I^-1 B^T (see :mod:`servo.lie.constrained`).
+
 Kozlov's lectures on servo-constraints ("Системы на группах Ли"; Kozlov 2019, sec. 6):
 
     m' = ad*_w m + lambda b,   (a, w) = 0,   m = I w.
@@ -17,7 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from integrators import CoadjointProblem
+
+from ..errors import ServoError
 from .constrained import LeftInvariantConstrained
+from .first_integrals import first_kind_integrals
+from .reduction import reduce_first_kind
 
 __all__ = ["ServoFirstKind", "Nonholonomic"]
 
@@ -54,13 +62,21 @@ class ServoFirstKind(LeftInvariantConstrained):
         return m @ self.Iinv.T
 
     def multiplier(self, state):
-        """lambda = -(I^-1 a, ad*_w m)/(I^-1 a, b), shape (...)."""
+        """lambda = -R^-1 A I^-1 ad*_w m (one constraint: -(I^-1 a, ad*_w m)/(I^-1 a, b)), shape (...) for
+        one covector, (..., k) for k."""
         m = self._check_last(state, self.n, "m")
-        return -(self.algebra.coad(self.velocity(m), m) @ self.Iinv_a) / self._r
+        c = self.algebra.coad(self.velocity(m), m)
+        if self.k == 1:
+            lam = -(c @ self.Iinv_a) / self._r
+            return lam if self.single else lam[..., None]
+        return -self._solve_R(c @ self.IinvA.T)
 
     def forcing(self, state):
-        """The control force lambda(m) b, shape (..., n)."""
-        return np.multiply.outer(self.multiplier(state), self.b)
+        """The control force B^T lambda(m) = sum_i lambda_i b_i, shape (..., n)."""
+        lam = self.multiplier(state)
+        if self.k == 1:
+            return np.multiply.outer(lam if self.single else lam[..., 0], self.b)
+        return lam @ self.B
 
     def rhs(self, state):
         """m' = ad*_w m + lambda(m) b, batched."""
@@ -79,8 +95,6 @@ class ServoFirstKind(LeftInvariantConstrained):
 
     def state_from(self, w=None, m=None, lam=None, project=False):
         """The state m = I w from velocities on the constraint (or m directly); ``lam`` is not a state here."""
-        from ..errors import ServoError
-
         if lam is not None:
             raise ServoError("lambda is not part of the state of a first-kind system: it is determined by m")
         if (w is None) == (m is None):
@@ -93,14 +107,22 @@ class ServoFirstKind(LeftInvariantConstrained):
     def problem(self):
         """:class:`integrators.CoadjointProblem` with w(z) = I^-1 z and forcing f(z) = lambda(z) b."""
         self._require_numeric("problem")
-        from integrators import CoadjointProblem
-
         inv = {}
         if self.b_parallel_a:
             inv["energy"] = self.energy
+        # (I^-1 a, m) = (a, w) is conserved by the exact flow (lambda is chosen so); declaring it lets the
+        # Lie-group methods project each step back onto the constraint
+        cons = {"(a, w)": self.constraint_residual} if self.k == 1 else \
+            {f"(a_{i + 1}, w)": (lambda m, i=i: self.velocity(m) @ self.A[i]) for i in range(self.k)}
         return CoadjointProblem(self.algebra, self.velocity, forcing=self.forcing, velocity_matrix=self.Iinv,
-                                invariants=inv, constraints={"(a, w)": self.constraint_residual},
-                                name=self.name)
+                                invariants=inv, constraints=cons, linear_invariants=self.IinvA,
+                                name=self.name, outputs=self.outputs())
+
+    def _first_integrals(self):
+        return first_kind_integrals(self)
+
+    def _reduced(self):
+        return reduce_first_kind(self)
 
 
 class Nonholonomic(ServoFirstKind):

@@ -14,14 +14,22 @@ so z' = ad*_{W z} z is a pure coadjoint motion: every Casimir F gives the first 
 and Lie-Poisson integrators keep it to round-off. W is symmetric iff b is parallel to a (vakonomic case),
 and then T = (z, W z)/2 = (I w, w)/2 is conserved; for other b, T' = -lambda' (b, w) and T is not.
 The state is (m, lambda), shape (..., n + 1).
+
+Several constraints A w = 0 (rows a_i) with controls B (rows b_i): T* = T + (lambda, B w), z = m + B^T lambda,
+lambda(z) = R^-1 A I^-1 z with R = A I^-1 B^T, W = I^-1 - I^-1 B^T R^-1 A I^-1; the state is (m, lambda_1..k),
+shape (..., n + k), and F(m + sum_i lambda_i b_i) is a first integral for every Casimir F.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .constrained import LeftInvariantConstrained
+from integrators import CoadjointProblem
+
 from ..errors import ServoError
+from .constrained import LeftInvariantConstrained
+from .first_integrals import second_kind_integrals
+from .reduction import reduce_second_kind
 
 __all__ = ["ServoSecondKind", "Vakonomic"]
 
@@ -38,22 +46,32 @@ class ServoSecondKind(LeftInvariantConstrained):
 
     def __init__(self, algebra, inertia, *, a, b, name=None):
         super().__init__(algebra, inertia, a, b, name)
-        self.state_dim = self.n + 1
+        self.state_dim = self.n + self.k
         if self.is_numeric:
-            self.Iinv_b = self.Iinv @ self.b
-            self.W = self.Iinv - np.outer(self.Iinv_b, self.Iinv_a) / self._r
+            if self.k == 1:
+                self.Iinv_b = self.Iinv @ self.b
+                self.W = self.Iinv - np.outer(self.Iinv_b, self.Iinv_a) / self._r
+            else:
+                IinvB = self.Iinv @ self.B.T                       # (n, k)
+                self.W = self.Iinv - IinvB @ np.linalg.solve(self.R, self.IinvA)
 
     # ------------------------------------------------------------ z <-> (m, lambda)
     def to_problem(self, state):
-        """z = m + lambda b."""
-        s = self._check_last(state, self.n + 1, "state (m, lambda)")
-        return s[..., :self.n] + np.multiply.outer(s[..., self.n], self.b)
+        """z = m + lambda b (several: z = m + B^T lambda)."""
+        s = self._check_last(state, self.state_dim, "state (m, lambda)")
+        if self.k == 1:
+            return s[..., :self.n] + np.multiply.outer(s[..., self.n], self.b)
+        return s[..., :self.n] + s[..., self.n:] @ self.B
 
     def from_problem(self, z):
-        """(m, lambda) with lambda = (I^-1 a, z)/(I^-1 a, b) and m = z - lambda b."""
+        """(m, lambda) with lambda = (I^-1 a, z)/(I^-1 a, b) and m = z - lambda b (several: lambda =
+        R^-1 A I^-1 z, m = z - B^T lambda)."""
         z = self._check_last(z, self.n, "z")
-        lam = (z @ self.Iinv_a) / self._r
-        return np.concatenate([z - np.multiply.outer(lam, self.b), lam[..., None]], axis=-1)
+        if self.k == 1:
+            lam = (z @ self.Iinv_a) / self._r
+            return np.concatenate([z - np.multiply.outer(lam, self.b), lam[..., None]], axis=-1)
+        lam = self._solve_R(z @ self.IinvA.T)
+        return np.concatenate([z - lam @ self.B, lam], axis=-1)
 
     def velocity_z(self, z):
         """w(z) = W z (linear), batched."""
@@ -63,38 +81,41 @@ class ServoSecondKind(LeftInvariantConstrained):
     def velocity(self, state):
         """w = I^-1 m, batched."""
         self._require_numeric("velocity")
-        s = self._check_last(state, self.n + 1, "state (m, lambda)")
+        s = self._check_last(state, self.state_dim, "state (m, lambda)")
         return s[..., :self.n] @ self.Iinv.T
 
     def multiplier(self, state):
-        """(lambda, lambda') with lambda' = (I^-1 a, ad*_w z)/(I^-1 a, b), each of shape (...)."""
-        s = self._check_last(state, self.n + 1, "state (m, lambda)")
+        """(lambda, lambda') with lambda' = (I^-1 a, ad*_w z)/(I^-1 a, b), each of shape (...) (several
+        constraints: lambda' = R^-1 A I^-1 ad*_w z, each of shape (..., k))."""
+        s = self._check_last(state, self.state_dim, "state (m, lambda)")
         z = self.to_problem(s)
         zdot = self.algebra.coad(self.velocity_z(z), z)
-        return s[..., self.n].copy(), (zdot @ self.Iinv_a) / self._r
+        if self.k == 1:
+            lam, lamdot = s[..., self.n].copy(), (zdot @ self.Iinv_a) / self._r
+            return (lam, lamdot) if self.single else (lam[..., None], lamdot[..., None])
+        return s[..., self.n:].copy(), self._solve_R(zdot @ self.IinvA.T)
 
     def rhs(self, state):
         """(m', lambda') with z' = ad*_{Wz} z, lambda' = (I^-1 a, z')/(I^-1 a, b), m' = z' - lambda' b."""
-        s = self._check_last(state, self.n + 1, "state (m, lambda)")
+        s = self._check_last(state, self.state_dim, "state (m, lambda)")
         z = self.to_problem(s)
         zdot = self.algebra.coad(self.velocity_z(z), z)
-        lamdot = (zdot @ self.Iinv_a) / self._r
-        return np.concatenate([zdot - np.multiply.outer(lamdot, self.b), lamdot[..., None]], axis=-1)
+        if self.k == 1:
+            lamdot = (zdot @ self.Iinv_a) / self._r
+            return np.concatenate([zdot - np.multiply.outer(lamdot, self.b), lamdot[..., None]], axis=-1)
+        lamdot = self._solve_R(zdot @ self.IinvA.T)
+        return np.concatenate([zdot - lamdot @ self.B, lamdot], axis=-1)
 
     def energy(self, state):
         """T = (I w, w)/2 = (I^-1 m, m)/2 (a first integral iff b is parallel to a)."""
-        s = self._check_last(state, self.n + 1, "state (m, lambda)")
+        s = self._check_last(state, self.state_dim, "state (m, lambda)")
         m = s[..., :self.n]
         return 0.5 * np.einsum("...i,...i->...", m, m @ self.Iinv.T)
-
-    def constraint_residual(self, state):
-        """(a, w) along the state."""
-        return self.velocity(state) @ self.a
 
     def check_state(self, state, project=False):
         """(m, lambda) with (a, I^-1 m) = 0 checked (or m projected I^-1-orthogonally if ``project``)."""
         self._require_numeric("check_state")
-        s = self._check_last(state, self.n + 1, "state (m, lambda)")
+        s = self._check_last(state, self.state_dim, "state (m, lambda)")
         m = self._check_m(s[..., :self.n], project)
         return np.concatenate([m, s[..., self.n:]], axis=-1)
 
@@ -107,8 +128,8 @@ class ServoSecondKind(LeftInvariantConstrained):
             m = self._w_on_constraint(w, project) @ self.I.T
         else:
             m = self._check_m(self._check_last(m, self.n, "m"), project)
-        lam = np.broadcast_to(np.asarray(lam, dtype=float), m.shape[:-1])
-        return np.concatenate([m, lam[..., None]], axis=-1)
+        lam = np.broadcast_to(self._lam_in(lam), m.shape[:-1] + (self.k,))
+        return np.concatenate([m, lam], axis=-1)
 
     def problem(self):
         """:class:`integrators.CoadjointProblem` z' = ad*_{Wz} z, with ``velocity_matrix`` W and no forcing.
@@ -116,8 +137,6 @@ class ServoSecondKind(LeftInvariantConstrained):
         For b parallel to a, W is symmetric and H(z) = (z, W z)/2 = T is recorded as "energy".
         """
         self._require_numeric("problem")
-        from integrators import CoadjointProblem
-
         ham = None
         if self.b_parallel_a:
             W = self.W
@@ -125,8 +144,27 @@ class ServoSecondKind(LeftInvariantConstrained):
             def ham(z):
                 return 0.5 * np.einsum("...i,...i->...", z, z @ W.T)
         return CoadjointProblem(self.algebra, self.velocity_z, velocity_matrix=self.W, hamiltonian=ham,
-                                constraints={"(a, w)": lambda z: self.velocity_z(z) @ self.a},
-                                name=self.name)
+                                constraints=self._constraints_z(),
+                                name=self.name, outputs=self.outputs(), state_map=self.from_problem)
+
+    def _constraints_z(self):
+        if self.k == 1:
+            return {"(a, w)": lambda z: self.velocity_z(z) @ self.a}
+        return {f"(a_{i + 1}, w)": (lambda z, i=i: self.velocity_z(z) @ self.A[i]) for i in range(self.k)}
+
+    def outputs(self):
+        """As for every Lie-group system, with the multiplier (lambda, lambda') of the second kind:
+        "multiplier" is the pair, "lambda" the first of it."""
+        out = super().outputs()
+        out["lambda"] = lambda z: self.multiplier(self.from_problem(z))[0]
+        out["multiplier"] = lambda z: np.stack(self.multiplier(self.from_problem(z)))
+        return out
+
+    def _first_integrals(self):
+        return second_kind_integrals(self)
+
+    def _reduced(self):
+        return reduce_second_kind(self)
 
 
 class Vakonomic(ServoSecondKind):

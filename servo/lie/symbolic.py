@@ -18,7 +18,7 @@ import sympy as sp
 from sympy.physics.mechanics import dynamicsymbols
 from sympy.physics.vector.printing import vlatex
 
-from .euler_poincare import coad_sym
+from .symbols import coad_sym
 
 __all__ = ["Equations", "equations_of", "omega_functions"]
 
@@ -37,7 +37,7 @@ class Equations:
     eqs : list of sympy.Eq        the dynamic equations, then the constraint (if any)
     exprs : list of sympy.Expr    lhs - rhs for each equation (each must vanish)
     omega : tuple                  omega1(t)..omegan(t) (or m1(t)..mn(t) for a system given by K)
-    lam : sympy function or None   lambda(t)
+    lam : sympy function, tuple of them (several constraints) or None   lambda(t)
     t : sympy.Symbol
     """
 
@@ -57,6 +57,8 @@ class Equations:
     @property
     def unknowns(self):
         """The unknown functions: omega1(t)..omegan(t) and lambda(t) when present."""
+        if isinstance(self.lam, tuple):
+            return self.omega + self.lam
         return self.omega + ((self.lam,) if self.lam is not None else ())
 
     def __iter__(self):
@@ -89,6 +91,9 @@ class Equations:
         numeric non-zero a_k, or the last non-zero one); returns the dynamic equations only."""
         if self.constraint is None:
             return self
+        if isinstance(self.constraint, list):
+            raise NotImplementedError("on_constraint() eliminates one velocity; with several constraints "
+                                      "use servo.lie reduced() for the equations on the constraint subspace")
         a = [sp.expand(self.constraint.lhs).coeff(w) for w in self.omega]
         cand = [k for k, ak in enumerate(a) if ak != 0]
         num = [k for k in cand if not getattr(a[k], "free_symbols", set())]
@@ -119,6 +124,8 @@ def equations_of(system):
         rhs = coad_sym(alg, w, mom)
         eqs = [sp.Eq(sp.expand(sp.diff(mom[j], t)), sp.expand(rhs[j])) for j in range(n)]
         return Equations(eqs, t, om, None, None, f"{system.name}: (I w)' = ad*_w (I w)")
+    if system.k > 1:
+        return _several_constraints(system, t, om, w)
     a, b = system.a_sym, system.b_sym
     constraint = sp.Eq(sp.expand((a.T * w)[0, 0]), 0)
     mom = I * w
@@ -132,3 +139,22 @@ def equations_of(system):
         eqs = [sp.Eq(sp.expand(sp.diff(z[j], t)), sp.expand(rhs[j])) for j in range(n)]
         title = f"{system.name}: (I w + lambda b)' = ad*_w (I w + lambda b), (a, w) = 0"
     return Equations(eqs + [constraint], t, om, lam, constraint, title)
+
+
+def _several_constraints(system, t, om, w):
+    """k constraints A w = 0 with controls B: the first kind (I w)' = ad*_w (I w) + B^T lambda, the second
+    kind (I w + B^T lambda)' = ad*_w (I w + B^T lambda), lambda = (lambda1(t), ..., lambdak(t))."""
+    n, k, alg = system.n, system.k, system.algebra
+    lams = tuple(dynamicsymbols(f"lambda1:{k + 1}"))
+    L = sp.Matrix(lams)
+    constraints = [sp.Eq(sp.expand((system.A_sym[:, i].T * w)[0, 0]), 0) for i in range(k)]
+    mom = system.I_sym * w
+    if system.kind in ("servo1", "nonholonomic"):
+        lhs, rhs = mom, coad_sym(alg, w, mom) + system.B_sym * L
+        title = f"{system.name}: (I w)' = ad*_w (I w) + sum_i lambda_i b_i, (a_i, w) = 0"
+    else:
+        lhs = mom + system.B_sym * L
+        rhs = coad_sym(alg, w, lhs)
+        title = f"{system.name}: (I w + sum_i lambda_i b_i)' = ad*_w (I w + sum_i lambda_i b_i), (a_i, w) = 0"
+    eqs = [sp.Eq(sp.expand(sp.diff(lhs[j], t)), sp.expand(rhs[j])) for j in range(n)]
+    return Equations(eqs + constraints, t, om, lams, constraints, title)

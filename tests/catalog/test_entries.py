@@ -60,7 +60,7 @@ def test_sleigh_on_blade_runs_on_a_circle_of_radius_u_over_w():
     p = e.parameters
     R = p["u0"] / p["w0"]
     centre = np.array([0.0, R])  # starts at the origin heading along x, turning left
-    r = np.linalg.norm(run.path - centre, axis=-1)
+    r = np.linalg.norm(run.outputs["path"] - centre, axis=-1)
     assert np.max(np.abs(r - R)) < 1e-10
 
 
@@ -82,7 +82,7 @@ def test_talamucci_variants(constraint):
     run = catalog.simulate(e)
     bad = [v.line() for v in catalog.checks(e, run) if not v.passed]
     assert not bad, bad
-    assert ("energy T + V" in run.integrals) == (constraint != "nonhomogeneous")
+    assert ("energy T + V" in run.invariants) == (constraint != "nonhomogeneous")
 
 
 def test_talamucci_unknown_constraint():
@@ -98,3 +98,16 @@ def test_one_sided_sleigh_joins_after_half_a_turn(w0, t_end, steps):
     run = catalog.simulate(e)
     bad = [v.line() for v in catalog.checks(e, run) if not v.passed]
     assert not bad, bad
+
+
+def test_two_axis_entries_refuse_bad_parameters():
+    """Parallel axes leave no direction; s0 of the sign of kappa blows up at t = 1/(kappa s0) before t_end."""
+    from catalog.entries.multi_constrained import beghin_kappa
+
+    with pytest.raises(catalog.CatalogError, match="parallel"):
+        catalog.get("two_axis_vakonomic_body", l2=(2.0, 0.0, 0.0))
+    e = catalog.get("two_axis_beghin_body")
+    I = e.extras["inertia"]
+    kappa = beghin_kappa(I, *e.extras["a"], *e.extras["b"])
+    with pytest.raises(catalog.CatalogError, match="blows up"):
+        catalog.get("two_axis_beghin_body", s0=1.0 / kappa)

@@ -75,3 +75,35 @@ def test_not_toml(tmp_path):
     f.write_text("algebra = [unclosed\n")
     with pytest.raises(TomlEntryError, match="not valid TOML"):
         catalog.from_file(f)
+
+
+def test_several_constraints_from_toml(tmp_path):
+    """a (and b) as lists of covectors: the vakonomic body with w1 = w2 = 0 turns uniformly about e3
+    with s = 0.5 while u = lambda1 e1 + lambda2 e2 rotates about e3 by -s t (u* = -s (I e3 - I33 e3) = 0
+    for a diagonal inertia), derived as in catalog.entries.multi_constrained."""
+    f = tmp_path / "two.toml"
+    f.write_text('algebra = "so3"\ninertia = [3.0, 2.0, 1.0]\nmodel = "vakonomic"\n'
+                 'a = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]\n[initial]\nw = [0.0, 0.0, 0.5]\nlambda = [0.1, 0.2]\n'
+                 '[simulation]\nt_end = 2.0\nsteps = 200\n')
+    e = catalog.from_file(f)
+    run = catalog.simulate(e)
+    ang = -0.5 * run.t
+    lam = np.stack([0.1 * np.cos(ang) - 0.2 * np.sin(ang), 0.1 * np.sin(ang) + 0.2 * np.cos(ang)], -1)
+    assert np.max(np.abs(run.y[:, 3:] - lam)) < 1e-10
+    assert e.labels[-2:] == ("lambda1", "lambda2")
+
+
+def test_several_constraints_toml_errors_name_the_key(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text('algebra = "so3"\ninertia = [3.0, 2.0, 1.0]\nmodel = "servo1"\n'
+                 'a = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]\nb = [1.0, 0.0, 0.0]\n[initial]\nw = [0.0, 0.0, 0.5]\n')
+    with pytest.raises(catalog.TomlEntryError, match="key 'b'.*as many control covectors"):
+        catalog.from_file(f)
+    f.write_text('algebra = "so3"\ninertia = [3.0, 2.0, 1.0]\nmodel = "nonholonomic"\n'
+                 'a = [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]\n[initial]\nw = [0.0, 0.0, 0.5]\n')
+    with pytest.raises(catalog.TomlEntryError, match=r"key 'a\[1\]'.*non-zero"):
+        catalog.from_file(f)
+    f.write_text('algebra = "so3"\ninertia = [3.0, 2.0, 1.0]\nmodel = "nonholonomic"\n'
+                 'a = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]\n[initial]\nw = [0.0, 0.1, 0.5]\n')
+    with pytest.raises(catalog.TomlEntryError, match=r"off the constraint: \(a_2, w\)"):
+        catalog.from_file(f)
