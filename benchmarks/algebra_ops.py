@@ -3,7 +3,7 @@
 Times bracket / coad / coadjoint_exp on a batch of N = 10^6 vectors for so(3) and se(3), compares the
 so(3) coadjoint operator ad*_w m = m x w with a hand-written numpy cross product (and np.cross), and
 times `casimirs()` on a fresh copy of every named algebra (sympy linear algebra + lambdify, uncached).
-Target (issue 2): batched coad on so(3) within 3x of the hand-written cross product.
+Target: batched coad on so(3) within 3x of the hand-written cross product.
 
 Run:  .venv/bin/python benchmarks/algebra_ops.py [--n 1000000] [--repeat 5]
 Writes its table to benchmarks/RESULTS.md (section ``algebra_ops``).

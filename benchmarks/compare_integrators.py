@@ -4,7 +4,7 @@
 
 Writes the section "integrators" of benchmarks/RESULTS.md and one figure per problem under
 benchmarks/figures/ (work-precision: final error against wall time and against evaluations).
-Targets of issue 5 are checked as ratios measured in this one run and printed as met / not met.
+The speed and accuracy targets are checked as ratios measured in this one run and printed as met / not met.
 ``--quick`` shortens the long runs (10^5 instead of 10^6 steps, smaller ensembles) for a smoke run.
 """
 
@@ -245,7 +245,7 @@ def main():
            f"{'met' if defect <= 1e-13 and n >= 10**6 else 'measured over ' + str(n) + ' steps only'})", ""]
     print("reconstruction", n, defect)
     md.append(f"Total benchmark time {time.perf_counter() - start:.0f} s{' (--quick)' if QUICK else ''}.")
-    update_section("integrators", "## Integrators (issue 5)\n\n" + "\n".join(md),
+    update_section("integrators", "## Integrators\n\n" + "\n".join(md),
                    "python benchmarks/compare_integrators.py" + (" --quick" if QUICK else ""))
 
 

@@ -139,7 +139,7 @@ def main(argv=None):
         note = ("Homotopy continuation in numpy (servo.quadratic.invariant_lines), all 2^p paths in one batch; "
                 "targets: 100 % certified, residual < 1e-12, median < 0.1 s for p <= 6 and < 1 s for "
                 "p = 8. Wall times on a 2-core machine shared with other jobs, OPENBLAS_NUM_THREADS=1.")
-        update_section("invariant_lines", "## Invariant lines (issue 4)\n\n" + note + "\n\n" + table,
+        update_section("invariant_lines", "## Invariant lines\n\n" + note + "\n\n" + table,
                        ".venv/bin/python benchmarks/invariant_lines.py")
 
 

@@ -1,4 +1,4 @@
-"""Drift of the first integrals and of the constraint for the servo systems (issue 3).
+"""Drift of the first integrals and of the constraint for the servo systems.
 
 Second kind (so(3), se(3), random I, a, b): relative drift of every shifted Casimir F(m + lambda b) and
 max |(a, w)| for the default Lie-Poisson "rkmk4" against "rk4" and scipy DOP853 (rtol 1e-10).
@@ -62,7 +62,7 @@ def main(steps=5000, T=50.0):
             print(*rows[-1], flush=True)
     table = markdown_table(["system", "method", "steps (output grid for scipy)", "Casimir drift (rel)",
                             "max |(a, w)|", "energy drift (rel)", "wall s"], rows)
-    update_section("servo_drift", f"## Servo: drift of integrals and constraints, t in [0, {T:g}] (issue 3)\n\n"
+    update_section("servo_drift", f"## Servo: drift of integrals and constraints, t in [0, {T:g}]\n\n"
                    + table, f"python benchmarks/servo_drift.py {steps}")
     print(table)
 

@@ -1,4 +1,4 @@
-"""Group defect of the reconstruction g' = g w through integrators over 10^5 steps (issue 3, item 8).
+"""Group defect of the reconstruction g' = g w through integrators over 10^5 steps.
 
 For SO(3), SE(2), SE(3) and the methods lie_euler and rkmk4: max over the run of the group defect
 (max |R^T R - 1|, |det R - 1|, homogeneous row) with w(t) = c cos(f t) + 0.3 on t in [0, 50].
@@ -35,7 +35,7 @@ def main(steps=100_000):
                          f"{wall:.1f}"])
             print(*rows[-1], flush=True)
     table = markdown_table(["group", "method", "steps", "max group defect", "< 1e-12", "wall s"], rows)
-    update_section("servo_reconstruction", "## Servo: group reconstruction defect (issue 3, item 8)\n\n" + table,
+    update_section("servo_reconstruction", "## Servo: group reconstruction defect\n\n" + table,
                    f"python benchmarks/servo_reconstruction.py {steps}")
     print(table)
 

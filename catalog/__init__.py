@@ -6,8 +6,10 @@ the HTML report.
     e = catalog.get("euler_top", I1=3.0)  # parameters override documented defaults
     catalog.graph()                       # networkx.DiGraph of relations between entries
     catalog.from_file("my_system.toml")   # a user's own Lie-group system
+    catalog.bibliography.cite(catalog.get("suslov").references)   # the works an entry rests on
 """
 
+from . import bibliography
 from .graph import RELATIONS, graph
 from .errors import CatalogError, NoExactSolution, TomlEntryError
 from .registry import Entry, defaults, get, names
@@ -15,4 +17,4 @@ from .verify.run import checks, simulate
 from .entries.toml_loader import from_file
 
 __all__ = ["names", "get", "graph", "from_file", "defaults", "Entry", "CatalogError", "TomlEntryError",
-           "RELATIONS", "simulate", "checks"]
+           "RELATIONS", "simulate", "checks", "bibliography"]

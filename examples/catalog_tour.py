@@ -29,7 +29,7 @@ for v in catalog.checks(e, run):
 plots.save(plots.trajectory_figure(e, run), OUT / "tour_servo_sleigh.png")
 
 # 2. a user's system from TOML: rigid body with a flywheel (servo-constraint of the second kind)
-mine = catalog.from_file(ROOT / "tests" / "catalog" / "data" / "flywheel.toml")
+mine = catalog.from_file(ROOT / "catalog" / "entries" / "data" / "flywheel.toml")
 r2 = catalog.simulate(mine)
 print(f"\n{mine.name} from TOML: " + "; ".join(v.line() for v in catalog.checks(mine, r2)))
 

@@ -1,7 +1,7 @@
 """Invariant lines of the reduced servo systems of the catalog as their parameters vary.
 
 Bifurcation diagrams of the number of real invariant lines x = s xi, v(xi) = c xi (Kozlov, slide
-"Общие свойства приведенных систем", seeds/004) for
+"Общие свойства приведенных систем") for
 - beghin_body (rigid body, servo-constraint of the first kind, omega_3 = 0, force direction
   n = (0, sin phi, cos phi)): p = 2;
 - flywheel_body (second kind, b = (0, b2, 1)): p = 3 (the extra coordinate is lambda);

@@ -1,7 +1,7 @@
 """Survey of the invariant lines of random homogeneous quadratic systems x' = v(x), p = 2..6.
 
 For each p, seeded random systems with Q[i,j,k] ~ N(0, 1) are solved by homotopy continuation
-(servo.quadratic.invariant_lines). Claim 4 of the slide "Общие свойства приведенных систем" (seeds/004) says:
+(servo.quadratic.invariant_lines). Claim 4 of the slide "Общие свойства приведенных систем" (Kozlov's lectures) says:
 if v(x) != 0 for real x != 0 and the number of invariant lines is finite, the number of real lines
 (with multiplicity) is odd and at most 2^p - 1. The script counts the real lines, checks the parity
 and the bound, prints a table and saves the distribution to examples/output/invariant_lines_survey.png.

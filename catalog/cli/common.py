@@ -60,6 +60,16 @@ def emit_json(obj):
     print(json.dumps(to_jsonable(obj), indent=2))
 
 
+def is_json_path(path):
+    """True when an ``--out`` path asks for JSON (its suffix is .json)."""
+    return Path(str(path)).suffix.lower() == ".json"
+
+
+def write_json(path, obj):
+    """Write ``obj`` (numpy arrays allowed) as JSON to ``path``."""
+    Path(path).write_text(json.dumps(to_jsonable(obj), indent=2) + "\n")
+
+
 class Progress:
     """``with Progress("simulating") as p: ... p.update("entry 3/12")``: a one-line status on stderr,
     redrawn every 0.2 s, shown only when stderr is a terminal and the work has taken more than 1 s."""

@@ -1,18 +1,21 @@
 """``liedyn lines NAME``: the invariant lines x = s xi, v(xi) = c xi, of the entry's reduced homogeneous
-quadratic system (issue 4), with c, reality, multiplicity, stability on the sphere of directions."""
+quadratic system (``servo.quadratic``), with c, reality, multiplicity, stability on the sphere of directions."""
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
 from .common import Progress, add_common, add_entry_args, emit_json, resolve
 
 
-def lines_of(entry):
-    """(QuadraticSystem, InvariantLines) of ``entry``; a ValueError when it has no reduced system."""
+def lines_of(entry, q=None):
+    """(QuadraticSystem, InvariantLines) of ``entry`` (or of its reduced system ``q`` when given); a
+    ValueError when it has no reduced system."""
     from ..output.describe import quadratic_system
 
-    q = quadratic_system(entry)
+    q = quadratic_system(entry) if q is None else q
     if q is None:
         raise ValueError(f"{entry.name}: no homogeneous quadratic reduced system (model {entry.model!r})")
     if hasattr(q, "invariant_lines"):
@@ -58,11 +61,19 @@ def _fmt(x):
 
 
 def cmd_lines(args):
+    from ..output.describe import quadratic_system
+
     entry = resolve(args.name, args.param)
+    q = quadratic_system(entry)
+    plot = args.plot
+    if plot and q is not None and q.p > 3:  # said before the (possibly long) computation
+        print(f"liedyn: note: --plot draws the phase plane (p = 2) or the sphere of directions (p = 3); "
+              f"{entry.name} has p = {q.p}, so no figure is written", file=sys.stderr)
+        plot = None
     with Progress(f"invariant lines of {entry.name}"):
-        q, lines = lines_of(entry)
+        q, lines = lines_of(entry, q)
     d = lines_data(entry, q, lines)
-    if args.plot:
+    if plot:
         from ..output import plots
 
         plots.save(plots.phase_portrait_figure(q, entry.name), args.plot)
@@ -77,14 +88,14 @@ def cmd_lines(args):
               f"{'yes' if r['is_equilibrium_line'] else 'no':5s} {r['stability'] or '-'}")
     print(f"total multiplicity {d['total_multiplicity']} (bound 2^p - 1 = {d['bound']}), real {d['real_count']}, "
           f"families {d['families']}, certified complete: {'yes' if d['certified'] else 'no'}")
-    if args.plot:
-        print(f"figure: {args.plot}")
+    if plot:
+        print(f"figure: {plot}")
     return 0
 
 
 def add_parsers(sub):
     p = sub.add_parser("lines", help="invariant lines of the reduced quadratic system")
     add_entry_args(p)
-    p.add_argument("--plot", default=None, metavar="path.png", help="save the phase portrait with the lines")
+    p.add_argument("--plot", default=None, metavar="path.png", help="save the phase portrait with the lines (p <= 3)")
     add_common(p)
     p.set_defaults(func=cmd_lines)

@@ -1,6 +1,6 @@
 """The ``liedyn`` command line.
 
-Subcommands: ``list``, ``show NAME``, ``simulate NAME``, ``lines NAME``, ``compare NAME``,
+Subcommands: ``list``, ``show NAME``, ``cite NAME``, ``simulate NAME``, ``lines NAME``, ``compare NAME``,
 ``report --out DIR``, ``algebras``; NAME is a catalog entry or a path to a TOML file (see
 :mod:`catalog.entries.toml_loader`). Every subcommand takes ``--json``. Errors print one line on stderr and
 exit with status 2; ``--debug`` (before or after the subcommand) shows the traceback.
@@ -33,6 +33,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser():
+    from . import cite
     from . import compare
     from . import lines
     from . import report
@@ -44,12 +45,13 @@ def build_parser():
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = p.add_subparsers(dest="command", required=True)
     show.add_parsers(sub)
+    cite.add_parsers(sub)
     simulate.add_parsers(sub)
     lines.add_parsers(sub)
     compare.add_parsers(sub)
     report.add_parsers(sub)
     a = sub.add_parser("algebras", help="table of the named Lie algebras and their Casimirs")
-    a.add_argument("--max-degree", type=int, default=4)
+    a.add_argument("--max-degree", type=int, default=4, help="largest Casimir degree searched (2..8, default 4)")
     add_common(a)
     a.set_defaults(func=_cmd_algebras)
     return p

@@ -1,8 +1,11 @@
-"""``liedyn report --out DIR``: the static HTML report (see :mod:`catalog.output.report`)."""
+"""``liedyn report --out DIR``: the static HTML report (see :mod:`catalog.output.report`); ``--out x.json``
+writes the checks as JSON instead (the figures are drawn in a temporary directory and dropped)."""
 
 from __future__ import annotations
 
-from .common import Progress, add_common, emit_json
+import tempfile
+
+from .common import Progress, add_common, emit_json, is_json_path, write_json
 
 
 def cmd_report(args):
@@ -14,14 +17,19 @@ def cmd_report(args):
 
         for n in names:
             get(n)  # unknown names fail here with one clear line
-    with Progress("writing the report") as prog:
-        path, verdicts, failures = write_report(args.out, names=names, progress=prog,
+    as_json = is_json_path(args.out)
+    with Progress("writing the report") as prog, tempfile.TemporaryDirectory() as tmp:
+        path, verdicts, failures = write_report(tmp if as_json else args.out, names=names, progress=prog,
                                                 compare=not args.no_compare)
     n_pass = sum(v.passed for v in verdicts)
+    summary = {"path": args.out if as_json else str(path), "checks": len(verdicts), "passed": n_pass,
+               "failed": [v.as_dict() for v in verdicts if not v.passed],
+               "entry_failures": [{"name": n, "error": e} for n, e in failures]}
+    if as_json:
+        write_json(args.out, dict(summary, verdicts=[v.as_dict() for v in verdicts]))
+        path = args.out
     if args.json:
-        emit_json({"path": str(path), "checks": len(verdicts), "passed": n_pass,
-                   "failed": [v.as_dict() for v in verdicts if not v.passed],
-                   "entry_failures": [{"name": n, "error": e} for n, e in failures]})
+        emit_json(summary)
         return 0
     print(f"report: {path}  ({n_pass}/{len(verdicts)} checks pass)")
     for v in verdicts:
@@ -32,7 +40,7 @@ def cmd_report(args):
 
 def add_parsers(sub):
     p = sub.add_parser("report", help="write the HTML report of every catalog entry")
-    p.add_argument("--out", default="out/report", help="output directory (default out/report)")
+    p.add_argument("--out", default="out/report", help="output directory (default out/report); a .json path writes the checks as JSON")
     p.add_argument("--only", default=None, help="comma-separated entry names (default: all)")
     p.add_argument("--no-compare", action="store_true", help="skip the integrator comparison section")
     add_common(p)

@@ -28,7 +28,7 @@ def show_data(entry):
 
     text, latex = describe.equations(entry)
     return {
-        "name": entry.name, "description": entry.description, "references": list(entry.references),
+        "name": entry.name, "description": entry.description, "references": describe.references(entry),
         "model": entry.model, "kind": entry.kind, "parameters": dict(entry.parameters),
         "equations": text, "latex": latex, "realizability": describe.realizability(entry),
         "first_integrals": describe.integrals(entry), "labels": list(entry.labels),

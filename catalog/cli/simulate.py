@@ -1,12 +1,14 @@
 """``liedyn simulate NAME``: integrate, print the drift of every first integral, the constraint residual
-and the verdicts; ``--out traj.csv`` writes the trajectory, ``--plot path.png`` a figure."""
+and the verdicts; ``--out traj.csv`` writes the trajectory (``--out traj.json``: the trajectory and the
+summary as JSON), ``--plot path.png`` a figure."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..errors import CatalogError
 from ..verify.run import drift, exact_error
-from .common import Progress, add_common, add_entry_args, emit_json, resolve
+from .common import Progress, add_common, add_entry_args, emit_json, is_json_path, resolve, write_json
 
 
 def write_csv(path, run):
@@ -35,15 +37,19 @@ def cmd_simulate(args):
     from ..output import plots
     from ..verify.run import checks, simulate
 
+    if args.out and not (is_json_path(args.out) or str(args.out).lower().endswith(".csv")):
+        raise CatalogError(f"--out {args.out}: the suffix chooses the format, .csv or .json")
     entry = resolve(args.name, args.param)
     with Progress(f"simulating {entry.name}"):
         run = simulate(entry, t_end=args.t_end, steps=args.steps, method=args.method)
     verdicts = checks(entry, run)
-    if args.out:
+    d = simulate_data(entry, run, verdicts)
+    if args.out and is_json_path(args.out):
+        write_json(args.out, dict(d, t=run.t, y=run.y, integrals=dict(run.invariants)))
+    elif args.out:
         write_csv(args.out, run)
     if args.plot:
         plots.save(plots.trajectory_figure(entry, run), args.plot)
-    d = simulate_data(entry, run, verdicts)
     if args.json:
         emit_json(d)
         return 0
@@ -66,7 +72,8 @@ def add_parsers(sub):
     p.add_argument("--t-end", type=float, default=None, help="final time (default: the entry's)")
     p.add_argument("--steps", type=int, default=None, help="number of steps (default: the entry's)")
     p.add_argument("--method", default=None, help="integrator name, e.g. rkmk4, cf4, rk4, scipy:DOP853")
-    p.add_argument("--out", default=None, metavar="traj.csv", help="write the trajectory as CSV")
+    p.add_argument("--out", default=None, metavar="traj.csv|traj.json",
+                   help="write the trajectory as CSV, or with the summary as JSON (by the suffix)")
     p.add_argument("--plot", default=None, metavar="path.png", help="save a figure of the motion")
     add_common(p)
     p.set_defaults(func=cmd_simulate)

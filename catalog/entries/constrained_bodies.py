@@ -1,4 +1,4 @@
-"""Rigid bodies with a left-invariant constraint (w, l) = 0 on so(3) (Kozlov's slides, seeds/004):
+"""Rigid bodies with a left-invariant constraint (w, l) = 0 on so(3) (Kozlov's lectures on servo-constraints):
 
 * ``suslov``: nonholonomic, the reaction along l (Suslov's problem);
 * ``beghin_body``: servo-constraint of the first kind, control torque along n (Beghin's example);
@@ -20,8 +20,9 @@ from .build import lie_system
 from ..verify.claims import constraint_residuals, model_integrals
 from ..registry import Entry, register
 
-REF = ["seeds/004_11b42558cce6c462.txt: 'Servo constraints (by H. Beghin)', rigid body with axes l and n",
-       "seeds/000_2f1b12a85c95f03b.txt (Kozlov 2019), sections 6-7: servo-constraints of type I and II"]
+#: the lectures: 'Servo constraints (by H. Beghin)', rigid body with axes l and n; Kozlov (2019), sections 6-7:
+#: servo-constraints of type I and II; Suslov's problem
+REF = ["kozlov_servo_lectures", "kozlov2019", "beghin1922", "suslov1946"]
 
 #: default inertia: a general symmetric positive definite tensor (not principal axes), so that the
 #: constrained motions are not trivial uniform rotations

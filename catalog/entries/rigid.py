@@ -19,8 +19,8 @@ from ..verify.exact import NoExactSolution, euler_top_solution
 from ..verify.run import orientation
 from ..registry import Entry, register
 
-REF_EULER = ["L. D. Landau, E. M. Lifshitz, Mechanics, section 37 (Jacobi elliptic solution)",
-             "seeds/004_11b42558cce6c462.txt: Euler-Poincare equations m' = ad*_w m on so(3)"]
+#: Landau-Lifshitz section 37 (Jacobi's elliptic solution); the lectures: Euler-Poincare m' = ad*_w m on so(3)
+REF_EULER = ["landau-lifshitz1976", "jacobi1849", "kozlov_servo_lectures"]
 
 
 def _spatial_momentum_check(run):
@@ -101,8 +101,8 @@ def heavy_top(J1, J2, J3, mgl, chi, M0, Gamma0, t_end, steps):
         description=("The heavy top as the semidirect-product example: Lie-Poisson equations on se(3)* "
                      "with m = (M, Gamma), M' = M x Omega + mgl Gamma x chi, Gamma' = Gamma x Omega. "
                      "Casimirs |Gamma|^2 and (M, Gamma), energy, and M3 for a Lagrange top."),
-        references=["D. D. Holm, J. E. Marsden, T. Ratiu, A. Weinstein, Phys. Rep. 123 (1985): heavy top on se(3)*",
-                    "seeds/004_11b42558cce6c462.txt: Lie-Poisson bracket and Casimirs"],
+        references=["holm-marsden-ratiu-weinstein1985",  # heavy top on se(3)*
+                    "kozlov_servo_lectures"],  # Lie-Poisson bracket and Casimirs
         first_integrals=ints, labels=("M1", "M2", "M3", "G1", "G2", "G3"),
         tags=("se3", "semidirect", "free") + (("lagrange",) if lagrange else ()),
         tolerances={"integral": 1e-9, "exact": 1e-6},

@@ -5,11 +5,11 @@
   T = M (u^2 + (v + ell w)^2)/2 + J w^2/2, the equations are u' = ell w^2, (J + M ell^2) w' = -M ell u w, so
   u(t) = U tanh(k t + c), w(t) = w0 cosh(c)/cosh(k t + c), U = sqrt(2E/M), k = M ell U/(J + M ell^2),
   c = artanh(u0/U): the classic asymptotic straight-line motion (derived here from the energy integral;
-  Kozlov 2019, seeds/000, section 3).
+  Kozlov 2019, section 3).
 * ``chaplygin_sleigh_on_blade``: ell = 0: u and w constant, a circle of radius u/w.
 * ``servo_sleigh``: T = M(u^2 + v^2)/2 + I w^2/2, v = 0 kept by the control force lambda (a_u, b_v, c_w) (first kind):
   u' = alpha u w, w' = beta u w, alpha = a_u/b_v, beta = M c_w/(I b_v); gamma = beta u - alpha w is conserved and
-  u(t) = gamma/(beta + C e^{gamma t}) (seeds/004, "Сервосани Чаплыгина").
+  u(t) = gamma/(beta + C e^{gamma t}) (Kozlov's lectures, "Сервосани Чаплыгина").
 The path in the plane comes from the group reconstruction g' = g w on SE(2) (``servo.reconstruct_motion``),
 or, for runs without velocities, from x' = u cos(theta), y' = u sin(theta), theta' = w by trapezoidal quadrature.
 """
@@ -25,8 +25,8 @@ from ..verify.claims import constraint_residuals, model_integrals
 from ..verify.exact import servo_sleigh_u
 from ..registry import Entry, register
 
-REF_SLEIGH = ["S. A. Chaplygin (1911), the sleigh; seeds/000_2f1b12a85c95f03b.txt (Kozlov 2019), section 3",
-              "seeds/004_11b42558cce6c462.txt: Chaplygin skate (sleigh)"]
+#: Chaplygin (1911), the sleigh; Kozlov (2019), section 3; the lectures: "Chaplygin skate (sleigh)"
+REF_SLEIGH = ["chaplygin1911", "kozlov2019", "kozlov_servo_lectures"]
 
 
 def plane_path(u_of, w_of):
@@ -135,7 +135,7 @@ def servo_sleigh(M, I, a_u, b_v, c_w, u0, w0, t_end, steps):
                      "by a control force lambda (a_u, b_v, c_w) instead of a blade. The reduced system "
                      "u' = alpha u w, w' = beta u w has the integral gamma = beta u - alpha w and the solution "
                      "u = gamma/(beta + C e^(gamma t))."),
-        references=["seeds/004_11b42558cce6c462.txt: 'Сервосани Чаплыгина' (Chaplygin servo-sleigh)"],
+        references=["kozlov_servo_lectures"],  # 'Сервосани Чаплыгина' (Chaplygin servo-sleigh)
         first_integrals=ints, exact_solution=exact, labels=("p_u", "p_v", "p_w"),
         tags=("se2", "sleigh", "servo1"), tolerances={"integral": 1e-8, "exact": 1e-7, "constraint": 1e-9},
         path=plane_path(lambda y: y[:, 0] / M, lambda y: y[:, 2] / I),

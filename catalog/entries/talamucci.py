@@ -1,5 +1,5 @@
-"""Two material points in the plane with Talamucci's nonlinear velocity constraints (seeds/002, Example 2),
-Cetaev's model (``servo.LagrangianSystem.constrain``, issue 6).
+"""Two material points in the plane with Talamucci's nonlinear velocity constraints (Talamucci 2025, Example 2),
+Cetaev's model (``servo.LagrangianSystem.constrain``).
 
 q = (x1, y1, x2, y2), T = (|P1'|^2 + |P2'|^2)/2, V = k (|P1|^2 + |P2 - (1, 0)|^2)/2, and one constraint:
 
@@ -75,7 +75,7 @@ def talamucci_two_points(constraint, k, t_end, steps):
                      + ("The constraint is homogeneous of degree 2 in the velocities, so the reaction does no work "
                         "and the energy is conserved." if degree else
                         "The constraint is not homogeneous: the reaction does work and the energy changes.")),
-        references=["seeds/002_b8bf19dd0cb2de8b.txt (Talamucci 2025), Example 2 and Proposition 1"],
+        references=["talamucci2025", "cetaev1932"],  # Example 2 and Proposition 1
         first_integrals=ints, labels=("x1", "y1", "x2", "y2", "x1'", "y1'", "x2'", "y2'"),
         tags=("two-point", "nonlinear", constraint), tolerances={"integral": 1e-8, "constraint": 1e-8},
         path=lambda run: run.y[:, :2], extras={"constraints": residual, "checks": checks})

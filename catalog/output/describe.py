@@ -1,16 +1,18 @@
 """Text about an entry for ``liedyn show`` and the report: equations, realizability, first integrals,
 and the reduced homogeneous quadratic system whose invariant lines ``liedyn lines`` computes.
 
-Equations come from the system itself when it can print them (``system.equations(symbolic=True)``,
-servo issue 3; ``system.equations()`` for Lagrangian systems, issue 6); for a bare Lie-Poisson problem
+Equations come from the system itself when it can print them (``system.equations(symbolic=True)``
+for the ``servo.lie`` systems; ``system.equations()`` for Lagrangian systems); for a bare Lie-Poisson problem
 they are derived here from the structure constants: m_j' = sum_{i,k} w_i C[i,j,k] m_k with
-w = I^-1 m + c (DESIGN.md conventions).
+w = I^-1 m + c (the conventions of ``liegroups.algebra``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import sympy as sp
+
+from .. import bibliography
 
 
 def _lie_poisson_equations(entry):
@@ -58,6 +60,11 @@ def equations(entry):
     else:
         text = str(eq).splitlines()
     return text, latex
+
+
+def references(entry):
+    """The full citation of each of the entry's references (bibliography keys; free text passes through)."""
+    return [bibliography.reference_text(r) for r in entry.references]
 
 
 def realizability(entry):

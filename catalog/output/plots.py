@@ -99,7 +99,7 @@ def drift_comparison_figure(entry, runs):
 
 
 def phase_portrait_figure(q, title=""):
-    """The reduced system's phase portrait with its invariant lines (``q.phase_portrait``, issue 4):
+    """The reduced system's phase portrait with its invariant lines (``q.phase_portrait``):
     streamlines for p = 2, the flow on the sphere of directions (a flat map) for p = 3."""
     fig, ax = plt.subplots(figsize=(4.4, 4.0) if q.p == 2 else (8, 4))
     q.phase_portrait(ax=ax)

@@ -59,7 +59,7 @@ def entry_section(entry, out, counter):
              f"<p class='small'>model: {_e(entry.model)}; kind: {_e(entry.kind)}; parameters: "
              + _e(", ".join(f"{k}={v}" for k, v in entry.parameters.items()) or "none") + "</p>"]
     if entry.references:
-        parts.append("<p>References:</p><ul>" + "".join(f"<li>{_e(r)}</li>" for r in entry.references) + "</ul>")
+        parts.append("<p>References:</p><ul>" + "".join(f"<li>{_e(r)}</li>" for r in describe.references(entry)) + "</ul>")
     text, latex = describe.equations(entry)
     parts.append("<h3>Equations</h3><pre>" + _e("\n".join(text) or "(not available)") + "</pre>")
     if latex:

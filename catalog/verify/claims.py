@@ -4,10 +4,10 @@ With m = I w, state y = m (free, nonholonomic, first kind) or y = (m, lambda) (s
 
 * free (m' = ad*_w m): the energy (m, I^-1 m)/2 and every Casimir F(m) are conserved.
 * nonholonomic (b = a, first kind): the reaction lambda a does no work since (a, w) = 0, so the energy is
-  conserved (Kozlov's slides, seeds/004, "Servo constraints (by H. Beghin)").
+  conserved (Kozlov's lectures on servo-constraints, "Servo constraints (by H. Beghin)").
 * servo of the first kind with b not parallel to a: no integral in general (the control does work).
 * second kind, (m + lambda b)' = ad*_w (m + lambda b): F(m + lambda b) for every Casimir F
-  (seeds/004, "сервосвязи второго рода"); dT/dt = -lambda' (b, w), so for the vakonomic case b = a the
+  (Kozlov's lectures, "сервосвязи второго рода"); dT/dt = -lambda' (b, w), so for the vakonomic case b = a the
   energy is conserved too, but not for general b.
 * every model: the constraint residual (a, w) = (a, I^-1 m) stays 0.
 """
@@ -54,5 +54,5 @@ def constraint_residuals(inertia, a, n):
 
 
 def realizability(inertia, a, b):
-    """The number (I^-1 a, b); the constraint is realizable iff it is non-zero (seeds/004, condition (*))."""
+    """The number (I^-1 a, b); the constraint is realizable iff it is non-zero (Kozlov's lectures, condition (*))."""
     return float(np.linalg.solve(np.asarray(inertia, float), np.asarray(a, float)) @ np.asarray(b, float))

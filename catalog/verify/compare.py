@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import CatalogError
 from .run import drift, simulate
 
 DEFAULT_METHODS = ("rk4", "midpoint", "lie_euler", "rkmk4", "cf4", "splitting", "scipy:DOP853", "scipy:RK45")
 
 
-def _applicable(entry, methods):
+def _applicable(entry, methods, strict=False):
+    """The methods of ``methods`` that apply to the entry; ``strict`` (methods the user named) raises the
+    integrators' MethodError (a ValueError naming the methods that apply) for an unknown or inapplicable one."""
     try:
         from integrators.methods import applies, get_method
 
@@ -26,10 +29,13 @@ def _applicable(entry, methods):
             try:
                 if applies(get_method(m, prob), prob):
                     out.append(m)
+                elif strict:
+                    raise CatalogError(f"method {m!r} does not apply to {entry.name}")
             except ValueError:
-                pass
+                if strict:
+                    raise
         return out
-    except Exception:  # older integrators: let each run decide
+    except (ImportError, AttributeError):  # older integrators: let each run decide
         return list(methods)
 
 
@@ -50,7 +56,7 @@ def compare_entry(entry, methods=None, t_end=None, ladder=(100, 200, 400), tols=
         raise ValueError(f"{entry.name}: the integrator comparison applies to Lie-group entries "
                          f"(this one is {entry.kind!r})")
     t_end = float(entry.t_end if t_end is None else t_end)
-    methods = _applicable(entry, methods or DEFAULT_METHODS)
+    methods = _applicable(entry, methods or DEFAULT_METHODS, strict=bool(methods))
     if entry.exact_solution is not None:
         ref_final = np.asarray(entry.exact_solution(np.array([t_end])), float)[-1]
         reference = "exact solution"

@@ -4,9 +4,9 @@
   functions (Landau-Lifshitz, Mechanics, section 37, eqs. 37.10-37.12).
 * :func:`servo_sleigh_u`: the Chaplygin servo-sleigh u' = alpha u w, w' = beta u w, whose integral
   gamma = beta u - alpha w turns the first equation into u' = u (beta u - gamma)/alpha ... solved as
-  u(t) = gamma / (beta + C e^{gamma t}) (Kozlov's slides, 004_11b42558cce6c462.txt, "Сервосани Чаплыгина").
+  u(t) = gamma / (beta + C e^{gamma t}) (Kozlov's lectures on servo-constraints, "Сервосани Чаплыгина").
 * :func:`inclined_skate`: the Chaplygin skate on an inclined plane from rest with phi' = w
-  (004_11b42558cce6c462.txt, "Example: the Chaplygin skate"): x = sin^2(wt)/(2w^2),
+  (Kozlov's lectures on servo-constraints, "Example: the Chaplygin skate"): x = sin^2(wt)/(2w^2),
   y = (wt - sin(2wt)/2)/(2w^2), phi = wt.
 """
 

@@ -1,7 +1,7 @@
 """Two-sided constraints phi(q, q', t) = 0 on a Lagrangian system, with four models.
 
-Sources: Kozlov's slides (seed 004) and Kozlov 2019 (seed 000), sections 2, 6, 7; Talamucci 2025
-(seed 002) for Cetaev's rule with nonlinear constraints and homogeneity.  With [.] the Lagrange
+Sources: Kozlov's lectures on servo-constraints and Kozlov 2019, sections 2, 6, 7; Talamucci 2025
+for Cetaev's rule with nonlinear constraints and homogeneity.  With [.] the Lagrange
 derivative and A = d^2 L/dq'^2:
 
 - nonholonomic (Cetaev):      [L] = F + sum_nu lambda_nu dphi_nu/dq',                 phi = 0
@@ -56,7 +56,7 @@ def parse_equalities(system, phi):
 def homogeneity_degree_of(system, phi):
     """Degree sigma of positive homogeneity of phi in q' (Euler: sum q'_i dphi/dq'_i = sigma phi), or None.
 
-    Talamucci 2025 (seed 002), Proposition 1: for such constraints Cetaev's virtual displacements
+    Talamucci 2025, Proposition 1: for such constraints Cetaev's virtual displacements
     contain the velocity, the reaction does no work and the energy is conserved.
     """
     p = system.plain(phi)

@@ -1,7 +1,7 @@
 """Lagrangian systems in coordinates: L = T - V, generalized forces F, Lagrange derivative [.].
 
 Conventions (Kozlov, "On the dynamics of systems with one-sided non-integrable constraints", 2019,
-section 1-2; Kozlov's lecture slides on servo-constraints, seed 004):
+section 1-2; Kozlov's lectures on servo-constraints):
 
 - coordinates q = (q_1..q_n) are ``dynamicsymbols`` (functions of t), velocities q' = dq/dt;
 - the Lagrange (variational) derivative is [Phi] = d/dt dPhi/dq' - dPhi/dq;

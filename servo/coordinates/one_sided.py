@@ -1,6 +1,6 @@
 """One-sided differential constraints f_nu(q, q', t) >= 0 (or W q' + h <= 0) on a Lagrangian system.
 
-Sources: Kozlov 2019 (seed 000), sections 2, 3 and 6; Salnikova, Kugushev, Demidov 2023 (seed 003).
+Sources: Kozlov 2019, sections 2, 3 and 6; Salnikova, Kugushev, Demidov 2023.
 
 Motion: free ([L] = F) where every f_nu > 0; on the boundary the active constraints act with the
 Cetaev reaction sum lambda_nu df_nu/dq' (or the control force sum lambda_nu M_nu of a one-sided

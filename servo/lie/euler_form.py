@@ -1,6 +1,6 @@
 """Linear change of variables taking a vakonomic / second-kind rigid body (b parallel to a) to Euler's equations.
 
-Kozlov, servo-constraint slides (seeds/004, "Твердое тело с левоинвариантной сервосвязью"): for
+Kozlov's lectures on servo-constraints ("Твердое тело с левоинвариантной сервосвязью"): for
 a = (0, 0, 1), b = (0, 0, b3) (the case b2 = 0) a linear map (w1, w2, lambda) -> (m1, m2, m3) turns the
 equations into Euler's m1' = (J3 - J2) m2 m3, m2' = (J1 - J3) m3 m1, m3' = (J2 - J1) m1 m2.
 

@@ -1,6 +1,6 @@
 """Euler-Poincare systems on the dual of a Lie algebra: m' = ad*_w m, w = dH/dm.
 
-Kozlov, servo-constraint slides (seeds/004, "Системы на группах Ли"): for a left-invariant kinetic
+Kozlov's lectures on servo-constraints ("Системы на группах Ли"): for a left-invariant kinetic
 energy T = (I w, w)/2 = (I^-1 m, m)/2 the momenta m = I w in g* obey the Euler-Poincare equations
 m' = ad*_w m, with (ad*_w m)_j = sum_{i,k} w_i C[i,j,k] m_k (library convention; for so(3) this is
 Euler's m' = m x w), and T is a first integral. :class:`EulerPoincare` also takes a Hamiltonian

@@ -1,6 +1,6 @@
 """First integrals of the Lie-group systems, each a callable on states with a sympy expression.
 
-Derivations (Kozlov, servo-constraint slides, seeds/004):
+Derivations (Kozlov's lectures on servo-constraints):
 
 * free, m' = ad*_w m, w = dH/dm: H is conserved, H' = (w, ad*_w m) = (ad_w w, m) = 0; every Casimir F(m).
 * first kind, m' = ad*_w m + lambda b: T' = (w, m') = lambda (b, w), so T = (I w, w)/2 is conserved when

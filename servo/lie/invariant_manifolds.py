@@ -1,6 +1,6 @@
 """Invariant manifolds of a rigid body with a left-invariant servo-constraint of the second kind.
 
-Kozlov, servo-constraint slides (seeds/004, "Инвариантные многообразия"). On so(3) the second-kind
+Kozlov's lectures on servo-constraints ("Инвариантные многообразия"). On so(3) the second-kind
 system (I w + lambda b)' + w x (I w + lambda b) = 0, (a, w) = 0, together with the Poisson equations
 alpha' + w x alpha = 0 (and for beta, gamma: the fixed space axes seen in the body), keeps the
 projections (I w + lambda b, alpha) = c1, (.., beta) = c2, (.., gamma) = c3. On c1 = c2 = 0, c3 = k:

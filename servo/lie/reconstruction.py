@@ -1,7 +1,7 @@
 """Reconstruction of the motion on the group, g' = g w(t), from a simulated servo system.
 
 The body velocity w(t) of an Euler-Poincare / servo system moves the configuration g in G by the
-left-invariant kinematic equation g' = g w (Kozlov, servo-constraint slides, seeds/004: "Системы на
+left-invariant kinematic equation g' = g w (Kozlov's lectures on servo-constraints: "Системы на
 группах Ли"; the servo-sleigh's path on E(2) is x' = u cos(phi) - v sin(phi), y' = u sin(phi) + v cos(phi),
 phi' = w). The steps are exp-based, g_{n+1} = g_n exp(hat Theta_n) (``integrators.reconstruct``), so the
 rotation part stays orthogonal to round-off for any number of steps. Groups: SO(3) for so(3), SE(2) for

@@ -1,6 +1,6 @@
 """Reduction of a constrained Lie-group system to a homogeneous quadratic system on the constraint.
 
-Kozlov, servo-constraint slides (seeds/004, "Системы на группах Ли", "Общие свойства приведенных
+Kozlov's lectures on servo-constraints ("Системы на группах Ли", "Общие свойства приведенных
 систем", "Сервосани Чаплыгина"). Choose a basis E = (e'_1..e'_{n-1}) of the hyperplane (a, w) = 0 (the
 exact sympy null space of a^T, so a = e_k gives the other unit vectors and the coordinates are the
 remaining velocities) and write w = E x.

@@ -3,7 +3,7 @@
 Several constraints A w = 0 (rows a_i) with controls B (rows b_i): m' = ad*_w m + B^T lambda and
 lambda = -R^-1 A I^-1 ad*_w m with R = A I^-1 B^T (see :mod:`servo.lie.constrained`).
 
-Kozlov, servo-constraint slides (seeds/004, "Системы на группах Ли"; Kozlov 2019, seeds/000, sec. 6):
+Kozlov's lectures on servo-constraints ("Системы на группах Ли"; Kozlov 2019, sec. 6):
 
     m' = ad*_w m + lambda b,   (a, w) = 0,   m = I w.
 

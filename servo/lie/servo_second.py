@@ -1,6 +1,6 @@
 """Servo-constraints of the second kind and the vakonomic model on a Lie group.
 
-Kozlov, servo-constraint slides (seeds/004, "Сервосвязи второго рода"; Kozlov 2019, seeds/000, sec. 7):
+Kozlov's lectures on servo-constraints ("Сервосвязи второго рода"; Kozlov 2019, sec. 7):
 the control changes the inertia, T* = (I w, w)/2 + lambda (b, w), and
 
     (m + lambda b)' = ad*_w (m + lambda b),   (a, w) = 0,   m = I w,

@@ -1,7 +1,7 @@
 """Symbolic equations of motion of the Lie-group systems, printable for a paper.
 
-For T = (I w, w)/2 on g with (ad*_w m)_j = sum_{i,k} w_i C[i,j,k] m_k (Kozlov, servo-constraint slides,
-seeds/004, "Системы на группах Ли", "Сервосвязи второго рода", "Твердое тело с левоинвариантной
+For T = (I w, w)/2 on g with (ad*_w m)_j = sum_{i,k} w_i C[i,j,k] m_k (Kozlov's lectures
+on servo-constraints, "Системы на группах Ли", "Сервосвязи второго рода", "Твердое тело с левоинвариантной
 сервосвязью"):
 
 * free:          (I w)' = ad*_w (I w)                         (or m' = ad*_{K m + c} m when only K is given)

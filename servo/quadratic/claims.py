@@ -1,4 +1,4 @@
-"""The six claims of the slide "Общие свойства приведенных систем" (Kozlov, seeds/004), as checks.
+"""The six claims of the slide "Общие свойства приведенных систем" (Kozlov's lectures), as checks.
 
 For x' = v(x), v homogeneous quadratic in x in R^p:
 1. if t -> x(t) is a solution, so is t -> -x(-t);

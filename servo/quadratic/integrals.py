@@ -2,7 +2,7 @@
 
 - Linear integral l.x:        l.v(x) == 0      <=>  sum_i l_i Q[i] = 0 (a p x p symmetric identity).
 - Quadratic integral x^T S x:  x^T S v(x) == 0  <=>  Sym_{(a,j,k)} sum_i S[a,i] Q[i,j,k] = 0.
-- Time change (Kozlov, slide "Общие свойства приведенных систем", seeds/004): if v(x) = l(x) A x, then
+- Time change (Kozlov's lectures, slide "Общие свойства приведенных систем"): if v(x) = l(x) A x, then
   d tau = l(x) dt turns x' = v(x) into the linear system dx/dtau = A x. For p = 2 a line of
   equilibria l(x) = 0 forces this form (each v_i vanishes on l = 0, so l divides v_i).
 """

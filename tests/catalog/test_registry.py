@@ -52,7 +52,7 @@ def test_entry_metadata_is_complete(name):
     assert e.kind in ("lie-group", "coordinates")
     if e.kind == "lie-group":
         assert len(e.labels) == np.asarray(e.initial_state).shape[-1]
-        # the state layout matches the system's own (servo issue 3: m, or (m, lambda) for the second kind)
+        # the state layout matches the system's own (servo.lie: m, or (m, lambda) for the second kind)
         assert np.asarray(e.initial_state).shape[-1] == e.system.state_dim
     else:  # the run's state is (q, q')
         assert len(e.labels) == 2 * len(e.initial_state["q0"]) == 2 * len(e.initial_state["qd0"])
@@ -60,7 +60,7 @@ def test_entry_metadata_is_complete(name):
 
 
 def test_unrealizable_beghin_body_raises():
-    """(I^-1 l, n) = 0 (l and n orthogonal in the kinetic-energy metric) is not realizable (seeds/004)."""
+    """(I^-1 l, n) = 0 (l and n orthogonal in the kinetic-energy metric) is not realizable (Kozlov's lectures)."""
     e = catalog.get("beghin_body")
     Iinv_l = np.linalg.solve(e.extras["inertia"], e.extras["a"])
     n = np.cross(Iinv_l, [1.0, 0.0, 0.0])  # orthogonal to I^-1 l

@@ -6,7 +6,7 @@ import pytest
 import catalog
 from catalog import TomlEntryError
 
-DATA = __import__("pathlib").Path(__file__).parent / "data"
+DATA = __import__("pathlib").Path(__file__).parents[2] / "catalog" / "entries" / "data"  # shipped example
 
 
 def test_flywheel_file_matches_catalog_entry():
@@ -32,7 +32,7 @@ def test_structure_constants_and_free_model(tmp_path):
                  "[initial]\nm = [0.4535961214255773, 0.0, 0.8912073600614354]\n[simulation]\nt_end = 1.0\nsteps = 200\n")
     e = catalog.from_file(f)
     r = catalog.simulate(e, method="rkmk4")
-    # issue 5 reference value m(1) of the Euler top with these data
+    # the independent reference value m(1) of the Euler top with these data
     np.testing.assert_allclose(r.y[-1], [0.36911008, -0.37284632, 0.85131861], atol=1e-7)
     assert len(e.first_integrals) == 2 and all(v.passed for v in catalog.checks(e, r))
 
@@ -63,7 +63,7 @@ def test_bad_files_name_the_key(tmp_path, text, key, msg):
 
 
 def test_unrealizable_file(tmp_path):
-    """(I^-1 a, b) = 0: b orthogonal to I^-1 a = (0, 0, 2) is not realizable (seeds/004, condition (*))."""
+    """(I^-1 a, b) = 0: b orthogonal to I^-1 a = (0, 0, 2) is not realizable (Kozlov's lectures, condition (*))."""
     f = tmp_path / "u.toml"
     f.write_text(BASE.replace("b = [0, 1, 1]", "b = [0, 1, 0]"))
     with pytest.raises(ValueError, match="(?i)realiz"):

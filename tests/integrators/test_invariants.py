@@ -1,7 +1,7 @@
 """What each method declares in ``preserves`` is measured.
 
 * "casimirs": every Casimir of so(3), se(3), sl(2), so(4) (found by liegroups from the structure
-  constants, independent of the integrators) is kept to 1e-13 relative. The issue asks for 10^5
+  constants, independent of the integrators) is kept to 1e-13 relative over 10^5
   steps: on so(3) rkmk4 and the splittings run 10^5 steps of one trajectory (the generated scalar
   stepper), the other methods 10^4 (Moser-Veselov 2 x 10^3); on se(3), sl(2), so(4) (generic numpy
   path) a batch of 8 runs 10^3 steps for every method, and rkmk4 runs one trajectory for 10^5 steps.
@@ -56,7 +56,7 @@ def test_casimirs_kept_to_round_off(alg, name):
 
 @pytest.mark.parametrize("alg", ["se3", "sl2", "so4"])
 def test_casimirs_kept_over_1e5_steps_on_the_generic_path(alg):
-    """The issue's 10^5 steps on the generic (non-so(3)) numpy path with rkmk4 (30-80 s each): round-off must
+    """10^5 steps on the generic (non-so(3)) numpy path with rkmk4 (30-80 s each): round-off must
     not accumulate in the coadjoint update, which every Lie-Poisson method shares (they run 10^3 steps above).
     rkmk4 rather than lie_euler: lie_euler's energy error lets |z| grow 100x along the non-compact orbits of
     se(3) and blow up on sl(2), so a drift relative to the initial scale would measure that, not round-off."""

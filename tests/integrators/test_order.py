@@ -98,7 +98,7 @@ def test_cf4_with_swapped_final_exponentials_is_order_two():
 
 
 def test_errors_at_t10_match_published_values():
-    """The issue quotes RKMK4 9.0e-7 and CF4 1.5e-6 at h = 0.1, T = 10 (measured elsewhere)."""
+    """Reference errors: RKMK4 9.0e-7 and CF4 1.5e-6 at h = 0.1, T = 10 (measured elsewhere)."""
     P = free_rigid_body(REFERENCE_INERTIA)
     exact = rigid_body_exact(REFERENCE_INERTIA, REFERENCE_M0, 10.0)
     for name, quoted in (("rkmk4", 9.0e-7), ("cf4", 1.5e-6)):

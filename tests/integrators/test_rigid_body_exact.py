@@ -1,6 +1,6 @@
 """The exact free-rigid-body solution used as the reference of the order tests.
 
-Independent checks: the issue's reference values m(1), m(10), H0 (computed elsewhere); Euler's
+Independent checks: reference values m(1), m(10), H0 (computed elsewhere); Euler's
 equations m' = m x (m / I) by central finite differences; agreement with scipy DOP853 at tight
 tolerance for random bodies (including odd axis orderings and rotation about the other axis).
 """
@@ -12,7 +12,7 @@ from integrators import integrate
 from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
 
 
-def test_reference_values_from_the_issue():
+def test_independent_reference_values():
     m = rigid_body_exact(REFERENCE_INERTIA, REFERENCE_M0, np.array([0.0, 1.0, 10.0]))
     np.testing.assert_allclose(m[0], REFERENCE_M0, atol=1e-14)
     np.testing.assert_allclose(m[1], [0.36911008, -0.37284632, 0.85131861], atol=6e-9)

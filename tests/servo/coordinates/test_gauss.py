@@ -1,4 +1,4 @@
-"""Gauss's principle of least compulsion and Kozlov's generalized principle (seed 001).
+"""Gauss's principle of least compulsion and Kozlov's generalized principle (Kozlov 2008).
 
 Expected values: the Lagrange-multiplier solution of the full KKT block system (a direct linear solve),
 scipy's SLSQP minimiser of the compulsion (a different algorithm), the actual acceleration
@@ -59,7 +59,7 @@ def test_gauss_equals_lagrange_multipliers(state):
 
 @given(states, st.lists(st.floats(-2, 2), min_size=6, max_size=6))
 def test_kozlov_generalized_gauss_principle(state, Q):
-    """Theorem 1 of seed 001: with an extra force Q the actual acceleration A^-1 (F - b + Q) minimises the
+    """Theorem 1 of Kozlov 2008: with an extra force Q the actual acceleration A^-1 (F - b + Q) minimises the
     compulsion among the virtual accelerations (Q, x''_m) = (Q, A^-1 (F - b + Q))."""
     q, qd = state
     Q = np.array(Q)
@@ -78,7 +78,7 @@ def test_kozlov_generalized_gauss_principle(state, Q):
 
 
 def test_kozlov_energy_example():
-    """Seed 001, section 2: x'' = -dV/dx with the energy integral read as a constraint. The naive virtual
+    """Kozlov 2008, section 2: x'' = -dV/dx with the energy integral read as a constraint. The naive virtual
     accelerations (x', x'') = -(dV/dx, x') give the wrong x'' = -(dV/dx, x') x'/|x'|^2; Kozlov's
     definition (4) with Q = -dV/dx gives the correct x'' = -dV/dx."""
     x1, x2 = dynamicsymbols("x1 x2")

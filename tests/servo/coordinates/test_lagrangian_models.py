@@ -1,7 +1,7 @@
 """Lagrangian systems with two-sided constraints: nonholonomic (Cetaev), vakonomic, servo 1st/2nd kind.
 
-Expected values come from exact solutions in Kozlov's slides (seed 004), from hand derivations
-written out below, and from Talamucci's Example 2 (seed 002) with Euler's theorem.
+Expected values come from exact solutions in Kozlov's lectures on servo-constraints, from hand derivations
+written out below, and from Talamucci's Example 2 (Talamucci 2025) with Euler's theorem.
 """
 
 import numpy as np

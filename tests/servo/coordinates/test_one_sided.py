@@ -1,5 +1,5 @@
-"""One-sided constraints: Kozlov's one-sided Chaplygin sleigh (seed 000, section 3), several
-constraints W q' + h <= 0 (Salnikova et al., seed 003), one-sided servo-constraints (seed 000, sect. 6).
+"""One-sided constraints: Kozlov's one-sided Chaplygin sleigh (Kozlov 2019, section 3), several
+constraints W q' + h <= 0 (Salnikova et al. 2023), one-sided servo-constraints (Kozlov 2019, sect. 6).
 
 Expected values: the closed-form straight line and circle of Kozlov's section 3 (derived in the
 comments), the event times pi/|w0|, and for several constraints the realization by strong one-sided
@@ -178,7 +178,7 @@ def test_error_paths(sleigh, oscillator):
 
 
 def test_one_sided_inclined_skate_leave_and_join_times():
-    """Inclined skate (slides, seed 004) with the one-sided constraint -(x' sin phi - y' cos phi) >= 0 from rest,
+    """Inclined skate (Kozlov's lectures) with the one-sided constraint -(x' sin phi - y' cos phi) >= 0 from rest,
     phi' = w. Two-sided, lambda_f = 2 sin(wt) > 0 until t = pi/w, where the skate is at rest: it leaves then,
     falls freely with f = s sin(ws) > 0 (s = t - pi/w) and rejoins at t = 2 pi/w. Checked to 1e-10 in time."""
     L = LagrangianSystem((x.diff() ** 2 + y.diff() ** 2 + phi.diff() ** 2) / 2, -x, [x, y, phi])

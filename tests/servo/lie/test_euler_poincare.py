@@ -22,7 +22,7 @@ def test_so3_is_eulers_equations_batched():
 
 
 def test_free_rigid_body_matches_reference_values():
-    # reference values of issue 5 (Jacobi elliptic solution): I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1)
+    # independent reference values (Jacobi elliptic solution): I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1)
     s = EulerPoincare(named.so3(), [2.0, 1.0, 2.0 / 3.0])
     m0 = np.array([np.cos(1.1), 0.0, np.sin(1.1)])
     assert s.hamiltonian(m0) == pytest.approx(0.6471252793138366, rel=1e-14)

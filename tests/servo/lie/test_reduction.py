@@ -58,7 +58,7 @@ def test_symbolic_reduced_has_no_numeric_system():
 
 def test_reduced_integrals_agree_with_the_quadratic_system_finder():
     # two independent implementations: servo.lie.first_integrals (null spaces of Q built with sympy) and
-    # QuadraticSystem.linear/quadratic_first_integrals (invariant-lines issue)
+    # QuadraticSystem.linear/quadratic_first_integrals (servo.quadratic)
     from servo import Nonholonomic
     from servo.lie.first_integrals import reduced_linear_integrals, reduced_quadratic_integrals
 

@@ -1,0 +1,330 @@
+"""Every work the library cites, with full entries, under one key per work.
+
+    from catalog import bibliography
+    bibliography.get("kozlov2019").text()      # one-line citation
+    bibliography.get("kozlov2019").bibtex()    # a BibTeX record
+    bibliography.keys()                        # sorted keys
+    bibliography.cite(["kozlov2019", "salnikova2023"], bibtex=False)
+
+Code below the catalog cites by author and year in its docstrings and comments ("Kozlov (2019)",
+"Salnikova, Kugushev and Demidov 2023", "Munthe-Kaas 1999"); :func:`citations_in` finds those
+citations in a text and :func:`unresolved` lists the ones no entry here matches (same year, the name one
+of the entry's author surnames), which is how the test suite keeps the two in step. Catalog entries
+hold keys of this module in their ``references``. A DOI is given only where it is certain.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from .errors import CatalogError, UnknownWorkError
+
+__all__ = ["Entry", "CatalogError", "UnknownWorkError", "WORKS", "keys", "get", "cite", "is_key", "reference_text",
+           "citations_in", "lookup", "unresolved"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cited work. ``kind`` is the BibTeX type (article, book, phdthesis, misc, ...)."""
+
+    key: str
+    kind: str
+    authors: tuple
+    title: str
+    venue: str
+    year: int | None
+    volume: str = ""
+    pages: str = ""
+    doi: str = ""
+    note: str = ""
+    aliases: tuple = ()
+
+    def surnames(self):
+        """Author surnames: the words after the last initial ("C. F. Van Loan" -> "Van Loan")."""
+        out = []
+        for a in self.authors:
+            words = a.split()
+            k = max((i for i, w in enumerate(words) if w.endswith(".")), default=-1)
+            out.append(" ".join(words[k + 1:]) or a)
+        return tuple(out)
+
+    def text(self):
+        """The one-line citation: authors, title, venue volume (year) pages, doi."""
+        authors = _join_names(self.authors)
+        title = f'"{self.title}"' if self.kind in ("article", "incollection", "inproceedings") else self.title
+        where = self.venue
+        if self.volume:
+            where += ("," if where[-1:].isdigit() else "") + f" {self.volume}"
+        if self.year is not None:
+            where += f" ({self.year})" if self.kind == "article" else f", {self.year}"
+        if self.pages:
+            where += f" {self.pages}" if self.kind == "article" else f", {self.pages}"
+        parts = [authors, title, where]
+        if self.note:
+            parts.append(self.note)
+        line = ", ".join(p for p in parts if p)
+        if self.doi:
+            line += f", doi:{self.doi}"
+        return line + "."
+
+    def bibtex(self):
+        """A BibTeX record of the entry."""
+        fields = [("author", " and ".join(self.authors)), ("title", "{" + self.title + "}")]
+        venue_field = {"article": "journal", "book": "publisher", "phdthesis": "school",
+                       "incollection": "booktitle"}.get(self.kind, "howpublished")
+        fields.append((venue_field, self.venue))
+        if self.year is not None:
+            fields.append(("year", str(self.year)))
+        if self.volume:
+            fields.append(("volume", self.volume))
+        if self.pages:
+            fields.append(("pages", self.pages.replace("-", "--")))
+        if self.doi:
+            fields.append(("doi", self.doi))
+        if self.note:
+            fields.append(("note", self.note))
+        body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields)
+        return f"@{self.kind}{{{self.key},\n{body}\n}}"
+
+
+def _join_names(names):
+    names = list(names)
+    if len(names) <= 2:
+        return " and ".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _e(key, kind, authors, title, venue, year, **kw):
+    return Entry(key, kind, tuple(authors), title, venue, year, **kw)
+
+
+_WORKS = [
+    # the five source papers of the project
+    _e("kozlov2019", "article", ["V. V. Kozlov"],
+       "On the dynamics of systems with one-sided non-integrable constraints",
+       "Theoretical and Applied Mechanics", 2019, volume="46", pages="1-14", doi="10.2298/TAM190123005K"),
+    _e("kozlov2008", "article", ["V. V. Kozlov"], "Gauss principle and realization of constraints",
+       "Regular and Chaotic Dynamics", 2008, volume="13", pages="431-435", doi="10.1134/S1560354708050055"),
+    _e("talamucci2025", "article", ["F. Talamucci"], "On the Četaev condition for nonholonomic systems",
+       "AppliedMath", 2025, volume="5", pages="29", doi="10.3390/appliedmath5010029"),
+    _e("salnikova2023", "article", ["T. V. Salnikova", "E. I. Kugushev", "A. A. Demidov"],
+       "Dynamics of systems with one-sided differential constraints",
+       "Doklady Rossiiskoi Akademii Nauk. Matematika, Informatika, Protsessy Upravleniya", 2023,
+       doi="10.31857/S2686954323600167", note="in Russian"),
+    _e("kozlov_servo_lectures", "misc", ["V. V. Kozlov"],
+       "Lectures on servo-constraints (nonholonomic, vakonomic and servo models; systems on Lie groups)",
+       "slides, in English and Russian", None, note="undated"),
+    # mechanics
+    _e("beghin1922", "phdthesis", ["H. Béghin"], "Étude théorique des compas gyrostatiques Anschütz et Sperry",
+       "Faculté des sciences de Paris", 1922),
+    _e("cetaev1932", "article", ["N. G. Četaev"], "On the Gauss principle",
+       "Izvestiya Fiziko-Matematicheskogo Obshchestva pri Kazanskom Universitete, Ser. 3", 1932,
+       volume="6", pages="68-71", note="1932-1933, in Russian", aliases=("Chetaev",)),
+    _e("chaplygin1911", "article", ["S. A. Chaplygin"],
+       "On the theory of motion of nonholonomic systems. The reducing-multiplier theorem",
+       "Matematicheskii Sbornik", 1911, volume="28", pages="303-314",
+       note="English translation: Regul. Chaotic Dyn. 13 (2008) 369-376", doi="10.1134/S1560354708040102"),
+    _e("caratheodory1933", "article", ["C. Carathéodory"], "Der Schlitten",
+       "Zeitschrift für Angewandte Mathematik und Mechanik", 1933, volume="13", pages="71-76"),
+    _e("suslov1946", "book", ["G. K. Suslov"], "Theoretical Mechanics", "Gostekhizdat, Moscow-Leningrad", 1946,
+       note="in Russian"),
+    _e("jacobi1829", "book", ["C. G. J. Jacobi"], "Fundamenta nova theoriae functionum ellipticarum",
+       "Borntraeger, Königsberg", 1829),
+    _e("jacobi1849", "article", ["C. G. J. Jacobi"], "Sur la rotation d'un corps",
+       "Journal für die reine und angewandte Mathematik", 1849, volume="39", pages="293-350"),
+    _e("byrd-friedman1971", "book", ["P. F. Byrd", "M. D. Friedman"],
+       "Handbook of Elliptic Integrals for Engineers and Scientists", "2nd ed., Springer, Berlin", 1971),
+    _e("landau-lifshitz1976", "book", ["L. D. Landau", "E. M. Lifshitz"], "Mechanics",
+       "Course of Theoretical Physics vol. 1, 3rd ed., Pergamon, Oxford", 1976),
+    _e("landau-lifshitz1975", "book", ["L. D. Landau", "E. M. Lifshitz"], "The Classical Theory of Fields",
+       "Course of Theoretical Physics vol. 2, 4th ed., Pergamon, Oxford", 1975),
+    _e("holm-marsden-ratiu-weinstein1985", "article",
+       ["D. D. Holm", "J. E. Marsden", "T. Ratiu", "A. Weinstein"],
+       "Nonlinear stability of fluid and plasma equilibria", "Physics Reports", 1985, volume="123",
+       pages="1-116"),
+    _e("holm-marsden-ratiu1998", "article", ["D. D. Holm", "J. E. Marsden", "T. S. Ratiu"],
+       "The Euler-Poincaré equations and semidirect products with applications to continuum theories",
+       "Advances in Mathematics", 1998, volume="137", pages="1-81"),
+    _e("marsden-ratiu1999", "book", ["J. E. Marsden", "T. S. Ratiu"], "Introduction to Mechanics and Symmetry",
+       "2nd ed., Texts in Applied Mathematics 17, Springer, New York", 1999),
+    # Lie algebras, groups, geometric algebra
+    _e("bianchi1898", "article", ["L. Bianchi"],
+       "Sugli spazii a tre dimensioni che ammettono un gruppo continuo di movimenti",
+       "Memorie di Matematica e di Fisica della Società Italiana delle Scienze, Serie 3", 1898, volume="11",
+       pages="267-352"),
+    _e("ellis-maccallum1969", "article", ["G. F. R. Ellis", "M. A. H. MacCallum"],
+       "A class of homogeneous cosmological models", "Communications in Mathematical Physics", 1969,
+       volume="12", pages="108-141"),
+    _e("stephani2003", "book", ["H. Stephani", "D. Kramer", "M. MacCallum", "C. Hoenselaers", "E. Herlt"],
+       "Exact Solutions of Einstein's Field Equations", "2nd ed., Cambridge University Press", 2003),
+    _e("humphreys1972", "book", ["J. E. Humphreys"], "Introduction to Lie Algebras and Representation Theory",
+       "Graduate Texts in Mathematics 9, Springer, New York", 1972),
+    _e("murray-li-sastry1994", "book", ["R. M. Murray", "Z. Li", "S. S. Sastry"],
+       "A Mathematical Introduction to Robotic Manipulation", "CRC Press, Boca Raton", 1994),
+    _e("sola2018", "misc", ["J. Solà", "J. Deray", "D. Atchuthan"],
+       "A micro Lie theory for state estimation in robotics", "arXiv:1812.01537", 2018),
+    _e("hestenes-sobczyk1984", "book", ["D. Hestenes", "G. Sobczyk"],
+       "Clifford Algebra to Geometric Calculus", "Reidel, Dordrecht", 1984),
+    _e("doran-lasenby2003", "book", ["C. Doran", "A. Lasenby"], "Geometric Algebra for Physicists",
+       "Cambridge University Press", 2003),
+    _e("gunn2017", "article", ["C. Gunn"], "Geometric algebras for Euclidean geometry",
+       "Advances in Applied Clifford Algebras", 2017, volume="27", pages="185-208"),
+    # numerical integration
+    _e("kutta1901", "article", ["W. Kutta"],
+       "Beitrag zur näherungsweisen Integration totaler Differentialgleichungen",
+       "Zeitschrift für Mathematik und Physik", 1901, volume="46", pages="435-453"),
+    _e("kahan1965", "article", ["W. Kahan"], "Further remarks on reducing truncation errors",
+       "Communications of the ACM", 1965, volume="8", pages="40", doi="10.1145/363707.363723"),
+    _e("cooper1987", "article", ["G. J. Cooper"], "Stability of Runge-Kutta methods for trajectory problems",
+       "IMA Journal of Numerical Analysis", 1987, volume="7", pages="1-13", doi="10.1093/imanum/7.1.1"),
+    _e("yoshida1990", "article", ["H. Yoshida"], "Construction of higher order symplectic integrators",
+       "Physics Letters A", 1990, volume="150", pages="262-268", doi="10.1016/0375-9601(90)90092-3"),
+    _e("moser-veselov1991", "article", ["J. Moser", "A. P. Veselov"],
+       "Discrete versions of some classical integrable systems and factorization of matrix polynomials",
+       "Communications in Mathematical Physics", 1991, volume="139", pages="217-243",
+       doi="10.1007/BF02352494"),
+    _e("mclachlan1993", "article", ["R. I. McLachlan"], "Explicit Lie-Poisson integration and the Euler equations",
+       "Physical Review Letters", 1993, volume="71", pages="3043-3046", doi="10.1103/PhysRevLett.71.3043"),
+    _e("crouch-grossman1993", "article", ["P. E. Crouch", "R. Grossman"],
+       "Numerical integration of ordinary differential equations on manifolds",
+       "Journal of Nonlinear Science", 1993, volume="3", pages="1-33"),
+    _e("hairer-norsett-wanner1993", "book", ["E. Hairer", "S. P. Nørsett", "G. Wanner"],
+       "Solving Ordinary Differential Equations I: Nonstiff Problems",
+       "2nd ed., Springer Series in Computational Mathematics 8, Springer, Berlin", 1993),
+    _e("munthe-kaas1999", "article", ["H. Munthe-Kaas"], "High order Runge-Kutta methods on manifolds",
+       "Applied Numerical Mathematics", 1999, volume="29", pages="115-127"),
+    _e("iserles2000", "article", ["A. Iserles", "H. Z. Munthe-Kaas", "S. P. Nørsett", "A. Zanna"],
+       "Lie-group methods", "Acta Numerica", 2000, volume="9", pages="215-365"),
+    _e("celledoni2003", "article", ["E. Celledoni", "A. Marthinsen", "B. Owren"], "Commutator-free Lie group methods",
+       "Future Generation Computer Systems", 2003, volume="19", pages="341-352"),
+    _e("moler-vanloan2003", "article", ["C. Moler", "C. F. Van Loan"],
+       "Nineteen dubious ways to compute the exponential of a matrix, twenty-five years later",
+       "SIAM Review", 2003, volume="45", pages="3-49", doi="10.1137/S00361445024180"),
+    _e("mclachlan-zanna2005", "article", ["R. I. McLachlan", "A. Zanna"],
+       "The discrete Moser-Veselov algorithm for the free rigid body, revisited",
+       "Foundations of Computational Mathematics", 2005, volume="5", pages="87-123"),
+    _e("hairer2006", "book", ["E. Hairer", "C. Lubich", "G. Wanner"],
+       "Geometric Numerical Integration: Structure-Preserving Algorithms for Ordinary Differential Equations",
+       "2nd ed., Springer Series in Computational Mathematics 31, Springer, Berlin", 2006,
+       doi="10.1007/3-540-30666-8"),
+    _e("hairer-mclachlan-razakarivony2008", "article", ["E. Hairer", "R. I. McLachlan", "A. Razakarivony"],
+       "Achieving Brouwer's law with implicit Runge-Kutta methods", "BIT Numerical Mathematics", 2008,
+       volume="48", pages="231-243"),
+    # polynomial systems, integrability
+    _e("cox-little-oshea2005", "book", ["D. A. Cox", "J. Little", "D. O'Shea"], "Using Algebraic Geometry",
+       "2nd ed., Graduate Texts in Mathematics 185, Springer, New York", 2005),
+    _e("sommese-wampler2005", "book", ["A. J. Sommese", "C. W. Wampler"],
+       "The Numerical Solution of Systems of Polynomials Arising in Engineering and Science",
+       "World Scientific, Singapore", 2005),
+    _e("cartwright-sturmfels2013", "article", ["D. Cartwright", "B. Sturmfels"],
+       "The number of eigenvalues of a tensor", "Linear Algebra and its Applications", 2013, volume="438",
+       pages="942-952"),
+    _e("yoshida1983", "article", ["H. Yoshida"],
+       "Necessary condition for the existence of algebraic first integrals. I. Kowalevski's exponents",
+       "Celestial Mechanics", 1983, volume="31", pages="363-379"),
+    _e("furta1996", "article", ["S. D. Furta"], "On non-integrability of general systems of differential equations",
+       "Zeitschrift für angewandte Mathematik und Physik", 1996, volume="47", pages="112-131"),
+    _e("goriely2001", "book", ["A. Goriely"], "Integrability and Nonintegrability of Dynamical Systems",
+       "Advanced Series in Nonlinear Dynamics 19, World Scientific, Singapore", 2001),
+]
+
+WORKS = {w.key: w for w in _WORKS}
+
+
+def keys():
+    """Sorted keys of every work in the bibliography."""
+    return sorted(WORKS)
+
+
+def get(key):
+    """The :class:`Entry` under ``key``; an unknown key raises :class:`UnknownWorkError` naming close matches."""
+    try:
+        return WORKS[key]
+    except (KeyError, TypeError):
+        close = difflib.get_close_matches(str(key), list(WORKS), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; known keys: {', '.join(keys())}"
+        raise UnknownWorkError(f"no work {key!r} in the bibliography{hint}") from None
+
+
+def cite(keys_, bibtex=False):
+    """The citations of ``keys_`` (one key or a list), one per line, or BibTeX records separated by blank lines."""
+    ks = [keys_] if isinstance(keys_, str) else list(keys_)
+    entries = [get(k) for k in ks]
+    if bibtex:
+        return "\n\n".join(e.bibtex() for e in entries)
+    return "\n".join(e.text() for e in entries)
+
+
+def is_key(ref):
+    """True when ``ref`` is a key of the bibliography."""
+    return isinstance(ref, str) and ref in WORKS
+
+
+def reference_text(ref):
+    """The full citation of a reference held by a catalog entry: a key's citation text, or ``ref`` itself
+    (a user's TOML file may cite a work by free text)."""
+    return WORKS[ref].text() if is_key(ref) else str(ref)
+
+
+# ---- author-year citations in text ---------------------------------------------------------------
+
+_NAME = r"[A-Z][A-Za-z\u00C0-\u017F'\u2019]*[a-z\u00E0-\u017F](?:-[A-Z][A-Za-z\u00C0-\u017F'\u2019]*[a-z\u00E0-\u017F])*"
+_YEAR = r"(1[5-9]\d\d|20\d\d)"
+#: "Kozlov (2019)", "Kozlov 2019", "Kozlov, 2019", "Yoshida's (1990)", "Salnikova et al. 2023",
+#: "Moser & Veselov 1991", "Hairer-McLachlan-Razakarivony 2008": the last name before the year is taken.
+CITATION = re.compile(rf"\b({_NAME})(?:'s|\u2019s)?(?: et al\.?)?,? \(?{_YEAR}\b")
+
+#: capitalised words that precede a year without being an author
+NOT_AUTHORS = frozenset({"Measured", "Published", "Received", "Revised", "Accepted", "Copyright", "Python",
+                         "Doklady", "Version", "Table", "Figure", "Section", "Since", "In", "From", "Until",
+                         "Before", "After", "Fall", "Spring", "Summer", "Winter", "January", "February",
+                         "March", "April", "May", "June", "July", "August", "September", "October",
+                         "November", "December", "Paris", "Moscow", "Springer", "Berlin"})
+
+
+def _fold(s):
+    s = unicodedata.normalize("NFKD", s).replace("\u00f8", "o").replace("\u00d8", "O")
+    return "".join(c for c in s if not unicodedata.combining(c)).lower()
+
+
+def _name_tokens(entry):
+    out = set()
+    for s in entry.surnames() + tuple(entry.aliases):
+        f = _fold(s)
+        out.add(f)
+        out.update(f.split())
+        out.add(f.replace(" ", ""))
+    return out
+
+
+def citations_in(text):
+    """(name, year) pairs of the author-year citations in ``text`` (name as written, year as int)."""
+    out = []
+    for m in CITATION.finditer(text):
+        name = re.sub(r"('|\u2019)s$", "", m.group(1))
+        if name in NOT_AUTHORS:
+            continue
+        out.append((name, int(m.group(2))))
+    return out
+
+
+def lookup(name, year):
+    """Keys of the works of ``year`` with ``name`` among their authors ("Moser-Veselov" means both)."""
+    parts = [_fold(p) for p in name.split("-")]
+    whole = _fold(name)
+    hits = []
+    for w in _WORKS:
+        if w.year != year:
+            continue
+        tokens = _name_tokens(w)
+        if whole in tokens or all(p in tokens for p in parts):
+            hits.append(w.key)
+    return hits
+
+
+def unresolved(text):
+    """The citations of ``text`` that no work of the bibliography matches, as "Name (year)" strings."""
+    return [f"{n} ({y})" for n, y in citations_in(text) if not lookup(n, y)]
