@@ -105,6 +105,27 @@ def test_salnikova_radius_error_decreases(free):
     assert dp[2] < dp[1] < dp[0] and dp[2] < 0.05, dp
 
 
+def test_salnikova_table1_reading(free):
+    """Salnikova et al., Table 1, read with the centre offset and radius error measured from the IDEAL circle
+    (centre (0, 1), radius 1): dp = |mean of the samples - (0, 1)|, dR = |mean distance to (0, 1) - 1|.
+    For large N the motion is the unit circle x = sin t, y = 1 - cos t on [0, 10], whose samples have the
+    mean (sin t, 1 - cos t) averaged = ((1 - cos 10)/10, 1 - sin(10)/10): dp -> |e^{10i} - 1|/10 = 2|sin 5|/10
+    = 0.192 and dR -> 0. At N = 100 the paper prints dp = 0.19, dR = 0.04. At N = 0.1 it prints the same
+    numbers for k = 0.1 and k = 100; with k = 100 the friction on the allowed side changes the motion, so the
+    two cannot both hold (the README lists this)."""
+    def table(N, k):
+        r = free.with_friction(A_BLADE, N, one_sided=True, k=k).simulate(
+            [0, 0, 0], [1, 0, 1], 10.0, steps=400, method="LSODA", rtol=1e-8, atol=1e-10)
+        P = r.q[:, :2]
+        return np.linalg.norm(P.mean(axis=0) - [0, 1]), abs(np.linalg.norm(P - [0, 1], axis=1).mean() - 1)
+
+    dp, dR = table(100.0, 0.1)
+    assert abs(dp - 0.19) < 0.015 and abs(dR - 0.04) < 0.006, (dp, dR)
+    assert abs(dp - 2 * abs(np.sin(5)) / 10) < 0.02                       # the bias of the mean, + O(1/N)
+    small = [table(0.1, k)[0] for k in (0.1, 100.0)]
+    assert abs(small[0] - small[1]) > 1.0, small                          # k matters at N = 0.1
+
+
 def test_fit_circle_and_power_law_exact_inputs():
     th = np.linspace(0, 2, 30)
     c, R = fit_circle(np.stack([2 + 3 * np.cos(th), -1 + 3 * np.sin(th)], -1))
