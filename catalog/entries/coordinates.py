@@ -4,10 +4,10 @@ and its realizations, the one-sided sleigh, the sleigh with anisotropic friction
 The state of a run is (q, q'). Claims are written from the papers, not from ``servo``:
 
 * ``skate_inclined``: L = (x'^2 + y'^2 + phi'^2)/2 + x, x' sin(phi) - y' cos(phi) = 0, from rest with
-  phi' = w: x = sin^2(wt)/(2w^2), y = (wt - sin(2wt)/2)/(2w^2), phi = wt (seeds/004); the constraint is
+  phi' = w: x = sin^2(wt)/(2w^2), y = (wt - sin(2wt)/2)/(2w^2), phi = wt (Kozlov's lectures); the constraint is
   linear homogeneous, so the energy T - x is conserved.
 * ``skate_vakonomic``: the vakonomic model with phi = 0 and y' + lambda cos(phi) = 0 at t = 0:
-  phi'' = t^2 sin(phi) cos(phi), x' = t cos^2(phi), y' = t sin(phi) cos(phi) (seeds/004).
+  phi'' = t^2 sin(phi) cos(phi), x' = t cos^2(phi), y' = t sin(phi) cos(phi) (Kozlov's lectures).
 * ``skate_added_mass``: L + N (a, q')^2/2 with a = (sin(phi), -cos(phi), 0): a free system, its energy is
   conserved; as N -> infinity it tends to the vakonomic skate (Kozlov's Theorem 2).
 * ``skate_friction``: the force -N (a, q') a: the energy T - x never increases (dE/dt = -N (a, q')^2);
@@ -32,11 +32,11 @@ from ..registry import Entry, register
 REQ = ("servo.LagrangianSystem",)
 #: friction runs are stiff for large N: a looser tolerance keeps them fast (the limits are O(1/N) anyway)
 FRICTION_TOL = {"rtol": 1e-9, "atol": 1e-11}
-REF_SKATE = ["seeds/004_11b42558cce6c462.txt: 'Example: the Chaplygin skate (sleigh)', 'The vakonomic skate', "
+REF_SKATE = ["Kozlov's lectures on servo-constraints: 'Example: the Chaplygin skate (sleigh)', 'The vakonomic skate', "
              "'Anisotropic friction' (Theorem 1), 'Added masses' (Theorem 2)"]
-REF_ONE_SIDED = ["seeds/000_2f1b12a85c95f03b.txt (Kozlov 2019), sections 3-4: one-sided constraints, the sleigh "
+REF_ONE_SIDED = ["Kozlov (2019), sections 3-4: one-sided constraints, the sleigh "
                  "with v >= 0, friction realization",
-                 "seeds/003_48bcabad00f84772.txt (Salnikova, Kugushev, Demidov 2023): one-sided skate, circle "
+                 "Salnikova, Kugushev and Demidov (2023): one-sided skate, circle "
                  "radius V/|omega|"]
 
 
