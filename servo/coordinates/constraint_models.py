@@ -34,7 +34,8 @@ from sympy.physics.mechanics import dynamicsymbols
 
 from . import integration
 from .lagrangian import register_model
-from .symbolic import control_rows, free_parameters, require_numeric, vectorize
+from .symbolic import (control_rows, free_parameters, require_numeric, second_kind_pieces, subs_control,
+                       vectorize)
 from ..errors import InitialConstraintError, LagrangianError, RealizabilityError
 
 MODELS = ("nonholonomic", "vakonomic", "servo1", "servo2")
@@ -173,11 +174,7 @@ class ConstrainedSystem(HomogeneityMixin):
             self.M_sym = sp.Matrix([[S.plain(x) for x in row] for row in self.M_dyn])
         else:
             Np = [S.plain(x) for x in self.N_dyn]
-            self.NJ_sym = sp.Matrix(Np).jacobian(S.us)
-            self.H_sym = [sp.hessian(x, S.us) for x in Np]
-            self.dN_sym = [sp.Matrix([sum(sp.diff(x, ui, qj) * uj for qj, uj in zip(S.qs, S.us))
-                                      + sp.diff(x, ui, S.t) - sp.diff(x, qi) for qi, ui in zip(S.qs, S.us)])
-                           for x in Np]
+            self.NJ_sym, self.H_sym, self.dN_sym = second_kind_pieces(S, Np)
         allowed = set(S.qs) | set(S.us) | {S.t}
         pieces = list(P) + (list(self.M_sym) if self.kind == 1 else [S.plain(x) for x in self.N_dyn])
         #: parameter symbols of the system, the constraints and the control (numbers needed to simulate)
@@ -195,13 +192,7 @@ class ConstrainedSystem(HomogeneityMixin):
 
     def subs(self, mapping):
         """The same constrained system with parameters replaced by values: ``c.subs({k: 2.0})``."""
-        def sub(x):
-            if isinstance(x, (list, tuple)):
-                return [sub(v) for v in x]
-            return sp.sympify(x).subs(mapping) if isinstance(x, (sp.Basic, int, float)) else x
-
-        ctrl = None if self.control is None or self.model == "vakonomic" else (
-            sp.Matrix(self.control).subs(mapping) if isinstance(self.control, sp.MatrixBase) else sub(self.control))
+        ctrl = None if self.model == "vakonomic" else subs_control(self.control, mapping)
         return ConstrainedSystem(self.system.subs(mapping), [sp.sympify(p).subs(mapping) for p in self.phi],
                                  model=self.model, control=ctrl)
 

@@ -44,7 +44,8 @@ import sympy as sp
 from . import integration
 from .constraint_models import HomogeneityMixin
 from .lagrangian import register_model
-from .symbolic import control_rows, free_parameters, require_numeric, vectorize
+from .symbolic import (control_rows, free_parameters, require_numeric, second_kind_pieces, subs_control,
+                       vectorize)
 from ..errors import ActiveSetError, InitialConstraintError, LagrangianError
 
 
@@ -104,11 +105,7 @@ class OneSidedSystem(HomogeneityMixin):
                                       f"(a list of {self.k}), got {control!r}")
             self.N_dyn = [sp.sympify(x) for x in N]
             Np = [S.plain(x) for x in self.N_dyn]
-            self.NJ_sym = sp.Matrix(Np).jacobian(S.us)
-            self.H_sym = [sp.hessian(x, S.us) for x in Np]
-            self.dN_sym = [sp.Matrix([sum(sp.diff(x, ui, qj) * uj for qj, uj in zip(S.qs, S.us))
-                                      + sp.diff(x, ui, S.t) - sp.diff(x, qi) for qi, ui in zip(S.qs, S.us)])
-                           for x in Np]
+            self.NJ_sym, self.H_sym, self.dN_sym = second_kind_pieces(S, Np)
             self.M_sym = None
             extra = Np
         elif control is None:
@@ -127,16 +124,10 @@ class OneSidedSystem(HomogeneityMixin):
 
     def subs(self, mapping):
         """The same constrained system with parameters replaced by values."""
-        def sub(x):
-            if isinstance(x, (list, tuple)):
-                return [sub(v) for v in x]
-            return sp.sympify(x).subs(mapping) if isinstance(x, (sp.Basic, int, float)) else x
-
         S = self.system.subs(mapping)
         to_new = dict(zip(self.system.qd, S.qd))
         cons = [sp.Ge(sp.sympify(f).subs(mapping).xreplace(to_new), 0) for f in self.f]
-        ctrl = None if self.control is None else (sp.Matrix(self.control).subs(mapping)
-                                                  if isinstance(self.control, sp.MatrixBase) else sub(self.control))
+        ctrl = subs_control(self.control, mapping)
         return OneSidedSystem(S, cons, control=ctrl, model=self.model)
 
     def equations(self):

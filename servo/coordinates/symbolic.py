@@ -98,3 +98,26 @@ def control_rows(control, k, n, what="control"):
         raise LagrangianError(f"{what}: one covector per constraint needed, {len(rows)} given for k = {k} "
                               f"(expected shape ({k}, {n}))")
     return [as_covector(r, n, f"{what} covector {i}") for i, r in enumerate(rows)]
+
+
+def second_kind_pieces(system, N_plain):
+    """For T* = T + sum lambda_nu N_nu (servo-constraints of the second kind; Kozlov (2019), section 7):
+    dN/dq' (k x n Matrix), the Hessians d^2 N_nu/dq'^2 and the vectors [N_nu] minus their acceleration
+    term, (d^2 N/dq' dq) q' + d^2 N/dq' dt - dN/dq, for N_nu in plain symbols."""
+    S = system
+    NJ = sp.Matrix(N_plain).jacobian(S.us)
+    H = [sp.hessian(x, S.us) for x in N_plain]
+    dN = [sp.Matrix([sum(sp.diff(x, ui, qj) * uj for qj, uj in zip(S.qs, S.us))
+                     + sp.diff(x, ui, S.t) - sp.diff(x, qi) for qi, ui in zip(S.qs, S.us)]) for x in N_plain]
+    return NJ, H, dN
+
+
+def subs_control(control, mapping):
+    """A control (None, a Matrix, an expression or nested lists of them) with parameters substituted."""
+    if control is None:
+        return None
+    if isinstance(control, sp.MatrixBase):
+        return control.subs(mapping)
+    if isinstance(control, (list, tuple)):
+        return [subs_control(v, mapping) for v in control]
+    return sp.sympify(control).subs(mapping) if isinstance(control, (sp.Basic, int, float)) else control
