@@ -313,16 +313,68 @@ class OneSidedSystem(HomogeneityMixin):
             evs.append(ev)
         return evs
 
+    def _event_values(self, active, act, ts, Y):
+        """The event functions of a mode on samples (ts (K,), Y (K, dim)), shape (K, k)."""
+        n = self.system.n
+        out = self.constraint_values(ts, Y[:, :n], Y[:, n:2 * n])
+        if active:
+            mult = Y[:, 2 * n:] if self.kind == 2 else self.acceleration(ts, Y[:, :n], Y[:, n:], act)[1]
+            idx = sorted(active)
+            out[:, idx] = mult[:, idx]
+        return out
+
+    def _run_mode(self, problem, evs, active, act, y, t, t_end, max_step, grid, method, rtol, atol, out_y,
+                  out_act, depth=0):
+        """Integrate one mode from (t, y) to t_end or its first event with ONE call of ``integrate``.
+
+        The solver's own steps can be long (free motions polynomial in t make its error estimate vanish),
+        long enough to step over a whole arch of an event function, which solve_ivp's sign test between
+        steps would miss. So the dense output is also sampled every ``max_step``; a + to - change of an
+        event function between two samples before the located event is a missed event: that sample
+        interval is integrated again (recursively, with 8 times finer samples) from the earlier sample.
+        Fills out_y / out_act on the output grid; returns (status, t_stop, y_stop, event index, nfev).
+        """
+        if depth > 12:
+            raise ActiveSetError(f"one-sided simulate: an event near t = {t:.12g} could not be located")
+        m = max(1, int(np.ceil((t_end - t) / max_step)))
+        on_grid = grid[(grid >= t) & (grid <= t_end)]
+        ts = np.unique(np.concatenate([t + (t_end - t) * np.arange(m + 1) / m, on_grid]))
+        ts = ts[(ts >= t) & (ts <= t_end)]
+        res = integration.run(problem, y, t, t_end, method, rtol, atol, t_eval=ts, events=evs,
+                              where="one-sided simulate")
+        t_stop, i_e, y_stop = t_end, None, res.y[-1]
+        if res.status == 1:
+            t_stop, i_e = min((te[0], i) for i, te in enumerate(res.t_events) if len(te))
+            y_stop = res.y_events[i_e][0]
+        g = self._event_values(active, act, res.t, res.y)
+        missed = np.nonzero(np.any((g[:-1] > 0) & (g[1:] < 0), axis=1) & (res.t[1:] <= t_stop))[0]
+        keep = res.t <= (res.t[missed[0]] if len(missed) else t_stop)
+        for tt, yy in zip(res.t[keep], res.y[keep]):  # at an event time the mode after it overwrites
+            j = np.searchsorted(grid, tt)
+            if j < len(grid) and grid[j] == tt:
+                out_y[j], out_act[j] = yy, act
+        if not len(missed):
+            return res.status, t_stop, y_stop.copy(), i_e, res.nfev
+        k = missed[0]
+        status, t_stop, y_stop, i_e, used = self._run_mode(problem, evs, active, act, res.y[k], res.t[k],
+                                                           res.t[k + 1], (res.t[k + 1] - res.t[k]) / 8, grid,
+                                                           method, rtol, atol, out_y, out_act, depth + 1)
+        if status != 1:
+            raise ActiveSetError(f"one-sided simulate: a sign change of an event function in "
+                                 f"[{res.t[k]:.12g}, {res.t[k + 1]:.12g}] could not be located")
+        return status, t_stop, y_stop, i_e, res.nfev + used
+
     def simulate(self, q0, qd0, t_end, steps=200, t0=0.0, method=integration.DEFAULT_METHOD, rtol=1e-12,
                  atol=1e-12, tol=1e-9, max_events=500, lam0=None, max_step=None):
         """Event-driven integration forward in time with ``integrators.integrate`` (a scipy method).
 
-        Each mode (set of active constraints) is one first-order problem; its leave / join events are
-        the terminal events of ``integrate`` (direction -1), located on scipy's dense output, and the
-        mode is switched between calls. Events are found from sign changes between consecutive solver
-        steps, so the integration is cut into pieces of length ``max_step`` (default
-        (t_end - t0) / max(steps, 200)): on motions that are polynomial in t (a free sleigh moves on a
-        straight line) DOP853 would otherwise step over a whole arch of f = u sin(w t) and miss the join.
+        Each mode (set of active constraints) is one first-order problem and one ``integrate`` call; its
+        leave / join events are the terminal events of ``integrate`` (direction -1), located on scipy's
+        dense output, and the mode is switched between calls. solve_ivp finds events from sign changes
+        between consecutive solver steps; on motions that are polynomial in t (a free sleigh moves on a
+        straight line) DOP853 steps over a whole arch of f = u sin(w t) and would miss the join, so the
+        dense output is also sampled every ``max_step`` (default (t_end - t0) / max(steps, 200)) and a
+        sign change missed between two samples is located by integrating that piece again.
 
         lam0: type II only, the initial multipliers (default 0; > 0 only where f_nu = 0).
         Returns an IntegrationResult on linspace(t0, t_end, steps + 1) with outputs "q", "qd",
@@ -379,30 +431,12 @@ class OneSidedSystem(HomogeneityMixin):
             act = sorted(active)
             problem, evs = self._mode_problem(act), self._mode_events(active, act)
             start = t
-            while True:  # pieces of length max_step until an event or t_end
-                t1 = min(t + max_step, t_end)
-                if t_end - t1 < 1e-9 * max_step:
-                    t1 = t_end
-                sel = np.nonzero((grid >= t) & (grid <= t1))[0]
-                t_eval = np.unique(np.concatenate([[t], grid[sel], [t1]]))
-                res = integration.run(problem, y, t, t1, method, rtol, atol, t_eval=t_eval, events=evs,
-                                      where="one-sided simulate")
-                nfev += res.nfev
-                for j in sel:  # at an event time, the mode after it overwrites the one before
-                    m = np.nonzero(res.t == grid[j])[0]
-                    if len(m):
-                        out_y[j], out_act[j] = res.y[m[-1]], act
-                if res.status == 1:
-                    break
-                t, y = t1, res.y[-1].copy()
-                if t >= t_end:
-                    break
-            if res.status != 1:
+            status, t_e, y, i_e, used = self._run_mode(problem, evs, active, act, y, t, t_end, max_step, grid,
+                                                        method, rtol, atol, out_y, out_act)
+            nfev += used
+            if status != 1:
                 segments.append((start, t_end, None, y, act))
                 break
-            hits = [(te[0], i) for i, te in enumerate(res.t_events) if len(te)]
-            t_e, i_e = min(hits)
-            y = res.y_events[i_e][0].copy()
             if self.kind == 2 and i_e in active:
                 y[2 * n + i_e] = 0.0  # the control has run out: lambda_i = 0 exactly at the leave event
             segments.append((start, t_e, None, y.copy(), act))
@@ -423,7 +457,7 @@ class OneSidedSystem(HomogeneityMixin):
                 lam[j] = self.acceleration(tt, yy[:n], yy[n:], out_act[j])[1]
                 sign[j] = self._pieces(tt, yy[:n], yy[n:2 * n])[4]
         result = integration.IntegrationResult(t=grid, y=out_y, status=0, message="reached the end of t_span",
-                                               nfev=nfev, nsteps=len(segments), method=res.method)
+                                               nfev=nfev, nsteps=len(segments), method=str(method))
         result.outputs = {"q": out_y[:, :n], "qd": out_y[:, n:2 * n]}
         if self.kind == 1:
             result.outputs["control_sign"] = sign
