@@ -255,7 +255,7 @@ class ConstrainedSystem(HomogeneityMixin):
         also checks that the redundant equations are consistent)."""
         S, n, k = self.system, self.system.n, self.k
         args = S._args(t, q, qd)
-        A, rhs = S.mass_matrix(t, q, qd), S.force(t, q, qd) - S.bias(t, q, qd)
+        A, rhs = S.inertia_and_rhs(t, q, qd)
         J, c = self._mat("J", args, (k, n)), self._num["c"](*args)
         if self.kind == 1:
             M = self._mat("M", args, (k, n))
