@@ -46,7 +46,7 @@ from .constraint_models import HomogeneityMixin
 from .lagrangian import register_model
 from .symbolic import (control_rows, free_parameters, require_numeric, second_kind_pieces, subs_control,
                        vectorize)
-from ..errors import ActiveSetError, InitialConstraintError, LagrangianError
+from ..errors import ActiveSetError, InitialConstraintError, IntegrationError, LagrangianError
 
 
 def parse_inequalities(system, constraints):
@@ -448,6 +448,9 @@ class OneSidedSystem(HomogeneityMixin):
         for j, (ta, tb, _, yb, act) in enumerate(segments):
             segments[j] = (ta, tb, y_start, yb, act)
             y_start = yb
+        if np.isnan(out_y).any():
+            j = int(np.argmax(np.isnan(out_y).any(axis=1)))
+            raise IntegrationError(f"one-sided simulate: no state was recorded at the output time t = {grid[j]:.12g}")
         lam, sign = np.zeros((len(grid), k)), np.ones((len(grid), k))
         for j, tt in enumerate(grid):
             yy = out_y[j]

@@ -106,6 +106,9 @@ class OneSidedServoSecondKind(ServoSecondKind):
                 break
             if held:
                 y[self.n] = 0.0  # the control has run out: lambda = 0 exactly at the leave event
+        if np.isnan(out).any():
+            j = int(np.argmax(np.isnan(out).any(axis=1)))
+            raise IntegrationError(f"no state was recorded at the output time t = {grid[j]:.12g}")
         res = IntegrationResult(t=grid, y=out, status=0, message="reached the end of t_span", nfev=nfev,
                                 method=str(method or self.default_method))
         res.outputs = {"m": out[:, :self.n], "w": out[:, :self.n] @ self.Iinv.T, "lambda": out[:, self.n],
