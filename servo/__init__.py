@@ -18,6 +18,6 @@ from .quadratic import FamilyWitness, InvariantLine, InvariantLines, QuadraticSy
 from .lie import (EulerForm, EulerPoincare, Equations, FirstIntegral, LieSystem, Nonholonomic, PoissonSphere,
                   Reduced, ServoFirstKind, ServoSecondKind, Vakonomic, euler_angle_divergence, euler_form,
                   planar_path, reconstruct_motion)
-from .coordinates import (ConstrainedSystem, LagrangianSystem, OneSidedSystem, SimulationResult, compulsion,
+from .coordinates import (ConstrainedSystem, LagrangianSystem, OneSidedSystem, compulsion,
                           fit_power_law, friction_force, gauss_acceleration, solve_compulsion_qp,
                           with_added_mass, with_friction)

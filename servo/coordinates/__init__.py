@@ -6,7 +6,12 @@
 * ``one_sided``: one-sided constraints f >= 0 with leaving and joining events;
 * ``realization``: friction and added masses that realize a constraint in the limit;
 * ``gauss``: Gauss's principle of least compulsion and Kozlov's generalized principle;
-* ``result``: the shared call of the integrators (a problem in, an IntegrationResult out).
+* ``integration``: the shared call of the integrators (a problem in, an IntegrationResult out);
+* ``symbolic``: lambdify and covector helpers shared by all of them.
+
+``lagrangian`` imports none of the models: ``constraint_models``, ``one_sided`` and ``realization``
+register themselves with it (``register_model`` / ``register_builder``) when the package loads, so
+``LagrangianSystem.constrain`` / ``with_friction`` / ``with_added_mass`` dispatch without an import cycle.
 
 A new constraint model for systems in coordinates goes beside ``constraint_models``.
 """
@@ -16,4 +21,4 @@ from .constraint_models import ConstrainedSystem
 from .one_sided import OneSidedSystem
 from .realization import fit_power_law, friction_force, with_added_mass, with_friction
 from .gauss import compulsion, gauss_acceleration, solve_compulsion_qp
-from .result import SimulationResult
+from integrators import IntegrationResult

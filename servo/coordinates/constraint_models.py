@@ -1,6 +1,6 @@
 """Two-sided constraints phi(q, q', t) = 0 on a Lagrangian system, with four models.
 
-Sources: Kozlov's lectures on servo-constraints and Kozlov 2019, sections 2, 6, 7; Talamucci 2025
+Sources: Kozlov's lectures on servo-constraints and Kozlov (2019), sections 2, 6, 7; Talamucci (2025)
 for Cetaev's rule with nonlinear constraints and homogeneity.  With [.] the Lagrange
 derivative and A = d^2 L/dq'^2:
 
@@ -15,7 +15,13 @@ derivative and A = d^2 L/dq'^2:
 
 Numerically the constraint is differentiated once, (dphi/dq') q'' + (dphi/dq) q' + dphi/dt = 0, and
 solved together with the equations for (q'', lambda) (1st kind) or (q'', lambda') (2nd kind).
-Integration: scipy.integrate.solve_ivp directly (see ``servo.coordinates.result``).
+
+Redundant constraints (rank dphi/dq' < k, e.g. Talamucci's Example 2 (i) and (iv), three components
+of a cross product = 0 of rank 2) determine the motion but not the multipliers: the acceleration is
+solved with the minimum-norm (least-squares) multiplier, which is the one reported. Along a numerical
+solution the state is off phi = 0 by the integration error, so the redundant multiplier equations are
+consistent only up to that error; they are required to be consistent at the initial state.
+Integration: ``integrators.integrate`` on a first-order problem (see ``servo.coordinates.integration``).
 """
 
 from __future__ import annotations
@@ -26,8 +32,10 @@ import numpy as np
 import sympy as sp
 from sympy.physics.mechanics import dynamicsymbols
 
-from .lagrangian import as_covector, vectorize
-from .result import integrate_first_order
+from . import integration
+from .lagrangian import register_model
+from .symbolic import (control_rows, free_parameters, require_numeric, second_kind_pieces, subs_control,
+                       vectorize)
 from ..errors import InitialConstraintError, LagrangianError, RealizabilityError
 
 MODELS = ("nonholonomic", "vakonomic", "servo1", "servo2")
@@ -56,7 +64,7 @@ def parse_equalities(system, phi):
 def homogeneity_degree_of(system, phi):
     """Degree sigma of positive homogeneity of phi in q' (Euler: sum q'_i dphi/dq'_i = sigma phi), or None.
 
-    Talamucci 2025, Proposition 1: for such constraints Cetaev's virtual displacements
+    Talamucci (2025), Proposition 1: for such constraints Cetaev's virtual displacements
     contain the velocity, the reaction does no work and the energy is conserved.
     """
     p = system.plain(phi)
@@ -75,12 +83,16 @@ def _rank(s, scale, rel=1e-8):
     return np.sum(s > rel * np.asarray(scale)[..., None], axis=-1)
 
 
-def solve_multipliers(G, r, J, Ainv, what, B, tol=1e-8):
+def solve_multipliers(G, r, J, Ainv, what, B, tol=1e-8, strict=False):
     """Solve G x = r (batched, k x k) for the multipliers; raise RealizabilityError where G is degenerate.
 
-    G = J B with J = dphi/dq' (k x n) and B = A^-1 M^T (n x k). Redundant but consistent constraints
-    (rank J < k, e.g. the three components of P1' x P2' = 0) are accepted (minimum-norm solution);
-    rank G < rank (J A^-1 J^T) means the realizability condition det (A^-1 M, dphi/dq') != 0 fails.
+    G = J B with J = dphi/dq' (k x n) and B = A^-1 M^T (n x k). Redundant constraints (rank J < k, e.g.
+    the three components of P1' x P2' = 0) are accepted: x = G^+ r is the minimum-norm least-squares
+    multiplier (singular values below 1e-8 of the largest are cut). rank G < rank (J A^-1 J^T) means the
+    realizability condition det (A^-1 M, dphi/dq') != 0 fails. With ``strict`` (the initial state, which
+    lies on phi = 0 to the given tolerance) the redundant equations must also be consistent, else the
+    constraints are incompatible; along the motion the least-squares solution is used, because off
+    phi = 0 by the integration error the redundant equations are consistent only up to that error.
     """
     U, s, Vh = np.linalg.svd(G)
     scale = _scale(J, B)
@@ -95,10 +107,13 @@ def solve_multipliers(G, r, J, Ainv, what, B, tol=1e-8):
                                  value=np.linalg.det(G))
     sinv = np.where(s > cut, 1.0 / np.where(s > cut, s, 1.0), 0.0)
     x = np.einsum("...ji,...j,...kj,...k->...i", Vh, sinv, U, r)
-    res = np.einsum("...ij,...j->...i", G, x) - r
-    if np.any(np.linalg.norm(res, axis=-1) > tol * (1.0 + np.linalg.norm(r, axis=-1))):
-        raise RealizabilityError(f"{what}: redundant constraints with inconsistent multiplier equations "
-                                 f"(residual {np.max(np.linalg.norm(res, axis=-1)):.3e})")
+    if strict:
+        res = np.einsum("...ij,...j->...i", G, x) - r
+        bad = np.linalg.norm(res, axis=-1) > tol * (1.0 + np.linalg.norm(r, axis=-1))
+        if np.any(bad):
+            raise RealizabilityError(f"{what}: redundant constraints with inconsistent multiplier equations "
+                                     f"(residual {np.max(np.linalg.norm(res, axis=-1)):.3e}): the constraints "
+                                     "are incompatible")
     return x
 
 
@@ -127,7 +142,7 @@ class ConstrainedSystem(HomogeneityMixin):
     def __init__(self, system, phi, model="nonholonomic", control=None):
         if model not in MODELS:
             raise LagrangianError(f"unknown model {model!r}; expected one of {MODELS} or 'one_sided'")
-        self.system, self.model = system, model
+        self.system, self.model, self.control = system, model, control
         S = system
         self.phi = self._exprs = parse_equalities(S, phi)
         self.k = len(self.phi)
@@ -151,28 +166,35 @@ class ConstrainedSystem(HomogeneityMixin):
             if control is None:
                 raise LagrangianError("model 'servo2' needs control = N (function(s) of q, q', t)")
             N = list(control) if isinstance(control, (list, tuple)) else [control]
-            if len(N) != self.k:
-                raise LagrangianError(f"servo2 needs one function N per constraint: {len(N)} given, k = {self.k}")
+            if len(N) != self.k or any(isinstance(x, (list, tuple, sp.MatrixBase)) for x in N):
+                raise LagrangianError(f"servo2 needs one scalar function N per constraint (a list of {self.k}), "
+                                      f"got {control!r}")
             self.N_dyn = [sp.sympify(x) for x in N]
         if self.kind == 1:
             self.M_sym = sp.Matrix([[S.plain(x) for x in row] for row in self.M_dyn])
         else:
             Np = [S.plain(x) for x in self.N_dyn]
-            self.NJ_sym = sp.Matrix(Np).jacobian(S.us)
-            self.H_sym = [sp.hessian(x, S.us) for x in Np]
-            self.dN_sym = [sp.Matrix([sum(sp.diff(x, ui, qj) * uj for qj, uj in zip(S.qs, S.us))
-                                      + sp.diff(x, ui, S.t) - sp.diff(x, qi) for qi, ui in zip(S.qs, S.us)])
-                           for x in Np]
+            self.NJ_sym, self.H_sym, self.dN_sym = second_kind_pieces(S, Np)
+        allowed = set(S.qs) | set(S.us) | {S.t}
+        pieces = list(P) + (list(self.M_sym) if self.kind == 1 else [S.plain(x) for x in self.N_dyn])
+        #: parameter symbols of the system, the constraints and the control (numbers needed to simulate)
+        self.symbols = tuple(sorted(set(S.symbols) | set(free_parameters(pieces, allowed)), key=str))
 
     def _covectors(self, control):
         if control is None:
             raise LagrangianError("model 'servo1' needs control = M (a covector, or one per constraint)")
-        rows = list(control)
-        if self.k == 1 and len(rows) == self.system.n and not isinstance(rows[0], (list, tuple, sp.MatrixBase)):
-            rows = [rows]
-        if len(rows) != self.k:
-            raise LagrangianError(f"servo1 needs one control covector per constraint: {len(rows)} given, k = {self.k}")
-        return [as_covector(r, self.system.n, "control covector M") for r in rows]
+        return control_rows(control, self.k, self.system.n, "servo1 control M")
+
+    @property
+    def is_numeric(self):
+        """True when no parameter symbols remain (required to simulate)."""
+        return not self.symbols
+
+    def subs(self, mapping):
+        """The same constrained system with parameters replaced by values: ``c.subs({k: 2.0})``."""
+        ctrl = None if self.model == "vakonomic" else subs_control(self.control, mapping)
+        return ConstrainedSystem(self.system.subs(mapping), [sp.sympify(p).subs(mapping) for p in self.phi],
+                                 model=self.model, control=ctrl)
 
     # ----------------------------------------------------------------- symbolic output
     def equations(self):
@@ -205,6 +227,7 @@ class ConstrainedSystem(HomogeneityMixin):
     # ----------------------------------------------------------------- numerics
     @cached_property
     def _num(self):
+        require_numeric(self.symbols, "a numeric evaluation", repr(self))
         S = self.system
         args = (S.t, *S.qs, *S.us)
         out = {"J": vectorize(list(self.J_sym), args), "c": vectorize(list(self.c_sym), args),
@@ -225,18 +248,21 @@ class ConstrainedSystem(HomogeneityMixin):
         """phi_nu(q, q', t), shape (..., k)."""
         return self._num["phi"](*self.system._args(t, q, qd))
 
-    def acceleration(self, t, q, qd, lam=None):
-        """(q'', lambda) for the 1st kind, (q'', lambda') for the 2nd kind (lam = state multipliers)."""
+    def acceleration(self, t, q, qd, lam=None, strict=False):
+        """(q'', lambda) for the 1st kind, (q'', lambda') for the 2nd kind (lam = state multipliers).
+
+        Redundant constraints: the minimum-norm multiplier (see :func:`solve_multipliers`; ``strict``
+        also checks that the redundant equations are consistent)."""
         S, n, k = self.system, self.system.n, self.k
         args = S._args(t, q, qd)
-        A, rhs = S.mass_matrix(t, q, qd), S.force(t, q, qd) - S.bias(t, q, qd)
+        A, rhs = S.inertia_and_rhs(t, q, qd)
         J, c = self._mat("J", args, (k, n)), self._num["c"](*args)
         if self.kind == 1:
             M = self._mat("M", args, (k, n))
             a0 = np.linalg.solve(A, rhs[..., None])[..., 0]
             AiM = np.linalg.solve(A, np.swapaxes(M, -1, -2))
             lam = solve_multipliers(J @ AiM, -c - np.einsum("...ij,...j->...i", J, a0), J, np.linalg.inv(A),
-                                   f"{self.model} at t = {t}", AiM)
+                                   f"{self.model} at t = {t}", AiM, strict=strict)
             return a0 + np.einsum("...ij,...j->...i", AiM, lam), lam
         lam = np.asarray(lam, dtype=float)
         H = self._mat("H", args, (k, n, n))
@@ -245,21 +271,22 @@ class ConstrainedSystem(HomogeneityMixin):
         a0 = np.linalg.solve(Al, (rhs - np.einsum("...k,...ki->...i", lam, dN))[..., None])[..., 0]
         P = np.linalg.solve(Al, np.swapaxes(self._mat("NJ", args, (k, n)), -1, -2))
         lamd = solve_multipliers(J @ P, np.einsum("...ij,...j->...i", J, a0) + c, J, np.linalg.inv(Al),
-                                 f"{self.model} at t = {t}", P)
+                                 f"{self.model} at t = {t}", P, strict=strict)
         return a0 - np.einsum("...ij,...j->...i", P, lamd), lamd
 
-    def simulate(self, q0, qd0, t_end, steps=200, lam0=None, t0=0.0, method="DOP853", rtol=1e-12, atol=1e-12,
-                 tol=1e-9):
-        """Integrate the constrained equations with scipy's solve_ivp from a state with phi = 0.
+    def simulate(self, q0, qd0, t_end, steps=200, lam0=None, t0=0.0, method=integration.DEFAULT_METHOD,
+                 rtol=1e-12, atol=1e-12, tol=1e-9):
+        """Integrate the constrained equations with ``integrators.integrate`` from a state with phi = 0.
 
         lam0: initial multipliers (2nd kind and vakonomic only; default 0). Raises InitialConstraintError
         if |phi_nu(q0, qd0, t0)| > tol and RealizabilityError if the multipliers cannot be determined.
-        res.lam holds lambda(t) (1st kind: the algebraic multiplier; 2nd kind: the state lambda).
+        Returns an IntegrationResult on linspace(t0, t_end, steps + 1) with outputs "q", "qd" and
+        "lambda" (alias res.lam: 1st kind the algebraic multiplier, minimum-norm for redundant
+        constraints; 2nd kind the state lambda) and the constraint residual "phi" in res.constraints.
         """
+        require_numeric(self.symbols, "simulate", repr(self))
         S, n, k = self.system, self.system.n, self.k
-        q0, qd0 = np.asarray(q0, dtype=float), np.asarray(qd0, dtype=float)
-        if q0.shape != (n,) or qd0.shape != (n,):
-            raise LagrangianError(f"q0 and qd0 must have shape ({n},), got {q0.shape} and {qd0.shape}")
+        q0, qd0 = integration.check_state(q0, qd0, n)
         res0 = self.constraint_values(t0, q0, qd0)
         i = int(np.argmax(np.abs(res0)))
         if abs(res0[i]) > tol:
@@ -268,25 +295,32 @@ class ConstrainedSystem(HomogeneityMixin):
         if self.kind == 1:
             if lam0 is not None:
                 raise LagrangianError(f"lam0 is only for servo2 / vakonomic; model {self.model!r} determines lambda")
-            self.acceleration(t0, q0, qd0)
+            extra = np.zeros(0)
+            self.acceleration(t0, q0, qd0, strict=True)
 
-            def rhs(t, y):
-                return np.concatenate([y[n:], self.acceleration(t, y[:n], y[n:])[0]])
+            def acc(t, q, qd, _e):
+                return self.acceleration(t, q, qd)[0]
+        else:
+            extra = np.zeros(k) if lam0 is None else np.atleast_1d(np.asarray(lam0, dtype=float))
+            if extra.shape != (k,):
+                raise LagrangianError(f"lam0 must have {k} entries, got shape {extra.shape}")
+            self.acceleration(t0, q0, qd0, extra, strict=True)
 
-            return integrate_first_order(rhs, q0, qd0, t_end, steps, t0, method, rtol, atol, n,
-                                         lam_of=lambda t, y: self.acceleration(t, y[:n], y[n:2 * n])[1])
-        lam0 = np.zeros(k) if lam0 is None else np.atleast_1d(np.asarray(lam0, dtype=float))
-        if lam0.shape != (k,):
-            raise LagrangianError(f"lam0 must have {k} entries, got shape {lam0.shape}")
-        self.acceleration(t0, q0, qd0, lam0)
+            def acc(t, q, qd, lam):
+                return np.concatenate(self.acceleration(t, q, qd, lam), axis=-1)
 
-        def rhs2(t, y):
-            qdd, lamd = self.acceleration(t, y[:n], y[n:2 * n], y[2 * n:])
-            return np.concatenate([y[n:2 * n], qdd, lamd])
-
-        res = integrate_first_order(rhs2, q0, qd0, t_end, steps, t0, method, rtol, atol, n, extra0=lam0,
-                                    lam_of=lambda t, y: y[2 * n:])
-        return res
+        problem = integration.first_order_problem(n, acc, extra=len(extra), name=repr(self))
+        grid = integration.time_grid(t0, t_end, steps)
+        problem.constraints["phi"] = lambda Y: self.constraint_values(grid[:len(Y)], Y[:, :n], Y[:, n:2 * n])
+        res = integration.run(problem, np.concatenate([q0, qd0, extra]), t0, t_end, method, rtol, atol,
+                              t_eval=grid, steps=steps)
+        Y = res.y
+        lam = Y[:, 2 * n:] if self.kind == 2 else self.acceleration(res.t, Y[:, :n], Y[:, n:2 * n])[1]
+        labels = S.labels + tuple(f"lambda{i + 1}" for i in range(len(extra)))
+        return integration.finish(res, self, lam, labels)
 
     def __repr__(self):
         return f"ConstrainedSystem(model={self.model!r}, phi={self.phi})"
+
+
+register_model(MODELS, lambda system, phi, model, control: ConstrainedSystem(system, phi, model=model, control=control))

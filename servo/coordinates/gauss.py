@@ -6,7 +6,7 @@ Classical Gauss principle: the actual acceleration minimises Z over the accelera
 constraints; for phi(q, q', t) = 0 these satisfy (dphi/dq') x'' + (dphi/dq) q' + dphi/dt = 0, for an
 active one-sided constraint f = 0 (f >= 0) they satisfy (df/dq') x'' + (df/dq) q' + df/dt >= 0.
 The result equals the Lagrange-multiplier (Cetaev) solution A x'' = F - b + sum lambda dphi/dq'.
-Generalized principle (Theorem 1 of Kozlov 2008): with an extra force Q (A x''_r = F - b + Q), the actual
+Generalized principle (Theorem 1 of Kozlov (2008)): with an extra force Q (A x''_r = F - b + Q), the actual
 acceleration minimises Z among virtual motions, (Q, x''_m - x''_r) = 0, i.e. (eq. (4))
     (Q, x''_m) = (Q, A^-1 (F - b + Q)).
 
@@ -22,7 +22,7 @@ from itertools import combinations
 import numpy as np
 import sympy as sp
 
-from .lagrangian import vectorize
+from .symbolic import vectorize
 from ..errors import GaussError, LagrangianError
 
 

@@ -21,44 +21,28 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 from sympy.physics.mechanics import dynamicsymbols
+
+from . import integration
+from .symbolic import free_parameters, require_numeric, vectorize
 from ..errors import LagrangianError
 
 
-def vectorize(exprs, args):
-    """Lambdify a list of scalar sympy expressions once into f(*arrays) -> array (..., len(exprs)).
-
-    Constants and broadcast inputs are expanded to the common batch shape, so the result always has
-    shape broadcast(args) + (len(exprs),).
-    """
-    exprs = [sp.sympify(e) for e in exprs]
-    f = sp.lambdify(args, exprs, modules="numpy", cse=True)
-
-    m = len(exprs)
-
-    def call(*vals):
-        vals = [np.asarray(v, dtype=float) for v in vals]
-        shape = np.broadcast_shapes(*[v.shape for v in vals]) if vals else ()
-        outs = f(*vals)
-        if shape == ():
-            return np.array(outs, dtype=float).reshape(m)
-        out = np.empty(shape + (m,))
-        for i, o in enumerate(outs):
-            out[..., i] = o
-        return out
-
-    return call
+#: constraint models by name (filled by ``constraint_models`` and ``one_sided`` when the package loads, so
+#: that this module imports none of them): name -> factory(system, phi, model, control)
+MODELS = {}
+#: realizations by name ("with_friction", "with_added_mass"; filled by ``realization``)
+BUILDERS = {}
 
 
-def as_covector(a, n, what="covector"):
-    """Turn a list / sympy Matrix / 1-d array of n entries into a list of sympy expressions."""
-    if isinstance(a, (sp.MatrixBase, np.ndarray)):
-        a = list(np.asarray(a, dtype=object).ravel()) if isinstance(a, np.ndarray) else list(a)
-    a = [sp.sympify(x) for x in a]
-    if len(a) != n:
-        raise LagrangianError(f"{what} has {len(a)} entries, the system has n = {n} coordinates")
-    if all(x == 0 for x in a):
-        raise LagrangianError(f"{what} is identically zero; condition a != 0 (Kozlov 2019, (1.1)) fails")
-    return a
+def register_model(names, factory):
+    """Make ``LagrangianSystem.constrain(phi, model=name)`` build ``factory(system, phi, model, control)``."""
+    for name in names:
+        MODELS[name] = factory
+
+
+def register_builder(name, func):
+    """Make ``LagrangianSystem.<name>(*args, **kw)`` call ``func(system, *args, **kw)``."""
+    BUILDERS[name] = func
 
 
 class LagrangianSystem:
@@ -106,10 +90,9 @@ class LagrangianSystem:
             p = self.plain(e)
             if p.has(sp.Derivative):
                 raise LagrangianError(f"{name} contains accelerations or derivatives other than q'(t): {e}")
-            extra = p.free_symbols - allowed
-            if extra:
-                raise LagrangianError(f"{name} has free symbols {sorted(map(str, extra))} besides q, q', t; "
-                                      "substitute numbers for parameters first")
+        #: sympy symbols other than q, q', t (parameters): allowed for the symbolic methods
+        #: (equations, realizability, homogeneity_degree); numbers are needed to simulate (see ``subs``)
+        self.symbols = free_parameters([self.plain(e) for e in [self.T, self.V, *self.forces]], allowed)
         Lp = self.plain(self.L)
         self.A_sym = sp.hessian(Lp, self.us)
         if sp.simplify(self.A_sym.det()) == 0:
@@ -119,6 +102,17 @@ class LagrangianSystem:
                                 + sp.diff(p[i], self.t) - sp.diff(Lp, self.qs[i]) for i in range(self.n)])
         self.F_sym = sp.Matrix([self.plain(f) for f in self.forces])
         self.E_sym = sum(pi * u for pi, u in zip(p, self.us)) - Lp
+
+    # ----------------------------------------------------------------- parameters
+    @property
+    def is_numeric(self):
+        """True when T, V and the forces have no symbols besides q, q', t (required to simulate)."""
+        return not self.symbols
+
+    def subs(self, mapping):
+        """The same system with parameters replaced by values: ``L.subs({m: 2.0, g: 9.81})``."""
+        return LagrangianSystem(sp.sympify(self.T).subs(mapping), sp.sympify(self.V).subs(mapping), self.q,
+                                forces=[sp.sympify(f).subs(mapping) for f in self.forces])
 
     # ----------------------------------------------------------------- symbolic helpers
     def plain(self, expr):
@@ -142,6 +136,7 @@ class LagrangianSystem:
     # ----------------------------------------------------------------- numerics (cached)
     @cached_property
     def _num(self):
+        require_numeric(self.symbols, "a numeric evaluation", repr(self))
         args = (self.t, *self.qs, *self.us)
         return {"A": vectorize(list(self.A_sym), args), "b": vectorize(list(self.b_sym), args),
                 "F": vectorize(list(self.F_sym), args), "E": vectorize([self.E_sym], args),
@@ -152,7 +147,15 @@ class LagrangianSystem:
         qd = np.asarray(qd, dtype=float)
         if q.shape[-1:] != (self.n,) or qd.shape[-1:] != (self.n,):
             raise LagrangianError(f"q and qd must have last axis n = {self.n}, got {q.shape} and {qd.shape}")
+        if q.ndim == 1 and qd.ndim == 1:  # one state: plain floats (the integrators' hot path)
+            return (t, *q.tolist(), *qd.tolist())
         return (t, *np.moveaxis(q, -1, 0), *np.moveaxis(qd, -1, 0))
+
+    def inertia_and_rhs(self, t, q, qd):
+        """(A, F - b) at once (one lambdified call), shapes (..., n, n) and (..., n)."""
+        n = self.n
+        AR = self._num["AR"](*self._args(t, q, qd))
+        return AR[..., :n * n].reshape(AR.shape[:-1] + (n, n)), AR[..., n * n:]
 
     def mass_matrix(self, t, q, qd):
         """A(q, q', t) = d^2 L/dq'^2, shape (..., n, n)."""
@@ -173,13 +176,12 @@ class LagrangianSystem:
 
     def free_acceleration(self, t, q, qd):
         """q''_free = A^-1 (F - b): the acceleration of the unconstrained system, shape (..., n)."""
-        n = self.n
-        AR = self._num["AR"](*self._args(t, q, qd))
-        A = AR[..., :n * n].reshape(AR.shape[:-1] + (n, n))
-        return np.linalg.solve(A, AR[..., n * n:, None])[..., 0]
+        A, R = self.inertia_and_rhs(t, q, qd)
+        return np.linalg.solve(A, R[..., None])[..., 0]
 
     @cached_property
     def _jac_num(self):
+        require_numeric(self.symbols, "a numeric evaluation", repr(self))
         z = self.qs + self.us
         R = self.F_sym - self.b_sym
         dA = [sp.diff(self.A_sym[i, j], zk) for i in range(self.n) for j in range(self.n) for zk in z]
@@ -203,54 +205,63 @@ class LagrangianSystem:
                              axis=-1)
         return np.concatenate([top, da], axis=-2)
 
-    def simulate(self, q0, qd0, t_end, steps=200, t0=0.0, method="DOP853", rtol=1e-12, atol=1e-12):
-        """Integrate the free equations A q'' = F - b with ``scipy.integrate.solve_ivp``.
+    def simulate(self, q0, qd0, t_end, steps=200, t0=0.0, method=integration.DEFAULT_METHOD, rtol=1e-12,
+                 atol=1e-12):
+        """Integrate the free equations A q'' = F - b with ``integrators.integrate``.
 
-        Returns a ``SimulationResult`` on the grid linspace(t0, t_end, steps + 1). Use method="Radau"
-        for stiff runs (large anisotropic friction).
+        Returns an ``IntegrationResult`` on the grid linspace(t0, t_end, steps + 1) with outputs "q",
+        "qd" and an empty "lambda" (res.q, res.qd, res.lam). Use method="scipy:Radau" (or "Radau") for
+        stiff runs (large anisotropic friction): the symbolic Jacobian is passed to it.
         """
-        from .result import integrate_first_order
-
+        require_numeric(self.symbols, "simulate", repr(self))
         n = self.n
+        q0, qd0 = integration.check_state(q0, qd0, n)
 
-        def rhs(t, y):  # vectorized: y of shape (2n,) or (2n, m) (solve_ivp's finite-difference Jacobian)
-            yt = y.T
-            return np.concatenate([yt[..., n:], self.free_acceleration(t, yt[..., :n], yt[..., n:])], axis=-1).T
+        def acc(t, q, qd, _extra):
+            return self.free_acceleration(t, q, qd)
 
         def jac(t, y):
             return self.first_order_jacobian(t, y[:n], y[n:])
 
-        return integrate_first_order(rhs, q0, qd0, t_end, steps, t0, method, rtol, atol, n, vectorized=True,
-                                     jac=jac if method in ("Radau", "BDF", "LSODA") else None)
+        problem = integration.first_order_problem(n, acc, jac=jac, name=repr(self))
+        grid = integration.time_grid(t0, t_end, steps)
+        res = integration.run(problem, np.concatenate([q0, qd0]), t0, t_end, method, rtol, atol, t_eval=grid,
+                              steps=steps)
+        return integration.finish(res, self, np.zeros((len(res.t), 0)), self.labels)
+
+    @property
+    def labels(self):
+        """Names of the state components (q_i, then q_i')."""
+        return tuple(str(x.func) for x in self.q) + tuple(f"{x.func}'" for x in self.q)
 
     # ----------------------------------------------------------------- constraints and realizations
     def constrain(self, phi, model="nonholonomic", control=None):
         """Impose constraints phi(q, q', t) = 0 (or one-sided ones) with a model.
 
         model: "nonholonomic" (Cetaev), "vakonomic", "servo1" (control = covector(s) M),
-        "servo2" (control = function(s) N in T* = T + lambda N) or "one_sided" (phi: relationals f >= 0
+        "servo2" (control = function(s) N in T* = T + lambda N), "one_sided" (phi: relationals f >= 0
         or a pair (W, h) meaning W q' + h <= 0; optional control = M for a one-sided servo-constraint of
-        the first kind with lambda >= 0). See ``servo.coordinates.constraint_models`` and ``servo.coordinates.one_sided``.
+        the first kind with lambda >= 0) or "one_sided_servo2" (control = N: a one-sided servo-constraint
+        of the second kind, T* = T + lambda N with lambda >= 0). See ``servo.coordinates.constraint_models``
+        and ``servo.coordinates.one_sided``.
         """
-        if model == "one_sided":
-            from .one_sided import OneSidedSystem
-            return OneSidedSystem(self, phi, control=control)
-        from .constraint_models import ConstrainedSystem
-        return ConstrainedSystem(self, phi, model=model, control=control)
+        if model not in MODELS:
+            raise LagrangianError(f"unknown model {model!r}; expected one of {sorted(MODELS)}")
+        return MODELS[model](self, phi, model=model, control=control)
 
-    def with_friction(self, a_covector, N, one_sided=False, k=0.0):
-        """A new system with the anisotropic viscous force -N (a, q') a (Kozlov 2019, sect. 4).
+    def with_friction(self, a_covector, N, one_sided=False, k=0.0, h=0):
+        """A new system with the anisotropic viscous force -N ((a, q') + h) a (Kozlov 2019, sect. 4;
+        Salnikova, Kugushev and Demidov (2023), eq. (10) for h != 0).
 
-        one_sided=True applies it only where the one-sided constraint (a, q') >= 0 is violated and
-        -k (a, q') a on the allowed side (Salnikova et al. 2023, section 4). See ``servo.coordinates.realization``.
+        one_sided=True applies it only where the one-sided constraint (a, q') + h >= 0 is violated and
+        -k ((a, q') + h) a on the allowed side (Salnikova et al. 2023, section 4). See
+        ``servo.coordinates.realization``.
         """
-        from .realization import with_friction
-        return with_friction(self, a_covector, N, one_sided=one_sided, k=k)
+        return BUILDERS["with_friction"](self, a_covector, N, one_sided=one_sided, k=k, h=h)
 
     def with_added_mass(self, a_covector, N):
         """A new system with T_N = T + N (a, q')^2 / 2 (added masses; Theorem 2 of Kozlov's slides)."""
-        from .realization import with_added_mass
-        return with_added_mass(self, a_covector, N)
+        return BUILDERS["with_added_mass"](self, a_covector, N)
 
     def __repr__(self):
         return f"LagrangianSystem(n={self.n}, q={self.q})"

@@ -1,11 +1,15 @@
 """Realization of constraints by large anisotropic viscous friction and by large added masses.
 
-- Friction (Kozlov's slides, Theorem 1; Kozlov 2019, section 4; Kozlov 2008, section 3): the
-  Rayleigh function R_N = N (a, q')^2 / 2 gives the force -dR_N/dq' = -N (a, q') a. As N -> infinity
-  the motions from states with (a, q') = 0 converge to the nonholonomic motion [L] = lambda a,
-  (a, q') = 0. One-sided (Kozlov 2019, (4.2); Salnikova et al. 2023, section 4): the force acts only
-  where the one-sided constraint (a, q') >= 0 is violated, -N (a, q') a for (a, q') < 0, and
-  -k (a, q') a on the allowed side (k = 0 by default); the limit is the one-sided motion.
+- Friction (Kozlov's slides, Theorem 1; Kozlov 2019, section 4; Kozlov 2008, section 3): for the
+  constraint g = (a, q') + h = 0 (h(q, t) = 0: linear homogeneous) the force is -N g a (for h = 0 the
+  gradient of the Rayleigh function R_N = N (a, q')^2 / 2). As N -> infinity the motions from states
+  with g = 0 converge to the nonholonomic motion [L] = lambda a, g = 0, at the rate O(1/N).
+  One-sided (Kozlov 2019, (4.2); Salnikova, Kugushev and Demidov 2023, eq. (10)): the force acts only
+  where the one-sided constraint g >= 0 is violated, -N g a for g < 0, and -k g a on the allowed side
+  (k = 0 by default); the limit is the one-sided motion. In Salnikova et al.'s notation W q' + h <= 0
+  the row u_j of W is -a and h_j is -h. Their eq. (10) writes the force as -rho xi(u_j q' + h_j)
+  (u_j, q') u_j, which for h_j != 0 jumps by rho h_j u_j at the boundary u_j q' + h_j = 0; here it acts
+  through u_j q' + h_j, so it is continuous there (what their convergence argument uses).
 - Added masses (Kozlov's slides, Theorem 2): T_N = T + N (a, q')^2 / 2; as N -> infinity the motions
   from states with (a, q') = 0 converge to the vakonomic motion (Lagrange's problem delta int L dt = 0
   under (a, q') = 0) with initial multiplier lambda(0) = 0.
@@ -16,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .lagrangian import LagrangianSystem, as_covector
+from .lagrangian import LagrangianSystem, register_builder
+from .symbolic import as_covector
 from ..errors import LagrangianError
 
 
@@ -34,17 +39,21 @@ def _check_coefficient(N, name="N"):
     return val
 
 
-def friction_force(system, a_covector, N, one_sided=False, k=0.0):
-    """The generalized force -N (a, q') a (two-sided) or its one-sided version, as n sympy expressions.
+def friction_force(system, a_covector, N, one_sided=False, k=0.0, h=0):
+    """The generalized force -N g a, g = (a, q') + h (two-sided), or its one-sided version, as n sympy
+    expressions.
 
-    One-sided: -N (a, q') a where (a, q') < 0 (constraint (a, q') >= 0 violated), -k (a, q') a elsewhere.
-    The force is continuous (it vanishes on (a, q') = 0), so solutions exist and are unique
-    (Kozlov 2019, section 4).
+    One-sided: -N g a where g < 0 (the constraint g >= 0 violated), -k g a elsewhere. The force is
+    continuous (it vanishes on g = 0), so solutions exist and are unique (Kozlov 2019, section 4).
+    h: a function of q and t (not of q'), default 0.
     """
     a = as_covector(a_covector, system.n, "friction covector a")
     N = _check_coefficient(N)
     k = _check_coefficient(k, "k")
-    s = _pairing(system, a)
+    h = sp.sympify(h)
+    if any(sp.diff(system.plain(h), u) != 0 for u in system.us):
+        raise LagrangianError(f"the affine term h = {h} of (a, q') + h must not depend on the velocities")
+    s = _pairing(system, a) + h
     if one_sided:
         coef = sp.Piecewise((-sp.Float(N) * s, s < 0), (-sp.Float(k) * s, True))
     else:
@@ -54,9 +63,9 @@ def friction_force(system, a_covector, N, one_sided=False, k=0.0):
     return [coef * ai for ai in a]
 
 
-def with_friction(system, a_covector, N, one_sided=False, k=0.0):
-    """A new LagrangianSystem with the anisotropic viscous friction force added to the forces."""
-    extra = friction_force(system, a_covector, N, one_sided=one_sided, k=k)
+def with_friction(system, a_covector, N, one_sided=False, k=0.0, h=0):
+    """A new LagrangianSystem with the anisotropic viscous friction force -N ((a, q') + h) a added."""
+    extra = friction_force(system, a_covector, N, one_sided=one_sided, k=k, h=h)
     forces = [f + g for f, g in zip(system.forces, extra)]
     return LagrangianSystem(system.T, system.V, system.q, forces=forces)
 
@@ -67,6 +76,10 @@ def with_added_mass(system, a_covector, N):
     N = _check_coefficient(N)
     T = system.T + sp.Float(N) * _pairing(system, a) ** 2 / 2
     return LagrangianSystem(T, system.V, system.q, forces=system.forces)
+
+
+register_builder("with_friction", with_friction)
+register_builder("with_added_mass", with_added_mass)
 
 
 def fit_power_law(N_values, errors):

@@ -10,7 +10,8 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 from sympy.physics.mechanics import dynamicsymbols
 
-from servo import InitialConstraintError, LagrangianError, LagrangianSystem, RealizabilityError
+from servo import (InitialConstraintError, LagrangianError, LagrangianSystem, RealizabilityError,
+                   SymbolicParameterError)
 
 x, y, phi = dynamicsymbols("x y phi")
 t = dynamicsymbols._t
@@ -188,8 +189,8 @@ def test_nonhomogeneous_constraint_changes_energy():
 def test_error_paths(skate):
     with pytest.raises(LagrangianError, match="dynamicsymbol"):
         LagrangianSystem(sp.Symbol("a") ** 2, 0, [sp.Symbol("a")])
-    with pytest.raises(LagrangianError, match="free symbols"):
-        LagrangianSystem(sp.Symbol("m") * x.diff() ** 2 / 2, 0, [x])
+    with pytest.raises(SymbolicParameterError, match=r"simulate needs numeric parameters .* symbols m; use \.subs"):
+        LagrangianSystem(sp.Symbol("m") * x.diff() ** 2 / 2, 0, [x]).simulate([0], [1], 1.0)
     with pytest.raises(LagrangianError, match="singular"):
         LagrangianSystem(x.diff() ** 2 / 2, 0, [x, y])
     with pytest.raises(LagrangianError, match="does not depend on the velocities"):
@@ -222,3 +223,33 @@ def test_batched_accelerations_match_hand_formula(skate):
     np.testing.assert_allclose(os_acc, acc, atol=1e-12)
     free_acc, zero = skate.constrain(PHI_SKATE >= 0, model="one_sided").acceleration(0.0, q, qd, [])
     np.testing.assert_allclose(free_acc, np.broadcast_to([1.0, 0, 0], q.shape), atol=1e-14)
+
+
+def test_one_result_type_through_integrators(skate):
+    """Every simulate returns the IntegrationResult of integrators.integrate (method names canonical, bare scipy
+    names as aliases, fixed-step methods too) with the outputs q, qd, lambda; the exact skate solution
+    (Kozlov's lectures) checks each method."""
+    from integrators import IntegrationResult
+
+    c = skate.constrain(PHI_SKATE)
+    w = 1.3
+    exact = lambda tt: np.stack([np.sin(w * tt) ** 2 / (2 * w ** 2), (w * tt - np.sin(2 * w * tt) / 2) / (2 * w ** 2),
+                                 w * tt], -1)
+    for method, tol in (("scipy:DOP853", 1e-9), ("DOP853", 1e-9), ("Radau", 1e-7), ("rk4", 1e-7)):
+        res = c.simulate([0, 0, 0], [0, 0, w], 3.0, steps=300, method=method, rtol=1e-11, atol=1e-12)
+        assert isinstance(res, IntegrationResult) and res.system is c
+        assert res.method == {"DOP853": "scipy:DOP853", "Radau": "scipy:Radau"}.get(method, method)
+        assert np.abs(res.q - exact(res.t)).max() < tol, method
+        np.testing.assert_array_equal(res["lambda"], res.lam)
+        np.testing.assert_array_equal(res.y[:, :3], res.q)
+    assert res.labels == ("x", "y", "phi", "x'", "y'", "phi'")
+    free = skate.simulate([0, 0, 0], [0, 0, 1.0], 1.0, steps=10)
+    assert isinstance(free, IntegrationResult) and free.lam.shape == (11, 0)
+    np.testing.assert_allclose(free.q[:, 0], free.t ** 2 / 2, atol=1e-12)      # x'' = 1 (V = -x)
+
+
+def test_scalar_control_names_the_shape(skate):
+    with pytest.raises(LagrangianError, match=r"servo1 control M must be 1 covector\(s\) of n = 3 entries"):
+        skate.constrain(PHI_SKATE, model="servo1", control=sp.sin(phi))
+    with pytest.raises(LagrangianError, match=r"2 given for k = 1 \(expected shape \(1, 3\)\)"):
+        skate.constrain(PHI_SKATE, model="servo1", control=[[1, 0, 0], [0, 1, 0]])

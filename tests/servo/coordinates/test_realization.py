@@ -105,6 +105,27 @@ def test_salnikova_radius_error_decreases(free):
     assert dp[2] < dp[1] < dp[0] and dp[2] < 0.05, dp
 
 
+def test_salnikova_table1_reading(free):
+    """Salnikova et al., Table 1, read with the centre offset and radius error measured from the IDEAL circle
+    (centre (0, 1), radius 1): dp = |mean of the samples - (0, 1)|, dR = |mean distance to (0, 1) - 1|.
+    For large N the motion is the unit circle x = sin t, y = 1 - cos t on [0, 10], whose samples have the
+    mean (sin t, 1 - cos t) averaged = ((1 - cos 10)/10, 1 - sin(10)/10): dp -> |e^{10i} - 1|/10 = 2|sin 5|/10
+    = 0.192 and dR -> 0. At N = 100 the paper prints dp = 0.19, dR = 0.04. At N = 0.1 it prints the same
+    numbers for k = 0.1 and k = 100; with k = 100 the friction on the allowed side changes the motion, so the
+    two cannot both hold (the README lists this)."""
+    def table(N, k):
+        r = free.with_friction(A_BLADE, N, one_sided=True, k=k).simulate(
+            [0, 0, 0], [1, 0, 1], 10.0, steps=400, method="LSODA", rtol=1e-8, atol=1e-10)
+        P = r.q[:, :2]
+        return np.linalg.norm(P.mean(axis=0) - [0, 1]), abs(np.linalg.norm(P - [0, 1], axis=1).mean() - 1)
+
+    dp, dR = table(100.0, 0.1)
+    assert abs(dp - 0.19) < 0.015 and abs(dR - 0.04) < 0.006, (dp, dR)
+    assert abs(dp - 2 * abs(np.sin(5)) / 10) < 0.02                       # the bias of the mean, + O(1/N)
+    small = [table(0.1, k)[0] for k in (0.1, 100.0)]
+    assert abs(small[0] - small[1]) > 1.0, small                          # k matters at N = 0.1
+
+
 def test_fit_circle_and_power_law_exact_inputs():
     th = np.linspace(0, 2, 30)
     c, R = fit_circle(np.stack([2 + 3 * np.cos(th), -1 + 3 * np.sin(th)], -1))
@@ -127,3 +148,50 @@ def test_error_paths(free):
         fit_power_law([1, 2], [0.1, 0.0])
     with pytest.raises(LagrangianError, match=">= 3 points"):
         fit_circle([[0, 0], [1, 1]])
+
+
+@pytest.mark.parametrize("one_sided,u0", [(False, 0.0), (True, -3.0)])
+def test_affine_friction_rate_is_one_over_N(one_sided, u0):
+    """Friction realizing (a, q') + h = 0 (or >= 0) with h != 0 (Salnikova, Kugushev and Demidov (2023), eq. (10),
+    with the force acting through u_j q' + h_j so that it is continuous at the boundary).
+
+    Skate on the inclined plane, L = (x'^2 + y'^2 + phi'^2)/2 + x, a = (sin phi, -cos phi, 0), h = -c: the
+    transverse velocity v = x' sin phi - y' cos phi is to equal c. With u = x' cos phi + y' sin phi and the force
+    -N (v - c) a (phi' = w stays constant: a has no phi component), by hand
+        u' = cos phi - w v,   v' = sin phi + w u - N (v - c).
+    The limit v = c gives u = u0 + sin(w t)/w - w c t (from x'(0) = u0, y'(0) = -c, phi = 0); for finite N
+    v - c ~ (sin phi + w u)/N, so the error is O(1/N): the fitted exponent must be -1. One-sided (force only
+    where v < c): with u0 = -3, sin(wt) + w u = -3 + 2 sin t - 0.3 t < 0, the constraint is active throughout
+    and the limit is the same formula."""
+    xx, yy, ph = dynamicsymbols("x y phi")
+    L = LagrangianSystem((xx.diff() ** 2 + yy.diff() ** 2 + ph.diff() ** 2) / 2, -xx, [xx, yy, ph])
+    c, w = 0.3, 1.0
+    Ns, errs = [100.0, 300.0, 900.0], []
+    for N in Ns:
+        r = L.with_friction([sp.sin(ph), -sp.cos(ph), 0], N, one_sided=one_sided, h=-c).simulate(
+            [0, 0, 0], [u0, -c, w], 3.0, steps=30, method="Radau", rtol=1e-9, atol=1e-11)
+        p = r.q[:, 2]
+        u = r.qd[:, 0] * np.cos(p) + r.qd[:, 1] * np.sin(p)
+        v = r.qd[:, 0] * np.sin(p) - r.qd[:, 1] * np.cos(p)
+        np.testing.assert_allclose(p, w * r.t, atol=1e-9)
+        if one_sided:
+            assert (v - c).max() <= 1e-9                     # pushed outwards all the time: v < c
+        errs.append(max(np.abs(u - (u0 + np.sin(w * r.t) / w - w * c * r.t)).max(), np.abs(v - c).max()))
+    rate, _ = fit_power_law(Ns, errs)
+    assert abs(rate + 1) < 0.05, (rate, errs)
+
+
+def test_affine_friction_force_is_continuous_at_the_boundary(free):
+    """-N ((a, q') + h) a vanishes where (a, q') + h = 0 (eq. (10) of Salnikova et al. as printed, with (u_j, q')
+    instead, would jump by N h a there); h must not depend on the velocities."""
+    from servo import friction_force
+
+    h = sp.Rational(1, 4) * sp.cos(x)
+    for one_sided in (False, True):
+        F = friction_force(free, A_BLADE, 50.0, one_sided=one_sided, h=h)
+        on = {x.diff(): sp.cos(phi), y.diff(): sp.sin(phi) - h / sp.cos(phi)}  # (a, q') + h = 0
+        assert all(sp.simplify(f.subs(on).subs({x: 0.3, phi: 0.2})) == 0 for f in F)
+        off = {x.diff(): 0, y.diff(): -1, x: 0.0, phi: 0.0}  # g = (a, q') + h = -1 + 1/4 < 0, a = (0, 1, 0)
+        np.testing.assert_allclose([float(f.subs(off)) for f in F], [0, 50.0 * 0.75, 0], atol=1e-12)  # -N g a
+    with pytest.raises(LagrangianError, match="must not depend on the velocities"):
+        friction_force(free, A_BLADE, 1.0, h=x.diff())
