@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from integrators import IntegrationResult, integrate
+from integrators import integrate
 from servo import reconstruct_motion
 
 #: the floor of the drift's denominator: max_k |F(y_k) - F(y_0)| / max(DRIFT_FLOOR, |F(y_0)|)
@@ -103,10 +103,6 @@ def _run_coordinates(entry, t_end, steps, method, options):
         kw["lam0"] = s0["lam0"]
     res = entry.system.simulate(np.asarray(s0["q0"], float), np.asarray(s0["qd0"], float), t_end, **kw)
     y = np.concatenate([np.asarray(res.q, float), np.asarray(res.qd, float)], axis=-1)
-    if not isinstance(res, IntegrationResult):  # TEMPORARY until servo.coordinates returns IntegrationResult
-        res = IntegrationResult(t=np.asarray(res.t, float), y=y, nfev=int(res.nfev), nsteps=len(res.t) - 1,
-                                message=res.message, events=list(res.events), system=entry.system,
-                                outputs={"q": res.q, "qd": res.qd, "lambda": res.lam})
     res.y = y
     res.constraints = {}
     return res

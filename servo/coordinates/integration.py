@@ -89,5 +89,5 @@ def check_state(q0, qd0, n):
     return q0, qd0
 
 
-__all__ = ["DEFAULT_METHOD", "IntegrationResult", "check_state", "finish", "first_order_problem", "is_scipy_method",
+__all__ = ["DEFAULT_METHOD", "IntegrationResult", "canonical_name", "check_state", "finish", "first_order_problem", "is_scipy_method",
            "run", "time_grid"]

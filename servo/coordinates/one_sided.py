@@ -460,7 +460,8 @@ class OneSidedSystem(HomogeneityMixin):
                 lam[j] = self.acceleration(tt, yy[:n], yy[n:], out_act[j])[1]
                 sign[j] = self._pieces(tt, yy[:n], yy[n:2 * n])[4]
         result = integration.IntegrationResult(t=grid, y=out_y, status=0, message="reached the end of t_span",
-                                               nfev=nfev, nsteps=len(segments), method=str(method))
+                                               nfev=nfev, nsteps=len(segments),
+                                               method=integration.canonical_name(method) or str(method))
         result.outputs = {"q": out_y[:, :n], "qd": out_y[:, n:2 * n]}
         if self.kind == 1:
             result.outputs["control_sign"] = sign

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import minimize, minimize_scalar
 from ..errors import NotLinearizableError
 
 __all__ = ["linear_first_integrals", "quadratic_first_integrals", "time_change_to_linear",
@@ -143,7 +143,6 @@ def min_speed_on_sphere(q, starts=256, iters=60, seed=0):
         X = np.stack([np.cos(th), np.sin(th)], axis=-1)
         sp_ = np.linalg.norm(q.v(X), axis=-1)
         i = int(np.argmin(sp_))
-        from scipy.optimize import minimize_scalar
         r = minimize_scalar(lambda t: np.linalg.norm(q.v(np.array([np.cos(t), np.sin(t)]))),
                             bounds=(th[max(i - 1, 0)], th[min(i + 1, len(th) - 1)]), method="bounded",
                             options={"xatol": 1e-14})
