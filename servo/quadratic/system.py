@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 from ..errors import QuadraticSystemError
+from .kovalevskaya import integrability_obstructions as _integrability_obstructions
 
 __all__ = ["QuadraticSystem", "QuadraticSystemError"]
 
@@ -173,6 +174,11 @@ class QuadraticSystem:
         """(l, A) with v(x) = l(x) A x, so d tau = l(x) dt gives dx/dtau = A x."""
         from .integrals import time_change_to_linear
         return time_change_to_linear(self, l, rtol)
+
+    def integrability_obstructions(self, max_degree=4, lines=None, rtol=1e-8, exact=False):
+        """Degrees m <= max_degree with no homogeneous polynomial first integral, proved by the Kovalevskaya
+        exponents at the Darboux points; see servo.quadratic.kovalevskaya."""
+        return _integrability_obstructions(self, max_degree, lines=lines, rtol=rtol, exact=exact)
 
     def phase_portrait(self, ax=None, **kw):
         """p = 2: streamlines and invariant lines; p = 3: flow on the sphere of directions."""
