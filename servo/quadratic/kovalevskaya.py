@@ -77,7 +77,8 @@ def kovalevskaya_exponents(Q, directions, c):
 
     K = Id - J(xi) / c with J(xi)_ij = 2 sum_k Q[i,j,k] xi_k (= Dv(d) + Id, see the module docstring).
     K d = -d, so with a Householder reflector H (H xi ~ e_1) H K H = [[-1, *], [0, K']] and the exponents are
-    eig(K'), all in one batched ``np.linalg.eigvals`` call. Each row is sorted (real part, then imaginary).
+    eig(K'), all in one batched ``np.linalg.eigvals`` call. Each row is sorted by real part (to 9 decimals),
+    then imaginary part.
     """
     Q = np.asarray(Q)
     X = np.atleast_2d(np.asarray(directions, dtype=complex))
@@ -95,7 +96,10 @@ def kovalevskaya_exponents(Q, directions, c):
     u[:, 0] += ph                                   # u = xh + e^{i theta} e_1, |u|^2 = 2 + 2 |xh_0| >= 2
     H = np.eye(p) - 2.0 * u[:, :, None] * u[:, None, :].conj() / np.einsum("bi,bi->b", u.conj(), u).real[:, None, None]
     Kp = (H @ K @ H)[:, 1:, 1:]
-    return np.sort(np.linalg.eigvals(Kp), axis=1)
+    rho = np.linalg.eigvals(Kp)
+    key = np.round(rho.real, 9) + 0.0                 # ties in the real part (conjugate pairs): imaginary part
+    order = np.lexsort((rho.imag, key), axis=1)
+    return np.take_along_axis(rho, order, axis=1)
 
 
 def attach_exponents(q, lines):
@@ -188,7 +192,8 @@ def _exact_resonant(exps, m):
 def _fmt_vec(z, digits=4):
     z = np.real_if_close(np.asarray(z), tol=1e6)
     def one(a):
-        a = complex(a)
+        a = complex(a) + 0.0          # no "-0"
+        a = complex(a.real + 0.0, a.imag + 0.0)
         if abs(a.imag) <= 1e-12 * max(1.0, abs(a)):
             return f"{a.real:.{digits}g}"
         return f"{a.real:.{digits}g}{a.imag:+.{digits}g}i"
