@@ -10,9 +10,9 @@ rho_k = -s_k / c with s_k = lambda_k - c the eigenvalues of the flow on the sphe
 (``InvariantLine.sphere_eigenvalues``). The line has multiplicity > 1 exactly when K is singular
 (D(v - Id)(-d) = -K), i.e. when 0 is an exponent.
 
-Theorem (the resonance condition of Yoshida (1983) and Furta (1996), cf. Goriely (2001); proved below
-in the form used here). Let d be a Darboux point at which -1 is a SIMPLE eigenvalue of K (no exponent
-equals -1), with exponents rho_1..rho_{p-1}. If x' = v(x) has a non-zero homogeneous polynomial first
+Theorem (the gradient case is Yoshida's (1983) condition, the resonance form Furta's (1996), cf. Goriely
+(2001), here for weight 1; proved below in exactly the form implemented). Let d be a Darboux point at
+which -1 is a SIMPLE eigenvalue of K (no exponent equals -1), with exponents rho_1..rho_{p-1}. If x' = v(x) has a non-zero homogeneous polynomial first
 integral F of degree m >= 1 (complex coefficients allowed, products of integrals included), then
 
     m = k_1 rho_1 + ... + k_{p-1} rho_{p-1}   for some integers k_i >= 0 with 1 <= k_1 + ... + k_{p-1} <= m.
@@ -47,12 +47,19 @@ Q) gives the exponents as sympy algebraic numbers and decides the resonances exa
 
 ``polynomial_first_integrals`` is the exact search the test is checked against: the coefficients of a
 homogeneous F of degree m with grad F . v = 0 form the null space of a rational matrix (DomainMatrix over QQ).
+
+References: H. Yoshida, "Necessary condition for the existence of algebraic first integrals I, II",
+Celestial Mechanics 31 (1983); S. D. Furta, "On non-integrability of general systems of differential
+equations", ZAMP 47 (1996); A. Goriely, "Integrability and Nonintegrability of Dynamical Systems" (World
+Scientific, 2001); I. Kovacs, D. S. Silver and S. G. Williams, "Determinants of commuting-block matrices",
+Amer. Math. Monthly 106 (1999).
 """
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from math import comb
 
 import mpmath
@@ -123,8 +130,9 @@ def darboux_point(line):
 
 
 # ----------------------------------------------------------------------------- resonances
+@lru_cache(maxsize=64)
 def _multi_indices(n, max_degree):
-    """All k in N^n with 1 <= |k| <= max_degree, as an int array (rows) and their |k|."""
+    """All k in N^n with 1 <= |k| <= max_degree, as an int array (rows) and their |k| (read-only, cached)."""
     count = comb(n + max_degree, n) - 1
     if count > _MAX_MULTI_INDICES:
         raise QuadraticSystemError(f"resonance search over {count} multi-indices (p - 1 = {n}, max_degree = "
@@ -132,7 +140,10 @@ def _multi_indices(n, max_degree):
     rows = [np.bincount(np.array(c, dtype=int), minlength=n)
             for s in range(1, max_degree + 1) for c in itertools.combinations_with_replacement(range(n), s)]
     ks = np.array(rows, dtype=int).reshape(-1, n)
-    return ks, ks.sum(axis=1)
+    lev = ks.sum(axis=1)
+    ks.setflags(write=False)
+    lev.setflags(write=False)
+    return ks, lev
 
 
 def resonances(exponents, max_degree, rtol=1e-8):
@@ -300,33 +311,36 @@ def integrability_obstructions(q, max_degree=4, lines=None, rtol=1e-8, exact=Fal
         return IntegrabilityObstructions(max_degree, certs, used, skipped, True)
     if lines is None:
         lines = q.invariant_lines()
-    idx, rows = [], []
+    lines = list(lines)
+    cand = [i for i, L in enumerate(lines) if not L.is_equilibrium_line]
+    if not cand:
+        return IntegrabilityObstructions(max_degree, certs, 0, skipped, False)
+    R = [lines[i].kovalevskaya_exponents for i in cand]
+    if any(r is None for r in R):                 # lines built elsewhere: compute all exponents in one batch
+        R = kovalevskaya_exponents(q.Q, np.array([lines[i].direction for i in cand]),
+                                   np.array([lines[i].c for i in cand]))
+    R = np.array(R, dtype=complex).reshape(len(cand), q.p - 1)
+    mult = np.array([lines[i].multiplicity for i in cand])
+    res = np.array([lines[i].residual for i in cand])
+    minus1 = np.any(np.abs(R + 1) <= rtol * (1 + np.abs(R).max(axis=1, initial=0.0))[:, None], axis=1)
     scale = max(float(np.abs(q.Q).max()), 1e-300)
-    for i, L in enumerate(lines):
-        if L.is_equilibrium_line:
-            continue
-        rho = getattr(L, "kovalevskaya_exponents", None)
-        if rho is None:
-            rho = kovalevskaya_exponents(q.Q, L.direction[None], np.array([L.c]))[0]
-        if L.multiplicity != 1:
-            skipped.append((i, f"multiplicity {L.multiplicity} (exponents not accurate enough to decide)"))
-        elif L.residual > 1e-10 * scale:
-            skipped.append((i, f"residual {L.residual:.2g} of v(xi) = c xi too large"))
-        elif np.any(np.abs(rho + 1) <= rtol * (1 + np.abs(rho).max(initial=0.0))):
-            skipped.append((i, "an exponent equals -1 (-1 is not a simple eigenvalue of K)"))
-        else:
-            idx.append(i)
-            rows.append(rho)
-    if rows:
-        margin, tol = resonances(np.array(rows), max_degree, rtol)
-        for m in range(1, max_degree + 1):
-            ok = margin[:, m - 1] > tol[:, m - 1]
-            if np.any(ok):
-                b = int(np.argmax(np.where(ok, margin[:, m - 1], -np.inf)))
-                L = lines[idx[b]]
-                certs[m] = ObstructionCertificate(m, darboux_point(L), tuple(rows[b]), float(margin[b, m - 1]),
-                                                  float(tol[b, m - 1]), idx[b])
-    return IntegrabilityObstructions(max_degree, certs, len(rows), skipped, False)
+    use = (mult == 1) & (res <= 1e-10 * scale) & ~minus1
+    for j in np.nonzero(~use)[0]:
+        i = cand[j]
+        skipped.append((i, f"multiplicity {mult[j]} (exponents not accurate enough to decide)" if mult[j] != 1 else
+                        f"residual {res[j]:.2g} of v(xi) = c xi too large" if res[j] > 1e-10 * scale else
+                        "an exponent equals -1 (-1 is not a simple eigenvalue of K)"))
+    idx = [cand[j] for j in np.nonzero(use)[0]]
+    R = R[use]
+    if len(idx):
+        margin, tol = resonances(R, max_degree, rtol)
+        score = np.where(margin > tol, margin, -np.inf)       # (B, M): the best certificate per degree
+        best = np.argmax(score, axis=0)
+        for m in np.nonzero(score[best, np.arange(max_degree)] > -np.inf)[0] + 1:
+            b = int(best[m - 1])
+            certs[int(m)] = ObstructionCertificate(int(m), darboux_point(lines[idx[b]]), tuple(R[b]),
+                                                   float(margin[b, m - 1]), float(tol[b, m - 1]), idx[b])
+    return IntegrabilityObstructions(max_degree, certs, len(idx), skipped, False)
 
 
 # ----------------------------------------------------------------------------- exact integral search
@@ -392,8 +406,7 @@ def polynomial_first_integrals(q, degree):
     data = {i: r for i, r in data.items() if r}
     M = DomainMatrix(data, (len(rows), len(cols)), QQ)
     null = M.nullspace().to_Matrix() if len(cols) else sp.zeros(0, 0)
-    xs = sp.symbols(getattr(q, "variables", [f"x{i + 1}" for i in range(p)]))
-    xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    xs = [sp.Symbol(str(v)) for v in getattr(q, "variables", [f"x{i + 1}" for i in range(p)])]
     monos = [sp.Mul(*[x ** e for x, e in zip(xs, a)]) for a in cols]
     return [sp.expand(sum(null[r, j] * monos[j] for j in range(len(cols)) if null[r, j]))
             for r in range(null.rows)]

@@ -173,7 +173,7 @@ def _rational_v(q, xs):
     QuadraticSystem(np.random.default_rng(5).integers(-2, 3, size=(3, 3, 3)).astype(float)),
 ])
 def test_exact_search_agrees_with_the_float_null_spaces_and_integrals_are_exact(q):
-    xs = sp.symbols(q.variables)
+    xs = [sp.Symbol(v) for v in q.variables]
     v = _rational_v(q, xs)
     for m in (1, 2, 3):
         Fs = polynomial_first_integrals(q, m)
@@ -329,3 +329,16 @@ def test_equilibrium_lines_have_no_darboux_point():
         darboux_point(eq)
     with pytest.raises(QuadraticSystemError, match="c = 0 at row 1"):
         kovalevskaya_exponents(q.Q, np.eye(2), [1.0, 0.0])
+
+
+def test_double_line_is_skipped_numerically_and_has_exponent_zero_exactly():
+    # x' = x^2, y' = x y + y^2: v(xi) = c xi gives xi = e1 (c = 1) twice (the second equation reduces to xi2^2 = 0)
+    # and e2 (c = 1). At d = -e1, K = Id - J(e1) = Id - diag(2, 1) = diag(-1, 0): exponent 0, and K singular is
+    # exactly the double root. At d = -e2, J(e2) = [[0, 0], [1, 2]]: eigenvalues 2 = 2c and 0, so rho = 1 - 0 = 1.
+    x, y = sp.symbols("x y")
+    q = QuadraticSystem.from_sympy([x ** 2, x * y + y ** 2], [x, y])
+    lines = q.invariant_lines()
+    ob = q.integrability_obstructions(3, lines=lines)
+    assert ob.darboux_points == 1 and len(ob.skipped) == 1 and "multiplicity 2" in ob.skipped[0][1]
+    E = {P.multiplicity: P.exponents for P in exact_kovalevskaya_exponents(q, lines=lines)}
+    assert E == {2: (sp.Integer(0),), 1: (sp.Integer(1),)}
