@@ -175,8 +175,9 @@ def main(argv=None):
                  "Householder reduction and one batched eigvals over all lines with c != 0). Paired: the same systems "
                  "with the exponent step switched off, interleaved, median of "
                  f"{REPS} repetitions per system, then the median over systems. Target: at most 10 % above. The last "
-                 "two columns compare with the medians recorded by benchmarks/invariant_lines.py in an earlier run "
-                 "(different machine load: indicative only). OPENBLAS_NUM_THREADS=1, 2-core machine shared with other jobs.")
+                 "two columns compare with the medians recorded by benchmarks/invariant_lines.py in an earlier run; "
+                 "the same calls without exponents (column 4) are as far above them, so that gap is machine load, "
+                 "not the exponents. OPENBLAS_NUM_THREADS=1, 2-core machine shared with other jobs.")
         note2 = ("Obstruction test `q.integrability_obstructions(4)` (resonances m = sum k_i rho_i, 1 <= |k| <= m, at "
                  "every Darboux point) against the exact search for homogeneous polynomial first integrals of degree 4 "
                  "(`polynomial_first_integrals(q, 4)`, null space over QQ with sympy DomainMatrix). Interleaved, median "

@@ -167,7 +167,10 @@ def _mp(e):
     """40-digit mpmath value of an exact exponent (sympy number or AlgebraicExponent)."""
     if isinstance(e, AlgebraicExponent):
         return e.value
-    return mpmath.mpmathify(complex(sp.N(e, 45))) if not e.is_Rational else mpmath.mpf(e.p) / e.q
+    if e.is_Rational:
+        return mpmath.mpf(e.p) / e.q
+    re, im = sp.N(e, 45).as_real_imag()
+    return mpmath.mpc(mpmath.mpf(str(re)), mpmath.mpf(str(im)))
 
 
 def _exact_resonant(exps, m):

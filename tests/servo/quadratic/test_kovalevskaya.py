@@ -342,3 +342,18 @@ def test_double_line_is_skipped_numerically_and_has_exponent_zero_exactly():
     assert ob.darboux_points == 1 and len(ob.skipped) == 1 and "multiplicity 2" in ob.skipped[0][1]
     E = {P.multiplicity: P.exponents for P in exact_kovalevskaya_exponents(q, lines=lines)}
     assert E == {2: (sp.Integer(0),), 1: (sp.Integer(1),)}
+
+
+def test_exact_resonances_of_irrational_exponents():
+    from servo.quadratic.kovalevskaya import _exact_resonant, _exact_roots
+
+    # 1 + sqrt 2 and 1 - sqrt 2: their sum is 2 (|k| = 2 <= 2) while no single one is 1
+    surds = (1 + sp.sqrt(2), 1 - sp.sqrt(2))
+    assert _exact_resonant(surds, 2)[0] and not _exact_resonant(surds, 1)[0]
+    # the three roots of x^3 - 3 x^2 + 3 (irreducible, Eisenstein at 3) sum to 3 (Vieta): resonance at m = 3 with
+    # k = (1, 1, 1) only; ~ -0.879, 1.347, 2.532 give no resonance at m = 1 or 2
+    x = sp.Symbol("x")
+    roots = _exact_roots(sp.Poly(x ** 3 - 3 * x ** 2 + 3, x))
+    assert len(roots) == 3 and abs(sum(complex(r) for r in roots) - 3) < 1e-14
+    assert _exact_resonant(tuple(roots), 3)[0]
+    assert not _exact_resonant(tuple(roots), 1)[0] and not _exact_resonant(tuple(roots), 2)[0]
