@@ -1,5 +1,7 @@
 """``liedyn lines NAME``: the invariant lines x = s xi, v(xi) = c xi, of the entry's reduced homogeneous
-quadratic system (``servo.quadratic``), with c, reality, multiplicity, stability on the sphere of directions."""
+quadratic system (``servo.quadratic``), with c, reality, multiplicity, stability on the sphere of directions, the
+Kovalevskaya exponents at the Darboux point d = -xi / c and the degrees (<= 4) for which they rule out a
+homogeneous polynomial first integral (servo.quadratic.kovalevskaya)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,11 @@ def _num(z):
     return z.real if abs(z.imag) <= 1e-12 * max(1.0, abs(z)) else z
 
 
+def _exponents(L):
+    rho = getattr(L, "kovalevskaya_exponents", None)
+    return None if rho is None else [_num(x) for x in rho]
+
+
 def line_rows(lines):
     rows = []
     for L in lines:
@@ -40,6 +47,7 @@ def line_rows(lines):
             "is_equilibrium_line": bool(L.is_equilibrium_line),
             "stability": getattr(L, "stability", None) if L.is_real else None,
             "residual": float(getattr(L, "residual", np.nan)),
+            "kovalevskaya_exponents": _exponents(L),
         })
     return rows
 
@@ -51,7 +59,16 @@ def lines_data(entry, q, lines):
         "bound": 2 ** int(q.p) - 1, "real_count": int(getattr(lines, "real_count", 0)),
         "families": len(getattr(lines, "positive_dimensional", []) or []),
         "certified": bool(getattr(lines, "certified", False)),
+        "integrability_obstructions": _obstructions(q, lines),
     }
+
+
+def _obstructions(q, lines, max_degree=4):
+    if not hasattr(q, "integrability_obstructions"):
+        return None
+    ob = q.integrability_obstructions(max_degree, lines=lines)
+    return {"max_degree": max_degree, "ruled_out": list(ob.ruled_out), "open": list(ob.open_degrees),
+            "darboux_points": ob.darboux_points, "text": str(ob)}
 
 
 def _fmt(x):
@@ -81,13 +98,21 @@ def cmd_lines(args):
         emit_json(d)
         return 0
     print(f"{entry.name}: reduced system of dimension p = {d['p']} ({', '.join(d['variables'])})")
-    print(f"{'direction':44s} {'c':>14s} {'real':5s} {'mult':>4s} {'equil':5s} stability")
+    print(f"{'direction':44s} {'c':>14s} {'real':5s} {'mult':>4s} {'equil':5s} {'stability':10s} "
+          "Kovalevskaya exponents at d = -xi/c")
     for r in d["lines"]:
         direction = "(" + ", ".join(_fmt(x) for x in r["direction"]) + ")"
+        rho = r["kovalevskaya_exponents"]
+        rho = "-" if rho is None else "(" + ", ".join(_fmt(x) for x in rho) + ")"
         print(f"{direction:44s} {_fmt(r['c']):>14s} {'yes' if r['is_real'] else 'no':5s} {r['multiplicity']:4d} "
-              f"{'yes' if r['is_equilibrium_line'] else 'no':5s} {r['stability'] or '-'}")
+              f"{'yes' if r['is_equilibrium_line'] else 'no':5s} {r['stability'] or '-':10s} {rho}")
     print(f"total multiplicity {d['total_multiplicity']} (bound 2^p - 1 = {d['bound']}), real {d['real_count']}, "
           f"families {d['families']}, certified complete: {'yes' if d['certified'] else 'no'}")
+    ob = d["integrability_obstructions"]
+    if ob is not None:
+        ruled = ", ".join(map(str, ob["ruled_out"])) or "none"
+        print(f"homogeneous polynomial first integrals ruled out by the exponents (degree <= {ob['max_degree']}): "
+              f"{ruled}")
     if plot:
         print(f"figure: {plot}")
     return 0

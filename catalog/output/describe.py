@@ -120,3 +120,34 @@ def quadratic_system(entry):
             if isinstance(q, QuadraticSystem):
                 return q
     return None
+
+
+def integrability_verdict(entry, max_degree=4, lines=None):
+    """The Kovalevskaya-exponent verdict on homogeneous polynomial first integrals of degree <= ``max_degree`` of
+    the entry's reduced system, or None when it has none: {"header", "rows", "text", "ruled_out", "open"}.
+
+    A degree is "ruled out" when some Darboux point d (v(d) = -d) has exponents rho with no resonance
+    m = sum k_i rho_i, k_i >= 0, 1 <= |k| <= m (the theorem of servo.quadratic.kovalevskaya, after Yoshida
+    1983 and Furta 1996); otherwise "not ruled out" (the test is necessary, not sufficient, for an integral).
+    One row per degree: degree, verdict, the certifying Darboux point and its exponents, the closest miss.
+    """
+    q = quadratic_system(entry)
+    if q is None:
+        return None
+    ob = q.integrability_obstructions(max_degree, lines=lines)
+
+    def fmt(z):
+        z = complex(z)
+        return f"{z.real:.4g}" if abs(z.imag) <= 1e-12 * max(1.0, abs(z)) else f"{z.real:.4g}{z.imag:+.4g}i"
+
+    rows = []
+    for m in range(1, max_degree + 1):
+        c = ob.certificates.get(m)
+        if c is None:
+            rows.append([m, "not ruled out", "-", "-", "-"])
+        else:
+            rows.append([m, "ruled out", "(" + ", ".join(fmt(x) for x in c.darboux_point) + ")",
+                         "(" + ", ".join(fmt(x) for x in c.exponents) + ")", f"{c.margin:.3g}"])
+    return {"header": ["degree", "homogeneous polynomial integral", "Darboux point d", "Kovalevskaya exponents",
+                       "closest miss |sum k rho - m|"],
+            "rows": rows, "text": str(ob), "ruled_out": list(ob.ruled_out), "open": list(ob.open_degrees)}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .homotopy import QuadraticEigenHomotopy
+from .kovalevskaya import attach_exponents
 
 __all__ = ["InvariantLine", "InvariantLines", "FamilyWitness", "invariant_lines"]
 
@@ -32,6 +33,7 @@ class InvariantLine:
     cycle_numbers: tuple = ()
     sphere_eigenvalues: np.ndarray | None = None
     tol: float = 1e-8
+    kovalevskaya_exponents: np.ndarray | None = None   # at d = -direction / c; None if c = 0 (kovalevskaya.py)
 
     @property
     def is_equilibrium_line(self) -> bool:
@@ -352,6 +354,7 @@ def _solve_once(q, seed, tol, cluster_tol):
         R = np.linalg.norm(q.v(D) - C[:, None] * D, axis=1) / np.linalg.norm(D, axis=1) ** 2
         for L, r in zip(lines, R):
             L.residual = float(r)
+    attach_exponents(q, lines)                  # Kovalevskaya exponents, all lines in one batch
     fams = _merge_linear_families(hom, fams, scale)
     if trivial_seen != 1:
         failed += abs(trivial_seen - 1)

@@ -15,6 +15,7 @@ from ..errors import QuadraticSystemError
 from . import integrals as _integrals
 from . import plot as _plot
 from .invariant_lines import invariant_lines as _invariant_lines
+from .kovalevskaya import integrability_obstructions as _integrability_obstructions
 
 __all__ = ["QuadraticSystem", "QuadraticSystemError"]
 
@@ -174,6 +175,11 @@ class QuadraticSystem:
     def time_change_to_linear(self, l=None, rtol=1e-9):
         """(l, A) with v(x) = l(x) A x, so d tau = l(x) dt gives dx/dtau = A x."""
         return _integrals.time_change_to_linear(self, l, rtol)
+
+    def integrability_obstructions(self, max_degree=4, lines=None, rtol=1e-8, exact=False):
+        """Degrees m <= max_degree with no homogeneous polynomial first integral, proved by the Kovalevskaya
+        exponents at the Darboux points; see servo.quadratic.kovalevskaya."""
+        return _integrability_obstructions(self, max_degree, lines=lines, rtol=rtol, exact=exact)
 
     def phase_portrait(self, ax=None, **kw):
         """p = 2: streamlines and invariant lines; p = 3: flow on the sphere of directions."""
