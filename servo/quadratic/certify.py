@@ -15,11 +15,12 @@
   exactly, because f is quadratic (D^2 f is constant, D^k f = 0 for k > 2). With
   alpha = beta gamma < alpha_0 = (13 - 3 sqrt 17) / 4 = 0.1577, z is an approximate zero: Newton's
   method from z converges quadratically to a root zeta with |z - zeta| <= 2 beta(z). The bounds
-  used here are upper bounds: |Df^-1| <= 1 / sigma_lo with sigma_lo the smallest singular value
-  minus its floating-point error bound, |f(z)| plus the rounding bound of its evaluation
-  (Higham, "Accuracy and Stability of Numerical Algorithms", 2002, section 3.1:
-  |fl(sum) - sum| <= gamma_m sum |terms|, gamma_m = m u / (1 - m u)), and
-  |D^2 f / 2| <= sqrt(sum_i |B_i|_F^2) with f_i(z) = z^T B_i z.
+  used here are upper bounds: with X the computed inverse of Df and sigma_lo the smallest singular
+  value of Df minus its floating-point error bound, |Df^-1 - X| <= Dx = (error of Df and of the
+  inversion) / sigma_lo^2; beta <= |X f| + Dx |f| + |f - fl(f)| / sigma_lo, with the rounding
+  bound of the evaluation of f (Higham, "Accuracy and Stability of Numerical Algorithms", 2002,
+  section 3.1: |fl(sum) - sum| <= gamma_m sum |terms|, gamma_m = m u / (1 - m u)); and
+  gamma <= (sum_m |sum_i X_mi B_i|_F^2)^(1/2) + Dx (sum_i |B_i|_F^2)^(1/2) with f_i(z) = z^T B_i z.
 * Two certified points z_a, z_b have different roots if their angle in P^p exceeds the sum of
   the angular radii asin(2 beta / |z|) (the Fubini-Study distance is a metric and
   sin angle(u, u + e) <= |e| / |u|). Q and l real: a certified real point has a real root (Newton
@@ -99,6 +100,16 @@ def _fields(Q, y):
     return A, np.einsum("bij,bj->bi", A, y), T
 
 
+def _bilinear(Q, w):
+    """B_i, i < p, with f_i(z) = z^T B_i z: B_i = [[Q_i, -w_i e_i / 2], [-w_i e_i^T / 2, 0]]."""
+    p = Q.shape[0]
+    B = np.zeros((p, p + 1, p + 1), dtype=complex)
+    B[:, :p, :p] = Q
+    B[np.arange(p), np.arange(p), p] = -w / 2
+    B[np.arange(p), p, np.arange(p)] = -w / 2
+    return B
+
+
 def real_chart(y):
     """A real unit vector l per row with l . y != 0: the real part of y / |y| turned to be as real
     as possible (for a real line l = +-y / |y|)."""
@@ -158,18 +169,27 @@ def alpha_test(Q, w, Z, real_rows, newton=4):
     absJ[:, idx, idx] += np.abs(c)[:, None] * np.abs(w)
     absJ[:, :p, p] = np.abs(w * y)
     errJ = _gamma_m(p + 2) * np.sqrt((absJ ** 2).sum(axis=(1, 2)))
+    K = np.sqrt((np.abs(Q) ** 2).sum() + (w ** 2).sum() / 2) * (1 + 1e-12)
     with np.errstate(invalid="ignore"):
         sv = np.linalg.svd(np.nan_to_num(J), compute_uv=False)
     smax, smin = sv[:, 0], sv[:, -1]
     slo = smin - errJ - 8 * (p + 1) ** 2 * UNIT_ROUNDOFF * smax
-    # |D^2 f / 2| <= sqrt(sum_i |B_i|_F^2), B_i = [[Q_i, -w_i e_i / 2], [-w_i e_i^T / 2, 0]]
-    K = np.sqrt((np.abs(Q) ** 2).sum() + (w ** 2).sum() / 2) * (1 + 1e-12)
-    fn = np.linalg.norm(F, axis=1) + np.linalg.norm(errF, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv = np.where(slo > 0, 1.0 / slo, np.inf)
-        beta = fn * inv * (1 + 1e-12)
-        gamma = K * inv
-        alpha = beta * gamma
+    # X = computed inverse of the computed Df; ninv >= |Df^-1| of the exact Df and of the computed
+    # one; |Df_exact^-1 - X| <= ninv^2 |Df_exact - (the matrix X inverts exactly)| <= Dx
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ninv = np.where(slo > 0, 1.0 / slo, np.inf)
+        X = np.linalg.inv(np.where(np.isfinite(ninv)[:, None, None], np.nan_to_num(J), np.eye(p + 1)))
+        Dx = ninv ** 2 * (errJ + 8 * (p + 1) ** 2 * UNIT_ROUNDOFF * smax)
+        # beta = |Df^-1 f| <= |X f_c| + (Dx + rounding of X f_c) |f_c| + ninv |f - f_c|
+        fc = np.linalg.norm(F, axis=1)
+        beta = (np.linalg.norm(np.einsum("bij,bj->bi", X, F), axis=1)
+                + (Dx + 2 * (p + 1) * UNIT_ROUNDOFF * ninv) * fc
+                + ninv * np.linalg.norm(errF, axis=1)) * (1 + 1e-12)
+        # gamma = |Df^-1 D^2 f / 2| <= |X B| + Dx K, B the bilinear map (u, v) -> (u^T B_i v)_i,
+        # |X B| <= (sum_m |sum_i X_mi B_i|_F^2)^(1/2), K = (sum_i |B_i|_F^2)^(1/2) >= |B|
+        XB = np.einsum("bmi,ijk->bmjk", X[:, :, :p], _bilinear(Q, w))
+        gamma = (np.sqrt((np.abs(XB) ** 2).sum(axis=(1, 2, 3))) + Dx * K) * (1 + 1e-12)
+        alpha = np.where(np.isfinite(ninv), beta * gamma, np.inf)
     zn = np.linalg.norm(z, axis=1)
     ok = np.isfinite(alpha) & (alpha < ALPHA0) & (2 * beta < zn) & np.all(np.isfinite(z), axis=1)
     with np.errstate(invalid="ignore"):

@@ -24,7 +24,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 from ..errors import ExactCheckError
-from .certify import equilibrate
+from .certify import equilibrate, pairwise_angles
 
 __all__ = ["ExactLines", "exact_invariant_lines", "rational_tensor", "compare_with_exact"]
 
@@ -287,13 +287,12 @@ def _verify(R, res):
                 raise ExactCheckError(f"{res.method}: point {n} (direction {np.round(d, 8)}, c = {c:.6g}) "
                                       f"does not solve v(xi) = c xi: relative residual {float(worst):.2e} > "
                                       f"{CHECK_TOL:.0e}")
-    U = np.array([d / np.linalg.norm(d) for d, _, _ in res.points])
-    for a in range(len(U)):
+    A = pairwise_angles(np.array([d for d, _, _ in res.points], dtype=complex))
+    for a in range(len(A)):
         for b in range(a):
-            if 1 - abs(np.vdot(U[a], U[b])) < 1e-14 and abs(res.points[a][1] - res.points[b][1]) <= \
-                    1e-9 * max(1.0, abs(res.points[a][1])):
+            if A[a, b] < 1e-15 and abs(res.points[a][1] - res.points[b][1]) <= 1e-12 * max(1.0, abs(res.points[a][1])):
                 raise ExactCheckError(f"{res.method}: points {b} and {a} coincide (direction "
-                                      f"{np.round(U[a], 8)}): the multiplicities are not trustworthy")
+                                      f"{np.round(res.points[a][0], 8)}): the multiplicities are not trustworthy")
     return res
 
 

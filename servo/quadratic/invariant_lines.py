@@ -19,7 +19,6 @@ from ..errors import QuadraticSystemError
 from .certify import (ALPHA0, alpha_test, backward_error, equilibrate, exact_jacobian_rank, exact_root,
                       pairwise_angles, real_chart)
 from .homotopy import QuadraticEigenHomotopy
-from .system import QuadraticSystem
 
 __all__ = ["InvariantLine", "InvariantLines", "FamilyWitness", "invariant_lines"]
 
@@ -285,7 +284,8 @@ def _normalise(xi, c, tol):
 
 def _check_args(q, seed, tol, cluster_tol, retries):
     """Every argument of invariant_lines, or a QuadraticSystemError naming the bad one."""
-    if not isinstance(q, QuadraticSystem):
+    Q = getattr(q, "Q", None)
+    if not (isinstance(Q, np.ndarray) and Q.ndim == 3 and hasattr(q, "v") and hasattr(q, "is_real")):
         raise QuadraticSystemError(f"invariant_lines needs a QuadraticSystem, got {type(q).__name__}")
     for name, val in (("seed", seed), ("retries", retries)):
         if isinstance(val, (bool, np.bool_)) or not isinstance(val, (int, np.integer)):
