@@ -1,10 +1,18 @@
 """Invariant lines of x' = v(x), v homogeneous quadratic: all solutions of v(xi) = c xi in CP^{p-1}.
 
-On the line x = s xi the flow is s' = c s^2, s(t) = s0 / (1 - c s0 t) (Kozlov, slide "Общие свойства
-приведенных систем", seeds/004). Generically there are 2^p - 1 lines counted with multiplicity (the
-eigenvector count of a tensor, Cartwright & Sturmfels, "The number of eigenvalues of a tensor", 2013,
-with d = 2: ((d)^p - 1)/(d - 1)). They are found by the homotopy of servo.quadratic.homotopy; the trivial
-root z = [0 : ... : 0 : 1] (multiplicity 1, since dF = [-c I | 0] there) is removed.
+On the line x = s xi the flow is s' = c s^2, s(t) = s0 / (1 - c s0 t) (Kozlov's lectures on
+servo-constraints, slide "Общие свойства приведенных систем"). Generically there are 2^p - 1 lines
+counted with multiplicity (the eigenvector count of a tensor, Cartwright & Sturmfels, "The number of
+eigenvalues of a tensor", 2013, with d = 2: ((d)^p - 1)/(d - 1)).
+
+Pipeline: (1) equilibrate Q by exact powers of 2 (servo.quadratic.certify.equilibrate: x = d * y,
+c = s c', rows scaled, max |Q'| ~ 1); (2) track the 2^p paths of servo.quadratic.homotopy on the
+scaled system (random patch and gamma from ``seed``); the trivial root z = [0 : ... : 0 : 1]
+(multiplicity 1, since dF = [-c I | 0] there) is removed; (3) certify a posteriori: Smale's alpha
+test for each simple end point (each in its own real chart), pairwise separation of the certified
+balls, reality or non-reality; singular end points only if a small-integer point next to them is an
+exact root with a rank-deficient Jacobian (rational arithmetic); (4) map back (exact) and
+normalise. What ``certified`` then proves is in InvariantLines.
 
 Normalisation: for c != 0 the direction xi is the unit vector with c real and > 0 (unique: it is
 eta / |eta| for the unique eta with v(eta) = eta); for c = 0 the largest component of xi is real > 0.
