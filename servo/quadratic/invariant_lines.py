@@ -438,14 +438,15 @@ def _solve_once(q, seed, tol, cluster_tol):
         for L, r, be in zip(lines, R, BE):
             L.residual, L.backward_error = float(r), float(be)
     fams = _merge_linear_families(hom, fams, dsc, ssc)
-    cert, reason = _certificate(p, lines, cand, Zc, radius, real, nonreal, exact, failed, fams)
+    cert, reason = _certificate(p, lines, cand, Zc, radius, real, nonreal, exact, failed, fams,
+                                q.is_real)
     order = sorted(range(len(lines)), key=lambda i: (not lines[i].is_real, -abs(lines[i].c),
                                                    tuple(np.real(lines[i].direction))))
     lines = [lines[i] for i in order]
     return InvariantLines(lines, fams, p, failed, pr, cert, reason)
 
 
-def _certificate(p, lines, cand, Zc, radius, real, nonreal, exact, failed, fams):
+def _certificate(p, lines, cand, Zc, radius, real, nonreal, exact, failed, fams, qreal):
     """(certificate, reason): what InvariantLines.certificate documents, or None and why not."""
     if failed:
         return None, f"{failed} of {2 ** p} paths failed or were lost (jumped, diverged, trivial root miscounted)"
@@ -466,7 +467,7 @@ def _certificate(p, lines, cand, Zc, radius, real, nonreal, exact, failed, fams)
         k = fail[0]
         return None, (f"{len(fail)} simple line(s) fail the alpha test (alpha = {lines[k].alpha:.3g} >= "
                       f"{ALPHA0:.4f}) at direction {np.round(lines[k].direction, 6)}")
-    undecided = [k for k in np.nonzero(simple)[0] if not (real[k] or nonreal[k])]
+    undecided = [k for k in np.nonzero(simple)[0] if qreal and not (real[k] or nonreal[k])]
     # separation: certified radius for simple roots, SINGULAR_RADIUS (heuristic) for clusters
     if len(cand) > 1:
         rad = np.where(simple, radius, SINGULAR_RADIUS)

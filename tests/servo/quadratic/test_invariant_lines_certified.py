@@ -223,3 +223,14 @@ def test_certified_p3_agrees_with_groebner(seed, mixed):
         return
     assert compare_with_exact(L, exact_invariant_lines(q)) == []
     assert all(l.backward_error <= ROUNDOFF for l in L)
+
+
+def test_complex_system_is_certified_without_a_reality_claim():
+    # complex Q: reality is not a question; v = (x^2, i y^2) has the lines (1, 0) with c = 1,
+    # (0, 1) with c = i and (1, -i)/sqrt2 (v = (1, -i) = c (1, -i), c = 1 before normalisation)
+    q = QuadraticSystem(np.array([[[1, 0], [0, 0]], [[0, 0], [0, 1j]]]))
+    L = q.invariant_lines()
+    assert L.certificate == "alpha" and L.total_multiplicity == 3
+    for d, c in [((1, 0), 1.0), ((0, 1), 1.0), ((1, -1j), 2 ** -0.5)]:
+        d = np.array(d) / np.linalg.norm(d)
+        assert any(abs(abs(np.vdot(l.direction, d)) - 1) < 1e-12 and abs(abs(l.c) - c) < 1e-12 for l in L)
