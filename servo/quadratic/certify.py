@@ -21,6 +21,11 @@
   bound of the evaluation of f (Higham, "Accuracy and Stability of Numerical Algorithms", 2002,
   section 3.1: |fl(sum) - sum| <= gamma_m sum |terms|, gamma_m = m u / (1 - m u)); and
   gamma <= (sum_m |sum_i X_mi B_i|_F^2)^(1/2) + Dx (sum_i |B_i|_F^2)^(1/2) with f_i(z) = z^T B_i z.
+* Completeness (the "alpha" certificate of InvariantLines): p quadrics in P^p meet in 2^p points
+  counted with multiplicity when the intersection is finite, and the irreducible components of
+  any intersection have degrees adding to at most 2^p (Fulton, "Intersection Theory", 1984,
+  section 12.3); so 2^p distinct points (2^p - 1 certified lines and the trivial root) are all
+  the solutions, each simple, with no positive-dimensional component.
 * Two certified points z_a, z_b have different roots if their angle in P^p exceeds the sum of
   the angular radii asin(2 beta / |z|) (the Fubini-Study distance is a metric and
   sin angle(u, u + e) <= |e| / |u|). Q and l real: a certified real point has a real root (Newton
@@ -42,10 +47,6 @@ __all__ = ["ALPHA0", "UNIT_ROUNDOFF", "equilibrate", "alpha_test", "pairwise_ang
 #: Smale's constant: alpha < ALPHA0 makes z an approximate zero with |z - zeta| <= 2 beta
 ALPHA0 = (13 - 3 * np.sqrt(17)) / 4
 UNIT_ROUNDOFF = np.finfo(float).eps / 2
-#: weight of log2 w_i in the least squares of equilibrate: large keeps w near 1, i.e. c' = c / s
-#: of the size of the other unknowns (a small w_i pushes a root with large c towards the
-#: trivial root [0 : ... : 0 : 1])
-W_WEIGHT = 1000.0
 
 
 def _gamma_m(m):
