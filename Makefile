@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean fuzz
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -28,3 +28,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info out
+
+# the invariant-lines benchmark with its fuzz run of 10^4 systems against the exact path (~30 min)
+fuzz: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/invariant_lines.py --fuzz 10000 --seed 0

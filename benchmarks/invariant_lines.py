@@ -1,15 +1,28 @@
 """Benchmark: invariant lines v(xi) = c xi of random quadratic systems by homotopy continuation.
 
-For p = 2..8, random systems Q ~ N(0, 1) (200 per p, 50 for p = 7, 8): fraction certified complete
-(target 100 %), max residual |v(xi) - c xi| / |xi|^2 (target 1e-12), median and max wall time per
-system (targets: median < 0.1 s for p <= 6, < 1 s for p = 8). Side by side:
+Part 1, timing. For p = 2..8, random systems Q ~ N(0, 1) (200 per p, 50 for p = 7, 8): fraction
+certified (target 100 %), of it by the alpha test alone, max residual |v(xi) - c xi| / |xi|^2
+(target 1e-12), median and max wall time per system (targets: median < 0.1 s for p <= 6, < 1 s for
+p = 8), and, interleaved on the same systems, the median time of the tracking alone (equilibrate +
+the 2^p paths), so that the cost of the certification is the ratio of the two. Side by side:
 - the exact sympy path (servo.quadratic.exact: binary cubic for p = 2, Groebner + fglm for
   p = 3, 4) on integer systems, with agreement of the line sets;
 - the PyPI package `bertini` (Bertini 2 binding), a comparator only, if importable: the affine
   system v(eta) = eta, whose finite roots are eta = 0 and one eta per line with c != 0.
+
+Part 2, fuzz: N systems (default 10^4; p = 2 for 9 in 10, p = 3 otherwise) of three kinds: integer
+entries in [-3, 3] with 30 % zeros; mixed scale (entries +-{1, 2, 3} * 2^e, e uniform in
+[-27, 27], i.e. 1e-8..1e8, 30 % zeros); degenerate (a variable absent from some terms, one entry
+plus 2^27, v = l(x) A x with a family of equilibria, 70 % zeros, an integer system times 10^8).
+Every certified answer is compared with the exact path (servo.quadratic.exact, itself verified:
+binary cubic for p = 2, Groebner for p = 3; the resultant method is not used: it finds the second
+coordinate in double precision, and its imaginary parts of ~1e-12 misjudged reality) by
+exact.compare_with_exact (count,
+reality, multiplicities, c, directions); target: 0 certified-but-wrong. Certified answers the exact
+path cannot check (ExactCheckError) are counted apart.
 Results go to benchmarks/RESULTS.md (section invariant_lines).
 
-Run: .venv/bin/python benchmarks/invariant_lines.py [--quick]
+Run: .venv/bin/python benchmarks/invariant_lines.py [--quick] [--fuzz N] [--seed S]
 OPENBLAS_NUM_THREADS defaults to 1 here: with 2 threads the many tiny batched solves were 3-8x
 slower on the shared 2-core machine.
 """
@@ -31,7 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _results import markdown_table, update_section  # noqa: E402
 
 from servo import QuadraticSystem  # noqa: E402
-from servo.quadratic.exact import exact_invariant_lines  # noqa: E402
+from servo.errors import ExactCheckError  # noqa: E402
+from servo.quadratic.certify import equilibrate  # noqa: E402
+from servo.quadratic.exact import compare_with_exact, exact_invariant_lines  # noqa: E402
+from servo.quadratic.homotopy import QuadraticEigenHomotopy  # noqa: E402
 
 COUNTS = {2: 200, 3: 200, 4: 200, 5: 200, 6: 200, 7: 50, 8: 50}
 SYMPY = {2: 20, 3: 4, 4: 1}
@@ -39,23 +55,26 @@ BERTINI = {2: 10, 3: 10, 4: 5, 5: 3, 6: 2, 7: 1, 8: 1}
 
 
 def homotopy_stats(p, n):
-    times, cert, res, lines = [], 0, 0.0, []
+    """Per system, interleaved: the full invariant_lines and the tracking alone (same seed)."""
+    times, track, cert, alpha, res, lines = [], [], 0, 0, 0.0, []
     for k in range(n):
         q = QuadraticSystem(np.random.default_rng([7, p, k]).normal(size=(p, p, p)))
         t0 = time.perf_counter()
         L = q.invariant_lines()
         times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        Qs, w, _, _ = equilibrate(q.Q)
+        QuadraticEigenHomotopy(Qs, rng=int(np.random.default_rng(0).integers(0, 2 ** 31)), w=w).solve()
+        track.append(time.perf_counter() - t0)
         cert += L.certified
+        alpha += L.certificate == "alpha"
         res = max(res, L.max_residual)
         lines.append(L)
-    return np.array(times), cert / n, res, lines
+    return np.array(times), np.array(track), cert / n, alpha / n, res, lines
 
 
-def same(L, E, tol=1e-7):
-    if L.total_multiplicity != E.total_multiplicity:
-        return False
-    return all(any(abs(abs(np.vdot(l.direction, d)) - 1) < tol and abs(l.c - c) < tol * max(1, abs(c))
-                   and l.multiplicity == m for l in L) for d, c, m in E.points)
+def same(L, E):
+    return not compare_with_exact(L, E)
 
 
 def sympy_stats(p, n):
@@ -104,9 +123,70 @@ def bertini_stats(p, lines):
     return np.array(times), agree
 
 
+KINDS = ("integer", "mixed", "degenerate")
+
+
+def fuzz_system(kind, p, rng):
+    """One random system of the given kind (see the module docstring), Q exactly symmetric in (j, k)."""
+    Q = rng.integers(-3, 4, size=(p, p, p)).astype(float)
+    if kind == "integer":
+        Q[rng.random(Q.shape) < 0.3] = 0
+    elif kind == "mixed":
+        Q = (rng.integers(1, 4, size=Q.shape) * rng.choice([-1, 1], size=Q.shape)
+             * np.ldexp(1.0, rng.integers(-27, 28, size=Q.shape)))
+        Q[rng.random(Q.shape) < 0.3] = 0
+    else:
+        mode = int(rng.integers(0, 5))
+        if mode == 0:                                   # a variable absent from some terms
+            Q[:, int(rng.integers(p)), :] = 0
+            Q[:, :, int(rng.integers(p))] = 0
+        elif mode == 1:                                 # one huge entry
+            Q[tuple(rng.integers(0, p, 3))] += 2.0 ** 27
+        elif mode == 2:                                 # v = l(x) A x: a family of equilibria
+            Q = np.einsum("j,ik->ijk", rng.integers(-2, 3, p), rng.integers(-2, 3, (p, p))).astype(float)
+        elif mode == 3:
+            Q[rng.random(Q.shape) < 0.7] = 0
+        else:
+            Q *= 1e8
+    J, K = np.meshgrid(np.arange(p), np.arange(p), indexing="ij")
+    return QuadraticSystem(np.where((J <= K)[None], Q, Q.transpose(0, 2, 1)))
+
+
+def fuzz(n, seed=0, log=print):
+    """Run n fuzz systems; returns {(kind, p): counts} and the wrong cases (kind, p, Q, problems)."""
+    rng = np.random.default_rng(seed)
+    stats, wrong = {}, []
+    for k in range(n):
+        kind = KINDS[k % 3]
+        p = 2 if rng.random() < 0.9 else 3
+        q = fuzz_system(kind, p, rng)
+        L = q.invariant_lines()
+        s = stats.setdefault((kind, p), dict(n=0, alpha=0, count=0, family=0, wrong=0, unchecked=0))
+        s["n"] += 1
+        if not L.certified:
+            continue
+        s[{"alpha": "alpha", "alpha+count": "count", "family": "family"}[L.certificate]] += 1
+        try:
+            E = exact_invariant_lines(q)
+        except ExactCheckError as exc:
+            s["unchecked"] += 1
+            log(f"unchecked {kind} p={p}: {exc}")
+            continue
+        bad = compare_with_exact(L, E)
+        if bad:
+            s["wrong"] += 1
+            wrong.append((kind, p, q.Q.tolist(), bad))
+            log(f"WRONG {kind} p={p} {L.certificate}: {bad} Q={q.Q.tolist()}")
+        if (k + 1) % 500 == 0:
+            log(f"{k + 1}/{n} systems")
+    return stats, wrong
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="a tenth of the systems, no RESULTS.md update")
+    ap.add_argument("--fuzz", type=int, default=10_000, help="number of fuzz systems (default 10^4)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the fuzz run")
     args = ap.parse_args(argv)
     try:
         import bertini  # noqa: F401
@@ -117,8 +197,9 @@ def main(argv=None):
     rows = []
     for p, n in COUNTS.items():
         n = max(3, n // 10) if args.quick else n
-        t, cert, res, lines = homotopy_stats(p, n)
-        row = [p, n, f"{cert:.1%}", f"{res:.1e}", f"{np.median(t):.3f}", f"{t.max():.3f}"]
+        t, tr, cert, alpha, res, lines = homotopy_stats(p, n)
+        row = [p, n, f"{cert:.1%}", f"{alpha:.1%}", f"{res:.1e}", f"{np.median(t):.3f}", f"{t.max():.3f}",
+               f"{np.median(tr):.3f}", f"{np.median(t) / np.median(tr):.2f}"]
         if p in SYMPY:
             ts, ag = sympy_stats(p, SYMPY[p])
             row += [f"{ag}/{SYMPY[p]} agree, median {np.median(ts):.2f} s"]
@@ -131,16 +212,40 @@ def main(argv=None):
             row += ["-"]
         rows.append(row)
         print(" | ".join(map(str, row)), flush=True)
-    header = ["p", "systems", "certified", "max residual", "median s", "max s",
-              "sympy exact (integer Q)", "bertini 2.0.0 (PyPI)"]
+    header = ["p", "systems", "certified", "by alpha test", "max residual", "median s", "max s",
+              "tracking only, median s", "full / tracking", "sympy exact (integer Q)", "bertini 2.0.0 (PyPI)"]
     table = markdown_table(header, rows)
     print(table)
+    nf = max(30, args.fuzz // 10) if args.quick else args.fuzz
+    t0 = time.perf_counter()
+    stats, wrong = fuzz(nf, args.seed)
+    tf = time.perf_counter() - t0
+    frows = []
+    for (kind, p), s in sorted(stats.items()):
+        cert = s["alpha"] + s["count"] + s["family"]
+        frows.append([kind, p, s["n"], f"{cert} ({cert / s['n']:.1%})", s["alpha"], s["count"], s["family"],
+                      s["unchecked"], s["wrong"]])
+    tot = {k: sum(s[k] for s in stats.values()) for k in ("n", "alpha", "count", "family", "unchecked", "wrong")}
+    cert = tot["alpha"] + tot["count"] + tot["family"]
+    frows.append(["all", "2, 3", tot["n"], f"{cert} ({cert / tot['n']:.1%})", tot["alpha"], tot["count"],
+                  tot["family"], tot["unchecked"], f"**{tot['wrong']}**"])
+    ftable = markdown_table(["kind", "p", "systems", "certified", "alpha", "alpha+count", "family",
+                             "certified, exact path cannot check", "certified but wrong"], frows)
+    print(ftable)
     if not args.quick:
-        note = ("Homotopy continuation in numpy (servo.quadratic.invariant_lines), all 2^p paths in one batch; "
+        note = ("Homotopy continuation in numpy (servo.quadratic.invariant_lines), all 2^p paths in one batch, "
+                "on the equilibrated system, then every line certified a posteriori (Smale's alpha test "
+                "for simple lines, exact rational arithmetic for singular ones; see InvariantLines.certificate); "
                 "targets: 100 % certified, residual < 1e-12, median < 0.1 s for p <= 6 and < 1 s for "
-                "p = 8. Wall times on a 2-core machine shared with other jobs, OPENBLAS_NUM_THREADS=1.")
-        update_section("invariant_lines", "## Invariant lines\n\n" + note + "\n\n" + table,
-                       ".venv/bin/python benchmarks/invariant_lines.py")
+                "p = 8, small cost of certification (full / tracking). Wall times on a 2-core machine "
+                "shared with other jobs, OPENBLAS_NUM_THREADS=1.")
+        fnote = (f"**Fuzz, {tot['n']} systems** (seed {args.seed}, {tf / 60:.1f} min): every certified answer "
+                 f"compared with the verified exact path (count, reality, multiplicities, c, directions). "
+                 f"Target 0 certified-but-wrong: {'met' if tot['wrong'] == 0 else 'NOT met'} "
+                 f"({tot['wrong']}). Uncertified answers carry a `reason` and are not counted as wrong.")
+        update_section("invariant_lines", "## Invariant lines\n\n" + note + "\n\n" + table
+                       + "\n\n" + fnote + "\n\n" + ftable,
+                       f".venv/bin/python benchmarks/invariant_lines.py --fuzz {args.fuzz} --seed {args.seed}")
 
 
 if __name__ == "__main__":

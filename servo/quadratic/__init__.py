@@ -6,6 +6,7 @@ nothing here depends on where a system came from:
 * ``system``: :class:`QuadraticSystem` (Q, v, the Jacobian, sympy export);
 * ``homotopy``: batched homotopy continuation for v(xi) = c xi;
 * ``invariant_lines``: all invariant lines x = s xi, v(xi) = c xi, with multiplicity, reality and stability;
+* ``certify``: equilibration and the a posteriori certificates (Smale's alpha test, exact singular roots);
 * ``exact``: the exact (sympy) cross-check for rational Q;
 * ``integrals``: linear and quadratic first integrals, time change to a linear system;
 * ``claims``: the six general properties of reduced systems as checks;

@@ -24,8 +24,9 @@ import mpmath
 import numpy as np
 import sympy as sp
 from ..errors import ExactCheckError
+from .certify import equilibrate, pairwise_angles
 
-__all__ = ["ExactLines", "exact_invariant_lines", "rational_tensor"]
+__all__ = ["ExactLines", "exact_invariant_lines", "rational_tensor", "compare_with_exact"]
 
 
 @dataclass
@@ -47,7 +48,7 @@ class ExactLines:
     def real_count(self) -> int:
         """Number of real lines counted with multiplicity."""
         return int(sum(m for d, c, m in self.points
-                       if np.all(np.abs(d.imag) < 1e-12) and abs(np.imag(c)) < 1e-12))
+                       if np.all(np.abs(d.imag) < 1e-12) and abs(np.imag(c)) < 1e-12 * max(1.0, abs(c))))
 
 
 def rational_tensor(q):
@@ -58,9 +59,12 @@ def rational_tensor(q):
     p = Q.shape[0]
     R = [[[sp.Rational(float(Q[i, j, k])) for k in range(p)] for j in range(p)] for i in range(p)]
     for i, j, k in itertools.product(range(p), repeat=3):
-        if R[i][j][k].q > 2 ** 20:
+        den = R[i][j][k].q
+        short_dyadic = den & (den - 1) == 0 and den <= 2 ** 64 and abs(R[i][j][k].p).bit_length() <= 30
+        if den > 2 ** 20 and not short_dyadic:
             raise ExactCheckError(f"Q[{i},{j},{k}] = {Q[i, j, k]!r} is not a short rational "
-                                  f"(denominator {R[i][j][k].q}); pass integers or simple fractions")
+                                  f"(denominator {den}); pass integers, simple fractions or "
+                                  f"powers of 2 down to 2^-64")
     return R
 
 
@@ -70,11 +74,11 @@ def _fields(R, xs):
             for i in range(p)]
 
 
-def _normalise(xi, c):
+def _normalise(xi, c, zero=1e-12):
     xi = np.asarray(xi, dtype=complex)
     n = np.linalg.norm(xi)
     xi, c = xi / n, c / n
-    if abs(c) > 1e-12:
+    if abs(c) > zero:
         ph = np.exp(-1j * np.angle(c))
     else:
         ph = np.exp(-1j * np.angle(xi[np.argmax(np.abs(xi))]))
@@ -92,17 +96,19 @@ def _binary_cubic(R):
     pts = []
     f = sp.Poly(cubic.subs(y, 1), x)           # directions (x, 1)
     for fac, mult in sp.sqf_list(f)[1]:
-        for r in sp.Poly(fac, x).nroots(n=40):
-            pts.append(((complex(r), 1.0), mult))
+        for r in sp.Poly(fac, x).nroots(n=40, maxsteps=500):
+            pts.append(((r, sp.Integer(1)) if abs(r) <= 1 else (sp.Integer(1), 1 / r), mult))
     deg_inf = 3 - f.degree()                   # roots at y = 0: direction (1, 0)
     if deg_inf > 0:
-        pts.append(((1.0, 0.0), deg_inf))
+        pts.append(((sp.Integer(1), sp.Integer(0)), deg_inf))
     out = []
-    for d, m in pts:
-        d = np.array(d, dtype=complex)
-        vv = np.array([complex(sp.N(e.subs({x: d[0], y: d[1]}), 30)) for e in (v1, v2)])
-        k = np.argmax(np.abs(d))
-        out.append((*_normalise(d, vv[k] / d[k]), int(m)))
+    for d, m in pts:                           # c = v_k(d) / d_k at 40 digits, d_k the unit entry
+        k = 0 if d[0] == 1 else 1
+        vk = sp.N((v1, v2)[k].subs({x: d[0], y: d[1]}), 40)
+        Tk = sum(abs(R[k][j][l]) * abs(sp.N(d[j], 40)) * abs(sp.N(d[l], 40)) for j in range(2) for l in range(2))
+        c = complex(vk) if abs(vk) > 1e-30 * Tk else 0.0       # an equilibrium line: c = 0 exactly
+        dd = np.array([complex(sp.N(a, 40)) for a in d])
+        out.append((*_normalise(dd, c, zero=0.0), int(m)))
     return ExactLines(2, True, out, 3, "binary cubic")
 
 
@@ -138,7 +144,7 @@ def _resultant_p3(R, rng):
     Tn = np.array(T.tolist(), dtype=float)
     Qn = np.array(R, dtype=float)
     for fac, mult in sp.sqf_list(res)[1]:
-        for r in sp.Poly(fac, y1).nroots(n=40):
+        for r in sp.Poly(fac, y1).nroots(n=40, maxsteps=500):
             coeffs = [complex(a) for a in sp.Poly(g2.subs(y1, r), y2).all_coeffs()]
             f1 = sp.lambdify(y2, g1.subs(y1, r), "numpy")
             r2s = np.roots(coeffs)
@@ -183,7 +189,7 @@ def _mult_matrix(G, gens, std, f):
     return M
 
 
-def _groebner(R, chart, sep, dps=60):
+def _groebner(R, chart, sep, dps=120):
     p = len(R)
     xs = sp.symbols(f"xi1:{p + 1}")
     c = sp.Symbol("c")
@@ -220,7 +226,10 @@ def _groebner(R, chart, sep, dps=60):
             Mg = _mult_matrix(G, gens, std, g)
             tr = mpmath.matrix([mpmath.mpf(sp.Rational((Mg * P).trace()).p) / sp.Rational((Mg * P).trace()).q
                                 for P in powers])
-            y = mpmath.lu_solve(V, tr)
+            try:
+                y = mpmath.lu_solve(V, tr)
+            except ZeroDivisionError:              # two values of u agree to the working precision
+                return None
             coords.append([complex(y[j] / roots[j][1]) for j in range(nr)])
     coords = np.array(coords).T                    # (nr, p + 1)
     # fglm to lex: the last basis element is univariate in c and must vanish at every c(P)
@@ -243,16 +252,84 @@ def _groebner(R, chart, sep, dps=60):
     return ExactLines(p, True, pts, len(std), "groebner grevlex + fglm lex + multiplication matrix")
 
 
+METHODS = ("auto", "cubic", "resultant", "groebner")
+#: largest componentwise backward error (at 40 digits) accepted for a returned point
+CHECK_TOL = 1e-9
+
+
+def _verify(R, res):
+    """The returned points must solve v(xi) = c xi: the residual of each, in the equilibrated system
+    (certify.equilibrate: y = xi / d, c' = c / s) and evaluated at 40 digits from the
+    double-precision values, must be below CHECK_TOL relative to that system
+    (max_i |F_i| / (max |Q'| |y|^2 + max |w| |c'| |y|), as certify.backward_error); a
+    zero-dimensional answer must have 2^p - 1 lines with multiplicity (Bezout, the trivial root
+    removed) and pairwise distinct points. ExactCheckError otherwise, naming the point and the
+    size of the failure."""
+    p = len(R)
+    if not res.zero_dimensional:
+        return res
+    if res.total_multiplicity != 2 ** p - 1:
+        raise ExactCheckError(f"{res.method}: multiplicities add to {res.total_multiplicity}, not "
+                              f"2^p - 1 = {2 ** p - 1}")
+    Qs, w, dsc, ssc = equilibrate(np.array([[[float(r) for r in row] for row in plane] for plane in R]))
+    with mpmath.workdps(40):
+        Qm = [[[mpmath.mpf(float(Qs[i, j, k])) for k in range(p)] for j in range(p)] for i in range(p)]
+        qmax = max(abs(a) for plane in Qm for row in plane for a in row)
+        wmax = mpmath.mpf(float(np.abs(w).max()))
+        for n, (d, c, m) in enumerate(res.points):
+            y = [mpmath.mpc(complex(a)) / mpmath.mpf(float(di)) for a, di in zip(d, dsc)]
+            cm = mpmath.mpc(complex(c)) / mpmath.mpf(ssc)
+            num = max(abs(mpmath.fsum(Qm[i][j][k] * y[j] * y[k] for j in range(p) for k in range(p))
+                          - cm * mpmath.mpf(float(w[i])) * y[i]) for i in range(p))
+            ny = max(abs(a) for a in y)
+            worst = num / (qmax * ny ** 2 + wmax * abs(cm) * ny)
+            if worst > CHECK_TOL:
+                raise ExactCheckError(f"{res.method}: point {n} (direction {np.round(d, 8)}, c = {c:.6g}) "
+                                      f"does not solve v(xi) = c xi: relative residual {float(worst):.2e} > "
+                                      f"{CHECK_TOL:.0e}")
+    A = pairwise_angles(np.array([d for d, _, _ in res.points], dtype=complex))
+    for a in range(len(A)):
+        for b in range(a):
+            if A[a, b] < 1e-15 and abs(res.points[a][1] - res.points[b][1]) <= 1e-12 * max(1.0, abs(res.points[a][1])):
+                raise ExactCheckError(f"{res.method}: points {b} and {a} coincide (direction "
+                                      f"{np.round(res.points[a][0], 8)}): the multiplicities are not trustworthy")
+    return res
+
+
+def _rescaled(res, f):
+    """The points of the system Q / f as points of Q (c times f, f a power of 2)."""
+    res.points = [(d, complex(c * f) if c != 0 else c, m) for d, c, m in res.points]
+    return res
+
+
 def exact_invariant_lines(q, seed=0, method="auto"):
     """Exact (symbolic) invariant lines of a rational QuadraticSystem, for p <= 4.
 
     method: "auto" (binary cubic for p = 2, Groebner otherwise), "cubic", "resultant" (p = 3) or
     "groebner".
     The chart l and separating form r are small random integers; if the quotient dimension is
-    not 2^p (a point at the chart's infinity) new ones are drawn.
+    not 2^p (a point at the chart's infinity) new ones are drawn. Q is first divided by the power
+    of 2 f with max |Q / f| in [1/2, 1) (exact; c scales by f). Every answer is verified
+    (``_verify``: each point solves the system to CHECK_TOL at 40 digits, the count is 2^p - 1 and
+    the points are distinct); ExactCheckError instead of an unverified answer.
     """
-    R = rational_tensor(q)
-    p = len(R)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ExactCheckError(f"seed must be an int >= 0, got {seed!r}")
+    if method not in METHODS:
+        raise ExactCheckError(f"method must be one of {METHODS}, got {method!r}")
+    R0 = rational_tensor(q)
+    p = len(R0)
+    top = max(abs(r) for plane in R0 for row in plane for r in row)
+    f = sp.Integer(2) ** (int(np.frexp(float(top))[1]) if top != 0 else 0)
+    R = [[[r / f for r in row] for row in plane] for plane in R0]
+    try:
+        res = _exact(R, p, seed, method)
+    except mpmath.libmp.libhyper.NoConvergence as exc:
+        raise ExactCheckError(f"root finding did not converge: {exc}") from None
+    return _verify(R0, _rescaled(res, float(f)))
+
+
+def _exact(R, p, seed, method):
     if p > 4:
         raise ExactCheckError(f"exact check supports p <= 4, got p = {p} (Groebner bases blow up)")
     if method == "cubic" or (method == "auto" and p == 2):
@@ -279,3 +356,32 @@ def exact_invariant_lines(q, seed=0, method="auto"):
         if res is not None:
             return res
     raise ExactCheckError("no chart / separating form found in 6 random draws")
+
+
+def compare_with_exact(lines, exact, rtol=1e-6):
+    """Disagreements (a list of strings, empty if none) between an InvariantLines result and an
+    ExactLines one: family or not, total multiplicity, real count, and for every exact point
+    (direction, c, multiplicity) a line with the same multiplicity and reality, direction within
+    angle rtol (up to a phase) and |c - c_exact| <= rtol |c_exact| + 2 * line.tol (the line's
+    threshold for c = 0)."""
+    out = []
+    if not exact.zero_dimensional:
+        if not lines.positive_dimensional:
+            out.append("exact: positive-dimensional; homotopy: no family")
+        return out
+    if lines.positive_dimensional:
+        out.append("exact: finite; homotopy: a family")
+    if lines.total_multiplicity != exact.total_multiplicity:
+        out.append(f"total multiplicity {lines.total_multiplicity} != exact {exact.total_multiplicity}")
+    if lines.real_count != exact.real_count:
+        out.append(f"real count {lines.real_count} != exact {exact.real_count}")
+    for d, c, m in exact.points:
+        d = np.asarray(d, dtype=complex) / np.linalg.norm(d)
+        real = bool(np.all(np.abs(d.imag) < 1e-12) and abs(np.imag(c)) < 1e-12 * max(1.0, abs(c)))
+        hit = [L for L in lines
+               if np.sqrt(max(0.0, 1 - abs(np.vdot(L.direction / np.linalg.norm(L.direction), d)) ** 2)) < rtol
+               and abs(L.c - c) <= rtol * abs(c) + 2 * L.tol and L.multiplicity == m and L.is_real == real]
+        if not hit:
+            out.append(f"exact line {np.round(d, 6)} (c = {complex(c):.6g}, multiplicity {m}, real {real}) "
+                       f"not found")
+    return out

@@ -1,7 +1,7 @@
 """Batched homotopy continuation for F(z) = v(xi) - c xi = 0, z = (xi, c) in P^p.
 
 Method (Sommese & Wampler, "The numerical solution of systems of polynomials", 2005, ch. 2, 3, 10):
-- target F_i(z) = sum_{j,k} Q[i,j,k] xi_j xi_k - c xi_i, homogeneous quadratic in z in P^p;
+- target F_i(z) = sum_{j,k} Q[i,j,k] xi_j xi_k - w_i c xi_i (w = 1 unless scaled), homogeneous quadratic in z in P^p;
   start G_i(z) = xi_i^2 - c^2, whose 2^p roots [s_1 : ... : s_p : 1], s in {+1,-1}^p, are isolated
   and regular (dG = [2 diag(xi) | -2 c], rank p there). Bezout: 2^p = number of paths.
 - H(z, t) = (1 - t) gamma G(z) + t F(z), gamma a random unit complex number (gamma trick: for all
@@ -68,12 +68,14 @@ class QuadraticEigenHomotopy:
     """Homotopy from xi_i^2 - c^2 to v(xi) - c xi for a (possibly complex) tensor Q of shape (p,p,p).
 
     Parameters: Q symmetric in (j, k); rng for gamma and the patch; tol the relative tracking
-    tolerance of the corrector.
+    tolerance of the corrector; w (p,) non-zero weights of the c term, F_i = v_i(xi) - w_i c xi_i
+    (default 1: an equation scaling that is not a change of variables, see certify.equilibrate).
     """
 
-    def __init__(self, Q, rng=None, tol=1e-9):
+    def __init__(self, Q, rng=None, tol=1e-9, w=None):
         self.Q = np.asarray(Q, dtype=complex)
         self.p = self.Q.shape[0]
+        self.w = np.ones(self.p) if w is None else np.asarray(w, dtype=float)
         self.N = self.p + 1
         self._Qr = self.Q.reshape(self.p * self.p, self.p).T.copy()   # (k, i*p + j)
         rng = np.random.default_rng(rng)
@@ -88,8 +90,8 @@ class QuadraticEigenHomotopy:
         p, N = self.p, self.p + 1
         MF = np.zeros((N, p, N), dtype=complex)
         MF[:p, :, :p] = 2 * self.Q.transpose(2, 0, 1)          # 2 A_ij = 2 sum_k Q[i,j,k] xi_k
-        MF[p, :, :p] = -np.eye(p)                              # - c I
-        MF[:p, :, p] = -np.eye(p)                              # - xi
+        MF[p, :, :p] = -np.diag(self.w)                        # - c diag(w)
+        MF[:p, :, p] = -np.diag(self.w)                        # - w xi
         MG = np.zeros((N, p, N), dtype=complex)
         MG[np.arange(p), np.arange(p), np.arange(p)] = 2       # 2 diag(xi)
         MG[p, :, p] = -2                                       # - 2 c
@@ -103,18 +105,18 @@ class QuadraticEigenHomotopy:
         return (xi @ self._Qr).reshape(xi.shape[:-1] + (self.p, self.p))
 
     def F(self, z):
-        """Target F(z) = v(xi) - c xi, z = (xi, c), batched (..., p + 1) -> (..., p)."""
+        """Target F(z) = v(xi) - c w xi, z = (xi, c), batched (..., p + 1) -> (..., p)."""
         xi, c = z[..., :-1], z[..., -1:]
-        return np.einsum("...ij,...j->...i", self._QA(xi), xi) - c * xi
+        return np.einsum("...ij,...j->...i", self._QA(xi), xi) - c * self.w * xi
 
     def JF(self, z):
-        """dF/dz = [2 A(xi) - c I | -xi] with A_ij = sum_k Q[i,j,k] xi_k, shape (..., p, p + 1)."""
+        """dF/dz = [2 A(xi) - c diag(w) | -w xi] with A_ij = sum_k Q[i,j,k] xi_k, shape (..., p, p + 1)."""
         xi, c = z[..., :-1], z[..., -1]
         J = np.empty(z.shape[:-1] + (self.p, self.N), dtype=complex)
         J[..., :-1] = 2 * self._QA(xi)
         idx = np.arange(self.p)
-        J[..., idx, idx] -= c[..., None]
-        J[..., -1] = -xi
+        J[..., idx, idx] -= c[..., None] * self.w
+        J[..., -1] = -self.w * xi
         return J
 
     def G(self, z):
