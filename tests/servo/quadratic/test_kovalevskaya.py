@@ -211,9 +211,13 @@ def _catalog_systems():
 
 def test_catalog_obstructions_never_contradict_the_exact_search():
     systems = _catalog_systems()
-    assert len(systems) >= 8
-    some_integral = some_obstruction = 0
+    some_integral = some_obstruction = compared = 0
     for name, q in systems:
+        try:                                     # the exact search needs rational Q
+            polynomial_first_integrals(q, 1)
+        except ExactCheckError:
+            continue
+        compared += 1
         ob = q.integrability_obstructions(4)
         ob_exact = q.integrability_obstructions(4, exact=True) if q.p <= 3 and q.invariant_lines().is_finite else None
         for m in range(1, 5):
@@ -224,7 +228,7 @@ def test_catalog_obstructions_never_contradict_the_exact_search():
             if ob_exact is not None:
                 assert not (ob_exact.rules_out(m) and n), f"{name}: exact test rules out degree {m}"
                 assert not ob.rules_out(m) or ob_exact.rules_out(m), f"{name}: numeric and exact disagree at {m}"
-    assert some_integral and some_obstruction
+    assert compared >= 8 and some_integral and some_obstruction
 
 
 @settings(max_examples=20, deadline=None, derandomize=True)
