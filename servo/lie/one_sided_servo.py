@@ -10,10 +10,11 @@ Modes of the state (m, lambda), m = I w:
 
 Events: "join" when (a, w) reaches 0 from above; the constraint is then held when lambda' = w0 / (I^-1 a, b)
 >= 0, with w0 = (I^-1 a, ad*_w m) < 0 the free rate of (a, w), i.e. when (I^-1 a, b) < 0. "leave" when
-lambda returns to 0 from above (the multiplier's sign rule). lambda >= 0 can hold the constraint only if (I^-1 a, b) < 0: the control must push towards
-(a, w) > 0; otherwise the system raises UnrealizableConstraintError at construction (use -b). Velocities are
-continuous at the events (lambda is 0 there). Same decisions as the systems in coordinates
-(``servo.coordinates.one_sided``, model "one_sided_servo2"), here in the reduced variables on g*.
+lambda returns to 0 from above (the multiplier's sign rule). lambda >= 0 can hold the constraint only if
+(I^-1 a, b) < 0: the control must push towards (a, w) > 0; otherwise the system raises
+UnrealizableConstraintError at construction (use -b). Velocities are continuous at the events (lambda is 0
+there). Same decisions as the systems in coordinates (``servo.coordinates.one_sided``, model
+"one_sided_servo2"), here in the reduced variables on g*.
 """
 
 from __future__ import annotations
