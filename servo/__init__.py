@@ -15,7 +15,8 @@ from .errors import (ActiveSetError, ConstraintViolationError, CovectorError, Ex
                      NotLinearizableError, QuadraticSystemError, RealizabilityError, ServoError,
                      SymbolicParameterError, UnrealizableConstraintError)
 from .quadratic import FamilyWitness, InvariantLine, InvariantLines, QuadraticSystem, invariant_lines
-from .lie import (EulerForm, EulerPoincare, Equations, FirstIntegral, LieSystem, Nonholonomic, PoissonSphere,
+from .lie import (EulerForm, EulerPoincare, Equations, FirstIntegral, LieSystem, Nonholonomic, OneSidedServoSecondKind,
+                  PoissonSphere,
                   Reduced, ServoFirstKind, ServoSecondKind, Vakonomic, euler_angle_divergence, euler_form,
                   planar_path, reconstruct_motion)
 from .coordinates import (ConstrainedSystem, LagrangianSystem, OneSidedSystem, compulsion,
