@@ -20,6 +20,7 @@ import numpy as np
 
 from liegroups.exponential import _so3_coeffs
 
+from .errors import ConvergenceError
 from .spaces import _cross
 
 
@@ -48,8 +49,6 @@ class MoserVeselovStepper:
         return np.stack([M[..., 2, 1], M[..., 0, 2], M[..., 1, 0]], axis=-1) - target
 
     def _omega(self, t, m, h):
-        from .stepping import ConvergenceError
-
         target = h * m
         omega = -h * m / self.inertia
         scale = max(1e-300, float(np.max(np.abs(target))))

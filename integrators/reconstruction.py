@@ -28,7 +28,7 @@ import time
 import numpy as np
 import scipy.interpolate
 
-from .driver import IntegrationInputError
+from .errors import IntegrationInputError
 from .methods import get_method, preserved
 from .problems import ReconstructionProblem
 from .result import IntegrationResult

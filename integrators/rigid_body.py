@@ -25,6 +25,7 @@ import scipy.special
 
 from liegroups import named
 
+from .errors import IntegrationInputError
 from .problems import CoadjointProblem
 
 
@@ -36,7 +37,7 @@ def free_rigid_body(inertia, name=None):
     """
     Iv = np.asarray(inertia, dtype=float)
     if Iv.shape != (3,) or not np.all(np.isfinite(Iv)) or np.any(Iv <= 0):
-        raise ValueError(f"inertia must be three positive finite moments, got {inertia!r}")
+        raise IntegrationInputError(f"inertia must be three positive finite moments, got {inertia!r}")
     a = 1.0 / Iv
     return CoadjointProblem(named.so3(), lambda m: m * a, velocity_matrix=np.diag(a),
                             hamiltonian=lambda m: 0.5 * np.sum(m * m * a, axis=-1),
@@ -64,13 +65,13 @@ def rigid_body_exact(inertia, m0, t):
     m0 = np.asarray(m0, dtype=float)
     a = 1.0 / I
     if len(set(np.round(a, 14))) < 3:
-        raise ValueError(f"rigid_body_exact needs three distinct moments of inertia, got {I}")
+        raise IntegrationInputError(f"rigid_body_exact needs three distinct moments of inertia, got {I}")
     C = float(m0 @ m0)
     D = float(np.sum(a * m0 * m0))
     p = list(np.argsort(a))  # a[p] ascending
     sign = _perm_sign(p)
     if abs(D - a[p[1]] * C) <= 1e-14 * max(1.0, D):
-        raise ValueError(f"initial condition on the separatrix: 2H - |m|^2/I_mid = {D - a[p[1]] * C:.2e}")
+        raise IntegrationInputError(f"initial condition on the separatrix: 2H - |m|^2/I_mid = {D - a[p[1]] * C:.2e}")
     if D < a[p[1]] * C:  # turns about the axis of smallest a: swap the end axes
         p = [p[2], p[1], p[0]]
         sign = -sign

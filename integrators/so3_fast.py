@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from .errors import IntegrationInputError
 from .methods import RKMK, CommutatorFree, Splitting
 
 _CACHE = {}
@@ -213,7 +214,7 @@ def check_velocity_matrix(problem, z):
     Wz = z @ W.T
     err = float(np.max(np.abs(w - Wz)))
     if err > 1e-12 * max(1.0, float(np.max(np.abs(Wz)))):
-        raise ValueError(f"velocity_matrix W does not match velocity(z): max |velocity(z) - W z| = {err:.3e} "
+        raise IntegrationInputError(f"velocity_matrix W does not match velocity(z): max |velocity(z) - W z| = {err:.3e} "
                          f"at the initial state (convention w_i = sum_j W[i, j] z_j)")
 
 

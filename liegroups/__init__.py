@@ -7,7 +7,7 @@ Euler-Poincare m' = ad*_w m, m = I w. Every numeric function broadcasts over lea
 from . import named
 from .algebra import LieAlgebra, check_structure_constants, jacobi_residual
 from .casimirs import Casimir, CasimirList, m_symbols
-from .errors import LieAlgebraError, StructureConstantsError
+from .errors import LieAlgebraError, LieGroupsError, StructureConstantsError
 from .matrix_groups import SE2, SE3, SO3, group_for
 
 
@@ -22,7 +22,7 @@ def from_bivectors(signature):
 
 
 __all__ = [
-    "LieAlgebra", "named", "Casimir", "CasimirList", "m_symbols", "LieAlgebraError",
+    "LieAlgebra", "named", "Casimir", "CasimirList", "m_symbols", "LieGroupsError", "LieAlgebraError",
     "StructureConstantsError", "check_structure_constants", "jacobi_residual",
     "SO3", "SE2", "SE3", "group_for", "from_bivectors",
 ]
