@@ -6,8 +6,9 @@ sampled velocities). Methods and what they keep: :data:`METHODS` (see :mod:`inte
 """
 
 from .compare import Comparison, compare
-from .driver import DEFAULT_STEPS, integrate
+from .driver import integrate
 from .errors import ConvergenceError, IntegrationInputError, IntegratorError, MethodError
+from .grid import DEFAULT_STEPS
 from .methods import ALIASES, METHODS, applicable_methods
 from .problems import CoadjointProblem, ODEProblem, ReconstructionProblem
 from .reconstruction import reconstruct

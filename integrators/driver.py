@@ -8,15 +8,14 @@ import time
 import numpy as np
 
 from .errors import IntegrationInputError
+from .events import EventTracker
+from .grid import DEFAULT_STEPS, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
 from .methods import LINEAR, ScipyMethod, get_method, preserved
 from .problems import ODEProblem
 from .result import IntegrationResult, finish
+from .scipy_adapter import solve_scipy
 from . import so3_fast
 from .stepping import make_stepper
-
-#: number of steps used when neither h nor steps is given to a fixed-step method
-DEFAULT_STEPS = 1000
-
 
 _KINDS = ("ode", "coadjoint", "reconstruction")
 
@@ -62,21 +61,6 @@ def _check_inputs(problem, y0, t_span):
     if not (math.isfinite(t0) and math.isfinite(t1)) or t1 == t0:
         raise IntegrationInputError(f"t_span must be two different finite times, got ({t0}, {t1})")
     return y0, t0, t1
-
-
-def _grid(t0, t1, h, steps):
-    T = t1 - t0
-    if steps is not None:
-        n = int(steps)
-        if n < 1 or n != steps:
-            raise IntegrationInputError(f"steps must be a positive integer, got {steps!r}")
-    elif h is not None:
-        if not (h > 0 and math.isfinite(h)):
-            raise IntegrationInputError(f"h must be a positive finite step, got {h!r}")
-        n = max(1, math.ceil(abs(T) / h - 1e-9))
-    else:
-        n = DEFAULT_STEPS
-    return n, T / n
 
 
 def _check_t_eval(t_eval, t0, t1):
@@ -159,8 +143,6 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
         t_eval = _check_t_eval(t_eval, t0, t1)
     start = time.perf_counter()
     if isinstance(m, ScipyMethod):
-        from .scipy_adapter import solve_scipy
-
         res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol, t_eval)
     else:
         res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast)
@@ -218,7 +200,7 @@ class _Projected:
 
 
 def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=True):
-    n, h = _grid(t0, t1, h, steps)
+    n, h = step_grid(t0, t1, h, steps)
     stepper = make_stepper(method, problem)
     if fast and so3_fast.applies(method, problem):
         if events is None:
@@ -235,8 +217,6 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
     y, t, j = y0, t0, 1
     tracker = None
     if events is not None:
-        from .events import EventTracker
-
         tracker = EventTracker(events, problem, stepper, t0, y0)
     compensated = tracker is None and not isinstance(stepper, _Projected)
     e = np.zeros_like(y0)

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .errors import MethodError
 
 CASIMIRS = "casimirs"
@@ -163,8 +165,6 @@ CF4_SWAPPED = CommutatorFree("cf4_swapped", 2, _LP, stages=METHODS["cf4"].stages
 
 def is_so3_free_rigid_body(problem):
     """True when the problem is an unforced coadjoint problem on so(3) with a diagonal velocity matrix."""
-    import numpy as np
-
     W = getattr(problem, "velocity_matrix", None)
     return (getattr(problem, "kind", None) == "coadjoint" and problem.forcing is None
             and getattr(problem.algebra, "_closed_form", None) == "so3"

@@ -28,6 +28,8 @@ import time
 import numpy as np
 import scipy.interpolate
 
+from liegroups import SE2, SE3, SO3
+
 from .errors import IntegrationInputError
 from .methods import get_method, preserved
 from .problems import ReconstructionProblem
@@ -37,8 +39,6 @@ from .stepping import make_stepper
 
 def _group(group):
     if isinstance(group, str):
-        from liegroups import SE2, SE3, SO3
-
         try:
             return {"SO3": SO3, "SE2": SE2, "SE3": SE3}[group.upper()]
         except KeyError:

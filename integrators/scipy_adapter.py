@@ -12,6 +12,7 @@ import numpy as np
 import scipy.integrate
 
 from .errors import IntegrationInputError
+from .grid import step_grid
 from .result import IntegrationResult
 
 
@@ -42,8 +43,6 @@ def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol,
     Output times: ``t_eval`` when given (exactly those that are reached), else the grid of h / steps
     (every save_every-th point and t1), else the solver's own steps (every save_every-th and the last).
     """
-    from .driver import _grid
-
     shape = y0.shape
     rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
 
@@ -52,7 +51,7 @@ def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol,
 
     explicit = t_eval is not None
     if not explicit and (h is not None or steps is not None):
-        n, hh = _grid(t0, t1, h, steps)
+        n, hh = step_grid(t0, t1, h, steps)
         idx = np.arange(0, n + 1, save_every)
         if idx[-1] != n:
             idx = np.append(idx, n)

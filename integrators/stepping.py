@@ -10,6 +10,7 @@ import numpy as np
 
 from .errors import ConvergenceError, MethodError
 from .methods import RKMK, CommutatorFree, ExplicitRK, ImplicitMidpoint, MoserVeselov, Splitting
+from .moser_veselov import MoserVeselovStepper
 from .spaces import AffineCoadjointSpace, CoadjointSpace, GroupSpace, dexpinv_series
 
 
@@ -229,16 +230,7 @@ class SplittingStepper(Stepper):
 
 
 _STEPPERS = {ExplicitRK: RKStepper, ImplicitMidpoint: MidpointStepper, RKMK: RKMKStepper,
-             CommutatorFree: CFStepper, Splitting: SplittingStepper}
-
-
-def _moser_veselov(method, problem):
-    from .moser_veselov import MoserVeselovStepper
-
-    return MoserVeselovStepper(method, problem)
-
-
-_STEPPERS[MoserVeselov] = _moser_veselov
+             CommutatorFree: CFStepper, Splitting: SplittingStepper, MoserVeselov: MoserVeselovStepper}
 
 
 def make_stepper(method, problem):

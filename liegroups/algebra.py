@@ -20,6 +20,8 @@ from functools import cached_property
 
 import numpy as np
 
+from . import exponential
+from .casimirs import find_casimirs
 from .errors import LieAlgebraError
 from .structure import StructureMixin
 from .validation import DEFAULT_RTOL, check_structure_constants, jacobi_residual  # noqa: F401 (re-export)
@@ -174,8 +176,6 @@ class LieAlgebra(StructureMixin):
         ``expected`` is n - generic rank of Pi(m) and whose ``warning`` says when polynomials up to
         ``max_degree`` do not reach that number.
         """
-        from .casimirs import find_casimirs
-
         key = int(max_degree)
         if key not in self._casimir_cache:
             self._casimir_cache[key] = find_casimirs(self, key)
@@ -184,9 +184,7 @@ class LieAlgebra(StructureMixin):
     # ----------------------------------------------------------- group side
     def exp_ad(self, x):
         """exp(ad x) = Ad_{exp x}, shape (..., n, n), via scipy.linalg.expm (batched)."""
-        from .exponential import exp_ad
-
-        return exp_ad(self, x)
+        return exponential.exp_ad(self, x)
 
     def Ad(self, x):
         """Adjoint action of exp(x) on g as a matrix: Ad_{exp x} = exp(ad x)."""
@@ -197,18 +195,14 @@ class LieAlgebra(StructureMixin):
 
         d/dt coadjoint_exp(t x, m) at t = 0 is coad(x, m), and every Casimir is invariant.
         """
-        from .exponential import coadjoint_exp
-
-        return coadjoint_exp(self, x, m)
+        return exponential.coadjoint_exp(self, x, m)
 
     def dexp(self, x, v, order=None):
         """Derivative of exp (right trivialised): dexp_x v = sum_k ad_x^k v / (k+1)! = phi(ad x) v.
 
         ``order=None`` uses the exact matrix function; an integer q truncates the series after ad_x^(q-1).
         """
-        from .exponential import dexp
-
-        return dexp(self, x, v, order=order)
+        return exponential.dexp(self, x, v, order=order)
 
     def dexpinv(self, x, v, order=None):
         """Inverse of dexp: dexpinv_x v = sum_k B_k / k! ad_x^k v (Bernoulli numbers, B_1 = -1/2).
@@ -216,9 +210,7 @@ class LieAlgebra(StructureMixin):
         ``order=None`` solves phi(ad x) u = v exactly; an integer q truncates the Bernoulli series after
         ad_x^(q-1) (q terms), which is what a Runge-Kutta-Munthe-Kaas method of order q needs.
         """
-        from .exponential import dexpinv
-
-        return dexpinv(self, x, v, order=order)
+        return exponential.dexpinv(self, x, v, order=order)
 
     # -------------------------------------------------------- constructors
     @classmethod

@@ -17,6 +17,8 @@ from itertools import combinations_with_replacement
 
 import numpy as np
 import sympy as sp
+from sympy.polys.domains import QQ
+from sympy.polys.matrices import DomainMatrix
 
 
 class Casimir:
@@ -109,9 +111,6 @@ def _nullspace(monos, rows, exact):
     ncol = len(monos)
     keys = sorted(rows)
     if exact:
-        from sympy.polys.domains import QQ
-        from sympy.polys.matrices import DomainMatrix
-
         data = [[QQ(0)] * ncol for _ in keys] or [[QQ(0)] * ncol]
         for r, key in enumerate(keys):
             for col, v in rows[key].items():

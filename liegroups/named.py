@@ -22,15 +22,8 @@ from functools import lru_cache
 import numpy as np
 
 from .algebra import LieAlgebra
+from .closed_forms import STRUCTURE_CONSTANTS
 from .errors import LieAlgebraError
-
-
-def _eps():
-    e = np.zeros((3, 3, 3))
-    for i, j, k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-        e[i, j, k] = 1.0
-        e[j, i, k] = -1.0
-    return e
 
 
 def _tag(alg, kind):
@@ -41,7 +34,7 @@ def _tag(alg, kind):
 @lru_cache(maxsize=None)
 def so3():
     """so(3): [e_i, e_j] = eps_ijk e_k. Euler-Poincare gives Euler's equations m' = m x w."""
-    return _tag(LieAlgebra(_eps(), basis=("e1", "e2", "e3"), name="so(3)"), "so3")
+    return _tag(LieAlgebra(STRUCTURE_CONSTANTS["so3"], basis=("e1", "e2", "e3"), name="so(3)"), "so3")
 
 
 @lru_cache(maxsize=None)
