@@ -39,7 +39,7 @@ import numpy as np
 
 from liegroups.closed_forms import bernoulli_coefficients, closed_form_kind
 
-from . import numba_kernels
+from . import genhelpers, numba_kernels
 
 #: a Taylor term below this fraction of |z|_1 ends the series of the generic exponential
 TAYLOR_STOP = 2.0 ** -54
@@ -425,30 +425,45 @@ def fixed_source(st, tab, lie, terms):
     return head + "\n" + "\n".join(src.lines) + "\n"
 
 
-def adaptive_source(st, tab, lie, terms):
+def adaptive_source(st, tab, lie, terms, batch=False):
     """Source of the whole adaptive loop (solve_ivp's controller: Hairer-Norsett-Wanner I, II.4;
     error norm as in scipy's RK45 / DOP853, max over an ensemble)::
 
         run(t0, t1, h, rtol, atol, max_step, save_every, ts, ys, z..., e...) ->
             (status, t, h, nsteps, nrej, nsave, ts, ys, z..., e...)
 
-    status 0: reached t1; -1: the step size fell below 10 eps |t| (overflow or stiffness).
+    status 0: reached t1; -1: the step size fell below 10 eps |t| (overflow or stiffness). With
+    ``batch`` (the compiled ensemble) the state is Z, E of shape (B, n), ys (cap, B, n), and the
+    stages run in a loop over the trajectories: run(..., ts, ys, Z, E) -> (status, t, h, nsteps,
+    nrej, nsave, ts, ys).
     """
     src = Source(st)
     n = st.n
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]
-    head = f"def run(t0, t1, h, rtol, atol, max_step, save_every, ts, ys, {', '.join(z + e)}):"
+    W0 = [f"W0_{i}" for i in range(n)]
     E = tab["E"]
     order = tab["err_order"]
     fsal = tab["fsal"]
+    if batch:
+        head = "def run(t0, t1, h, rtol, atol, max_step, save_every, ts, ys, Z, E):"
+        src.emit(f"B = Z.shape[0]; D = np.empty((B, {n})); WL = np.empty((B, {n})); WF = np.empty((B, {n}))")
+        src.emit("for b in range(B):")
+        src.indent += 1
+        for i in range(n):
+            src.emit(f"z{i} = Z[b, {i}]")
+        w0 = src.velocity(z) if lie else src.field(z)
+        for i in range(n):
+            src.emit(f"WF[b, {i}] = {w0[i]}")
+        src.indent -= 1
+    else:
+        head = f"def run(t0, t1, h, rtol, atol, max_step, save_every, ts, ys, {', '.join(z + e)}):"
+        # first stage generator at z (FSAL: the last stage of an accepted step is the next first one)
+        w0 = src.velocity(z) if lie else src.field(z)
+        for i in range(n):
+            src.emit(f"{W0[i]} = {w0[i]}")
     src.emit("t = t0; direction = 1.0 if t1 > t0 else -1.0")
     src.emit("nsteps = 0; nrej = 0; j = 1; status = 0; since = 0")
-    # first stage generator at z (FSAL: the last stage of an accepted step is the next first stage)
-    w0 = src.velocity(z) if lie else src.field(z)
-    W0 = [f"W0_{i}" for i in range(n)]
-    for i in range(n):
-        src.emit(f"{W0[i]} = {w0[i]}")
     src.emit("while direction*(t1 - t) > 0.0:")
     src.indent += 1
     src.emit("if h > max_step: h = max_step")
@@ -456,6 +471,12 @@ def adaptive_source(st, tab, lie, terms):
     src.emit("if direction*(t + direction*h - t1) >= 0.0:")
     src.emit("    h = abs(t1 - t); last = True")
     src.emit("hs = direction*h")
+    if batch:
+        src.emit("err = 0.0")
+        src.emit("for b in range(B):")
+        src.indent += 1
+        for i in range(n):
+            src.emit(f"z{i} = Z[b, {i}]; {W0[i]} = WF[b, {i}]")
     Ks = _stages(src, tab, z, "hs", lie, terms, w0=W0)
     theta, d = _increment(src, Ks, tab["b"], z, lie)
     # FSAL stage at z1 = z + d (its generator is reused by the next step when accepted)
@@ -477,21 +498,37 @@ def adaptive_source(st, tab, lie, terms):
             et = src.coad(et, z, prefix="ez")
         errs.append(src.assign("es", [f"({et[i]})/{sc[i]}" for i in range(n)]))
     if len(errs) == 1:
-        src.emit("err = bmax(sqrt((" + " + ".join(f"{v}*{v}" for v in errs[0]) + f")/{float(n)!r}))")
+        expr = "sqrt((" + " + ".join(f"{v}*{v}" for v in errs[0]) + f")/{float(n)!r})"
     else:  # DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2)) (Hairer-Norsett-Wanner, scipy)
-        e5 = " + ".join(f"{v}*{v}" for v in errs[0])
-        e3 = " + ".join(f"{v}*{v}" for v in errs[1])
-        src.emit(f"_e5 = {e5}")
-        src.emit(f"_e3 = {e3}")
-        src.emit(f"err = bmax(_e5/sqrt({float(n)!r}*(_e5 + 0.01*_e3) + 1e-300))")
+        src.emit("_e5 = " + " + ".join(f"{v}*{v}" for v in errs[0]))
+        src.emit("_e3 = " + " + ".join(f"{v}*{v}" for v in errs[1]))
+        expr = f"_e5/sqrt({float(n)!r}*(_e5 + 0.01*_e3) + 1e-300)"
+    if batch:
+        src.emit(f"errb = {expr}")
+        src.emit("if not errb <= err: err = errb")
+        for i in range(n):
+            src.emit(f"D[b, {i}] = {d[i]}; WL[b, {i}] = {wl[i]}")
+        src.indent -= 1
+        src.emit("if not err == err: err = 1e308")
+    else:
+        src.emit(f"err = bmax({expr})")
     src.emit("if err <= 1.0:")
     src.indent += 1
-    src.emit("chk = " + " + ".join(d))
-    src.emit("if not fin(chk):")
-    src.emit("    status = -1; break")
-    _kahan(src, z, e, d)
-    for i in range(n):
-        src.emit(f"{W0[i]} = {wl[i]}")
+    if batch:
+        src.emit("chk = 0.0")
+        src.emit("for b in range(B):")
+        src.emit(f"    for i in range({n}):")
+        src.emit("        _y = D[b, i] + E[b, i]; _s = Z[b, i] + _y; E[b, i] = (Z[b, i] - _s) + _y; Z[b, i] = _s")
+        src.emit("        chk += _y; WF[b, i] = WL[b, i]")
+        src.emit("if not fin(chk):")
+        src.emit("    status = -1; break")
+    else:
+        src.emit("chk = " + " + ".join(d))
+        src.emit("if not fin(chk):")
+        src.emit("    status = -1; break")
+        _kahan(src, z, e, d)
+        for i in range(n):
+            src.emit(f"{W0[i]} = {wl[i]}")
     src.emit("t = t1 if last else t + hs")
     src.emit("nsteps += 1; since += 1")
     src.emit("if since == save_every or last:")
@@ -500,8 +537,11 @@ def adaptive_source(st, tab, lie, terms):
     src.emit("if j >= ts.shape[0]:")
     src.emit("    ts, ys = grow(ts, ys)")
     src.emit("ts[j] = t")
-    for i in range(n):
-        src.emit(f"ys[j, {i}] = z{i} + e{i}")
+    if batch:
+        src.emit("ys[j] = Z + E")
+    else:
+        for i in range(n):
+            src.emit(f"ys[j, {i}] = z{i} + e{i}")
     src.emit("j += 1")
     src.indent -= 1
     src.emit(f"fac = 10.0 if err == 0.0 else min(10.0, 0.9*err**({-1.0 / (order + 1)!r}))")
@@ -515,7 +555,10 @@ def adaptive_source(st, tab, lie, terms):
     src.emit("if h < 10.0*2.2e-16*abs(t) or h < 1e-300:")
     src.emit("    status = -1; break")
     src.indent -= 2
-    src.emit(f"return status, t, h, nsteps, nrej, j, ts, ys, {', '.join(z + e)}")
+    if batch:
+        src.emit("return status, t, h, nsteps, nrej, j, ts, ys")
+    else:
+        src.emit(f"return status, t, h, nsteps, nrej, j, ts, ys, {', '.join(z + e)}")
     return head + "\n" + "\n".join(src.lines) + "\n"
 
 
@@ -532,131 +575,32 @@ def trial_source(st, tab, lie, terms):
     return head + "\n" + "\n".join(src.lines) + "\n"
 
 
-# ----------------------------------------------------------------------------- helpers per mode
-def _co2_float(t2):
-    if not t2 < 1e300:
-        return math.nan, math.nan
-    if t2 < 1e-8:
-        return 1.0 - t2 / 6.0 + t2 * t2 / 120.0, 0.5 - t2 / 24.0 + t2 * t2 / 720.0
-    t = math.sqrt(t2)
-    s = math.sin(0.5 * t) / (0.5 * t)
-    return math.sin(t) / t, 0.5 * s * s
-
-
-def _c_series(t2):
-    # c = (t - sin t)/t^3 = 1/6 - t^2/120 + t^4/5040 - t^6/362880 + t^8/39916800
-    return 1.0 / 6.0 - t2 * (1.0 / 120.0 - t2 * (1.0 / 5040.0 - t2 * (1.0 / 362880.0 - t2 / 39916800.0)))
-
-
-def _co3_float(t2):
-    if not t2 < 1e300:
-        return math.nan, math.nan, math.nan
-    if t2 < 1e-2:  # the series of a, b, c = (t - sin t)/t^3 (truncation < 1e-20)
-        a = 1.0 - t2 / 6.0 * (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0 * (1.0 - t2 / 72.0 * (1.0 - t2 / 110.0))))
-        b = 0.5 - t2 / 24.0 * (1.0 - t2 / 30.0 * (1.0 - t2 / 56.0 * (1.0 - t2 / 90.0 * (1.0 - t2 / 132.0))))
-        c = 1.0 / 6.0 - t2 * (1.0 / 120.0 - t2 * (1.0 / 5040.0 - t2 * (1.0 / 362880.0 - t2 / 39916800.0)))
-        return a, b, c
-    t = math.sqrt(t2)
-    s = math.sin(0.5 * t) / (0.5 * t)
-    a = math.sin(t) / t
-    return a, 0.5 * s * s, (1.0 - a) / t2
-
-
-def _co2_array(t2):
-    t = np.maximum(np.sqrt(t2), 1e-150)
-    s = np.sin(0.5 * t)
-    st = s / t
-    return 2.0 * np.cos(0.5 * t) * st, 2.0 * st * st
-
-
-def _co3_array(t2):
-    a, b = _co2_array(t2)
-    small = t2 < 1e-2
-    return a, b, np.where(small, _c_series(t2), (1.0 - a) / np.where(small, 1.0, t2))
-
-
-def _tplan_float(bound):
-    """(s, m): s substeps with r = bound / s <= TAYLOR_RADIUS and the fewest terms m with
-    e^r r^(m+1) / (m+1)! <= TAYLOR_STOP (at most 30; 1 for a non-finite bound)."""
-    if not bound < 1e300:
-        return 1, 1
-    s = 1
-    if bound > 0.5:
-        s = int(math.ceil(bound / 0.5))
-    r = bound / s
-    tail = 1.65 * r  # e^r r^(m+1)/(m+1)! for m = 0, with e^r <= 1.65
-    m = 0
-    while tail > 5.551115123125783e-17 and m < 30:
-        m += 1
-        tail = tail * r / (m + 1)
-    return s, max(m, 1)
-
-
-def _tplan_array(bound):
-    b = float(np.max(bound)) if np.size(bound) else 0.0
-    return _tplan_float(b)
-
-
-def _fin_float(x):
-    return x - x == 0.0
-
-
-def _fin_array(x):
-    return True  # ensembles: the caller checks the saved states
-
-
-def _mx_float(a, b):
-    return a if a > b else b
-
-
-def _bmax_array(x):
-    m = np.max(x)
-    return float(m) if m == m else math.inf
-
-
-def _bmax_float(x):
-    return x if x == x else math.inf
-
-
-def _grow(ts, ys):
-    t2 = np.empty(2 * ts.shape[0])
-    t2[:ts.shape[0]] = ts
-    y2 = np.empty((2 * ys.shape[0],) + ys.shape[1:])
-    y2[:ys.shape[0]] = ys
-    return t2, y2
-
-
 def _env(mode):
-    if mode == "array":
-        return {"co2": _co2_array, "co3": _co3_array, "tplan": _tplan_array,
-                "fin": _fin_array, "mx": np.maximum, "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow,
-                "abs": np.abs, "min": min, "max": max}
-    env = {"co2": _co2_float, "co3": _co3_float, "tplan": _tplan_float, "fin": _fin_float,
-           "mx": _mx_float, "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow}
-    if mode == "numba":
-        env = numba_kernels.jit_env(env)
-    return env
+    return dict(genhelpers.ARRAY if mode == "array" else genhelpers.SCALAR, np=np)
 
 
 def compile_function(kind, st, tab, lie, terms, mode):
-    """The generated function ``kind`` ("fixed", "adaptive", "step") for structure ``st`` and tableau
-    ``tab`` in ``mode`` ("scalar": Python floats, "array": numpy (B,) columns, "numba": jitted),
+    """The generated function ``kind`` ("fixed", "adaptive", "adaptive_batch", "step") for structure
+    ``st`` and tableau ``tab`` in ``mode`` ("scalar": Python floats, "array": numpy (B,) columns, "numba": jitted),
     cached per (structure, tableau, mode)."""
     key = (kind, st.key, tab["name"], lie, terms, mode)
     fn = _CACHE.get(key)
     if fn is None:
-        writer = {"fixed": fixed_source, "adaptive": adaptive_source, "step": trial_source}[kind]
-        text = writer(st, tab, lie, terms)
-        env = _env(mode)
-        exec(compile(text, f"<liedyn {kind} {tab['name']} {mode}>", "exec"), env)
-        fn = env["run" if kind != "step" else "step"]
+        text = source(kind, st, tab, lie, terms)
+        name = "run" if kind != "step" else "step"
         if mode == "numba":
-            fn = numba_kernels.jit(fn)
+            fn = numba_kernels.compile_cached(text, name, batch=kind == "adaptive_batch")
+        else:
+            env = _env(mode)
+            exec(compile(text, f"<liedyn {kind} {tab['name']} {mode}>", "exec"), env)
+            fn = env[name]
         _CACHE[key] = fn
     return fn
 
 
 def source(kind, st, tab, lie, terms):
-    """The generated source text (for reading and debugging)."""
+    """The generated source text of ``kind`` ("fixed", "adaptive", "adaptive_batch", "step")."""
+    if kind == "adaptive_batch":
+        return adaptive_source(st, tab, lie, terms, batch=True)
     writer = {"fixed": fixed_source, "adaptive": adaptive_source, "step": trial_source}[kind]
     return writer(st, tab, lie, terms)

@@ -23,7 +23,7 @@ CHUNK = 4096
 
 
 #: "auto" compiles with numba only for runs of at least this many step-trajectories
-AUTO_NUMBA_WORK = 200_000
+AUTO_NUMBA_WORK = 1_000_000
 
 
 def choose_backend(backend, work):
@@ -150,9 +150,18 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend):
         status, t, _, nsteps, nrej, j, ts, ys = out[:8]
         ts, ys = ts[:j], ys[:j]
         zf = np.array(out[8:8 + dim]) + np.array(out[8 + dim:])
+    elif mode == "numba":  # compiled ensemble: one loop over the trajectories inside every stage
+        f = pl.function("adaptive_batch", "numba")
+        Z = np.ascontiguousarray(y0.reshape(-1, dim))
+        E = np.zeros_like(Z)
+        ts = np.empty(cap)
+        ys = np.empty((cap,) + Z.shape)
+        ts[0], ys[0] = t0, Z
+        with np.errstate(all="ignore"):
+            status, t, _, nsteps, nrej, j, ts, ys = f(t0, t1, h0, rtol, atol, ms, save_every, ts, ys, Z, E)
+        ts, ys = ts[:j], ys[:j].reshape((j,) + y0.shape)
+        zf = (Z + E).reshape(y0.shape)
     else:
-        if mode == "numba":
-            mode = "array"  # an ensemble shares its steps: numpy columns (see the report)
         f = pl.function("adaptive", "array")
         flat = y0.reshape(-1, dim)
         cols = [np.ascontiguousarray(flat[:, i]) for i in range(dim)]
