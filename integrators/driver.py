@@ -10,7 +10,9 @@ import numpy as np
 from .errors import IntegrationInputError
 from .events import EventTracker
 from .grid import DEFAULT_STEPS, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
-from .methods import LINEAR, ScipyMethod, get_method, preserved
+from . import fastpath, tableaux
+from .adaptive import solve_adaptive
+from .methods import LINEAR, RKMK, Embedded, ExplicitRK, ScipyMethod, get_method, preserved
 from .problems import ODEProblem
 from .result import IntegrationResult, finish
 from .scipy_adapter import solve_scipy
@@ -85,7 +87,8 @@ def _check_t_eval(t_eval, t0, t1):
 
 
 def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_every=1, events=None,
-              rtol=1e-9, atol=1e-12, fast=True, t_eval=None):
+              rtol=1e-9, atol=1e-12, fast=True, t_eval=None, backend="auto", first_step=None,
+              max_step=None):
     """Integrate ``problem`` from ``y0`` over ``t_span = (t0, t1)`` with ``method``.
 
     Parameters
@@ -111,7 +114,15 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
     t_eval : 1-d array of output times for the scipy methods (as in solve_ivp: within t_span, sorted
         in the direction of integration; not together with h, steps or save_every). The fixed-step
         methods take h / steps / save_every instead and raise IntegrationInputError for t_eval.
-    rtol, atol : tolerances of the scipy adapters (which also pass ``problem.jac``, when the problem
+    backend : "auto" (default), "numpy" or "numba": how the generated code of
+        :mod:`integrators.codegen` runs (fixed-step RKMK / RK and the adaptive pairs on coadjoint
+        problems whose velocity is affine). "numba" needs the extra ``liedyn[fast]`` (MethodError
+        naming the backends that apply without it); "auto" takes numba when installed and the run
+        has at least :data:`integrators.fastpath.AUTO_NUMBA_WORK` step-trajectories (compiling costs
+        about a second per problem structure), else numpy. ``result.backend`` says which ran.
+    first_step, max_step : initial and largest step of the adaptive methods (rkmk45, rkmk853,
+        rk45, rk853), as in solve_ivp; their results also carry ``nrejected``.
+    rtol, atol : tolerances of the adaptive methods and of the scipy adapters (which also pass ``problem.jac``, when the problem
         has one, to Radau, BDF and LSODA).
     fast : use the generated straight-line so(3) steppers (:mod:`integrators.so3_fast`) when they
         apply (unforced so(3)* problem with a velocity_matrix, no events); False forces the generic
@@ -141,11 +152,18 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
         if h is not None or steps is not None or int(save_every) != 1:
             raise IntegrationInputError("give either t_eval or h / steps / save_every (output grid), not both")
         t_eval = _check_t_eval(t_eval, t0, t1)
+    fastpath.check_backend_args(backend, fast)
     start = time.perf_counter()
     if isinstance(m, ScipyMethod):
         res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol, t_eval)
+    elif isinstance(m, Embedded):
+        if h is not None or steps is not None:
+            raise IntegrationInputError(f"{m.name!r} chooses its own steps (rtol, atol, first_step, max_step); "
+                                        f"h and steps are for the fixed-step methods")
+        res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every), events,
+                             backend, fast)
     else:
-        res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast)
+        res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast, backend)
     res.wall_time = time.perf_counter() - start
     res.method = m.name
     res.preserves = preserved(m, problem)
@@ -199,9 +217,31 @@ class _Projected:
         return self.project(self.inner.step(t, y, h))
 
 
-def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=True):
+def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
+    """The fixed-step run by generated code (:mod:`integrators.fastpath`), or None when it does not
+    apply (the so(3) generator :mod:`integrators.so3_fast` keeps the numpy backend on so(3))."""
+    if not isinstance(method, (RKMK, ExplicitRK)) or problem.kind != "coadjoint":
+        return None
+    lie = isinstance(method, RKMK)
+    be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
+    if be == "numpy" and so3_fast.applies(method, problem):
+        return None
+    pl = fastpath.plan(problem, tableaux.of_method(method), lie, getattr(method, "terms", 1), y0)
+    if pl is None:
+        return None
+    res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be)
+    res.nfev = res.nsteps * fevals
+    res.backend = be
+    return res
+
+
+def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=True, backend="auto"):
     n, h = step_grid(t0, t1, h, steps)
     stepper = make_stepper(method, problem)
+    if fast and events is None:
+        res = _generated(problem, method, y0, t0, h, n, save_every, backend, stepper.fevals)
+        if res is not None:
+            return res
     if fast and so3_fast.applies(method, problem):
         if events is None:
             return _fast(problem, method, y0, t0, h, n, save_every)
