@@ -147,7 +147,8 @@ class CoadjointProblem:
 
     def rhs(self, t, z):
         """ad*_{w(z)} z + f(z)."""
-        out = self.algebra.coad(self.velocity(z), z)
+        coad = getattr(self.algebra, "_coad", self.algebra.coad)   # unchecked: stages may overflow
+        out = coad(self.velocity(z), z)
         if self.forcing is not None:
             out = out + self.forcing(z)
         return out
