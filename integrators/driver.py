@@ -6,6 +6,7 @@ import math
 import time
 
 import numpy as np
+from liegroups import LieGroupsError
 
 from .errors import IntegrationInputError
 from .events import EventTracker
@@ -284,7 +285,10 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
                 y_new = y + yk
                 e = (y - y_new) + yk
             else:
-                y_new = stepper.step(t, y, h)
+                try:
+                    y_new = stepper.step(t, y, h)
+                except LieGroupsError:  # a stage overflowed inside an exponential: as a NaN below
+                    y_new = np.full_like(y, np.nan)
             if not np.isfinite(y_new).all():
                 status, done = -1, k - 1
                 message = (f"the solution overflowed or became NaN in step {k} (t = {t:.6g} -> {t_new:.6g}); "

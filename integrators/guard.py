@@ -42,6 +42,7 @@ both); their figures go to ``IntegrationResult.checks``.
 from __future__ import annotations
 
 import numpy as np
+from liegroups import LieGroupsError
 
 from .errors import IntegratorError
 from .methods import CASIMIRS, LINEAR, QUADRATIC
@@ -65,7 +66,7 @@ def _rel_estimate(problem, stepper, t, y, h):
             err = np.max(np.abs(ym - yc), axis=-1)
             scale = np.maximum(np.max(np.abs(y), axis=-1), np.max(np.abs(ym), axis=-1))
             rel = err / np.maximum(scale, _TINY)
-    except (IntegratorError, ArithmeticError):
+    except (IntegratorError, LieGroupsError, ArithmeticError):
         return np.inf
     rel = np.where(np.isfinite(rel), rel, np.inf)
     return float(np.max(rel))
@@ -74,7 +75,7 @@ def _rel_estimate(problem, stepper, t, y, h):
 def check_resolution(problem, stepper, res, h, save_every, rtol=RESOLVE_RTOL):
     """Step-resolution check of a fixed-step result (in place): status -1 and the result cut at the
     first saved state whose step is not resolved. Records ``res.checks["step_error"]``."""
-    if problem.kind == "reconstruction" or res.status < 0 or len(res.t) < 2 or stepper is None:
+    if problem.kind == "reconstruction" or len(res.t) < 2 or stepper is None:
         return res
     ys = res.y
     K = len(res.t)
@@ -109,12 +110,13 @@ def check_resolution(problem, stepper, res, h, save_every, rtol=RESOLVE_RTOL):
             lo = mid
     e = est(hi)
     figure = "overflowed" if not np.isfinite(e) else f"is {e:.3g} of the state"
+    later = f" (later: {res.message})" if res.status == -1 else ""
     truncate(res, hi + 1)
     res.status = -1
     res.message = (f"the step h = {h:.6g} does not resolve the solution at t = {res.t[-1]:.6g}: a second-order "
                    f"companion step from there differs from the method's step by an amount that {figure} "
                    f"(tolerance {rtol}); the solution is kept up to t = {res.t[-1]:.6g}; reduce h, or pass "
-                   f"check=False to skip this check")
+                   f"check=False to skip this check{later}")
     res.checks["step_error"] = e
     return res
 

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import scipy.integrate
+from liegroups import LieGroupsError
 
 from .errors import IntegrationInputError, IntegratorError
 from .grid import step_grid
@@ -105,7 +106,10 @@ def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol,
 
     def fun(t, yflat):
         with np.errstate(all="ignore"):
-            out = np.asarray(rhs(t, yflat.reshape(shape)), dtype=float).reshape(-1)
+            try:
+                out = np.asarray(rhs(t, yflat.reshape(shape)), dtype=float).reshape(-1)
+            except LieGroupsError as exc:   # e.g. an exponential that overflows inside the field
+                raise _Stop(f"the right-hand side failed at t = {t:.6g}: {exc}") from None
         guard.values(t, yflat, out)
         return out
 

@@ -11,26 +11,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import CatalogError
 from .run import drift, simulate
 
 DEFAULT_METHODS = ("rk4", "midpoint", "lie_euler", "rkmk4", "cf4", "splitting", "scipy:DOP853", "scipy:RK45")
 
 
-def _applicable(entry, methods):
-    try:
-        from integrators.methods import applies, get_method
+def _applicable(entry, methods, explicit=False):
+    """The methods that apply to the entry; with ``explicit`` (names the user gave) an unknown or
+    inapplicable name raises CatalogError naming it and the valid ones instead of being dropped."""
+    from integrators.methods import applicable_methods, applies, get_method
 
-        prob = entry.system.problem()
-        out = []
-        for m in methods:
-            try:
-                if applies(get_method(m, prob), prob):
-                    out.append(m)
-            except ValueError:
-                pass
-        return out
-    except Exception:  # older integrators: let each run decide
-        return list(methods)
+    prob = entry.system.problem()
+    out = []
+    for m in methods:
+        try:
+            if applies(get_method(m, prob), prob):
+                out.append(m)
+        except ValueError as exc:
+            if explicit:
+                raise CatalogError(f"{entry.name}: method {m!r} cannot be compared: {exc}") from None
+    if explicit and not out:
+        raise CatalogError(f"{entry.name}: none of the methods {list(methods)} applies; methods that apply: "
+                           f"{', '.join(applicable_methods(prob))}")
+    return out
 
 
 def _final_error(run, ref_final):
@@ -50,7 +54,7 @@ def compare_entry(entry, methods=None, t_end=None, ladder=(100, 200, 400), tols=
         raise ValueError(f"{entry.name}: the integrator comparison applies to Lie-group entries "
                          f"(this one is {entry.kind!r})")
     t_end = float(entry.t_end if t_end is None else t_end)
-    methods = _applicable(entry, methods or DEFAULT_METHODS)
+    methods = _applicable(entry, methods or DEFAULT_METHODS, explicit=bool(methods))
     if entry.exact_solution is not None:
         ref_final = np.asarray(entry.exact_solution(np.array([t_end])), float)[-1]
         reference = "exact solution"

@@ -231,7 +231,7 @@ class EulerPoincare(LieSystem):
     def rhs(self, state):
         """m' = ad*_w m, batched (for so(3): m x w)."""
         m = self._check_last(state, self.n, "m")
-        return self.algebra.coad(self.velocity(m), m)
+        return self.algebra._coad(self.velocity(m), m)
 
     def multiplier(self, state):
         """The free system has no control force: lambda = 0 (shape (...))."""

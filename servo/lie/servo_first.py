@@ -65,7 +65,7 @@ class ServoFirstKind(LeftInvariantConstrained):
         """lambda = -R^-1 A I^-1 ad*_w m (one constraint: -(I^-1 a, ad*_w m)/(I^-1 a, b)), shape (...) for
         one covector, (..., k) for k."""
         m = self._check_last(state, self.n, "m")
-        c = self.algebra.coad(self.velocity(m), m)
+        c = self.algebra._coad(self.velocity(m), m)
         if self.k == 1:
             lam = -(c @ self.Iinv_a) / self._r
             return lam if self.single else lam[..., None]
@@ -81,7 +81,7 @@ class ServoFirstKind(LeftInvariantConstrained):
     def rhs(self, state):
         """m' = ad*_w m + lambda(m) b, batched."""
         m = self._check_last(state, self.n, "m")
-        return self.algebra.coad(self.velocity(m), m) + self.forcing(m)
+        return self.algebra._coad(self.velocity(m), m) + self.forcing(m)
 
     def energy(self, state):
         """T = (I^-1 m, m)/2 (a first integral iff b is parallel to a)."""

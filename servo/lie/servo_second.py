@@ -89,7 +89,7 @@ class ServoSecondKind(LeftInvariantConstrained):
         constraints: lambda' = R^-1 A I^-1 ad*_w z, each of shape (..., k))."""
         s = self._check_last(state, self.state_dim, "state (m, lambda)")
         z = self.to_problem(s)
-        zdot = self.algebra.coad(self.velocity_z(z), z)
+        zdot = self.algebra._coad(self.velocity_z(z), z)
         if self.k == 1:
             lam, lamdot = s[..., self.n].copy(), (zdot @ self.Iinv_a) / self._r
             return (lam, lamdot) if self.single else (lam[..., None], lamdot[..., None])
@@ -99,7 +99,7 @@ class ServoSecondKind(LeftInvariantConstrained):
         """(m', lambda') with z' = ad*_{Wz} z, lambda' = (I^-1 a, z')/(I^-1 a, b), m' = z' - lambda' b."""
         s = self._check_last(state, self.state_dim, "state (m, lambda)")
         z = self.to_problem(s)
-        zdot = self.algebra.coad(self.velocity_z(z), z)
+        zdot = self.algebra._coad(self.velocity_z(z), z)
         if self.k == 1:
             lamdot = (zdot @ self.Iinv_a) / self._r
             return np.concatenate([zdot - np.multiply.outer(lamdot, self.b), lamdot[..., None]], axis=-1)
