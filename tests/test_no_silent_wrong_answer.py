@@ -174,3 +174,45 @@ def test_cli_reports_status_minus_one(capsys):
 def test_cli_refuses_with_a_named_error(capsys, argv, what):
     code, out, err = _cli(capsys, *argv)
     assert code == 2 and what in err
+
+
+BASE = '''algebra = {alg}
+inertia = {inertia}
+references = {refs}
+[initial]
+w = [1.0, 0.5, 0.0]
+[simulation]
+t_end = {t_end}
+steps = {steps}
+'''
+GOOD = dict(alg='"so3"', inertia="[2.0, 1.0, 0.5]", refs='["Kozlov (2019)"]', t_end="1.0", steps="10")
+
+
+@pytest.mark.parametrize("change, key", [
+    (dict(inertia="[nan, 1.0, 0.5]"), "inertia"), (dict(inertia="[inf, 1.0, 0.5]"), "inertia"),
+    (dict(inertia="[true, true, true]"), "inertia"), (dict(t_end='"long"'), "simulation.t_end"),
+    (dict(steps='"many"'), "simulation.steps"), (dict(steps="400.7"), "simulation.steps"),
+    (dict(steps="true"), "simulation.steps"), (dict(refs='"abc"'), "references"),
+    (dict(alg='{ structure_constants = [[[0,0,0],[0,0,1],[0,-1,0]],[[0,0,-1],[0,0,0],[1,0,0]],'
+               '[[0,1,0],[-1,0,0],[0,0,0]]], colour = "red" }'), "algebra.colour")])
+def test_toml_loader_names_file_and_key(tmp_path, change, key):
+    from catalog import CatalogError
+    from catalog.entries.toml_loader import from_file
+    f = tmp_path / "body.toml"
+    f.write_text(BASE.format(**dict(GOOD, **change)))
+    with pytest.raises(CatalogError) as err:
+        from_file(f)
+    assert str(f) in str(err.value) and repr(key) in str(err.value)
+
+
+def test_toml_lambda_string_names_its_key(tmp_path):
+    from catalog import CatalogError
+    from catalog.entries.toml_loader import from_file
+    f = tmp_path / "v.toml"
+    f.write_text('algebra = "so3"\ninertia = [2.0, 1.0, 0.5]\nmodel = "vakonomic"\na = [0.0, 0.0, 1.0]\n'
+                 '[initial]\nw = [1.0, 0.5, 0.0]\nlambda = "zero"\n')
+    with pytest.raises(CatalogError, match="initial.lambda"):
+        from_file(f)
+    f.write_text(BASE.format(**GOOD))
+    entry = from_file(f)                                    # the good file still loads
+    assert entry.references == ["Kozlov (2019)"] and entry.steps == 10

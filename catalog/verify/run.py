@@ -135,7 +135,7 @@ def simulate(entry, t_end=None, steps=None, method=None, **options):
                            f"entry), got {t_end!r}")
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) and not (
             isinstance(steps, float) and steps.is_integer()) or not 1 <= steps <= MAX_STEPS:
-        raise CatalogError(f"steps must be an integer from 1 to {MAX_STEPS:.0e}, got {steps!r}")
+        raise CatalogError(f"steps must be at least 1 (an integer of at most {MAX_STEPS:.0e}), got {steps!r}")
     t_end, steps = float(t_end), int(steps)
     method = method or _default_method(entry)
     if entry.kind == "coordinates":
