@@ -23,7 +23,7 @@ from catalog import CatalogError
 from catalog.cli.main import main as cli_main
 from integrators import IntegratorError, ODEProblem, integrate
 from liegroups import LieGroupsError, named
-from servo import EulerPoincare, ServoError, ServoFirstKind, ServoSecondKind
+from servo import EulerPoincare, Nonholonomic, ServoError, ServoFirstKind, ServoSecondKind, Vakonomic
 
 PROJECT_ERRORS = (LieGroupsError, IntegratorError, ServoError, CatalogError)
 ALGEBRAS = ("so3", "se2", "se3", "sl2", "heisenberg", "so21")
@@ -86,12 +86,10 @@ def simulation_case(u, x):
             sysm = EulerPoincare(g, inertia)
             s0 = sysm.state_from(w=w)
         elif model in ("servo1", "nonholonomic"):
-            sysm = ServoFirstKind(g, inertia, a=a, b=b) if model == "servo1" else \
-                __import__("servo").Nonholonomic(g, inertia, a=a)
+            sysm = ServoFirstKind(g, inertia, a=a, b=b) if model == "servo1" else Nonholonomic(g, inertia, a=a)
             s0 = sysm.state_from(w=w, project=True)
         else:
-            sysm = ServoSecondKind(g, inertia, a=a, b=b) if model == "servo2" else \
-                __import__("servo").Vakonomic(g, inertia, a=a)
+            sysm = ServoSecondKind(g, inertia, a=a, b=b) if model == "servo2" else Vakonomic(g, inertia, a=a)
             s0 = sysm.state_from(w=w, lam=x[-1], project=True)
         kw = {"max_wall_time": 1.0, "max_steps": 20000} if method.startswith("scipy") else {}
         return sysm.simulate(s0, t_end, steps=steps, method=method, **kw)
