@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test bench clean fuzz
+.PHONY: demo test bench fuzz clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	for f in benchmarks/*.py; do $(PY) $$f || exit 1; done
+
+# the long fuzz of the public API and the CLI (10^4 calls, under 15 minutes; totals into benchmarks/RESULTS.md)
+fuzz: $(STAMP)
+	cd benchmarks && OPENBLAS_NUM_THREADS=1 ../$(PY) fuzz.py --n 10000
 
 clean:
 	rm -rf $(VENV) build *.egg-info out

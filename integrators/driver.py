@@ -6,14 +6,18 @@ import math
 import time
 
 import numpy as np
+from liegroups import LieGroupsError
 
 from .errors import IntegrationInputError
 from .events import EventTracker
 from .grid import DEFAULT_STEPS, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
-from .methods import LINEAR, ScipyMethod, get_method, preserved
+from . import fastpath, tableaux
+from .adaptive import solve_adaptive
+from .methods import LINEAR, RKMK, Embedded, ExplicitRK, ScipyMethod, get_method, preserved
 from .problems import ODEProblem
 from .result import IntegrationResult, finish
 from .scipy_adapter import solve_scipy
+from . import guard, validation
 from . import so3_fast
 from .stepping import make_stepper
 
@@ -26,10 +30,7 @@ def _as_problem(problem, y0):
     if getattr(problem, "kind", None) in _KINDS:
         return problem, y0
     if callable(problem):
-        try:
-            y0 = np.atleast_1d(np.array(y0, dtype=float))
-        except (TypeError, ValueError) as exc:
-            raise IntegrationInputError(f"y0 must be a numeric array (..., dim), got {y0!r}") from exc
+        y0 = np.atleast_1d(validation.real_array(y0, "y0"))
         name = getattr(problem, "__name__", None) or type(problem).__name__
         return ODEProblem(problem, dim=y0.shape[-1], name=f"ODE y' = {name}(t, y)"), y0
     raise IntegrationInputError(
@@ -38,10 +39,7 @@ def _as_problem(problem, y0):
 
 
 def _check_inputs(problem, y0, t_span):
-    try:
-        y0 = np.array(y0, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise IntegrationInputError(f"y0 must be a numeric array, got {y0!r:.80}") from exc
+    y0 = validation.real_array(y0, "y0")
     if problem.kind == "reconstruction":
         N = problem.group.matrix_size
         if y0.shape[-2:] != (N, N):
@@ -54,10 +52,10 @@ def _check_inputs(problem, y0, t_span):
     if bad.size:
         raise IntegrationInputError(f"y0 must be finite: entry {tuple(int(v) for v in bad[0])} is "
                                     f"{y0[tuple(bad[0])]} ({len(bad)} non-finite entries)")
-    try:
-        t0, t1 = (float(v) for v in t_span)
-    except (TypeError, ValueError) as exc:
-        raise IntegrationInputError(f"t_span must be a pair (t0, t1) of numbers, got {t_span!r}") from exc
+    ts = validation.real_array(t_span, "t_span")
+    if ts.shape != (2,):
+        raise IntegrationInputError(f"t_span must be a pair (t0, t1) of numbers, got {t_span!r}")
+    t0, t1 = float(ts[0]), float(ts[1])
     if not (math.isfinite(t0) and math.isfinite(t1)) or t1 == t0:
         raise IntegrationInputError(f"t_span must be two different finite times, got ({t0}, {t1})")
     return y0, t0, t1
@@ -85,7 +83,8 @@ def _check_t_eval(t_eval, t0, t1):
 
 
 def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_every=1, events=None,
-              rtol=1e-9, atol=1e-12, fast=True, t_eval=None):
+              rtol=1e-9, atol=1e-12, fast=True, t_eval=None, backend="auto", first_step=None,
+              max_step=None, check=True, max_steps=None, max_wall_time=None):
     """Integrate ``problem`` from ``y0`` over ``t_span = (t0, t1)`` with ``method``.
 
     Parameters
@@ -111,8 +110,23 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
     t_eval : 1-d array of output times for the scipy methods (as in solve_ivp: within t_span, sorted
         in the direction of integration; not together with h, steps or save_every). The fixed-step
         methods take h / steps / save_every instead and raise IntegrationInputError for t_eval.
-    rtol, atol : tolerances of the scipy adapters (which also pass ``problem.jac``, when the problem
+    backend : "auto" (default), "numpy" or "numba": how the generated code of
+        :mod:`integrators.codegen` runs (fixed-step RKMK / RK and the adaptive pairs on coadjoint
+        problems whose velocity is affine). "numba" needs the extra ``liedyn[fast]`` (MethodError
+        naming the backends that apply without it); "auto" takes numba when installed and the run
+        has at least :data:`integrators.fastpath.AUTO_NUMBA_WORK` step-trajectories (compiling costs
+        about a second per problem structure), else numpy. ``result.backend`` says which ran.
+    first_step, max_step : initial and largest step of the adaptive methods (rkmk45, rkmk853,
+        rk45, rk853), as in solve_ivp; their results also carry ``nrejected``.
+    rtol, atol : tolerances of the adaptive methods and of the scipy adapters (which also pass ``problem.jac``, when the problem
         has one, to Radau, BDF and LSODA).
+    check : run the guards of :mod:`integrators.guard` (default True): a fixed-step run whose step does
+        not resolve the solution, or any run whose declared invariants or constraints leave their
+        tolerance, ends with status -1 and a message saying what, where and by how much; the figures
+        are in ``result.checks``. False skips them (a few percent faster on short runs).
+    max_steps, max_wall_time : the budget of the scipy methods (accepted steps, default 10^6;
+        seconds, default 120): beyond it the run stops with status -1 and says so. A right-hand side
+        that returns NaN or inf stops any method with status -1 at the step where it appears.
     fast : use the generated straight-line so(3) steppers (:mod:`integrators.so3_fast`) when they
         apply (unforced so(3)* problem with a velocity_matrix, no events); False forces the generic
         numpy path (the reference; both agree to round-off).
@@ -132,8 +146,11 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
     problem, y0 = _as_problem(problem, y0)
     m = get_method(method, problem)
     y0, t0, t1 = _check_inputs(problem, y0, t_span)
-    if int(save_every) < 1:
-        raise IntegrationInputError(f"save_every must be a positive integer, got {save_every!r}")
+    save_every = validation.step_count(save_every, "save_every")
+    rtol, atol = validation.tolerances(rtol, atol)
+    budget = (validation.SCIPY_MAX_STEPS if max_steps is None else validation.step_count(max_steps, "max_steps"),
+              validation.SCIPY_MAX_WALL_TIME if max_wall_time is None else
+              validation.positive(max_wall_time, "max_wall_time", allow_inf=True))
     if t_eval is not None:
         if not isinstance(m, ScipyMethod):
             raise IntegrationInputError(f"t_eval is for the scipy methods; the fixed-step method {m.name!r} "
@@ -141,15 +158,32 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
         if h is not None or steps is not None or int(save_every) != 1:
             raise IntegrationInputError("give either t_eval or h / steps / save_every (output grid), not both")
         t_eval = _check_t_eval(t_eval, t0, t1)
+    fastpath.check_backend_args(backend, fast)
+    if not isinstance(m, Embedded) and (m.fixed_step or h is not None or steps is not None):
+        n, _ = step_grid(t0, t1, h, steps)
+        validation.output_size(n // save_every + 2, y0, f"integrating {n} steps")
+        if m.fixed_step:
+            validation.step_budget(n)
     start = time.perf_counter()
     if isinstance(m, ScipyMethod):
-        res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol, t_eval)
+        res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol, t_eval, budget)
+    elif isinstance(m, Embedded):
+        if h is not None or steps is not None:
+            raise IntegrationInputError(f"{m.name!r} chooses its own steps (rtol, atol, first_step, max_step); "
+                                        f"h and steps are for the fixed-step methods")
+        res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every), events,
+                             backend, fast)
     else:
-        res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast)
+        res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast, backend)
     res.wall_time = time.perf_counter() - start
     res.method = m.name
     res.preserves = preserved(m, problem)
-    return finish(problem, res)
+    if check and m.fixed_step and problem.kind != "reconstruction":
+        guard.check_resolution(problem, make_stepper(m, problem), res, res.h, save_every)
+    finish(problem, res)
+    if check:
+        guard.check_quantities(problem, res)
+    return res
 
 
 def _projector(problem, method, y0):
@@ -199,9 +233,31 @@ class _Projected:
         return self.project(self.inner.step(t, y, h))
 
 
-def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=True):
+def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
+    """The fixed-step run by generated code (:mod:`integrators.fastpath`), or None when it does not
+    apply (the so(3) generator :mod:`integrators.so3_fast` keeps the numpy backend on so(3))."""
+    if not isinstance(method, (RKMK, ExplicitRK)) or problem.kind != "coadjoint":
+        return None
+    lie = isinstance(method, RKMK)
+    be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
+    if be == "numpy" and so3_fast.applies(method, problem):
+        return None
+    pl = fastpath.plan(problem, tableaux.of_method(method), lie, getattr(method, "terms", 1), y0)
+    if pl is None:
+        return None
+    res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be)
+    res.nfev = res.nsteps * fevals
+    res.backend = be
+    return res
+
+
+def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=True, backend="auto"):
     n, h = step_grid(t0, t1, h, steps)
     stepper = make_stepper(method, problem)
+    if fast and events is None:
+        res = _generated(problem, method, y0, t0, h, n, save_every, backend, stepper.fevals)
+        if res is not None:
+            return res
     if fast and so3_fast.applies(method, problem):
         if events is None:
             return _fast(problem, method, y0, t0, h, n, save_every)
@@ -229,7 +285,10 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
                 y_new = y + yk
                 e = (y - y_new) + yk
             else:
-                y_new = stepper.step(t, y, h)
+                try:
+                    y_new = stepper.step(t, y, h)
+                except LieGroupsError:  # a stage overflowed inside an exponential: as a NaN below
+                    y_new = np.full_like(y, np.nan)
             if not np.isfinite(y_new).all():
                 status, done = -1, k - 1
                 message = (f"the solution overflowed or became NaN in step {k} (t = {t:.6g} -> {t_new:.6g}); "

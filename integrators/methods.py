@@ -21,6 +21,9 @@ Methods and sources:
   Yoshida's (1990) seven-stage order-6 composition (solution A).
 * ``moser_veselov``: the discrete Moser-Veselov (1991) rigid body, order 2, keeps |m|^2 and the
   energy, i.e. every quadratic invariant of the free rigid body (so(3) only; tested).
+* ``rkmk45``, ``rkmk853``: adaptive embedded pairs (Dormand-Prince 5(4), DOP853) in RKMK form, keep
+  the Casimirs; ``rk45``, ``rk853``: the same pairs as ordinary Runge-Kutta methods, keep linear
+  invariants (:mod:`integrators.adaptive`; rtol, atol, first_step, max_step as in solve_ivp).
 * ``scipy:RK45``, ``scipy:RK23``, ``scipy:DOP853``, ``scipy:Radau``, ``scipy:BDF``, ``scipy:LSODA``:
   adapters to scipy.integrate.solve_ivp (for the variable-order BDF and LSODA ``order`` is the
   largest order they use). The bare scipy names ("DOP853", "Radau", ...) are aliases of these
@@ -119,6 +122,19 @@ class ScipyMethod(Method):
     kinds: tuple = ("ode", "coadjoint")
 
 
+@dataclass(frozen=True)
+class Embedded(Method):
+    """Embedded Runge-Kutta pair with step-size control (see :mod:`integrators.adaptive`): the
+    tableau ``tableau`` (:mod:`integrators.tableaux`) in RKMK form on g* (``lie``, dexp^-1 with
+    ``terms`` terms) or as an ordinary Runge-Kutta method on the ambient space."""
+
+    tableau: str = "dp5"
+    lie: bool = True
+    terms: int = 1
+    fixed_step: bool = False
+    kinds: tuple = ("coadjoint",)
+
+
 _RK4 = dict(A=((), (0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)), b=(1 / 6, 1 / 3, 1 / 3, 1 / 6), c=(0.0, 0.5, 0.5, 1.0))
 _LP = frozenset({CASIMIRS, GROUP})
 
@@ -153,6 +169,10 @@ METHODS = {
     "scipy:RK23": ScipyMethod("scipy:RK23", 3, frozenset({LINEAR}), scipy_name="RK23"),
     "scipy:BDF": ScipyMethod("scipy:BDF", 5, frozenset({LINEAR}), scipy_name="BDF"),
     "scipy:LSODA": ScipyMethod("scipy:LSODA", 12, frozenset({LINEAR}), scipy_name="LSODA"),
+    "rkmk45": Embedded("rkmk45", 5, frozenset({CASIMIRS}), tableau="dp5", lie=True, terms=4),
+    "rkmk853": Embedded("rkmk853", 8, frozenset({CASIMIRS}), tableau="dop853", lie=True, terms=7),
+    "rk45": Embedded("rk45", 5, frozenset({LINEAR}), tableau="dp5", lie=False, kinds=("ode", "coadjoint")),
+    "rk853": Embedded("rk853", 8, frozenset({LINEAR}), tableau="dop853", lie=False, kinds=("ode", "coadjoint")),
 }
 
 #: the bare scipy.integrate.solve_ivp names, accepted wherever a method name is
@@ -179,6 +199,8 @@ def applies(method, problem):
         return is_so3_free_rigid_body(problem)
     if problem.kind == "reconstruction":
         return isinstance(method, (RKMK, CommutatorFree))
+    if isinstance(method, Embedded) and method.lie:
+        return getattr(problem, "forcing", None) is None
     return True
 
 
@@ -210,8 +232,12 @@ def get_method(method, problem):
             raise MethodError(f"unknown integration method {method!r}; methods that apply to "
                               f"{problem.name}: {', '.join(applicable_methods(problem))}")
     if not applies(m, problem):
-        why = ("it needs an unforced so(3) free rigid body with a diagonal velocity_matrix"
-               if isinstance(m, (Splitting, MoserVeselov)) else f"it does not apply to {problem.kind} problems")
+        if isinstance(m, (Splitting, MoserVeselov)):
+            why = "it needs an unforced so(3) free rigid body with a diagonal velocity_matrix"
+        elif isinstance(m, Embedded) and m.lie and problem.kind == "coadjoint":
+            why = "the adaptive RKMK pairs need an unforced coadjoint problem (use rk45 or rk853 with a forcing)"
+        else:
+            why = f"it does not apply to {problem.kind} problems"
         raise MethodError(f"method {m.name!r} does not apply to {problem.name}: {why}; methods that "
                           f"apply: {', '.join(applicable_methods(problem))}")
     return m

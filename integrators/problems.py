@@ -39,6 +39,15 @@ def _outputs(outputs, state_map):
     return outputs, state_map
 
 
+def _tolerances(tolerances):
+    """Check the per-quantity tolerances of the end-of-run checks (dict name -> positive float)."""
+    out = dict(tolerances or {})
+    for k, v in out.items():
+        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < np.inf:
+            raise IntegrationInputError(f"tolerances must map names (str) to positive finite numbers, got {k!r}: {v!r}")
+    return out
+
+
 class ODEProblem:
     """y' = f(t, y).
 
@@ -53,13 +62,16 @@ class ODEProblem:
     jac : callable (t, y) -> (dim, dim), optional
         Passed to the implicit scipy methods (Radau, BDF, LSODA).
     outputs, state_map : see the module docstring.
+    tolerances : dict name -> relative tolerance of that invariant or constraint in the end-of-run
+        check of :mod:`integrators.guard` (defaults there).
     """
 
     kind = "ode"
 
     def __init__(self, f, dim, invariants=None, constraints=None, jac=None, name=None, outputs=None,
-                 state_map=None):
+                 state_map=None, tolerances=None):
         self.outputs, self.state_map = _outputs(outputs, state_map)
+        self.tolerances = _tolerances(tolerances)
         self.f = f
         self.dim = int(dim)
         self.invariants = dict(invariants or {})
@@ -96,15 +108,16 @@ class CoadjointProblem:
         forcing, the Lie-group methods (which keep Casimirs only without forcing) project each step
         orthogonally back onto {C z = C z0}, which keeps their order and these invariants to
         round-off; Runge-Kutta methods keep them without projection.
-    outputs, state_map : see the module docstring.
+    outputs, state_map, tolerances : see the module docstring and :class:`ODEProblem`.
     """
 
     kind = "coadjoint"
 
     def __init__(self, algebra, velocity, forcing=None, velocity_matrix=None, hamiltonian=None,
                  invariants=None, constraints=None, name=None, record_casimirs=True,
-                 linear_invariants=None, outputs=None, state_map=None):
+                 linear_invariants=None, outputs=None, state_map=None, tolerances=None):
         self.outputs, self.state_map = _outputs(outputs, state_map)
+        self.tolerances = _tolerances(tolerances)
         self.algebra = algebra
         self.dim = algebra.dim
         self.velocity = velocity
@@ -134,7 +147,8 @@ class CoadjointProblem:
 
     def rhs(self, t, z):
         """ad*_{w(z)} z + f(z)."""
-        out = self.algebra.coad(self.velocity(z), z)
+        coad = getattr(self.algebra, "_coad", self.algebra.coad)   # unchecked: stages may overflow
+        out = coad(self.velocity(z), z)
         if self.forcing is not None:
             out = out + self.forcing(z)
         return out
@@ -142,7 +156,8 @@ class CoadjointProblem:
     def as_ode(self):
         """The same vector field as a plain :class:`ODEProblem` (for RK4, midpoint, scipy)."""
         return ODEProblem(lambda t, z: self.rhs(t, z), self.dim, self.invariants, self.constraints,
-                          name=self.name, outputs=self.outputs, state_map=self.state_map)
+                          name=self.name, outputs=self.outputs, state_map=self.state_map,
+                          tolerances=self.tolerances)
 
 
 class ReconstructionProblem:

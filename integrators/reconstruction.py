@@ -31,6 +31,7 @@ import scipy.interpolate
 
 from liegroups import SE2, SE3, SO3
 
+from .validation import finite_array
 from .errors import IntegrationInputError
 from .methods import get_method, preserved
 from .problems import ReconstructionProblem
@@ -84,7 +85,7 @@ def reconstruct(group, w, g0, t, method="rkmk4", substeps=1):
         wf = velocity_function(w, t)
     problem = ReconstructionProblem(G, wf)
     m = get_method(method, problem)
-    g0 = np.asarray(g0, dtype=float)
+    g0 = finite_array(g0, "g0")
     N = G.matrix_size
     if g0.shape[-2:] != (N, N):
         raise IntegrationInputError(f"g0 must be (..., {N}, {N}) elements of {G.name}, got shape {g0.shape}")

@@ -39,6 +39,8 @@ class IntegrationResult:
     system : the object that produced the result (e.g. a servo system), or None.
     labels : tuple of names of the components of y's last axis (optional, may be empty).
     name : str, what was integrated (a catalog entry's name, for example; optional).
+    checks : dict of the figures of the end-of-run checks of :mod:`integrators.guard` ("step_error",
+        "invariant:<name>", "constraint:<name>", each with its ":tolerance"); empty with check=False.
     """
 
     t: np.ndarray
@@ -61,6 +63,7 @@ class IntegrationResult:
     system: object = None
     labels: tuple = ()
     name: str = ""
+    checks: dict = field(default_factory=dict)
 
     @property
     def success(self):
@@ -98,8 +101,9 @@ class IntegrationResult:
 
 def record(problem, ys):
     """Evaluate the problem's invariants and constraints on the saved states ys (K, ..., dim)."""
-    inv = {k: np.asarray(f(ys), dtype=float) for k, f in getattr(problem, "invariants", {}).items()}
-    con = {k: np.asarray(f(ys), dtype=float) for k, f in getattr(problem, "constraints", {}).items()}
+    with np.errstate(all="ignore"):  # an overflowing invariant is reported by integrators.guard
+        inv = {k: np.asarray(f(ys), dtype=float) for k, f in getattr(problem, "invariants", {}).items()}
+        con = {k: np.asarray(f(ys), dtype=float) for k, f in getattr(problem, "constraints", {}).items()}
     return inv, con
 
 

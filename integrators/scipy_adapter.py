@@ -8,10 +8,13 @@ for independent step control integrate the trajectories one at a time).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.integrate
+from liegroups import LieGroupsError
 
-from .errors import IntegrationInputError
+from .errors import IntegrationInputError, IntegratorError
 from .grid import step_grid
 from .result import IntegrationResult
 
@@ -37,17 +40,78 @@ def _batched_jac(jac, shape):
     return J
 
 
-def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol, atol, t_eval=None):
+class _Stop(IntegratorError):
+    """Raised inside a step to end the run (non-finite right-hand side, budget spent)."""
+
+
+class _Guard:
+    """The budget (accepted steps, wall-clock seconds) and the finiteness check of a scipy run."""
+
+    def __init__(self, max_steps, max_wall_time):
+        self.max_steps, self.max_wall_time = max_steps, max_wall_time
+        self.start = time.perf_counter()
+        self.steps = 0
+
+    def values(self, t, y, f):
+        if not np.all(np.isfinite(f)):
+            where = "the state" if not np.all(np.isfinite(y)) else "the right-hand side"
+            raise _Stop(f"{where} became NaN or inf at t = {t:.6g} (overflow or a NaN in the right-hand side); "
+                        f"the last accepted state is kept")
+        if time.perf_counter() - self.start > self.max_wall_time:
+            raise _Stop(f"the wall-clock budget of {self.max_wall_time:g} s was spent at t = {t:.6g} after "
+                        f"{self.steps} steps (max_wall_time); the last accepted state is kept")
+
+
+_GUARDED = {}
+
+
+def _guarded_class(name):
+    """The scipy OdeSolver ``name`` with a step that stops (status -1, message) on a _Stop or when the
+    step budget is spent, instead of looping on NaN step sizes."""
+    if name not in _GUARDED:
+        base = scipy.integrate._ivp.ivp.METHODS[name]
+
+        def _step_impl(self):
+            g = self.guard
+            if g.steps >= g.max_steps:
+                return False, (f"the step budget of {g.max_steps} steps was spent at t = {self.t:.6g} "
+                               f"(max_steps); the last accepted state is kept")
+            try:
+                ok, msg = base._step_impl(self)
+            except _Stop as stop:
+                return False, str(stop)
+            g.steps += 1
+            if ok and not np.all(np.isfinite(self.y)):
+                return False, f"the state became NaN or inf at t = {self.t:.6g}"
+            return ok, msg
+
+        _GUARDED[name] = type(f"Guarded{name}", (base,), {"_step_impl": _step_impl, "guard": None})
+    return _GUARDED[name]
+
+
+def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol, atol, t_eval=None,
+                budget=(10**6, 120.0)):
     """Run solve_ivp(method.scipy_name) on the problem's right-hand side; return an IntegrationResult.
 
     Output times: ``t_eval`` when given (exactly those that are reached), else the grid of h / steps
     (every save_every-th point and t1), else the solver's own steps (every save_every-th and the last).
+
+    ``budget = (max_steps, max_wall_time)``: beyond either the run stops with status -1 and a message
+    saying which; a right-hand side that returns NaN or inf stops it at that step (status -1) instead
+    of letting the step-size control loop on NaN step sizes.
     """
     shape = y0.shape
     rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
+    guard = _Guard(*budget)
 
     def fun(t, yflat):
-        return np.asarray(rhs(t, yflat.reshape(shape)), dtype=float).reshape(-1)
+        with np.errstate(all="ignore"):
+            try:
+                out = np.asarray(rhs(t, yflat.reshape(shape)), dtype=float).reshape(-1)
+            except LieGroupsError as exc:   # e.g. an exponential that overflows inside the field
+                raise _Stop(f"the right-hand side failed at t = {t:.6g}: {exc}") from None
+        guard.values(t, yflat, out)
+        return out
 
     explicit = t_eval is not None
     if not explicit and (h is not None or steps is not None):
@@ -66,9 +130,14 @@ def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol,
     options = {}
     if method.scipy_name in IMPLICIT and getattr(problem, "jac", None) is not None:
         options["jac"] = _batched_jac(problem.jac, shape)
-    sol = scipy.integrate.solve_ivp(fun, (t0, t1), y0.reshape(-1), method=method.scipy_name,
-                                    dense_output=t_eval is not None, rtol=rtol, atol=atol, events=ev,
-                                    **options)
+    solver = type(f"Run{method.scipy_name}", (_guarded_class(method.scipy_name),), {"guard": guard})
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            sol = scipy.integrate.solve_ivp(fun, (t0, t1), y0.reshape(-1), method=solver,
+                                            dense_output=t_eval is not None, rtol=rtol, atol=atol, events=ev,
+                                            **options)
+    except _Stop as stop:  # at the initial state (the solver's first evaluations)
+        return IntegrationResult(t=np.array([t0]), y=y0[None].copy(), status=-1, message=str(stop), nfev=1)
     if t_eval is not None:
         ts = t_eval[t_eval <= sol.t[-1]] if t1 > t0 else t_eval[t_eval >= sol.t[-1]]
         ys = sol.sol(ts).T.reshape((len(ts),) + shape) if len(ts) else np.empty((0,) + shape)

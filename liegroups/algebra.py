@@ -26,6 +26,7 @@ from .closed_forms import closed_form_kind
 from .errors import LieAlgebraError
 from .structure import StructureMixin
 from .validation import DEFAULT_RTOL, check_structure_constants, jacobi_residual  # noqa: F401 (re-export)
+from .validation import all_finite, check_finite, real_array
 
 #: below this many vectors in a batch the einsum path is faster than the unrolled one
 _UNROLL_MIN_BATCH = 64
@@ -109,7 +110,11 @@ class LieAlgebra(StructureMixin):
         return br, co
 
     def _check_vec(self, x, what="x"):
-        x = np.asarray(x, dtype=float)
+        """x as a float array (..., n) with finite entries; LieAlgebraError naming the problem (complex,
+        non-numeric, wrong last axis, NaN or inf)."""
+        x = real_array(x, what)
+        if not all_finite(x):
+            check_finite(x, what)
         if x.shape[-1:] != (self.dim,):
             raise LieAlgebraError(
                 f"{what} must have last axis of length {self.dim} (the dimension of {self.name}), "
@@ -171,6 +176,11 @@ class LieAlgebra(StructureMixin):
         x = self._check_vec(x, "x")
         m = self._check_vec(m, "m")
         return self._bilinear(x, m, transpose=True)
+
+    def _coad(self, x, m):
+        """coad without the input checks, for the right-hand sides of integrators (whose stages may
+        overflow: the integrator then reports status -1)."""
+        return self._bilinear(np.asarray(x, dtype=float), np.asarray(m, dtype=float), transpose=True)
 
     def poisson_tensor(self, m):
         """Lie-Poisson tensor Pi_ij(m) = {m_i, m_j} = sum_k C[i,j,k] m_k, shape (..., n, n)."""

@@ -24,6 +24,10 @@ from .closed_forms import (bernoulli_coefficients, rodrigues, rotate_transpose, 
 from .errors import LieAlgebraError
 
 
+#: dexp^-1 on so(3) is refused within this relative distance of |x| = 2 pi k, k >= 1 (dexp is singular there)
+SINGULAR_RTOL = 1e-9
+
+
 def exp_ad(algebra, x):
     """Ad_{exp x} = exp(ad x), shape (..., n, n)."""
     x = algebra._check_vec(x)
@@ -34,7 +38,7 @@ def exp_ad(algebra, x):
         return se2_Ad(se2_exp(x))
     if kind == "se3":
         return se3_Ad(se3_exp(x))
-    return scipy.linalg.expm(algebra.ad(x))
+    return _expm(algebra, algebra.ad(x), x, "exp(ad x)")
 
 
 def coadjoint_exp(algebra, x, m):
@@ -64,14 +68,46 @@ def coadjoint_exp(algebra, x, m):
         m1, m2, m3 = m[..., 0], m[..., 1], m[..., 2]
         return np.stack([co * m1 + si * m2, -si * m1 + co * m2, m3 + p2 * m1 - p1 * m2], axis=-1)
     E = exp_ad(algebra, x)
-    return np.einsum("...kj,...k->...j", E, m)
+    with np.errstate(all="ignore"):
+        out = np.einsum("...kj,...k->...j", E, m)
+    return _finite_result(out, "coadjoint_exp(x, m)", algebra, x)
+
+
+#: the most terms of the dexp / dexp^-1 series (the Bernoulli series converges only for |ad x| < 2 pi;
+#: an RKMK method of order q needs q terms, and no method here goes beyond 8)
+MAX_SERIES_ORDER = 64
 
 
 def _check_order(order):
-    q = int(order)
-    if q != order or q < 1:
+    if isinstance(order, bool) or not isinstance(order, (int, float, np.integer, np.floating)):
         raise LieAlgebraError(f"series order must be an integer >= 1 (number of terms kept), got {order!r}")
+    if not math.isfinite(order) or int(order) != order or order < 1:
+        raise LieAlgebraError(f"series order must be an integer >= 1 (number of terms kept), got {order!r}")
+    q = int(order)
+    if q > MAX_SERIES_ORDER:
+        raise LieAlgebraError(f"series order {q} is more than {MAX_SERIES_ORDER} terms (the dexp^-1 series converges "
+                              f"only for |ad x| < 2 pi; use order=None for the exact value)")
     return q
+
+
+def _finite_result(out, what, algebra, x):
+    """``out``, or LieAlgebraError saying that ``what`` overflowed at this |x| (exp(ad x) grows like
+    e^{|ad x|} on algebras with real eigenvalues of ad, e.g. sl(2) and Bianchi III, VI)."""
+    if not np.all(np.isfinite(out)):
+        size = float(np.max(np.linalg.norm(np.asarray(x, dtype=float), axis=-1)))
+        raise LieAlgebraError(f"{what} overflows on {algebra.name} at |x| = {size:.4g}: exp(ad x) is beyond "
+                              f"floating point (ad x has large real eigenvalues); take smaller x (a smaller step)")
+    return out
+
+
+def _expm(algebra, A, x, what):
+    """scipy.linalg.expm of A with its overflow reported (instead of NaN / inf or a LinAlgError)."""
+    with np.errstate(all="ignore"):
+        try:
+            E = scipy.linalg.expm(A)
+        except (np.linalg.LinAlgError, ValueError, OverflowError):
+            E = np.full(np.shape(A), np.inf)
+    return _finite_result(E, what, algebra, x)
 
 
 def _series(algebra, x, v, coeffs):
@@ -90,7 +126,11 @@ def _phi_matrix(A):
     big = np.zeros(A.shape[:-2] + (2 * n, 2 * n))
     big[..., :n, :n] = A
     big[..., :n, n:] = np.eye(n)
-    return scipy.linalg.expm(big)[..., :n, n:]
+    with np.errstate(all="ignore"):
+        try:
+            return scipy.linalg.expm(big)[..., :n, n:]
+        except (np.linalg.LinAlgError, ValueError, OverflowError):
+            return np.full(A.shape, np.inf)
 
 
 def dexp(algebra, x, v, order=None):
@@ -109,8 +149,10 @@ def dexp(algebra, x, v, order=None):
         c = so3_dexp_coefficient(t2)
         c1 = np.cross(x, v)
         return v + b[..., None] * c1 + c[..., None] * np.cross(x, c1)
-    P = _phi_matrix(algebra.ad(x))
-    return np.einsum("...ij,...j->...i", P, np.broadcast_to(v, np.broadcast_shapes(v.shape, x.shape)))
+    P = _finite_result(_phi_matrix(algebra.ad(x)), "dexp_x = phi(ad x)", algebra, x)
+    with np.errstate(all="ignore"):
+        out = np.einsum("...ij,...j->...i", P, np.broadcast_to(v, np.broadcast_shapes(v.shape, x.shape)))
+    return _finite_result(out, "dexp_x v", algebra, x)
 
 
 def dexpinv(algebra, x, v, order=None):
@@ -124,9 +166,24 @@ def dexpinv(algebra, x, v, order=None):
     if order is not None:
         return _series(algebra, x, v, bernoulli_coefficients(_check_order(order)))
     if algebra.closed_form == "so3":
-        d = so3_dexpinv_coefficient(np.sum(x * x, axis=-1))
+        t2 = np.sum(x * x, axis=-1)
+        t = np.sqrt(t2)
+        k = np.round(t / (2 * math.pi))
+        near = (k >= 1) & (np.abs(t - 2 * math.pi * k) <= SINGULAR_RTOL * t)
+        if np.any(near):
+            raise LieAlgebraError(f"dexp_x is singular at |x| = 2 pi k (here |x| = {float(np.max(t[near])):.17g}, "
+                                  f"within {SINGULAR_RTOL:g} relative of {float(np.max(k[near])):.0f} x 2 pi): "
+                                  f"dexp^-1_x does not exist there")
+        d = so3_dexpinv_coefficient(t2)
         c1 = np.cross(x, v)
         return v - 0.5 * c1 + d[..., None] * np.cross(x, c1)
-    P = _phi_matrix(algebra.ad(x))
+    P = _finite_result(_phi_matrix(algebra.ad(x)), "dexp_x = phi(ad x)", algebra, x)
     vb = np.broadcast_to(v, np.broadcast_shapes(v.shape, x.shape))
-    return np.linalg.solve(P, vb[..., None])[..., 0]
+    try:
+        with np.errstate(all="ignore"):
+            out = np.linalg.solve(P, vb[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        raise LieAlgebraError(f"dexp_x = phi(ad x) is singular on {algebra.name} at |x| = "
+                              f"{float(np.max(np.linalg.norm(x, axis=-1))):.4g} (ad x has an eigenvalue 2 pi i k, "
+                              f"or exp(ad x) is too large to invert): dexp^-1_x does not exist there") from None
+    return _finite_result(out, "dexp^-1_x v", algebra, x)

@@ -19,6 +19,10 @@ import numpy as np
 from . import named
 from .closed_forms import hat3, rodrigues, se2_Ad, se2_exp, se2_V_entries, se3_Ad, se3_exp, se3_V, so3_log, vee3
 from .errors import LieAlgebraError
+from .validation import check_finite, real_array
+
+#: SO3.log refuses matrices farther than this from SO(3) (max |R^T R - I|, |det R - 1|)
+LOG_DEFECT_TOL = 1e-6
 
 
 class _Group:
@@ -27,13 +31,13 @@ class _Group:
     dim = 0
 
     def _vec(self, x):
-        x = np.asarray(x, dtype=float)
+        x = check_finite(real_array(x, f"{self.name} algebra vector"), f"{self.name} algebra vector")
         if x.shape[-1:] != (self.dim,):
             raise LieAlgebraError(f"{self.name}: algebra vectors need last axis {self.dim}, got shape {x.shape}")
         return x
 
     def _mat(self, g):
-        g = np.asarray(g, dtype=float)
+        g = check_finite(real_array(g, f"{self.name} group element"), f"{self.name} group element")
         k = self.matrix_size
         if g.shape[-2:] != (k, k):
             raise LieAlgebraError(f"{self.name}: group elements are ({k}, {k}) matrices, got shape {g.shape}")
@@ -73,8 +77,14 @@ class SO3Group(_Group):
         return rodrigues(self._vec(x))
 
     def log(self, R):
-        """Inverse of exp with |x| <= pi (at exactly pi either of the two axes is returned)."""
-        return so3_log(self._mat(R))
+        """Inverse of exp with |x| <= pi (at exactly pi either of the two axes is returned).
+        LieAlgebraError when R is not a rotation (max |R^T R - I|, |det R - 1| above LOG_DEFECT_TOL)."""
+        R = self._mat(R)
+        d = self.defect(R)
+        if np.any(d > LOG_DEFECT_TOL):
+            raise LieAlgebraError(f"SO3.log needs rotation matrices: max |R^T R - I| and |det R - 1| reach "
+                                  f"{float(np.max(d)):.3e} (tolerance {LOG_DEFECT_TOL:.0e})")
+        return so3_log(R)
 
     def inverse(self, R):
         """R^-1 = R^T."""

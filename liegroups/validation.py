@@ -10,14 +10,43 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import StructureConstantsError
+from .errors import LieAlgebraError, StructureConstantsError
 
 #: relative tolerance for the identities checked at construction
 DEFAULT_RTOL = 1e-10
 
 
+def real_array(x, what, error=LieAlgebraError):
+    """x as a float array; ``error`` (a LieGroupsError) naming ``what`` for complex or non-numeric input
+    (sympy symbols, strings, objects) instead of a silent cast or a bare TypeError."""
+    if np.iscomplexobj(x):
+        raise error(f"{what} must be real, got a complex array")
+    if isinstance(x, (str, bytes)):
+        raise error(f"{what} must be a real numeric array, got the string {x!r:.60}")
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise error(f"{what} must be a real numeric array: {exc}") from None
+
+
+def all_finite(x):
+    """True when every entry of the float array x is finite (one reduction; exact fallback)."""
+    with np.errstate(all="ignore"):
+        return bool(np.isfinite(np.sum(x)) or np.all(np.isfinite(x)))
+
+
+def check_finite(x, what, error=LieAlgebraError):
+    """Raise ``error`` naming the first NaN or inf entry of x."""
+    if not all_finite(x):
+        bad = tuple(int(v) for v in np.argwhere(~np.isfinite(x))[0])
+        raise error(f"{what} must be finite: entry {bad} is {x[bad]}")
+    return x
+
+
 def as_structure_constants(C):
     """C as a fresh float array of shape (n, n, n) with finite entries, or raise StructureConstantsError."""
+    if np.iscomplexobj(C):
+        raise StructureConstantsError("shape", "structure constants must be real, got a complex array")
     try:
         arr = np.array(C, dtype=float)  # a copy: the caller's array is never frozen or aliased
     except (TypeError, ValueError) as exc:
@@ -71,16 +100,23 @@ def check_structure_constants(C, rtol=DEFAULT_RTOL):
             f"C[{i},{j},{k}] + C[{j},{i},{k}] = {asym[worst]:.3e} (tolerance {tol:.1e})",
             indices=(i, j, k), residual=res, tolerance=tol,
         )
-    J = jacobi_residual(C)
-    worst = np.unravel_index(int(np.argmax(np.abs(J))), J.shape)
-    res = float(abs(J[worst]))
-    tol = rtol * scale**2 * C.shape[0]
-    if res > tol:
+    # the identity is homogeneous of degree 2: check C/|C| (no overflow for C ~ 1e200) and report the
+    # residual in the units of C^2 (which may be inf in the message, never an OverflowError)
+    scale = np.float64(scale)
+    Jn = jacobi_residual(C / scale)
+    with np.errstate(all="ignore"):
+        J = Jn * scale**2
+    worst = np.unravel_index(int(np.argmax(np.abs(Jn))), Jn.shape)
+    with np.errstate(all="ignore"):
+        res = float(abs(J[worst]))
+        tol = float(rtol * scale**2 * C.shape[0])
+    if abs(Jn[worst]) > rtol * C.shape[0]:
         i, j, k, m = (int(v) for v in worst)
         raise StructureConstantsError(
             "jacobi",
             f"Jacobi identity fails for (e_{i}, e_{j}, e_{k}) (0-based indices): the e_{m} component of "
-            f"[e_i,[e_j,e_k]] + cyclic is {J[worst]:.3e} (tolerance {tol:.1e})",
+            f"[e_i,[e_j,e_k]] + cyclic is {J[worst]:.3e} (tolerance {tol:.1e}; relative to max|C|^2: "
+            f"{float(Jn[worst]):.3e}, tolerance {rtol * C.shape[0]:.1e})",
             indices=(i, j, k, m), residual=res, tolerance=tol,
         )
     return C

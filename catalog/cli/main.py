@@ -3,7 +3,7 @@
 Subcommands: ``list``, ``show NAME``, ``cite NAME``, ``simulate NAME``, ``lines NAME``, ``compare NAME``,
 ``report --out DIR``, ``algebras``; NAME is a catalog entry or a path to a TOML file (see
 :mod:`catalog.entries.toml_loader`). Every subcommand takes ``--json``. Errors print one line on stderr and
-exit with status 2; ``--debug`` (before or after the subcommand) shows the traceback.
+exit with status 2; a simulation that ends with status -1 prints its status and message and exits with 1; ``--debug`` (before or after the subcommand) shows the traceback.
 """
 
 from __future__ import annotations

@@ -1,6 +1,11 @@
 """``liedyn simulate NAME``: integrate, print the drift of every first integral, the constraint residual
 and the verdicts; ``--out traj.csv`` writes the trajectory (``--out traj.json``: the trajectory and the
-summary as JSON), ``--plot path.png`` a figure."""
+summary as JSON), ``--plot path.png`` a figure.
+
+A run that ends with status -1 (overflow, a step that does not resolve the solution, an invariant or a
+constraint beyond its tolerance, a solver budget spent) prints ``status -1: <message>``, every verdict
+says FAIL ... [not reached], ``--json`` carries "status" and "message", and the command exits with 1.
+Floating-point warnings are not printed: what they would say is in the status and the message."""
 
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ def write_csv(path, run):
 
 def simulate_data(entry, run, verdicts):
     return {
-        "name": entry.name, "method": run.method, "t_end": float(run.t[-1]), "steps": run.nsteps,
+        "name": entry.name, "status": int(run.status), "message": run.message,
+        "method": run.method, "t_end": float(run.t[-1]), "steps": run.nsteps,
         "nfev": run.nfev, "wall_time": run.wall_time,
         "drift": {k: drift(run, k) for k in run.invariants},
         "constraint_residual": {k: float(np.max(np.abs(v))) for k, v in run.constraints.items()},
@@ -40,9 +46,10 @@ def cmd_simulate(args):
     if args.out and not (is_json_path(args.out) or str(args.out).lower().endswith(".csv")):
         raise CatalogError(f"--out {args.out}: the suffix chooses the format, .csv or .json")
     entry = resolve(args.name, args.param)
-    with Progress(f"simulating {entry.name}"):
+    with Progress(f"simulating {entry.name}"), np.errstate(all="ignore"):
         run = simulate(entry, t_end=args.t_end, steps=args.steps, method=args.method)
-    verdicts = checks(entry, run)
+        verdicts = checks(entry, run)
+    code = 1 if run.status < 0 else 0
     d = simulate_data(entry, run, verdicts)
     if args.out and is_json_path(args.out):
         write_json(args.out, dict(d, t=run.t, y=run.y, integrals=dict(run.invariants)))
@@ -52,9 +59,11 @@ def cmd_simulate(args):
         plots.save(plots.trajectory_figure(entry, run), args.plot)
     if args.json:
         emit_json(d)
-        return 0
+        return code
     print(f"{entry.name}: method {run.method}, t_end {d['t_end']:g}, {run.nsteps} steps, "
           f"{run.nfev} evaluations, {run.wall_time:.3f} s")
+    if run.status < 0:
+        print(f"status -1: {run.message}")
     print("final state: " + ", ".join(f"{lab}={v:.10g}" for lab, v in zip(run.labels, run.y[-1])))
     for v in verdicts:
         print(v.line())
@@ -63,7 +72,7 @@ def cmd_simulate(args):
     for what, path in (("trajectory", args.out), ("figure", args.plot)):
         if path:
             print(f"{what}: {path}")
-    return 0
+    return code
 
 
 def add_parsers(sub):

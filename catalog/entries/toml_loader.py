@@ -50,7 +50,17 @@ def _err(path, key, msg):
     return TomlEntryError(f"{path}: key {key!r}: {msg}")
 
 
+def _numbers(path, key, value):
+    """Refuse booleans and strings anywhere in a (nested) list of numbers (numpy would cast them)."""
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            _numbers(path, key, v)
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _err(path, key, f"expected numbers, got the entry {value!r} ({type(value).__name__})")
+
+
 def _vector(path, key, value, n):
+    _numbers(path, key, value)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -93,8 +103,13 @@ def _algebra(path, spec):
             return named.get(spec)
         if isinstance(spec, dict):
             if "structure_constants" in spec:
+                extra = sorted(set(spec) - {"structure_constants", "name"})
+                if extra:
+                    raise _err(path, f"algebra.{extra[0]}", "unknown key; with structure_constants the known "
+                                                            "keys are: structure_constants, name")
+                _numbers(path, "algebra.structure_constants", spec["structure_constants"])
                 return LieAlgebra(np.asarray(spec["structure_constants"], dtype=float),
-                                  name=spec.get("name", "user algebra"))
+                                  name=str(spec.get("name", "user algebra")))
             if "name" in spec:
                 params = {k: v for k, v in spec.items() if k != "name"}
                 return named.get(spec["name"], **params)
@@ -123,10 +138,13 @@ def from_file(path):
             raise _err(path, req, "missing (required)")
     g = _algebra(path, data["algebra"])
     n = g.dim
+    _numbers(path, "inertia", data["inertia"])
     try:
         I = np.asarray(data["inertia"], dtype=float)
     except (TypeError, ValueError):
         raise _err(path, "inertia", f"expected numbers, got {data['inertia']!r}") from None
+    if not np.all(np.isfinite(I)):
+        raise _err(path, "inertia", f"entries must be finite, got {data['inertia']!r}")
     if I.shape == (n,):
         I = np.diag(I)
     if I.shape != (n, n):
@@ -184,9 +202,26 @@ def from_file(path):
             lam0 = _vector(path, "initial.lambda", lam if isinstance(lam, list) else [lam] * k, k)
     y0 = np.concatenate([m0, lam0]) if second else m0
     sim = data.get("simulation", {})
+    if not isinstance(sim, dict):
+        raise _err(path, "simulation", "expected a table with t_end, steps, method")
     bad = sorted(set(sim) - {"t_end", "steps", "method"})
     if bad:
         raise _err(path, f"simulation.{bad[0]}", "unknown key; known: t_end, steps, method")
+    t_end = _scalar(path, "simulation.t_end", sim.get("t_end", 10.0))
+    if not t_end > 0:
+        raise _err(path, "simulation.t_end", f"must be positive, got {t_end!r}")
+    steps = sim.get("steps", 1000)
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise _err(path, "simulation.steps", f"expected a positive integer, got {steps!r}")
+    method = sim.get("method")
+    if method is not None and not isinstance(method, str):
+        raise _err(path, "simulation.method", f"expected a method name, got {method!r}")
+    refs = data.get("references", [])
+    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        raise _err(path, "references", f"expected a list of strings, got {refs!r}")
+    tags = data.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(r, str) for r in tags):
+        raise _err(path, "tags", f"expected a list of strings, got {tags!r}")
     try:
         system = lie_system(model, g, I, a, b)
     except (ValueError, ArithmeticError) as exc:
@@ -198,9 +233,9 @@ def from_file(path):
     labels = tuple(f"m{i + 1}" for i in range(n)) + (lam_labels if second else ())
     return Entry(
         name=str(data.get("name", path.stem)), system=system, initial_state=y0,
-        t_end=float(sim.get("t_end", 10.0)), parameters={"file": str(path)},
+        t_end=t_end, parameters={"file": str(path)},
         description=str(data.get("description", f"User system from {path.name}: {model} on {g.name}.")),
-        references=list(data.get("references", [])), first_integrals=model_integrals(g, I, model, a, b),
-        kind="lie-group", model=model, steps=int(sim.get("steps", 1000)), method=sim.get("method"),
-        labels=labels, tags=tuple(data.get("tags", ())) + ("user",), extras=extras,
+        references=list(refs), first_integrals=model_integrals(g, I, model, a, b),
+        kind="lie-group", model=model, steps=steps, method=method,
+        labels=labels, tags=tuple(tags) + ("user",), extras=extras,
     )

@@ -17,26 +17,29 @@ from .run import drift, simulate
 DEFAULT_METHODS = ("rk4", "midpoint", "lie_euler", "rkmk4", "cf4", "splitting", "scipy:DOP853", "scipy:RK45")
 
 
-def _applicable(entry, methods, strict=False):
-    """The methods of ``methods`` that apply to the entry; ``strict`` (methods the user named) raises the
-    integrators' MethodError (a ValueError naming the methods that apply) for an unknown or inapplicable one."""
-    try:
-        from integrators.methods import applies, get_method
+def _applicable(entry, methods, explicit=False):
+    """The methods that apply to the entry; with ``explicit`` (names the user gave) an unknown or
+    inapplicable name raises CatalogError naming it and the valid ones instead of being dropped."""
+    from integrators.methods import applicable_methods, applies, get_method
 
-        prob = entry.system.problem()
-        out = []
-        for m in methods:
-            try:
-                if applies(get_method(m, prob), prob):
-                    out.append(m)
-                elif strict:
-                    raise CatalogError(f"method {m!r} does not apply to {entry.name}")
-            except ValueError:
-                if strict:
-                    raise
-        return out
-    except (ImportError, AttributeError):  # older integrators: let each run decide
-        return list(methods)
+    prob = entry.system.problem()
+    out = []
+    for m in methods:
+        try:
+            if applies(get_method(m, prob), prob):
+                out.append(m)
+            elif explicit:
+                raise CatalogError(f"{entry.name}: method {m!r} does not apply; methods that apply: "
+                                   f"{', '.join(applicable_methods(prob))}")
+        except CatalogError:
+            raise
+        except ValueError as exc:
+            if explicit:
+                raise CatalogError(f"{entry.name}: method {m!r} cannot be compared: {exc}") from None
+    if explicit and not out:
+        raise CatalogError(f"{entry.name}: none of the methods {list(methods)} applies; methods that apply: "
+                           f"{', '.join(applicable_methods(prob))}")
+    return out
 
 
 def _final_error(run, ref_final):
@@ -56,7 +59,7 @@ def compare_entry(entry, methods=None, t_end=None, ladder=(100, 200, 400), tols=
         raise ValueError(f"{entry.name}: the integrator comparison applies to Lie-group entries "
                          f"(this one is {entry.kind!r})")
     t_end = float(entry.t_end if t_end is None else t_end)
-    methods = _applicable(entry, methods or DEFAULT_METHODS, strict=bool(methods))
+    methods = _applicable(entry, methods or DEFAULT_METHODS, explicit=bool(methods))
     if entry.exact_solution is not None:
         ref_final = np.asarray(entry.exact_solution(np.array([t_end])), float)[-1]
         reference = "exact solution"

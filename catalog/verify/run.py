@@ -24,6 +24,12 @@ import numpy as np
 from integrators import integrate
 from servo import reconstruct_motion
 
+from ..errors import CatalogError
+
+#: the longest t_end and the most steps a catalog run accepts (beyond: CatalogError, not hours of work)
+MAX_T_END = 1e9
+MAX_STEPS = 10**8
+
 #: the floor of the drift's denominator: max_k |F(y_k) - F(y_0)| / max(DRIFT_FLOOR, |F(y_0)|)
 DRIFT_FLOOR = 1.0
 
@@ -61,17 +67,21 @@ class Verdict:
     tol: float
     detail: str = ""
 
+    reached: bool = True
+
     @property
     def passed(self):
-        return bool(np.isfinite(self.value) and self.value <= self.tol)
+        return bool(self.reached and np.isfinite(self.value) and self.value <= self.tol)
 
     def line(self):
         status = "PASS" if self.passed else "FAIL"
-        return f"{status}  {self.what:10s} {self.check}: {self.value:.3e} (tolerance {self.tol:.2g}){self.detail}"
+        tail = "" if self.reached else " [not reached: the run stopped early]"
+        return (f"{status}  {self.what:10s} {self.check}: {self.value:.3e} (tolerance {self.tol:.2g})"
+                f"{self.detail}{tail}")
 
     def as_dict(self):
         return {"check": self.check, "what": self.what, "value": self.value, "tol": self.tol,
-                "passed": self.passed}
+                "passed": self.passed, "reached": self.reached}
 
 
 def _default_method(entry):
@@ -113,22 +123,27 @@ def simulate(entry, t_end=None, steps=None, method=None, **options):
     view (see the module docstring).
 
     ``options`` (e.g. rtol, atol for scipy methods) go to the system's ``simulate``."""
-    t_end = float(entry.t_end if t_end is None else t_end)
-    steps = int(entry.steps if steps is None else steps)
-    if not t_end > 0:
-        raise ValueError(f"t_end must be positive, got {t_end}")
-    if steps < 1:
-        raise ValueError(f"steps must be at least 1, got {steps}")
+    t_end = entry.t_end if t_end is None else t_end
+    steps = entry.steps if steps is None else steps
+    if isinstance(t_end, bool) or not isinstance(t_end, (int, float, np.integer, np.floating)) \
+            or not 0 < float(t_end) <= MAX_T_END:
+        raise CatalogError(f"t_end must be a positive number of at most {MAX_T_END:.0e} (time units of the "
+                           f"entry), got {t_end!r}")
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) and not (
+            isinstance(steps, float) and steps.is_integer()) or not 1 <= steps <= MAX_STEPS:
+        raise CatalogError(f"steps must be at least 1 (an integer of at most {MAX_STEPS:.0e}), got {steps!r}")
+    t_end, steps = float(t_end), int(steps)
     method = method or _default_method(entry)
     if entry.kind == "coordinates":
         run = _run_coordinates(entry, t_end, steps, method, options)
     else:
         run = _run_lie(entry, t_end, steps, method, options)
     t, y = np.asarray(run.t, dtype=float), np.asarray(run.y, dtype=float)
-    if not np.all(np.isfinite(y)):
+    if not np.all(np.isfinite(y)):  # the integrators keep finite states only; a guard of last resort
         k = int(np.argmax(~np.all(np.isfinite(y), axis=-1)))
-        raise FloatingPointError(f"{entry.name}: the solution is not finite from t = {t[k]:.6g} on "
-                                 f"(method {method}, {steps} steps)")
+        t, y = t[:k], y[:k]
+        run.t, run.status = t, -1
+        run.message = f"the solution is not finite from t = {run.t[-1] if k else 0:.6g} on; {run.message}"
     run.name, run.labels, run.y = entry.name, tuple(entry.labels), y
     run.method = str(run.method or method or "default")
     run.invariants = {k: np.asarray(F(y), dtype=float) for k, F in (entry.first_integrals or {}).items()}
@@ -136,10 +151,20 @@ def simulate(entry, t_end=None, steps=None, method=None, **options):
     for k, r in entry.extras.get("constraints", {}).items():
         residuals[k] = np.asarray(r(y), dtype=float)
     run.constraints = residuals
-    if entry.exact_solution is not None:
-        run.outputs["exact"] = np.asarray(entry.exact_solution(t), dtype=float)
-    if entry.path is not None:
-        run.outputs["path"] = np.asarray(entry.path(run), dtype=float)
+    if entry.exact_solution is not None and len(t):
+        try:
+            with np.errstate(all="ignore"):
+                run.outputs["exact"] = np.asarray(entry.exact_solution(t), dtype=float)
+        except (ValueError, ArithmeticError) as exc:
+            raise CatalogError(f"{entry.name}: the exact solution cannot be evaluated up to t = {t[-1]:.6g}: "
+                               f"{exc}") from None
+    if entry.path is not None and len(t) > 1:
+        try:
+            with np.errstate(all="ignore"):
+                run.outputs["path"] = np.asarray(entry.path(run), dtype=float)
+        except ValueError:  # e.g. velocities that overflow after a failed run: no path to draw
+            if run.status >= 0:
+                raise
     return run
 
 
@@ -147,15 +172,24 @@ def checks(entry, run):
     """The verdicts of ``run`` against what ``entry`` claims (see the module docstring)."""
     tol = entry.tolerances
     out = []
+    if getattr(run, "status", 0) < 0:
+        t_reached = float(run.t[-1]) if len(run.t) else 0.0
+        out.append(Verdict("the run reached t_end", "run", t_reached, 0.0,
+                           f" = t reached; status -1: {run.message}", reached=False))
+        reached = False
+    else:
+        reached = True
     for k in run.invariants:
-        out.append(Verdict(k, "integral", drift(run, k), tol.get("integral", 1e-9), " relative drift"))
+        out.append(Verdict(k, "integral", drift(run, k), tol.get("integral", 1e-9), " relative drift",
+                           reached=reached))
     if run.outputs.get("exact") is not None:
-        out.append(Verdict("exact solution", "exact", exact_error(run), tol.get("exact", 1e-6), " max error"))
+        out.append(Verdict("exact solution", "exact", exact_error(run), tol.get("exact", 1e-6), " max error",
+                           reached=reached))
     for k, r in run.constraints.items():
         r = np.asarray(r, dtype=float)
         out.append(Verdict(k, "constraint", float(np.max(np.abs(r))) if r.size else 0.0,
-                           tol.get("constraint", 1e-9), " max residual"))
+                           tol.get("constraint", 1e-9), " max residual", reached=reached))
     for name, fn in entry.extras.get("checks", {}).items():
         value, tl = fn(run)
-        out.append(Verdict(name, "claim", float(value), float(tl)))
+        out.append(Verdict(name, "claim", float(value), float(tl), reached=reached))
     return out

@@ -22,14 +22,24 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..errors import ConstraintViolationError, CovectorError, UnrealizableConstraintError
+from ..errors import ConstraintViolationError, CovectorError, ServoError, UnrealizableConstraintError
 from .euler_poincare import LieSystem
 from .parameters import check_covectors, check_inertia
 
-#: a realizability matrix whose smallest singular value is <= REALIZABILITY_RTOL |A| |B| |I^-1| counts as singular
+#: a realizability matrix whose smallest singular value is <= REALIZABILITY_RTOL |A| |B| |I^-1| counts as
+#: singular (computed scale-free from unit covectors and I^-1 / |I^-1|)
 REALIZABILITY_RTOL = 1e-10
 #: |(a, w)| <= CONSTRAINT_RTOL |a| max(|w|, 1) counts as on the constraint
 CONSTRAINT_RTOL = 1e-9
+#: the end-of-run check of an integration (integrators.guard): the equations keep (a, w) = 0 exactly
+#: (a linear invariant, or by construction), so a relative residual above this is a failure
+CONSTRAINT_CHECK_RTOL = 1e-6
+
+
+def _unit_rows(M):
+    """Rows of M scaled to unit length without overflow (divided by their largest entry first)."""
+    M = M / np.max(np.abs(M), axis=1, keepdims=True)
+    return M / np.linalg.norm(M, axis=1, keepdims=True)
 
 
 class LeftInvariantConstrained(LieSystem):
@@ -74,20 +84,36 @@ class LeftInvariantConstrained(LieSystem):
         return cols[0] if len(cols) == 1 else cols
 
     def _check_numeric_realizability(self):
-        R = self.realizability_matrix()
-        scale = float(np.linalg.norm(self.A) * np.linalg.norm(self.B) * np.linalg.norm(self.Iinv, 2))
-        smin = float(np.linalg.svd(R, compute_uv=False)[-1])
-        if smin <= REALIZABILITY_RTOL * scale:
+        # scale-free: R_hat = A_hat I^-1 B_hat^T / |I^-1| with unit rows a_i/|a_i|, b_j/|b_j| (no overflow
+        # for huge covectors, no false refusal for tiny ones); singular when s_min(R_hat) <= REALIZABILITY_RTOL
+        with np.errstate(all="ignore"):
+            An, Bn = _unit_rows(self.A), _unit_rows(self.B)
+            Ki = self.Iinv / np.max(np.abs(self.Iinv))
+            Ki = Ki / np.linalg.norm(Ki, 2)
+            Rn = An @ Ki @ Bn.T
+            R = self.realizability_matrix()
+            scale = float(np.linalg.norm(self.A) * np.linalg.norm(self.B) * np.linalg.norm(self.Iinv, 2))
+        smin_rel = float(np.linalg.svd(Rn, compute_uv=False)[-1]) if np.all(np.isfinite(Rn)) else 0.0
+        smin = smin_rel * scale
+        if np.all(np.isfinite(Rn)) and smin_rel > REALIZABILITY_RTOL and not (
+                np.all(np.isfinite(R)) and np.all(np.isfinite(self.A @ self.Iinv))
+                and float(np.min(np.abs(np.linalg.svd(R, compute_uv=False)))) > 0):
+            raise CovectorError(
+                f"the covectors are too large or too small for floating point: (I^-1 a, b) = "
+                f"{np.array2string(R, precision=4)} over- or underflows (|a||b||I^-1| = {scale:.3e}) although "
+                f"the constraint is realizable (relative (I^-1 a, b) = {smin_rel:.3e}); rescale a and b (the "
+                f"constraint (a, w) = 0 does not depend on |a|, and |b| only rescales lambda)")
+        if smin_rel <= REALIZABILITY_RTOL:
             if self.k == 1:
                 r = float(R[0, 0])
                 raise UnrealizableConstraintError(
                     f"the constraint (a, w) = 0 is not realizable by the control b: Kozlov's condition "
-                    f"(I^-1 a, b) != 0 fails, (I^-1 a, b) = {r:.3e} (relative to |a||b||I^-1| = {scale:.3e}; "
+                    f"(I^-1 a, b) != 0 fails, (I^-1 a, b) = {r:.3e} (relative to |a||b||I^-1|: {smin_rel:.3e}; "
                     f"a = {self.a.tolist()}, b = {self.b.tolist()})", value=r, scale=scale)
             raise UnrealizableConstraintError(
                 f"the constraints A w = 0 are not realizable by the controls B: the realizability matrix "
                 f"R_ij = (I^-1 a_i, b_j) = {np.array2string(R, precision=4)} is singular, its smallest "
-                f"singular value is {smin:.3e} (relative to |A||B||I^-1| = {scale:.3e})",
+                f"singular value is {smin:.3e} (relative to |A||B||I^-1|: {smin_rel:.3e})",
                 value=float(np.linalg.det(R)), scale=scale)
         self.IinvA = self.A @ self.Iinv          # (k, n): rows I^-1 a_i (I is symmetric)
         self.R = R
@@ -106,6 +132,18 @@ class LeftInvariantConstrained(LieSystem):
     def _lam_out(self, lam):
         """lambda of shape (..., k) as the user's shape: (...) for one covector given as (n,)."""
         return lam[..., 0] if self.single else lam
+
+    def _finite_lambda(self, lam):
+        """A multiplier given by the user: real and finite (ServoError naming the entry otherwise)."""
+        if np.iscomplexobj(lam):
+            raise ServoError(f"lambda must be real, got {lam!r} ({self.name})")
+        try:
+            lam = np.asarray(lam, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ServoError(f"lambda must be a real number (or an array of them): {exc}") from None
+        if not np.all(np.isfinite(lam)):
+            raise ServoError(f"lambda must be finite, got {lam.tolist()} ({self.name})")
+        return lam
 
     def _lam_in(self, lam):
         lam = np.asarray(lam, dtype=float)
@@ -185,7 +223,7 @@ class LeftInvariantConstrained(LieSystem):
         return m
 
     def _w_on_constraint(self, w, project):
-        w = self._check_last(w, self.n, "w")
+        w = self._check_last(w, self.n, "w", finite=True)
         resid = w @ self.A.T                                      # (..., k)
         if project:
             G = self.IinvA @ self.A.T                              # A I^-1 A^T

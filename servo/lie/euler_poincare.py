@@ -20,7 +20,7 @@ from integrators import CoadjointProblem, integrate
 
 from ..errors import ServoError, SymbolicParameterError
 from .first_integrals import free_integrals
-from .parameters import check_inertia, check_inverse_inertia, free_symbols
+from .parameters import check_inertia, check_inverse_inertia, check_real_vector, free_symbols
 from .reduction import reduce_free
 from .symbolic import equations_of
 
@@ -68,10 +68,20 @@ class LieSystem:
                   for k, v in self._sym_params().items()}
         return self._rebuild(params)
 
-    def _check_last(self, x, size, what):
-        x = np.asarray(x, dtype=float)
+    def _check_last(self, x, size, what, finite=False):
+        """x as a float array (..., size); ServoError for complex or non-numeric input, a wrong last axis
+        and, with ``finite`` (the public entries: states given by the user), a NaN or inf entry."""
+        if np.iscomplexobj(x):
+            raise ServoError(f"{what} must be real, got a complex array for {self.name}")
+        try:
+            x = np.asarray(x, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ServoError(f"{what} must be a real numeric array for {self.name}: {exc}") from None
         if x.ndim == 0 or x.shape[-1] != size:
             raise ServoError(f"{what} must have last axis of length {size} for {self.name}, got shape {x.shape}")
+        if finite and not np.all(np.isfinite(x)):
+            bad = tuple(int(v) for v in np.argwhere(~np.isfinite(x))[0])
+            raise ServoError(f"{what} must be finite: entry {bad} is {x[bad]} ({self.name})")
         return x
 
     # ----------------------------------------------------------------- simulation
@@ -89,7 +99,7 @@ class LieSystem:
         y0 = self.check_state(state0, project=project)
         kwargs = dict(options)
         if steps is not None and "h" not in kwargs:
-            kwargs["steps"] = int(steps)
+            kwargs["steps"] = steps  # integrate checks it (a positive integer; 1.5, inf, True refused)
         res = integrate(self.problem(), self.to_problem(y0), (0.0, float(t_end)),
                         method=method or self.default_method, **kwargs)
         res.system = self
@@ -115,7 +125,7 @@ class LieSystem:
     def check_state(self, state, project=False):
         """Validate the shape of a state (constrained systems also check (a, w) = 0)."""
         self._require_numeric("check_state")
-        return self._check_last(state, self.state_dim, "state")
+        return self._check_last(state, self.state_dim, "state", finite=True)
 
     # ----------------------------------------------------------------- symbolic side
     def equations(self, symbolic=True):
@@ -186,8 +196,7 @@ class EulerPoincare(LieSystem):
             raw = np.asarray(linear_term, dtype=object).ravel()
             if raw.shape != (n,):
                 raise ServoError(f"linear_term must have length {n}, got shape {np.shape(linear_term)}")
-            self.c_sym = sp.Matrix([sp.sympify(x) for x in raw])
-            self.c = None if self.c_sym.free_symbols else np.array(self.c_sym.evalf(17), dtype=float).ravel()
+            self.c_sym, self.c = check_real_vector(raw, "linear_term")
         self.state_dim = n
 
     def _sym_params(self):
@@ -222,7 +231,7 @@ class EulerPoincare(LieSystem):
     def rhs(self, state):
         """m' = ad*_w m, batched (for so(3): m x w)."""
         m = self._check_last(state, self.n, "m")
-        return self.algebra.coad(self.velocity(m), m)
+        return self.algebra._coad(self.velocity(m), m)
 
     def multiplier(self, state):
         """The free system has no control force: lambda = 0 (shape (...))."""
@@ -236,13 +245,13 @@ class EulerPoincare(LieSystem):
             raise ServoError("give exactly one of w (velocities) and m (momenta)")
         self._require_numeric("state_from")
         if m is not None:
-            return self._check_last(m, self.n, "m").copy()
+            return self._check_last(m, self.n, "m", finite=True).copy()
         if self.I is None:
             raise ServoError("state_from(w=...) needs the inertia I (this system was given inverse_inertia, "
                              "which may be singular); pass m= instead")
         if self.has_linear_term:
             raise ServoError("state_from(w=...) with a linear term c: solve w = K m + c yourself and pass m=")
-        return self._check_last(w, self.n, "w") @ self.I.T
+        return self._check_last(w, self.n, "w", finite=True) @ self.I.T
 
     def problem(self):
         """The :class:`integrators.CoadjointProblem` z' = ad*_{w(z)} z with z = m and H as 'energy'."""

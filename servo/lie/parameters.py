@@ -16,18 +16,43 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..errors import CovectorError, InertiaError
+from ..errors import CovectorError, InertiaError, ServoError
 
 SYM_TOL = 1e-12
 
 
 def _sympify(x):
+    """A real parameter entry as sympy; TypeError (turned into the caller's ServoError) for a complex
+    number, a boolean or a string that is not an expression."""
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"the entry {x!r} is a boolean, not a number")
+    if isinstance(x, (complex, np.complexfloating)):
+        raise TypeError(f"the entry {x!r} is complex; parameters must be real")
     if isinstance(x, (float, np.floating)):
         f = float(x)
+        if not np.isfinite(f):
+            return sp.Float(f)  # refused with its position by the finiteness checks
         return sp.Integer(int(f)) if f.is_integer() else sp.Float(f)
     if isinstance(x, (int, np.integer)):
         return sp.Integer(int(x))
-    return sp.sympify(x)
+    e = sp.sympify(x)
+    if getattr(e, "is_real", None) is False and not getattr(e, "free_symbols", None):
+        raise TypeError(f"the entry {x!r} is not real; parameters must be real")
+    return e
+
+
+def check_real_vector(raw, what):
+    """A vector of real numbers or sympy expressions (e.g. the linear term c of H); (sympy column, float
+    array or None). ServoError naming the entry that is complex, non-numeric or not finite."""
+    try:
+        v = sp.Matrix([_sympify(x) for x in raw])
+    except (sp.SympifyError, TypeError) as exc:
+        raise ServoError(f"{what} has an entry that is neither a real number nor a sympy expression: {exc}") from None
+    num = to_float(v) if is_numeric(v) else None
+    if num is not None and not np.all(np.isfinite(num)):
+        i = int(np.argwhere(~np.isfinite(num))[0][0])
+        raise ServoError(f"{what} must be finite: entry {i} is {num[i]}")
+    return v, num
 
 
 def is_numeric(expr):

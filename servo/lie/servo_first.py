@@ -23,7 +23,7 @@ import numpy as np
 from integrators import CoadjointProblem
 
 from ..errors import ServoError
-from .constrained import LeftInvariantConstrained
+from .constrained import CONSTRAINT_CHECK_RTOL, LeftInvariantConstrained
 from .first_integrals import first_kind_integrals
 from .reduction import reduce_first_kind
 
@@ -65,7 +65,7 @@ class ServoFirstKind(LeftInvariantConstrained):
         """lambda = -R^-1 A I^-1 ad*_w m (one constraint: -(I^-1 a, ad*_w m)/(I^-1 a, b)), shape (...) for
         one covector, (..., k) for k."""
         m = self._check_last(state, self.n, "m")
-        c = self.algebra.coad(self.velocity(m), m)
+        c = self.algebra._coad(self.velocity(m), m)
         if self.k == 1:
             lam = -(c @ self.Iinv_a) / self._r
             return lam if self.single else lam[..., None]
@@ -81,7 +81,7 @@ class ServoFirstKind(LeftInvariantConstrained):
     def rhs(self, state):
         """m' = ad*_w m + lambda(m) b, batched."""
         m = self._check_last(state, self.n, "m")
-        return self.algebra.coad(self.velocity(m), m) + self.forcing(m)
+        return self.algebra._coad(self.velocity(m), m) + self.forcing(m)
 
     def energy(self, state):
         """T = (I^-1 m, m)/2 (a first integral iff b is parallel to a)."""
@@ -91,7 +91,7 @@ class ServoFirstKind(LeftInvariantConstrained):
     def check_state(self, state, project=False):
         """The state m, checked against (a, I^-1 m) = 0 (or projected I^-1-orthogonally if ``project``)."""
         self._require_numeric("check_state")
-        return self._check_m(self._check_last(state, self.n, "m"), project)
+        return self._check_m(self._check_last(state, self.n, "m", finite=True), project)
 
     def state_from(self, w=None, m=None, lam=None, project=False):
         """The state m = I w from velocities on the constraint (or m directly); ``lam`` is not a state here."""
@@ -116,7 +116,8 @@ class ServoFirstKind(LeftInvariantConstrained):
             {f"(a_{i + 1}, w)": (lambda m, i=i: self.velocity(m) @ self.A[i]) for i in range(self.k)}
         return CoadjointProblem(self.algebra, self.velocity, forcing=self.forcing, velocity_matrix=self.Iinv,
                                 invariants=inv, constraints=cons, linear_invariants=self.IinvA,
-                                name=self.name, outputs=self.outputs())
+                                name=self.name, outputs=self.outputs(),
+                                tolerances={k: CONSTRAINT_CHECK_RTOL for k in cons})
 
     def _first_integrals(self):
         return first_kind_integrals(self)

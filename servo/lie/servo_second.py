@@ -27,7 +27,7 @@ import numpy as np
 from integrators import CoadjointProblem
 
 from ..errors import ServoError
-from .constrained import LeftInvariantConstrained
+from .constrained import CONSTRAINT_CHECK_RTOL, LeftInvariantConstrained
 from .first_integrals import second_kind_integrals
 from .reduction import reduce_second_kind
 
@@ -89,7 +89,7 @@ class ServoSecondKind(LeftInvariantConstrained):
         constraints: lambda' = R^-1 A I^-1 ad*_w z, each of shape (..., k))."""
         s = self._check_last(state, self.state_dim, "state (m, lambda)")
         z = self.to_problem(s)
-        zdot = self.algebra.coad(self.velocity_z(z), z)
+        zdot = self.algebra._coad(self.velocity_z(z), z)
         if self.k == 1:
             lam, lamdot = s[..., self.n].copy(), (zdot @ self.Iinv_a) / self._r
             return (lam, lamdot) if self.single else (lam[..., None], lamdot[..., None])
@@ -99,7 +99,7 @@ class ServoSecondKind(LeftInvariantConstrained):
         """(m', lambda') with z' = ad*_{Wz} z, lambda' = (I^-1 a, z')/(I^-1 a, b), m' = z' - lambda' b."""
         s = self._check_last(state, self.state_dim, "state (m, lambda)")
         z = self.to_problem(s)
-        zdot = self.algebra.coad(self.velocity_z(z), z)
+        zdot = self.algebra._coad(self.velocity_z(z), z)
         if self.k == 1:
             lamdot = (zdot @ self.Iinv_a) / self._r
             return np.concatenate([zdot - np.multiply.outer(lamdot, self.b), lamdot[..., None]], axis=-1)
@@ -115,7 +115,7 @@ class ServoSecondKind(LeftInvariantConstrained):
     def check_state(self, state, project=False):
         """(m, lambda) with (a, I^-1 m) = 0 checked (or m projected I^-1-orthogonally if ``project``)."""
         self._require_numeric("check_state")
-        s = self._check_last(state, self.state_dim, "state (m, lambda)")
+        s = self._check_last(state, self.state_dim, "state (m, lambda)", finite=True)
         m = self._check_m(s[..., :self.n], project)
         return np.concatenate([m, s[..., self.n:]], axis=-1)
 
@@ -127,8 +127,8 @@ class ServoSecondKind(LeftInvariantConstrained):
         if w is not None:
             m = self._w_on_constraint(w, project) @ self.I.T
         else:
-            m = self._check_m(self._check_last(m, self.n, "m"), project)
-        lam = np.broadcast_to(self._lam_in(lam), m.shape[:-1] + (self.k,))
+            m = self._check_m(self._check_last(m, self.n, "m", finite=True), project)
+        lam = np.broadcast_to(self._lam_in(self._finite_lambda(lam)), m.shape[:-1] + (self.k,))
         return np.concatenate([m, lam], axis=-1)
 
     def problem(self):
@@ -145,7 +145,8 @@ class ServoSecondKind(LeftInvariantConstrained):
                 return 0.5 * np.einsum("...i,...i->...", z, z @ W.T)
         return CoadjointProblem(self.algebra, self.velocity_z, velocity_matrix=self.W, hamiltonian=ham,
                                 constraints=self._constraints_z(),
-                                name=self.name, outputs=self.outputs(), state_map=self.from_problem)
+                                name=self.name, outputs=self.outputs(), state_map=self.from_problem,
+                                tolerances={k: CONSTRAINT_CHECK_RTOL for k in self._constraints_z()})
 
     def _constraints_z(self):
         if self.k == 1:

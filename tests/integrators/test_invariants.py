@@ -21,7 +21,8 @@ from liegroups import named
 
 from ._problems import RIGID_ONLY, ALGEBRAS, quadratic_problem, start
 
-CASIMIR_METHODS = [n for n, m in METHODS.items() if "casimirs" in m.preserves and n not in RIGID_ONLY]
+CASIMIR_METHODS = [n for n, m in METHODS.items() if "casimirs" in m.preserves and n not in RIGID_ONLY and m.fixed_step]
+# the adaptive pairs (no steps=) are tested in test_adaptive.py
 
 
 def _casimir_drift(res):

@@ -1,0 +1,253 @@
+"""Adaptive step size with error control, shaped like scipy.integrate.solve_ivp.
+
+Methods (:data:`integrators.methods.METHODS`):
+
+* "rkmk45", "rkmk853": the Dormand-Prince 5(4) and DOP853 tableaux in Runge-Kutta-Munthe-Kaas form
+  on g* (Munthe-Kaas 1999; Engo 2000, "On the construction of geometric integrators in the RKMK
+  class", for embedded RKMK pairs): K_i = h dexpinv_{theta_i}(w(exp(theta_i) . z)), dexp^-1 truncated
+  after ad^(q-2) for the order q = 5, 8 of the pair. Every accepted step is z1 = exp(ad theta)^T z, so
+  an adaptive step only changes h and the Casimirs are kept to round-off as by the fixed-step methods.
+  The error estimate is the state difference to leading order, ad*_{theta - theta_hat} z.
+* "rk45", "rk853": the same tableaux as ordinary Runge-Kutta methods on the ambient space (they keep
+  linear invariants, e.g. the constraint of a servo-constraint of the first kind, to round-off).
+
+Controller (Hairer, Norsett and Wanner, *Solving ODEs I*, II.4, as in solve_ivp): error norm
+RMS(err / (atol + rtol max(|z|, |z1|))) (DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))), accept when
+<= 1, next h = h min(10, max(0.2, 0.9 err^(-1/(k+1)))) with k the order of the error estimator; an
+ensemble shares one step sequence (the largest error of its trajectories decides). The first step is
+Hairer's starting-step algorithm unless ``first_step`` is given; ``max_step`` caps |h|.
+
+Events are located by the method's own continuous extension (one step of size tau from the step's
+start, see :mod:`integrators.events`), so event times are as accurate as the states.
+
+Paths: the generated code (:mod:`integrators.codegen`, numpy or numba backend) when the problem's
+structure is recognised, else (and with ``fast=False``) the generic numpy stages written here, the
+reference both are tested against.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import fastpath, tableaux
+from .errors import IntegrationInputError
+from .events import EventTracker
+from .result import IntegrationResult
+from .spaces import CoadjointSpace, dexpinv_series
+
+
+def check_controls(rtol, atol, first_step, max_step):
+    """rtol, atol > 0 finite; first_step, max_step None or > 0 (IntegrationInputError otherwise)."""
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if not (isinstance(v, (int, float, np.floating)) and math.isfinite(v) and v > 0):
+            raise IntegrationInputError(f"{name} must be a positive finite number, got {v!r}")
+    if rtol < 100 * np.finfo(float).eps:
+        raise IntegrationInputError(f"rtol must be at least 100 eps = {100 * np.finfo(float).eps:.1e}, got {rtol!r}")
+    for name, v in (("first_step", first_step), ("max_step", max_step)):
+        if v is not None and not (math.isfinite(v) and v > 0) and not (name == "max_step" and v == math.inf):
+            raise IntegrationInputError(f"{name} must be a positive number, got {v!r}")
+
+
+def _rms(x):
+    return np.sqrt(np.mean(x * x, axis=-1))
+
+
+def initial_step(rhs, y0, t0, t1, order, rtol, atol, max_step):
+    """Hairer's starting step (Hairer, Norsett, Wanner I, II.4), the smallest over an ensemble."""
+    direction = 1.0 if t1 > t0 else -1.0
+    f0 = rhs(y0)
+    scale = atol + np.abs(y0) * rtol
+    d0, d1 = _rms(y0 / scale), _rms(f0 / scale)
+    h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / np.where(d1 > 0, d1, 1.0))
+    h0 = float(np.min(h0))
+    f1 = rhs(y0 + h0 * direction * f0)
+    d2 = float(np.max(_rms((f1 - f0) / scale))) / h0
+    d1m = float(np.max(d1))
+    if d1m <= 1e-15 and d2 <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1m, d2)) ** (1.0 / (order + 1))
+    h = min(100 * h0, h1, abs(t1 - t0))
+    if max_step is not None:
+        h = min(h, max_step)
+    return h
+
+
+class _Reference:
+    """The generic numpy stages of an embedded pair (RKMK on g* or ambient RK)."""
+
+    def __init__(self, problem, tab, lie, terms):
+        self.problem, self.tab, self.lie, self.terms = problem, tab, lie, terms
+        if lie:
+            self.space = CoadjointSpace(problem)
+        self.rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
+        self.fevals = len(tab["b"])
+
+    def first(self, t, z):
+        return self.space.field(t, z) if self.lie else self.rhs(t, z)
+
+    def stages(self, t, z, hs, w0):
+        """(Ks, theta, d, z1, w_last, K_last) of one attempt with the signed step hs."""
+        A, c = self.tab["A"], self.tab["c"]
+        Ks = []
+        for i, row in enumerate(A):
+            pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
+            if not pairs:
+                Ks.append(hs * w0)
+                continue
+            th = sum(a * K for a, K in pairs)
+            ti = t + c[i] * hs
+            if self.lie:
+                w = self.space.field(ti, self.space.act(th, z))
+                Ks.append(dexpinv_series(self.space.bracket, th, hs * w, self.terms) if self.terms > 1 else hs * w)
+            else:
+                Ks.append(hs * self.rhs(ti, z + th))
+        theta = sum(b * K for b, K in zip(self.tab["b"], Ks) if b != 0.0)
+        d = self.space.act_delta(theta, z) if self.lie else theta
+        z1 = z + d
+        wl = self.first(t + hs, z1)
+        if self.lie:
+            Kl = dexpinv_series(self.space.bracket, theta, hs * wl, self.terms) if self.terms > 1 else hs * wl
+        else:
+            Kl = hs * wl
+        return Ks, theta, d, z1, wl, Kl
+
+    def error(self, z, z1, Ks, Kl, rtol, atol):
+        Kall = Ks + ([Kl] if self.tab["fsal"] else [])
+        sc = atol + rtol * np.maximum(np.abs(z), np.abs(z1))
+        errs = []
+        for E in self.tab["E"]:
+            et = sum(e * K for e, K in zip(E, Kall) if e != 0.0)
+            if self.lie:
+                et = self.space.algebra.coad(et, z)
+            errs.append(et / sc)
+        n = z.shape[-1]
+        if len(errs) == 1:
+            err = np.sqrt(np.sum(errs[0] ** 2, axis=-1) / n)
+        else:
+            e5, e3 = np.sum(errs[0] ** 2, axis=-1), np.sum(errs[1] ** 2, axis=-1)
+            err = e5 / np.sqrt(n * (e5 + 0.01 * e3) + 1e-300)
+        m = float(np.max(err))
+        return m if m == m else math.inf
+
+    def step(self, t, y, tau):
+        """One step of size tau (the continuous extension used for events)."""
+        return y + self.stages(t, y, tau, self.first(t, y))[2]
+
+
+def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order):
+    """The controller of :func:`codegen.adaptive_source`, written over numpy arrays (the reference)."""
+    direction = 1.0 if t1 > t0 else -1.0
+    ms = math.inf if max_step is None else max_step
+    t, z, e = t0, y0.copy(), np.zeros_like(y0)
+    ts, ys = [t0], [y0.copy()]
+    nsteps = nrej = since = 0
+    status = 0
+    w0 = ref.first(t, z)
+    with np.errstate(all="ignore"):
+        while direction * (t1 - t) > 0.0:
+            h = min(h, ms)
+            last = False
+            if direction * (t + direction * h - t1) >= 0.0:
+                h, last = abs(t1 - t), True
+            hs = direction * h
+            Ks, theta, d, z1, wl, Kl = ref.stages(t, z, hs, w0)
+            err = ref.error(z, z1, Ks, Kl, rtol, atol)
+            if err <= 1.0:
+                if not np.all(np.isfinite(d)):
+                    status = -1
+                    break
+                yk = d + e
+                s = z + yk
+                e = (z - s) + yk
+                z = s
+                w0 = wl
+                t = t1 if last else t + hs
+                nsteps += 1
+                since += 1
+                if since == save_every or last:
+                    since = 0
+                    ts.append(t)
+                    ys.append(z + e)
+                fac = 10.0 if err == 0.0 else min(10.0, 0.9 * err ** (-1.0 / (order + 1)))
+                h = h * fac
+            else:
+                nrej += 1
+                fac = 0.2 if not err < 1e300 else max(0.2, 0.9 * err ** (-1.0 / (order + 1)))
+                h = h * fac
+                if h < 10.0 * 2.2e-16 * abs(t) or h < 1e-300:
+                    status = -1
+                    break
+    if status == 0:
+        msg = "reached the end of t_span"
+    else:
+        msg = (f"the step size fell below 10 eps |t| at t = {t:.6g} (overflow, NaN or a singularity); the "
+               f"last finite state is kept")
+        zf = z + e
+        if np.all(np.isfinite(zf)) and ts[-1] != t:
+            ts.append(t)
+            ys.append(zf)
+    res = IntegrationResult(t=np.array(ts), y=np.array(ys), status=status, message=msg, nsteps=nsteps)
+    return res, nsteps, nrej
+
+
+def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, save_every, events,
+                   backend, fast):
+    """Integrate with an embedded pair (see the module docstring); an IntegrationResult with nfev,
+    nsteps, ``nrejected`` and, with events, t_events / y_events as for the fixed-step methods."""
+    check_controls(rtol, atol, first_step, max_step)
+    tab = tableaux.get(method.tableau)
+    lie, terms, order = method.lie, method.terms, tab["err_order"]
+    ref = _Reference(problem, tab, lie, terms)
+    pl = fastpath.plan(problem, tab, lie, terms, y0) if fast else None
+    if first_step is None:
+        rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
+        h0 = initial_step(lambda y: rhs(t0, y), y0, t0, t1, order, rtol, atol, max_step)
+        extra = 2
+    else:
+        h0, extra = float(first_step), 0
+    work = abs(t1 - t0) / h0 * max(1, y0.size // problem.dim)
+    mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
+    every = 1 if events is not None else save_every
+    if pl is not None:
+        res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, every, mode)
+    else:
+        res, nsteps, nrej = _reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order)
+    res.nfev = extra + 1 + (nsteps + nrej) * len(tab["b"])
+    res.nrejected = nrej
+    res.backend = mode if pl is not None else "numpy (generic reference)"
+    if events is not None:
+        step = fastpath.step_function(pl, mode) if pl is not None else ref.step
+        res = _locate_events(problem, res, events, step, len(tab["b"]), save_every)
+    return res
+
+
+class _EventStepper:
+    def __init__(self, step, fevals):
+        self.step, self.fevals = step, fevals
+
+
+def _locate_events(problem, res, events, step, fevals, save_every):
+    """Scan the accepted steps for sign changes of the events (integrators.events.EventTracker)."""
+    ts, ys = res.t, res.y
+    tracker = EventTracker(events, problem, _EventStepper(step, fevals), ts[0], ys[0])
+    keep_t, keep_y = [ts[0]], [ys[0]]
+    stopped = False
+    for k in range(1, len(ts)):
+        y_new = tracker.after_step(ts[k - 1], ys[k - 1], ts[k], ys[k], ts[k] - ts[k - 1])
+        if k % save_every == 0 or k == len(ts) - 1 or tracker.all_stopped():
+            keep_t.append(ts[k])
+            keep_y.append(y_new)
+        if tracker.all_stopped():
+            stopped = True
+            break
+    res.t, res.y = np.array(keep_t), np.array(keep_y)
+    if stopped:
+        res.status, res.message = 1, "a terminal event stopped every trajectory"
+    tracker.finish(res)
+    if res.status == 1 and np.ndim(ys[0]) == 1:
+        res.t = np.append(res.t[:-1], tracker.stop_time)
+        res.y = np.concatenate([res.y[:-1], tracker.stop_state[None]], axis=0)
+    return res

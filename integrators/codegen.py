@@ -1,0 +1,606 @@
+"""Straight-line code generated from the data of a problem and the tableau of a method.
+
+The generic steppers (:mod:`integrators.stepping` over :mod:`integrators.spaces`) spend nearly all
+their time in numpy call overhead on arrays of 3..10 numbers. Here the structure of a problem is
+recognised from its data, not from names:
+
+* the velocity map is probed at 0, at the unit vectors and at random points; when w(z) = W z + c
+  (affine: every Euler-Poincare system, servo-constraints of the second kind, the heavy top with its
+  linear term c) the matrix W and the vector c are read off and checked;
+* a forcing is accepted when it is the multiplier force of linear invariants L (p, n) and a fixed
+  span B: f(z) = -B (L B)^-1 L ad*_{w(z)} z = -P ad*_{w(z)} z (servo-constraints of the first kind,
+  Suslov's problem), found by probing f and checked at random points;
+* the exponential is the closed form of so(3) (Rodrigues) or se(3) (Ad^T of exp(omega, v)) when the
+  structure constants are those of so(3) / se(3) in the documented basis (compared entrywise, so
+  any algebra built with the same constants gets it, whatever its name), otherwise a Taylor series of the action
+  exp(A) z = sum_k A^k z / k!, A = ad(x)^T, on A / s with ||A / s||_1 <= 1/2 (s substeps), with as
+  many terms as the bound of ||A|| from x and the norms of ad(e_i) needs for a truncation below
+  2^-54 |z| (Al-Mohy and Higham 2011, "Computing the action of the matrix exponential").
+
+From this and an explicit tableau (A, b, c, optional error vectors) the source of one step is written
+out component by component: only the non-zero entries of C, W and the tableau appear, every
+component is a separate variable, and the same source runs on Python floats (one trajectory: no
+numpy call at all), on numpy arrays of shape (B,) (an ensemble: one ufunc call per term) and, jitted
+by numba, as compiled code. Functions are cached per (structure, method, mode).
+
+Lie-group (RKMK) steps: K_i = h dexpinv_{theta_i}(w(exp(theta_i) . z)), theta_i = sum_j a_ij K_j,
+theta = sum_i b_i K_i, z1 = exp(ad theta)^T z (Munthe-Kaas 1999), dexp^-1 as the Bernoulli series
+with the matching bracket -[x, y] (x -> ad*_x is an anti-homomorphism), truncated after ad^(q-2) for
+order q. Ambient Runge-Kutta steps: K_i = h F(z + sum_j a_ij K_j). The increment z1 - z is computed
+without cancellation and added with Kahan's compensated summation (Hairer, McLachlan and
+Razakarivony 2008), so the round-off of the Casimirs walks like eps h sqrt(N), not eps sqrt(N).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from liegroups.closed_forms import bernoulli_coefficients, closed_form_kind
+
+from . import genhelpers, numba_kernels
+
+#: a Taylor term below this fraction of |z|_1 ends the series of the generic exponential
+TAYLOR_STOP = 2.0 ** -54
+#: the generic exponential takes s substeps with ||ad(x)^T / s||_1 <= TAYLOR_RADIUS
+TAYLOR_RADIUS = 0.5
+
+_CACHE = {}
+
+
+# ----------------------------------------------------------------------------- recognition
+class Structure:
+    """The data the generated code is written from.
+
+    kind "coadjoint": z' = (I - P) ad*_{W z + c} z on g* with structure constants C (P = None: no
+    forcing). ``closed`` is "so3", "se3" or None (generic Taylor exponential).
+    """
+
+    def __init__(self, C, W, c, P=None, closed=None):
+        self.C = np.asarray(C, dtype=float)
+        self.n = self.C.shape[0]
+        self.W = np.asarray(W, dtype=float)
+        self.c = np.asarray(c, dtype=float)
+        self.P = None if P is None else np.asarray(P, dtype=float)
+        self.closed = closed
+        parts = [self.C, self.W, self.c] + ([] if P is None else [self.P])
+        self.key = (closed, self.n) + tuple(p.tobytes() for p in parts)
+        # ||ad(e_i)^T||_1 (largest column sum): ||ad(x)^T||_1 <= sum_i |x_i| norms[i]
+        self.norms = np.array([np.max(np.sum(np.abs(self.C[i]), axis=1)) if self.n else 0.0
+                               for i in range(self.n)])
+
+
+def closed_form(C):
+    """"so3" or "se3" when C equals the structure constants of so(3) / se(3) in the documented basis
+    (:func:`liegroups.closed_forms.closed_form_kind`), else None (se(2) takes the Taylor series)."""
+    kind = closed_form_kind(C)
+    return kind if kind in ("so3", "se3") else None
+
+
+def _probes(y0, n, k=3, seed=12345):
+    rng = np.random.default_rng(seed)
+    y = np.asarray(y0, dtype=float).reshape(-1, n)[:4]
+    scale = max(1.0, float(np.max(np.abs(y)))) if y.size else 1.0
+    return np.concatenate([y, scale * rng.standard_normal((k, n))], axis=0)
+
+
+def affine_velocity(velocity, n, y0):
+    """(W, c) with velocity(z) = W z + c, read off at 0 and the unit vectors and checked at y0 and
+    random points (relative 1e-12); None when the velocity is not affine (or not batched)."""
+    basis = np.concatenate([np.zeros((1, n)), np.eye(n)], axis=0)
+    try:
+        with np.errstate(all="ignore"):
+            v = np.asarray(velocity(basis), dtype=float)
+            Z = _probes(y0, n)
+            vz = np.asarray(velocity(Z), dtype=float)
+    except Exception:  # noqa: BLE001 - a velocity that does not take a batch has no fast path
+        return None
+    if v.shape != (n + 1, n) or vz.shape != Z.shape or not np.all(np.isfinite(v)):
+        return None
+    c = v[0]
+    W = (v[1:] - c).T
+    pred = Z @ W.T + c
+    if not np.all(np.abs(vz - pred) <= 1e-12 * (1.0 + np.abs(pred) + np.max(np.abs(W)) * np.abs(Z).max())):
+        return None
+    return W, c
+
+
+def multiplier_projector(problem, W, c, y0):
+    """P with forcing(z) = -P ad*_{W z + c} z for every z (multiplier force of the linear invariants
+    L: P = B (L B)^-1 L with B spanning the forcing), or None when the forcing is not of this form."""
+    L = getattr(problem, "linear_invariants", None)
+    if L is None:
+        return None
+    n = problem.dim
+    Z = _probes(y0, n, k=n + 3, seed=777)
+    try:
+        with np.errstate(all="ignore"):
+            F = np.asarray(problem.forcing(Z), dtype=float)
+            G = problem.algebra.coad(Z @ W.T + c, Z)
+    except Exception:  # noqa: BLE001
+        return None
+    if F.shape != Z.shape or not np.all(np.isfinite(F)):
+        return None
+    p = L.shape[0]
+    U, s, _ = np.linalg.svd(F.T)
+    if s.size < p or s[0] == 0.0 or (s.size > p and s[p] > 1e-10 * s[0]):
+        return None
+    B = U[:, :p]
+    LB = L @ B
+    if abs(np.linalg.det(LB)) < 1e-12 * np.linalg.norm(L) ** p:
+        return None
+    P = B @ np.linalg.solve(LB, L)
+    pred = -G @ P.T
+    if not np.all(np.abs(F - pred) <= 1e-10 * (1.0 + np.abs(G).max())):
+        return None
+    return P
+
+
+def recognise(problem, y0):
+    """The :class:`Structure` of a coadjoint problem, or None when it has none the generator knows."""
+    if getattr(problem, "kind", None) != "coadjoint":
+        return None
+    n = problem.dim
+    if n > 12:
+        return None
+    Wc = affine_velocity(problem.velocity, n, y0)
+    if Wc is None:
+        return None
+    W, c = Wc
+    P = None
+    if problem.forcing is not None:
+        P = multiplier_projector(problem, W, c, y0)
+        if P is None:
+            return None
+    C = problem.algebra.structure_constants
+    return Structure(C, W, c, P, closed_form(C))
+
+
+# ----------------------------------------------------------------------------- source writing
+def _num(c):
+    return repr(float(c))
+
+
+def lin(terms):
+    """Source of sum c * v over (c, v) with c != 0 (1 and -1 written without a product); "0.0" if empty."""
+    out = ""
+    for c, v in terms:
+        c = float(c)
+        if c == 0.0:
+            continue
+        mag = abs(c)
+        t = v if mag == 1.0 else f"{_num(mag)}*{v}"
+        if not out:
+            out = t if c > 0 else f"-{t}"
+        else:
+            out += f" + {t}" if c > 0 else f" - {t}"
+    return out or "0.0"
+
+
+class Source:
+    """Accumulates the lines of one generated function; vectors are lists of variable names."""
+
+    def __init__(self, st):
+        self.st = st
+        self.n = st.n
+        self.lines = []
+        self.count = 0
+        self.indent = 1
+
+    def emit(self, line):
+        self.lines.append("    " * self.indent + line)
+
+    def fresh(self, prefix):
+        self.count += 1
+        return f"{prefix}{self.count}_"
+
+    def assign(self, prefix, exprs):
+        base = self.fresh(prefix)
+        names = [f"{base}{i}" for i in range(len(exprs))]
+        for nm, e in zip(names, exprs):
+            self.emit(f"{nm} = {e}")
+        return names
+
+    # ---------------------------------------------------------------- algebra
+    def combo(self, prefix, pairs, scale=None):
+        """scale * sum_j c_j V_j for pairs (c_j, V_j); None when every c_j vanishes."""
+        pairs = [(float(c), V) for c, V in pairs if float(c) != 0.0]
+        if not pairs:
+            return None
+        exprs = []
+        for i in range(len(pairs[0][1])):
+            e = lin([(c, V[i]) for c, V in pairs])
+            exprs.append(e if scale is None else f"{scale}*({e})")
+        return self.assign(prefix, exprs)
+
+    def velocity(self, z):
+        W, c = self.st.W, self.st.c
+        return self.assign("w", [lin([(W[i, j], z[j]) for j in range(self.n)] + [(c[i], "1.0")])
+                                 for i in range(self.n)])
+
+    def coad(self, x, m, prefix="g"):
+        """(ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k, from the non-zero entries of C."""
+        C = self.st.C
+        out = []
+        for j in range(self.n):
+            terms = [(C[i, j, k], f"{x[i]}*{m[k]}") for i in range(self.n) for k in range(self.n)
+                     if C[i, j, k] != 0.0]
+            out.append(lin(terms))
+        return self.assign(prefix, out)
+
+    def neg_bracket(self, x, y):
+        """-[x, y]_k = -sum_{i,j} x_i y_j C[i, j, k] (the bracket matching the coadjoint action)."""
+        C = self.st.C
+        out = []
+        for k in range(self.n):
+            out.append(lin([(-C[i, j, k], f"{x[i]}*{y[j]}") for i in range(self.n) for j in range(self.n)
+                            if C[i, j, k] != 0.0]))
+        return self.assign("q", out)
+
+    def field(self, z):
+        """Ambient right-hand side (I - P) ad*_{W z + c} z."""
+        g = self.coad(self.velocity(z), z)
+        P = self.st.P
+        if P is None:
+            return g
+        return self.assign("f", [lin([((1.0 if i == j else 0.0) - P[i, j], g[j]) for j in range(self.n)])
+                                 for i in range(self.n)])
+
+    def dexpinv(self, theta, v, terms):
+        """v + sum_{k=1}^{terms-1} B_k/k! (-ad_theta)^k v (Bernoulli series)."""
+        coeffs = list(bernoulli_coefficients(int(terms)))
+        while len(coeffs) > 1 and coeffs[-1] == 0.0:  # B_3 = B_5 = 0: no bracket for a zero last term
+            coeffs.pop()
+        pairs = [(1.0, v)]
+        term = v
+        for c in coeffs[1:]:
+            term = self.neg_bracket(theta, term)
+            if c != 0.0:
+                pairs.append((c, term))
+        if len(pairs) == 1:
+            return v
+        return self.combo("k", pairs)
+
+    # ---------------------------------------------------------------- exponential
+    def act(self, x, z, delta):
+        """exp(ad x)^T z (delta False) or exp(ad x)^T z - z (delta True), without cancellation."""
+        kind = self.st.closed
+        if kind == "so3":
+            return self._act_so3(x, z, delta)
+        if kind == "se3":
+            return self._act_se3(x, z, delta)
+        return self._act_taylor(x, z, delta)
+
+    def _cross(self, a, b, prefix="c"):
+        return self.assign(prefix, [f"{a[1]}*{b[2]} - {a[2]}*{b[1]}", f"{a[2]}*{b[0]} - {a[0]}*{b[2]}",
+                                    f"{a[0]}*{b[1]} - {a[1]}*{b[0]}"])
+
+    def _act_so3(self, x, z, delta):
+        # exp(ad x)^T z = R(-x) z = z - a x cross z + b x cross (x cross z) (Rodrigues)
+        ca, cb = self.fresh("a"), self.fresh("b")
+        self.emit(f"{ca}, {cb} = co2({x[0]}*{x[0]} + {x[1]}*{x[1]} + {x[2]}*{x[2]})")
+        c1 = self._cross(x, z)
+        c2 = self._cross(x, c1)
+        base = "" if delta else "{z} "
+        return self.assign("y", [(base.format(z=z[i]) + f"- {ca}*{c1[i]} + {cb}*{c2[i]}").lstrip()
+                                 for i in range(3)])
+
+    def _act_se3(self, x, z, delta):
+        # Ad_g^T z = (R^T (M - p x P), R^T P), g = exp(x) = (R, p), R = exp(hat w), p = V(w) v,
+        # V = I + b W + c W^2 (W = hat w); R^T y = y - a w x y + b w x (w x y)
+        w, v, M, Pm = x[:3], x[3:], z[:3], z[3:]
+        ca, cb, cc = self.fresh("a"), self.fresh("b"), self.fresh("c")
+        self.emit(f"{ca}, {cb}, {cc} = co3({w[0]}*{w[0]} + {w[1]}*{w[1]} + {w[2]}*{w[2]})")
+        wv = self._cross(w, v)
+        wwv = self._cross(w, wv)
+        p = self.assign("p", [f"{v[i]} + {cb}*{wv[i]} + {cc}*{wwv[i]}" for i in range(3)])
+        pP = self._cross(p, Pm)
+        if delta:  # dM = rho(M - p x P) - p x P, dP = rho(P), rho(y) = R^T y - y
+            u = self.assign("u", [f"{M[i]} - {pP[i]}" for i in range(3)])
+            c1 = self._cross(w, u)
+            c2 = self._cross(w, c1)
+            d1 = self.assign("y", [f"{cb}*{c2[i]} - {ca}*{c1[i]} - {pP[i]}" for i in range(3)])
+            e1 = self._cross(w, Pm)
+            e2 = self._cross(w, e1)
+            d2 = self.assign("y", [f"{cb}*{e2[i]} - {ca}*{e1[i]}" for i in range(3)])
+            return d1 + d2
+        u = self.assign("u", [f"{M[i]} - {pP[i]}" for i in range(3)])
+        c1 = self._cross(w, u)
+        c2 = self._cross(w, c1)
+        d1 = self.assign("y", [f"{u[i]} - {ca}*{c1[i]} + {cb}*{c2[i]}" for i in range(3)])
+        e1 = self._cross(w, Pm)
+        e2 = self._cross(w, e1)
+        d2 = self.assign("y", [f"{Pm[i]} - {ca}*{e1[i]} + {cb}*{e2[i]}" for i in range(3)])
+        return d1 + d2
+
+    def _act_taylor(self, x, z, delta):
+        """Scaled Taylor series of the action: s substeps of exp(A/s), A = ad(x)^T, each summed to m
+        terms, (s, m) from the bound r = ||A||_1 / s <= TAYLOR_RADIUS with e^r r^(m+1)/(m+1)! <=
+        TAYLOR_STOP; the increment is accumulated from the terms k >= 1 (no cancellation)."""
+        n = self.n
+        bound = lin([(nr, f"abs({x[i]})") for i, nr in enumerate(self.st.norms)])
+        s, m, inv = self.fresh("s"), self.fresh("m"), self.fresh("r")
+        self.emit(f"{s}, {m} = tplan({bound})")
+        self.emit(f"{inv} = 1.0/{s}")
+        xs = self.assign("x", [f"{inv}*{x[i]}" for i in range(n)])
+        cur = self.assign("z", list(z))            # state at the start of the substep
+        tot = self.assign("d", ["0.0"] * n)        # increment over all substeps
+        self.emit(f"for _ in range({s}):")
+        self.indent += 1
+        u = self.fresh("u")
+        acc = self.fresh("v")
+        kk = self.fresh("k")
+        for i in range(n):
+            self.emit(f"{u}{i} = {cur[i]}")
+            self.emit(f"{acc}{i} = 0.0")
+        self.emit(f"{kk} = 0.0")
+        self.emit(f"for _k in range({m}):")
+        self.indent += 1
+        self.emit(f"{kk} = {kk} + 1.0")
+        us = [f"{u}{i}" for i in range(n)]
+        g = self.coad(xs, us, prefix="t")
+        for i in range(n):
+            self.emit(f"{u}{i} = {g[i]}/{kk}")
+            self.emit(f"{acc}{i} = {acc}{i} + {u}{i}")
+        self.indent -= 1
+        for i in range(n):
+            self.emit(f"{tot[i]} = {tot[i]} + {acc}{i}")
+            self.emit(f"{cur[i]} = {cur[i]} + {acc}{i}")
+        self.indent -= 1
+        if delta:
+            return tot
+        return self.assign("y", [f"{z[i]} + {tot[i]}" for i in range(n)])
+
+
+# ----------------------------------------------------------------------------- one step
+def _stages(src, tab, z, h, lie, terms, w0=None):
+    """Emit the stages; return the list of K_i (vectors, already multiplied by h) and the last
+    stage's velocity (for FSAL). ``w0`` is the first stage's generator when given (FSAL)."""
+    A, cvec = tab["A"], tab["c"]
+    Ks = []
+    for i, row in enumerate(A):
+        pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
+        if not pairs:
+            if lie:
+                w = src.velocity(z) if w0 is None else w0
+            else:
+                w = src.field(z) if w0 is None else w0
+            Ks.append(src.assign("K", [f"{h}*{w[j]}" for j in range(src.n)]))
+            continue
+        if lie:
+            theta = src.combo("th", pairs)
+            Y = src.act(theta, z, delta=False)
+            w = src.velocity(Y)
+            xh = src.assign("xh", [f"{h}*{w[j]}" for j in range(src.n)])
+            Ks.append(src.dexpinv(theta, xh, terms) if terms > 1 else xh)
+        else:
+            dz = src.combo("dz", pairs)
+            Y = src.assign("Y", [f"{z[j]} + {dz[j]}" for j in range(src.n)])
+            w = src.field(Y)
+            Ks.append(src.assign("K", [f"{h}*{w[j]}" for j in range(src.n)]))
+    return Ks
+
+
+def _increment(src, Ks, b, z, lie):
+    theta = src.combo("tb", list(zip(b, Ks)))
+    if lie:
+        return theta, src.act(theta, z, delta=True)
+    return theta, theta
+
+
+def _kahan(src, z, e, d):
+    for j in range(src.n):
+        src.emit(f"_y = {d[j]} + {e[j]}; _s = {z[j]} + _y; {e[j]} = ({z[j]} - _s) + _y; {z[j]} = _s")
+
+
+def fixed_source(st, tab, lie, terms):
+    """Source of run(h, n, save_every, ts, ys, t0, z..., e...): n Kahan-compensated steps, the state
+    z + e stored in ys[j] (j-th save); returns (steps done, saves, z..., e...). A step whose state is
+    not finite stops the loop (scalar modes); ensembles are checked by the caller."""
+    src = Source(st)
+    n = st.n
+    z = [f"z{i}" for i in range(n)]
+    e = [f"e{i}" for i in range(n)]
+    head = f"def run(h, nsteps, save_every, ts, ys, t0, {', '.join(z + e)}):"
+    src.emit("j = 1")
+    src.emit("done = 0")
+    src.emit("for k in range(1, nsteps + 1):")
+    src.indent += 1
+    Ks = _stages(src, tab, z, "h", lie, terms)
+    _, d = _increment(src, Ks, tab["b"], z, lie)
+    src.emit("_chk = " + " + ".join(d))
+    src.emit("if not fin(_chk):")
+    src.emit("    break")
+    _kahan(src, z, e, d)
+    src.emit("done = k")
+    src.emit("if k % save_every == 0 or k == nsteps:")
+    src.indent += 1
+    src.emit("ts[j] = t0 + k*h")
+    for i in range(n):
+        src.emit(f"ys[j, {i}] = z{i} + e{i}")
+    src.emit("j += 1")
+    src.indent -= 2
+    src.emit(f"return done, j, {', '.join(z + e)}")
+    return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+def adaptive_source(st, tab, lie, terms, batch=False):
+    """Source of the whole adaptive loop (solve_ivp's controller: Hairer-Norsett-Wanner I, II.4;
+    error norm as in scipy's RK45 / DOP853, max over an ensemble)::
+
+        run(t0, t1, h, rtol, atol, max_step, save_every, ts, ys, z..., e...) ->
+            (status, t, h, nsteps, nrej, nsave, ts, ys, z..., e...)
+
+    status 0: reached t1; -1: the step size fell below 10 eps |t| (overflow or stiffness). With
+    ``batch`` (the compiled ensemble) the state is Z, E of shape (B, n), ys (cap, B, n), and the
+    stages run in a loop over the trajectories: run(..., ts, ys, Z, E) -> (status, t, h, nsteps,
+    nrej, nsave, ts, ys).
+    """
+    src = Source(st)
+    n = st.n
+    z = [f"z{i}" for i in range(n)]
+    e = [f"e{i}" for i in range(n)]
+    W0 = [f"W0_{i}" for i in range(n)]
+    E = tab["E"]
+    order = tab["err_order"]
+    fsal = tab["fsal"]
+    if batch:
+        head = "def run(t0, t1, h, rtol, atol, max_step, save_every, ts, ys, Z, E):"
+        src.emit(f"B = Z.shape[0]; D = np.empty((B, {n})); WL = np.empty((B, {n})); WF = np.empty((B, {n}))")
+        src.emit("for b in range(B):")
+        src.indent += 1
+        for i in range(n):
+            src.emit(f"z{i} = Z[b, {i}]")
+        w0 = src.velocity(z) if lie else src.field(z)
+        for i in range(n):
+            src.emit(f"WF[b, {i}] = {w0[i]}")
+        src.indent -= 1
+    else:
+        head = f"def run(t0, t1, h, rtol, atol, max_step, save_every, ts, ys, {', '.join(z + e)}):"
+        # first stage generator at z (FSAL: the last stage of an accepted step is the next first one)
+        w0 = src.velocity(z) if lie else src.field(z)
+        for i in range(n):
+            src.emit(f"{W0[i]} = {w0[i]}")
+    src.emit("t = t0; direction = 1.0 if t1 > t0 else -1.0")
+    src.emit("nsteps = 0; nrej = 0; j = 1; status = 0; since = 0")
+    src.emit("while direction*(t1 - t) > 0.0:")
+    src.indent += 1
+    src.emit("if h > max_step: h = max_step")
+    src.emit("last = False")
+    src.emit("if direction*(t + direction*h - t1) >= 0.0:")
+    src.emit("    h = abs(t1 - t); last = True")
+    src.emit("hs = direction*h")
+    if batch:
+        src.emit("err = 0.0")
+        src.emit("for b in range(B):")
+        src.indent += 1
+        for i in range(n):
+            src.emit(f"z{i} = Z[b, {i}]; {W0[i]} = WF[b, {i}]")
+    Ks = _stages(src, tab, z, "hs", lie, terms, w0=W0)
+    theta, d = _increment(src, Ks, tab["b"], z, lie)
+    # FSAL stage at z1 = z + d (its generator is reused by the next step when accepted)
+    z1 = src.assign("z1_", [f"{z[i]} + {d[i]}" for i in range(n)])
+    wl = src.velocity(z1) if lie else src.field(z1)
+    if lie:
+        xl = src.assign("xl", [f"hs*{wl[j]}" for j in range(n)])
+        Klast = src.dexpinv(theta, xl, terms) if terms > 1 else xl
+    else:
+        Klast = src.assign("Kl", [f"hs*{wl[j]}" for j in range(n)])
+    Kall = Ks + ([Klast] if fsal else [])
+    sc = src.assign("sc", [f"atol + rtol*mx(abs({z[i]}), abs({z1[i]}))" for i in range(n)])
+    errs = []
+    for Ev in E:
+        et = src.combo("et", list(zip(Ev, Kall)))
+        if et is None:
+            et = ["0.0"] * n
+        if lie:  # state error to leading order: ad*_{err theta} z
+            et = src.coad(et, z, prefix="ez")
+        errs.append(src.assign("es", [f"({et[i]})/{sc[i]}" for i in range(n)]))
+    if len(errs) == 1:
+        expr = "sqrt((" + " + ".join(f"{v}*{v}" for v in errs[0]) + f")/{float(n)!r})"
+    else:  # DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2)) (Hairer-Norsett-Wanner, scipy)
+        src.emit("_e5 = " + " + ".join(f"{v}*{v}" for v in errs[0]))
+        src.emit("_e3 = " + " + ".join(f"{v}*{v}" for v in errs[1]))
+        expr = f"_e5/sqrt({float(n)!r}*(_e5 + 0.01*_e3) + 1e-300)"
+    if batch:
+        src.emit(f"errb = {expr}")
+        src.emit("if not errb <= err: err = errb")
+        for i in range(n):
+            src.emit(f"D[b, {i}] = {d[i]}; WL[b, {i}] = {wl[i]}")
+        src.indent -= 1
+        src.emit("if not err == err: err = 1e308")
+    else:
+        src.emit(f"err = bmax({expr})")
+    src.emit("if err <= 1.0:")
+    src.indent += 1
+    if batch:
+        src.emit("chk = 0.0")
+        src.emit("for b in range(B):")
+        src.emit(f"    for i in range({n}):")
+        src.emit("        _y = D[b, i] + E[b, i]; _s = Z[b, i] + _y; E[b, i] = (Z[b, i] - _s) + _y; Z[b, i] = _s")
+        src.emit("        chk += _y; WF[b, i] = WL[b, i]")
+        src.emit("if not fin(chk):")
+        src.emit("    status = -1; break")
+    else:
+        src.emit("chk = " + " + ".join(d))
+        src.emit("if not fin(chk):")
+        src.emit("    status = -1; break")
+        _kahan(src, z, e, d)
+        for i in range(n):
+            src.emit(f"{W0[i]} = {wl[i]}")
+    src.emit("t = t1 if last else t + hs")
+    src.emit("nsteps += 1; since += 1")
+    src.emit("if since == save_every or last:")
+    src.indent += 1
+    src.emit("since = 0")
+    src.emit("if j >= ts.shape[0]:")
+    src.emit("    ts, ys = grow(ts, ys)")
+    src.emit("ts[j] = t")
+    if batch:
+        src.emit("ys[j] = Z + E")
+    else:
+        for i in range(n):
+            src.emit(f"ys[j, {i}] = z{i} + e{i}")
+    src.emit("j += 1")
+    src.indent -= 1
+    src.emit(f"fac = 10.0 if err == 0.0 else min(10.0, 0.9*err**({-1.0 / (order + 1)!r}))")
+    src.emit("h = h*fac")
+    src.indent -= 1
+    src.emit("else:")
+    src.indent += 1
+    src.emit("nrej += 1")
+    src.emit(f"fac = 0.2 if not (err < 1e300) else max(0.2, 0.9*err**({-1.0 / (order + 1)!r}))")
+    src.emit("h = h*fac")
+    src.emit("if h < 10.0*2.2e-16*abs(t) or h < 1e-300:")
+    src.emit("    status = -1; break")
+    src.indent -= 2
+    if batch:
+        src.emit("return status, t, h, nsteps, nrej, j, ts, ys")
+    else:
+        src.emit(f"return status, t, h, nsteps, nrej, j, ts, ys, {', '.join(z + e)}")
+    return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+def trial_source(st, tab, lie, terms):
+    """Source of one step (no error estimate) from z with step h: step(h, z...) -> z1 (a tuple), for
+    event location by the method's own continuous extension."""
+    src = Source(st)
+    n = st.n
+    z = [f"z{i}" for i in range(n)]
+    head = f"def step(h, {', '.join(z)}):"
+    Ks = _stages(src, tab, z, "h", lie, terms)
+    _, d = _increment(src, Ks, tab["b"], z, lie)
+    src.emit("return (" + ", ".join(f"{z[i]} + {d[i]}" for i in range(n)) + ",)")
+    return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+def _env(mode):
+    return dict(genhelpers.ARRAY if mode == "array" else genhelpers.SCALAR, np=np)
+
+
+def compile_function(kind, st, tab, lie, terms, mode):
+    """The generated function ``kind`` ("fixed", "adaptive", "adaptive_batch", "step") for structure
+    ``st`` and tableau ``tab`` in ``mode`` ("scalar": Python floats, "array": numpy (B,) columns, "numba": jitted),
+    cached per (structure, tableau, mode)."""
+    key = (kind, st.key, tab["name"], lie, terms, mode)
+    fn = _CACHE.get(key)
+    if fn is None:
+        text = source(kind, st, tab, lie, terms)
+        name = "run" if kind != "step" else "step"
+        if mode == "numba":
+            fn = numba_kernels.compile_cached(text, name, batch=kind == "adaptive_batch")
+        else:
+            env = _env(mode)
+            exec(compile(text, f"<liedyn {kind} {tab['name']} {mode}>", "exec"), env)
+            fn = env[name]
+        _CACHE[key] = fn
+    return fn
+
+
+def source(kind, st, tab, lie, terms):
+    """The generated source text of ``kind`` ("fixed", "adaptive", "adaptive_batch", "step")."""
+    if kind == "adaptive_batch":
+        return adaptive_source(st, tab, lie, terms, batch=True)
+    writer = {"fixed": fixed_source, "adaptive": adaptive_source, "step": trial_source}[kind]
+    return writer(st, tab, lie, terms)

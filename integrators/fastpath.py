@@ -1,0 +1,215 @@
+"""Running the generated code of :mod:`integrators.codegen`: backends, modes and results.
+
+``backend`` is "numpy" (generated Python: floats for one trajectory, numpy columns for an ensemble),
+"numba" (the same source jitted; MethodError when numba is missing) or "auto" (numba when it is
+installed, else numpy). :func:`plan` says whether a problem/method pair has a generated path at all;
+the generic steppers remain the reference (``fast=False`` in :func:`integrators.integrate`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import codegen, numba_kernels
+from .errors import IntegrationInputError, MethodError
+from .result import IntegrationResult
+
+BACKENDS = ("auto", "numpy", "numba")
+
+#: ensembles are stepped in chunks of this many trajectories (temporaries stay in cache)
+CHUNK = 4096
+
+
+#: "auto" compiles with numba only for runs of at least this many step-trajectories
+AUTO_NUMBA_WORK = 1_000_000
+
+
+def choose_backend(backend, work):
+    """resolve_backend, with "auto" -> numpy for runs too small to pay for compiling."""
+    if backend == "auto" and work < AUTO_NUMBA_WORK:
+        return "numpy"
+    return resolve_backend(backend)
+
+
+def resolve_backend(backend):
+    """"numpy" or "numba" for a requested backend; MethodError naming the valid ones otherwise."""
+    if backend not in BACKENDS:
+        raise MethodError(f"unknown backend {backend!r}; backends: {', '.join(BACKENDS)}")
+    if backend == "auto":
+        return "numba" if numba_kernels.available() else "numpy"
+    if backend == "numba":
+        numba_kernels.require("backend='numba'")
+    return backend
+
+
+class Plan:
+    """A recognised structure and a tableau: what the generated code needs."""
+
+    def __init__(self, st, tab, lie, terms):
+        self.st, self.tab, self.lie, self.terms = st, tab, lie, terms
+
+    def function(self, kind, mode):
+        return codegen.compile_function(kind, self.st, self.tab, self.lie, self.terms, mode)
+
+
+def plan(problem, tab, lie, terms, y0):
+    """A :class:`Plan` when the generated code applies (coadjoint problem with an affine velocity and
+    no forcing, or for ambient Runge-Kutta also the multiplier forcing of linear invariants)."""
+    st = codegen.recognise(problem, y0)
+    if st is None or (lie and st.P is not None):
+        return None
+    return Plan(st, tab, lie, terms)
+
+
+def _nsaves(n, save_every):
+    return n // save_every + 1 + (1 if n % save_every else 0)
+
+
+def run_fixed(pl, y0, t0, h, n, save_every, backend):
+    """n fixed steps of size h from y0 (..., dim) with the generated code; an IntegrationResult."""
+    dim = pl.st.n
+    K = _nsaves(n, save_every)
+    mode = "numba" if backend == "numba" else "scalar"
+    if y0.ndim == 1:
+        f = pl.function("fixed", mode)
+        ts = np.empty(K)
+        ys = np.empty((K, dim))
+        ts[0], ys[0] = t0, y0
+        with np.errstate(all="ignore"):
+            out = f(h, n, save_every, ts, ys, t0, *(float(v) for v in y0), *([0.0] * dim))
+        done, j = out[0], out[1]
+        if done < n:  # the step done + 1 overflowed: keep the last finite state
+            zf = np.array(out[2:2 + dim]) + np.array(out[2 + dim:])
+            ts, ys = ts[:j], ys[:j]
+            if ts[-1] != t0 + done * h:
+                ts = np.append(ts, t0 + done * h)
+                ys = np.concatenate([ys, zf[None]], axis=0)
+            return _failed(ts, ys, done, h, t0)
+        return IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+    flat = y0.reshape(-1, dim)
+    B = flat.shape[0]
+    ts = np.empty(K)
+    ys = np.empty((K, B, dim))
+    ys[0] = flat
+    if mode == "numba":
+        f = pl.function("fixed", "numba")
+        done_all = n
+        for b in range(B):
+            tb = np.empty(K)
+            yb = np.empty((K, dim))
+            tb[0], yb[0] = t0, flat[b]
+            with np.errstate(all="ignore"):
+                out = f(h, n, save_every, tb, yb, t0, *(float(v) for v in flat[b]), *([0.0] * dim))
+            ys[:, b] = yb
+            ts = tb
+            if out[0] < n:
+                ys[out[1]:, b] = np.nan
+                done_all = min(done_all, out[0])
+    else:
+        f = pl.function("fixed", "array")
+        yv = ys.transpose(0, 2, 1)  # (K, dim, B) view
+        for s0 in range(0, B, CHUNK):
+            sl = slice(s0, s0 + CHUNK)
+            cols = [np.ascontiguousarray(flat[sl, i]) for i in range(dim)]
+            ysl = np.empty((K, dim, cols[0].shape[0]))
+            with np.errstate(all="ignore"):
+                f(h, n, save_every, ts, ysl, t0, *cols, *[np.zeros_like(cols[0]) for _ in range(dim)])
+            yv[1:, :, sl] = ysl[1:]
+        ts[0] = t0
+    ys = ys.reshape((K,) + y0.shape)
+    ok = np.isfinite(ys).reshape(K, -1).all(axis=1)
+    if not ok.all():
+        bad = int(np.argmin(ok))
+        return _failed(ts[:bad], ys[:bad], None, h, t0)
+    return IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+
+
+def _failed(ts, ys, done, h, t0):
+    where = f"after step {done} (t = {t0 + done * h:.6g})" if done is not None else f"after t = {ts[-1]:.6g}"
+    return IntegrationResult(t=ts, y=ys, status=-1, nsteps=done if done is not None else len(ts) - 1, h=h,
+                             message=f"the solution overflowed or became NaN {where}; the last finite "
+                                     f"state is kept; reduce h")
+
+
+def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend):
+    """The generated adaptive loop from y0 (..., dim) (an ensemble shares one step sequence);
+    returns (IntegrationResult, nsteps, nrejected)."""
+    dim = pl.st.n
+    cap = 64
+    mode = "numba" if backend == "numba" else "scalar"
+    ms = math.inf if max_step is None else float(max_step)
+    if y0.ndim == 1:
+        f = pl.function("adaptive", mode)
+        ts = np.empty(cap)
+        ys = np.empty((cap, dim))
+        ts[0], ys[0] = t0, y0
+        with np.errstate(all="ignore"):
+            out = f(t0, t1, h0, rtol, atol, ms, save_every, ts, ys, *(float(v) for v in y0), *([0.0] * dim))
+        status, t, _, nsteps, nrej, j, ts, ys = out[:8]
+        ts, ys = ts[:j], ys[:j]
+        zf = np.array(out[8:8 + dim]) + np.array(out[8 + dim:])
+    elif mode == "numba":  # compiled ensemble: one loop over the trajectories inside every stage
+        f = pl.function("adaptive_batch", "numba")
+        Z = np.ascontiguousarray(y0.reshape(-1, dim))
+        E = np.zeros_like(Z)
+        ts = np.empty(cap)
+        ys = np.empty((cap,) + Z.shape)
+        ts[0], ys[0] = t0, Z
+        with np.errstate(all="ignore"):
+            status, t, _, nsteps, nrej, j, ts, ys = f(t0, t1, h0, rtol, atol, ms, save_every, ts, ys, Z, E)
+        ts, ys = ts[:j], ys[:j].reshape((j,) + y0.shape)
+        zf = (Z + E).reshape(y0.shape)
+    else:
+        f = pl.function("adaptive", "array")
+        flat = y0.reshape(-1, dim)
+        cols = [np.ascontiguousarray(flat[:, i]) for i in range(dim)]
+        ts = np.empty(cap)
+        ys = np.empty((cap, dim, flat.shape[0]))
+        ts[0], ys[0] = t0, flat.T
+        with np.errstate(all="ignore"):
+            out = f(t0, t1, h0, rtol, atol, ms, save_every, ts, ys, *cols, *[np.zeros_like(c) for c in cols])
+        status, t, _, nsteps, nrej, j, ts, ys = out[:8]
+        ts = ts[:j]
+        ys = ys[:j].transpose(0, 2, 1).reshape((j,) + y0.shape)
+        zf = (np.stack(out[8:8 + dim], -1) + np.stack(out[8 + dim:], -1)).reshape(y0.shape)
+    if status == 0:
+        msg = "reached the end of t_span"
+    else:
+        msg = (f"the step size fell below 10 eps |t| at t = {t:.6g} (overflow, NaN or a singularity); the "
+               f"last finite state is kept")
+        if np.all(np.isfinite(zf)) and ts[-1] != t:
+            ts = np.append(ts, t)
+            ys = np.concatenate([ys, zf[None]], axis=0)
+    res = IntegrationResult(t=ts, y=ys, status=int(status), message=msg, nsteps=int(nsteps))
+    return res, int(nsteps), int(nrej)
+
+
+def step_function(pl, backend):
+    """One step z -> z1 of the method with step tau, for event location: f(t, y, tau)."""
+    mode = "numba" if backend == "numba" else "scalar"
+    f1 = pl.function("step", mode)
+    fa = None
+
+    def step(t, y, tau):
+        y = np.asarray(y, dtype=float)
+        if y.ndim == 1:
+            return np.array(f1(float(tau), *(float(v) for v in y)))
+        nonlocal fa
+        if fa is None:
+            fa = pl.function("step", "array")
+        flat = y.reshape(-1, y.shape[-1])
+        out = fa(float(tau), *(np.ascontiguousarray(flat[:, i]) for i in range(flat.shape[1])))
+        return np.stack(out, -1).reshape(y.shape)
+
+    return step
+
+
+def check_backend_args(backend, fast):
+    """backend must be one of BACKENDS; fast=False (the reference) with backend='numba' is contradictory."""
+    if backend not in BACKENDS:
+        raise MethodError(f"unknown backend {backend!r}; backends: {', '.join(BACKENDS)}")
+    if not fast and backend == "numba":
+        raise IntegrationInputError("fast=False asks for the generic numpy reference; backend='numba' "
+                                    "asks for compiled code: give one of them")

@@ -1,0 +1,209 @@
+"""Guards against a silent wrong answer: every run ends with status 0 and its checks within stated
+tolerances, or with status -1 and a message naming what happened (and where).
+
+Two checks run after the stepping loop of :func:`integrators.integrate` (``check=False`` skips
+both); their figures go to ``IntegrationResult.checks``.
+
+1. Step resolution (fixed-step methods). A fixed step can leave the solution behind (a pole of
+   y' = y^2 passed at t = 1 by RK4 with h = 1; an Euler-Poincare flow whose frequency is far above
+   1/h) without ever producing a NaN. From a few saved states y_k (the first interval, the last one
+   and the two intervals where the saved state changes most, relative to its size) the guard takes
+   one step of the method itself, y_m = Phi_h(y_k), and compares it with the trapezoidal companion
+   y_c = y_k + h/2 (f(t_k, y_k) + f(t_k + h, y_m)), a second-order step built from the same end
+   point (Hairer, Norsett and Wanner (1993), section II.4: an embedded lower-order solution estimates
+   the local error). Both are consistent with the exact flow, so
+
+       e_k = max_i |y_m - y_c|_i / max(|y_k|_inf, |y_m|_inf)
+
+   is at least the relative local error of the poorer of the two; when e_k > RESOLVE_RTOL (0.25, a
+   step whose local error is a quarter of the solution itself) the step does not resolve the
+   solution. The earliest such saved state is then found by bisection, the result is cut there
+   (status -1) and the message gives t, h and e_k. The cost is a fixed handful of steps per run
+   (at most 4 steps plus 8 right-hand sides), independent of the number of steps.
+
+2. Declared invariants and constraints (every method), on the saved states. With the scale of a
+   quantity q at a state y taken as S(y) = sum_i |q(r e_i)|, r = |y|_inf (q on the coordinate axes
+   at the size of y: the size of the round-off in q(y)), evaluated at y_0 and at the largest saved
+   state y_big (two evaluations, not K), the drift of an invariant is
+   |q(y_k) - q(y_0)| / max(S(y_0), S(y_big), |q(y_0)|, tiny) and the residual of a constraint is
+   |q(y_k)| / max(S(y_0), S(y_big), |y_k|_inf, tiny) (|y_k| for a constraint that the equations keep by
+   construction, whose S is round-off itself). The tolerances (:data:`TOLERANCES`):
+
+   * an invariant the method keeps on this problem (a Casimir for a Lie-Poisson method, a linear
+     invariant for a Runge-Kutta method or after projection): 1e-6, i.e. round-off only;
+   * any other invariant: 0.5 relative to max(|q(y_0)|, S(y_0)), a drift of half of the value means
+     the step does not resolve the solution (an inaccurate but resolved run drifts far less);
+   * a constraint: 0.5 unless the problem states its own tolerance (``tolerances={name: rtol}``;
+     the servo systems state 1e-6 for (a, w) = 0, which their equations keep exactly).
+
+   A quantity beyond its tolerance cuts the result at its first offending saved state (status -1)
+   and the message names it, with t and the figure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from liegroups import LieGroupsError
+
+from .errors import IntegratorError
+from .methods import CASIMIRS, LINEAR, QUADRATIC
+
+#: a step whose companion estimate of its local error exceeds this fraction of the state is unresolved
+RESOLVE_RTOL = 0.25
+#: default tolerances of the end-of-run checks (relative, see the module docstring)
+TOLERANCES = {"kept_invariant": 1e-6, "invariant": 0.5, "constraint": 0.5}
+_TINY = 1e-300
+#: how many of the most-changing saved intervals are checked (besides the first and the last)
+N_SUSPECTS = 2
+
+
+def _rel_estimate(problem, stepper, t, y, h):
+    """(K_batch...) relative local-error estimate of one step from (t, y) (see the module docstring)."""
+    rhs = problem.rhs
+    try:
+        with np.errstate(all="ignore"):
+            ym = np.asarray(stepper.step(t, y, h), dtype=float)
+            yc = y + 0.5 * h * (np.asarray(rhs(t, y), dtype=float) + np.asarray(rhs(t + h, ym), dtype=float))
+            err = np.max(np.abs(ym - yc), axis=-1)
+            scale = np.maximum(np.max(np.abs(y), axis=-1), np.max(np.abs(ym), axis=-1))
+            rel = err / np.maximum(scale, _TINY)
+    except (IntegratorError, LieGroupsError, ArithmeticError):
+        return np.inf
+    rel = np.where(np.isfinite(rel), rel, np.inf)
+    return float(np.max(rel))
+
+
+def check_resolution(problem, stepper, res, h, save_every, rtol=RESOLVE_RTOL):
+    """Step-resolution check of a fixed-step result (in place): status -1 and the result cut at the
+    first saved state whose step is not resolved. Records ``res.checks["step_error"]``."""
+    if problem.kind == "reconstruction" or len(res.t) < 2 or stepper is None:
+        return res
+    ys = res.y
+    K = len(res.t)
+    flat = ys.reshape(K, -1, ys.shape[-1])
+    with np.errstate(all="ignore"):
+        size = np.max(np.abs(flat), axis=-1)
+        change = np.max(np.abs(np.diff(flat, axis=0)), axis=-1) / np.maximum(np.maximum(size[:-1], size[1:]), _TINY)
+    change = np.max(change, axis=-1)                      # (K-1,) over the batch
+    order = np.argsort(change)[::-1][:N_SUSPECTS]
+    suspects = sorted(set(int(i) for i in order) | {0, K - 2})
+    cache = {}
+
+    def est(k):
+        if k not in cache:
+            cache[k] = _rel_estimate(problem, stepper, float(res.t[k]), ys[k], h)
+        return cache[k]
+
+    bad = [k for k in suspects if est(k) > rtol]
+    res.checks["step_error"] = max(cache.values())
+    res.checks["step_error_tolerance"] = rtol
+    if not bad:
+        return res
+    lo, hi = -1, bad[0]                                   # est(hi) > rtol; every checked k < hi passed
+    for k in sorted(cache):
+        if k < hi:
+            lo = k
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if est(mid) > rtol:
+            hi = mid
+        else:
+            lo = mid
+    e = est(hi)
+    figure = "overflowed" if not np.isfinite(e) else f"is {e:.3g} of the state"
+    later = f" (later: {res.message})" if res.status == -1 else ""
+    truncate(res, hi + 1)
+    res.status = -1
+    res.message = (f"the step h = {h:.6g} does not resolve the solution at t = {res.t[-1]:.6g}: a second-order "
+                   f"companion step from there differs from the method's step by an amount that {figure} "
+                   f"(tolerance {rtol}); the solution is kept up to t = {res.t[-1]:.6g}; reduce h, or pass "
+                   f"check=False to skip this check{later}")
+    res.checks["step_error"] = e
+    return res
+
+
+def truncate(res, j):
+    """Keep the first j saved states of a result (t, y and every recorded (K, ...) array)."""
+    res.t, res.y = res.t[:j], res.y[:j]
+    for table in (res.invariants, res.constraints, res.outputs):
+        for k, v in list(table.items()):
+            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] > j:
+                table[k] = v[:j]
+    if res.h is not None:
+        res.nsteps = min(res.nsteps, int(round(abs(res.t[-1] - res.t[0]) / abs(res.h)))) if j else 0
+    return res
+
+
+def _scale(q, ys):
+    """S(y) = sum_i |q(r e_i)|, r = |y|_inf, for the saved states ys (K, ..., dim) -> (K, ...)."""
+    dim = ys.shape[-1]
+    r = np.max(np.abs(ys), axis=-1)
+    probe = r[..., None, None] * np.eye(dim)              # (K, ..., dim, dim): rows r e_i
+    with np.errstate(all="ignore"):
+        v = np.asarray(q(probe), dtype=float)
+    if v.shape != r.shape + (dim,):
+        return np.zeros_like(r)
+    return np.sum(np.abs(np.where(np.isfinite(v), v, 0.0)), axis=-1)
+
+
+def _kept(name, preserves):
+    if name.startswith("casimir:"):
+        return CASIMIRS in preserves
+    if name.startswith("linear:"):
+        return LINEAR in preserves or QUADRATIC in preserves
+    return False
+
+
+def check_quantities(problem, res, tolerances=None):
+    """End-of-run check of the declared invariants and constraints (in place): records the worst
+    figure of each in ``res.checks`` ("invariant:<name>", "constraint:<name>") and, for the first one
+    beyond its tolerance, cuts the result there with status -1 and a message naming it."""
+    if len(res.t) == 0 or problem.kind == "reconstruction":
+        return res
+    raw = res.outputs.get("z", res.y) if getattr(problem, "state_map", None) is not None else res.y
+    own = dict(getattr(problem, "tolerances", None) or {})
+    tol = dict(TOLERANCES, **(tolerances or {}))
+    first = None                                          # (index, message)
+    with np.errstate(all="ignore"):
+        sizes = np.max(np.abs(raw), axis=-1).reshape(len(raw), -1).max(axis=1)
+    kbig = int(np.nanargmax(np.where(np.isfinite(sizes), sizes, -1.0)))
+    for kind, table in (("invariant", res.invariants), ("constraint", res.constraints)):
+        decl = getattr(problem, kind + "s", {})
+        for name, vals in table.items():
+            vals = np.asarray(vals, dtype=float)
+            if vals.shape != raw.shape[:-1] or name not in decl:
+                continue
+            with np.errstate(all="ignore"):
+                S = _scale(decl[name], raw[[0, kbig]])        # at y_0 and at the largest saved state
+                if kind == "invariant":
+                    kept = _kept(name, res.preserves)
+                    rt = own.get(name, tol["kept_invariant"] if kept else tol["invariant"])
+                    base = np.maximum(np.abs(vals[0]), S[0])
+                    denom = np.maximum(np.maximum(base, S[1]) if kept else base, _TINY)
+                    fig = np.abs(vals - vals[0]) / denom
+                else:
+                    kept = True
+                    rt = own.get(name, tol["constraint"])
+                    size = np.max(np.abs(raw), axis=-1)   # for a constraint kept by construction S ~ 0
+                    fig = np.abs(vals) / np.maximum(np.maximum(np.maximum(S[0], S[1]), size), _TINY)
+            fig = np.where(np.isnan(fig), np.inf, fig)
+            per_k = fig.reshape(len(fig), -1).max(axis=1)
+            res.checks[f"{kind}:{name}"] = float(per_k.max())
+            res.checks[f"{kind}:{name}:tolerance"] = rt
+            over = np.nonzero(per_k > rt)[0]
+            if over.size and (first is None or over[0] < first[0]):
+                k = int(over[0])
+                what = ("constraint drift" if kind == "constraint" else
+                        "an invariant the method keeps drifted" if kept else "an invariant drifted")
+                value = "non-finite" if not np.isfinite(per_k[k]) else f"{per_k[k]:.3g}"
+                first = (k, f"{what}: {name!r} is off by {value} (relative, tolerance {rt:g}) at "
+                            f"t = {res.t[k]:.6g}")
+    if first is not None:
+        k, msg = first
+        later = f" (later: {res.message})" if res.status == -1 else ""
+        truncate(res, max(k, 1))
+        res.status = -1
+        res.message = (f"{msg}; the solution is kept up to t = {res.t[-1]:.6g}"
+                       + ("; reduce h or pass check=False to skip this check" if res.h is not None else "")
+                       + later)
+    return res
