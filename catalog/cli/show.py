@@ -30,7 +30,7 @@ def show_data(entry):
     return {
         "name": entry.name, "description": entry.description, "references": list(entry.references),
         "model": entry.model, "kind": entry.kind, "parameters": dict(entry.parameters),
-        "equations": text, "latex": latex, "realizability": describe.realizability(entry),
+        "equations": text, "latex": latex, "model_equations": describe.model_text(entry), "realizability": describe.realizability(entry),
         "first_integrals": describe.integrals(entry), "labels": list(entry.labels),
         "initial_state": (entry.initial_state if isinstance(entry.initial_state, dict)
                           else np.asarray(entry.initial_state).tolist()),
@@ -49,7 +49,7 @@ def cmd_show(args):
     print(d["description"])
     if d["parameters"]:
         print("parameters: " + ", ".join(f"{k}={v}" for k, v in d["parameters"].items()))
-    print("\nequations:")
+    print("\nequations" + (f" ({d['model_equations']}):" if d["model_equations"] else ":"))
     if args.latex:
         print(d["latex"])
     else:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
+from sympy.physics.vector.printing import vlatex, vsprint
+
+from servo.lie.symbolic import exact, polynomial_text
 
 
 def _lie_poisson_equations(entry):
@@ -32,32 +35,86 @@ def _lie_poisson_equations(entry):
     return eqs
 
 
-def equations(entry):
-    """(plain-text lines, LaTeX string) of the entry's equations of motion."""
+def _generic_rows(eqs):
+    """[(lhs, relation, rhs)] in LaTeX and in plain text for a list of sympy relations (the Lagrangian
+    systems in coordinates): float data that are short decimals become exact rationals (1.0 x'' -> x''),
+    time derivatives print as dots (LaTeX) or primes (text)."""
+    latex, text = [], []
+    for e in eqs:
+        if not isinstance(e, sp.Basic):
+            text.append(str(e))
+            continue
+        e = exact(e)
+        if isinstance(e, sp.core.relational.Relational):
+            op = {"==": "=", ">=": "\\geq", "<=": "\\leq", ">": ">", "<": "<", "!=": "\\neq"}.get(e.rel_op, e.rel_op)
+            latex.append((vlatex(e.lhs), op, vlatex(e.rhs)))
+            text.append(f"{vsprint(e.lhs)} {'=' if e.rel_op == '==' else e.rel_op} {vsprint(e.rhs)}")
+        else:
+            latex.append((vlatex(e), "=", "0"))
+            text.append(f"{vsprint(e)} = 0")
+    return latex, text
+
+
+def _system_equations(entry):
     sysm = entry.system
-    eq = None
-    if hasattr(sysm, "equations"):
-        try:
-            eq = sysm.equations(symbolic=True) if entry.kind == "lie-group" else sysm.equations()
-        except TypeError:
-            eq = sysm.equations()
+    if not hasattr(sysm, "equations"):
+        return None
+    try:
+        return sysm.equations(symbolic=True) if entry.kind == "lie-group" else sysm.equations()
+    except TypeError:
+        return sysm.equations()
+
+
+def equation_rows(entry):
+    """[(lhs, relation, rhs)] in LaTeX, one per equation (the report draws each row with mathtext), and
+    the model in vector notation (LaTeX, '' when unknown)."""
+    eq = _system_equations(entry)
+    if eq is not None and hasattr(eq, "rows"):
+        return [(lhs, "=", rhs) for lhs, rhs in eq.rows("latex")], getattr(eq, "model_latex", "")
+    if eq is None and "algebra" in entry.extras:
+        eq = _lie_poisson_equations(entry)
+    if eq is None:
+        return [], ""
+    eqs = list(eq) if isinstance(eq, (list, tuple, sp.MatrixBase)) else [eq]
+    return _generic_rows(eqs)[0], ""
+
+
+def model_text(entry):
+    """The model in vector notation, one line of unicode ('' when the system does not say)."""
+    eq = _system_equations(entry)
+    return getattr(eq, "model_text", "") or ""
+
+
+def equations(entry):
+    """(plain-text lines, LaTeX ``align`` block) of the entry's equations of motion.
+
+    Lie-group systems print through :class:`servo.lie.symbolic.Equations` (basis names, exact
+    rationals, unicode text); Lagrangian systems as their sympy relations with exact rationals,
+    derivatives as primes (text) and dots (LaTeX).
+    """
+    eq = _system_equations(entry)
+    if eq is not None and hasattr(eq, "rows"):
+        return str(eq).splitlines(), eq.latex()
     if eq is None and "algebra" in entry.extras:
         eq = _lie_poisson_equations(entry)
     if eq is None:
         return list(entry.extras.get("equations_text", [])), ""
-    if hasattr(eq, "latex"):
-        latex = eq.latex() if callable(eq.latex) else str(eq.latex)
-    elif isinstance(eq, (list, tuple)):
-        latex = r" \\ ".join(sp.latex(e) for e in eq)
-    else:
-        latex = sp.latex(eq)
-    if isinstance(eq, (list, tuple)):
-        text = [sp.sstr(e) if isinstance(e, sp.Basic) else str(e) for e in eq]
-    elif isinstance(eq, sp.MatrixBase):
-        text = [sp.sstr(e) for e in eq]
-    else:
-        text = str(eq).splitlines()
+    eqs = list(eq) if isinstance(eq, (list, tuple, sp.MatrixBase)) else [eq]
+    rows, text = _generic_rows(eqs)
+    body = " \\\\\n".join(f"{lhs} &{op} {rhs}" for lhs, op, rhs in rows)
+    latex = f"\\begin{{align}}\n{body}\n\\end{{align}}" if rows else ""
     return text, latex
+
+
+def expression_text(expr, style="unicode"):
+    """A first integral's expression with exact rationals, as a polynomial in its symbols (unicode or
+    LaTeX); sympy's string for anything that is not a polynomial."""
+    expr = exact(sp.sympify(expr))
+    syms = sorted(expr.free_symbols, key=str)
+    try:
+        return polynomial_text(expr, syms, [str(x) for x in syms], style)
+    except sp.PolynomialError:
+        return sp.latex(expr) if style == "latex" else sp.sstr(expr)
 
 
 def realizability(entry):
@@ -87,7 +144,7 @@ def integrals(entry):
         items = fi.items() if isinstance(fi, dict) else ((getattr(f, "name", str(f)), f) for f in (fi or ()))
         for k, f in items:
             expr = getattr(f, "expr", None)
-            out.append({"name": str(k), "source": "system", "expr": None if expr is None else sp.sstr(expr)})
+            out.append({"name": str(k), "source": "system", "expr": None if expr is None else expression_text(expr)})
     return out
 
 
