@@ -106,6 +106,56 @@ def equations(entry):
     return text, latex
 
 
+def realizability_verdict(entry):
+    """What the report and ``liedyn show`` say about realizability, or None where it does not apply.
+
+    A dict with ``expr`` (the quantity: (I^-1 a, b) for Lie-group systems, det (A^-1 M, dphi/dq') in
+    coordinates), ``formula`` (its value or expression as text), ``value`` (a number: the constant, or the
+    expression at the entry's initial state; None when it cannot be evaluated), ``realizable`` (value != 0)
+    and ``where`` ("everywhere" for a constant, "at the initial state" for an expression).
+    """
+    sysm = entry.system
+    if entry.model in ("free",) or not hasattr(sysm, "realizability"):
+        return None
+    try:
+        r = sysm.realizability()
+    except TypeError:
+        return None
+    lie = entry.kind == "lie-group"
+    expr = "(I^-1 a, b)" if lie else "det (A^-1 M, dphi/dq')"
+    try:
+        v = float(r)
+        return {"expr": expr, "formula": f"{v:.12g}", "value": v, "realizable": v != 0.0, "where": "everywhere"}
+    except (TypeError, ValueError):
+        pass
+    S = getattr(sysm, "system", None)
+    r = exact(sp.sympify(r))
+    formula = vsprint(r)
+    value = None
+    init = entry.initial_state
+    if S is not None and hasattr(S, "plain") and isinstance(init, dict) and "q0" in init and "qd0" in init:
+        plain = S.plain(r)
+        subs = {**dict(zip(S.qs, init["q0"])), **dict(zip(S.us, init["qd0"]))}
+        try:
+            value = float(plain.subs(subs))
+        except (TypeError, ValueError):
+            value = None
+    return {"expr": expr, "formula": formula, "value": value,
+            "realizable": None if value is None else value != 0.0, "where": "at the initial state"}
+
+
+def realizability_line(entry):
+    """One line of text: 'realizability (I^-1 a, b) = 0.789  (realizable)', or None."""
+    v = realizability_verdict(entry)
+    if v is None:
+        return None
+    if v["where"] == "everywhere":
+        return f"realizability {v['expr']} = {v['formula']}  ({'realizable' if v['realizable'] else 'NOT realizable'})"
+    at = "" if v["value"] is None else (f" = {v['value']:.6g} at the initial state ("
+                                         + ("realizable there" if v["realizable"] else "NOT realizable there") + ")")
+    return f"realizability {v['expr']} = {v['formula']}{at}; realizable wherever it is non-zero"
+
+
 def expression_text(expr, style="unicode"):
     """A first integral's expression with exact rationals, as a polynomial in its symbols (unicode or
     LaTeX); sympy's string for anything that is not a polynomial."""
