@@ -6,13 +6,14 @@ sampled velocities). Methods and what they keep: :data:`METHODS` (see :mod:`inte
 """
 
 from .compare import Comparison, compare
-from .driver import DEFAULT_STEPS, IntegrationInputError, integrate
-from .methods import METHODS, MethodError, applicable_methods
+from .driver import integrate
+from .errors import ConvergenceError, IntegrationInputError, IntegratorError, MethodError
+from .grid import DEFAULT_STEPS
+from .methods import ALIASES, METHODS, applicable_methods
 from .problems import CoadjointProblem, ODEProblem, ReconstructionProblem
 from .reconstruction import reconstruct
 from .result import IntegrationResult
-from .stepping import ConvergenceError
 
 __all__ = ["compare", "Comparison", "ODEProblem", "CoadjointProblem", "ReconstructionProblem", "integrate", "reconstruct",
-           "IntegrationResult", "METHODS", "MethodError", "IntegrationInputError", "ConvergenceError",
-           "applicable_methods", "DEFAULT_STEPS"]
+           "IntegrationResult", "METHODS", "ALIASES", "IntegratorError", "MethodError", "IntegrationInputError",
+           "ConvergenceError", "applicable_methods", "DEFAULT_STEPS"]

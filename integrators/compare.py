@@ -19,7 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .driver import integrate
-from .methods import METHODS, applicable_methods
+from .methods import applicable_methods, get_method
+
+#: methods that ``compare`` runs by default (those that apply to the problem): every fixed-step method
+#: and the scipy adapters RK45, DOP853 and Radau; RK23, BDF and LSODA only when asked for
+EXTRA_METHODS = ("scipy:RK23", "scipy:BDF", "scipy:LSODA")
 
 
 @dataclass
@@ -40,13 +44,15 @@ class MethodReport:
     def time_at(self, error):
         """Wall time needed for a given final error, interpolated log-log on the work-precision curve
         (None outside the measured range)."""
-        return _interp(self.error, self.wall_time, error)
+        return work_at_error(self.error, self.wall_time, error)
 
     def nfev_at(self, error):
-        return _interp(self.error, self.nfev, error)
+        return work_at_error(self.error, self.nfev, error)
 
 
-def _interp(errs, work, target):
+def work_at_error(errs, work, target):
+    """The work (time, evaluations) at error ``target``, interpolated log-log between the measured
+    (error, work) points; None outside the measured range of errors."""
     e = np.log(np.asarray(errs, dtype=float))
     w = np.log(np.asarray(work, dtype=float))
     order = np.argsort(e)
@@ -55,6 +61,10 @@ def _interp(errs, work, target):
     if len(e) < 2 or lt < e[0] or lt > e[-1]:
         return None
     return float(np.exp(np.interp(lt, e, w)))
+
+
+#: work_at_error under the name that benchmarks/compare_integrators.py imports
+_interp = work_at_error
 
 
 @dataclass
@@ -114,17 +124,21 @@ def compare(problem, y0, t_end, methods=None, exact=None, steps=(100, 200, 400, 
             tolerances=(1e-5, 1e-7, 1e-9, 1e-11), save_every=None):
     """Compare integration methods on ``problem`` from ``y0`` over [0, t_end]; return a Comparison.
 
-    ``methods`` defaults to every applicable method; fixed-step methods run the step ladder
+    ``methods`` (names, aliases or Method instances) defaults to every applicable method except
+    :data:`EXTRA_METHODS`; fixed-step methods run the step ladder
     ``steps`` (numbers of steps; or a dict order -> ladder, so low-order methods can take more
     steps), scipy methods the ``tolerances`` ladder (rtol = tol, atol = tol/100).
     Invariants are recorded on every ``save_every``-th step (default: 100 points per run).
     """
     y0 = np.asarray(y0, dtype=float)
-    names = list(methods) if methods is not None else applicable_methods(problem)
+    if methods is not None:
+        names = list(methods)
+    else:
+        names = [n for n in applicable_methods(problem) if n not in EXTRA_METHODS]
     ref, how = _reference(problem, y0, t_end, exact)
     reports = []
     for name in names:
-        m = METHODS[name] if isinstance(name, str) else name
+        m = get_method(name, problem)
         rep = MethodReport(m.name, m.order if m.fixed_step else None, None)
         if not m.fixed_step:
             rungs = tolerances

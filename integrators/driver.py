@@ -7,21 +7,41 @@ import time
 
 import numpy as np
 
+from .errors import IntegrationInputError
+from .events import EventTracker
+from .grid import DEFAULT_STEPS, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
 from .methods import LINEAR, ScipyMethod, get_method, preserved
-from .result import IntegrationResult, record
+from .problems import ODEProblem
+from .result import IntegrationResult, finish
+from .scipy_adapter import solve_scipy
 from . import so3_fast
 from .stepping import make_stepper
 
-#: number of steps used when neither h nor steps is given to a fixed-step method
-DEFAULT_STEPS = 1000
+_KINDS = ("ode", "coadjoint", "reconstruction")
 
 
-class IntegrationInputError(ValueError):
-    """Bad arguments to ``integrate`` (names the argument, what was expected and what was given)."""
+def _as_problem(problem, y0):
+    """The problem, or a plain callable f(t, y) wrapped as ODEProblem(f, dim=y0.shape[-1]);
+    returns (problem, y0 as an array)."""
+    if getattr(problem, "kind", None) in _KINDS:
+        return problem, y0
+    if callable(problem):
+        try:
+            y0 = np.atleast_1d(np.array(y0, dtype=float))
+        except (TypeError, ValueError) as exc:
+            raise IntegrationInputError(f"y0 must be a numeric array (..., dim), got {y0!r}") from exc
+        name = getattr(problem, "__name__", None) or type(problem).__name__
+        return ODEProblem(problem, dim=y0.shape[-1], name=f"ODE y' = {name}(t, y)"), y0
+    raise IntegrationInputError(
+        f"problem must be an ODEProblem, CoadjointProblem, ReconstructionProblem or a callable f(t, y); "
+        f"got {type(problem).__name__} {problem!r:.80}")
 
 
 def _check_inputs(problem, y0, t_span):
-    y0 = np.array(y0, dtype=float)
+    try:
+        y0 = np.array(y0, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise IntegrationInputError(f"y0 must be a numeric array, got {y0!r:.80}") from exc
     if problem.kind == "reconstruction":
         N = problem.group.matrix_size
         if y0.shape[-2:] != (N, N):
@@ -43,35 +63,44 @@ def _check_inputs(problem, y0, t_span):
     return y0, t0, t1
 
 
-def _grid(t0, t1, h, steps):
-    T = t1 - t0
-    if steps is not None:
-        n = int(steps)
-        if n < 1 or n != steps:
-            raise IntegrationInputError(f"steps must be a positive integer, got {steps!r}")
-    elif h is not None:
-        if not (h > 0 and math.isfinite(h)):
-            raise IntegrationInputError(f"h must be a positive finite step, got {h!r}")
-        n = max(1, math.ceil(abs(T) / h - 1e-9))
-    else:
-        n = DEFAULT_STEPS
-    return n, T / n
+def _check_t_eval(t_eval, t0, t1):
+    """t_eval as a 1-d float array, sorted in the direction of integration and within t_span."""
+    try:
+        te = np.array(t_eval, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise IntegrationInputError(f"t_eval must be a 1-d array of times, got {t_eval!r:.80}") from exc
+    if te.ndim != 1 or te.size == 0 or not np.all(np.isfinite(te)):
+        raise IntegrationInputError(f"t_eval must be a non-empty 1-d array of finite times, got shape {te.shape}")
+    lo, hi = min(t0, t1), max(t0, t1)
+    if te.min() < lo or te.max() > hi:
+        raise IntegrationInputError(f"t_eval must lie within t_span = ({t0}, {t1}); got values from "
+                                    f"{te.min()} to {te.max()}")
+    d = np.diff(te) if t1 > t0 else -np.diff(te)
+    if np.any(d < 0):
+        k = int(np.argmax(d < 0))
+        raise IntegrationInputError(f"t_eval must be sorted in the direction of integration "
+                                    f"({'increasing' if t1 > t0 else 'decreasing'}); t_eval[{k}] = {te[k]} is "
+                                    f"followed by {te[k + 1]}")
+    return te
 
 
 def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_every=1, events=None,
-              rtol=1e-9, atol=1e-12, fast=True):
+              rtol=1e-9, atol=1e-12, fast=True, t_eval=None):
     """Integrate ``problem`` from ``y0`` over ``t_span = (t0, t1)`` with ``method``.
 
     Parameters
     ----------
-    problem : ODEProblem (y' = f(t, y)), CoadjointProblem (z' = ad*_{w(z)} z + f(z)) or
-        ReconstructionProblem (g' = g w(t)).
+    problem : ODEProblem (y' = f(t, y)), CoadjointProblem (z' = ad*_{w(z)} z + f(z)),
+        ReconstructionProblem (g' = g w(t)), or a plain callable f(t, y) (as for solve_ivp), taken as
+        ``ODEProblem(f, dim=y0.shape[-1])``. Anything else raises IntegrationInputError.
     y0 : (..., dim) array (a batch of initial conditions on the leading axes), or (..., N, N) group
         elements for a reconstruction problem.
-    method : str
+    method : str or Method
         One of "rk4", "midpoint", "lie_euler", "rkmk2", "rkmk4", "cf4", "cg3", "splitting",
-        "splitting4", "scipy:RK45", "scipy:DOP853", "scipy:Radau" (see :mod:`integrators.methods`).
-        An unknown or inapplicable name raises ``MethodError`` (a ValueError) listing the valid ones.
+        "splitting4", "splitting6", "moser_veselov", "scipy:RK45", "scipy:RK23", "scipy:DOP853",
+        "scipy:Radau", "scipy:BDF", "scipy:LSODA" (see :mod:`integrators.methods`); the bare scipy
+        names ("DOP853", ...) are aliases. An unknown or inapplicable name raises ``MethodError``
+        (a ValueError) listing the valid ones.
     h, steps : fixed-step methods take the step h (rounded down so that an integer number of steps
         covers t_span exactly: h = (t1 - t0) / ceil(|t1 - t0| / h)) or the number of steps;
         with neither, DEFAULT_STEPS = 1000 steps. For scipy methods, h or steps only set the output
@@ -79,7 +108,11 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
     save_every : keep every save_every-th step (the last step is always kept).
     events : callable g(t, y) -> (...) or list of them, with optional attributes ``terminal`` and
         ``direction`` as in solve_ivp; see :mod:`integrators.events`.
-    rtol, atol : tolerances of the scipy adapters.
+    t_eval : 1-d array of output times for the scipy methods (as in solve_ivp: within t_span, sorted
+        in the direction of integration; not together with h, steps or save_every). The fixed-step
+        methods take h / steps / save_every instead and raise IntegrationInputError for t_eval.
+    rtol, atol : tolerances of the scipy adapters (which also pass ``problem.jac``, when the problem
+        has one, to Radau, BDF and LSODA).
     fast : use the generated straight-line so(3) steppers (:mod:`integrators.so3_fast`) when they
         apply (unforced so(3)* problem with a velocity_matrix, no events); False forces the generic
         numpy path (the reference; both agree to round-off).
@@ -87,29 +120,36 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
     Returns
     -------
     IntegrationResult with t (K,), y (K, ..., dim), status, message, nfev, nsteps, wall_time,
-    invariants / constraints (name -> (K, ...)) evaluated on the saved states, preserves.
+    invariants / constraints (name -> (K, ...)) evaluated on the saved (raw) states, preserves,
+    method (the canonical name) and the problem's ``outputs`` (with a ``state_map``, y is the mapped
+    state and the raw one is ``outputs["z"]``).
 
     Without events or projection, each step's increment y_{n+1} - y_n is computed without
     cancellation (e.g. exp(ad x)^T z - z = (exp(ad x)^T - I) z) and added with Kahan's compensated
-    summation (Hairer-McLachlan-Razakarivony 2008), so round-off drift of the invariants grows like
+    summation (Hairer, McLachlan and Razakarivony 2008), so round-off drift of the invariants grows like
     eps h sqrt(N) rather than eps sqrt(N).
     """
+    problem, y0 = _as_problem(problem, y0)
     m = get_method(method, problem)
     y0, t0, t1 = _check_inputs(problem, y0, t_span)
     if int(save_every) < 1:
         raise IntegrationInputError(f"save_every must be a positive integer, got {save_every!r}")
+    if t_eval is not None:
+        if not isinstance(m, ScipyMethod):
+            raise IntegrationInputError(f"t_eval is for the scipy methods; the fixed-step method {m.name!r} "
+                                        f"saves every save_every-th step of h or steps instead")
+        if h is not None or steps is not None or int(save_every) != 1:
+            raise IntegrationInputError("give either t_eval or h / steps / save_every (output grid), not both")
+        t_eval = _check_t_eval(t_eval, t0, t1)
     start = time.perf_counter()
     if isinstance(m, ScipyMethod):
-        from .scipy_adapter import solve_scipy
-
-        res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol)
+        res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol, t_eval)
     else:
         res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast)
     res.wall_time = time.perf_counter() - start
     res.method = m.name
     res.preserves = preserved(m, problem)
-    res.invariants, res.constraints = record(problem, res.y)
-    return res
+    return finish(problem, res)
 
 
 def _projector(problem, method, y0):
@@ -160,7 +200,7 @@ class _Projected:
 
 
 def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=True):
-    n, h = _grid(t0, t1, h, steps)
+    n, h = step_grid(t0, t1, h, steps)
     stepper = make_stepper(method, problem)
     if fast and so3_fast.applies(method, problem):
         if events is None:
@@ -177,8 +217,6 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
     y, t, j = y0, t0, 1
     tracker = None
     if events is not None:
-        from .events import EventTracker
-
         tracker = EventTracker(events, problem, stepper, t0, y0)
     compensated = tracker is None and not isinstance(stepper, _Projected)
     e = np.zeros_like(y0)

@@ -25,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize
 
+from .errors import IntegrationInputError
+
 
 def _as_list(events):
     return list(events) if isinstance(events, (list, tuple)) else [events]
@@ -37,12 +39,12 @@ class EventTracker:
         self.events = _as_list(events)
         for e in self.events:
             if not callable(e):
-                raise ValueError(f"an event must be a callable g(t, y), got {e!r}")
+                raise IntegrationInputError(f"an event must be a callable g(t, y), got {e!r}")
         self.stepper = stepper
         self.state_shape = y0.shape[-1:]
         self.batch_shape = y0.shape[:-2] if problem.kind == "reconstruction" else y0.shape[:-1]
         if problem.kind == "reconstruction":
-            raise ValueError("events are not supported for reconstruction problems")
+            raise IntegrationInputError("events are not supported for reconstruction problems")
         self.g_prev = [self._eval(e, t0, y0) for e in self.events]
         self.stopped = np.zeros(self.batch_shape, dtype=bool)
         self.frozen = None

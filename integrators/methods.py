@@ -7,26 +7,33 @@ the tests measure both.
 
 Methods and sources:
 
-* ``rk4``: classical Runge-Kutta (Kutta 1901), order 4, keeps linear invariants.
+* ``rk4``: the classical Runge-Kutta method of Kutta (1901), order 4, keeps linear invariants.
 * ``midpoint``: implicit midpoint rule, order 2, keeps all quadratic (hence linear) invariants
   (Cooper 1987), solved by fixed-point iteration to a stated tolerance.
-* ``lie_euler``, ``rkmk2``, ``rkmk4``: Runge-Kutta-Munthe-Kaas (Munthe-Kaas 1999): theta' =
+* ``lie_euler``, ``rkmk2``, ``rkmk4``: Runge-Kutta-Munthe-Kaas methods, Munthe-Kaas (1999): theta' =
   dexp^-1_theta(xi), y = exp(theta) . y0, with dexp^-1 truncated after ad^(q-2) for order q.
 * ``cf4``: the commutator-free method of Celledoni, Marthinsen and Owren (2003), order 4, two final
   exponentials exp(h sum beta2_i F_i) exp(h sum beta1_i F_i) with beta1 = (1/4, 1/6, 1/6, -1/12)
   acting FIRST; swapping them gives order 2 (tested).
-* ``cg3``: Crouch-Grossman (1993) order 3 (Hairer-Lubich-Wanner IV.8.1).
+* ``cg3``: Crouch and Grossman (1993), order 3 (Hairer, Lubich and Wanner (2006), section IV.8.1).
 * ``splitting``, ``splitting4``: McLachlan (1993) splitting of the free rigid body on so(3)* into
   exact axis rotations, Strang (order 2), Yoshida's triple jump (order 4) and, as ``splitting6``,
   Yoshida's (1990) seven-stage order-6 composition (solution A).
 * ``moser_veselov``: the discrete Moser-Veselov (1991) rigid body, order 2, keeps |m|^2 and the
   energy, i.e. every quadratic invariant of the free rigid body (so(3) only; tested).
-* ``scipy:RK45``, ``scipy:DOP853``, ``scipy:Radau``: adapters to scipy.integrate.solve_ivp.
+* ``scipy:RK45``, ``scipy:RK23``, ``scipy:DOP853``, ``scipy:Radau``, ``scipy:BDF``, ``scipy:LSODA``:
+  adapters to scipy.integrate.solve_ivp (for the variable-order BDF and LSODA ``order`` is the
+  largest order they use). The bare scipy names ("DOP853", "Radau", ...) are aliases of these
+  (:data:`ALIASES`); a result always carries the canonical name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import MethodError
 
 CASIMIRS = "casimirs"
 LINEAR = "linear_invariants"
@@ -143,24 +150,24 @@ METHODS = {
     "scipy:RK45": ScipyMethod("scipy:RK45", 5, frozenset({LINEAR}), scipy_name="RK45"),
     "scipy:DOP853": ScipyMethod("scipy:DOP853", 8, frozenset({LINEAR}), scipy_name="DOP853"),
     "scipy:Radau": ScipyMethod("scipy:Radau", 5, frozenset({LINEAR}), scipy_name="Radau"),
+    "scipy:RK23": ScipyMethod("scipy:RK23", 3, frozenset({LINEAR}), scipy_name="RK23"),
+    "scipy:BDF": ScipyMethod("scipy:BDF", 5, frozenset({LINEAR}), scipy_name="BDF"),
+    "scipy:LSODA": ScipyMethod("scipy:LSODA", 12, frozenset({LINEAR}), scipy_name="LSODA"),
 }
+
+#: the bare scipy.integrate.solve_ivp names, accepted wherever a method name is
+ALIASES = {m.scipy_name: name for name, m in METHODS.items() if isinstance(m, ScipyMethod)}
 
 #: CF4 with its two final exponentials in the WRONG order (for the test that it drops to order 2)
 CF4_SWAPPED = CommutatorFree("cf4_swapped", 2, _LP, stages=METHODS["cf4"].stages,
                              update=(_CF4_BETA2, _CF4_BETA1), c=METHODS["cf4"].c)
 
 
-class MethodError(ValueError):
-    """Unknown method name, or a method that does not apply to the problem."""
-
-
 def is_so3_free_rigid_body(problem):
     """True when the problem is an unforced coadjoint problem on so(3) with a diagonal velocity matrix."""
-    import numpy as np
-
     W = getattr(problem, "velocity_matrix", None)
     return (getattr(problem, "kind", None) == "coadjoint" and problem.forcing is None
-            and getattr(problem.algebra, "_closed_form", None) == "so3"
+            and problem.algebra.closed_form == "so3"
             and W is not None and W.shape == (3, 3) and np.allclose(W, np.diag(np.diag(W)), atol=0.0))
 
 
@@ -180,12 +187,25 @@ def applicable_methods(problem):
     return [n for n, m in METHODS.items() if applies(m, problem)]
 
 
+def canonical_name(name):
+    """The canonical name of a method name or alias ("DOP853" -> "scipy:DOP853"); None if unknown."""
+    if not isinstance(name, str):
+        return None
+    name = ALIASES.get(name, name)
+    return name if name in METHODS else None
+
+
 def get_method(method, problem):
-    """Resolve a name (or a Method instance) for ``problem``; raise MethodError listing the valid ones."""
+    """Resolve a name, an alias (:data:`ALIASES`) or a Method instance for ``problem``; raise
+    MethodError listing the valid ones."""
     if isinstance(method, Method):
         m = method
+    elif not isinstance(method, str):
+        raise MethodError(f"method must be a method name (str) or a Method, got {type(method).__name__} "
+                          f"{method!r}; methods that apply to {problem.name}: "
+                          f"{', '.join(applicable_methods(problem))}")
     else:
-        m = METHODS.get(method)
+        m = METHODS.get(ALIASES.get(method, method))
         if m is None:
             raise MethodError(f"unknown integration method {method!r}; methods that apply to "
                               f"{problem.name}: {', '.join(applicable_methods(problem))}")

@@ -1,5 +1,6 @@
-"""The discrete Moser-Veselov algorithm for the free rigid body on so(3)* (Moser & Veselov 1991;
-McLachlan & Zanna 2005, "The discrete Moser-Veselov algorithm for the free rigid body, revisited").
+"""The discrete Moser-Veselov algorithm for the free rigid body on so(3)* (Moser and Veselov
+(1991); McLachlan and Zanna (2005), "The discrete Moser-Veselov algorithm for the free rigid body,
+revisited").
 
 With I = diag(I_1, I_2, I_3) write D = diag(d_1, d_2, d_3), d_i = (I_j + I_k - I_i)/2, so that
 I_i = d_j + d_k and D hat(a) + hat(a) D = hat(I a). One step is
@@ -18,8 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from liegroups.exponential import _so3_coeffs
+from liegroups import so3_coefficients
 
+from .errors import ConvergenceError
 from .spaces import _cross
 
 
@@ -38,7 +40,7 @@ class MoserVeselovStepper:
 
     def _residual(self, omega, target):
         """vee(Omega^T D - D Omega) - target with Omega = exp(hat omega)."""
-        a, b = _so3_coeffs(np.einsum("...i,...i->...", omega, omega))
+        a, b = so3_coefficients(np.einsum("...i,...i->...", omega, omega))
         eye = np.eye(3)
         X = np.zeros(omega.shape[:-1] + (3, 3))
         X[..., 0, 1], X[..., 0, 2], X[..., 1, 2] = -omega[..., 2], omega[..., 1], -omega[..., 0]
@@ -48,8 +50,6 @@ class MoserVeselovStepper:
         return np.stack([M[..., 2, 1], M[..., 0, 2], M[..., 1, 0]], axis=-1) - target
 
     def _omega(self, t, m, h):
-        from .stepping import ConvergenceError
-
         target = h * m
         omega = -h * m / self.inertia
         scale = max(1e-300, float(np.max(np.abs(target))))
@@ -67,7 +67,7 @@ class MoserVeselovStepper:
     def delta(self, t, m, h):
         """Omega m - m = a (omega x m) + b omega x (omega x m)."""
         omega = self._omega(t, m, h)
-        a, b = _so3_coeffs(np.einsum("...i,...i->...", omega, omega))
+        a, b = so3_coefficients(np.einsum("...i,...i->...", omega, omega))
         c1 = _cross(omega, m)
         return a[..., None] * c1 + b[..., None] * _cross(omega, c1)
 

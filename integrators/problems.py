@@ -10,11 +10,33 @@
 
 Arrays follow the library convention: the last axis is the state (or algebra) index, leading axes
 are a batch; every callable here must accept (..., dim) and broadcast.
+
+Every problem also takes
+
+* ``outputs``: dict name -> callable(y) evaluated after the integration on the saved raw states,
+  (K, ..., dim) -> (K, ...) or (K, ..., p); the results are ``IntegrationResult.outputs``;
+* ``state_map``: callable raw -> the system's state layout; the result's ``y`` is then
+  ``state_map(raw)`` and the raw states are kept as ``outputs["z"]``.
+
+Invariants and constraints are always evaluated on the raw states.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .errors import IntegrationInputError
+
+
+def _outputs(outputs, state_map):
+    """Check the declared outputs (dict name -> callable) and state map (callable or None)."""
+    outputs = dict(outputs or {})
+    for k, f in outputs.items():
+        if not isinstance(k, str) or not callable(f):
+            raise IntegrationInputError(f"outputs must map names (str) to callables f(y), got {k!r}: {f!r}")
+    if state_map is not None and not callable(state_map):
+        raise IntegrationInputError(f"state_map must be a callable raw -> state, got {state_map!r}")
+    return outputs, state_map
 
 
 class ODEProblem:
@@ -28,12 +50,16 @@ class ODEProblem:
         Quantities that should stay constant (recorded along the solution).
     constraints : dict name -> callable(y) -> (...), optional
         Residuals that should stay zero (recorded along the solution).
-    jac : callable (t, y) -> (..., dim, dim), optional
+    jac : callable (t, y) -> (dim, dim), optional
+        Passed to the implicit scipy methods (Radau, BDF, LSODA).
+    outputs, state_map : see the module docstring.
     """
 
     kind = "ode"
 
-    def __init__(self, f, dim, invariants=None, constraints=None, jac=None, name=None):
+    def __init__(self, f, dim, invariants=None, constraints=None, jac=None, name=None, outputs=None,
+                 state_map=None):
+        self.outputs, self.state_map = _outputs(outputs, state_map)
         self.f = f
         self.dim = int(dim)
         self.invariants = dict(invariants or {})
@@ -70,13 +96,15 @@ class CoadjointProblem:
         forcing, the Lie-group methods (which keep Casimirs only without forcing) project each step
         orthogonally back onto {C z = C z0}, which keeps their order and these invariants to
         round-off; Runge-Kutta methods keep them without projection.
+    outputs, state_map : see the module docstring.
     """
 
     kind = "coadjoint"
 
     def __init__(self, algebra, velocity, forcing=None, velocity_matrix=None, hamiltonian=None,
                  invariants=None, constraints=None, name=None, record_casimirs=True,
-                 linear_invariants=None):
+                 linear_invariants=None, outputs=None, state_map=None):
+        self.outputs, self.state_map = _outputs(outputs, state_map)
         self.algebra = algebra
         self.dim = algebra.dim
         self.velocity = velocity
@@ -92,10 +120,10 @@ class CoadjointProblem:
         if linear_invariants is not None:
             L = np.atleast_2d(np.asarray(linear_invariants, dtype=float))
             if L.ndim != 2 or L.shape[1] != self.dim or not np.all(np.isfinite(L)):
-                raise ValueError(f"linear_invariants must be finite covectors of shape (p, {self.dim}), "
+                raise IntegrationInputError(f"linear_invariants must be finite covectors of shape (p, {self.dim}), "
                                  f"got shape {L.shape}")
             if np.linalg.matrix_rank(L) < L.shape[0]:
-                raise ValueError(f"linear_invariants must be linearly independent: rank "
+                raise IntegrationInputError(f"linear_invariants must be linearly independent: rank "
                                  f"{np.linalg.matrix_rank(L)} < {L.shape[0]}")
             self.linear_invariants = L
             for i, c in enumerate(L):
@@ -114,18 +142,20 @@ class CoadjointProblem:
     def as_ode(self):
         """The same vector field as a plain :class:`ODEProblem` (for RK4, midpoint, scipy)."""
         return ODEProblem(lambda t, z: self.rhs(t, z), self.dim, self.invariants, self.constraints,
-                          name=self.name)
+                          name=self.name, outputs=self.outputs, state_map=self.state_map)
 
 
 class ReconstructionProblem:
     """g' = g w(t) on a matrix group; ``velocity(t)`` returns (..., dim) algebra coordinates.
 
-    ``group`` is one of liegroups.SO3, SE2, SE3 (an object with hat, exp, defect).
+    ``group`` is one of liegroups.SO3, SE2, SE3 (an object with hat, exp, defect); ``outputs`` and
+    ``state_map`` act on the (K, ..., N, N) group elements (see the module docstring).
     """
 
     kind = "reconstruction"
 
-    def __init__(self, group, velocity, name=None):
+    def __init__(self, group, velocity, name=None, outputs=None, state_map=None):
+        self.outputs, self.state_map = _outputs(outputs, state_map)
         self.group = group
         self.velocity = velocity
         self.dim = group.dim

@@ -14,9 +14,10 @@ and ``constraints["group_defect"]`` = ``group.defect(y)`` (max |R^T R - I|, |det
 homogeneous row).
 
 Each step is g_{n+1} = g_n exp(hat Theta_n) with Theta_n from a Lie-group method (RKMK, CF4, CG3;
-Munthe-Kaas 1999, Celledoni-Marthinsen-Owren 2003), so g stays in the group to round-off for any
+Munthe-Kaas 1999; Celledoni, Marthinsen and Owren 2003), so g stays in the group to round-off for any
 number of steps. The increment g_n (exp(hat Theta) - I) is computed without cancellation and added
-with Kahan's compensated summation, so the round-off random walk of the defect grows like eps h sqrt(N). Sampled velocities are interpolated by a cubic spline (error O(h^4), matching the
+with Kahan's compensated summation, so the round-off random walk of the defect grows like
+eps h sqrt(N). Sampled velocities are interpolated by a cubic spline (error O(h^4), matching the
 order of rkmk4/cf4) to give the stage values between samples; a callable is evaluated exactly.
 ``substeps`` splits every interval [t_k, t_{k+1}] into that many equal method steps.
 """
@@ -28,7 +29,9 @@ import time
 import numpy as np
 import scipy.interpolate
 
-from .driver import IntegrationInputError
+from liegroups import SE2, SE3, SO3
+
+from .errors import IntegrationInputError
 from .methods import get_method, preserved
 from .problems import ReconstructionProblem
 from .result import IntegrationResult
@@ -37,8 +40,6 @@ from .stepping import make_stepper
 
 def _group(group):
     if isinstance(group, str):
-        from liegroups import SE2, SE3, SO3
-
         try:
             return {"SO3": SO3, "SE2": SE2, "SE3": SE3}[group.upper()]
         except KeyError:

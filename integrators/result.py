@@ -1,4 +1,5 @@
-"""The result of an integration (shaped like scipy's OdeResult) with invariant diagnostics."""
+"""The result of an integration (shaped like scipy's OdeResult) with invariant diagnostics and named
+outputs."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ class IntegrationResult:
     ----------
     t : (K,) array of output times.
     y : (K, ..., dim) array; ``y[k]`` is the state at ``t[k]`` (for reconstruction (K, ..., N, N)).
+        When the problem declares a ``state_map``, ``y`` is that map of the integrated (raw) states,
+        which are then kept as ``outputs["z"]``.
     status : int
         0 reached the end, 1 a terminal event stopped every trajectory, -1 failure.
     message : str
@@ -22,12 +25,19 @@ class IntegrationResult:
         Right-hand-side (or generator) evaluations, counted once per batched call.
     nsteps : int
     wall_time : float (seconds, time.perf_counter)
-    invariants, constraints : dict name -> (K, ...) array of the recorded quantity at each t[k].
-    method : str
+    invariants, constraints : dict name -> (K, ...) array of the recorded quantity at each t[k]
+        (evaluated on the raw states).
+    method : str (the canonical method name, e.g. "scipy:DOP853")
     h : float or None (the step of fixed-step methods)
     preserves : frozenset of what the method keeps on this problem
     t_events, y_events : lists (one entry per event function) of arrays of event times (n_e,) and
         states (n_e, dim); ``event_index`` gives the batch index of each (n_e, batch_ndim).
+    outputs : dict name -> (K, ...) or (K, ..., p) array of the problem's declared outputs on the
+        saved states. ``res[name]`` and ``res.name`` read them (see :meth:`__getitem__`).
+    events : list of records (t, label, index) written by hybrid systems (e.g. one-sided constraints:
+        the times at which a contact opens or closes); empty for a smooth integration.
+    system : the object that produced the result (e.g. a servo system), or None.
+    labels : tuple of names of the components of y's last axis (optional, may be empty).
     """
 
     t: np.ndarray
@@ -45,10 +55,31 @@ class IntegrationResult:
     t_events: list | None = None
     y_events: list | None = None
     event_index: list | None = None
+    outputs: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)
+    system: object = None
+    labels: tuple = ()
 
     @property
     def success(self):
         return self.status >= 0
+
+    def __getitem__(self, name):
+        """outputs[name], else invariants[name], else constraints[name]; KeyError lists the names."""
+        for table in (self.outputs, self.invariants, self.constraints):
+            if name in table:
+                return table[name]
+        raise KeyError(f"{name!r} is not recorded in this result; outputs: {sorted(self.outputs)}, "
+                       f"invariants: {sorted(self.invariants)}, constraints: {sorted(self.constraints)}")
+
+    def __getattr__(self, name):
+        # called only when normal lookup fails: fall back to the declared outputs. Read ``outputs``
+        # from the instance dict so that a half-built instance (unpickling, copy) cannot recurse.
+        if not name.startswith("__"):
+            outputs = self.__dict__.get("outputs")
+            if outputs is not None and name in outputs:
+                return outputs[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def drift(self, name):
         """max_k |I(t_k) - I(t_0)| / |I(t_0)| of invariant ``name`` (per trajectory); absolute
@@ -67,3 +98,17 @@ def record(problem, ys):
     inv = {k: np.asarray(f(ys), dtype=float) for k, f in getattr(problem, "invariants", {}).items()}
     con = {k: np.asarray(f(ys), dtype=float) for k, f in getattr(problem, "constraints", {}).items()}
     return inv, con
+
+
+def finish(problem, res):
+    """Fill in what the problem declares, from the raw saved states ``res.y``: invariants and
+    constraints (always on the raw states), ``outputs`` (name -> f(raw)) and, with a ``state_map``,
+    ``y = state_map(raw)`` with the raw states kept as ``outputs["z"]`` (unless "z" is declared)."""
+    raw = res.y
+    res.invariants, res.constraints = record(problem, raw)
+    res.outputs = {k: np.asarray(f(raw)) for k, f in (getattr(problem, "outputs", None) or {}).items()}
+    state_map = getattr(problem, "state_map", None)
+    if state_map is not None:
+        res.y = np.asarray(state_map(raw))
+        res.outputs.setdefault("z", raw)
+    return res

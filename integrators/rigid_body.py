@@ -3,8 +3,8 @@
 Euler's equations m' = m x w, w = I^-1 m (Euler-Poincare on so(3), C = epsilon), with the Casimir
 C = |m|^2 and the energy D = 2H = sum m_i^2 / I_i.
 
-Exact solution (derived here; Jacobi 1849, Landau-Lifshitz Mechanics section 37). Write a_i = 1/I_i
-and relabel the axes so that a_1 < a_2 < a_3 and the body turns about axis 3 (D > a_2 C; otherwise
+Exact solution (derived here; Jacobi 1849; Landau and Lifshitz 1976, *Mechanics*, section 37).
+Write a_i = 1/I_i and relabel the axes so that a_1 < a_2 < a_3 and the body turns about axis 3 (D > a_2 C; otherwise
 swap axes 1 and 3). Then m1' = (a3 - a2) m2 m3, m2' = (a1 - a3) m3 m1, m3' = (a2 - a1) m1 m2 and
 
     m1 = A1 cn(u, k),  m2 = -s A2 sn(u, k),  m3 = s A3 dn(u, k),  u = lam t + u0,
@@ -25,6 +25,7 @@ import scipy.special
 
 from liegroups import named
 
+from .errors import IntegrationInputError
 from .problems import CoadjointProblem
 
 
@@ -36,7 +37,7 @@ def free_rigid_body(inertia, name=None):
     """
     Iv = np.asarray(inertia, dtype=float)
     if Iv.shape != (3,) or not np.all(np.isfinite(Iv)) or np.any(Iv <= 0):
-        raise ValueError(f"inertia must be three positive finite moments, got {inertia!r}")
+        raise IntegrationInputError(f"inertia must be three positive finite moments, got {inertia!r}")
     a = 1.0 / Iv
     return CoadjointProblem(named.so3(), lambda m: m * a, velocity_matrix=np.diag(a),
                             hamiltonian=lambda m: 0.5 * np.sum(m * m * a, axis=-1),
@@ -64,13 +65,13 @@ def rigid_body_exact(inertia, m0, t):
     m0 = np.asarray(m0, dtype=float)
     a = 1.0 / I
     if len(set(np.round(a, 14))) < 3:
-        raise ValueError(f"rigid_body_exact needs three distinct moments of inertia, got {I}")
+        raise IntegrationInputError(f"rigid_body_exact needs three distinct moments of inertia, got {I}")
     C = float(m0 @ m0)
     D = float(np.sum(a * m0 * m0))
     p = list(np.argsort(a))  # a[p] ascending
     sign = _perm_sign(p)
     if abs(D - a[p[1]] * C) <= 1e-14 * max(1.0, D):
-        raise ValueError(f"initial condition on the separatrix: 2H - |m|^2/I_mid = {D - a[p[1]] * C:.2e}")
+        raise IntegrationInputError(f"initial condition on the separatrix: 2H - |m|^2/I_mid = {D - a[p[1]] * C:.2e}")
     if D < a[p[1]] * C:  # turns about the axis of smallest a: swap the end axes
         p = [p[2], p[1], p[0]]
         sign = -sign
@@ -92,6 +93,6 @@ def rigid_body_exact(inertia, m0, t):
     return out
 
 
-#: the reference body of the issue: I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1)
+#: the reference body of the tests and benchmarks: I = (2, 1, 2/3), m0 = (cos 1.1, 0, sin 1.1)
 REFERENCE_INERTIA = (2.0, 1.0, 2.0 / 3.0)
 REFERENCE_M0 = (np.cos(1.1), 0.0, np.sin(1.1))

@@ -1,5 +1,5 @@
-"""Adapters to scipy.integrate.solve_ivp (RK45, DOP853, Radau) so every comparison has the tool users
-would pick instead.
+"""Adapters to scipy.integrate.solve_ivp (RK45, RK23, DOP853, Radau, BDF, LSODA) so every comparison
+has the tool users would pick instead.
 
 A batch of initial conditions is flattened into one long state vector: the solver then takes one
 shared adaptive step sequence whose error norm is taken over the whole batch (cheap and vectorized;
@@ -11,22 +11,47 @@ from __future__ import annotations
 import numpy as np
 import scipy.integrate
 
+from .errors import IntegrationInputError
+from .grid import step_grid
 from .result import IntegrationResult
 
 
-def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol, atol):
-    """Run solve_ivp(method.scipy_name) on the problem's right-hand side; return an IntegrationResult."""
-    from .driver import _grid
+#: the solve_ivp methods that use a Jacobian
+IMPLICIT = ("Radau", "BDF", "LSODA")
 
+
+def _batched_jac(jac, shape):
+    """The Jacobian of the flattened batch: block diagonal with one (dim, dim) block per trajectory."""
+    if len(shape) == 1:
+        return jac
+
+    def J(t, yflat):
+        blocks = np.asarray(jac(t, yflat.reshape(shape)), dtype=float)
+        d = shape[-1]
+        blocks = np.broadcast_to(blocks, shape[:-1] + (d, d)).reshape(-1, d, d)
+        out = np.zeros((blocks.shape[0], d, blocks.shape[0], d))
+        idx = np.arange(blocks.shape[0])
+        out[idx, :, idx, :] = blocks
+        return out.reshape(yflat.size, yflat.size)
+
+    return J
+
+
+def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol, atol, t_eval=None):
+    """Run solve_ivp(method.scipy_name) on the problem's right-hand side; return an IntegrationResult.
+
+    Output times: ``t_eval`` when given (exactly those that are reached), else the grid of h / steps
+    (every save_every-th point and t1), else the solver's own steps (every save_every-th and the last).
+    """
     shape = y0.shape
     rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
 
     def fun(t, yflat):
         return np.asarray(rhs(t, yflat.reshape(shape)), dtype=float).reshape(-1)
 
-    t_eval = None
-    if h is not None or steps is not None:
-        n, hh = _grid(t0, t1, h, steps)
+    explicit = t_eval is not None
+    if not explicit and (h is not None or steps is not None):
+        n, hh = step_grid(t0, t1, h, steps)
         idx = np.arange(0, n + 1, save_every)
         if idx[-1] != n:
             idx = np.append(idx, n)
@@ -35,20 +60,19 @@ def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol,
     ev = None
     if events is not None:
         if len(shape) != 1:
-            raise ValueError("events with a scipy method need a single trajectory (y0 of shape (dim,)); "
+            raise IntegrationInputError("events with a scipy method need a single trajectory (y0 of shape (dim,)); "
                              f"got a batch of shape {shape[:-1]}")
         ev = [_wrap_event(e, shape) for e in (events if isinstance(events, (list, tuple)) else [events])]
     options = {}
-    if method.scipy_name == "Radau" and getattr(problem, "jac", None) is not None and len(shape) == 1:
-        options["jac"] = problem.jac
+    if method.scipy_name in IMPLICIT and getattr(problem, "jac", None) is not None:
+        options["jac"] = _batched_jac(problem.jac, shape)
     sol = scipy.integrate.solve_ivp(fun, (t0, t1), y0.reshape(-1), method=method.scipy_name,
                                     dense_output=t_eval is not None, rtol=rtol, atol=atol, events=ev,
                                     **options)
     if t_eval is not None:
         ts = t_eval[t_eval <= sol.t[-1]] if t1 > t0 else t_eval[t_eval >= sol.t[-1]]
         ys = sol.sol(ts).T.reshape((len(ts),) + shape) if len(ts) else np.empty((0,) + shape)
-        if len(ts):
-            ys[0] = y0
+        ys[ts == t0] = y0
     else:
         ts = sol.t
         ys = sol.y.T.reshape((len(ts),) + shape)
@@ -59,7 +83,7 @@ def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol,
             ts, ys = ts[keep], ys[keep]
     res = IntegrationResult(t=ts, y=ys, status=int(sol.status), message=str(sol.message),
                             nfev=int(sol.nfev), nsteps=len(sol.t) - 1)
-    if ev is not None and sol.status == 1 and t_eval is not None:
+    if ev is not None and sol.status == 1 and t_eval is not None and not explicit:
         # a terminal event: end the output at the event, like solve_ivp without t_eval
         te = sol.t[-1]
         if len(ts) == 0 or ts[-1] != te:

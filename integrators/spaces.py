@@ -1,8 +1,8 @@
 """Homogeneous spaces on which the Lie-group methods act: the generator, its action and its bracket.
 
 Every Lie-group method (Lie-Euler, RKMK, commutator-free, Crouch-Grossman) is written once against
-this small protocol (Munthe-Kaas 1999; Hairer-Lubich-Wanner, *Geometric Numerical Integration*,
-ch. IV.8). A space provides
+this small protocol (Munthe-Kaas 1999; Hairer, Lubich and Wanner 2006, *Geometric Numerical
+Integration*, ch. IV.8). A space provides
 
 * ``field(t, y)`` -> xi: the generator of the ODE, y' = lambda(xi(t, y)) y;
 * ``act(x, y)``: the exact flow for unit time of the frozen generator x (the "exp(x) . y");
@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from liegroups.exponential import _so3_coeffs, bernoulli_coefficients
+from liegroups import bernoulli_coefficients, so3_coefficients, so3_dexp_coefficient
 
 _TAYLOR_DEGREE = 12
 _TAYLOR_RADIUS = 0.2  # 0.2^13 / 13! ~ 1e-19: truncation far below round-off
@@ -37,7 +37,7 @@ _TAYLOR_RADIUS = 0.2  # 0.2^13 / 13! ~ 1e-19: truncation far below round-off
 
 def expm_small(M):
     """exp(M) for a batch of small matrices (..., k, k): Taylor series of degree 12 (Horner) on
-    M / 2^s with ||M / 2^s||_1 <= 0.2, then s squarings (Moler-Van Loan 2003, method 3).
+    M / 2^s with ||M / 2^s||_1 <= 0.2, then s squarings (Moler and Van Loan 2003, method 3).
 
     Only matrix products (no LAPACK solves), so it is fast and batched for the 3..7-dimensional
     algebras here; one s serves the whole batch.
@@ -78,7 +78,7 @@ def _times_hat(M, x):
 
 def so3_coadjoint_delta(x, m):
     """exp(ad x)^T m - m = -a (x cross m) + b x cross (x cross m), without cancellation."""
-    a, b = _so3_coeffs(np.einsum("...i,...i->...", x, x))
+    a, b = so3_coefficients(np.einsum("...i,...i->...", x, x))
     c1 = _cross(x, m)
     return -a[..., None] * c1 + b[..., None] * _cross(x, c1)
 
@@ -86,7 +86,7 @@ def so3_coadjoint_delta(x, m):
 def so3_coadjoint_exp(x, m):
     """exp(ad x)^T m = R(-x) m = m - a (x cross m) + b x cross (x cross m) (Rodrigues), a = sin t/t,
     b = (1 - cos t)/t^2, t = |x|: the flow of Euler's m' = m x w for x = h w."""
-    a, b = _so3_coeffs(np.einsum("...i,...i->...", x, x))
+    a, b = so3_coefficients(np.einsum("...i,...i->...", x, x))
     c1 = _cross(x, m)
     return m - a[..., None] * c1 + b[..., None] * _cross(x, c1)
 
@@ -120,9 +120,8 @@ def se3_coadjoint_exp(x, z):
     g = exp(x) = (R, p), R = exp(hat omega), p = V(omega) v, V = I + b W + c W^2 (all as cross products)."""
     w, v = x[..., :3], x[..., 3:]
     t2 = np.einsum("...i,...i->...", w, w)
-    a, b = _so3_coeffs(t2)
-    small = t2 < 1e-8
-    c = np.where(small, 1.0 / 6.0 - t2 / 120.0, (1.0 - a) / np.where(small, 1.0, t2))
+    a, b = so3_coefficients(t2)
+    c = so3_dexp_coefficient(t2)
     a, b, c = a[..., None], b[..., None], c[..., None]
     wv = _cross(w, v)
     p = v + b * wv + c * _cross(w, wv)
@@ -141,9 +140,8 @@ def se3_coadjoint_delta(x, z):
     dM = rho(M - p x P) - p x P, dP = rho(P)."""
     w, v = x[..., :3], x[..., 3:]
     t2 = np.einsum("...i,...i->...", w, w)
-    a, b = _so3_coeffs(t2)
-    small = t2 < 1e-8
-    c = np.where(small, 1.0 / 6.0 - t2 / 120.0, (1.0 - a) / np.where(small, 1.0, t2))
+    a, b = so3_coefficients(t2)
+    c = so3_dexp_coefficient(t2)
     a, b, c = a[..., None], b[..., None], c[..., None]
     wv = _cross(w, v)
     p = v + b * wv + c * _cross(w, wv)
@@ -159,7 +157,7 @@ def se3_coadjoint_delta(x, z):
 def dexpinv_series(bracket, theta, v, terms):
     """sum_{k < terms} B_k/k! ad_theta^k v with the given bracket (Bernoulli numbers, B_1 = -1/2).
 
-    RKMK of order q truncates after ad^(q-2) (Hairer-Lubich-Wanner IV.8, Munthe-Kaas 1999).
+    RKMK of order q truncates after ad^(q-2) (Hairer, Lubich and Wanner 2006, section IV.8; Munthe-Kaas 1999).
     """
     coeffs = bernoulli_coefficients(int(terms))
     out = v
@@ -180,8 +178,8 @@ class CoadjointSpace:
         self.problem = problem
         self.algebra = problem.algebra
         self.velocity = problem.velocity
-        self.so3 = getattr(self.algebra, "_closed_form", None) == "so3"
-        self.se3 = getattr(self.algebra, "_closed_form", None) == "se3"
+        self.so3 = self.algebra.closed_form == "so3"
+        self.se3 = self.algebra.closed_form == "se3"
         self.xdim = self.algebra.dim
 
     def field(self, t, z):
@@ -220,7 +218,7 @@ class AffineCoadjointSpace:
         self.problem = problem
         self.algebra = problem.algebra
         self.n = self.algebra.dim
-        self.so3 = getattr(self.algebra, "_closed_form", None) == "so3"
+        self.so3 = self.algebra.closed_form == "so3"
         self.xdim = 2 * self.n
 
     def field(self, t, z):
@@ -234,9 +232,8 @@ class AffineCoadjointSpace:
         if self.so3:
             # A = ad(x)^T = -hat(x); phi_1(A) v = v + b A v + c A^2 v, c = (1 - a)/t^2
             t2 = np.einsum("...i,...i->...", x, x)
-            a, b = _so3_coeffs(t2)
-            small = t2 < 1e-8
-            c = np.where(small, 1.0 / 6.0 - t2 / 120.0, (1.0 - a) / np.where(small, 1.0, t2))
+            a, b = so3_coefficients(t2)
+            c = so3_dexp_coefficient(t2)
             c1 = _cross(x, z)
             ez = z - a[..., None] * c1 + b[..., None] * _cross(x, c1)
             d1 = _cross(x, v)
@@ -289,15 +286,14 @@ class GroupSpace:
     def act(self, x, g):
         if self.so3:
             # g (I + a X + b X^2) = g + a (g X) + b (g X) X, X = hat x (Rodrigues)
-            a, b = _so3_coeffs(np.einsum("...i,...i->...", x, x))
+            a, b = so3_coefficients(np.einsum("...i,...i->...", x, x))
             gX = _times_hat(g, x)
             return g + a[..., None, None] * gX + b[..., None, None] * _times_hat(gX, x)
         if self.group.name == "SE3":
             w, v = x[..., :3], x[..., 3:]
             t2 = np.einsum("...i,...i->...", w, w)
-            a, b = _so3_coeffs(t2)
-            small = t2 < 1e-8
-            c = np.where(small, 1.0 / 6.0 - t2 / 120.0, (1.0 - a) / np.where(small, 1.0, t2))
+            a, b = so3_coefficients(t2)
+            c = so3_dexp_coefficient(t2)
             R = g[..., :3, :3]
             RX = _times_hat(R, w)
             wv = _cross(w, v)
@@ -311,7 +307,7 @@ class GroupSpace:
     def act_delta(self, x, g):
         """g exp(hat x) - g; for SO(3) a (g X) + b (g X) X without cancellation."""
         if self.so3:
-            a, b = _so3_coeffs(np.einsum("...i,...i->...", x, x))
+            a, b = so3_coefficients(np.einsum("...i,...i->...", x, x))
             gX = _times_hat(g, x)
             return a[..., None, None] * gX + b[..., None, None] * _times_hat(gX, x)
         return self.act(x, g) - g

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import ConvergenceError, MethodError
 from .methods import RKMK, CommutatorFree, ExplicitRK, ImplicitMidpoint, MoserVeselov, Splitting
+from .moser_veselov import MoserVeselovStepper
 from .spaces import AffineCoadjointSpace, CoadjointSpace, GroupSpace, dexpinv_series
-
-
-class ConvergenceError(ValueError):
-    """An implicit stage did not converge (names the step time and the last increment)."""
 
 
 def space_for(problem):
@@ -22,7 +20,7 @@ def space_for(problem):
         return CoadjointSpace(problem) if problem.forcing is None else AffineCoadjointSpace(problem)
     if problem.kind == "reconstruction":
         return GroupSpace(problem.group, problem.velocity)
-    raise ValueError(f"Lie-group methods need a coadjoint or reconstruction problem, got {problem.kind!r}")
+    raise MethodError(f"Lie-group methods need a coadjoint or reconstruction problem, got {problem.kind!r}")
 
 
 def _rhs(problem):
@@ -232,16 +230,7 @@ class SplittingStepper(Stepper):
 
 
 _STEPPERS = {ExplicitRK: RKStepper, ImplicitMidpoint: MidpointStepper, RKMK: RKMKStepper,
-             CommutatorFree: CFStepper, Splitting: SplittingStepper}
-
-
-def _moser_veselov(method, problem):
-    from .moser_veselov import MoserVeselovStepper
-
-    return MoserVeselovStepper(method, problem)
-
-
-_STEPPERS[MoserVeselov] = _moser_veselov
+             CommutatorFree: CFStepper, Splitting: SplittingStepper, MoserVeselov: MoserVeselovStepper}
 
 
 def make_stepper(method, problem):

@@ -6,23 +6,15 @@ Euler-Poincare m' = ad*_w m, m = I w. Every numeric function broadcasts over lea
 
 from . import named
 from .algebra import LieAlgebra, check_structure_constants, jacobi_residual
+from .bivectors import from_bivectors
 from .casimirs import Casimir, CasimirList, m_symbols
-from .errors import LieAlgebraError, StructureConstantsError
+from .closed_forms import bernoulli_coefficients, so3_coefficients, so3_dexp_coefficient, so3_dexpinv_coefficient
+from .errors import LieAlgebraError, LieGroupsError, StructureConstantsError
 from .matrix_groups import SE2, SE3, SO3, group_for
 
-
-def from_bivectors(signature):
-    """so(p,q) from the bivectors of Cl(p,q), or se(2)/se(3) from Cl(2,0,1)/Cl(3,0,1) (galgebra).
-
-    Imported lazily: galgebra never runs on import of liegroups.
-    """
-    from .bivectors import from_bivectors as _fb
-
-    return _fb(signature)
-
-
 __all__ = [
-    "LieAlgebra", "named", "Casimir", "CasimirList", "m_symbols", "LieAlgebraError",
+    "LieAlgebra", "named", "Casimir", "CasimirList", "m_symbols", "LieGroupsError", "LieAlgebraError",
     "StructureConstantsError", "check_structure_constants", "jacobi_residual",
-    "SO3", "SE2", "SE3", "group_for", "from_bivectors",
+    "SO3", "SE2", "SE3", "group_for", "from_bivectors", "so3_coefficients", "so3_dexp_coefficient",
+    "so3_dexpinv_coefficient", "bernoulli_coefficients",
 ]

@@ -1,13 +1,13 @@
 """Lie algebras given by structure constants.
 
-Conventions (shared by the whole library, see the README):
+Conventions (shared by the whole library):
 
 * basis e_1..e_n, structure constants ``C[i, j, k]`` with [e_i, e_j] = sum_k C[i,j,k] e_k;
 * ``ad(x)`` is the matrix with ``ad(x) @ y == bracket(x, y)``, i.e. ad(x)[k, j] = sum_i x_i C[i,j,k];
 * momenta m live in g*, the pairing is (m, w) = sum_i m_i w_i, and the coadjoint operator is
   (ad*_x m)_j = sum_{i,k} x_i C[i,j,k] m_k, i.e. ad*_x = ad(x)^T;
 * Euler-Poincare equations for T = (I w, w)/2 read m' = ad*_w m, m = I w; for so(3) with C = epsilon
-  this is Euler's m' = m x w (Kozlov, servo-constraint slides, "Systems on Lie groups");
+  this is Euler's m' = m x w (Kozlov, lecture slides on servo-constraints, "Systems on Lie groups");
 * the Lie-Poisson tensor is Pi_ij(m) = sum_k C[i,j,k] m_k, and F is a Casimir iff Pi(m) grad F = 0.
 
 Every numeric method takes arrays of shape (..., n) and broadcasts over the leading (batch) axes.
@@ -20,6 +20,9 @@ from functools import cached_property
 
 import numpy as np
 
+from . import exponential
+from .casimirs import find_casimirs
+from .closed_forms import closed_form_kind
 from .errors import LieAlgebraError
 from .structure import StructureMixin
 from .validation import DEFAULT_RTOL, check_structure_constants, jacobi_residual  # noqa: F401 (re-export)
@@ -40,6 +43,10 @@ class LieAlgebra(StructureMixin):
     name : str, optional
     rtol : float
         Relative tolerance of the antisymmetry and Jacobi checks.
+    closed_forms : bool
+        Use the closed forms of so(3), se(2), se(3) when C is theirs (see :attr:`closed_form`);
+        False forces the general matrix-function paths (the reference the closed forms are tested
+        against).
 
     Raises
     ------
@@ -47,7 +54,7 @@ class LieAlgebra(StructureMixin):
         If the shape is wrong, an entry is not finite, or antisymmetry / Jacobi fails.
     """
 
-    def __init__(self, C, basis=None, name=None, rtol=DEFAULT_RTOL):
+    def __init__(self, C, basis=None, name=None, rtol=DEFAULT_RTOL, closed_forms=True):
         C = check_structure_constants(C, rtol=rtol)
         n = C.shape[0]
         if basis is None:
@@ -61,6 +68,7 @@ class LieAlgebra(StructureMixin):
         self.name = name or f"Lie algebra of dimension {n}"
         self.rtol = rtol
         self._casimir_cache = {}
+        self._closed_kind = closed_form_kind(C) if closed_forms else None
 
     # ------------------------------------------------------------------ data
     @property
@@ -72,6 +80,21 @@ class LieAlgebra(StructureMixin):
     def structure_constants(self):
         """Read-only array C of shape (n, n, n): [e_i, e_j] = sum_k C[i,j,k] e_k."""
         return self._C
+
+    @property
+    def closed_form(self):
+        """"so3", "se2", "se3" or None: which closed forms (Rodrigues, the SE(2) / SE(3) exponentials,
+        the so(3) dexp / dexp^-1, the integrators' fast paths) apply. Decided from the structure
+        constants: C equal (to round-off, 1e-13) to those of the named algebra in its documented basis
+        (:mod:`liegroups.named`), whatever the algebra is called or how it was built; e.g.
+        ``LieAlgebra.from_matrices`` of the hat matrices of e1, e2, e3 is "so3"."""
+        return self._closed_kind
+
+    @property
+    def _closed_form(self):
+        """The same value as :attr:`closed_form`, under the attribute name that servo's euler_form,
+        invariant_manifolds and reconstruction modules read."""
+        return self._closed_kind
 
     def __repr__(self):
         return f"LieAlgebra(name={self.name!r}, dim={self.dim})"
@@ -174,8 +197,6 @@ class LieAlgebra(StructureMixin):
         ``expected`` is n - generic rank of Pi(m) and whose ``warning`` says when polynomials up to
         ``max_degree`` do not reach that number.
         """
-        from .casimirs import find_casimirs
-
         key = int(max_degree)
         if key not in self._casimir_cache:
             self._casimir_cache[key] = find_casimirs(self, key)
@@ -184,9 +205,7 @@ class LieAlgebra(StructureMixin):
     # ----------------------------------------------------------- group side
     def exp_ad(self, x):
         """exp(ad x) = Ad_{exp x}, shape (..., n, n), via scipy.linalg.expm (batched)."""
-        from .exponential import exp_ad
-
-        return exp_ad(self, x)
+        return exponential.exp_ad(self, x)
 
     def Ad(self, x):
         """Adjoint action of exp(x) on g as a matrix: Ad_{exp x} = exp(ad x)."""
@@ -197,18 +216,14 @@ class LieAlgebra(StructureMixin):
 
         d/dt coadjoint_exp(t x, m) at t = 0 is coad(x, m), and every Casimir is invariant.
         """
-        from .exponential import coadjoint_exp
-
-        return coadjoint_exp(self, x, m)
+        return exponential.coadjoint_exp(self, x, m)
 
     def dexp(self, x, v, order=None):
         """Derivative of exp (right trivialised): dexp_x v = sum_k ad_x^k v / (k+1)! = phi(ad x) v.
 
         ``order=None`` uses the exact matrix function; an integer q truncates the series after ad_x^(q-1).
         """
-        from .exponential import dexp
-
-        return dexp(self, x, v, order=order)
+        return exponential.dexp(self, x, v, order=order)
 
     def dexpinv(self, x, v, order=None):
         """Inverse of dexp: dexpinv_x v = sum_k B_k / k! ad_x^k v (Bernoulli numbers, B_1 = -1/2).
@@ -216,9 +231,7 @@ class LieAlgebra(StructureMixin):
         ``order=None`` solves phi(ad x) u = v exactly; an integer q truncates the Bernoulli series after
         ad_x^(q-1) (q terms), which is what a Runge-Kutta-Munthe-Kaas method of order q needs.
         """
-        from .exponential import dexpinv
-
-        return dexpinv(self, x, v, order=order)
+        return exponential.dexpinv(self, x, v, order=order)
 
     # -------------------------------------------------------- constructors
     @classmethod

@@ -2,9 +2,10 @@
 
 The bivectors of Cl(p, q) are closed under the commutator product A x B = (AB - BA)/2 and form
 so(p, q); with one null generator (r = 1, the projective/plane-based algebras Cl(2,0,1), Cl(3,0,1)) they
-form the Euclidean algebras se(2), se(3) (Hestenes & Sobczyk, *Clifford Algebra to Geometric Calculus*,
-1984, ch. 8; Doran & Lasenby, *Geometric Algebra for Physicists*, 2003, sections 11.1-11.4; Gunn,
-"Geometric algebras for Euclidean geometry", Adv. Appl. Clifford Algebras 27 (2017) 185 for Cl(3,0,1)).
+form the Euclidean algebras se(2), se(3) (Hestenes and Sobczyk (1984),
+*Clifford Algebra to Geometric Calculus*, ch. 8; Doran and Lasenby (2003), *Geometric Algebra for
+Physicists*, sections 11.1-11.4; Gunn (2017), "Geometric algebras for Euclidean geometry", for
+Cl(3,0,1)).
 With the half commutator the map B -> (v -> B x v) on vectors is a Lie-algebra homomorphism, and the
 bivector e_a e_b acts by e_b -> g_b e_a, e_a -> -g_a e_b (g the metric), i.e. as g_b E_ab - g_a E_ba; for
 a Euclidean metric that is the generator L_ab = E_ab - E_ba of :func:`liegroups.named.so4`.

@@ -6,8 +6,9 @@ degree is a null-space problem on the monomials of that degree. It is solved exa
 rationals (sympy DomainMatrix) when every C[i,j,k] is a small rational, otherwise in floating point
 (SVD). Candidates are kept only when they raise the rank of the Jacobian of the set found so far, so
 products and other functions of earlier Casimirs are dropped. (Casimirs of the Lie-Poisson bracket
-{F, G}(m) = sum_k m_k C[i,j,k] dF/dm_i dG/dm_j: Marsden & Ratiu, *Introduction to Mechanics and
-Symmetry*, 2nd ed., 1999, sections 10.7 and 14.7; Kozlov's slides, "Systems on Lie groups".)
+{F, G}(m) = sum_k m_k C[i,j,k] dF/dm_i dG/dm_j: Marsden and Ratiu (1999), *Introduction to Mechanics
+and Symmetry*, 2nd ed., sections 10.7 and 14.7; Kozlov, lecture slides on servo-constraints, "Systems
+on Lie groups".)
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from itertools import combinations_with_replacement
 
 import numpy as np
 import sympy as sp
+from sympy.polys.domains import QQ
+from sympy.polys.matrices import DomainMatrix
 
 
 class Casimir:
@@ -109,9 +112,6 @@ def _nullspace(monos, rows, exact):
     ncol = len(monos)
     keys = sorted(rows)
     if exact:
-        from sympy.polys.domains import QQ
-        from sympy.polys.matrices import DomainMatrix
-
         data = [[QQ(0)] * ncol for _ in keys] or [[QQ(0)] * ncol]
         for r, key in enumerate(keys):
             for col, v in rows[key].items():

@@ -1,12 +1,17 @@
 """Exceptions raised by liegroups.
 
 Every error names the identity or condition that failed, where it failed and by how much,
-so a user can see at once what is wrong with their input.
+so a user can see at once what is wrong with their input. All derive from :class:`LieGroupsError`
+(a ValueError), so ``except LieGroupsError`` catches whatever this package raises on bad input.
 """
 
 
-class LieAlgebraError(ValueError):
-    """Base class for invalid Lie-algebra data."""
+class LieGroupsError(ValueError):
+    """Base class of every exception raised by liegroups."""
+
+
+class LieAlgebraError(LieGroupsError):
+    """Invalid Lie-algebra or matrix-group data (shapes, parameters, names, bases)."""
 
 
 class StructureConstantsError(LieAlgebraError):

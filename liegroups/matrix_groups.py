@@ -7,48 +7,18 @@ Bases match the named algebras (see :mod:`liegroups.named`):
   [[0, -w, u], [w, 0, v], [0, 0, 0]];
 * se(3): x = (omega, v) (rotation first, then translation) -> [[hat(omega), v], [0, 0]].
 
-Formulas: Rodrigues R = I + (sin t/t) W + ((1 - cos t)/t^2) W^2; the translation part of exp is V v with
-V = phi(W) = I + ((1 - cos t)/t^2) W + ((t - sin t)/t^3) W^2, and log uses V^-1 = I - W/2 +
-((1 - (t/2) cot(t/2))/t^2) W^2 (Murray, Li, Sastry, *A Mathematical Introduction to Robotic
-Manipulation*, 1994, sections 2.2 and 2.4; Sola et al., "A micro Lie theory", arXiv:1812.01537, App. A-B).
-The rotation angle of log is atan2(|vee(R - R^T)|/2, (tr R - 1)/2), accurate at every angle; near pi the
-axis comes from the symmetric part (R + R^T)/2 - cos t I = (1 - cos t) a a^T. All functions are batched
-over leading axes and safe at small angles (Taylor branches).
+The formulas (Rodrigues, the SE(2) / SE(3) exponentials, V and V^-1, the logarithm accurate at every
+angle) are those of :mod:`liegroups.closed_forms`. All functions are batched over leading axes and safe
+at small angles.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import named
+from .closed_forms import hat3, rodrigues, se2_Ad, se2_exp, se2_V_entries, se3_Ad, se3_exp, se3_V, so3_log, vee3
 from .errors import LieAlgebraError
-from .exponential import _so3_c, _so3_coeffs, _so3_d, hat3, rodrigues
-
-
-def _vee3(X):
-    return np.stack([X[..., 2, 1], X[..., 0, 2], X[..., 1, 0]], axis=-1)
-
-
-def _so3_log(R):
-    R = np.asarray(R, dtype=float)
-    w = _vee3(R - np.swapaxes(R, -1, -2)) / 2.0  # = sin(theta) * axis
-    s = np.linalg.norm(w, axis=-1)
-    cos = (np.trace(R, axis1=-2, axis2=-1) - 1.0) / 2.0
-    theta = np.arctan2(s, cos)
-    t2 = theta**2
-    small = t2 < 1e-4
-    obtuse = cos < -0.5  # there the axis comes from the symmetric part (s may be exactly 0 at pi)
-    scale = np.where(small, 1.0 + t2 / 6.0 + 7.0 * t2**2 / 360.0, theta / np.where(small | obtuse, 1.0, s))
-    out = scale[..., None] * w
-    if np.any(obtuse):
-        Ro, co, wo = R[obtuse], cos[obtuse], w[obtuse]  # flattened batch of the obtuse entries
-        B = (Ro + np.swapaxes(Ro, -1, -2)) / 2.0 - co[:, None, None] * np.eye(3)  # (1 - cos) a a^T
-        k = np.argmax(np.diagonal(B, axis1=-2, axis2=-1), axis=-1)
-        col = B[np.arange(len(k)), :, k]
-        axis = col / np.linalg.norm(col, axis=-1, keepdims=True)
-        axis = np.where((np.sum(axis * wo, axis=-1) < 0)[:, None], -axis, axis)
-        out = np.array(out)
-        out[obtuse] = theta[obtuse][:, None] * axis
-    return out
 
 
 class _Group:
@@ -80,8 +50,6 @@ class _Group:
     @property
     def algebra(self):
         """The named Lie algebra in the same basis."""
-        from . import named
-
         return getattr(named, self.name.lower())()
 
 
@@ -98,7 +66,7 @@ class SO3Group(_Group):
 
     def vee(self, X):
         """Inverse of hat (reads the antisymmetric entries)."""
-        return _vee3(self._mat(X))
+        return vee3(self._mat(X))
 
     def exp(self, x):
         """R = I + (sin t / t) X + ((1 - cos t)/t^2) X^2, t = |x|."""
@@ -106,7 +74,7 @@ class SO3Group(_Group):
 
     def log(self, R):
         """Inverse of exp with |x| <= pi (at exactly pi either of the two axes is returned)."""
-        return _so3_log(self._mat(R))
+        return so3_log(self._mat(R))
 
     def inverse(self, R):
         """R^-1 = R^T."""
@@ -144,31 +112,15 @@ class SE2Group(_Group):
         X = self._mat(X)
         return np.stack([X[..., 0, 2], X[..., 1, 2], X[..., 1, 0]], axis=-1)
 
-    @staticmethod
-    def _V_entries(theta):
-        a, b = _so3_coeffs(theta**2)  # sin t / t, (1 - cos t)/t^2
-        return a, b * theta
-
     def exp(self, x):
         """[[R(w), V(w) (u, v)], [0, 1]], V = [[sin w/w, -(1-cos w)/w], [(1-cos w)/w, sin w/w]]."""
-        x = self._vec(x)
-        th = x[..., 2]
-        c, s = np.cos(th), np.sin(th)
-        a, beta = self._V_entries(th)
-        g = self.identity(x.shape[:-1])
-        g[..., 0, 0] = c
-        g[..., 0, 1] = -s
-        g[..., 1, 0] = s
-        g[..., 1, 1] = c
-        g[..., 0, 2] = a * x[..., 0] - beta * x[..., 1]
-        g[..., 1, 2] = beta * x[..., 0] + a * x[..., 1]
-        return g
+        return se2_exp(self._vec(x))
 
     def log(self, g):
         """Inverse of exp with w in (-pi, pi]: w = atan2(R10, R00), (u, v) = V(w)^-1 p."""
         g = self._mat(g)
         th = np.arctan2(g[..., 1, 0], g[..., 0, 0])
-        a, beta = self._V_entries(th)
+        a, beta = se2_V_entries(th)
         det = a * a + beta * beta
         p1, p2 = g[..., 0, 2], g[..., 1, 2]
         return np.stack([(a * p1 + beta * p2) / det, (-beta * p1 + a * p2) / det, th], axis=-1)
@@ -184,13 +136,7 @@ class SE2Group(_Group):
 
     def Ad(self, g):
         """Ad_g on (u, v, w): [[R, (p2, -p1)^T], [0, 1]]."""
-        g = self._mat(g)
-        A = np.zeros(g.shape[:-2] + (3, 3))
-        A[..., :2, :2] = g[..., :2, :2]
-        A[..., 0, 2] = g[..., 1, 2]
-        A[..., 1, 2] = -g[..., 0, 2]
-        A[..., 2, 2] = 1.0
-        return A
+        return se2_Ad(self._mat(g))
 
     def defect(self, g):
         """max of |R^T R - I|, |det R - 1| and |last row - (0, 0, 1)|."""
@@ -220,30 +166,17 @@ class SE3Group(_Group):
     def vee(self, X):
         """Inverse of hat."""
         X = self._mat(X)
-        return np.concatenate([_vee3(X[..., :3, :3]), X[..., :3, 3]], axis=-1)
-
-    @staticmethod
-    def _V(w, inverse=False):
-        t2 = np.sum(w * w, axis=-1)
-        W = hat3(w)
-        if inverse:
-            return np.eye(3) - 0.5 * W + _so3_d(t2)[..., None, None] * (W @ W)
-        _, b = _so3_coeffs(t2)
-        return np.eye(3) + b[..., None, None] * W + _so3_c(t2)[..., None, None] * (W @ W)
+        return np.concatenate([vee3(X[..., :3, :3]), X[..., :3, 3]], axis=-1)
 
     def exp(self, x):
         """[[R(omega), V(omega) v], [0, 1]], V = I + (1-cos t)/t^2 W + (t - sin t)/t^3 W^2."""
-        x = self._vec(x)
-        g = self.identity(x.shape[:-1])
-        g[..., :3, :3] = rodrigues(x[..., :3])
-        g[..., :3, 3] = np.einsum("...ij,...j->...i", self._V(x[..., :3]), x[..., 3:])
-        return g
+        return se3_exp(self._vec(x))
 
     def log(self, g):
         """Inverse of exp with |omega| <= pi: omega = log R, v = V(omega)^-1 p."""
         g = self._mat(g)
-        w = _so3_log(g[..., :3, :3])
-        v = np.einsum("...ij,...j->...i", self._V(w, inverse=True), g[..., :3, 3])
+        w = so3_log(g[..., :3, :3])
+        v = np.einsum("...ij,...j->...i", se3_V(w, inverse=True), g[..., :3, 3])
         return np.concatenate([w, v], axis=-1)
 
     def inverse(self, g):
@@ -257,13 +190,7 @@ class SE3Group(_Group):
 
     def Ad(self, g):
         """Ad_g on (omega, v): [[R, 0], [hat(p) R, R]]."""
-        g = self._mat(g)
-        R = g[..., :3, :3]
-        A = np.zeros(g.shape[:-2] + (6, 6))
-        A[..., :3, :3] = R
-        A[..., 3:, 3:] = R
-        A[..., 3:, :3] = hat3(g[..., :3, 3]) @ R
-        return A
+        return se3_Ad(self._mat(g))
 
     def defect(self, g):
         """max of the SO(3) defect of R and |last row - (0, 0, 0, 1)|."""

@@ -22,26 +22,14 @@ from functools import lru_cache
 import numpy as np
 
 from .algebra import LieAlgebra
+from .closed_forms import STRUCTURE_CONSTANTS
 from .errors import LieAlgebraError
-
-
-def _eps():
-    e = np.zeros((3, 3, 3))
-    for i, j, k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-        e[i, j, k] = 1.0
-        e[j, i, k] = -1.0
-    return e
-
-
-def _tag(alg, kind):
-    alg._closed_form = kind
-    return alg
 
 
 @lru_cache(maxsize=None)
 def so3():
     """so(3): [e_i, e_j] = eps_ijk e_k. Euler-Poincare gives Euler's equations m' = m x w."""
-    return _tag(LieAlgebra(_eps(), basis=("e1", "e2", "e3"), name="so(3)"), "so3")
+    return LieAlgebra(STRUCTURE_CONSTANTS["so3"], basis=("e1", "e2", "e3"), name="so(3)")
 
 
 @lru_cache(maxsize=None)
@@ -62,7 +50,7 @@ def _se2_matrices():
 def se2():
     """se(2) = e(2), basis (e1, e2, e3) = (translation along the body axis, transverse, rotation):
     [e3, e1] = e2, [e3, e2] = -e1, [e1, e2] = 0. Velocities (u, v, w) as in Chaplygin's sleigh."""
-    return _tag(LieAlgebra.from_matrices(_se2_matrices(), basis=("u", "v", "w"), name="se(2)"), "se2")
+    return LieAlgebra.from_matrices(_se2_matrices(), basis=("u", "v", "w"), name="se(2)")
 
 
 e2 = se2
@@ -83,7 +71,7 @@ def se3():
     for i in range(3):
         X = np.zeros((4, 4)); X[i, 3] = 1
         mats.append(X)
-    return _tag(LieAlgebra.from_matrices(mats, basis=("R1", "R2", "R3", "T1", "T2", "T3"), name="se(3)"), "se3")
+    return LieAlgebra.from_matrices(mats, basis=("R1", "R2", "R3", "T1", "T2", "T3"), name="se(3)")
 
 
 e3 = se3
@@ -143,8 +131,8 @@ def bianchi(type, a=None):
     V [e1, e3] = e1, [e2, e3] = e2; VI_a [e1, e3] = e1, [e2, e3] = a e2 (a not in {0, 1, -1});
     VI0 [e1, e3] = e1, [e2, e3] = -e2 (= e(1,1)); VII_a [e1, e3] = a e1 - e2, [e2, e3] = e1 + a e2
     (a > 0); VII0 [e1, e3] = -e2, [e2, e3] = e1 (= e(2)); VIII so(2,1); IX so(3).
-    Classification and canonical forms: Bianchi (1898); Ellis & MacCallum, Commun. Math. Phys. 12 (1969)
-    108, table 1 (class A = unimodular: I, II, VI0, VII0, VIII, IX). Raises LieAlgebraError for an unknown
+    Classification and canonical forms: Bianchi (1898); Ellis and MacCallum (1969), table 1 (class A =
+    unimodular: I, II, VI0, VII0, VIII, IX). Raises LieAlgebraError for an unknown
     type or a missing / forbidden / out-of-range parameter. Cached: equal arguments give the same object.
     """
     t = str(type).upper().replace("_", "")

@@ -2,8 +2,8 @@
 unimodularity and the generic rank of the Lie-Poisson tensor.
 
 These are the invariants of the classification of real low-dimensional Lie algebras (Bianchi types,
-see Ellis & MacCallum, Commun. Math. Phys. 12 (1969) 108, table 1; Cartan's criteria, Humphreys,
-*Introduction to Lie Algebras*, sections 4.3 and 5.1). They are mixed into :class:`LieAlgebra`.
+see Ellis and MacCallum (1969), table 1; Cartan's criteria, Humphreys (1972), *Introduction to Lie
+Algebras*, sections 4.3 and 5.1). They are mixed into :class:`LieAlgebra`.
 """
 
 from __future__ import annotations

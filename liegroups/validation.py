@@ -2,7 +2,7 @@
 
 [e_i, e_j] = sum_k C[i,j,k] e_k defines a Lie algebra iff C[i,j,k] = -C[j,i,k] and the Jacobi identity
 [e_i,[e_j,e_k]] + [e_j,[e_k,e_i]] + [e_k,[e_i,e_j]] = 0 holds for every triple (any Lie algebra text, e.g.
-Humphreys, *Introduction to Lie Algebras*, section 1.1). Each failure raises a StructureConstantsError that
+Humphreys (1972), *Introduction to Lie Algebras*, section 1.1). Each failure raises a StructureConstantsError that
 names the identity, the worst indices and the residual.
 """
 

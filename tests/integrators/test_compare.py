@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from integrators import compare
-from integrators.compare import _interp
+from integrators.compare import work_at_error
 from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
 
 
@@ -37,5 +37,5 @@ def test_dop853_reference_when_no_exact_solution():
 def test_work_precision_interpolation_is_log_log():
     errs = [1e-4, 1e-6, 1e-8]
     work = [1.0, 10.0, 100.0]  # work ~ err^(-1/2)
-    assert _interp(errs, work, 1e-7) == pytest.approx(10 ** 1.5, rel=1e-12)
-    assert _interp(errs, work, 1e-10) is None
+    assert work_at_error(errs, work, 1e-7) == pytest.approx(10 ** 1.5, rel=1e-12)
+    assert work_at_error(errs, work, 1e-10) is None

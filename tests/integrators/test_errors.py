@@ -1,0 +1,52 @@
+"""Every exception class defined anywhere in integrators derives from IntegratorError (a ValueError);
+the public names stay importable from where they were imported before."""
+
+import importlib
+import inspect
+import pkgutil
+
+import numpy as np
+import pytest
+
+import integrators
+from integrators import (ConvergenceError, IntegrationInputError, IntegratorError, MethodError, ODEProblem,
+                         integrate)
+
+
+def _exception_classes(package):
+    found = {}
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        mod = importlib.import_module(info.name)
+        for name, obj in vars(mod).items():
+            if inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__.startswith(package.__name__):
+                found[f"{obj.__module__}.{name}"] = obj
+    return found
+
+
+def test_every_exception_derives_from_the_package_base():
+    classes = _exception_classes(integrators)
+    assert {IntegrationInputError, MethodError, ConvergenceError} <= set(classes.values())
+    for name, cls in classes.items():
+        assert issubclass(cls, IntegratorError), name
+        assert issubclass(cls, ValueError), name
+
+
+def test_old_import_places_still_work():
+    from integrators.driver import IntegrationInputError as a
+    from integrators.methods import MethodError as b
+    from integrators.stepping import ConvergenceError as c
+
+    assert (a, b, c) == (IntegrationInputError, MethodError, ConvergenceError)
+
+
+def test_problem_and_event_errors_are_integrator_errors():
+    with pytest.raises(IntegratorError, match="outputs must map names"):
+        ODEProblem(lambda t, y: -y, 1, outputs={"a": 1})
+    with pytest.raises(IntegratorError, match="an event must be a callable"):
+        integrate(lambda t, y: -y, [1.0], (0.0, 1.0), method="rk4", steps=2, events=[3])
+    with pytest.raises(IntegratorError, match="inertia must be three positive"):
+        from integrators.rigid_body import free_rigid_body
+
+        free_rigid_body([1.0, -1.0, 2.0])
+    with pytest.raises(IntegratorError, match="t_eval"):
+        integrate(lambda t, y: -y, np.ones(1), (0.0, 1.0), method="rk4", t_eval=[0.5])
