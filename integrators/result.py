@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .display import result_markdown
+
 
 @dataclass
 class IntegrationResult:
@@ -91,6 +93,8 @@ class IntegrationResult:
     def max_residual(self, name):
         """max_k |c(t_k)| of constraint ``name`` (per trajectory)."""
         return np.max(np.abs(self.constraints[name]), axis=0)
+
+    _repr_markdown_ = result_markdown
 
 
 def record(problem, ys):

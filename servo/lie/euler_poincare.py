@@ -18,6 +18,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ServoError, SymbolicParameterError
+from .display import system_markdown
 from .parameters import check_inertia, check_inverse_inertia, free_symbols
 
 __all__ = ["EulerPoincare", "LieSystem"]
@@ -164,6 +165,8 @@ class LieSystem:
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}>"
+
+    _repr_markdown_ = system_markdown
 
 
 class EulerPoincare(LieSystem):

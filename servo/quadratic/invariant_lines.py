@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .display import invariant_lines_markdown
 from .homotopy import QuadraticEigenHomotopy
 
 __all__ = ["InvariantLine", "InvariantLines", "FamilyWitness", "invariant_lines"]
@@ -149,6 +150,8 @@ class InvariantLines:
     def max_residual(self) -> float:
         """max |v(xi) - c xi| / |xi|^2 over the lines."""
         return max((L.residual for L in self.lines), default=0.0)
+
+    _repr_markdown_ = invariant_lines_markdown
 
     def __repr__(self):
         return (f"InvariantLines(p={self.p}, lines={len(self.lines)}, total_multiplicity="
