@@ -18,35 +18,14 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ServoError, SymbolicParameterError
+from .coadjoint_sym import coad_sym, structure_constants_sym  # noqa: F401 (re-export)
 from .display import system_markdown
+from .first_integrals import first_integrals_of
 from .parameters import check_inertia, check_inverse_inertia, free_symbols
+from .reduction import reduce_system
+from .symbolic import equations_of
 
 __all__ = ["EulerPoincare", "LieSystem"]
-
-
-def structure_constants_sym(algebra):
-    """The structure constants as a nested list of exact sympy numbers (integers/rationals where exact)."""
-    C = algebra.structure_constants
-    out = np.empty(C.shape, dtype=object)
-    for idx, v in np.ndenumerate(C):
-        v = float(v)
-        if v.is_integer():
-            out[idx] = sp.Integer(int(v))
-        else:
-            r = sp.Rational(v).limit_denominator(10**6)
-            out[idx] = r if abs(float(r) - v) <= 1e-13 * max(1.0, abs(v)) else sp.Float(v)
-    return out
-
-
-def coad_sym(algebra, w, m):
-    """Symbolic (ad*_w m)_j = sum_{i,k} w_i C[i,j,k] m_k as a sympy column Matrix."""
-    C = structure_constants_sym(algebra)
-    n = algebra.dim
-    nz = [(i, j, k) for (i, j, k), c in np.ndenumerate(C) if c != 0]
-    out = [sp.Integer(0)] * n
-    for i, j, k in nz:
-        out[j] += w[i] * C[i, j, k] * m[k]
-    return sp.Matrix(out)
 
 
 class LieSystem:
@@ -142,23 +121,17 @@ class LieSystem:
 
         ``symbolic=False`` evaluates numeric coefficients to floats.
         """
-        from .symbolic import equations_of
-
         eq = equations_of(self)
         return eq if symbolic else eq.evalf()
 
     def first_integrals(self):
         """Named first integrals (callables on states with a sympy ``expr``), see :mod:`servo.lie.first_integrals`."""
-        from .first_integrals import first_integrals_of
-
         if "integrals" not in self._cache:
             self._cache["integrals"] = first_integrals_of(self)
         return self._cache["integrals"]
 
     def reduced(self):
         """The homogeneous quadratic system on the constraint, see :mod:`servo.lie.reduction`."""
-        from .reduction import reduce_system
-
         if "reduced" not in self._cache:
             self._cache["reduced"] = reduce_system(self)
         return self._cache["reduced"]

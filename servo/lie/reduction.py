@@ -21,7 +21,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ServoError, SymbolicParameterError
-from .euler_poincare import coad_sym
+from .coadjoint_sym import coad_sym
 
 __all__ = ["Reduced", "reduce_system", "constraint_basis"]
 

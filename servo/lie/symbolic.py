@@ -24,7 +24,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.physics.mechanics import dynamicsymbols
 
-from .euler_poincare import coad_sym
+from .coadjoint_sym import coad_sym
 from .printing import MAX_DECIMAL_DIGITS, MAX_DENOMINATOR, exact, exact_number, polynomial_text, symbol_text  # noqa: F401
 
 __all__ = ["Equations", "equations_of", "omega_functions", "velocity_names", "momentum_names",
