@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import export
 from .display import result_markdown
 
 
@@ -95,6 +96,13 @@ class IntegrationResult:
         return np.max(np.abs(self.constraints[name]), axis=0)
 
     _repr_markdown_ = result_markdown
+
+    # ------------------------------------------------------------------ export (integrators.export)
+    to_dict = export.to_dict
+    to_csv = export.to_csv
+    to_pandas = export.to_pandas
+    to_xarray = export.to_xarray
+    columns = export.columns
 
 
 def record(problem, ys):

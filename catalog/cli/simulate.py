@@ -1,24 +1,48 @@
 """``liedyn simulate NAME``: integrate, print the drift of every first integral, the constraint residual
-and the verdicts; ``--out traj.csv`` writes the trajectory, ``--plot path.png`` a figure."""
+and the verdicts; ``--out traj.csv`` writes the trajectory, ``--plot path.png`` a figure. With ``--json``
+the trajectory is in the output ("trajectory": {"columns": name -> full name, "data": name -> values}),
+or, with ``--out``, the output says where it went ("trajectory": {"columns": ..., "csv": path})."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from integrators.export import column_name
+
 from .common import Progress, add_common, add_entry_args, emit_json, resolve
 
 
+def trajectory_columns(run):
+    """{column name: (full name, array (K,))}: t, the state labels, then the first integrals, with names a
+    program can read (``integrators.export.column_name``: "energy (m, I^-1 m)/2" -> "energy")."""
+    K = len(run.t)
+    series = [("t", run.t)]
+    y = run.y.reshape(K, -1)
+    labels = list(run.labels or [])
+    if len(labels) != y.shape[1]:
+        labels = [f"y{i + 1}" for i in range(y.shape[1])]
+    series += [(lab, y[:, i]) for i, lab in enumerate(labels)]
+    series += [(k, np.asarray(v, float).reshape(K)) for k, v in run.integrals.items()]
+    out = {}
+    for full, v in series:
+        out[column_name(full, out)] = (full, np.asarray(v, float))
+    return out
+
+
 def write_csv(path, run):
-    """Columns: t, the state labels, then the first integrals."""
-    cols = [run.t[:, None], run.y.reshape(len(run.t), -1)]
-    head = ["t"] + list(run.labels or [f"y{i + 1}" for i in range(run.y.shape[-1])])
-    for k, v in run.integrals.items():
-        cols.append(np.asarray(v).reshape(len(run.t), 1))
-        head.append(k.replace(",", ";"))
-    np.savetxt(path, np.hstack(cols), delimiter=",", header=",".join(head), comments="")
+    """Columns: t, the state labels, then the first integrals (machine-readable names)."""
+    cols = trajectory_columns(run)
+    np.savetxt(path, np.column_stack([v for _, v in cols.values()]), delimiter=",", header=",".join(cols),
+               comments="")
 
 
-def simulate_data(entry, run, verdicts):
+def simulate_data(entry, run, verdicts, csv_path=None):
+    cols = trajectory_columns(run)
+    trajectory = {"columns": {k: full for k, (full, _) in cols.items()}}
+    if csv_path:
+        trajectory["csv"] = str(csv_path)
+    else:
+        trajectory["data"] = {k: v for k, (_, v) in cols.items()}
     return {
         "name": entry.name, "method": run.method, "t_end": float(run.t[-1]), "steps": run.nsteps,
         "nfev": run.nfev, "wall_time": run.wall_time,
@@ -27,6 +51,7 @@ def simulate_data(entry, run, verdicts):
         "exact_error": run.exact_error(), "final_state": run.y[-1],
         "labels": list(run.labels), "events": [list(map(str, e)) for e in run.events],
         "verdicts": [v.as_dict() for v in verdicts],
+        "trajectory": trajectory,
     }
 
 
@@ -42,7 +67,7 @@ def cmd_simulate(args):
         write_csv(args.out, run)
     if args.plot:
         plots.save(plots.trajectory_figure(entry, run), args.plot)
-    d = simulate_data(entry, run, verdicts)
+    d = simulate_data(entry, run, verdicts, args.out)
     if args.json:
         emit_json(d)
         return 0
