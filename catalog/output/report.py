@@ -25,6 +25,7 @@ from pathlib import Path
 from . import describe
 from . import plots
 from .mathsvg import MathRenderError, write_svg
+from .progress import Steps
 from ..verify.run import Verdict, checks, simulate
 
 CSS = """body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;color:#222;line-height:1.4}
@@ -262,7 +263,15 @@ def _move_into_place(tmp, out):
 
 
 def build_site(out, names, progress=None, compare=True):
-    """Write every page into the directory ``out`` (which exists); return (verdicts, failures)."""
+    """Write every page into the directory ``out`` (which exists); return (verdicts, failures).
+
+    ``progress``: None (a tqdm bar on a terminal only), False (none), True (always) or an object with
+    ``update(text)`` (see :mod:`catalog.output.progress`)."""
+    with Steps(len(names) + 2, "report", progress) as steps:
+        return _build_site(out, names, steps, compare)
+
+
+def _build_site(out, names, progress, compare):
     from ..registry import get, specs
 
     (out / "fig").mkdir()
@@ -272,8 +281,7 @@ def build_site(out, names, progress=None, compare=True):
     sp = specs()
     rows, verdicts, failures = [], [], []
     for i, name in enumerate(names):
-        if progress is not None:
-            progress.update(f"{i + 1}/{len(names)} {name}")
+        progress.update(f"{i + 1}/{len(names)} {name}")
         base = {"name": name, "title": sp[name].title, "family": sp[name].family}
         try:
             row, vs = entry_page(get(name), out, i)
@@ -286,12 +294,10 @@ def build_site(out, names, progress=None, compare=True):
             (out / f"{name}.html").write_text(_page(f"liedyn: {name}", body), encoding="utf-8")
         rows.append({**base, **row, "verdicts": vs})
         verdicts += vs
-    if progress is not None:
-        progress.update("relations")
+    progress.update("relations")
     gv = relations_page(out, names)
     verdicts += gv
-    if progress is not None and compare:
-        progress.update("integrator comparison")
+    progress.update("integrator comparison" if compare else "index")
     compare_page([get(n) for n in COMPARE_ENTRIES if n in names] if compare else [], out)
     n_pass = sum(v.passed for v in verdicts)
     _index(out, rows, n_pass, len(verdicts), time.perf_counter() - t0, gv)
@@ -300,7 +306,7 @@ def build_site(out, names, progress=None, compare=True):
 
 def write_report(out, names=None, progress=None, compare=True):
     """Write the site into ``out`` (replacing what was there only once it is complete); return
-    (path of index.html, list of all verdicts, failures)."""
+    (path of index.html, list of all verdicts, failures). ``progress``: see :func:`build_site`."""
     from ..registry import specs
     from ..registry import names as all_names
 
