@@ -13,7 +13,7 @@ import numpy as np
 __all__ = ["result_markdown"]
 
 
-def result_markdown(res):
+def result_markdown(res) -> str:
     """Markdown for Jupyter: the run in one line, then the invariants' drift and constraints' residuals."""
     t = np.asarray(res.t)
     span = f"[{t[0]:.6g}, {t[-1]:.6g}]" if t.size else "[]"

@@ -14,7 +14,9 @@ trajectory and say so. pandas and xarray are imported only when asked for.
 from __future__ import annotations
 
 import csv
+import os
 import re
+from collections.abc import Collection
 
 import numpy as np
 
@@ -23,7 +25,7 @@ from .errors import IntegrationInputError
 __all__ = ["column_name", "columns", "to_dict", "to_csv", "to_pandas", "to_xarray"]
 
 
-def column_name(name, taken=()):
+def column_name(name: str, taken: Collection[str] = ()) -> str:
     """A machine-readable column name for ``name`` (unique among ``taken``)."""
     name = str(name)
     m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)(?=$|[\s:(\[])", name)
@@ -56,7 +58,7 @@ def _series(res):
     return out
 
 
-def columns(res):
+def columns(res) -> dict[str, str]:
     """{column name: the full name it stands for}, in the export order."""
     out = {}
     for full, _ in _series(res):
@@ -64,7 +66,7 @@ def columns(res):
     return out
 
 
-def to_dict(res):
+def to_dict(res) -> dict[str, np.ndarray]:
     """{column name: array}: t (K,), then every state component, invariant, constraint and output (K, ...)."""
     out = {}
     for full, v in _series(res):
@@ -83,7 +85,7 @@ def _single(res, what):
     return d
 
 
-def to_csv(res, path):
+def to_csv(res, path: str | os.PathLike) -> str | os.PathLike:
     """Write one trajectory as CSV: a header of column names, then one row per saved time. Returns the path."""
     d = _single(res, "to_csv")
     names = list(d)

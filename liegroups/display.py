@@ -33,7 +33,7 @@ def _bracket_span(C, A, B, tol):
     return _rank_basis(br, tol)
 
 
-def algebra_type(g, tol=1e-10):
+def algebra_type(g, tol: float = 1e-10) -> str:
     """'abelian', 'nilpotent', 'solvable', 'semisimple' or 'neither solvable nor semisimple'."""
     C = np.asarray(g.structure_constants, float)
     n = C.shape[0]
@@ -56,7 +56,7 @@ def algebra_type(g, tol=1e-10):
     return "neither solvable nor semisimple"
 
 
-def algebra_markdown(g):
+def algebra_markdown(g) -> str:
     """Markdown for Jupyter: name, dimension, basis, type and Casimirs in LaTeX."""
     cas = g.casimirs()
     items = [f"$C_{{{k + 1}}} = {sp.latex(getattr(c, 'expr', c))}$" for k, c in enumerate(cas)]

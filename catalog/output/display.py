@@ -16,7 +16,7 @@ def _aligned(latex):
     return latex.replace("\\begin{align}", "\\begin{aligned}").replace("\\end{align}", "\\end{aligned}")
 
 
-def entry_markdown(entry):
+def entry_markdown(entry) -> str:
     """Markdown for Jupyter: what ``liedyn show NAME`` prints, with the equations typeset."""
     text, latex = describe.equations(entry)
     parts = [f"**{entry.name}** ({entry.model}, {entry.kind})", "", entry.description, ""]

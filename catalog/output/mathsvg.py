@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import matplotlib
 
@@ -23,7 +24,7 @@ class MathRenderError(ValueError):
     """mathtext could not draw a formula (the message names it)."""
 
 
-def svg_of(latex, size=13.0):
+def svg_of(latex: str, size: float = 13.0) -> str:
     """The SVG text of ``$latex$`` in Computer Modern at ``size`` points (no date or random ids, so the
     same formula gives the same file)."""
     if not latex.strip():
@@ -38,7 +39,7 @@ def svg_of(latex, size=13.0):
     return re.sub(r"<dc:date>.*?</dc:date>", "", text, flags=re.S)
 
 
-def write_svg(latex, path, size=13.0):
+def write_svg(latex: str, path: Path, size: float = 13.0) -> Path:
     """Write the SVG of ``latex`` to ``path``; return the path."""
     path.write_text(svg_of(latex, size), encoding="utf-8")
     return path

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TextIO
 
 from tqdm import tqdm
 
 __all__ = ["Steps", "enabled"]
 
 
-def enabled(progress=None, stream=None):
+def enabled(progress: object = None, stream: TextIO | None = None) -> bool:
     """Whether to draw a bar for ``progress`` (None: only on a terminal, unless LIEDYN_PROGRESS=0)."""
     if progress is None:
         stream = stream or sys.stderr

@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import time
 import traceback
+from collections.abc import Iterable
 from pathlib import Path
 
 from . import describe
@@ -304,7 +305,8 @@ def _build_site(out, names, progress, compare):
     return verdicts, failures
 
 
-def write_report(out, names=None, progress=None, compare=True):
+def write_report(out: str | os.PathLike, names: Iterable[str] | None = None, progress=None,
+                 compare: bool = True) -> tuple[Path, list, list]:
     """Write the site into ``out`` (replacing what was there only once it is complete); return
     (path of index.html, list of all verdicts, failures). ``progress``: see :func:`build_site`."""
     from ..registry import specs

@@ -22,7 +22,7 @@ def _realizability_line(system):
     return f"$(I^{{-1}} a, b) = {sp.latex(exact(r))}$: realizable wherever this is not zero"
 
 
-def system_markdown(system):
+def system_markdown(system) -> str:
     """Markdown for Jupyter: name, model, equations, realizability, first integrals."""
     eq = system.equations()
     parts = [f"**{type(system).__name__}** on {system.algebra.name} ({system.name})", ""]

@@ -9,6 +9,7 @@ and by the notebook displays.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 
 import sympy as sp
@@ -30,7 +31,7 @@ _GREEK = {n: sp.pretty(sp.Symbol(n), use_unicode=True) for n in (
 
 
 # ----------------------------------------------------------------------------- exact numbers
-def exact_number(x):
+def exact_number(x: float | sp.Basic) -> sp.Basic | float:
     """The exact rational of a float datum when there is one, else ``x`` unchanged.
 
     A float is taken as exact p/q when its shortest decimal representation has at most
@@ -53,7 +54,7 @@ def exact_number(x):
     return x
 
 
-def exact(obj):
+def exact(obj: sp.Basic | sp.MatrixBase | float | int | None) -> sp.Basic | sp.MatrixBase | None:
     """``obj`` (a sympy expression or Matrix) with every Float replaced by :func:`exact_number`."""
     if obj is None:
         return None
@@ -69,7 +70,7 @@ def _split_name(name):
     return base, sub
 
 
-def symbol_text(name, style="latex", dot=False, power=1):
+def symbol_text(name: str, style: str = "latex", dot: bool = False, power: int = 1) -> str:
     """One factor: ``omega_1`` as ``\\omega_{1}`` / ``ω₁``; ``dot`` adds a time derivative; ``power`` > 1
     an exponent."""
     base, sub = _split_name(name)
@@ -135,7 +136,8 @@ def _join(terms, style):
     return "".join(out)
 
 
-def polynomial_text(expr, gens, names, style="latex", dots=None):
+def polynomial_text(expr: sp.Expr, gens: Sequence[sp.Symbol], names: Sequence[str], style: str = "latex",
+                    dots: Sequence[bool] | None = None) -> str:
     """A polynomial in ``gens`` printed term by term: coefficients exact (``\\frac{1}{5}``), factors by
     their ``names`` (``\\omega_{1}``), terms in graded lexicographic order of ``gens`` (highest first).
 

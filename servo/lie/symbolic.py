@@ -38,7 +38,7 @@ def _numbered(basis):
     return tail if tail and head.isalpha() and len(head) <= 2 else None
 
 
-def velocity_names(algebra):
+def velocity_names(algebra) -> list[str]:
     """Names of the velocity components w_i in the algebra's basis (sympy names: ``omega_1``, ``u``).
 
     so(3) and numbered bases e1..en: omega_1..omega_n; se(2) (u, v, w): u, v, omega; se(3)
@@ -59,7 +59,7 @@ def velocity_names(algebra):
     return out
 
 
-def momentum_names(algebra):
+def momentum_names(algebra) -> list[str]:
     """Names of the momenta m_i in g*: m_1..m_n; on se(3) (M_1..M_3, Gamma_1..Gamma_3) as for the heavy
     top; on se(2) (p_u, p_v, p_omega)."""
     kind = getattr(algebra, "closed_form", None) or getattr(algebra, "_closed_form", None)
@@ -142,7 +142,7 @@ class Equations:
         left = sum((t for t in sp.Add.make_args(e) if t.free_symbols & set(dsyms)), sp.Integer(0))
         return left, sp.expand(left - e)
 
-    def rows(self, style="latex"):
+    def rows(self, style: str = "latex") -> list[tuple[str, str]]:
         """[(left, right)] as text: time derivatives on the left, the other terms on the right; the
         constraint last as (a, w) = 0."""
         u, names, dsyms, fsyms = self._gens()
@@ -167,7 +167,7 @@ class Equations:
     def __repr__(self):
         return f"<Equations {self.title}: {len(self.eqs)} equations>\n{self}"
 
-    def latex(self, env="align", form="components"):
+    def latex(self, env: str = "align", form: str = "components") -> str:
         """The equations as LaTeX for a paper.
 
         ``env="align"`` (default) gives ``\\begin{align} ... \\end{align}``, ``"aligned"`` the inner block
@@ -208,7 +208,7 @@ class Equations:
             out += f" \\\\\n{lhs} &= 0"
         return out
 
-    def pretty(self):
+    def pretty(self) -> str:
         """sympy's two-dimensional pretty print of each equation (derivatives as dots)."""
         from sympy.physics.vector.printing import vpprint  # noqa: F401  (registers the dot printer)
         from sympy.physics.vector.printing import VectorPrettyPrinter
@@ -220,13 +220,13 @@ class Equations:
         head = f"\\text{{{self.title}}}\\\\" if self.title else ""
         return "$$" + self.latex(env="aligned").replace("\\begin{aligned}\n", "\\begin{aligned}\n" + head, 1) + "$$"
 
-    def evalf(self):
+    def evalf(self) -> Equations:
         """The same equations with numeric coefficients as floats."""
         return Equations([sp.Eq(sp.N(e.lhs), sp.N(e.rhs)) for e in self.eqs], self.t, self.omega, self.lam,
                          None if self.constraint is None else sp.Eq(sp.N(self.constraint.lhs), 0),
                          self.title, self.model_latex, self.model_text)
 
-    def on_constraint(self):
+    def on_constraint(self) -> Equations:
         """Eliminate one velocity with the constraint (a, w) = 0 (solved for the w_k with the last
         numeric non-zero a_k, or the last non-zero one); returns the dynamic equations only."""
         if self.constraint is None:
@@ -261,7 +261,7 @@ MODEL_TEXT = {
 }
 
 
-def equations_of(system):
+def equations_of(system) -> Equations:
     """The :class:`Equations` of a servo system (see the module docstring for the three forms).
 
     Float data that are exactly short decimals or small fractions become rationals first

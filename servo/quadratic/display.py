@@ -20,7 +20,7 @@ def _num(x, digits=6):
     return f"{x.real:.{digits}g}{x.imag:+.{digits}g}i"
 
 
-def invariant_lines_markdown(lines):
+def invariant_lines_markdown(lines) -> str:
     """Markdown for Jupyter: the real invariant lines as a table, then the counts."""
     head = (f"**Invariant lines** of a quadratic system with p = {lines.p}: {len(lines)} lines, "
             f"{lines.real_count} real, total multiplicity {lines.total_multiplicity} "
