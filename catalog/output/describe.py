@@ -115,11 +115,8 @@ def realizability_verdict(entry):
     and ``where`` ("everywhere" for a constant, "at the initial state" for an expression).
     """
     sysm = entry.system
-    if entry.model in ("free",) or not hasattr(sysm, "realizability"):
-        return None
-    try:
-        r = sysm.realizability()
-    except TypeError:
+    r = _raw_realizability(entry)
+    if r is None:
         return None
     lie = entry.kind == "lie-group"
     expr = "(I^-1 a, b)" if lie else "det (A^-1 M, dphi/dq')"
@@ -167,14 +164,21 @@ def expression_text(expr, style="unicode"):
         return sp.latex(expr) if style == "latex" else sp.sstr(expr)
 
 
-def realizability(entry):
-    """The number (I^-1 a, b) for constrained Lie-group entries (None where it does not apply)."""
+def _raw_realizability(entry):
+    """What the system's ``realizability()`` returns, or None where it does not apply."""
     sysm = entry.system
     if entry.model in ("free",) or not hasattr(sysm, "realizability"):
         return None
     try:
-        v = sysm.realizability()
+        return sysm.realizability()
     except TypeError:
+        return None
+
+
+def realizability(entry):
+    """The number (I^-1 a, b) for constrained Lie-group entries (None where it does not apply)."""
+    v = _raw_realizability(entry)
+    if v is None:
         return None
     try:
         return float(v)
