@@ -263,16 +263,16 @@ def _move_into_place(tmp, out):
         shutil.rmtree(old, ignore_errors=True)
 
 
-def build_site(out, names, progress=None, compare=True):
+def build_site(out, names, progress=None, compare=True, overrides=None):
     """Write every page into the directory ``out`` (which exists); return (verdicts, failures).
 
     ``progress``: None (a tqdm bar on a terminal only), False (none), True (always) or an object with
     ``update(text)`` (see :mod:`catalog.output.progress`)."""
     with Steps(len(names) + 2, "report", progress) as steps:
-        return _build_site(out, names, steps, compare)
+        return _build_site(out, names, steps, compare, overrides or {})
 
 
-def _build_site(out, names, progress, compare):
+def _build_site(out, names, progress, compare, overrides):
     from ..registry import get, specs
 
     (out / "fig").mkdir()
@@ -285,7 +285,7 @@ def _build_site(out, names, progress, compare):
         progress.update(f"{i + 1}/{len(names)} {name}")
         base = {"name": name, "title": sp[name].title, "family": sp[name].family}
         try:
-            row, vs = entry_page(get(name), out, i)
+            row, vs = entry_page(get(name, **overrides.get(name, {})), out, i)
         except Exception as exc:  # an entry that cannot run is reported as a failure
             failures.append((name, str(exc)))
             vs = [Verdict(name, "build/run", float("nan"), 0.0)]
@@ -306,9 +306,10 @@ def _build_site(out, names, progress, compare):
 
 
 def write_report(out: str | os.PathLike, names: Iterable[str] | None = None, progress=None,
-                 compare: bool = True) -> tuple[Path, list, list]:
+                 compare: bool = True, overrides: dict | None = None) -> tuple[Path, list, list]:
     """Write the site into ``out`` (replacing what was there only once it is complete); return
-    (path of index.html, list of all verdicts, failures). ``progress``: see :func:`build_site`."""
+    (path of index.html, list of all verdicts, failures). ``progress``: see :func:`build_site`;
+    ``overrides``: {name: {parameter: value}} passed to ``catalog.get`` (e.g. fewer steps)."""
     from ..registry import specs
     from ..registry import names as all_names
 
@@ -320,7 +321,7 @@ def write_report(out: str | os.PathLike, names: Iterable[str] | None = None, pro
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
-        verdicts, failures = build_site(tmp, names, progress, compare)
+        verdicts, failures = build_site(tmp, names, progress, compare, overrides)
         tmp.chmod(0o755)
         _move_into_place(tmp, out)
     except BaseException:

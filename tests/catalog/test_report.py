@@ -23,6 +23,8 @@ from catalog.output.report import write_report  # noqa: E402
 from .headless import CHROMIUM, Browser  # noqa: E402
 
 NAMES = ["beghin_body", "servo_sleigh"]
+#: fewer steps than the entries' defaults keep the test fast (the equations do not depend on them)
+QUICK = {n: {"steps": 200, "t_end": 4.0} for n in NAMES + ["chaplygin_sleigh_on_blade"]}
 
 # Beghin body, written out by hand in tests/servo/lie/test_symbolic_print.py (I w' = I w x w + lambda n)
 BEGHIN_ROW_2 = (r"\frac{1}{5} \dot{\omega}_{1} + 2 \dot{\omega}_{2} + \frac{3}{10} \dot{\omega}_{3} &= "
@@ -34,7 +36,7 @@ BEGHIN_ROW_2 = (r"\frac{1}{5} \dot{\omega}_{1} + 2 \dot{\omega}_{2} + \frac{3}{1
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("site")
     out = root / "report"
-    path, verdicts, failures = write_report(out, names=NAMES, compare=False)
+    path, verdicts, failures = write_report(out, names=NAMES, compare=False, overrides=QUICK)
     return out, path, verdicts, failures
 
 
@@ -101,7 +103,8 @@ def test_interrupted_run_keeps_the_old_report(tmp_path):
                 raise Interrupt(what)
 
     with pytest.raises(Interrupt):
-        write_report(out, names=["servo_sleigh", "chaplygin_sleigh_on_blade"], progress=Progress(), compare=False)
+        write_report(out, names=["servo_sleigh", "chaplygin_sleigh_on_blade"], progress=Progress(), compare=False,
+                     overrides=QUICK)
     assert sorted(p.name for p in out.iterdir()) == ["index.html", "stale.png"]
     assert (out / "index.html").read_text() == "old index"
     assert [p.name for p in tmp_path.iterdir()] == ["report"]    # the half-written site was removed
