@@ -249,6 +249,9 @@ MODEL_LATEX = {
     "servo1": r"I \dot{\omega} = \operatorname{ad}^*_{\omega} (I \omega) + \lambda b, \quad (a, \omega) = 0",
     "servo2": (r"\frac{d}{dt}(I \omega + \lambda b) = \operatorname{ad}^*_{\omega} (I \omega + \lambda b), "
                r"\quad (a, \omega) = 0"),
+    "nonholonomic": r"I \dot{\omega} = \operatorname{ad}^*_{\omega} (I \omega) + \lambda a, \quad (a, \omega) = 0",
+    "vakonomic": (r"\frac{d}{dt}(I \omega + \lambda a) = \operatorname{ad}^*_{\omega} (I \omega + \lambda a), "
+                  r"\quad (a, \omega) = 0"),
 }
 
 
@@ -258,6 +261,8 @@ MODEL_TEXT = {
     "free_K": "ṁ = ad*_ω m, ω = K m + c",
     "servo1": "I ω̇ = ad*_ω (I ω) + λ b, (a, ω) = 0",
     "servo2": "(I ω + λ b)˙ = ad*_ω (I ω + λ b), (a, ω) = 0",
+    "nonholonomic": "I ω̇ = ad*_ω (I ω) + λ a, (a, ω) = 0",
+    "vakonomic": "(I ω + λ a)˙ = ad*_ω (I ω + λ a), (a, ω) = 0",
 }
 
 
@@ -294,11 +299,11 @@ def equations_of(system) -> Equations:
         rhs = coad_sym(alg, w, mom) + lam * b
         eqs = [sp.Eq(sp.expand(sp.diff(mom[j], t)), sp.expand(rhs[j])) for j in range(n)]
         title = f"{system.name}: (I w)' = ad*_w (I w) + lambda b, (a, w) = 0"
-        model = "servo1"
+        model = "servo1" if kind == "servo1" else "nonholonomic"
     else:
         z = mom + lam * b
         rhs = coad_sym(alg, w, z)
         eqs = [sp.Eq(sp.expand(sp.diff(z[j], t)), sp.expand(rhs[j])) for j in range(n)]
         title = f"{system.name}: (I w + lambda b)' = ad*_w (I w + lambda b), (a, w) = 0"
-        model = "servo2"
+        model = "vakonomic" if kind == "vakonomic" else "servo2"
     return Equations(eqs + [constraint], t, om, lam, constraint, title, MODEL_LATEX[model], MODEL_TEXT[model])
