@@ -22,7 +22,7 @@ def save(fig, path, dpi=90):
 ROUNDOFF_FLOOR = float(np.finfo(float).eps)
 
 
-def _floor(ax, t):
+def _floor(ax):
     ax.axhline(ROUNDOFF_FLOOR, color="0.6", lw=0.8, ls="-.", label="round-off floor (machine epsilon)")
 
 
@@ -43,9 +43,13 @@ def _drift_panel(ax, run, label_prefix=""):
         err = np.max(np.abs(run.y - run.exact), axis=-1)
         ax.semilogy(run.t, np.maximum(err, floor), ":", color="k", label=f"{label_prefix}error vs exact")
         any_line = True
-    _floor(ax, run.t)
-    if any_line:
-        ax.legend(fontsize=6)
+    if not any_line:  # nothing to track: say so instead of drawing empty axes
+        ax.text(0.5, 0.5, "no first integral, exact solution\nor constraint residual to track",
+                ha="center", va="center", fontsize=8, transform=ax.transAxes)
+        ax.set_axis_off()
+        return
+    _floor(ax)
+    ax.legend(fontsize=6)
     ax.set_xlabel("time t [dimensionless]")
     ax.set_ylabel("relative drift, residual, error")
     ax.set_title("relative drift / residual / error", fontsize=9)
@@ -116,7 +120,7 @@ def orientation_figure(entry, run):
     ax2 = fig.add_subplot(1, 2, 2)
     defect = np.linalg.norm(np.swapaxes(R, -1, -2) @ R - np.eye(3), axis=(-2, -1))
     ax2.semilogy(run.t, np.maximum(defect, ROUNDOFF_FLOOR))
-    _floor(ax2, run.t)
+    _floor(ax2)
     ax2.legend(fontsize=6)
     ax2.set_xlabel("time t [dimensionless]")
     ax2.set_ylabel("|R^T R - 1| (Frobenius)")

@@ -143,6 +143,17 @@ def test_drift_plot_draws_exact_zero_on_the_roundoff_floor():
     plots.plt.close(fig)
 
 
+def test_drift_panel_without_anything_to_track_says_so():
+    from catalog.verify.run import Run
+
+    run = Run("x", "rk4", np.linspace(0, 1, 3), np.zeros((3, 1)), ("y",))
+    fig, ax = plots.plt.subplots()
+    plots._drift_panel(ax, run)
+    assert not ax.get_lines() and not ax.axison and "nothing" not in ax.texts[0].get_text()
+    assert ax.texts[0].get_text().startswith("no first integral")
+    plots.plt.close(fig)
+
+
 def test_motion_plot_has_axis_labels():
     e = catalog.get("servo_sleigh", steps=50, t_end=1.0)
     fig = plots.trajectory_figure(e, catalog.simulate(e))
