@@ -239,12 +239,12 @@ def graph_figure(G):
     pos, blocks = graph_layout(G)
     xs = np.array([p[0] for p in pos.values()])
     ys = np.array([p[1] for p in pos.values()])
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.75 * (np.ptp(xs) + 3.0)), max(3.0, 1.1 * (np.ptp(ys) + 2.0))))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.62 * (np.ptp(xs) + 3.0)), max(3.0, 0.95 * (np.ptp(ys) + 2.0))))
     boxes = {}
     for n, (x, y) in pos.items():
         fam = G.nodes[n].get("family", "other")
         boxes[n] = ax.text(x, y, n.replace("_on_", "\n_on_", 1) if len(n) > 18 else n, ha="center", va="center",
-                           fontsize=8, zorder=3,
+                           fontsize=9, zorder=3,
                            bbox=dict(boxstyle="round,pad=0.35", fc=FAMILY_COLORS.get(fam, "#dddddd"), ec="0.3"))
     for u, v, d in sorted(G.edges(data=True), key=lambda e: (e[0], e[1])):
         (x1, y1), (x2, y2) = pos[u], pos[v]
@@ -259,7 +259,7 @@ def graph_figure(G):
         nx_, ny_ = (y2 - y1), -(x2 - x1)
         mx, my = mx + rad * nx_ / 2.0, my + rad * ny_ / 2.0
         label = d.get("relation", "").replace("->", "\u2192").replace("infinity", "\u221e")
-        ax.text(mx, my, label, fontsize=7, ha="center", va="center", zorder=2, color="0.15",
+        ax.text(mx, my, label, fontsize=8.5, ha="center", va="center", zorder=2, color="0.15",
                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
     top = ys.max() + 1.0
     for fam, a, b in blocks:
