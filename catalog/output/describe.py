@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
-from sympy.physics.vector.printing import vlatex, vsprint
+from sympy.physics.vector.printing import vlatex
 
 from servo.lie.symbolic import exact, polynomial_text
 
@@ -35,6 +35,39 @@ def _lie_poisson_equations(entry):
     return eqs
 
 
+#: Heaviside's step in printed equations, as H (sympy prints its own Heaviside as theta, which clashes with
+#: an angle theta)
+H = sp.Function("H")
+
+
+def _indicators(expr):
+    """Piecewise((f, g > 0), (0, True)) -> f H(g) with Heaviside's H: a one-sided force reads as a force
+    times the step of the quantity that switches it (g < 0 gives H(-g)); other Piecewise stay.
+    H(g) = 1 for g > 0 and 0 for g < 0."""
+    def rewrite(pw):
+        pieces = pw.args
+        if len(pieces) == 2 and pieces[1].cond == sp.true and pieces[1].expr == 0:
+            c = pieces[0].cond
+            if isinstance(c, (sp.StrictGreaterThan, sp.GreaterThan)):
+                return pieces[0].expr * H(c.lhs - c.rhs)
+            if isinstance(c, (sp.StrictLessThan, sp.LessThan)):
+                return pieces[0].expr * H(c.rhs - c.lhs)
+        return pw
+    return expr.replace(lambda x: isinstance(x, sp.Piecewise), rewrite)
+
+
+def _prime_text(expr):
+    """Plain text with time derivatives as primes (x'' for the second derivative of x(t)) everywhere, also
+    inside function arguments (where sympy's vsprint falls back to Derivative(x, t))."""
+    ders = sorted(expr.atoms(sp.Derivative), key=lambda d: -sum(n for _, n in d.variable_count))
+    rules = {d: sp.Symbol(str(d.expr.func) + "'" * sum(n for _, n in d.variable_count)) for d in ders
+             if isinstance(d.expr, sp.core.function.AppliedUndef)}
+    e = expr.xreplace(rules)
+    funcs = {f: sp.Symbol(str(f.func)) for f in e.atoms(sp.core.function.AppliedUndef)
+             if f.args and all(isinstance(a, sp.Symbol) and str(a) == "t" for a in f.args)}
+    return sp.sstr(e.xreplace(funcs))
+
+
 def _generic_rows(eqs):
     """[(lhs, relation, rhs)] in LaTeX and in plain text for a list of sympy relations (the Lagrangian
     systems in coordinates): float data that are short decimals become exact rationals (1.0 x'' -> x''),
@@ -44,14 +77,14 @@ def _generic_rows(eqs):
         if not isinstance(e, sp.Basic):
             text.append(str(e))
             continue
-        e = exact(e)
+        e = _indicators(exact(e))
         if isinstance(e, sp.core.relational.Relational):
             op = {"==": "=", ">=": "\\geq", "<=": "\\leq", ">": ">", "<": "<", "!=": "\\neq"}.get(e.rel_op, e.rel_op)
             latex.append((vlatex(e.lhs), op, vlatex(e.rhs)))
-            text.append(f"{vsprint(e.lhs)} {'=' if e.rel_op == '==' else e.rel_op} {vsprint(e.rhs)}")
+            text.append(f"{_prime_text(e.lhs)} {'=' if e.rel_op == '==' else e.rel_op} {_prime_text(e.rhs)}")
         else:
             latex.append((vlatex(e), "=", "0"))
-            text.append(f"{vsprint(e)} = 0")
+            text.append(f"{_prime_text(e)} = 0")
     return latex, text
 
 
@@ -127,7 +160,7 @@ def realizability_verdict(entry):
         pass
     S = getattr(sysm, "system", None)
     r = exact(sp.sympify(r))
-    formula = vsprint(r)
+    formula = _prime_text(r)
     value = None
     init = entry.initial_state
     if S is not None and hasattr(S, "plain") and isinstance(init, dict) and "q0" in init and "qd0" in init:

@@ -43,3 +43,11 @@ def test_readme_tour_shows_the_beghin_equations():
     text = re.search(r"```text\n(3 ω̇₁.*?)\n```", readme, re.S).group(1)
     latex = re.search(r"```latex\n(\\begin\{align\}.*?\\end\{align\})\n```", readme, re.S).group(1)
     assert text == BEGHIN_TEXT and latex == BEGHIN
+
+
+def test_one_sided_friction_reads_as_a_force_times_a_step(capsys):
+    # the force -N v acts only where v = x' sin(theta) - y' cos(theta) > 0 (Kozlov 2019, section 4), N = 100:
+    # written with Heaviside's step H, derivatives as primes, never Piecewise or Derivative(...)
+    out = _show(capsys, "sleigh_one_sided_friction")
+    assert "  x'' = -(100*x'*sin(theta) - 100*y'*cos(theta))*H(x'*sin(theta) - y'*cos(theta))*sin(theta)" in out
+    assert "Piecewise" not in out and "Derivative" not in out
