@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test bench fuzz clean
+.PHONY: demo test bench fuzz docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,16 @@ demo: $(STAMP)
 test: $(STAMP)
 	MPLBACKEND=Agg OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2
 
+# the API documentation as an offline HTML site (MathJax served from a local copy); -W: a warning fails
+DOCSTAMP := $(VENV)/.docs-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+$(DOCSTAMP): $(PY) pyproject.toml
+	$(PY) -m pip install -q -e ".[docs]"
+	touch $(DOCSTAMP)
+
+docs: $(DOCSTAMP)
+	MPLBACKEND=Agg $(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "docs: docs/_build/html/index.html"
+
 bench: $(STAMP)
 	for f in benchmarks/*.py; do $(PY) $$f || exit 1; done
 
@@ -31,7 +41,7 @@ fuzz: $(STAMP)
 	cd benchmarks && OPENBLAS_NUM_THREADS=1 ../$(PY) fuzz.py --n 10000
 
 clean:
-	rm -rf $(VENV) build *.egg-info out
+	rm -rf $(VENV) build *.egg-info out docs/_build docs/catalog docs/examples docs/jupyter_execute
 
 # the invariant-lines benchmark with its fuzz run of 10^4 systems against the exact path (~30 min)
 fuzz: $(STAMP)

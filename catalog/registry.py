@@ -20,6 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import CatalogError
+from .output.display import entry_markdown
 
 #: the modules that register entries (imported on first use)
 ENTRY_MODULES = ("catalog.entries.rigid", "catalog.entries.constrained_bodies", "catalog.entries.sleighs",
@@ -66,6 +67,8 @@ class Entry:
     tolerances: dict = field(default_factory=lambda: {"integral": 1e-9, "exact": 1e-6})
     path: Callable | None = None
     extras: dict = field(default_factory=dict)
+
+    _repr_markdown_ = entry_markdown
 
 
 @dataclass

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import export
+from .display import result_markdown
+
 
 @dataclass
 class IntegrationResult:
@@ -97,6 +100,15 @@ class IntegrationResult:
     def max_residual(self, name):
         """max_k |c(t_k)| of constraint ``name`` (per trajectory)."""
         return np.max(np.abs(self.constraints[name]), axis=0)
+
+    _repr_markdown_ = result_markdown
+
+    # ------------------------------------------------------------------ export (integrators.export)
+    to_dict = export.to_dict
+    to_csv = export.to_csv
+    to_pandas = export.to_pandas
+    to_xarray = export.to_xarray
+    columns = export.columns
 
 
 def record(problem, ys):

@@ -94,6 +94,12 @@ class LieAlgebra(StructureMixin):
     def __repr__(self):
         return f"LieAlgebra(name={self.name!r}, dim={self.dim})"
 
+    def _repr_markdown_(self):
+        """Notebook summary: name, dimension, basis, type, Casimirs (:mod:`liegroups.display`)."""
+        from .display import algebra_markdown  # sympy, loaded only when a notebook asks
+
+        return algebra_markdown(self)
+
     @cached_property
     def _ad_basis(self):
         # A[i] = ad(e_i): A[i][k, j] = C[i, j, k]

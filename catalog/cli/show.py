@@ -30,7 +30,8 @@ def show_data(entry):
     return {
         "name": entry.name, "description": entry.description, "references": describe.references(entry),
         "model": entry.model, "kind": entry.kind, "parameters": dict(entry.parameters),
-        "equations": text, "latex": latex, "realizability": describe.realizability(entry),
+        "equations": text, "latex": latex, "model_equations": describe.model_text(entry), "realizability": describe.realizability(entry),
+        "realizability_line": describe.realizability_line(entry),
         "first_integrals": describe.integrals(entry), "labels": list(entry.labels),
         "initial_state": (entry.initial_state if isinstance(entry.initial_state, dict)
                           else np.asarray(entry.initial_state).tolist()),
@@ -49,17 +50,14 @@ def cmd_show(args):
     print(d["description"])
     if d["parameters"]:
         print("parameters: " + ", ".join(f"{k}={v}" for k, v in d["parameters"].items()))
-    print("\nequations:")
+    print("\nequations" + (f" ({d['model_equations']}):" if d["model_equations"] else ":"))
     if args.latex:
         print(d["latex"])
     else:
         for line in d["equations"]:
             print("  " + line)
-    r = d["realizability"]
-    if r is not None:
-        expr = "(I^-1 a, b)" if d["kind"] == "lie-group" else "(A^-1 M, dPhi/dq')"
-        print(f"\nrealizability {expr} = {r}" + ("" if isinstance(r, str) else
-                                                       ("  (realizable)" if r != 0 else "  (NOT realizable)")))
+    if d["realizability_line"]:
+        print("\n" + d["realizability_line"])
     print("\nfirst integrals:")
     for f in d["first_integrals"]:
         expr = f" = {f['expr']}" if f.get("expr") else ""

@@ -1,6 +1,8 @@
 """``liedyn simulate NAME``: integrate, print the drift of every first integral, the constraint residual
 and the verdicts; ``--out traj.csv`` writes the trajectory (``--out traj.json``: the trajectory and the
-summary as JSON), ``--plot path.png`` a figure.
+summary as JSON), ``--plot path.png`` a figure. With ``--json`` the trajectory is in the output
+("trajectory": {"columns": name -> full name, "data": name -> values}), or, with ``--out``, the output says
+where it went ("trajectory": {"columns": ..., "csv": path}).
 
 A run that ends with status -1 (overflow, a step that does not resolve the solution, an invariant or a
 constraint beyond its tolerance, a solver budget spent) prints ``status -1: <message>``, every verdict
@@ -10,23 +12,44 @@ Floating-point warnings are not printed: what they would say is in the status an
 from __future__ import annotations
 
 import numpy as np
+from integrators.export import column_name
 
 from ..errors import CatalogError
 from ..verify.run import drift, exact_error
 from .common import Progress, add_common, add_entry_args, emit_json, is_json_path, resolve, write_json
 
 
+def trajectory_columns(run):
+    """{column name: (full name, array (K,))}: t, the state labels, then the first integrals, with names a
+    program can read (``integrators.export.column_name``: "energy (m, I^-1 m)/2" -> "energy")."""
+    K = len(run.t)
+    series = [("t", run.t)]
+    y = run.y.reshape(K, -1)
+    labels = list(run.labels or [])
+    if len(labels) != y.shape[1]:
+        labels = [f"y{i + 1}" for i in range(y.shape[1])]
+    series += [(lab, y[:, i]) for i, lab in enumerate(labels)]
+    series += [(k, np.asarray(v, float).reshape(K)) for k, v in run.invariants.items()]
+    out = {}
+    for full, v in series:
+        out[column_name(full, out)] = (full, np.asarray(v, float))
+    return out
+
+
 def write_csv(path, run):
-    """Columns: t, the state labels, then the first integrals."""
-    cols = [run.t[:, None], run.y.reshape(len(run.t), -1)]
-    head = ["t"] + list(run.labels or [f"y{i + 1}" for i in range(run.y.shape[-1])])
-    for k, v in run.invariants.items():
-        cols.append(np.asarray(v).reshape(len(run.t), 1))
-        head.append(k.replace(",", ";"))
-    np.savetxt(path, np.hstack(cols), delimiter=",", header=",".join(head), comments="")
+    """Columns: t, the state labels, then the first integrals (machine-readable names)."""
+    cols = trajectory_columns(run)
+    np.savetxt(path, np.column_stack([v for _, v in cols.values()]), delimiter=",", header=",".join(cols),
+               comments="")
 
 
-def simulate_data(entry, run, verdicts):
+def simulate_data(entry, run, verdicts, csv_path=None):
+    cols = trajectory_columns(run)
+    trajectory = {"columns": {k: full for k, (full, _) in cols.items()}}
+    if csv_path:
+        trajectory["csv"] = str(csv_path)
+    else:
+        trajectory["data"] = {k: v for k, (_, v) in cols.items()}
     return {
         "name": entry.name, "status": int(run.status), "message": run.message,
         "method": run.method, "t_end": float(run.t[-1]), "steps": run.nsteps,
@@ -36,6 +59,7 @@ def simulate_data(entry, run, verdicts):
         "exact_error": exact_error(run), "final_state": run.y[-1],
         "labels": list(run.labels), "events": [list(map(str, e)) for e in run.events],
         "verdicts": [v.as_dict() for v in verdicts],
+        "trajectory": trajectory,
     }
 
 
@@ -50,7 +74,8 @@ def cmd_simulate(args):
         run = simulate(entry, t_end=args.t_end, steps=args.steps, method=args.method)
         verdicts = checks(entry, run)
     code = 1 if run.status < 0 else 0
-    d = simulate_data(entry, run, verdicts)
+    csv_path = args.out if args.out and not is_json_path(args.out) else None
+    d = simulate_data(entry, run, verdicts, csv_path)
     if args.out and is_json_path(args.out):
         write_json(args.out, dict(d, t=run.t, y=run.y, integrals=dict(run.invariants)))
     elif args.out:

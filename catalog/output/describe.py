@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
+from sympy.physics.vector.printing import vlatex
+
+from servo.lie.symbolic import exact, polynomial_text
 
 from .. import bibliography
 
@@ -34,31 +37,107 @@ def _lie_poisson_equations(entry):
     return eqs
 
 
-def equations(entry):
-    """(plain-text lines, LaTeX string) of the entry's equations of motion."""
+#: Heaviside's step in printed equations, as H (sympy prints its own Heaviside as theta, which clashes with
+#: an angle theta)
+H = sp.Function("H")
+
+
+def _indicators(expr):
+    """Piecewise((f, g > 0), (0, True)) -> f H(g) with Heaviside's H: a one-sided force reads as a force
+    times the step of the quantity that switches it (g < 0 gives H(-g)); other Piecewise stay.
+    H(g) = 1 for g > 0 and 0 for g < 0."""
+    def rewrite(pw):
+        pieces = pw.args
+        if len(pieces) == 2 and pieces[1].cond == sp.true and pieces[1].expr == 0:
+            c = pieces[0].cond
+            if isinstance(c, (sp.StrictGreaterThan, sp.GreaterThan)):
+                return pieces[0].expr * H(c.lhs - c.rhs)
+            if isinstance(c, (sp.StrictLessThan, sp.LessThan)):
+                return pieces[0].expr * H(c.rhs - c.lhs)
+        return pw
+    return expr.replace(lambda x: isinstance(x, sp.Piecewise), rewrite)
+
+
+def _prime_text(expr):
+    """Plain text with time derivatives as primes (x'' for the second derivative of x(t)) everywhere, also
+    inside function arguments (where sympy's vsprint falls back to Derivative(x, t))."""
+    ders = sorted(expr.atoms(sp.Derivative), key=lambda d: -sum(n for _, n in d.variable_count))
+    rules = {d: sp.Symbol(str(d.expr.func) + "'" * sum(n for _, n in d.variable_count)) for d in ders
+             if isinstance(d.expr, sp.core.function.AppliedUndef)}
+    e = expr.xreplace(rules)
+    funcs = {f: sp.Symbol(str(f.func)) for f in e.atoms(sp.core.function.AppliedUndef)
+             if f.args and all(isinstance(a, sp.Symbol) and str(a) == "t" for a in f.args)}
+    return sp.sstr(e.xreplace(funcs))
+
+
+def _generic_rows(eqs):
+    """[(lhs, relation, rhs)] in LaTeX and in plain text for a list of sympy relations (the Lagrangian
+    systems in coordinates): float data that are short decimals become exact rationals (1.0 x'' -> x''),
+    time derivatives print as dots (LaTeX) or primes (text)."""
+    latex, text = [], []
+    for e in eqs:
+        if not isinstance(e, sp.Basic):
+            text.append(str(e))
+            continue
+        e = _indicators(exact(e))
+        if isinstance(e, sp.core.relational.Relational):
+            op = {"==": "=", ">=": "\\geq", "<=": "\\leq", ">": ">", "<": "<", "!=": "\\neq"}.get(e.rel_op, e.rel_op)
+            latex.append((vlatex(e.lhs), op, vlatex(e.rhs)))
+            text.append(f"{_prime_text(e.lhs)} {'=' if e.rel_op == '==' else e.rel_op} {_prime_text(e.rhs)}")
+        else:
+            latex.append((vlatex(e), "=", "0"))
+            text.append(f"{_prime_text(e)} = 0")
+    return latex, text
+
+
+def _system_equations(entry):
     sysm = entry.system
-    eq = None
-    if hasattr(sysm, "equations"):
-        try:
-            eq = sysm.equations(symbolic=True) if entry.kind == "lie-group" else sysm.equations()
-        except TypeError:
-            eq = sysm.equations()
+    if not hasattr(sysm, "equations"):
+        return None
+    try:
+        return sysm.equations(symbolic=True) if entry.kind == "lie-group" else sysm.equations()
+    except TypeError:
+        return sysm.equations()
+
+
+def equation_rows(entry):
+    """[(lhs, relation, rhs)] in LaTeX, one per equation (the report draws each row with mathtext), and
+    the model in vector notation (LaTeX, '' when unknown)."""
+    eq = _system_equations(entry)
+    if eq is not None and hasattr(eq, "rows"):
+        return [(lhs, "=", rhs) for lhs, rhs in eq.rows("latex")], getattr(eq, "model_latex", "")
+    if eq is None and "algebra" in entry.extras:
+        eq = _lie_poisson_equations(entry)
+    if eq is None:
+        return [], ""
+    eqs = list(eq) if isinstance(eq, (list, tuple, sp.MatrixBase)) else [eq]
+    return _generic_rows(eqs)[0], ""
+
+
+def model_text(entry):
+    """The model in vector notation, one line of unicode ('' when the system does not say)."""
+    eq = _system_equations(entry)
+    return getattr(eq, "model_text", "") or ""
+
+
+def equations(entry):
+    """(plain-text lines, LaTeX ``align`` block) of the entry's equations of motion.
+
+    Lie-group systems print through :class:`servo.lie.symbolic.Equations` (basis names, exact
+    rationals, unicode text); Lagrangian systems as their sympy relations with exact rationals,
+    derivatives as primes (text) and dots (LaTeX).
+    """
+    eq = _system_equations(entry)
+    if eq is not None and hasattr(eq, "rows"):
+        return str(eq).splitlines(), eq.latex()
     if eq is None and "algebra" in entry.extras:
         eq = _lie_poisson_equations(entry)
     if eq is None:
         return list(entry.extras.get("equations_text", [])), ""
-    if hasattr(eq, "latex"):
-        latex = eq.latex() if callable(eq.latex) else str(eq.latex)
-    elif isinstance(eq, (list, tuple)):
-        latex = r" \\ ".join(sp.latex(e) for e in eq)
-    else:
-        latex = sp.latex(eq)
-    if isinstance(eq, (list, tuple)):
-        text = [sp.sstr(e) if isinstance(e, sp.Basic) else str(e) for e in eq]
-    elif isinstance(eq, sp.MatrixBase):
-        text = [sp.sstr(e) for e in eq]
-    else:
-        text = str(eq).splitlines()
+    eqs = list(eq) if isinstance(eq, (list, tuple, sp.MatrixBase)) else [eq]
+    rows, text = _generic_rows(eqs)
+    body = " \\\\\n".join(f"{lhs} &{op} {rhs}" for lhs, op, rhs in rows)
+    latex = f"\\begin{{align}}\n{body}\n\\end{{align}}" if rows else ""
     return text, latex
 
 
@@ -67,14 +146,79 @@ def references(entry):
     return [bibliography.reference_text(r) for r in entry.references]
 
 
-def realizability(entry):
-    """The number (I^-1 a, b) for constrained Lie-group entries (None where it does not apply)."""
+def realizability_verdict(entry):
+    """What the report and ``liedyn show`` say about realizability, or None where it does not apply.
+
+    A dict with ``expr`` (the quantity: (I^-1 a, b) for Lie-group systems, det (A^-1 M, dphi/dq') in
+    coordinates), ``formula`` (its value or expression as text), ``value`` (a number: the constant, or the
+    expression at the entry's initial state; None when it cannot be evaluated), ``realizable`` (value != 0)
+    and ``where`` ("everywhere" for a constant, "at the initial state" for an expression).
+    """
+    sysm = entry.system
+    r = _raw_realizability(entry)
+    if r is None:
+        return None
+    lie = entry.kind == "lie-group"
+    expr = "(I^-1 a, b)" if lie else "det (A^-1 M, dphi/dq')"
+    try:
+        v = float(r)
+        return {"expr": expr, "formula": f"{v:.12g}", "value": v, "realizable": v != 0.0, "where": "everywhere"}
+    except (TypeError, ValueError):
+        pass
+    S = getattr(sysm, "system", None)
+    r = exact(sp.sympify(r))
+    formula = _prime_text(r)
+    value = None
+    init = entry.initial_state
+    if S is not None and hasattr(S, "plain") and isinstance(init, dict) and "q0" in init and "qd0" in init:
+        plain = S.plain(r)
+        subs = {**dict(zip(S.qs, init["q0"])), **dict(zip(S.us, init["qd0"]))}
+        try:
+            value = float(plain.subs(subs))
+        except (TypeError, ValueError):
+            value = None
+    return {"expr": expr, "formula": formula, "value": value,
+            "realizable": None if value is None else value != 0.0, "where": "at the initial state"}
+
+
+def realizability_line(entry):
+    """One line of text: 'realizability (I^-1 a, b) = 0.789  (realizable)', or None."""
+    v = realizability_verdict(entry)
+    if v is None:
+        return None
+    if v["where"] == "everywhere":
+        return f"realizability {v['expr']} = {v['formula']}  ({'realizable' if v['realizable'] else 'NOT realizable'})"
+    at = "" if v["value"] is None else (f" = {v['value']:.6g} at the initial state ("
+                                         + ("realizable there" if v["realizable"] else "NOT realizable there") + ")")
+    return f"realizability {v['expr']} = {v['formula']}{at}; realizable wherever it is non-zero"
+
+
+def expression_text(expr, style="unicode"):
+    """A first integral's expression with exact rationals, as a polynomial in its symbols (unicode or
+    LaTeX); sympy's string for anything that is not a polynomial."""
+    expr = exact(sp.sympify(expr))
+    syms = sorted(expr.free_symbols, key=str)
+    try:
+        return polynomial_text(expr, syms, [str(x) for x in syms], style)
+    except sp.PolynomialError:
+        return sp.latex(expr) if style == "latex" else sp.sstr(expr)
+
+
+def _raw_realizability(entry):
+    """What the system's ``realizability()`` returns, or None where it does not apply."""
     sysm = entry.system
     if entry.model in ("free",) or not hasattr(sysm, "realizability"):
         return None
     try:
-        v = sysm.realizability()
+        return sysm.realizability()
     except TypeError:
+        return None
+
+
+def realizability(entry):
+    """The number (I^-1 a, b) for constrained Lie-group entries (None where it does not apply)."""
+    v = _raw_realizability(entry)
+    if v is None:
         return None
     try:
         return float(v)
@@ -94,7 +238,7 @@ def integrals(entry):
         items = fi.items() if isinstance(fi, dict) else ((getattr(f, "name", str(f)), f) for f in (fi or ()))
         for k, f in items:
             expr = getattr(f, "expr", None)
-            out.append({"name": str(k), "source": "system", "expr": None if expr is None else sp.sstr(expr)})
+            out.append({"name": str(k), "source": "system", "expr": None if expr is None else expression_text(expr)})
     return out
 
 

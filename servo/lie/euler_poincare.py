@@ -19,6 +19,7 @@ import sympy as sp
 from integrators import CoadjointProblem, integrate
 
 from ..errors import ServoError, SymbolicParameterError
+from .display import system_markdown
 from .first_integrals import free_integrals
 from .parameters import check_inertia, check_inverse_inertia, check_real_vector, free_symbols
 from .reduction import reduce_free
@@ -156,6 +157,8 @@ class LieSystem:
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}>"
+
+    _repr_markdown_ = system_markdown
 
 
 class EulerPoincare(LieSystem):

@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import QuadraticSystemError
 from .certify import (ALPHA0, alpha_test, backward_error, equilibrate, exact_jacobian_rank, exact_root,
                       pairwise_angles, real_chart)
+from .display import invariant_lines_markdown
 from .homotopy import QuadraticEigenHomotopy
 from .kovalevskaya import attach_exponents
 
@@ -187,6 +188,8 @@ class InvariantLines:
     def max_residual(self) -> float:
         """max |v(xi) - c xi| / |xi|^2 over the lines."""
         return max((L.residual for L in self.lines), default=0.0)
+
+    _repr_markdown_ = invariant_lines_markdown
 
     def __repr__(self):
         return (f"InvariantLines(p={self.p}, lines={len(self.lines)}, total_multiplicity="

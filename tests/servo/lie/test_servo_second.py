@@ -153,9 +153,9 @@ def test_state_layout_and_multiplier():
 def test_equations_print_and_evaluate():
     s = ServoSecondKind(named.so3(), [[2, 0, 0], [0, 1, 0], [0, 0, sp.Rational(1, 3)]], a=[0, 0, 1], b=[0, 1, 1])
     eq = s.equations()
-    assert len(eq) == 4 and str(eq.eqs[-1]) == "Eq(omega3(t), 0)"
+    assert len(eq) == 4 and str(eq.eqs[-1]) == "Eq(omega_3(t), 0)"
     tex = eq.on_constraint().latex()
-    assert "\\dot{\\lambda}" in tex and tex.startswith("\\begin{aligned}")
+    assert "\\dot{\\lambda}" in tex and tex.startswith("\\begin{align}")
     num = s.equations(symbolic=False)
     assert any(isinstance(x, sp.Float) for e in num.exprs for x in e.atoms(sp.Number))
     assert sp.expand(num.exprs[2] - sp.N(eq.exprs[2])) == 0

@@ -1,0 +1,128 @@
+"""A small Chrome DevTools protocol client over ``--remote-debugging-pipe`` (standard library only).
+
+Chromium reads JSON commands separated by NUL bytes on its file descriptor 3 and writes replies and
+events on 4. :class:`Browser` opens a page, waits for its load event, and reports what a reader would
+see wrong: console errors, uncaught exceptions, failed resource loads, images that did not decode; and
+writes a screenshot.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import time
+
+CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser", shutil.which("chromium") or "")
+                 if p and os.path.exists(p)), None)
+
+BROKEN_IMAGES_JS = ("Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)"
+                    ".map(i => i.getAttribute('src'))")
+
+
+class Browser:
+    def __init__(self, executable=CHROMIUM, timeout=60.0):
+        self.timeout = timeout
+        to_child_r, self._w = os.pipe()
+        self._r, from_child_w = os.pipe()
+
+        def fds():  # the child's fd 3 reads our commands, fd 4 carries its replies
+            a, b = os.dup(to_child_r), os.dup(from_child_w)   # above 4, so the dup2s cannot clobber them
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        self.proc = subprocess.Popen(
+            [executable, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
+             "--no-first-run", "--disable-extensions", "--hide-scrollbars", "about:blank"],
+            pass_fds=(3, 4, to_child_r, from_child_w), preexec_fn=fds, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._buf = b""
+        self._id = 0
+        self.events = []
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Log"):
+            self.call(f"{domain}.enable", session=True)
+
+    def _send(self, msg):
+        os.write(self._w, json.dumps(msg).encode() + b"\0")
+
+    def _read(self, deadline):
+        while b"\0" not in self._buf:
+            if time.monotonic() > deadline:
+                raise TimeoutError("no reply from chromium")
+            chunk = os.read(self._r, 1 << 16)
+            if not chunk:
+                raise RuntimeError("chromium closed the pipe")
+            self._buf += chunk
+        msg, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def call(self, method, params=None, session=False):
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = self.session
+        self._send(msg)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            reply = self._read(deadline)
+            if reply.get("id") == self._id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def wait_for(self, method):
+        deadline = time.monotonic() + self.timeout
+        while True:
+            if any(e.get("method") == method for e in self.events):
+                return
+            self.events.append(self._read(deadline))
+
+    def visit(self, url, screenshot=None, width=1100, height=1400):
+        """Load ``url``; return a list of problems (console errors, exceptions, failed loads, broken images)."""
+        self.events = []
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=True)
+        self.call("Page.navigate", {"url": url}, session=True)
+        self.wait_for("Page.loadEventFired")
+        broken = self.call("Runtime.evaluate", {"expression": BROKEN_IMAGES_JS, "returnByValue": True},
+                           session=True)["result"]["value"]
+        problems = [f"broken image {src}" for src in broken]
+        for e in self.events:
+            m, p = e.get("method"), e.get("params", {})
+            if m == "Runtime.exceptionThrown":
+                problems.append(f"exception: {p['exceptionDetails'].get('text')}")
+            elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
+                problems.append(f"console.{p['type']}: {[a.get('value') for a in p.get('args', [])]}")
+            elif m == "Log.entryAdded" and p["entry"].get("level") == "error":
+                problems.append(f"log: {p['entry'].get('text')} {p['entry'].get('url', '')}")
+        if screenshot is not None:
+            data = self.call("Page.captureScreenshot", {"format": "png"}, session=True)["data"]
+            with open(screenshot, "wb") as f:
+                f.write(base64.b64decode(data))
+        return problems
+
+    def close(self):
+        try:
+            self._send({"id": self._id + 1, "method": "Browser.close"})
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._w)
+        os.close(self._r)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
