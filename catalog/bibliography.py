@@ -229,6 +229,17 @@ _WORKS = [
        "Zeitschrift für angewandte Mathematik und Physik", 1996, volume="47", pages="112-131"),
     _e("goriely2001", "book", ["A. Goriely"], "Integrability and Nonintegrability of Dynamical Systems",
        "Advanced Series in Nonlinear Dynamics 19, World Scientific, Singapore", 2001),
+    _e("kovacs-silver-williams1999", "article", ["I. Kovacs", "D. S. Silver", "S. G. Williams"],
+       "Determinants of commuting-block matrices", "The American Mathematical Monthly", 1999, volume="106",
+       pages="950-952"),
+    _e("dormand-prince1980", "article", ["J. R. Dormand", "P. J. Prince"],
+       "A family of embedded Runge-Kutta formulae", "Journal of Computational and Applied Mathematics", 1980,
+       volume="6", pages="19-26"),
+    _e("engo2000", "article", ["K. Engo"], "On the construction of geometric integrators in the RKMK class",
+       "BIT Numerical Mathematics", 2000, volume="40", pages="41-61"),
+    _e("al-mohy-higham2011", "article", ["A. H. Al-Mohy", "N. J. Higham"],
+       "Computing the action of the matrix exponential, with an application to exponential integrators",
+       "SIAM Journal on Scientific Computing", 2011, volume="33", pages="488-511"),
 ]
 
 WORKS = {w.key: w for w in _WORKS}

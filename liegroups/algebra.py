@@ -23,6 +23,7 @@ import numpy as np
 from . import exponential
 from .casimirs import find_casimirs
 from .closed_forms import closed_form_kind
+from .display import algebra_markdown
 from .errors import LieAlgebraError
 from .structure import StructureMixin
 from .validation import DEFAULT_RTOL, check_structure_constants, jacobi_residual  # noqa: F401 (re-export)
@@ -96,8 +97,6 @@ class LieAlgebra(StructureMixin):
 
     def _repr_markdown_(self):
         """Notebook summary: name, dimension, basis, type, Casimirs (:mod:`liegroups.display`)."""
-        from .display import algebra_markdown  # sympy, loaded only when a notebook asks
-
         return algebra_markdown(self)
 
     @cached_property

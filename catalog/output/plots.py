@@ -230,6 +230,19 @@ def graph_layout(G, dx=2.6, dy=1.4, gap=0.8):
     return pos, blocks
 
 
+def _two_lines(name, width=18):
+    """A long entry name broken at the underscore nearest its middle (``_on_`` preferred), so boxes stay narrow."""
+    if len(name) <= width:
+        return name
+    if "_on_" in name:
+        return name.replace("_on_", "\n_on_", 1)
+    cuts = [i for i, ch in enumerate(name) if ch == "_" and 0 < i < len(name) - 1]
+    if not cuts:
+        return name
+    i = min(cuts, key=lambda k: abs(k - len(name) / 2))
+    return name[:i] + "\n" + name[i:]
+
+
 def graph_figure(G):
     """The relation graph: entries as boxes grouped by family, an arrow u -> v per relation with the
     relation written on it (a white label at the middle of the arrow)."""
@@ -245,7 +258,7 @@ def graph_figure(G):
     boxes = {}
     for n, (x, y) in pos.items():
         fam = G.nodes[n].get("family", "other")
-        boxes[n] = ax.text(x, y, n.replace("_on_", "\n_on_", 1) if len(n) > 18 else n, ha="center", va="center",
+        boxes[n] = ax.text(x, y, _two_lines(n), ha="center", va="center",
                            fontsize=9, zorder=3,
                            bbox=dict(boxstyle="round,pad=0.35", fc=FAMILY_COLORS.get(fam, "#dddddd"), ec="0.3"))
     for u, v, d in sorted(G.edges(data=True), key=lambda e: (e[0], e[1])):

@@ -48,11 +48,8 @@ Q) gives the exponents as sympy algebraic numbers and decides the resonances exa
 ``polynomial_first_integrals`` is the exact search the test is checked against: the coefficients of a
 homogeneous F of degree m with grad F . v = 0 form the null space of a rational matrix (DomainMatrix over QQ).
 
-References: H. Yoshida, "Necessary condition for the existence of algebraic first integrals I, II",
-Celestial Mechanics 31 (1983); S. D. Furta, "On non-integrability of general systems of differential
-equations", ZAMP 47 (1996); A. Goriely, "Integrability and Nonintegrability of Dynamical Systems" (World
-Scientific, 2001); I. Kovacs, D. S. Silver and S. G. Williams, "Determinants of commuting-block matrices",
-Amer. Math. Monthly 106 (1999).
+References (full entries in ``catalog.bibliography``): Yoshida (1983), Furta (1996), Goriely (2001),
+Kovacs, Silver and Williams (1999).
 """
 from __future__ import annotations
 

@@ -130,10 +130,10 @@ def test_blade_sleigh_has_no_empty_phase_portrait():
 
 
 def test_drift_plot_draws_exact_zero_on_the_roundoff_floor():
-    from catalog.verify.run import Run
+    from integrators import IntegrationResult
 
     t = np.linspace(0, 1, 5)
-    run = Run("x", "rk4", t, np.zeros((5, 1)), ("y",), integrals={"F": np.full(5, 3.0)})  # exactly conserved
+    run = IntegrationResult(t=t, y=np.zeros((5, 1)), labels=("y",), invariants={"F": np.full(5, 3.0)})  # exact
     fig, ax = plots.plt.subplots()
     plots._drift_panel(ax, run)
     line = [ln for ln in ax.get_lines() if ln.get_label() == "F"][0]
@@ -144,9 +144,9 @@ def test_drift_plot_draws_exact_zero_on_the_roundoff_floor():
 
 
 def test_drift_panel_without_anything_to_track_says_so():
-    from catalog.verify.run import Run
+    from integrators import IntegrationResult
 
-    run = Run("x", "rk4", np.linspace(0, 1, 3), np.zeros((3, 1)), ("y",))
+    run = IntegrationResult(t=np.linspace(0, 1, 3), y=np.zeros((3, 1)), labels=("y",))
     fig, ax = plots.plt.subplots()
     plots._drift_panel(ax, run)
     assert not ax.get_lines() and not ax.axison and "nothing" not in ax.texts[0].get_text()
