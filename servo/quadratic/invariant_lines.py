@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import QuadraticSystemError
 from .certify import (ALPHA0, alpha_test, backward_error, equilibrate, exact_jacobian_rank, exact_root,
-                      pairwise_angles, real_chart)
+                      pairwise_angles)
 from .homotopy import QuadraticEigenHomotopy
 
 __all__ = ["InvariantLine", "InvariantLines", "FamilyWitness", "invariant_lines"]
