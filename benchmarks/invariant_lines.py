@@ -10,7 +10,8 @@ the 2^p paths), so that the cost of the certification is the ratio of the two. S
 - the PyPI package `bertini` (Bertini 2 binding), a comparator only, if importable: the affine
   system v(eta) = eta, whose finite roots are eta = 0 and one eta per line with c != 0.
 
-Part 2, fuzz: N systems (default 10^4; p = 2 for 9 in 10, p = 3 otherwise) of three kinds: integer
+Part 2 (``--fuzz N``, run alone, own section): N systems (p = 2 for 9 in 10, p = 3 otherwise; the
+issue asks for 10^4, `make fuzz`) of three kinds: integer
 entries in [-3, 3] with 30 % zeros; mixed scale (entries +-{1, 2, 3} * 2^e, e uniform in
 [-27, 27], i.e. 1e-8..1e8, 30 % zeros); degenerate (a variable absent from some terms, one entry
 plus 2^27, v = l(x) A x with a family of equilibria, 70 % zeros, an integer system times 10^8).
@@ -22,7 +23,7 @@ reality, multiplicities, c, directions); target: 0 certified-but-wrong. Certifie
 path cannot check (ExactCheckError) are counted apart.
 Results go to benchmarks/RESULTS.md (section invariant_lines).
 
-Run: .venv/bin/python benchmarks/invariant_lines.py [--quick] [--fuzz N] [--seed S]
+Run: .venv/bin/python benchmarks/invariant_lines.py [--quick]; ... --fuzz N [--seed S]
 OPENBLAS_NUM_THREADS defaults to 1 here: with 2 threads the many tiny batched solves were 3-8x
 slower on the shared 2-core machine.
 """
@@ -157,6 +158,8 @@ def fuzz(n, seed=0, log=print):
     rng = np.random.default_rng(seed)
     stats, wrong = {}, []
     for k in range(n):
+        if k and k % 250 == 0:
+            log(f"{k}/{n} systems, {sum(s['wrong'] for s in stats.values())} certified but wrong so far")
         kind = KINDS[k % 3]
         p = 2 if rng.random() < 0.9 else 3
         q = fuzz_system(kind, p, rng)
@@ -177,15 +180,13 @@ def fuzz(n, seed=0, log=print):
             s["wrong"] += 1
             wrong.append((kind, p, q.Q.tolist(), bad))
             log(f"WRONG {kind} p={p} {L.certificate}: {bad} Q={q.Q.tolist()}")
-        if (k + 1) % 500 == 0:
-            log(f"{k + 1}/{n} systems")
     return stats, wrong
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="a tenth of the systems, no RESULTS.md update")
-    ap.add_argument("--fuzz", type=int, default=10_000, help="number of fuzz systems (default 10^4)")
+    ap.add_argument("--fuzz", type=int, default=0, help="run only the fuzz, on this many systems")
     ap.add_argument("--seed", type=int, default=0, help="seed of the fuzz run")
     args = ap.parse_args(argv)
     try:
@@ -194,6 +195,8 @@ def main(argv=None):
     except Exception as exc:                      # a comparator only
         have_bertini = False
         print(f"bertini not available: {exc}")
+    if args.fuzz:
+        return fuzz_report(args)
     rows = []
     for p, n in COUNTS.items():
         n = max(3, n // 10) if args.quick else n
@@ -216,7 +219,20 @@ def main(argv=None):
               "tracking only, median s", "full / tracking", "sympy exact (integer Q)", "bertini 2.0.0 (PyPI)"]
     table = markdown_table(header, rows)
     print(table)
-    nf = max(30, args.fuzz // 10) if args.quick else args.fuzz
+    if not args.quick:
+        note = ("Homotopy continuation in numpy (servo.quadratic.invariant_lines), all 2^p paths in one batch, "
+                "on the equilibrated system, then every line certified a posteriori (Smale's alpha test "
+                "for simple lines, exact rational arithmetic for singular ones; see InvariantLines.certificate); "
+                "targets: 100 % certified, residual < 1e-12, median < 0.1 s for p <= 6 and < 1 s for "
+                "p = 8, small cost of certification (full / tracking, same systems, interleaved). Wall "
+                "times on a 2-core machine shared with other jobs (load average 5-11 during this run), "
+                "OPENBLAS_NUM_THREADS=1.")
+        update_section("invariant_lines", "## Invariant lines (issue 4)\n\n" + note + "\n\n" + table,
+                       ".venv/bin/python benchmarks/invariant_lines.py")
+
+
+def fuzz_report(args):
+    nf = args.fuzz
     t0 = time.perf_counter()
     stats, wrong = fuzz(nf, args.seed)
     tf = time.perf_counter() - t0
@@ -233,19 +249,12 @@ def main(argv=None):
                              "certified, exact path cannot check", "certified but wrong"], frows)
     print(ftable)
     if not args.quick:
-        note = ("Homotopy continuation in numpy (servo.quadratic.invariant_lines), all 2^p paths in one batch, "
-                "on the equilibrated system, then every line certified a posteriori (Smale's alpha test "
-                "for simple lines, exact rational arithmetic for singular ones; see InvariantLines.certificate); "
-                "targets: 100 % certified, residual < 1e-12, median < 0.1 s for p <= 6 and < 1 s for "
-                "p = 8, small cost of certification (full / tracking). Wall times on a 2-core machine "
-                "shared with other jobs, OPENBLAS_NUM_THREADS=1.")
         fnote = (f"**Fuzz, {tot['n']} systems** (seed {args.seed}, {tf / 60:.1f} min): every certified answer "
                  f"compared with the verified exact path (count, reality, multiplicities, c, directions). "
                  f"Target 0 certified-but-wrong: {'met' if tot['wrong'] == 0 else 'NOT met'} "
                  f"({tot['wrong']}). Uncertified answers carry a `reason` and are not counted as wrong.")
-        update_section("invariant_lines", "## Invariant lines\n\n" + note + "\n\n" + table
-                       + "\n\n" + fnote + "\n\n" + ftable,
-                       f".venv/bin/python benchmarks/invariant_lines.py --fuzz {args.fuzz} --seed {args.seed}")
+        update_section("invariant_lines_fuzz", "## Invariant lines: fuzz against the exact path\n\n" + fnote + "\n\n" + ftable,
+                       f".venv/bin/python benchmarks/invariant_lines.py --fuzz {nf} --seed {args.seed}")
 
 
 if __name__ == "__main__":

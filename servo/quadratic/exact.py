@@ -96,7 +96,7 @@ def _binary_cubic(R):
     pts = []
     f = sp.Poly(cubic.subs(y, 1), x)           # directions (x, 1)
     for fac, mult in sp.sqf_list(f)[1]:
-        for r in sp.Poly(fac, x).nroots(n=40, maxsteps=500):
+        for r in sp.Poly(fac, x).nroots(n=40, maxsteps=200):
             pts.append(((r, sp.Integer(1)) if abs(r) <= 1 else (sp.Integer(1), 1 / r), mult))
     deg_inf = 3 - f.degree()                   # roots at y = 0: direction (1, 0)
     if deg_inf > 0:
@@ -144,7 +144,7 @@ def _resultant_p3(R, rng):
     Tn = np.array(T.tolist(), dtype=float)
     Qn = np.array(R, dtype=float)
     for fac, mult in sp.sqf_list(res)[1]:
-        for r in sp.Poly(fac, y1).nroots(n=40, maxsteps=500):
+        for r in sp.Poly(fac, y1).nroots(n=40, maxsteps=200):
             coeffs = [complex(a) for a in sp.Poly(g2.subs(y1, r), y2).all_coeffs()]
             f1 = sp.lambdify(y2, g1.subs(y1, r), "numpy")
             r2s = np.roots(coeffs)

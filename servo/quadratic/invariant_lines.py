@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import QuadraticSystemError
 from .certify import (ALPHA0, alpha_test, backward_error, equilibrate, exact_jacobian_rank, exact_root,
-                      pairwise_angles, real_chart)
+                      pairwise_angles)
 from .display import invariant_lines_markdown
 from .homotopy import QuadraticEigenHomotopy
 from .kovalevskaya import attach_exponents

@@ -187,10 +187,6 @@ def test_exact_root_verifies_rational_singular_roots_only():
 
 
 # ------------------------------------------------------------------ certified => agrees with exact
-def _mixed(draw_exp, draw_int):
-    return np.ldexp(draw_int, draw_exp)
-
-
 @settings(max_examples=25, derandomize=True, deadline=None)
 @given(st.lists(st.integers(-3, 3), min_size=6, max_size=6),
        st.lists(st.integers(-27, 27), min_size=6, max_size=6), st.booleans())
