@@ -12,6 +12,7 @@ from .graph import RELATIONS, graph
 from .registry import CatalogError, Entry, defaults, get, names
 from .verify.run import checks, simulate
 from .entries.toml_loader import TomlEntryError, from_file
+from .sweeps import sweep
 
 __all__ = ["names", "get", "graph", "from_file", "defaults", "Entry", "CatalogError", "TomlEntryError",
-           "RELATIONS", "simulate", "checks"]
+           "RELATIONS", "simulate", "checks", "sweep"]
