@@ -160,6 +160,10 @@ def figure(result, columns=None):
                 xv, yv = g.axes[var[0]], g.axes[var[1]]
                 if Z is None:
                     raise SweepError("a heat map needs the two varying keys to be axes of the grid")
+                if result.measure == "realizability" and name == "realizability":  # sign matters: centred at 0
+                    from matplotlib.colors import CenteredNorm
+
+                    norm, cmap = CenteredNorm(0.0), "RdBu_r"
                 im = ax.pcolormesh(xv, yv, Z.T, shading="nearest", norm=norm, cmap=cmap)
                 if result.measure == "realizability" and name == "realizability" and np.nanmin(Z) < 0 < np.nanmax(Z):
                     ax.contour(xv, yv, Z.T, levels=[0.0], colors="k", linewidths=1.2)
