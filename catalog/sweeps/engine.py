@@ -36,7 +36,7 @@ import numpy as np
 
 from .grid import Grid, SweepError, as_grid
 from .measures import Point, get_measure
-from .output import figure, save, tidy_table
+from .output import chunk_columns, figure, save, tidy_table
 from .target import make_target
 
 log = logging.getLogger("catalog.sweeps")
@@ -94,7 +94,7 @@ class SweepResult:
 
 
 def _evaluate_chunk(target, measure, indices, values, errors):
-    """Rows of the points ``indices`` (values: key -> array over the chunk): the task of one chunk."""
+    """The columns of the points ``indices`` (values: key -> array over the chunk): the task of one chunk."""
     rows = []
     for j in range(len(indices)):
         point = Point(target, {k: float(v[j]) for k, v in values.items()})
@@ -108,7 +108,7 @@ def _evaluate_chunk(target, measure, indices, values, errors):
                 raise
             row = {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"}
         rows.append(row)
-    return np.asarray(indices), rows
+    return np.asarray(indices), chunk_columns(rows)
 
 
 def default_chunk(n, threads):
@@ -242,11 +242,10 @@ def sweep(entry_or_factory, grid, measure, client=None, chunk=None, *, options=N
             for obj in own:
                 obj.close()
     info["wall_time"] = time.perf_counter() - t0
-    rows = [None] * g.size
-    for idx, chunk_rows in out:
-        for i, r in zip(idx, chunk_rows):
-            rows[int(i)] = r
-    missing = [i for i, r in enumerate(rows) if r is None]
-    if missing:  # cannot happen unless a task returned a wrong chunk; never hand back a partial table
-        raise SweepError(f"sweep lost {len(missing)} points (first: {missing[:5]})")
-    return SweepResult(tidy_table(g, rows), g, m.name, target.label, info)
+    seen = np.zeros(g.size, dtype=np.int64)
+    for idx, _ in out:
+        np.add.at(seen, idx, 1)
+    if np.any(seen != 1):  # cannot happen unless a task returned a wrong chunk; never hand back a bad table
+        bad = np.nonzero(seen != 1)[0]
+        raise SweepError(f"sweep returned {len(bad)} points not exactly once (first: {bad[:5].tolist()})")
+    return SweepResult(tidy_table(g, out), g, m.name, target.label, info)

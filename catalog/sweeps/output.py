@@ -44,20 +44,54 @@ def _column(values):
     return np.array([np.nan if v is _MISSING else float(v) for v in values], dtype=float)
 
 
-def tidy_table(g, rows):
-    """dict name -> array: index, the grid keys, the measure columns, error (see the module docstring)."""
+def chunk_columns(rows):
+    """One chunk's rows as columns (what a task sends back: arrays pickle small): the names in the order
+    they first appear, the row where each first appears, the columns, and the error messages."""
+    names, first = [], {}
+    for j, r in enumerate(rows):
+        for k in r:
+            if k != "error" and k not in first:
+                first[k] = j
+                names.append(k)
+    return {"names": names, "first": first, "columns": {k: _column([r.get(k, _MISSING) for r in rows]) for k in names},
+            "error": np.array([r.get("error", "") for r in rows], dtype=str)}
+
+
+def _merge(pieces, n, idx_list, name):
+    """One column over all points from the chunks' pieces (None where a chunk has no value)."""
+    kinds = {p.dtype.kind for p in pieces if p is not None}
+    if "U" in kinds:
+        if kinds != {"U"}:
+            raise SweepError(f"column {name!r} mixes strings and numbers")
+        out = np.full(n, "", dtype=object)
+    elif all(p is not None for p in pieces) and kinds in ({"b"}, {"i"}):
+        out = np.zeros(n, dtype=bool if kinds == {"b"} else np.int64)
+    else:
+        out = np.full(n, np.nan)
+    for idx, p in zip(idx_list, pieces):
+        if p is not None:
+            out[idx] = p
+    return out.astype(str) if out.dtype == object else out
+
+
+def tidy_table(g, parts):
+    """dict name -> array: index, the grid keys, the measure columns, error (see the module docstring).
+
+    ``parts``: (point indices, :func:`chunk_columns`) of every chunk, in any order. A column's place is
+    where it first appears in point order, so the table does not depend on how the points were chunked."""
     cols = {"index": np.arange(g.size)}
     for k in g.keys:
         cols[k] = np.array(g.values[k], dtype=float)
-    names, rename = [], {}
-    for r in rows:
-        for k in r:
-            if k != "error" and k not in rename:
-                rename[k] = f"{k} (measured)" if k in cols else k
-                names.append(k)
-    for k in names:
-        cols[rename[k]] = _column([r.get(k, _MISSING) for r in rows])
-    cols["error"] = np.array([r.get("error", "") for r in rows], dtype=str)
+    idx_list = [np.asarray(i, dtype=np.int64) for i, _ in parts]
+    order = {}
+    for idx, ch in zip(idx_list, (c for _, c in parts)):
+        for rank, k in enumerate(ch["names"]):
+            key = (int(idx[ch["first"][k]]), rank)
+            order[k] = min(order.get(k, key), key)
+    for k in sorted(order, key=order.get):
+        out = f"{k} (measured)" if k in cols else k
+        cols[out] = _merge([ch["columns"].get(k) for _, ch in parts], g.size, idx_list, k)
+    cols["error"] = _merge([ch["error"] for _, ch in parts], g.size, idx_list, "error")
     return cols
 
 
