@@ -3,7 +3,7 @@ rate, and the figure and table of a report section.
 
 Columns of the table: ``index`` (the point), the grid keys, the measure's columns in the order they first
 appear, ``error`` ("" where the point was measured). A column is boolean or integer when every point has
-a value of that type, a string column has "" where a point has none, and any other column is float with
+a value of that type, a string column (a numpy object array) has "" where a point has none, and any other column is float with
 NaN where a point has no value: a failed point (its ``error`` says why) or, for ``invariant_lines``, a
 line slot ``c_k`` beyond that point's number of real lines.
 """
@@ -29,10 +29,18 @@ DEFAULT_COLUMNS = {
 _MISSING = object()
 
 
+def _strings(values):
+    """A string column as an object array: 8 bytes a point plus the distinct strings (a fixed-width numpy
+    string array would give every point the width of the longest error message)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
 def _column(values):
     present = [v for v in values if v is not _MISSING]
     if present and all(isinstance(v, str) for v in present):
-        return np.array(["" if v is _MISSING else v for v in values], dtype=str)
+        return _strings(["" if v is _MISSING else v for v in values])
     if present and len(present) == len(values):
         if all(isinstance(v, bool) for v in present):
             return np.array(values, dtype=bool)
@@ -54,14 +62,14 @@ def chunk_columns(rows):
                 first[k] = j
                 names.append(k)
     return {"names": names, "first": first, "columns": {k: _column([r.get(k, _MISSING) for r in rows]) for k in names},
-            "error": np.array([r.get("error", "") for r in rows], dtype=str)}
+            "error": _strings([r.get("error", "") for r in rows])}
 
 
 def _merge(pieces, n, idx_list, name):
     """One column over all points from the chunks' pieces (None where a chunk has no value)."""
     kinds = {p.dtype.kind for p in pieces if p is not None}
-    if "U" in kinds:
-        if kinds != {"U"}:
+    if "O" in kinds:
+        if kinds != {"O"}:
             raise SweepError(f"column {name!r} mixes strings and numbers")
         out = np.full(n, "", dtype=object)
     elif all(p is not None for p in pieces) and kinds in ({"b"}, {"i"}):
@@ -71,7 +79,7 @@ def _merge(pieces, n, idx_list, name):
     for idx, p in zip(idx_list, pieces):
         if p is not None:
             out[idx] = p
-    return out.astype(str) if out.dtype == object else out
+    return out
 
 
 def tidy_table(g, parts):
@@ -103,7 +111,7 @@ def measure_columns(result):
 
 def _numeric(result, name):
     a = result.column(name)
-    if a.dtype.kind in "US":
+    if a.dtype.kind in "OUS":
         raise SweepError(f"column {name!r} holds strings; a figure needs a numeric column")
     return a.astype(float)
 
@@ -111,7 +119,7 @@ def _numeric(result, name):
 def default_columns(result):
     cols = [c for c in DEFAULT_COLUMNS.get(result.measure, []) if c in result.columns]
     if not cols:
-        cols = [c for c in measure_columns(result) if result.columns[c].dtype.kind not in "US"][:1]
+        cols = [c for c in measure_columns(result) if result.columns[c].dtype.kind not in "OUS"][:1]
     if not cols:
         raise SweepError(f"measure {result.measure!r} gave no numeric column to draw")
     return cols
@@ -291,7 +299,7 @@ def summary_rows(result):
     ok = result.columns["error"] == ""
     for name in measure_columns(result):
         a = result.columns[name][ok]
-        if a.dtype.kind in "US":
+        if a.dtype.kind in "OUS":
             vals, counts = np.unique(a[a != ""], return_counts=True)
             rows.append({"column": name, "values": ", ".join(f"{v}: {c}" for v, c in zip(vals, counts))})
         else:
