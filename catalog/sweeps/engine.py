@@ -11,8 +11,9 @@ optional extra ``liedyn[distributed]``) the chunks run as tasks on
 Without dask, or with ``serial=True``, the same chunks run one after the other in this process (a
 :class:`SweepWarning` says so when dask is missing). Every point is evaluated on its own with the same
 code, and the result is reassembled by point index, so the table does not depend on the number of
-workers or on the order in which chunks finish (bitwise for fixed-step methods). When a worker dies
-mid-sweep, the scheduler runs its chunk again on another worker; each chunk's result is kept once.
+workers or on the order in which chunks finish (bitwise for fixed-step methods). Results move to the
+client as each task ends; when a worker dies mid-sweep, the scheduler runs its chunk again on another
+worker, and each chunk's result is kept once.
 
 A point whose evaluation raises a ``ValueError`` or ``ArithmeticError`` (an unrealizable constraint, a
 solution that blows up, ...) gets its message in the ``error`` column and missing values elsewhere
@@ -176,7 +177,12 @@ def _run_dask(client, target, m, g, chunk, errors, progress):
         if progress:
             with contextlib.redirect_stdout(sys.stderr):  # the bar on stderr: stdout may carry --json
                 distributed.progress(futures)
-        out = client.gather(futures)
+        out = []
+        # each result moves to the client as soon as its task ends (a worker lost late then costs only its
+        # running chunk, not every result it was holding); the exception of a failed task is raised here
+        for fut, res in distributed.as_completed(futures, with_results=True):
+            out.append(res)
+            fut.release()
     finally:
         client.cancel(futures)
     return out, {"engine": "dask", "workers": len(client.scheduler_info()["workers"]), "threads": threads,
