@@ -15,6 +15,7 @@ from .errors import CatalogError, NoExactSolution, TomlEntryError
 from .registry import Entry, defaults, get, names
 from .verify.run import checks, simulate
 from .entries.toml_loader import from_file
+from .sweeps import sweep
 
 __all__ = ["names", "get", "graph", "from_file", "defaults", "Entry", "CatalogError", "TomlEntryError",
-           "RELATIONS", "simulate", "checks", "bibliography"]
+           "RELATIONS", "simulate", "checks", "bibliography", "sweep"]

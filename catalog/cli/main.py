@@ -39,6 +39,7 @@ def build_parser():
     from . import report
     from . import show
     from . import simulate
+    from . import sweep
     from .common import add_common
 
     p = _Parser(prog="liedyn", description="Dynamics on Lie groups with servo-constraints")
@@ -50,6 +51,7 @@ def build_parser():
     lines.add_parsers(sub)
     compare.add_parsers(sub)
     report.add_parsers(sub)
+    sweep.add_parsers(sub)
     a = sub.add_parser("algebras", help="table of the named Lie algebras and their Casimirs")
     a.add_argument("--max-degree", type=int, default=4, help="largest Casimir degree searched (2..8, default 4)")
     add_common(a)
