@@ -31,6 +31,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..verify.run import drift, exact_error
 from .grid import SweepError
 
 
@@ -226,7 +227,7 @@ def _check_integrals(entry, method=None, steps=None, t_end=None):
 def _integrals_drift(point, method=None, steps=None, t_end=None):
     """Relative drift of each claimed first integral along ``catalog.simulate(entry, method=...)``."""
     run = _simulate(point, method, steps, t_end)
-    row = {f"drift[{k}]": run.drift(k) for k in run.integrals}
+    row = {f"drift[{k}]": drift(run, k) for k in run.invariants}
     row["max_drift"] = max(row.values())
     return row
 
@@ -239,7 +240,7 @@ def _check_exact(entry, method=None, steps=None, t_end=None):
 @register_measure("exact_error", check=_check_exact, method=None, steps=None, t_end=None)
 def _exact_error(point, method=None, steps=None, t_end=None):
     """max_k |y_k - y_exact(t_k)| along ``catalog.simulate(entry, method=...)``."""
-    return {"exact_error": _simulate(point, method, steps, t_end).exact_error()}
+    return {"exact_error": exact_error(_simulate(point, method, steps, t_end))}
 
 
 def limit_of(name):
