@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, settings
 
 matplotlib.use("Agg")
 
-settings.register_profile("ci", max_examples=25, deadline=None,
+settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True, database=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=300, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

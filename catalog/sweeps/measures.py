@@ -195,7 +195,7 @@ def _invariant_lines(point, rng=0):
     from servo import invariant_lines
 
     q = _quadratic(point.entry)
-    lines = invariant_lines(q, rng=rng)
+    lines = invariant_lines(q, seed=rng)
     real = sorted(lines.real, key=lambda L: (float(np.real(L.c)), tuple(np.round(np.real(L.direction), 12))))
     stab = [L.stability or "" for L in real]
     row = {"p": int(q.p), "real_lines": len(real), "real_count": int(lines.real_count),

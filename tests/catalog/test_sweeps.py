@@ -102,7 +102,7 @@ def test_built_entries_keep_their_parameters_or_vary_only_their_initial_state():
     e = catalog.get("servo_sleigh", a_u=0.3)
     r = run(e, {"c_w": [-0.5, 0.5]}, lambda x: {"a_u": x.parameters["a_u"], "c_w": x.parameters["c_w"]})
     assert np.array_equal(r.column("a_u"), [0.3, 0.3]) and np.array_equal(r.column("c_w (measured)"), [-0.5, 0.5])
-    mine = catalog.from_file(Path(__file__).parent / "data" / "flywheel.toml")
+    mine = catalog.from_file(Path(catalog.__file__).parent / "entries" / "data" / "flywheel.toml")
     r = run(mine, {"y0[0]": [0.1, 0.2]}, lambda x: float(x.initial_state[0]))
     assert np.array_equal(r.column("value"), [0.1, 0.2])
     with pytest.raises(SweepError, match="has no parameter 'b2'"):
