@@ -95,7 +95,7 @@ def test_worker_process_killed_mid_sweep_loses_and_duplicates_nothing(tmp_path):
     assert r.info["engine"] == "dask" and r.info["workers"] >= 1
     assert np.array_equal(r.column("index"), np.arange(12)) and r.failed == 0
     assert np.array_equal(r.column("square"), np.arange(12.0) ** 2)
-    # every row comes from a worker process alive at the end: point 5 was run again elsewhere, and results
-    # held by the killed process were recomputed (dask keeps results on workers until they are gathered)
-    pids = set(r.column("pid").tolist())
-    assert os.getpid() not in pids and killed not in pids
+    # point 5 was run again by another process (its first run never returned); results the killed process
+    # had already handed back may stay (they are gathered as each task ends), none is lost or duplicated
+    pids = r.column("pid")
+    assert os.getpid() not in set(pids.tolist()) and int(pids[5]) != killed
