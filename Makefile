@@ -11,7 +11,7 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install -q -e ".[test,distributed]"
+	$(PY) -m pip install -q -e ".[test,distributed,fast]"
 	touch $(STAMP)
 
 # the main job: the report of every catalog entry (static HTML, figures beside it)
