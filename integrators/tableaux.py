@@ -4,7 +4,7 @@
   7th entry of E weighs the first stage of the next step). The coefficients are scipy's RK45 ones.
 * "dop853": Hairer, Norsett and Wanner, *Solving ODEs I*, II.10 (DOP853): 12 stages, FSAL, two error
   estimators (orders 5 and 3) combined as err5^2 / sqrt(err5^2 + 0.01 err3^2); coefficients from
-  scipy.integrate._ivp.dop853_coefficients (imported when first used).
+  :mod:`integrators.dop853_tableau` (the same numbers as scipy's DOP853).
 
 A tableau is a dict with keys name, A (rows, strictly lower triangular), b, c, E (list of error
 vectors over the stages and the FSAL stage), err_order, fsal.
@@ -13,6 +13,8 @@ vectors over the stages and the FSAL stage), err_order, fsal.
 from __future__ import annotations
 
 from functools import lru_cache
+
+from . import dop853_tableau
 
 _DP5 = {
     "A": ((), (1 / 5,), (3 / 40, 9 / 40), (44 / 45, -56 / 15, 32 / 9),
@@ -31,10 +33,9 @@ def get(name):
     if name == "dp5":
         return dict(_DP5, name="dp5", fsal=True)
     if name == "dop853":
-        from scipy.integrate._ivp import dop853_coefficients as d
-
+        d = dop853_tableau
         s = d.N_STAGES
-        A = tuple(tuple(float(v) for v in d.A[i, :i]) for i in range(s))
+        A = tuple(tuple(row) for row in d.A[:s])
         return {"name": "dop853", "A": A, "b": tuple(float(v) for v in d.B), "c": tuple(float(v) for v in d.C[:s]),
                 "E": (tuple(float(v) for v in d.E5), tuple(float(v) for v in d.E3)), "err_order": 7, "fsal": True}
     raise KeyError(name)
