@@ -39,7 +39,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from .homotopy import _solve
+from .homotopy import solve_rows
 
 __all__ = ["ALPHA0", "UNIT_ROUNDOFF", "equilibrate", "alpha_test", "pairwise_angles",
            "backward_error", "exact_root", "exact_jacobian_rank"]
@@ -154,7 +154,7 @@ def alpha_test(Q, w, Z, real_rows, newton=4):
 
     for _ in range(newton):
         F, J, _ = system(z)
-        dz = _solve(J, F)
+        dz = solve_rows(J, F)
         good = np.all(np.isfinite(dz), axis=1)
         z[good] -= dz[good]
         if qreal:

@@ -16,27 +16,19 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["QuadraticEigenHomotopy", "PathResult"]
+__all__ = ["QuadraticEigenHomotopy", "PathResult", "solve_rows"]
 
 FIRST_MAX = 1e-3          # largest accepted first Newton correction (relative) while tracking
 
 
-try:                                          # the gufunc behind np.linalg.solve, called
-    from numpy.linalg import _umath_linalg as _ul  # directly: no per-call wrapper overhead, and a
-    _solve1 = _ul.solve1                           # singular matrix gives a NaN row, not an error
-except (ImportError, AttributeError):              # pragma: no cover
-    _solve1 = None
-
-
-def _solve(J, b):
-    """Batched solve J x = b (b of shape (B, N)); rows with a singular J give NaN instead of raising."""
-    if _solve1 is not None and J.dtype == complex and b.dtype == complex:
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            return _solve1(J, b, signature="DD->D")
+def solve_rows(J, b):
+    """Batched solve J x = b (J (B, N, N), b (B, N)); rows with a singular J give NaN instead of raising
+    (one batched LAPACK call; only when some matrix is singular are the rows solved one by one)."""
     try:
-        return np.linalg.solve(J, b[..., None])[..., 0]
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            return np.linalg.solve(J, b[..., None])[..., 0]
     except np.linalg.LinAlgError:
-        out = np.full(b.shape, np.nan, dtype=complex)
+        out = np.full(b.shape, np.nan, dtype=np.result_type(J, b))
         for i in range(J.shape[0]):
             try:
                 out[i] = np.linalg.solve(J[i], b[i])
@@ -161,7 +153,7 @@ class QuadraticEigenHomotopy:
         rhs = np.empty(z.shape, dtype=complex)
         np.multiply(Ht, -dt[:, None], out=rhs[:, :-1])
         rhs[:, -1] = 0
-        return _solve(J, rhs)
+        return solve_rows(J, rhs)
 
     def _velocity_lin(self, z, tau):
         """dz/dt on the straight path t = tau: [H_z; a] v = [-H_t; 0] (as _aug, fewer calls)."""
@@ -179,7 +171,7 @@ class QuadraticEigenHomotopy:
         np.matmul(out[:, 2 * pN:].reshape(B, p, N), z[:, :, None], out=rhs[:, :-1, None])
         rhs[:, :-1] *= -0.5
         rhs[:, -1] = 0
-        return _solve(J, rhs)
+        return solve_rows(J, rhs)
 
     def _newton(self, z, t, iters=3):
         """Newton on [H(z,t); a.z - 1]; returns z, |last step|/|z|, |first step|/|z|."""
@@ -189,7 +181,7 @@ class QuadraticEigenHomotopy:
             r = np.empty(z.shape, dtype=complex)
             r[:, :-1] = Hv
             r[:, -1] = z @ self.a - 1
-            dz = _solve(J, r)
+            dz = solve_rows(J, r)
             z = z - dz
             last = _rownorm(dz) / (1 + _rownorm(z))
             first = last if first is None else first

@@ -166,28 +166,3 @@ def test_double_line_with_nearly_coincident_branches():
     assert E.total_multiplicity == 7 and L.certified
     match(L, E.points, tol=1e-6)
     assert any(l.multiplicity == 2 and l.is_equilibrium_line for l in L)
-
-
-def test_homotopy_fast_kernels_match_the_formulas():
-    # the tracker builds [H_z; a], H_t and H from one matmul (dF, dG linear in z, Euler's identity
-    # F(z) = dF(z) z / 2) and solves through the LAPACK gufunc: check them against F, G, JF
-    from servo.quadratic.homotopy import QuadraticEigenHomotopy, _solve
-    rng = np.random.default_rng(1)
-    p = 4
-    Q = rng.normal(size=(p, p, p)) + 1j * rng.normal(size=(p, p, p))
-    h = QuadraticEigenHomotopy((Q + Q.transpose(0, 2, 1)) / 2, rng=2)
-    z = rng.normal(size=(6, p + 1)) + 1j * rng.normal(size=(6, p + 1))
-    t = rng.uniform(size=6)
-    J, Ht, Hv = h._aug(z, t.astype(complex))
-    JG = np.concatenate([2 * np.eye(p)[None] * z[:, None, :-1], -2 * np.repeat(z[:, -1:, None], p, 1)], 2)
-    top = t[:, None, None] * h.JF(z) + ((1 - t) * h.gamma)[:, None, None] * JG
-    assert np.allclose(J[:, :-1], top, atol=1e-13) and np.allclose(J[:, -1], h.a)
-    assert np.allclose(Ht, h.F(z) - h.gamma * h.G(z), atol=1e-13)
-    assert np.allclose(Hv, h.H(z, t), atol=1e-13)
-    v = h._velocity_lin(z, t)
-    assert np.allclose(v, h._velocity(z, t.astype(complex), np.ones(6, complex)), atol=1e-13)
-    assert np.allclose(np.einsum("bij,bj->bi", J[:, :-1], v), -Ht, atol=1e-12)
-    Js = J.copy()
-    Js[2] = 0                                   # a singular row gives NaN, the others are solved
-    x = _solve(Js, z)
-    assert np.all(np.isnan(x[2])) and np.allclose(np.einsum("bij,bj->bi", J[[0, 1, 3]], x[[0, 1, 3]]), z[[0, 1, 3]])
