@@ -23,7 +23,7 @@ from .display import system_markdown
 from .first_integrals import free_integrals
 from .parameters import check_inertia, check_inverse_inertia, check_real_vector, free_symbols
 from .reduction import reduce_free
-from .symbolic import equations_of
+from .symbolic import free_equations
 
 __all__ = ["EulerPoincare", "LieSystem"]
 
@@ -134,7 +134,7 @@ class LieSystem:
 
         ``symbolic=False`` evaluates numeric coefficients to floats.
         """
-        eq = equations_of(self)
+        eq = self._equations()
         return eq if symbolic else eq.evalf()
 
     def first_integrals(self):
@@ -148,6 +148,9 @@ class LieSystem:
         if "reduced" not in self._cache:
             self._cache["reduced"] = self._reduced()
         return self._cache["reduced"]
+
+    def _equations(self):
+        raise NotImplementedError
 
     def _first_integrals(self):
         raise NotImplementedError
@@ -262,6 +265,9 @@ class EulerPoincare(LieSystem):
         return CoadjointProblem(self.algebra, self.velocity, hamiltonian=self.hamiltonian,
                                 velocity_matrix=None if self.has_linear_term else self.Iinv,
                                 name=self.name, outputs=self.outputs())
+
+    def _equations(self):
+        return free_equations(self)
 
     def _first_integrals(self):
         return free_integrals(self)

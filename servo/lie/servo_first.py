@@ -25,6 +25,7 @@ from integrators import CoadjointProblem
 from ..errors import ServoError
 from .constrained import CONSTRAINT_CHECK_RTOL, LeftInvariantConstrained
 from .first_integrals import first_kind_integrals
+from .symbolic import first_kind_equations
 from .reduction import reduce_first_kind
 
 __all__ = ["ServoFirstKind", "Nonholonomic"]
@@ -118,6 +119,9 @@ class ServoFirstKind(LeftInvariantConstrained):
                                 invariants=inv, constraints=cons, linear_invariants=self.IinvA,
                                 name=self.name, outputs=self.outputs(),
                                 tolerances={k: CONSTRAINT_CHECK_RTOL for k in cons})
+
+    def _equations(self):
+        return first_kind_equations(self, self.kind)
 
     def _first_integrals(self):
         return first_kind_integrals(self)

@@ -29,6 +29,7 @@ from integrators import CoadjointProblem
 from ..errors import ServoError
 from .constrained import CONSTRAINT_CHECK_RTOL, LeftInvariantConstrained
 from .first_integrals import second_kind_integrals
+from .symbolic import second_kind_equations
 from .reduction import reduce_second_kind
 
 __all__ = ["ServoSecondKind", "Vakonomic"]
@@ -160,6 +161,9 @@ class ServoSecondKind(LeftInvariantConstrained):
         out["lambda"] = lambda z: self.multiplier(self.from_problem(z))[0]
         out["multiplier"] = lambda z: np.stack(self.multiplier(self.from_problem(z)))
         return out
+
+    def _equations(self):
+        return second_kind_equations(self, self.kind)
 
     def _first_integrals(self):
         return second_kind_integrals(self)

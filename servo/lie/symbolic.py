@@ -27,7 +27,7 @@ from sympy.physics.mechanics import dynamicsymbols
 from .symbols import coad_sym
 from .printing import MAX_DECIMAL_DIGITS, MAX_DENOMINATOR, exact, exact_number, polynomial_text, symbol_text  # noqa: F401
 
-__all__ = ["Equations", "equations_of", "omega_functions", "velocity_names", "momentum_names",
+__all__ = ["Equations", "free_equations", "first_kind_equations", "second_kind_equations", "omega_functions", "velocity_names", "momentum_names",
            "exact_number", "exact", "polynomial_text", "symbol_text"]
 
 # ----------------------------------------------------------------------------- names
@@ -280,16 +280,12 @@ MODEL_TEXT = {
 }
 
 
-def equations_of(system) -> Equations:
-    """The :class:`Equations` of a servo system (see the module docstring for the three forms).
-
-    Float data that are exactly short decimals or small fractions become rationals first
-    (:func:`exact_number`), so the printed coefficients are exact.
-    """
-    n = system.n
-    alg = system.algebra
-    kind = system.kind
-    if kind == "free" and system.I_sym is None:
+def free_equations(system) -> Equations:
+    """The free Euler-Poincare equations (I w)' = ad*_w (I w), or m' = ad*_w m, w = K m + c for a system
+    given by K. Float data that are exactly short decimals or small fractions become rationals first
+    (:func:`exact_number`), so the printed coefficients are exact."""
+    n, alg = system.n, system.algebra
+    if system.I_sym is None:
         t = dynamicsymbols._t
         m = sp.Matrix([dynamicsymbols(nm) for nm in momentum_names(alg)])
         vel = exact(system.Iinv_sym) * m + exact(system.c_sym)
@@ -297,35 +293,50 @@ def equations_of(system) -> Equations:
         eqs = [sp.Eq(sp.diff(m[j], t), sp.expand(rhs[j])) for j in range(n)]
         return Equations(eqs, t, tuple(m), None, None, f"{system.name}: m' = ad*_w m, w = K m + c",
                          MODEL_LATEX["free_K"], MODEL_TEXT["free_K"])
+    t, om, _ = omega_functions(n, velocity_names(alg))
+    w = sp.Matrix(om)
+    mom = exact(system.I_sym) * (w - exact(system.c_sym))
+    rhs = coad_sym(alg, w, mom)
+    eqs = [sp.Eq(sp.expand(sp.diff(mom[j], t)), sp.expand(rhs[j])) for j in range(n)]
+    return Equations(eqs, t, om, None, None, f"{system.name}: (I w)' = ad*_w (I w)", MODEL_LATEX["free"],
+                     MODEL_TEXT["free"])
+
+
+def first_kind_equations(system, model="servo1") -> Equations:
+    """(I w)' = ad*_w (I w) + lambda b, (a, w) = 0 (``model`` "servo1" or "nonholonomic" chooses the printed
+    vector form); several constraints: + sum_i lambda_i b_i, (a_i, w) = 0."""
+    return _constrained(system, first=True, model=model)
+
+
+def second_kind_equations(system, model="servo2") -> Equations:
+    """(I w + lambda b)' = ad*_w (I w + lambda b), (a, w) = 0 (``model`` "servo2" or "vakonomic");
+    several constraints: I w + sum_i lambda_i b_i."""
+    return _constrained(system, first=False, model=model)
+
+
+def _constrained(system, first, model):
+    n, alg = system.n, system.algebra
     t, om, lam = omega_functions(n, velocity_names(alg))
     w = sp.Matrix(om)
     I = exact(system.I_sym)
-    if kind == "free":
-        mom = I * (w - exact(system.c_sym))
-        rhs = coad_sym(alg, w, mom)
-        eqs = [sp.Eq(sp.expand(sp.diff(mom[j], t)), sp.expand(rhs[j])) for j in range(n)]
-        return Equations(eqs, t, om, None, None, f"{system.name}: (I w)' = ad*_w (I w)", MODEL_LATEX["free"],
-                         MODEL_TEXT["free"])
     if system.k > 1:
-        return _several_constraints(system, t, om, w, I)
+        return _several_constraints(system, t, om, w, I, first)
     a, b = exact(system.a_sym), exact(system.b_sym)
     constraint = sp.Eq(sp.expand((a.T * w)[0, 0]), 0)
     mom = I * w
-    if kind in ("servo1", "nonholonomic"):
+    if first:
         rhs = coad_sym(alg, w, mom) + lam * b
         eqs = [sp.Eq(sp.expand(sp.diff(mom[j], t)), sp.expand(rhs[j])) for j in range(n)]
         title = f"{system.name}: (I w)' = ad*_w (I w) + lambda b, (a, w) = 0"
-        model = "servo1" if kind == "servo1" else "nonholonomic"
     else:
         z = mom + lam * b
         rhs = coad_sym(alg, w, z)
         eqs = [sp.Eq(sp.expand(sp.diff(z[j], t)), sp.expand(rhs[j])) for j in range(n)]
         title = f"{system.name}: (I w + lambda b)' = ad*_w (I w + lambda b), (a, w) = 0"
-        model = "vakonomic" if kind == "vakonomic" else "servo2"
     return Equations(eqs + [constraint], t, om, lam, constraint, title, MODEL_LATEX[model], MODEL_TEXT[model])
 
 
-def _several_constraints(system, t, om, w, I):
+def _several_constraints(system, t, om, w, I, first):
     """k constraints A w = 0 with controls B: the first kind (I w)' = ad*_w (I w) + B^T lambda, the second
     kind (I w + B^T lambda)' = ad*_w (I w + B^T lambda), lambda = (lambda_1(t), ..., lambda_k(t))."""
     n, k, alg = system.n, system.k, system.algebra
@@ -334,7 +345,7 @@ def _several_constraints(system, t, om, w, I):
     A, B = exact(system.A_sym), exact(system.B_sym)
     constraints = [sp.Eq(sp.expand((A[:, i].T * w)[0, 0]), 0) for i in range(k)]
     mom = I * w
-    if system.kind in ("servo1", "nonholonomic"):
+    if first:
         lhs, rhs, model = mom, coad_sym(alg, w, mom) + B * L, "servo1_k"
         title = f"{system.name}: (I w)' = ad*_w (I w) + sum_i lambda_i b_i, (a_i, w) = 0"
     else:
