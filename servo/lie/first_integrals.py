@@ -18,12 +18,11 @@ Each system class asks for its own list (``free_integrals``, ``first_kind_integr
 
 from __future__ import annotations
 
-from itertools import combinations_with_replacement
-
 import numpy as np
 import sympy as sp
 
 from ..errors import SymbolicParameterError
+from ..quadratic.integrals import linear_integral_conditions, nullspace_rows, quadratic_integral_conditions
 
 __all__ = ["FirstIntegral", "free_integrals", "first_kind_integrals", "second_kind_integrals", "reduced_linear_integrals", "reduced_quadratic_integrals"]
 
@@ -63,13 +62,6 @@ class FirstIntegral:
         return f"FirstIntegral({self.name!r}, {self.kind}, {self.expr})"
 
 
-def _null_numeric(A, tol=1e-10):
-    u, s, vt = np.linalg.svd(A)
-    scale = s[0] if s.size and s[0] > 0 else 1.0
-    rank = int(np.sum(s > tol * scale))
-    return vt[rank:]
-
-
 def _exact(Q):
     items = Q.tolist() if hasattr(Q, "tolist") else Q
     flat = list(sp.flatten(items))
@@ -77,33 +69,27 @@ def _exact(Q):
 
 
 def reduced_linear_integrals(red):
-    """Covectors l (sympy rows) with l . v(x) = 0 identically: sum_i l_i Q[i,j,k] = 0 for all j, k."""
+    """Covectors l (sympy rows) with l . v(x) = 0 identically (:func:`servo.quadratic.integrals.linear_integral_conditions`),
+    exact for rational or symbolic Q."""
     p, Q = red.p, red.Q_sym
-    rows = [[Q[i, j, k] for i in range(p)] for j in range(p) for k in range(j, p)]
+    rows = linear_integral_conditions(Q, p)
     if _exact(Q):
         return [sp.Matrix(v).T for v in sp.Matrix(rows).nullspace()]
-    N = _null_numeric(np.array(rows, dtype=float))
+    N = nullspace_rows(np.array(rows, dtype=float))
     return [sp.Matrix([_clean(x) for x in v]).T for v in N]
 
 
 def reduced_quadratic_integrals(red, exclude=()):
-    """Symmetric S (sympy) with x^T S x conserved by x' = v(x), modulo products of linear integrals and
-    the span of the matrices in ``exclude`` (e.g. the energy, already listed)."""
+    """Symmetric S (sympy) with x^T S x conserved by x' = v(x)
+    (:func:`servo.quadratic.integrals.quadratic_integral_conditions`), modulo products of linear integrals
+    and the span of the matrices in ``exclude`` (e.g. the energy, already listed)."""
     p, Q = red.p, red.Q_sym
-    pairs = list(combinations_with_replacement(range(p), 2))
-    Ssym = sp.symbols(f"s0:{len(pairs)}")
-    S = sp.zeros(p, p)
-    for (i, j), s in zip(pairs, Ssym):
-        S[i, j] = S[j, i] = s
-    eqs = []
-    for l, j, k in combinations_with_replacement(range(p), 3):
-        perms = {(l, j, k), (l, k, j), (j, l, k), (j, k, l), (k, l, j), (k, j, l)}
-        eqs.append(sum(S[a, i] * Q[i, b, c] for a, b, c in perms for i in range(p)))
-    A = sp.Matrix([[sp.diff(e, s) for s in Ssym] for e in eqs])
+    pairs, rows = quadratic_integral_conditions(Q, p)
+    A = sp.Matrix(rows)
     if _exact(Q):
         vecs = [list(v) for v in A.nullspace()]
     else:
-        vecs = [[_clean(x) for x in v] for v in _null_numeric(np.array(A.tolist(), dtype=float))]
+        vecs = [[_clean(x) for x in v] for v in nullspace_rows(np.array(A.tolist(), dtype=float), 1e-10)]
     # drop the span of products of linear integrals
     lin = reduced_linear_integrals(red)
     prods = []

@@ -8,16 +8,20 @@
 """
 from __future__ import annotations
 
+from itertools import combinations_with_replacement, permutations
+
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 from ..errors import NotLinearizableError
 
-__all__ = ["linear_first_integrals", "quadratic_first_integrals", "time_change_to_linear",
+__all__ = ["linear_first_integrals", "quadratic_first_integrals", "linear_integral_conditions",
+           "quadratic_integral_conditions", "nullspace_rows", "time_change_to_linear",
            "min_speed_on_sphere", "NotLinearizableError"]
 
 
-def _nullspace(M, rtol):
-    """Orthonormal basis (rows) of the null space of M, singular values below rtol * max."""
+def nullspace_rows(M, rtol=1e-10):
+    """Orthonormal basis (rows) of the null space of a numeric matrix M, singular values below rtol * max."""
+    M = np.asarray(M, dtype=float)
     if M.size == 0:
         return np.zeros((0, M.shape[1]))
     _, s, vh = np.linalg.svd(M)
@@ -26,47 +30,67 @@ def _nullspace(M, rtol):
     return vh[rank:]
 
 
+def linear_integral_conditions(Q, p):
+    """The conditions on l for l.x to be a first integral of x' = v(x): sum_i l_i Q[i,j,k] = 0, one row per
+    pair j <= k (Q numeric or sympy)."""
+    return [[Q[i, j, k] for i in range(p)] for j in range(p) for k in range(j, p)]
+
+
+def quadratic_integral_conditions(Q, p):
+    """The conditions on a symmetric S for x^T S x to be a first integral: d/dt x^T S x = 2 x^T S v(x) = 0
+    identically, i.e. the full symmetrisation over (a, j, k) of sum_i S[a,i] Q[i,j,k] vanishes.
+
+    Returns (pairs, rows): the free entries s_ab = S[a,b] = S[b,a], a <= b, and one row of coefficients of
+    the s_ab per monomial x_l x_j x_k (l <= j <= k). Works for numeric and sympy Q."""
+    pairs = [(a, b) for a in range(p) for b in range(a, p)]
+    rows = []
+    for l, j, k in combinations_with_replacement(range(p), 3):
+        perms = set(permutations((l, j, k)))
+        row = []
+        for a, b in pairs:
+            coef = 0
+            for x, y, z in perms:   # S[x, i] depends on s_ab iff {x, i} = {a, b}
+                if x == a:
+                    coef += Q[b, y, z]
+                if x == b and a != b:
+                    coef += Q[a, y, z]
+            row.append(coef)
+        rows.append(row)
+    return pairs, rows
+
+
 def linear_first_integrals(q, rtol=1e-10):
     """Basis (rows l, orthonormal) of the linear first integrals l.x of x' = v(x).
 
-    Condition: sum_i l_i Q[i, j, k] = 0 for all j, k. Returns an array of shape (r, p).
+    Condition (:func:`linear_integral_conditions`): sum_i l_i Q[i, j, k] = 0 for all j, k. Returns an
+    array of shape (r, p).
     """
     p = q.p
-    M = np.asarray(q.Q).reshape(p, p * p).T          # rows (j, k), columns i
-    if np.abs(M).max() == 0:
+    Q = np.asarray(q.Q)
+    if np.abs(Q).max() == 0:
         return np.eye(p)
-    return _nullspace(M, rtol)
-
-
-def _sym_basis(p):
-    basis = []
-    for a in range(p):
-        for b in range(a, p):
-            E = np.zeros((p, p))
-            E[a, b] = E[b, a] = 1.0 if a == b else np.sqrt(0.5)
-            basis.append(E)
-    return basis
-
-
-def _cubic_of(S, Q):
-    """Fully symmetrised tensor of T[a,j,k] = sum_i S[a,i] Q[i,j,k] (coefficients of x^T S v(x))."""
-    T = np.einsum("ai,ijk->ajk", S, Q)
-    return (T + T.transpose(1, 2, 0) + T.transpose(2, 0, 1)) / 3
+    return nullspace_rows(np.array(linear_integral_conditions(Q, p), dtype=float), rtol)
 
 
 def quadratic_first_integrals(q, rtol=1e-10):
-    """Basis of the quadratic first integrals x^T S x of x' = v(x): a list of symmetric S.
-
-    Condition: d/dt x^T S x = 2 x^T S v(x) = 0 identically, i.e. the fully symmetrised tensor of
-    sum_i S[a,i] Q[i,j,k] vanishes; solved as a null space (S orthonormal in the Frobenius norm).
-    """
+    """Basis of the quadratic first integrals x^T S x of x' = v(x): a list of symmetric S, orthonormal in the
+    Frobenius norm (the null space of :func:`quadratic_integral_conditions` in the coordinates s_aa and
+    sqrt(2) s_ab)."""
     Q = np.asarray(q.Q, dtype=float)
-    basis = _sym_basis(q.p)
-    M = np.stack([_cubic_of(E, Q).ravel() for E in basis], axis=1)
+    p = q.p
+    pairs, rows = quadratic_integral_conditions(Q, p)
+    scale = np.array([1.0 if a == b else np.sqrt(0.5) for a, b in pairs])
     if np.abs(Q).max() == 0:
-        return basis
-    null = _nullspace(M, rtol)
-    return [sum(c * E for c, E in zip(row, basis)) for row in null]
+        null = np.eye(len(pairs))
+    else:
+        null = nullspace_rows(np.array(rows, dtype=float) * scale, rtol)
+    out = []
+    for v in null:
+        S = np.zeros((p, p))
+        for (a, b), x in zip(pairs, v * scale):
+            S[a, b] = S[b, a] = x
+        out.append(S)
+    return out
 
 
 def _factor_with(q, l):
