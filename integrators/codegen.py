@@ -229,6 +229,28 @@ class Source:
             out.append(lin(terms))
         return self.assign(prefix, out)
 
+    def dense(self):
+        """True when C has more non-zero entries than n^2 (a generic basis): then repeated products
+        with the same x go through the matrix of ad(x)."""
+        return int(np.count_nonzero(self.st.C)) > self.n * self.n
+
+    def matrix(self, x, bracket=False):
+        """Names of the entries of ad(x)^T, (A y)_j = (ad*_x y)_j = sum_{i,k} x_i C[i, j, k] y_k, or
+        with ``bracket`` of -ad(x), (A y)_j = -[x, y]_j = -sum_{i,k} x_i y_k C[i, k, j]."""
+        C, n = self.st.C, self.n
+        rows = []
+        for j in range(n):
+            if bracket:  # (-[x, y])_j = -sum_{i,k} x_i y_k C[i, k, j]
+                exprs = [lin([(-C[i, k, j], x[i]) for i in range(n)]) for k in range(n)]
+            else:        # (ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k
+                exprs = [lin([(C[i, j, k], x[i]) for i in range(n)]) for k in range(n)]
+            rows.append(self.assign("A", exprs))
+        return rows
+
+    def matvec(self, A, v, prefix):
+        return self.assign(prefix, [lin([(1.0, f"{A[j][k]}*{v[k]}") for k in range(self.n) if A[j][k]])
+                                    for j in range(self.n)])
+
     def neg_bracket(self, x, y):
         """-[x, y]_k = -sum_{i,j} x_i y_j C[i, j, k] (the bracket matching the coadjoint action)."""
         C = self.st.C
@@ -254,8 +276,11 @@ class Source:
             coeffs.pop()
         pairs = [(1.0, v)]
         term = v
+        dense = self.dense() and len(coeffs) > 2
+        if dense:  # one matrix -ad(theta), then matrix-vector products
+            A = self.matrix(theta, bracket=True)
         for c in coeffs[1:]:
-            term = self.neg_bracket(theta, term)
+            term = self.matvec(A, term, "q") if dense else self.neg_bracket(theta, term)
             if c != 0.0:
                 pairs.append((c, term))
         if len(pairs) == 1:
@@ -320,10 +345,11 @@ class Source:
         TAYLOR_STOP; the increment is accumulated from the terms k >= 1 (no cancellation)."""
         n = self.n
         bound = lin([(nr, f"abs({x[i]})") for i, nr in enumerate(self.st.norms)])
-        s, m, inv = self.fresh("s"), self.fresh("m"), self.fresh("r")
-        self.emit(f"{s}, {m} = tplan({bound})")
+        s, m, inv, bad = self.fresh("s"), self.fresh("m"), self.fresh("r"), self.fresh("nan")
+        self.emit(f"{s}, {m}, {bad} = tplan({bound})")
         self.emit(f"{inv} = 1.0/{s}")
         xs = self.assign("x", [f"{inv}*{x[i]}" for i in range(n)])
+        Ax = self.matrix(xs) if self.dense() else None
         cur = self.assign("z", list(z))            # state at the start of the substep
         tot = self.assign("d", ["0.0"] * n)        # increment over all substeps
         self.emit(f"for _ in range({s}):")
@@ -339,7 +365,7 @@ class Source:
         self.indent += 1
         self.emit(f"{kk} = {kk} + 1.0")
         us = [f"{u}{i}" for i in range(n)]
-        g = self.coad(xs, us, prefix="t")
+        g = self.matvec(Ax, us, "t") if Ax is not None else self.coad(xs, us, prefix="t")
         for i in range(n):
             self.emit(f"{u}{i} = {g[i]}/{kk}")
             self.emit(f"{acc}{i} = {acc}{i} + {u}{i}")
@@ -348,6 +374,8 @@ class Source:
             self.emit(f"{tot[i]} = {tot[i]} + {acc}{i}")
             self.emit(f"{cur[i]} = {cur[i]} + {acc}{i}")
         self.indent -= 1
+        for i in range(n):
+            self.emit(f"{tot[i]} = {tot[i]} + {bad}")
         if delta:
             return tot
         return self.assign("y", [f"{z[i]} + {tot[i]}" for i in range(n)])

@@ -18,6 +18,10 @@ from .result import IntegrationResult
 
 BACKENDS = ("auto", "numpy", "numba")
 
+#: fixed-step ensembles up to this size run the one-trajectory code per trajectory (the numpy
+#: columns only pay off for larger ones)
+SMALL_BATCH = 8
+
 #: ensembles are stepped in chunks of this many trajectories (temporaries stay in cache)
 CHUNK = 4096
 
@@ -93,8 +97,8 @@ def run_fixed(pl, y0, t0, h, n, save_every, backend):
     ts = np.empty(K)
     ys = np.empty((K, B, dim))
     ys[0] = flat
-    if mode == "numba":
-        f = pl.function("fixed", "numba")
+    if mode == "numba" or B <= SMALL_BATCH:  # one trajectory after the other
+        f = pl.function("fixed", mode)
         done_all = n
         for b in range(B):
             tb = np.empty(K)

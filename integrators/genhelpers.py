@@ -58,10 +58,11 @@ def _co3_array(t2):
 
 
 def _tplan_float(bound):
-    """(s, m): s substeps with r = bound / s <= TAYLOR_RADIUS and the fewest terms m with
-    e^r r^(m+1) / (m+1)! <= TAYLOR_STOP (at most 30; 1 for a non-finite bound)."""
-    if not bound < 1e3:  # |h ad x| > 1e3: no step resolves that (and 2e300 substeps never end); one
-        return 1, 1      # crude term, whose garbage integrators.guard reports as an unresolved step
+    """(s, m, bad): s substeps with r = bound / s <= 1/2 and the fewest terms m with
+    e^r r^(m+1) / (m+1)! <= 2^-54 (at most 30); bad = 0.0, or NaN (with s = m = 1) when the bound is
+    not finite or above 1e5 (an exponential of that size is overflow, not a step)."""
+    if not bound <= 1e5:
+        return 1, 1, math.nan
     s = 1
     if bound > 0.5:
         s = int(math.ceil(bound / 0.5))
@@ -71,7 +72,7 @@ def _tplan_float(bound):
     while tail > 5.551115123125783e-17 and m < 30:
         m += 1
         tail = tail * r / (m + 1)
-    return s, max(m, 1)
+    return s, max(m, 1), 0.0
 
 
 def _tplan_array(bound):

@@ -98,8 +98,25 @@ def compare_entry(entry, methods=None, t_end=None, ladder=(100, 200, 400), tols=
                       "best_error": min(r["error"] for r in mrows), "max_drift": max(r["drift"] for r in mrows),
                       "casimir_drift": _max_or_none(r["casimir_drift"] for r in mrows),
                       "other_drift": _max_or_none(r["other_drift"] for r in mrows),
-                      "wall_time": sum(r["wall_time"] for r in mrows)}
+                      "wall_time": sum(r["wall_time"] for r in mrows), "time_at_1e-8": _time_at(mrows, 1e-8)}
+    dop = summary.get("scipy:DOP853", {}).get("time_at_1e-8")
+    for s in summary.values():
+        t = s.get("time_at_1e-8")
+        s["vs_DOP853_at_1e-8"] = None if (t is None or not dop) else t / dop
     return rows, summary, reference
+
+
+def _time_at(mrows, target):
+    """Wall time at final error ``target``, log-log interpolated between the two runs of the ladder
+    that bracket it (None when the ladder does not reach it)."""
+    pts = sorted((r["error"], r["wall_time"]) for r in mrows if r["error"] > 0 and r["wall_time"] > 0)
+    for (e1, t1), (e2, t2) in zip(pts, pts[1:]):
+        if e1 <= target <= e2:
+            if e2 == e1:
+                return t1
+            w = np.log(target / e1) / np.log(e2 / e1)
+            return float(np.exp(np.log(t1) + w * (np.log(t2) - np.log(t1))))
+    return None
 
 
 def _max_or_none(values):
@@ -129,9 +146,10 @@ def _declared(method, entry, attr):
 def format_summary(summary, reference):
     """Plain-text table of :func:`catalog.verify.compare.compare_entry`'s summary."""
     lines = [f"error at t_end against the {reference}; Casimirs / others: largest relative drift of the claimed "
-             "Casimirs and of the other integrals (e.g. energy) over the ladder",
+             "Casimirs and of the other integrals (e.g. energy) over the ladder; t(1e-8)/DOP853: time to reach "
+             "final error 1e-8 (interpolated on the ladder) over DOP853's ('-' when a ladder does not reach it)",
              f"{'method':14s} {'order':>6s} {'declared':>8s} {'best error':>11s} {'Casimirs':>9s} {'others':>9s} "
-             f"{'time [s]':>9s}  preserves"]
+             f"{'time [s]':>9s} {'t(1e-8)/DOP853':>14s}  preserves"]
     for m, s in summary.items():
         if "error" in s and "best_error" not in s:
             lines.append(f"{m:14s} not applicable: {s['error']}")
@@ -141,6 +159,8 @@ def format_summary(summary, reference):
         pres = ", ".join(s["preserves"] or []) or "-"
         cd = "-" if s.get("casimir_drift") is None else f"{s['casimir_drift']:.2e}"
         od = "-" if s.get("other_drift") is None else f"{s['other_drift']:.2e}"
+        r = s.get("vs_DOP853_at_1e-8")
+        ratio = "-" if r is None else f"{r:.2f}x"
         lines.append(f"{m:14s} {order:>6s} {dec:>8s} {s['best_error']:11.3e} {cd:>9s} {od:>9s} "
-                     f"{s['wall_time']:9.3f}  {pres}")
+                     f"{s['wall_time']:9.3f} {ratio:>14s}  {pres}")
     return "\n".join(lines)

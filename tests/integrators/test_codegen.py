@@ -1,0 +1,142 @@
+"""The generated code (integrators.codegen / fastpath) against the generic numpy steppers (the reference).
+
+Expected values: the generic path (fast=False) on the same problem and method; the structure read off
+by probing against the matrices the problem was built from; exact invariants (the linear invariant
+of a multiplier forcing) for the ambient Runge-Kutta path.
+"""
+
+import numpy as np
+import pytest
+
+from integrators import CoadjointProblem, IntegrationInputError, MethodError, integrate
+from integrators import codegen, fastpath, numba_kernels
+from liegroups import named
+
+from ._problems import quadratic_problem, start
+
+NAMED = named.all_named()
+FIXED = ("rkmk4", "rkmk2", "lie_euler", "rk4")
+
+
+def _random_basis(algebra, seed):
+    rng = np.random.default_rng(seed)
+    P = np.eye(algebra.dim) + 0.3 * rng.standard_normal((algebra.dim, algebra.dim))
+    return algebra.change_basis(P)
+
+
+@pytest.mark.parametrize("name", sorted(NAMED))
+@pytest.mark.parametrize("basis", ["named", "random"])
+def test_generated_fixed_step_agrees_with_reference(name, basis):
+    algebra = NAMED[name] if basis == "named" else _random_basis(NAMED[name], 3)
+    P = quadratic_problem(algebra, seed=4)
+    for z0 in (start(algebra.dim, 4), start(algebra.dim, 5, batch=(3,))):
+        for method in FIXED:
+            fast = integrate(P, z0, (0.0, 0.5), method=method, steps=40, backend="numpy")
+            ref = integrate(P, z0, (0.0, 0.5), method=method, steps=40, fast=False)
+            scale = max(1.0, float(np.max(np.abs(ref.y))))
+            assert np.max(np.abs(fast.y - ref.y)) <= 1e-12 * scale, (name, basis, method)
+            assert fast.nfev == ref.nfev and fast.nsteps == ref.nsteps
+
+
+def test_recognises_affine_velocity_and_closed_forms():
+    rng = np.random.default_rng(0)
+    K = rng.standard_normal((6, 6))
+    c = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 2.5])  # heavy top: w = K z + c
+    P = CoadjointProblem(named.se3(), lambda z: z @ K.T + c)
+    st = codegen.recognise(P, np.ones(6))
+    assert st is not None and st.closed == "se3"
+    assert np.allclose(st.W, K, atol=1e-14) and np.allclose(st.c, c, atol=1e-14)
+    # the same constants under another name still get the closed form (structure, not name)
+    P3 = CoadjointProblem(named.su2(), lambda z: 2.0 * z)
+    assert codegen.recognise(P3, np.ones(3)).closed == "so3"
+    assert codegen.recognise(CoadjointProblem(_random_basis(named.so3(), 1), lambda z: z), np.ones(3)).closed is None
+    # not affine: no generated path, and integrate still runs the reference
+    Q = CoadjointProblem(named.so3(), lambda z: z + 0.1 * z ** 3)
+    assert codegen.recognise(Q, np.ones(3)) is None
+    r = integrate(Q, np.array([0.3, 0.2, 0.1]), (0.0, 1.0), steps=10)
+    assert not hasattr(r, "backend")
+
+
+def test_heavy_top_linear_term_agrees_with_reference():
+    rng = np.random.default_rng(2)
+    B = rng.standard_normal((6, 6))
+    K = B @ B.T / 6 + np.eye(6)
+    c = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.5])
+    P = CoadjointProblem(named.se3(), lambda z: z @ K + c)
+    z0 = start(6, 2)
+    for method in ("rkmk4", "rk4"):
+        fast = integrate(P, z0, (0.0, 2.0), method=method, steps=100, backend="numpy")
+        ref = integrate(P, z0, (0.0, 2.0), method=method, steps=100, fast=False)
+        assert np.max(np.abs(fast.y - ref.y)) <= 1e-13
+
+
+def _suslov():
+    inertia = np.array([2.0, 1.0, 2.0 / 3.0])
+    a = np.array([1.0, 0.5, -0.2])
+    c = a / inertia
+
+    def forcing(m):
+        lam = -np.sum(c * np.cross(m, m / inertia), axis=-1) / np.dot(c, a)
+        return lam[..., None] * a
+
+    P = CoadjointProblem(named.so3(), lambda m: m / inertia, forcing=forcing, linear_invariants=c)
+    m0 = np.array([0.6, 0.4, 0.0])
+    return P, m0 - c * (m0 @ c) / (c @ c), c, a
+
+
+def test_multiplier_forcing_is_recognised_and_keeps_the_constraint():
+    P, m0, c, a = _suslov()
+    st = codegen.recognise(P, m0)
+    # P = a c^T / (c, a): the multiplier of (c, z)' = 0 along the force direction a
+    assert np.allclose(st.P, np.outer(a, c) / (c @ a), atol=1e-12)
+    for method in ("rk4", "rk45", "rk853"):
+        kw = {"steps": 400} if method == "rk4" else {"rtol": 1e-8, "atol": 1e-10}
+        fast = integrate(P, m0, (0.0, 10.0), method=method, backend="numpy", **kw)
+        assert fast.backend == "numpy"
+        assert np.max(np.abs(fast.y @ c)) <= 1e-15
+    fast = integrate(P, m0, (0.0, 10.0), method="rk4", steps=400, backend="numpy")
+    ref = integrate(P, m0, (0.0, 10.0), method="rk4", steps=400, fast=False)
+    assert np.max(np.abs(fast.y - ref.y)) <= 1e-13
+    # a forcing that is not a multiplier force of the declared invariant gets no generated path
+    Q = CoadjointProblem(named.so3(), lambda m: m, forcing=lambda m: 0.1 * m, linear_invariants=c)
+    assert codegen.recognise(Q, m0) is None
+
+
+@pytest.mark.parametrize("batch", [(), (4,)])
+def test_overflow_keeps_the_last_finite_state(batch):
+    # rk4 with a step far beyond its stability bound on an unbounded sl(2)* orbit: the iterates explode
+    P = quadratic_problem(named.sl2(), seed=1)
+    z0 = 3.0 * np.ones(batch + (3,))
+    with np.errstate(all="ignore"):  # the recorded Casimirs of the huge last states overflow
+        res = integrate(P, z0, (0.0, 400.0), method="rk4", steps=200, backend="numpy")
+    assert res.status == -1 and "overflow" in res.message
+    assert np.all(np.isfinite(res.y)) and len(res.t) == len(res.y) >= 1
+
+
+def test_bad_backend_and_missing_numba(monkeypatch):
+    P = quadratic_problem(named.so3(), seed=1)
+    with pytest.raises(MethodError, match="backends: auto, numpy, numba"):
+        integrate(P, start(3, 1), (0.0, 1.0), steps=5, backend="fortran")
+    with pytest.raises(IntegrationInputError, match="fast=False"):
+        integrate(P, start(3, 1), (0.0, 1.0), steps=5, backend="numba", fast=False)
+    monkeypatch.setattr(numba_kernels, "available", lambda: False)
+    with pytest.raises(MethodError, match="numba, which is not installed.*'numpy'"):
+        integrate(P, start(3, 1), (0.0, 1.0), method="rkmk4", steps=5, backend="numba")
+    assert fastpath.resolve_backend("auto") == "numpy"
+
+
+@pytest.mark.skipif(not numba_kernels.available(), reason="numba not installed")
+def test_numba_agrees_with_numpy():
+    algebra = _random_basis(named.so3(), 7)  # the Taylor exponential (no closed form in this basis)
+    P = quadratic_problem(algebra, seed=7)
+    for z0 in (start(3, 7), start(3, 8, batch=(3,))):
+        a = integrate(P, z0, (0.0, 2.0), method="rkmk4", steps=100, backend="numba")
+        b = integrate(P, z0, (0.0, 2.0), method="rkmk4", steps=100, backend="numpy")
+        assert a.backend == "numba" and b.backend == "numpy"
+        assert np.max(np.abs(a.y - b.y)) <= 1e-13
+    Q = quadratic_problem(named.so3(), seed=7)
+    for z0 in (start(3, 9),):  # (the compiled ensemble loop is exercised by the benchmark)
+        a = integrate(Q, z0, (0.0, 5.0), method="rk45", rtol=1e-9, atol=1e-12, backend="numba")
+        b = integrate(Q, z0, (0.0, 5.0), method="rk45", rtol=1e-9, atol=1e-12, backend="numpy")
+        assert a.backend == "numba"
+        assert a.nsteps == b.nsteps and np.max(np.abs(a.y - b.y)) <= 1e-12
