@@ -287,7 +287,7 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
             else:
                 try:
                     y_new = stepper.step(t, y, h)
-                except LieGroupsError:  # a stage overflowed inside an exponential: as a NaN below
+                except (LieGroupsError, ArithmeticError):  # a stage overflowed inside an exponential: a NaN
                     y_new = np.full_like(y, np.nan)
             if not np.isfinite(y_new).all():
                 status, done = -1, k - 1

@@ -19,7 +19,7 @@ both); their figures go to ``IntegrationResult.checks``.
    step whose local error is a quarter of the solution itself) the step does not resolve the
    solution. The earliest such saved state is then found by bisection, the result is cut there
    (status -1) and the message gives t, h and e_k. The cost is a fixed handful of steps per run
-   (at most 4 steps plus 8 right-hand sides), independent of the number of steps.
+   (8 right-hand sides, plus 4 steps when save_every > 1), independent of the number of steps.
 
 2. Declared invariants and constraints (every method), on the saved states. With the scale of a
    quantity q at a state y taken as S(y) = sum_i |q(r e_i)|, r = |y|_inf (q on the coordinate axes
@@ -57,12 +57,14 @@ _TINY = 1e-300
 N_SUSPECTS = 2
 
 
-def _rel_estimate(problem, stepper, t, y, h):
-    """(K_batch...) relative local-error estimate of one step from (t, y) (see the module docstring)."""
+def _rel_estimate(problem, stepper, t, y, h, ym=None):
+    """Relative local-error estimate of one step from (t, y) (see the module docstring), the largest
+    over the batch; ``ym`` is the method's step when it is known (the next saved state)."""
     rhs = problem.rhs
     try:
         with np.errstate(all="ignore"):
-            ym = np.asarray(stepper.step(t, y, h), dtype=float)
+            if ym is None:
+                ym = np.asarray(stepper.step(t, y, h), dtype=float)
             yc = y + 0.5 * h * (np.asarray(rhs(t, y), dtype=float) + np.asarray(rhs(t + h, ym), dtype=float))
             err = np.max(np.abs(ym - yc), axis=-1)
             scale = np.maximum(np.max(np.abs(y), axis=-1), np.max(np.abs(ym), axis=-1))
@@ -90,8 +92,9 @@ def check_resolution(problem, stepper, res, h, save_every, rtol=RESOLVE_RTOL):
     cache = {}
 
     def est(k):
-        if k not in cache:
-            cache[k] = _rel_estimate(problem, stepper, float(res.t[k]), ys[k], h)
+        if k not in cache:   # with save_every = 1 the next saved state is the method's step: no re-stepping
+            nxt = ys[k + 1] if save_every == 1 and k + 1 < K else None
+            cache[k] = _rel_estimate(problem, stepper, float(res.t[k]), ys[k], h, nxt)
         return cache[k]
 
     bad = [k for k in suspects if est(k) > rtol]

@@ -80,6 +80,8 @@ def _guarded_class(name):
                 ok, msg = base._step_impl(self)
             except _Stop as stop:
                 return False, str(stop)
+            except (ValueError, np.linalg.LinAlgError) as exc:  # a NaN / inf Jacobian in Radau, BDF
+                return False, f"the step failed at t = {self.t:.6g}: {exc} (overflow in the Jacobian)"
             g.steps += 1
             if ok and not np.all(np.isfinite(self.y)):
                 return False, f"the state became NaN or inf at t = {self.t:.6g}"
@@ -131,13 +133,20 @@ def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol,
     if method.scipy_name in IMPLICIT and getattr(problem, "jac", None) is not None:
         options["jac"] = _batched_jac(problem.jac, shape)
     solver = type(f"Run{method.scipy_name}", (_guarded_class(method.scipy_name),), {"guard": guard})
+    def failed_at_start(message):
+        return IntegrationResult(t=np.array([t0]), y=y0[None].copy(), status=-1, message=message, nfev=1)
+
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             sol = scipy.integrate.solve_ivp(fun, (t0, t1), y0.reshape(-1), method=solver,
                                             dense_output=t_eval is not None, rtol=rtol, atol=atol, events=ev,
                                             **options)
     except _Stop as stop:  # at the initial state (the solver's first evaluations)
-        return IntegrationResult(t=np.array([t0]), y=y0[None].copy(), status=-1, message=str(stop), nfev=1)
+        return failed_at_start(str(stop))
+    except (ValueError, np.linalg.LinAlgError) as exc:  # a NaN / inf initial Jacobian
+        return failed_at_start(f"the solver could not start at t = {t0:.6g}: {exc}")
+    if len(sol.t) < 2 and sol.status < 0:  # the first step failed: no dense output to evaluate
+        return failed_at_start(str(sol.message))
     if t_eval is not None:
         ts = t_eval[t_eval <= sol.t[-1]] if t1 > t0 else t_eval[t_eval >= sol.t[-1]]
         ys = sol.sol(ts).T.reshape((len(ts),) + shape) if len(ts) else np.empty((0,) + shape)

@@ -216,3 +216,13 @@ def test_toml_lambda_string_names_its_key(tmp_path):
     f.write_text(BASE.format(**GOOD))
     entry = from_file(f)                                    # the good file still loads
     assert entry.references == ["Kozlov (2019)"] and entry.steps == 10
+
+
+def test_fuzz_finds_first_scipy_step_failure_and_closed_form_overflow():
+    # found by `make fuzz`: a scipy run whose first step fails had no dense output (IndexError), and the
+    # so(3) closed forms returned inf for momenta of 1e300
+    prob = ODEProblem(lambda t, y: y * np.nan, 1)
+    res = integrate(prob, [1.0], (0, 1), method="scipy:DOP853", steps=10)
+    assert res.status == -1 and len(res.t) == 1 and "NaN" in res.message
+    with pytest.raises(LieGroupsError, match="overflows"):
+        named.so3().coadjoint_exp([1e5, 0, 0], [1e300, 1e300, 0])
