@@ -127,6 +127,25 @@ def _realizability_html(entry):
             + ("" if v["where"] == "everywhere" else " (realizable wherever it is non-zero)") + "</p>"), short
 
 
+def _num(z):
+    z = complex(z)
+    return f"{z.real:.6g}" if abs(z.imag) <= 1e-12 * max(1.0, abs(z)) else f"{z.real:.4g}{z.imag:+.4g}i"
+
+
+def _lines_html(lines):
+    """The invariant lines x = s xi, v(xi) = c xi of the reduced system, with their Kovalevskaya exponents."""
+    rows = []
+    for L in lines:
+        rho = L.kovalevskaya_exponents
+        rows.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in (
+            "(" + ", ".join(_num(x) for x in L.direction) + ")", _num(L.c), "yes" if L.is_real else "no",
+            L.multiplicity, L.stability or "-", "-" if rho is None else ", ".join(_num(x) for x in rho))) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("direction xi", "c", "real", "multiplicity", "stability",
+                                              "Kovalevskaya exponents"))
+    return (f"<h2>Invariant lines of the reduced system</h2><p class='small'>{_e(lines.reason or '')}</p>"
+            f"<table><tr>{head}</tr>{''.join(rows)}</table>")
+
+
 def entry_page(entry, out, counter):
     """Write ``<name>.html`` and its figures; return (index row data, verdicts)."""
     name = entry.name
@@ -184,10 +203,12 @@ def entry_page(entry, out, counter):
             parts.append(f"<p class='small'>(no phase portrait: {_e(type(exc).__name__)}: {_e(exc)})</p>")
     if q is not None:
         try:
-            iv = describe.integrability_verdict(entry)
+            lines = q.invariant_lines()
+            parts.append(_lines_html(lines))
+            iv = describe.integrability_verdict(entry, lines=lines)
         except (ValueError, ArithmeticError) as exc:
             iv = None
-            parts.append(f"<p class='small'>(no integrability verdict: {_e(exc)})</p>")
+            parts.append(f"<p class='small'>(no invariant lines or integrability verdict: {_e(exc)})</p>")
         if iv is not None:
             head = "".join(f"<th>{_e(h)}</th>" for h in iv["header"])
             body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in iv["rows"])
