@@ -17,10 +17,12 @@ matplotlib.use("Agg")
 from matplotlib import mathtext  # noqa: E402
 from matplotlib.font_manager import FontProperties  # noqa: E402
 
+from ..errors import CatalogError  # noqa: E402
+
 __all__ = ["MathRenderError", "svg_of", "write_svg"]
 
 
-class MathRenderError(ValueError):
+class MathRenderError(CatalogError):
     """mathtext could not draw a formula (the message names it)."""
 
 

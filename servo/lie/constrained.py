@@ -135,12 +135,7 @@ class LeftInvariantConstrained(LieSystem):
 
     def _finite_lambda(self, lam):
         """A multiplier given by the user: real and finite (ServoError naming the entry otherwise)."""
-        if np.iscomplexobj(lam):
-            raise ServoError(f"lambda must be real, got {lam!r} ({self.name})")
-        try:
-            lam = np.asarray(lam, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise ServoError(f"lambda must be a real number (or an array of them): {exc}") from None
+        lam = self._real_array(lam, "lambda")
         if not np.all(np.isfinite(lam)):
             raise ServoError(f"lambda must be finite, got {lam.tolist()} ({self.name})")
         return lam

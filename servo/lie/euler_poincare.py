@@ -69,15 +69,19 @@ class LieSystem:
                   for k, v in self._sym_params().items()}
         return self._rebuild(params)
 
-    def _check_last(self, x, size, what, finite=False):
-        """x as a float array (..., size); ServoError for complex or non-numeric input, a wrong last axis
-        and, with ``finite`` (the public entries: states given by the user), a NaN or inf entry."""
+    def _real_array(self, x, what):
+        """x as a float array; ServoError for complex or non-numeric input."""
         if np.iscomplexobj(x):
             raise ServoError(f"{what} must be real, got a complex array for {self.name}")
         try:
-            x = np.asarray(x, dtype=float)
+            return np.asarray(x, dtype=float)
         except (TypeError, ValueError) as exc:
             raise ServoError(f"{what} must be a real numeric array for {self.name}: {exc}") from None
+
+    def _check_last(self, x, size, what, finite=False):
+        """x as a float array (..., size); ServoError for complex or non-numeric input, a wrong last axis
+        and, with ``finite`` (the public entries: states given by the user), a NaN or inf entry."""
+        x = self._real_array(x, what)
         if x.ndim == 0 or x.shape[-1] != size:
             raise ServoError(f"{what} must have last axis of length {size} for {self.name}, got shape {x.shape}")
         if finite and not np.all(np.isfinite(x)):

@@ -289,3 +289,17 @@ def exact_jacobian_rank(Q, w, z):
         J[i, i] -= c * rat(w[i])
         J[i, p] = -rat(w[i]) * y[i]
     return int(J.expand().rank())
+
+
+def normalise_line(xi, c, tol=1e-12):
+    """A line [xi] with its c in one normal form: unit direction, and the phase chosen so that c is real
+    > 0 when |c| > tol (else c = 0 and the largest component of xi is real > 0)."""
+    xi = np.asarray(xi, dtype=complex)
+    n = np.linalg.norm(xi)
+    xi, c = xi / n, c / n
+    if abs(c) > tol:
+        ph = np.exp(-1j * np.angle(c))
+    else:
+        ph = np.exp(-1j * np.angle(xi[np.argmax(np.abs(xi))]))
+        c = 0.0
+    return xi * ph, complex(c * ph)

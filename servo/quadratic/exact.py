@@ -24,7 +24,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 from ..errors import ExactCheckError
-from .certify import equilibrate, pairwise_angles
+from .certify import equilibrate, normalise_line, pairwise_angles
 
 __all__ = ["ExactLines", "exact_invariant_lines", "rational_tensor", "compare_with_exact"]
 
@@ -74,18 +74,6 @@ def _fields(R, xs):
             for i in range(p)]
 
 
-def _normalise(xi, c, zero=1e-12):
-    xi = np.asarray(xi, dtype=complex)
-    n = np.linalg.norm(xi)
-    xi, c = xi / n, c / n
-    if abs(c) > zero:
-        ph = np.exp(-1j * np.angle(c))
-    else:
-        ph = np.exp(-1j * np.angle(xi[np.argmax(np.abs(xi))]))
-        c = 0.0
-    return xi * ph, complex(c * ph)
-
-
 def _binary_cubic(R):
     """p = 2: roots of the binary cubic xi_1 v_2 - xi_2 v_1 with multiplicities."""
     x, y = sp.symbols("x y")
@@ -108,7 +96,7 @@ def _binary_cubic(R):
         Tk = sum(abs(R[k][j][l]) * abs(sp.N(d[j], 40)) * abs(sp.N(d[l], 40)) for j in range(2) for l in range(2))
         c = complex(vk) if abs(vk) > 1e-30 * Tk else 0.0       # an equilibrium line: c = 0 exactly
         dd = np.array([complex(sp.N(a, 40)) for a in d])
-        out.append((*_normalise(dd, c, zero=0.0), int(m)))
+        out.append((*normalise_line(dd, c, 0.0), int(m)))
     return ExactLines(2, True, out, 3, "binary cubic")
 
 
@@ -156,7 +144,7 @@ def _resultant_p3(R, rng):
             x = Tn @ np.array([complex(r), complex(r2), 1.0])
             vx = np.einsum("ijk,j,k->i", Qn, x, x)
             k = int(np.argmax(np.abs(x)))
-            pts.append((*_normalise(x, vx[k] / x[k]), int(mult)))
+            pts.append((*normalise_line(x, vx[k] / x[k]), int(mult)))
     return ExactLines(3, True, pts, None, "resultant Res_y2(g1, g2)")
 
 
@@ -248,7 +236,7 @@ def _groebner(R, chart, sep, dps=120):
             return None                            # u did not separate the points
         if np.linalg.norm(z[:-1]) < 1e-10 * abs(z[-1]):
             continue                               # the trivial point [0 : ... : 0 : 1]
-        pts.append((*_normalise(z[:-1], z[-1]), m))
+        pts.append((*normalise_line(z[:-1], z[-1]), m))
     return ExactLines(p, True, pts, len(std), "groebner grevlex + fglm lex + multiplication matrix")
 
 

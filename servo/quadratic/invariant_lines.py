@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import QuadraticSystemError
 from .certify import (ALPHA0, alpha_test, backward_error, equilibrate, exact_jacobian_rank, exact_root,
-                      pairwise_angles)
+                      normalise_line, pairwise_angles)
 from .display import invariant_lines_markdown
 from .homotopy import QuadraticEigenHomotopy
 from .kovalevskaya import attach_exponents
@@ -283,18 +283,6 @@ def _sphere_eigs(q, xi, c):
     return np.linalg.eigvals(B.T @ J @ B) - c
 
 
-def _normalise(xi, c, tol):
-    """Unit direction, with c real > 0 if c != 0, else largest component real > 0."""
-    n = np.linalg.norm(xi)
-    xi, c = xi / n, c / n
-    if abs(c) > tol:
-        ph = np.exp(-1j * np.angle(c))
-    else:
-        ph = np.exp(-1j * np.angle(xi[np.argmax(np.abs(xi))]))
-        c = 0.0
-    return xi * ph, c * ph
-
-
 def _check_args(q, seed, tol, cluster_tol, retries):
     """Every argument of invariant_lines, or a QuadraticSystemError naming the bad one."""
     Q = getattr(q, "Q", None)
@@ -378,7 +366,7 @@ def _solve_once(q, seed, tol, cluster_tol):
                 continue
             if dim > 0:
                 xi, c = z[:-1] * dsc, z[-1] * ssc
-                d, cc = _normalise(xi, c, _line_tol(Qs, wsc, dsc, ssc, xi / np.linalg.norm(xi), tol))
+                d, cc = normalise_line(xi, c, _line_tol(Qs, wsc, dsc, ssc, xi / np.linalg.norm(xi), tol))
                 fams.append(FamilyWitness(d, complex(cc), dim, bool(cc == 0), mult))
                 continue
         cand.append((members, mult, z))
@@ -422,7 +410,7 @@ def _solve_once(q, seed, tol, cluster_tol):
         xi, c = Zc[k, :p] * dsc, Zc[k, p] * ssc
         n = np.linalg.norm(xi)
         ltol = _line_tol(Qs, wsc, dsc, ssc, xi / n, tol)
-        d, cc = _normalise(xi, c, ltol)
+        d, cc = normalise_line(xi, c, ltol)
         if alpha[k] < ALPHA0:
             is_real = bool(real[k])
         else:
