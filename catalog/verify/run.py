@@ -85,6 +85,9 @@ class Verdict:
 
 
 def _default_method(entry):
+    """The entry's own method, else None: the system's ``simulate`` then takes the grid column of
+    ``servo.lie.method_choice.METHOD_TABLE`` (the catalog always asks for ``steps`` output points, for
+    its plots and for checks that reconstruct g(t) from the sampled velocities)."""
     return entry.method
 
 
