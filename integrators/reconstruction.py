@@ -52,7 +52,7 @@ from .methods import RKMK, get_method, preserved
 from .problems import ReconstructionProblem
 from .result import IntegrationResult
 from .spaces import GroupSpace, dexpinv_series
-from .stepping import make_stepper
+from .stepping import lincomb, make_stepper
 
 #: the fast path scans at most this many (N, N) step matrices (steps x batch) at a time
 CHUNK_MATRICES = 1 << 18
@@ -173,23 +173,14 @@ def _step_increments(G, m, space, Wc, H):
     if isinstance(m, RKMK):
         Ks = []
         for i, row in enumerate(m.A):
-            theta = None
-            for a, K in zip(row, Ks):
-                if a != 0.0:
-                    theta = a * K if theta is None else theta + a * K
+            theta = lincomb(row, Ks)
             xi = H * Wc[m.c[i]]
             Ks.append(xi if theta is None or m.terms <= 1 else dexpinv_series(space.bracket, theta, xi, m.terms))
-        Theta = None
-        for bi, K in zip(m.b, Ks):
-            if bi != 0.0:
-                Theta = bi * K if Theta is None else Theta + bi * K
-        return G.expm1(Theta)
+        return G.expm1(lincomb(m.b, Ks))
     D = None  # commutator-free: g_{n+1} = g_n exp(h x_1) exp(h x_2) ..., x_j = sum_i alpha_ji w(t + c_i h)
+    Fs = [Wc[c] for c in m.c]
     for coeffs in m.update:
-        x = None
-        for a, ci in zip(coeffs, m.c):
-            if a != 0.0:
-                x = a * Wc[ci] if x is None else x + a * Wc[ci]
+        x = lincomb(coeffs, Fs)
         if x is not None:
             E = G.expm1(H * x)
             D = E if D is None else D + E + D @ E
