@@ -15,11 +15,26 @@ homogeneous row).
 
 Each step is g_{n+1} = g_n exp(hat Theta_n) with Theta_n from a Lie-group method (RKMK, CF4, CG3;
 Munthe-Kaas 1999; Celledoni, Marthinsen and Owren 2003), so g stays in the group to round-off for any
-number of steps. The increment g_n (exp(hat Theta) - I) is computed without cancellation and added
-with Kahan's compensated summation, so the round-off random walk of the defect grows like
-eps h sqrt(N). Sampled velocities are interpolated by a cubic spline (error O(h^4), matching the
-order of rkmk4/cf4) to give the stage values between samples; a callable is evaluated exactly.
-``substeps`` splits every interval [t_k, t_{k+1}] into that many equal method steps.
+number of steps. Sampled velocities are interpolated by a cubic spline (error O(h^4), matching the
+order of rkmk4/cf4) to give the stage values between samples; a callable is evaluated exactly (one
+call per distinct stage time, or one call for all of them with ``vectorized=True``: then ``w`` takes
+an array of times (M,) and returns (M, ..., dim)). ``substeps`` splits every interval
+[t_k, t_{k+1}] into that many equal method steps.
+
+Two paths compute the same steps (they agree to round-off; tested):
+
+* ``fast=True`` (default). The generator w(t) does not depend on g, so every stage velocity, every
+  Theta_n and every step factor E_n = exp(hat Theta_n) is computed for all steps at once (arrays over
+  the step axis; closed-form exp of SO(3), SE(2), SE(3) written as D_n = E_n - I without
+  cancellation, ``group.expm1``). Only the product g_n = g_0 E_0 ... E_{n-1} is sequential; it is an
+  inclusive prefix product, evaluated in log2(steps) rounds of the Hillis-Steele scan on the
+  increments, (I + A)(I + B) = I + (A + B + A B). Each output depends on at most log2(steps) + 1
+  rounded combinations, and an increment of the first rounds is of size h |w|, so the round-off of g
+  (and its group defect) grows like eps log2(steps) instead of eps sqrt(steps); no projection and no
+  compensation are needed. The homogeneous row of SE(2) / SE(3) stays exactly (0, ..., 0, 1).
+  Memory is bounded by scanning at most :data:`CHUNK_MATRICES` step matrices at a time.
+* ``fast=False``: the generic stepper of :mod:`integrators.stepping` one step at a time, the
+  increment g_n (exp(hat Theta) - I) added with Kahan's compensated summation (the reference).
 """
 
 from __future__ import annotations
@@ -33,10 +48,14 @@ from liegroups import SE2, SE3, SO3
 
 from .validation import finite_array
 from .errors import IntegrationInputError
-from .methods import get_method, preserved
+from .methods import RKMK, get_method, preserved
 from .problems import ReconstructionProblem
 from .result import IntegrationResult
-from .stepping import make_stepper
+from .spaces import GroupSpace, dexpinv_series
+from .stepping import lincomb, make_stepper
+
+#: the fast path scans at most this many (N, N) step matrices (steps x batch) at a time
+CHUNK_MATRICES = 1 << 18
 
 
 def _group(group):
@@ -65,15 +84,17 @@ def velocity_function(w, t):
     return scipy.interpolate.CubicSpline(ts, w[order], axis=0, bc_type="not-a-knot")
 
 
-def reconstruct(group, w, g0, t, method="rkmk4", substeps=1):
+def reconstruct(group, w, g0, t, method="rkmk4", substeps=1, vectorized=False, fast=True):
     """Integrate g' = g w(t) on the matrix group from g(t[0]) = g0; see the module docstring."""
     G = _group(group)
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.shape[0] < 2:
         raise IntegrationInputError(f"t must be a 1-d array of at least two times, got shape {t.shape}")
-    if callable(w):
-        wf = w
-    else:
+    if not np.all(np.isfinite(t)):
+        raise IntegrationInputError(f"t must be finite, got {t[~np.isfinite(t)][0]} at index "
+                                    f"{int(np.argmax(~np.isfinite(t)))}")
+    sampled = not callable(w)
+    if sampled:
         w = np.asarray(w, dtype=float)
         if w.shape[-1] != G.dim:
             raise IntegrationInputError(f"w must have last axis {G.dim} (the dimension of the Lie algebra of "
@@ -83,6 +104,9 @@ def reconstruct(group, w, g0, t, method="rkmk4", substeps=1):
             raise IntegrationInputError(f"w must be finite: sample {tuple(int(v) for v in bad[0])} is "
                                         f"{w[tuple(bad[0])]}")
         wf = velocity_function(w, t)
+        vectorized = True  # the spline takes an array of times
+    else:
+        wf = w
     problem = ReconstructionProblem(G, wf)
     m = get_method(method, problem)
     g0 = finite_array(g0, "g0")
@@ -92,13 +116,29 @@ def reconstruct(group, w, g0, t, method="rkmk4", substeps=1):
     defect = float(np.max(G.defect(g0)))
     if defect > 1e-8:
         raise IntegrationInputError(f"g0 is not in {G.name}: group defect {defect:.3e} > 1e-8")
+    if isinstance(substeps, bool) or int(substeps) != substeps or substeps < 1:
+        raise IntegrationInputError(f"substeps must be a positive integer, got {substeps!r}")
+    s = int(substeps)
     start = time.perf_counter()
+    if fast:
+        ys, nfev = _reconstruct_fast(G, m, wf, vectorized, g0, t, s)
+    else:
+        ys, nfev = _reconstruct_generic(G, m, problem, wf, g0, t, s)
+    res = IntegrationResult(t=t.copy(), y=ys, nsteps=(len(t) - 1) * s, method=m.name, nfev=nfev,
+                            message="reached the last sample time", preserves=preserved(m, problem))
+    res.constraints["group_defect"] = G.defect(ys)
+    res.wall_time = time.perf_counter() - start
+    return res
+
+
+def _reconstruct_generic(G, m, problem, wf, g0, t, s):
+    """One step at a time with the generic stepper; Kahan-compensated increments (the reference path)."""
+    N = G.matrix_size
     stepper = make_stepper(m, problem)
     w0 = np.asarray(wf(t[0]))
-    g = np.broadcast_to(g0, w0.shape[:-1] + (N, N)).copy()
+    g = np.broadcast_to(g0, np.broadcast_shapes(w0.shape[:-1], g0.shape[:-2]) + (N, N)).copy()
     ys = np.empty((len(t),) + g.shape)
     ys[0] = g
-    s = int(substeps)
     e = np.zeros_like(g)  # Kahan compensation: g + e is the state
     for k in range(len(t) - 1):
         h = (t[k + 1] - t[k]) / s
@@ -108,9 +148,90 @@ def reconstruct(group, w, g0, t, method="rkmk4", substeps=1):
             e = (g - gn) + yk
             g = gn
         ys[k + 1] = g + e
-    res = IntegrationResult(t=t.copy(), y=ys, nsteps=(len(t) - 1) * s, method=m.name,
-                            nfev=(len(t) - 1) * s * stepper.fevals, message="reached the last sample time",
-                            preserves=preserved(m, problem))
-    res.constraints["group_defect"] = G.defect(ys)
-    res.wall_time = time.perf_counter() - start
-    return res
+    return ys, (len(t) - 1) * s * stepper.fevals
+
+
+def _velocities(wf, times, vectorized, batch_ndim_hint=None):
+    """w at every time of ``times`` (M,) as an (M, ..., dim) array; IntegrationInputError if not finite."""
+    if vectorized:
+        W = np.asarray(wf(times), dtype=float)
+        if W.ndim == 0 or W.shape[0] != times.shape[0]:
+            raise IntegrationInputError(f"a vectorized w(t) must return shape (M, ..., dim) for M = "
+                                        f"{times.shape[0]} times, got {W.shape}")
+    else:
+        W = np.array([wf(x) for x in times.tolist()], dtype=float)
+    bad = ~np.isfinite(W)
+    if np.any(bad):
+        j = int(np.argmax(np.any(bad.reshape(W.shape[0], -1), axis=1)))
+        raise IntegrationInputError(f"w(t) must be finite: w({times[j]:.17g}) has a non-finite entry")
+    return W
+
+
+def _step_increments(G, m, space, Wc, H):
+    """D_n = exp(hat Theta_n) - I for every step at once (RKMK), or the product of the update's
+    exponentials minus I (commutator-free), from the stage velocities Wc[c] (S, ..., dim), steps H."""
+    if isinstance(m, RKMK):
+        Ks = []
+        for i, row in enumerate(m.A):
+            theta = lincomb(row, Ks)
+            xi = H * Wc[m.c[i]]
+            Ks.append(xi if theta is None or m.terms <= 1 else dexpinv_series(space.bracket, theta, xi, m.terms))
+        return G.expm1(lincomb(m.b, Ks))
+    D = None  # commutator-free: g_{n+1} = g_n exp(h x_1) exp(h x_2) ..., x_j = sum_i alpha_ji w(t + c_i h)
+    Fs = [Wc[c] for c in m.c]
+    for coeffs in m.update:
+        x = lincomb(coeffs, Fs)
+        if x is not None:
+            E = G.expm1(H * x)
+            D = E if D is None else D + E + D @ E
+    return D
+
+
+def prefix_increments(D):
+    """In place: D[j] <- (I + D[0]) (I + D[1]) ... (I + D[j]) - I for j along axis 0 (Hillis-Steele
+    scan, log2(len(D)) rounds of (I + A)(I + B) - I = A + B + A B; no cancellation of I)."""
+    k, n = 1, D.shape[0]
+    while k < n:
+        A = D[:-k]
+        D[k:] = A + D[k:] + A @ D[k:]
+        k *= 2
+    return D
+
+
+def _reconstruct_fast(G, m, wf, vectorized, g0, t, s):
+    """All steps' increments at once, then a prefix-product scan per chunk of whole intervals."""
+    N = G.matrix_size
+    K = len(t)
+    H = np.repeat(np.diff(t) / s, s)  # (S,) step of every method step
+    T = np.repeat(t[:-1], s) + np.tile(np.arange(s), K - 1) * H  # (S,) start time of every step
+    cs = sorted(set(float(c) for c in m.c))
+    ends = {0.0, 1.0} & set(cs)
+    nfev = 0
+    Wc = {}
+    if ends:  # w at the step grid t_0 < ... < t_S serves both c = 0 and c = 1
+        grid = np.append(T, t[-1])
+        Wg = _velocities(wf, grid, vectorized)
+        nfev += len(grid)
+        Wc[0.0], Wc[1.0] = Wg[:-1], Wg[1:]
+    for c in cs:
+        if c not in Wc:
+            Wc[c] = _velocities(wf, T + c * H, vectorized)
+            nfev += len(T)
+    any_w = next(iter(Wc.values()))
+    batch = np.broadcast_shapes(any_w.shape[1:-1], g0.shape[:-2])
+    Hb = H.reshape((-1,) + (1,) * (any_w.ndim - 1))
+    space = GroupSpace(G, wf)
+    ys = np.empty((K,) + batch + (N, N))
+    g = np.broadcast_to(g0, batch + (N, N))
+    ys[0] = g
+    per = max(1, CHUNK_MATRICES // max(1, s * int(np.prod(batch, dtype=np.int64))))  # intervals per chunk
+    for k0 in range(0, K - 1, per):
+        k1 = min(K - 1, k0 + per)
+        sl = slice(k0 * s, k1 * s)
+        D = _step_increments(G, m, space, {c: W[sl] for c, W in Wc.items()}, Hb[sl])
+        D = np.broadcast_to(D, D.shape[:1] + batch + (N, N)).copy()
+        prefix_increments(D)
+        P = D[s - 1::s]  # (intervals, batch, N, N): product over the chunk up to each sample time
+        ys[k0 + 1:k1 + 1] = g + g @ P
+        g = ys[k1]
+    return ys, nfev

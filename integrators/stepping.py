@@ -23,6 +23,16 @@ def space_for(problem):
     raise MethodError(f"Lie-group methods need a coadjoint or reconstruction problem, got {problem.kind!r}")
 
 
+def lincomb(coeffs, terms):
+    """sum_i coeffs[i] terms[i] over the nonzero coefficients (None when all are zero); zip stops at the
+    shorter of the two, so a tableau row may be shorter than the list of stages."""
+    out = None
+    for a, K in zip(coeffs, terms):
+        if a != 0.0:
+            out = a * K if out is None else out + a * K
+    return out
+
+
 def _rhs(problem):
     if problem.kind == "coadjoint":
         return problem.rhs
@@ -124,20 +134,14 @@ class RKMKStepper(Stepper):
         sp = self.space
         Ks = []
         for i, row in enumerate(self.A):
-            theta = None
-            for a, K in zip(row, Ks):
-                if a != 0.0:
-                    theta = a * K if theta is None else theta + a * K
+            theta = lincomb(row, Ks)
             ti = t + self.c[i] * h
             if theta is None:
                 Ks.append(h * sp.field(ti, y))
             else:
                 xi = h * sp.field(ti, sp.act(theta, y))
                 Ks.append(dexpinv_series(sp.bracket, theta, xi, self.terms) if self.terms > 1 else xi)
-        theta = None
-        for bi, K in zip(self.b, Ks):
-            theta = bi * K if theta is None else theta + bi * K
-        return theta
+        return lincomb(self.b, Ks)
 
     def step(self, t, y, h):
         return self.space.act(self._theta(t, y, h), y)

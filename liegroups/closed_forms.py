@@ -126,6 +126,15 @@ def rodrigues(x):
     return np.eye(3) + a[..., None, None] * X + b[..., None, None] * (X @ X)
 
 
+def rodrigues_minus_identity(x):
+    """exp(hat x) - I = a X + b X^2 (Rodrigues, a = sin t/t, b = (1 - cos t)/t^2, t = |x|), without the
+    cancellation of forming exp(hat x) first: its entries are accurate relative to |x|, not to 1."""
+    x = np.asarray(x, dtype=float)
+    X = hat3(x)
+    a, b = so3_coefficients(np.sum(x * x, axis=-1))
+    return a[..., None, None] * X + b[..., None, None] * (X @ X)
+
+
 def rotate_transpose(x, y):
     """R(x)^T y = R(-x) y = y - a x cross y + b x cross (x cross y), without forming matrices."""
     a, b = so3_coefficients(np.sum(x * x, axis=-1))
@@ -180,6 +189,25 @@ def se2_exp(x):
     return g
 
 
+def se2_exp_minus_identity(x):
+    """exp(hat x) - I for x = (u, v, w) on SE(2) without cancellation: [[cos w - 1, -sin w, p1],
+    [sin w, cos w - 1, p2], [0, 0, 0]] with cos w - 1 = -b w^2, sin w = a w (a, b of Rodrigues) and
+    p = V(w) (u, v) as in :func:`se2_exp`."""
+    x = np.asarray(x, dtype=float)
+    th = x[..., 2]
+    a, b = so3_coefficients(th**2)
+    beta = b * th
+    cm1, s = -b * th * th, a * th
+    D = np.zeros(x.shape[:-1] + (3, 3))
+    D[..., 0, 0] = cm1
+    D[..., 0, 1] = -s
+    D[..., 1, 0] = s
+    D[..., 1, 1] = cm1
+    D[..., 0, 2] = a * x[..., 0] - beta * x[..., 1]
+    D[..., 1, 2] = beta * x[..., 0] + a * x[..., 1]
+    return D
+
+
 def se2_Ad(g):
     """Ad_g on (u, v, w): [[R, (p2, -p1)^T], [0, 1]]."""
     g = np.asarray(g, dtype=float)
@@ -209,6 +237,15 @@ def se3_exp(x):
     g[..., :3, :3] = rodrigues(x[..., :3])
     g[..., :3, 3] = np.einsum("...ij,...j->...i", se3_V(x[..., :3]), x[..., 3:])
     return g
+
+
+def se3_exp_minus_identity(x):
+    """exp(hat x) - I for x = (omega, v) on SE(3) without cancellation: [[a W + b W^2, V(omega) v], [0, 0]]."""
+    x = np.asarray(x, dtype=float)
+    D = np.zeros(x.shape[:-1] + (4, 4))
+    D[..., :3, :3] = rodrigues_minus_identity(x[..., :3])
+    D[..., :3, 3] = np.einsum("...ij,...j->...i", se3_V(x[..., :3]), x[..., 3:])
+    return D
 
 
 def se3_Ad(g):

@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import named
-from .closed_forms import hat3, rodrigues, se2_Ad, se2_exp, se2_V_entries, se3_Ad, se3_exp, se3_V, so3_log, vee3
+from .closed_forms import (hat3, rodrigues, rodrigues_minus_identity, se2_Ad, se2_exp, se2_exp_minus_identity,
+                           se2_V_entries, se3_Ad, se3_exp, se3_exp_minus_identity, se3_V, so3_log, vee3)
 from .errors import LieAlgebraError
 from .validation import check_finite, real_array
 
@@ -76,6 +77,10 @@ class SO3Group(_Group):
         """R = I + (sin t / t) X + ((1 - cos t)/t^2) X^2, t = |x|."""
         return rodrigues(self._vec(x))
 
+    def expm1(self, x):
+        """exp(hat x) - I = a X + b X^2 without cancellation (entries accurate relative to |x|)."""
+        return rodrigues_minus_identity(self._vec(x))
+
     def log(self, R):
         """Inverse of exp with |x| <= pi (at exactly pi either of the two axes is returned).
         LieAlgebraError when R is not a rotation (max |R^T R - I|, |det R - 1| above LOG_DEFECT_TOL)."""
@@ -125,6 +130,10 @@ class SE2Group(_Group):
     def exp(self, x):
         """[[R(w), V(w) (u, v)], [0, 1]], V = [[sin w/w, -(1-cos w)/w], [(1-cos w)/w, sin w/w]]."""
         return se2_exp(self._vec(x))
+
+    def expm1(self, x):
+        """exp(hat x) - I without cancellation (cos w - 1 = -2 sin^2(w/2)); the last row is exactly 0."""
+        return se2_exp_minus_identity(self._vec(x))
 
     def log(self, g):
         """Inverse of exp with w in (-pi, pi]: w = atan2(R10, R00), (u, v) = V(w)^-1 p."""
@@ -181,6 +190,10 @@ class SE3Group(_Group):
     def exp(self, x):
         """[[R(omega), V(omega) v], [0, 1]], V = I + (1-cos t)/t^2 W + (t - sin t)/t^3 W^2."""
         return se3_exp(self._vec(x))
+
+    def expm1(self, x):
+        """exp(hat x) - I = [[a W + b W^2, V v], [0, 0]] without cancellation; the last row is exactly 0."""
+        return se3_exp_minus_identity(self._vec(x))
 
     def log(self, g):
         """Inverse of exp with |omega| <= pi: omega = log R, v = V(omega)^-1 p."""

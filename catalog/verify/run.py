@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from integrators import integrate
+from integrators.methods import METHODS, ScipyMethod, canonical_name
 from servo import reconstruct_motion
 
 from ..errors import CatalogError
@@ -85,12 +86,24 @@ class Verdict:
 
 
 def _default_method(entry):
+    """The entry's own method, else None: the system's ``simulate`` then takes the grid column of
+    ``servo.lie.method_choice.METHOD_TABLE`` (the catalog always asks for ``steps`` output points, for
+    its plots and for checks that reconstruct g(t) from the sampled velocities)."""
     return entry.method
+
+
+def chooses_own_steps(method):
+    """True for the adaptive pairs of integrators (rkmk45, rkmk853, rk45, rk853): they take no ``steps``
+    (no output grid) and return the states at their accepted steps."""
+    m = METHODS.get(canonical_name(method) or "")
+    return m is not None and not m.fixed_step and not isinstance(m, ScipyMethod)
 
 
 def _run_lie(entry, t_end, steps, method, options):
     sysm = entry.system
     y0 = np.asarray(entry.initial_state, dtype=float)
+    if method and chooses_own_steps(method):
+        steps = None
     if hasattr(sysm, "simulate"):
         kw = {"steps": steps, **options}
         if method:

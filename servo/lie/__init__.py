@@ -7,6 +7,7 @@ One file a job:
 * ``servo_first``: servo-constraints of the first kind (Beghin) m' = ad*_w m + lambda b, nonholonomic b = a;
 * ``servo_second``: servo-constraints of the second kind, T + lambda (b, w), vakonomic b = a;
 * ``one_sided_servo``: the one-sided servo-constraint of the second kind, lambda >= 0 (Kozlov 2019, section 7);
+* ``method_choice``: the table of default integrators (what the claims need -> method);
 * ``parameters``: validation of inertia and covectors (numbers or sympy symbols);
 * ``first_integrals``, ``symbolic``, ``reduction``: integrals, printable equations and the reduction to a
   homogeneous quadratic system (the one seam to :mod:`servo.quadratic`);
@@ -17,6 +18,7 @@ A new constraint model is a subclass of ``constrained.LeftInvariantConstrained``
 """
 
 from .euler_poincare import EulerPoincare, LieSystem
+from .method_choice import METHOD_TABLE
 from .servo_first import Nonholonomic, ServoFirstKind
 from .servo_second import ServoSecondKind, Vakonomic
 from .one_sided_servo import OneSidedServoSecondKind

@@ -21,6 +21,7 @@ from integrators import CoadjointProblem, integrate
 from ..errors import ServoError, SymbolicParameterError
 from .display import system_markdown
 from .first_integrals import free_integrals
+from .method_choice import choose
 from .parameters import check_inertia, check_inverse_inertia, check_real_vector, free_symbols
 from .reduction import reduce_free
 from .symbolic import free_equations
@@ -31,12 +32,16 @@ __all__ = ["EulerPoincare", "LieSystem"]
 class LieSystem:
     """Common machinery: parameters (numbers or sympy), batching helpers, simulate, integrals, equations.
 
-    Subclasses set ``kind``, ``state_dim``, ``default_method`` and implement ``velocity``, ``rhs``,
+    Subclasses set ``kind``, ``state_dim`` and implement ``velocity``, ``rhs``,
     ``problem`` and the conversions between the state and the variable z of the coadjoint problem.
     """
 
     kind = "base"
-    default_method = "rkmk4"
+
+    @property
+    def default_method(self):
+        """The method ``simulate`` uses on an output grid: :data:`servo.lie.method_choice.METHOD_TABLE`."""
+        return choose(self.problem(), grid=True)[0]
 
     def __init__(self, algebra, name=None):
         self.algebra = algebra
@@ -93,8 +98,12 @@ class LieSystem:
     def simulate(self, state0, t_end, steps=1000, method=None, project=False, **options):
         """Integrate from ``state0`` over [0, t_end] with ``integrators.integrate``.
 
-        ``method`` defaults to ``self.default_method``; other options (``h``, ``save_every``, ``rtol``,
-        ``atol``, ``events``) go to ``integrators.integrate``. States off the constraint raise
+        Without ``method`` the table :data:`servo.lie.method_choice.METHOD_TABLE` picks the fastest method
+        that keeps what the system's claims need: on the output grid of ``steps`` (or ``h``) a fixed-step
+        one (rkmk4 keeping the Casimirs, rk4 keeping the linear constraint of a forced system); with
+        ``steps=None`` and no ``h`` an adaptive pair choosing its own steps (rkmk853 / rk853 at rtol 1e-12,
+        atol 1e-14 unless given). Other options (``h``, ``save_every``, ``rtol``, ``atol``, ``events``)
+        go to ``integrators.integrate``. States off the constraint raise
         :class:`ConstraintViolationError` unless ``project=True``. Returns the integrator's
         ``IntegrationResult``: ``y`` in this system's state layout, and the components this system's
         problem declares (:meth:`outputs`): ``res.z`` (the variable of the coadjoint problem),
@@ -105,8 +114,11 @@ class LieSystem:
         kwargs = dict(options)
         if steps is not None and "h" not in kwargs:
             kwargs["steps"] = steps  # integrate checks it (a positive integer; 1.5, inf, True refused)
-        res = integrate(self.problem(), self.to_problem(y0), (0.0, float(t_end)),
-                        method=method or self.default_method, **kwargs)
+        problem = self.problem()
+        if method is None:
+            method, defaults = choose(problem, grid="steps" in kwargs or "h" in kwargs)
+            kwargs = {**defaults, **kwargs}
+        res = integrate(problem, self.to_problem(y0), (0.0, float(t_end)), method=method, **kwargs)
         res.system = self
         return res
 
@@ -186,7 +198,6 @@ class EulerPoincare(LieSystem):
     """
 
     kind = "free"
-    default_method = "rkmk4"
 
     def __init__(self, algebra, inertia=None, *, inverse_inertia=None, linear_term=None, name=None):
         super().__init__(algebra, name)

@@ -4,7 +4,8 @@ The body velocity w(t) of an Euler-Poincare / servo system moves the configurati
 left-invariant kinematic equation g' = g w (Kozlov's lectures on servo-constraints: "Системы на
 группах Ли"; the servo-sleigh's path on E(2) is x' = u cos(phi) - v sin(phi), y' = u sin(phi) + v cos(phi),
 phi' = w). The steps are exp-based, g_{n+1} = g_n exp(hat Theta_n) (``integrators.reconstruct``), so the
-rotation part stays orthogonal to round-off for any number of steps. Groups: SO(3) for so(3), SE(2) for
+rotation part stays orthogonal to round-off for any number of steps; since w(t) is known in advance, all
+steps are computed at once and multiplied by a prefix scan (a few microseconds per step with numpy). Groups: SO(3) for so(3), SE(2) for
 se(2) (basis (u, v, w)), SE(3) for se(3) (rotations, then translations).
 """
 
@@ -28,7 +29,7 @@ def group_of(algebra):
     return group_for(kind)
 
 
-def reconstruct_motion(result, g0=None, method="rkmk4", substeps=1, group=None):
+def reconstruct_motion(result, g0=None, method="rkmk4", substeps=1, group=None, vectorized=False, fast=True):
     """g(t) with g' = g w(t) along a ``simulate`` result (uses its ``t`` and ``w``).
 
     Parameters
@@ -39,6 +40,8 @@ def reconstruct_motion(result, g0=None, method="rkmk4", substeps=1, group=None):
     method : a Lie-group method of ``integrators`` ("rkmk4", "cf4", "lie_euler", ...).
     substeps : method steps per sample interval (w is interpolated by a cubic spline between samples).
     group : liegroups.SO3 / SE2 / SE3 (default: from the system's algebra).
+    vectorized : a callable w takes an array of times (M,) and returns (M, ..., dim) (one call in all).
+    fast : all steps at once and a prefix-product scan (default); False steps one at a time (the reference).
 
     Returns the ``integrators`` result: ``y`` (K, ..., N, N) and ``constraints["group_defect"]``.
     """
@@ -51,13 +54,15 @@ def reconstruct_motion(result, g0=None, method="rkmk4", substeps=1, group=None):
         t, w = result.t, result.w
         G = group or group_of(result.system.algebra)
     if callable(w):  # w(t) -> (..., dim), evaluated exactly at the stages
-        batch = np.shape(w(float(np.asarray(t)[0])))[:-1]
+        t0 = np.asarray(t, dtype=float)[:1]
+        batch = np.shape(w(t0))[1:-1] if vectorized else np.shape(w(float(t0[0])))[:-1]
     else:
         w = np.asarray(w, dtype=float)
         batch = w.shape[1:-1]
     if g0 is None:
         g0 = G.identity(batch)
-    return reconstruct(G, w, g0, np.asarray(t, dtype=float), method=method, substeps=substeps)
+    return reconstruct(G, w, g0, np.asarray(t, dtype=float), method=method, substeps=substeps,
+                       vectorized=vectorized, fast=fast)
 
 
 def planar_path(g):

@@ -43,7 +43,6 @@ class ServoSecondKind(LeftInvariantConstrained):
     """
 
     kind = "servo2"
-    default_method = "rkmk4"
 
     def __init__(self, algebra, inertia, *, a, b, name=None):
         super().__init__(algebra, inertia, a, b, name)

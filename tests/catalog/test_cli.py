@@ -114,6 +114,30 @@ def test_compare_table(tmp_path, capsys):
     assert png.stat().st_size > 1000
 
 
+def test_compare_time_to_error_1e8_as_a_ratio_to_dop853(capsys):
+    """Each method's time to a final error of 1e-8 over DOP853's: the column is printed, DOP853's row is
+    1.00, and re-running each reported setting reaches <= 1e-8 against the entry's exact solution."""
+    from catalog import get, simulate
+
+    methods = "rk4,rkmk4,rkmk853,lie_euler,scipy:DOP853"
+    code, out, err = cli(capsys, "compare", "euler_top", "--methods", methods, "--t-end", "2")
+    assert code == 0, err
+    assert "t(1e-8)/DOP853" in out
+    dop_line = next(line for line in out.splitlines() if line.startswith("scipy:DOP853"))
+    assert " 1.00x " in dop_line
+    code, out, err = cli(capsys, "compare", "euler_top", "--methods", methods, "--t-end", "2", "--json")
+    summary = json.loads(out)["summary"]
+    assert summary["scipy:DOP853"]["vs_DOP853_at_1e-8"] == 1.0
+    assert summary["lie_euler"]["time_at_1e-8"] is None  # order 1: beyond the search, shown as '-'
+    e = get("euler_top")
+    exact = np.asarray(e.exact_solution(np.array([2.0])), float)[-1]
+    for m in ("rk4", "rkmk4", "rkmk853", "scipy:DOP853"):
+        s = summary[m]
+        assert s["error_at_1e-8"] <= 1e-8 and s["time_at_1e-8"] > 0 and s["vs_DOP853_at_1e-8"] > 0
+        run = simulate(e, t_end=2.0, method=m, **s["kwargs_at_1e-8"])
+        assert np.max(np.abs(run.y[-1] - exact)) <= 1e-8, m
+
+
 def test_toml_path_as_name(capsys):
     code, out, err = cli(capsys, "simulate", DATA / "flywheel.toml", "--steps", "100")
     assert code == 0, err

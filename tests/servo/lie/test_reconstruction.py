@@ -15,7 +15,7 @@ def _velocity(dim, seed):
 
 @pytest.mark.parametrize("G", [SE2, SO3, SE3])
 def test_orientation_stays_orthogonal_over_many_steps(G):
-    # exp-based steps keep R^T R = 1 to round-off over 10^5 steps (about 10 s each);
+    # exp-based steps keep R^T R = 1 to round-off over 10^5 steps (under a second each);
     # benchmarks/servo_reconstruction.py also runs rkmk4
     steps = 100_000
     t = np.linspace(0.0, 500.0, steps + 1)
