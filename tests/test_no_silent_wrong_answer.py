@@ -103,10 +103,62 @@ def test_complex_and_nan_inputs_are_named():
 def test_exponentials_say_they_overflow():
     g = named.sl2()
     x = np.array([400.0, 120.0, 40.0])
-    for f in (lambda: g.exp_ad(x), lambda: g.coadjoint_exp(x, [1, 1, 1]), lambda: g.dexp(x, [1, 0, 0]),
-              lambda: g.dexpinv(x, [1, 0, 0])):
+    for f in (lambda: g.exp_ad(x), lambda: g.coadjoint_exp(x, [1, 1, 1]), lambda: g.dexp(x, [1, 0, 0])):
         with pytest.raises(LieGroupsError, match="overflow"):
             f()
+    # dexp^-1 = psi(ad x), psi(z) = z/(e^z - 1), does not grow with e^|x|: it is computed there
+    assert np.all(np.isfinite(g.dexpinv(x, [1, 0, 0])))
+
+
+def _psi_reference(g, x, v):
+    """dexp^-1_x v = phi(ad x)^-1 v at 150 digits, phi(A) = sum_k A^k/(k+1)! summed until the terms vanish
+    (Iserles, Munthe-Kaas, Norsett and Zanna (2000), section 2.5): independent of the double-precision code."""
+    import mpmath as mp
+    with mp.workdps(150):
+        A = mp.matrix(g.ad(np.asarray(x, float)).tolist())
+        S, P = mp.eye(A.rows), mp.eye(A.rows)
+        for k in range(1, 400):
+            P = P * A / (k + 1)
+            S += P
+        return np.array((mp.inverse(S) * mp.matrix(list(v))).tolist(), dtype=float).ravel()
+
+
+@pytest.mark.parametrize("alg, x", [(named.sl2(), [50 / 1.0488, 15 / 1.0488, 5 / 1.0488]),
+                                    (named.sl2(), [20 / 1.0488, 6 / 1.0488, 2 / 1.0488]),
+                                    (named.bianchi("VI", a=-3.0), [15.0, 50.0, 25.0]),
+                                    (named.bianchi("III"), [15.0, 50.0, 25.0])])
+def test_dexpinv_at_large_x_is_right_or_refused(alg, x):
+    # phi(ad x) has eigenvalues e^l / l and 1 / l side by side: solving against it lost every digit at
+    # |x| = 50 on sl(2) (1e-22 where the answer is 86); dexp^-1 itself stays of size |x|
+    v = np.array([1.0, 1.0, 1.0])
+    ref = _psi_reference(alg, x, v)
+    assert np.allclose(alg.dexpinv(x, v), ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("alg", [named.sl2(), named.so21(), named.bianchi("VI", a=-3.0), named.bianchi("III"),
+                                 named.heisenberg()])
+@pytest.mark.parametrize("size", [50.0, 300.0, 1e4])
+def test_dexpinv_keeps_x_itself(alg, size):
+    # ad_x x = 0 and psi(0) = 1, so dexp^-1_x x = x exactly, at every |x| (the exponential itself may
+    # overflow there; dexp^-1 never does)
+    x = np.array([0.3, 1.0, 0.5]) * size / np.linalg.norm([0.3, 1.0, 0.5])
+    assert np.allclose(alg.dexpinv(x, x), x, rtol=0, atol=1e-10 * size)
+
+
+def test_exponentials_at_fifty_are_finite_and_consistent_or_refused():
+    # the issue's |x| >= 50 on sl(2), Bianchi III, VI: either a finite answer that passes an identity
+    # (exp(ad x) x = x, Ad of x on the sl(2) Casimir-preserving side) or a named overflow
+    for g in (named.sl2(), named.bianchi("III"), named.bianchi("VI", a=-3.0)):
+        for size in (50.0, 100.0, 1e3):
+            x = np.array([0.3, 1.0, 0.5]) * size / np.linalg.norm([0.3, 1.0, 0.5])
+            try:
+                E = g.exp_ad(x)
+            except LieGroupsError as err:
+                assert "overflows" in str(err)
+                continue
+            assert np.all(np.isfinite(E))
+            assert np.allclose(E @ x, x, atol=1e-12 * np.abs(E).max() * size)   # normwise, as floating point can
+            assert np.allclose(g.coadjoint_exp(x, [1.0, 2.0, 3.0]), E.T @ [1.0, 2.0, 3.0], rtol=1e-12)
 
 
 def test_dexpinv_so3_at_and_beyond_two_pi():
