@@ -5,7 +5,9 @@
 * "failed": status -1 with a message (the promise: said, not silent);
 * "refused": an exception of the project's hierarchy (LieGroupsError, IntegratorError, ServoError,
   CatalogError: each a ValueError);
-* "leak": status 0 with a NaN or inf in y, an invariant or a constraint, or a non-finite plain value;
+* "leak": status 0 with a NaN or inf in y, an invariant or a constraint, or a non-finite plain value, or a
+  constrained run with status 0 whose (a, w), computed here from the state and the inertia, is not small
+  (:class:`PromiseBroken`);
 * "foreign": any other exception (the promise broken);
 
 and the wall time of the call (a "hang" is a call longer than the bound of the caller).
@@ -38,6 +40,30 @@ def _algebra(name):
     return getattr(named, name)()
 
 
+class PromiseBroken(AssertionError):
+    """A status-0 answer that an independent check finds wrong (counted as a leak, not as foreign)."""
+
+
+#: a constrained run with status 0 keeps |(a, w)| <= 1e-6 relative in the guard's scale (|I^-1 a|_1 |m|_inf);
+#: this audit measures |(a, w)| / (|a| |w|) instead, which differs from it by at most n cond(I)
+AUDIT_RTOL = 1e-6
+
+
+def audit_constraint(res, inertia, a):
+    """PromiseBroken when a status-0 result of a constrained system leaves (a, w) = 0, with w = I^-1 m
+    recomputed from the saved states (m = the first n components; the second kind appends lambda)."""
+    if res.status != 0 or len(res.t) == 0:
+        return res
+    n = len(inertia)
+    w = np.asarray(res.y, dtype=float)[..., :n] / inertia
+    scale = np.linalg.norm(a) * np.max(np.linalg.norm(w, axis=-1))
+    rel = float(np.max(np.abs(w @ a))) / max(scale, 1e-300)
+    tol = AUDIT_RTOL * n * np.max(inertia) / np.min(inertia)
+    if rel > tol:
+        raise PromiseBroken(f"status 0 but |(a, w)| / (|a| |w|) = {rel:.3g} > {tol:.3g} along the run")
+    return res
+
+
 def _finite_result(res):
     parts = [res.y] + list(res.invariants.values()) + list(res.constraints.values())
     return all(np.all(np.isfinite(np.asarray(p, dtype=float))) for p in parts)
@@ -49,6 +75,8 @@ def classify(call):
     try:
         with np.errstate(all="ignore"):
             out = call()
+    except PromiseBroken as exc:
+        return "leak", time.perf_counter() - t0, str(exc)[:200]
     except PROJECT_ERRORS as exc:
         return "refused", time.perf_counter() - t0, str(exc)[:200]
     except Exception as exc:  # noqa: BLE001 - this is what the fuzz counts
@@ -92,7 +120,8 @@ def simulation_case(u, x):
             sysm = ServoSecondKind(g, inertia, a=a, b=b) if model == "servo2" else Vakonomic(g, inertia, a=a)
             s0 = sysm.state_from(w=w, lam=x[-1], project=True)
         kw = {"max_wall_time": 1.0, "max_steps": 20000} if method.startswith("scipy") else {}
-        return sysm.simulate(s0, t_end, steps=steps, method=method, **kw)
+        res = sysm.simulate(s0, t_end, steps=steps, method=method, **kw)
+        return res if model == "free" else audit_constraint(res, inertia, np.asarray(sysm.a, dtype=float))
 
     return call
 
