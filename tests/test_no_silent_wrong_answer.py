@@ -4,6 +4,7 @@ problem, and each run that cannot be trusted ends with status -1 and a message s
 import math
 import warnings
 
+import mpmath as mp
 import numpy as np
 import pytest
 
@@ -127,7 +128,6 @@ def test_exponentials_say_they_overflow():
 def _psi_reference(g, x, v):
     """dexp^-1_x v = phi(ad x)^-1 v at 150 digits, phi(A) = sum_k A^k/(k+1)! summed until the terms vanish
     (Iserles, Munthe-Kaas, Norsett and Zanna (2000), section 2.5): independent of the double-precision code."""
-    import mpmath as mp
     with mp.workdps(150):
         A = mp.matrix(g.ad(np.asarray(x, float)).tolist())
         S, P = mp.eye(A.rows), mp.eye(A.rows)
