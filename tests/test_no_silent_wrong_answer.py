@@ -64,7 +64,8 @@ def test_servo_sleigh_on_its_invariant_line_past_the_pole(method):
     assert res.t[-1] < 3.005 and np.all(np.isfinite(res.y))
 
 
-@pytest.mark.parametrize("method", ["scipy:RK45", "scipy:Radau", "scipy:DOP853", "scipy:BDF", "scipy:LSODA"])
+@pytest.mark.parametrize("method", ["scipy:RK45", "scipy:RK23", "scipy:Radau", "scipy:DOP853", "scipy:BDF",
+                                    "scipy:LSODA"])
 def test_scipy_nan_in_the_rhs_is_reported_where_it_appears(method):
     prob = ODEProblem(lambda t, y: y * (np.nan if t > 0.5 else 1.0), 1)
     res = integrate(prob, [1.0], (0, 3), method=method)
