@@ -81,9 +81,12 @@ def _coadjoint_exp(algebra, x, m):
     return _finite_result(out, "coadjoint_exp(x, m)", algebra, x)
 
 
-#: dexp^-1 solves phi(ad x) u = v only when cond(phi(ad x)) is below this (error <= cond * eps ~ 1e-10),
-#: else it evaluates psi(ad x) from the eigenvectors of ad x, when their condition number is below it
-MAX_CONDITION = 1e6
+#: dexp^-1 solves phi(ad x) u = v only when cond(phi(ad x)) is below this (relative error <= cond eps ~ 2e-8;
+#: se(3) reaches it near |x| = 3e3, sl(2) along a hyperbolic x already near |x| = 10) ...
+MAX_CONDITION = 1e8
+#: ... else it evaluates psi(ad x) from the eigenvectors V of ad x when cond(V) is below this (error about
+#: cond(V) eps max |psi(l)|), or from the terminating series when ad x is nilpotent; else it refuses
+MAX_EIGENVECTOR_CONDITION = 1e6
 
 #: the most terms of the dexp / dexp^-1 series (the Bernoulli series converges only for |ad x| < 2 pi;
 #: an RKMK method of order q needs q terms, and no method here goes beyond 8)
@@ -230,7 +233,7 @@ def _psi_apply(algebra, A, v, x):
     digit), while psi itself stays of size |l|. Two exact routes, each taken only when it is accurate:
 
     * ad x nilpotent (A^n = 0 exactly, e.g. Heisenberg): the Bernoulli series stops after n terms;
-    * ad x = V diag(l) V^-1 with cond(V) <= MAX_CONDITION: psi(A) v = V diag(psi(l)) V^-1 v (error
+    * ad x = V diag(l) V^-1 with cond(V) <= MAX_EIGENVECTOR_CONDITION: psi(A) v = V diag(psi(l)) V^-1 v (error
       about cond(V) eps max|psi(l)|), with psi(l) = l e^-l / (1 - e^-l) for Re l > 30 (no overflow).
 
     Otherwise, or at a pole of psi (l = 2 pi i k, k != 0, within SINGULAR_RTOL), LieAlgebraError.
@@ -254,7 +257,7 @@ def _psi_apply(algebra, A, v, x):
         em1 = np.expm1(np.where(big, 0.0, lam))
         psi = np.where(big, lam * e / (1.0 - e), np.where(lam == 0, 1.0, lam / np.where(em1 == 0, 1.0, em1)))
         eig = np.einsum("...ij,...j->...i", V, psi * W)
-        ok_eig = (condV <= MAX_CONDITION) & ~np.any(pole, axis=-1)
+        ok_eig = (condV <= MAX_EIGENVECTOR_CONDITION) & ~np.any(pole, axis=-1)
         ok_eig &= np.all(np.abs(eig.imag) <= 1e-8 * np.maximum(np.max(np.abs(eig), axis=-1, keepdims=True), 1e-300),
                          axis=-1)
     if np.any(np.any(pole, axis=-1) & ~nil):
