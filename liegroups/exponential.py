@@ -81,6 +81,13 @@ def _coadjoint_exp(algebra, x, m):
     return _finite_result(out, "coadjoint_exp(x, m)", algebra, x)
 
 
+#: dexp^-1 solves phi(ad x) u = v only when cond(phi(ad x)) is below this (relative error <= cond eps ~ 2e-8;
+#: se(3) reaches it near |x| = 3e3, sl(2) along a hyperbolic x already near |x| = 10) ...
+MAX_CONDITION = 1e8
+#: ... else it evaluates psi(ad x) from the eigenvectors V of ad x when cond(V) is below this (error about
+#: cond(V) eps max |psi(l)|), or from the terminating series when ad x is nilpotent; else it refuses
+MAX_EIGENVECTOR_CONDITION = 1e6
+
 #: the most terms of the dexp / dexp^-1 series (the Bernoulli series converges only for |ad x| < 2 pi;
 #: an RKMK method of order q needs q terms, and no method here goes beyond 8)
 MAX_SERIES_ORDER = 64
@@ -182,7 +189,8 @@ def _dexpinv(algebra, x, v, order=None):
     """dexpinv_x v = sum_k B_k/k! ad_x^k v; ``order`` q keeps the first q terms (k < q, error O(|x|^q)).
 
     so(3) closed form: dexpinv_x = I - X/2 + d X^2 with d = (1 - (t/2) cot(t/2))/t^2 (valid for
-    |x| < 2 pi). Otherwise phi(ad x) u = v is solved exactly.
+    |x| < 2 pi). Otherwise phi(ad x) u = v is solved exactly when phi(ad x) is well-conditioned, and
+    psi(ad x) v is evaluated directly when it is not (:func:`_psi_apply`).
     """
     x = algebra._check_vec(x, "x")
     v = algebra._check_vec(v, "v")
@@ -200,13 +208,64 @@ def _dexpinv(algebra, x, v, order=None):
         d = so3_dexpinv_coefficient(t2)
         c1 = np.cross(x, v)
         return v - 0.5 * c1 + d[..., None] * np.cross(x, c1)
-    P = _finite_result(_phi_matrix(algebra.ad(x)), "dexp_x = phi(ad x)", algebra, x)
+    A = algebra.ad(x)
+    P = _phi_matrix(A)                 # may overflow (inf) where psi(ad x) is still of size |x|
+    finite = np.all(np.isfinite(P), axis=(-2, -1))
+    P = np.where(finite[..., None, None], P, np.eye(A.shape[-1]))
     vb = np.broadcast_to(v, np.broadcast_shapes(v.shape, x.shape))
     try:
         with np.errstate(all="ignore"):
             out = np.linalg.solve(P, vb[..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        raise LieAlgebraError(f"dexp_x = phi(ad x) is singular on {algebra.name} at |x| = "
-                              f"{float(np.max(np.linalg.norm(x, axis=-1))):.4g} (ad x has an eigenvalue 2 pi i k, "
-                              f"or exp(ad x) is too large to invert): dexp^-1_x does not exist there") from None
+            cond = np.where(finite, np.linalg.cond(P), np.inf)
+    except np.linalg.LinAlgError:      # a singular phi(ad x)
+        out, cond = np.full(vb.shape, np.nan), np.full(vb.shape[:-1], np.inf)
+    bad = ~(cond <= MAX_CONDITION) | ~np.all(np.isfinite(out), axis=-1)
+    if np.any(bad):       # phi(ad x) ill-conditioned (|x| large on sl(2), Bianchi VI, ...): psi(ad x) directly
+        out = np.where(bad[..., None], _psi_apply(algebra, A, vb, x), out)
+    return _finite_result(out, "dexp^-1_x v", algebra, x)
+
+
+def _psi_apply(algebra, A, v, x):
+    """psi(A) v, psi(z) = z/(e^z - 1), where phi(A) is too ill-conditioned to be solved against.
+
+    phi(ad x) has eigenvalues (e^l - 1)/l: e^|x| / |x| and 1/|x| side by side when ad x has real
+    eigenvalues +-l, so solving phi(ad x) u = v loses e^|x| of accuracy (at |x| = 50 on sl(2) every
+    digit), while psi itself stays of size |l|. Two exact routes, each taken only when it is accurate:
+
+    * ad x nilpotent (A^n = 0 exactly, e.g. Heisenberg): the Bernoulli series stops after n terms;
+    * ad x = V diag(l) V^-1 with cond(V) <= MAX_EIGENVECTOR_CONDITION: psi(A) v = V diag(psi(l)) V^-1 v (error
+      about cond(V) eps max|psi(l)|), with psi(l) = l e^-l / (1 - e^-l) for Re l > 30 (no overflow).
+
+    Otherwise, or at a pole of psi (l = 2 pi i k, k != 0, within SINGULAR_RTOL), LieAlgebraError.
+    """
+    n = A.shape[-1]
+    size = float(np.max(np.linalg.norm(x, axis=-1)))
+    with np.errstate(all="ignore"):
+        nil = np.all(np.linalg.matrix_power(A, n) == 0, axis=(-2, -1))
+        series = _series(algebra, x, v, bernoulli_coefficients(n))
+        try:
+            lam, V = np.linalg.eig(A)
+            W = np.linalg.solve(V, v[..., None].astype(complex))[..., 0]
+            condV = np.linalg.cond(V)
+        except np.linalg.LinAlgError:
+            lam = np.zeros(A.shape[:-1], complex)
+            V, W, condV = np.zeros(A.shape, complex), np.zeros(A.shape[:-1], complex), np.full(A.shape[:-2], np.inf)
+        k = np.round(lam.imag / (2 * math.pi))
+        pole = (k != 0) & (np.abs(lam - 2j * math.pi * k) <= SINGULAR_RTOL * np.abs(lam))
+        big = lam.real > 30.0
+        e = np.exp(-np.where(big, lam, 0.0))
+        em1 = np.expm1(np.where(big, 0.0, lam))
+        psi = np.where(big, lam * e / (1.0 - e), np.where(lam == 0, 1.0, lam / np.where(em1 == 0, 1.0, em1)))
+        eig = np.einsum("...ij,...j->...i", V, psi * W)
+        ok_eig = (condV <= MAX_EIGENVECTOR_CONDITION) & ~np.any(pole, axis=-1)
+        ok_eig &= np.all(np.abs(eig.imag) <= 1e-8 * np.maximum(np.max(np.abs(eig), axis=-1, keepdims=True), 1e-300),
+                         axis=-1)
+    if np.any(np.any(pole, axis=-1) & ~nil):
+        raise LieAlgebraError(f"dexp_x = phi(ad x) is singular on {algebra.name} at |x| = {size:.4g} (ad x has an "
+                              f"eigenvalue 2 pi i k, k != 0): dexp^-1_x does not exist there")
+    if not np.all(nil | ok_eig):
+        raise LieAlgebraError(f"dexp^-1_x cannot be computed accurately on {algebra.name} at |x| = {size:.4g}: phi(ad x) "
+                              f"is ill-conditioned and ad x is nearly defective (eigenvector condition number "
+                              f"{float(np.max(condV)):.3g}); take smaller x (a smaller step)")
+    return np.where(nil[..., None], series, eig.real)
     return _finite_result(out, "dexp^-1_x v", algebra, x)

@@ -5,7 +5,9 @@
 * "failed": status -1 with a message (the promise: said, not silent);
 * "refused": an exception of the project's hierarchy (LieGroupsError, IntegratorError, ServoError,
   CatalogError: each a ValueError);
-* "leak": status 0 with a NaN or inf in y, an invariant or a constraint, or a non-finite plain value;
+* "leak": status 0 with a NaN or inf in y, an invariant or a constraint, or a non-finite plain value, or a
+  constrained run with status 0 whose (a, w), computed here from the state and the inertia, is not small
+  (:class:`PromiseBroken`);
 * "foreign": any other exception (the promise broken);
 
 and the wall time of the call (a "hang" is a call longer than the bound of the caller).
@@ -38,6 +40,41 @@ def _algebra(name):
     return getattr(named, name)()
 
 
+class PromiseBroken(AssertionError):
+    """A status-0 answer that an independent check finds wrong (counted as a leak, not as foreign)."""
+
+
+#: a constrained run with status 0 keeps |(a, w)| <= 1e-6 relative in the guard's scale (|I^-1 a|_1 |m|_inf);
+#: this audit measures |(a, w)| / (|a| |w|) instead, which differs from it by at most n cond(I)
+AUDIT_RTOL = 1e-6
+
+
+def audit_constraint(res, inertia, a):
+    """PromiseBroken when a status-0 result of a constrained system leaves (a, w) = 0, with w = I^-1 m
+    recomputed from the saved states (m = the first n components; the second kind appends lambda)."""
+    if res.status != 0 or len(res.t) == 0:
+        return res
+    n = len(inertia)
+    w = np.asarray(res.y, dtype=float)[..., :n] / inertia
+    scale = np.linalg.norm(a) * np.max(np.linalg.norm(w, axis=-1))
+    rel = float(np.max(np.abs(w @ a))) / max(scale, 1e-300)
+    tol = AUDIT_RTOL * n * np.max(inertia) / np.min(inertia)
+    if rel > tol:
+        raise PromiseBroken(f"status 0 but |(a, w)| / (|a| |w|) = {rel:.3g} > {tol:.3g} along the run")
+    return res
+
+
+def audit_dexpinv(g, x):
+    """dexp^-1_x x, which is x itself (ad_x x = 0, psi(0) = 1) at every |x|: PromiseBroken when a finite
+    answer is not (the solve against phi(ad x) once returned 1e-22 for 86 at |x| = 50 on sl(2))."""
+    out = g.dexpinv(x, x)
+    scale = max(float(np.max(np.abs(x))), 1e-300)
+    if np.all(np.isfinite(out)) and np.max(np.abs(out - x)) > 1e-6 * scale:
+        raise PromiseBroken(f"dexp^-1_x x differs from x by {np.max(np.abs(out - x)) / scale:.3g} relative "
+                            f"(|x| = {scale:.3g})")
+    return out
+
+
 def _finite_result(res):
     parts = [res.y] + list(res.invariants.values()) + list(res.constraints.values())
     return all(np.all(np.isfinite(np.asarray(p, dtype=float))) for p in parts)
@@ -49,6 +86,8 @@ def classify(call):
     try:
         with np.errstate(all="ignore"):
             out = call()
+    except PromiseBroken as exc:
+        return "leak", time.perf_counter() - t0, str(exc)[:200]
     except PROJECT_ERRORS as exc:
         return "refused", time.perf_counter() - t0, str(exc)[:200]
     except Exception as exc:  # noqa: BLE001 - this is what the fuzz counts
@@ -92,7 +131,8 @@ def simulation_case(u, x):
             sysm = ServoSecondKind(g, inertia, a=a, b=b) if model == "servo2" else Vakonomic(g, inertia, a=a)
             s0 = sysm.state_from(w=w, lam=x[-1], project=True)
         kw = {"max_wall_time": 1.0, "max_steps": 20000} if method.startswith("scipy") else {}
-        return sysm.simulate(s0, t_end, steps=steps, method=method, **kw)
+        res = sysm.simulate(s0, t_end, steps=steps, method=method, **kw)
+        return res if model == "free" else audit_constraint(res, inertia, np.asarray(sysm.a, dtype=float))
 
     return call
 
@@ -103,7 +143,7 @@ def special_case(u, x):
     n = g.dim
     v = np.array([_pick(SPECIAL, ui) if ui < 0.3 else xi for ui, xi in zip(u[1:1 + n], x[:n])] + [0.0] * 6)[:n]
     y = x[n:2 * n] * 10.0 ** (8 * u[6] - 2)
-    which = int(u[7] * 9)
+    which = int(u[7] * 10)
     calls = [
         lambda: g.bracket(v, y), lambda: g.coad(v, y), lambda: g.exp_ad(y), lambda: g.coadjoint_exp(y, v),
         lambda: g.dexp(y, v), lambda: g.dexpinv(y, v),
@@ -112,6 +152,7 @@ def special_case(u, x):
                           **({"max_wall_time": 5.0} if _pick(METHODS, u[4]).startswith("scipy") else {})),
         lambda: EulerPoincare(g, np.abs(y) + 0.1).simulate(v, 1.0, steps=_pick((1.5, np.inf, 10, True, 0), u[2])),
         lambda: EulerPoincare(g, np.abs(v)).simulate(y, 1.0, steps=20),
+        lambda: audit_dexpinv(g, y),
     ]
     return calls[which]
 

@@ -29,3 +29,17 @@ def test_promise(kind):
         assert seconds < BOUND, (seconds, detail)
 
     check()
+
+
+def test_the_constraint_audit_flags_a_drifting_status_0_run():
+    # a status-0 result whose (a, w) drifts is a leak; the same run with (a, w) = 0 passes
+    from integrators.result import IntegrationResult
+    from tests.fuzz_cases import PromiseBroken, audit_constraint
+    inertia, a = np.array([1.0, 2.0, 3.0]), np.array([0.0, 0.0, 1.0])
+    kept = np.array([[1.0, 2.0, 0.0], [0.5, 1.0, 0.0]])
+    ok = IntegrationResult(t=np.array([0.0, 1.0]), y=kept, status=0, message="")
+    assert audit_constraint(ok, inertia, a) is ok
+    drift = IntegrationResult(t=np.array([0.0, 1.0]), y=kept + [[0, 0, 0], [0, 0, 0.36]], status=0, message="")
+    with pytest.raises(PromiseBroken, match=r"\(a, w\)"):
+        audit_constraint(drift, inertia, a)
+    assert classify(lambda: audit_constraint(drift, inertia, a))[0] == "leak"
