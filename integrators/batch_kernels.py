@@ -1,0 +1,136 @@
+"""Compiled ensembles (numba, extra ``liedyn[fast]``): a parallel loop over the trajectories, each
+running the compiled one-trajectory code of :mod:`integrators.codegen` on its own.
+
+* :func:`adaptive_independent`: every trajectory runs the whole adaptive loop of
+  :func:`integrators.codegen.adaptive_source` (its own step sizes, rejections and first step;
+  stages written by :mod:`integrators.batchgen`), so
+  each result is the one its single run gives (to round-off: the compiled code may contract
+  products into fused multiply-adds).
+* :func:`fixed_parallel`: every trajectory runs :func:`integrators.codegen.fixed_source` (n fixed
+  steps) and writes its saved states into its column of the ensemble's output.
+
+The loop is ``numba.prange`` (threads: ``NUMBA_NUM_THREADS``, default the number of cores). The
+module text (generated source, a jitted copy of the one-trajectory function and the parallel
+wrapper) is written to the cache directory of :mod:`integrators.numba_kernels` and compiled with
+numba's on-disk cache, so each structure compiles once per machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+
+import numpy as np
+
+from . import batchgen, codegen, numba_kernels
+
+_MODULES = {}
+
+#: save_every of the runs that keep only the end point (larger than any step count)
+_NEVER = 1 << 62
+
+_ADAPTIVE = """
+run = numba.njit(run, cache=CACHE, error_model="numpy")
+
+
+@numba.njit(parallel=True, cache=CACHE, error_model="numpy")
+def ensemble(t0, t1, H0, rtol, atol, max_step, Z, OUT, ST, TE, NS, NR):
+    for b in numba.prange(Z.shape[0]):
+        ts = np.empty(2)
+        ys = np.empty((2, {n}))
+        ts[0] = t0
+        out = run(t0, t1, H0[b], rtol, atol, max_step, {never}, ts, ys, {zb}, {zeros})
+        ST[b] = out[0]
+        TE[b] = out[1]
+        NS[b] = out[3]
+        NR[b] = out[4]
+{store}
+"""
+
+_FIXED = """
+run = numba.njit(run, cache=CACHE, error_model="numpy")
+
+
+@numba.njit(parallel=True, cache=CACHE, error_model="numpy")
+def ensemble(h, nsteps, save_every, t0, Z, YS, DONE, J):
+    for b in numba.prange(Z.shape[0]):
+        ts = np.empty(YS.shape[0])
+        out = run(h, nsteps, save_every, ts, YS[:, b, :], t0, {zb}, {zeros})
+        DONE[b] = out[0]
+        J[b] = out[1]
+"""
+
+
+def _load(text):
+    """The function ``ensemble`` of the generated module ``text`` (numba's disk cache when the cache
+    directory is writable, else compiled in memory for this process)."""
+    numba_kernels.require("the compiled ensemble")
+    d = numba_kernels.cache_dir()
+    full = numba_kernels._HEADER.format(batch=False) + "import numba\nCACHE = {}\n\n".format(d is not None) + text
+    digest = hashlib.sha1(full.encode()).hexdigest()[:20]
+    fn = _MODULES.get(digest)
+    if fn is not None:
+        return fn
+    if d is None:
+        env = {}
+        exec(compile(full, f"<liedyn ensemble {digest}>", "exec"), env)
+        fn = env["ensemble"]
+    else:
+        path = d / f"liedyn_ens_{digest}.py"
+        if not path.exists():
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(full)
+            os.replace(tmp, path)
+        spec = importlib.util.spec_from_file_location(f"liedyn_ens_{digest}", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod  # numba's cache rebuilds the environment by module name
+        spec.loader.exec_module(mod)
+        fn = mod.ensemble
+    _MODULES[digest] = fn
+    return fn
+
+
+def _args(n):
+    return (", ".join(f"Z[b, {i}]" for i in range(n)), ", ".join(["0.0"] * n))
+
+
+def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
+    """Each row of Z (B, n) integrated from t0 to t1 by the adaptive pair of plan ``pl`` with its own
+    first step H0[b]; returns (Y (B, n) final states (the last finite one when a run failed),
+    status (B,), t_end (B,), nsteps (B,), nrejected (B,))."""
+    n = pl.st.n
+    zb, zeros = _args(n)
+    store = "\n".join(f"        OUT[b, {i}] = out[{8 + i}] + out[{8 + n + i}]" for i in range(n))
+    text = batchgen.adaptive_source(pl.st, pl.tab, pl.lie, pl.terms) + _ADAPTIVE.format(
+        n=n, never=_NEVER, zb=zb, zeros=zeros, store=store)
+    fn = _load(text)
+    Z = np.ascontiguousarray(Z, dtype=float)
+    B = Z.shape[0]
+    out = np.empty_like(Z)
+    st, te = np.empty(B, np.int64), np.empty(B)
+    ns, nr = np.empty(B, np.int64), np.empty(B, np.int64)
+    with np.errstate(all="ignore"):
+        fn(float(t0), float(t1), np.ascontiguousarray(H0, dtype=float), float(rtol), float(atol), float(max_step),
+           Z, out, st, te, ns, nr)
+    return out, st, te, ns, nr
+
+
+def fixed_parallel(pl, Z, t0, h, n, save_every, K):
+    """n fixed steps of size h from each row of Z (B, dim); returns (ts (K,), ys (K, B, dim), done (B,),
+    saves (B,)): a trajectory that overflowed has done < n and only its first saves[b] rows set."""
+    dim = pl.st.n
+    zb, zeros = _args(dim)
+    text = codegen.source("fixed", pl.st, pl.tab, pl.lie, pl.terms) + _FIXED.format(zb=zb, zeros=zeros)
+    fn = _load(text)
+    Z = np.ascontiguousarray(Z, dtype=float)
+    B = Z.shape[0]
+    ys = np.empty((K, B, dim))
+    ys[0] = Z
+    done, saves = np.empty(B, np.int64), np.empty(B, np.int64)
+    with np.errstate(all="ignore"):
+        fn(float(h), int(n), int(save_every), float(t0), Z, ys, done, saves)
+    ks = list(range(0, n + 1, save_every)) + ([n] if n % save_every else [])
+    ts = t0 + np.array(ks, dtype=float) * h  # the times the generated loop writes: t0 + k*h
+    return ts, ys, done, saves

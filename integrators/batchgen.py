@@ -1,0 +1,82 @@
+"""Generated code of the ensembles (:mod:`integrators.batch`, :mod:`integrators.batch_kernels`):
+the stages of :mod:`integrators.codegen`, with one change on so(3).
+
+On so(3) (recognised from the structure constants, :func:`integrators.codegen.closed_form`) the
+truncated dexp^-1 series of an RKMK stage is summed with two brackets instead of q - 2: ad_x^3 =
+-|x|^2 ad_x (x cross (x cross (x cross v)) = -|x|^2 x cross v), so with A = -ad_x,
+sum_{k<=q-2} B_k/k! A^k v = v + B_1 A v + (sum over even k >= 2 of B_k/k! (-|x|^2)^(k/2-1)) A^2 v
+(the same truncated series in exact arithmetic; B_k = 0 for odd k >= 3; Munthe-Kaas 1999 for the
+series, Hairer, Lubich and Wanner 2006, IV.7 for dexp^-1).
+"""
+
+from __future__ import annotations
+
+from liegroups.closed_forms import bernoulli_coefficients
+
+from . import codegen
+
+
+class EnsembleSource(codegen.Source):
+    """codegen.Source with the so(3) closed sum of the truncated dexp^-1 series (module docstring)."""
+
+    def dexpinv(self, theta, v, terms):
+        coeffs = list(bernoulli_coefficients(int(terms)))
+        if self.st.closed != "so3" or len(coeffs) <= 3:
+            return super().dexpinv(theta, v, terms)
+        q1 = self.neg_bracket(theta, v)
+        q2 = self.neg_bracket(theta, q1)
+        t2 = self.fresh("t2")
+        self.emit(f"{t2} = {theta[0]}*{theta[0]} + {theta[1]}*{theta[1]} + {theta[2]}*{theta[2]}")
+        # (-ad)^k v = (-|x|^2)^(k/2 - 1) (-ad)^2 v for even k >= 2 (B_k = 0 for odd k >= 3)
+        poly = " + ".join(f"({codegen._num(c)})*(-{t2})**{k // 2 - 1}" if k > 2 else codegen._num(c)
+                          for k, c in enumerate(coeffs) if k >= 2 and c != 0.0)
+        cf = self.fresh("cf")
+        self.emit(f"{cf} = {poly}")
+        return self.assign("k", [f"{v[i]} + {codegen._num(coeffs[1])}*{q1[i]} + {cf}*{q2[i]}" for i in range(3)])
+
+
+def attempt_source(st, tab, lie, terms):
+    """Source of ``first(z...) -> w...`` (the first stage's generator, or field) and ``attempt(hs,
+    rtol, atol, z..., w0...) -> (err, d..., wl...)``: one attempted step of signed size hs (arrays
+    of shape (B,) allowed), its increment d = z1 - z, the generator wl at z1 (first stage of the next
+    step: FSAL) and the error norm of :func:`integrators.codegen.adaptive_source` per trajectory."""
+    n = st.n
+    z = [f"z{i}" for i in range(n)]
+    W0 = [f"W0_{i}" for i in range(n)]
+    first = EnsembleSource(st)
+    w = first.velocity(z) if lie else first.field(z)
+    text = f"def first({', '.join(z)}):\n" + "\n".join(first.lines) + f"\n    return ({', '.join(w)},)\n\n"
+    src = EnsembleSource(st)
+    Ks = codegen._stages(src, tab, z, "hs", lie, terms, w0=W0)
+    theta, d = codegen._increment(src, Ks, tab["b"], z, lie)
+    z1 = src.assign("z1_", [f"{z[i]} + {d[i]}" for i in range(n)])
+    wl = src.velocity(z1) if lie else src.field(z1)
+    if lie:
+        xl = src.assign("xl", [f"hs*{wl[j]}" for j in range(n)])
+        Klast = src.dexpinv(theta, xl, terms) if terms > 1 else xl
+    else:
+        Klast = src.assign("Kl", [f"hs*{wl[j]}" for j in range(n)])
+    Kall = Ks + ([Klast] if tab["fsal"] else [])
+    sc = src.assign("sc", [f"atol + rtol*mx(abs({z[i]}), abs({z1[i]}))" for i in range(n)])
+    sums = []
+    for Ev in tab["E"]:
+        et = src.combo("et", list(zip(Ev, Kall))) or ["0.0"] * n
+        if lie:  # state error to leading order: ad*_{err theta} z
+            et = src.coad(et, z, prefix="ez")
+        es = src.assign("es", [f"({et[i]})/{sc[i]}" for i in range(n)])
+        sums.append(" + ".join(f"{v}*{v}" for v in es))
+    if len(sums) == 1:
+        src.emit(f"err = sqrt(({sums[0]})/{float(n)!r})")
+    else:  # DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))
+        src.emit(f"_e5 = {sums[0]}")
+        src.emit(f"_e3 = {sums[1]}")
+        src.emit(f"err = _e5/sqrt({float(n)!r}*(_e5 + 0.01*_e3) + 1e-300)")
+    src.emit(f"return (err, {', '.join(d + wl)},)")
+    text += f"def attempt(hs, rtol, atol, {', '.join(z + W0)}):\n" + "\n".join(src.lines) + "\n"
+    return text
+
+
+def adaptive_source(st, tab, lie, terms):
+    """:func:`integrators.codegen.adaptive_source` (one trajectory, compiled) written with
+    :class:`EnsembleSource`."""
+    return codegen.adaptive_source(st, tab, lie, terms, source_class=EnsembleSource)
