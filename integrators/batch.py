@@ -36,6 +36,9 @@ ENSEMBLE_MODES = ("shared", "independent")
 
 _CACHE = {}
 
+#: the numpy engine integrates this many trajectories at a time (arrays of a few 10 kB: in cache)
+CHUNK = 2048
+
 
 def check_mode(ensemble):
     """``ensemble`` must be one of ENSEMBLE_MODES (IntegrationInputError otherwise)."""
@@ -138,8 +141,10 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
         from . import batch_kernels  # numba is optional
 
         out, status, t_end, ns, nr = batch_kernels.adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, ms)
-    else:
-        out, status, t_end, ns, nr = _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, ms)
+    else:  # in chunks: the temporaries of one attempt stay in cache
+        parts = [_numpy_independent(pl, Z[s:s + CHUNK], H0[s:s + CHUNK], t0, t1, rtol, atol, ms)
+                 for s in range(0, Z.shape[0], CHUNK)]
+        out, status, t_end, ns, nr = (np.concatenate(v) for v in zip(*parts))
     ys = np.stack([Z, out]).reshape((2,) + y0.shape)
     failed = np.flatnonzero(status != 0)
     if failed.size:
