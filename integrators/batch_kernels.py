@@ -6,6 +6,10 @@ running the compiled one-trajectory code of :mod:`integrators.codegen` on its ow
   stages written by :mod:`integrators.batchgen`), so
   each result is the one its single run gives (to round-off: the compiled code may contract
   products into fused multiply-adds).
+  On so(3) RKMK pairs the trajectories go in lanes of LANES: the controller runs per lane, but one
+  attempt of all lanes is one loop of straight-line arithmetic (the stages of
+  :func:`integrators.batchgen.attempt_lines` with the branch-free exponential: no call, no branch),
+  which the compiler vectorizes; finished lanes idle until their block is done.
 * :func:`fixed_parallel`: every trajectory runs :func:`integrators.codegen.fixed_source` (n fixed
   steps) and writes its saved states into its column of the ensemble's output.
 
@@ -63,6 +67,103 @@ def ensemble(h, nsteps, save_every, t0, Z, YS, DONE, J):
 """
 
 
+#: lanes of the branch-free so(3) kernel: trajectories stepped together by one vectorizable loop
+LANES = 256
+
+
+def _indent(lines, k):
+    return "\n".join("    " * k + ln.strip() for ln in lines)
+
+
+def lanes_source(pl):
+    """Module text of the lane kernel (so(3) RKMK pairs; see :func:`adaptive_independent`)."""
+    n, C = pl.st.n, LANES
+    fl, w, al, d, wl = batchgen.attempt_lines(pl.st, pl.tab, pl.lie, pl.terms, lanes=True)
+    order = pl.tab["err_order"]
+    ex = -1.0 / (order + 1)
+    load = "; ".join(f"z{i} = Zc[{i}, b]" for i in range(n))
+    load_w = "; ".join(f"W0_{i} = Wc[{i}, b]" for i in range(n))
+    return f"""
+@numba.njit(parallel=True, cache=CACHE, error_model="numpy")
+def ensemble(t0, t1, H0, rtol, atol, max_step, Z, OUT, ST, TE, NS, NR):
+    B = Z.shape[0]
+    direction = 1.0 if t1 > t0 else -1.0
+    for c in numba.prange((B + {C} - 1) // {C}):
+        lo = c*{C}
+        m = min({C}, B - lo)
+        Zc = np.zeros(({n}, {C})); Ec = np.zeros(({n}, {C})); Wc = np.zeros(({n}, {C}))
+        Dc = np.zeros(({n}, {C})); Lc = np.zeros(({n}, {C})); ERR = np.zeros({C}); BIG = np.zeros({C})
+        T = np.full({C}, t0); H = np.zeros({C}); HS = np.zeros({C}); LAST = np.zeros({C}, np.bool_)
+        DONE = np.ones({C}, np.bool_); ns = np.zeros({C}, np.int64); nr = np.zeros({C}, np.int64)
+        for b in range(m):
+            DONE[b] = False
+            H[b] = H0[lo + b]
+            for i in range({n}):
+                Zc[i, b] = Z[lo + b, i]
+        for b in range({C}):
+            {load}
+{_indent(fl, 3)}
+            {"; ".join(f"Wc[{i}, b] = {w[i]}" for i in range(n))}
+        nact = m
+        while nact > 0:
+            for b in range({C}):
+                hb = min(H[b], max_step)
+                LAST[b] = direction*(T[b] + direction*hb - t1) >= 0.0
+                if LAST[b]:
+                    hb = abs(t1 - T[b])
+                H[b] = hb
+                HS[b] = 0.0 if DONE[b] else direction*hb
+            for b in range({C}):
+                hs = HS[b]
+                {load}
+                {load_w}
+                _big = 0.0
+{_indent(al, 4)}
+                ERR[b] = err
+                BIG[b] = _big
+                {"; ".join(f"Dc[{i}, b] = {d[i]}" for i in range(n))}
+                {"; ".join(f"Lc[{i}, b] = {wl[i]}" for i in range(n))}
+            for b in range(m):
+                if DONE[b]:
+                    continue
+                err = ERR[b]
+                if not (err == err) or BIG[b] > 256.0:
+                    err = np.inf
+                fin = False
+                status = 0
+                if err <= 1.0:
+                    chk = {" + ".join(f"Dc[{i}, b]" for i in range(n))}
+                    if not (chk - chk == 0.0):
+                        fin = True
+                        status = -1
+                    else:
+                        for i in range({n}):
+                            _y = Dc[i, b] + Ec[i, b]; _s = Zc[i, b] + _y; Ec[i, b] = (Zc[i, b] - _s) + _y; Zc[i, b] = _s
+                            Wc[i, b] = Lc[i, b]
+                        T[b] = t1 if LAST[b] else T[b] + HS[b]
+                        ns[b] += 1
+                        fac = 10.0 if err == 0.0 else min(10.0, 0.9*err**({ex!r}))
+                        H[b] = H[b]*fac
+                        fin = LAST[b]
+                else:
+                    nr[b] += 1
+                    fac = 0.2 if not (err < 1e300) else max(0.2, 0.9*err**({ex!r}))
+                    H[b] = H[b]*fac
+                    if H[b] < 10.0*2.2e-16*abs(T[b]) or H[b] < 1e-300:
+                        fin = True
+                        status = -1
+                if fin:
+                    DONE[b] = True
+                    nact -= 1
+                    for i in range({n}):
+                        OUT[lo + b, i] = Zc[i, b] + Ec[i, b]
+                    ST[lo + b] = status
+                    TE[lo + b] = T[b]
+                    NS[lo + b] = ns[b]
+                    NR[lo + b] = nr[b]
+"""
+
+
 def _load(text):
     """The function ``ensemble`` of the generated module ``text`` (numba's disk cache when the cache
     directory is writable, else compiled in memory for this process)."""
@@ -101,11 +202,14 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
     first step H0[b]; returns (Y (B, n) final states (the last finite one when a run failed),
     status (B,), t_end (B,), nsteps (B,), nrejected (B,))."""
     n = pl.st.n
-    zb, zeros = _args(n)
-    store = "\n".join(f"        OUT[b, {i}] = out[{8 + i}] + out[{8 + n + i}]" for i in range(n))
-    text = batchgen.adaptive_source(pl.st, pl.tab, pl.lie, pl.terms) + _ADAPTIVE.format(
-        n=n, never=_NEVER, zb=zb, zeros=zeros, store=store)
-    fn = _load(text)
+    if pl.st.closed == "so3" and pl.lie:
+        fn = _load(lanes_source(pl))
+    else:
+        zb, zeros = _args(n)
+        store = "\n".join(f"        OUT[b, {i}] = out[{8 + i}] + out[{8 + n + i}]" for i in range(n))
+        text = batchgen.adaptive_source(pl.st, pl.tab, pl.lie, pl.terms) + _ADAPTIVE.format(
+            n=n, never=_NEVER, zb=zb, zeros=zeros, store=store)
+        fn = _load(text)
     Z = np.ascontiguousarray(Z, dtype=float)
     B = Z.shape[0]
     out = np.empty_like(Z)

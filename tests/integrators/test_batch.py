@@ -6,7 +6,10 @@ sums it in closed form on so(3)), and the Casimirs of the initial states."""
 import numpy as np
 import pytest
 
-from integrators import IntegrationInputError, integrate, numba_kernels
+from scipy.linalg import expm
+
+from integrators import IntegrationInputError, codegen, integrate, numba_kernels
+from integrators.batchgen import EnsembleSource
 from integrators.rigid_body import REFERENCE_INERTIA, free_rigid_body
 from liegroups import named
 
@@ -59,6 +62,42 @@ def test_compiled_independent_ensemble_equals_single_runs():
     assert np.max(np.abs(r.y[-1] - single)) <= 1e-13
     c = np.sum(r.y * r.y, axis=-1)
     assert np.max(np.abs(c[1] - c[0]) / c[0]) <= 1e-14
+
+
+def test_branch_free_so3_exponential_is_rodrigues():
+    """The lane code's exp(ad x)^T z (series of sin u / u and cos u at u = |x|/16, three doublings)
+    against scipy's expm of the 3x3 matrix of ad*_x, for |x| from 0 to 16, to the round-off of
+    Rodrigues' formula itself (the term b x cross (x cross z) has size ~ |x|^2 |z|)."""
+    st = codegen.recognise(free_rigid_body(REFERENCE_INERTIA), np.ones(3))
+    src = EnsembleSource(st)
+    src.lanes = True
+    y = src.act(["x0", "x1", "x2"], ["z0", "z1", "z2"], delta=False)
+    env = {}
+    exec("def f(x0, x1, x2, z0, z1, z2):\n    _big = 0.0\n" + "\n".join(src.lines)
+         + f"\n    return ({', '.join(y)}), _big\n", env)
+    C = named.so3().structure_constants
+    rng = np.random.default_rng(5)
+    for r in (0.0, 1e-9, 0.3, 2.0, 7.5, 15.9):
+        x = rng.standard_normal(3)
+        x *= r / max(np.linalg.norm(x), 1e-300)
+        z = rng.standard_normal(3)
+        adT = np.einsum("i,ijk->jk", x, C)  # (ad*_x z)_j = x_i C[i, j, k] z_k
+        got, big = env["f"](*x, *z)
+        assert np.max(np.abs(np.array(got) - expm(adT) @ z)) <= 8 * 2.2e-16 * (1 + r * r) * np.linalg.norm(z), r
+        assert big == pytest.approx(r * r)
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_ensemble_rejects_a_first_step_beyond_the_exponential_range():
+    # first_step 60: |theta| > 16, beyond the branch-free exponential; the lanes reject such a step
+    # (as the single runs, whose error estimate rejects it) and then agree with the numpy ensemble
+    body = free_rigid_body(REFERENCE_INERTIA)
+    Z = 5.0 * np.random.default_rng(3).standard_normal((3, 3))
+    kw = dict(method="rkmk45", rtol=1e-9, atol=1e-11, first_step=60.0, ensemble="independent")
+    a = integrate(body, Z, (0.0, 3.0), backend="numba", **kw)
+    b = integrate(body, Z, (0.0, 3.0), backend="numpy", **kw)
+    assert np.all(a.nrejected_each >= 1) and np.array_equal(a.nsteps_each, b.nsteps_each)
+    assert np.max(np.abs(a.y - b.y)) <= 1e-12 * np.max(np.abs(b.y))
 
 
 @pytest.mark.skipif(not NUMBA, reason="numba not installed")
