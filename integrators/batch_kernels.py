@@ -22,9 +22,6 @@ numba's on-disk cache, so each structure compiles once per machine.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import os
-import sys
 
 import numpy as np
 
@@ -168,28 +165,12 @@ def _load(text):
     """The function ``ensemble`` of the generated module ``text`` (numba's disk cache when the cache
     directory is writable, else compiled in memory for this process)."""
     numba_kernels.require("the compiled ensemble")
-    d = numba_kernels.cache_dir()
-    full = numba_kernels._HEADER.format(batch=False) + "import numba\nCACHE = {}\n\n".format(d is not None) + text
+    on_disk = numba_kernels.cache_dir() is not None
+    full = numba_kernels._HEADER.format(batch=False) + f"import numba\nCACHE = {on_disk}\n\n" + text
     digest = hashlib.sha1(full.encode()).hexdigest()[:20]
     fn = _MODULES.get(digest)
-    if fn is not None:
-        return fn
-    if d is None:
-        env = {}
-        exec(compile(full, f"<liedyn ensemble {digest}>", "exec"), env)
-        fn = env["ensemble"]
-    else:
-        path = d / f"liedyn_ens_{digest}.py"
-        if not path.exists():
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(full)
-            os.replace(tmp, path)
-        spec = importlib.util.spec_from_file_location(f"liedyn_ens_{digest}", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod  # numba's cache rebuilds the environment by module name
-        spec.loader.exec_module(mod)
-        fn = mod.ensemble
-    _MODULES[digest] = fn
+    if fn is None:
+        fn = _MODULES[digest] = numba_kernels.load_source(full, f"liedyn_ens_{digest}")[0]["ensemble"]
     return fn
 
 
