@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from . import batchgen, fastpath, genhelpers, tableaux
+from . import batch_kernels, batchgen, fastpath, genhelpers, tableaux
 from .adaptive import check_controls, initial_step
 from .errors import IntegrationInputError
 from .result import IntegrationResult
@@ -138,8 +138,6 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     work = float(np.sum(abs(t1 - t0) / H0))
     mode = fastpath.choose_backend(backend, work)
     if mode == "numba":
-        from . import batch_kernels  # numba is optional
-
         out, status, t_end, ns, nr = batch_kernels.adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, ms)
     else:  # in chunks: the temporaries of one attempt stay in cache
         parts = [_numpy_independent(pl, Z[s:s + CHUNK], H0[s:s + CHUNK], t0, t1, rtol, atol, ms)

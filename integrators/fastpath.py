@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from . import codegen, numba_kernels
+from . import batch_kernels, codegen, numba_kernels
 from .errors import IntegrationInputError, MethodError
 from .result import IntegrationResult
 
@@ -98,8 +98,6 @@ def run_fixed(pl, y0, t0, h, n, save_every, backend):
     ys = np.empty((K, B, dim))
     ys[0] = flat
     if mode == "numba":  # a parallel compiled loop over the trajectories (integrators.batch_kernels)
-        from . import batch_kernels
-
         ts, ys, done, saves = batch_kernels.fixed_parallel(pl, flat, t0, h, n, save_every, K)
         for b in np.flatnonzero(done < n):
             ys[saves[b]:, b] = np.nan
