@@ -62,6 +62,12 @@ def test_compiled_independent_ensemble_equals_single_runs():
     assert np.max(np.abs(r.y[-1] - single)) <= 1e-13
     c = np.sum(r.y * r.y, axis=-1)
     assert np.max(np.abs(c[1] - c[0]) / c[0]) <= 1e-14
+    # se(3): each trajectory runs the compiled one-trajectory loop (no lanes)
+    P = quadratic_problem(named.se3(), seed=6)
+    Z = start(6, 7, batch=(3,))
+    r = integrate(P, Z, (0.0, 3.0), ensemble="independent", backend="numba", **kw)
+    assert r.backend == "numba" and r.status == 0
+    assert np.max(np.abs(r.y[-1] - _singles(P, Z, backend="numpy", **kw))) <= 1e-13
 
 
 def test_branch_free_so3_exponential_is_rodrigues():
