@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/compare_integrators.py [--quick]
 
-Writes the section "integrators" of benchmarks/RESULTS.md. Protocol for every time-to-error figure:
+Writes the section "integrators" of benchmarks/RESULTS.md (batches and ensembles: benchmarks/batches.py). Protocol for every time-to-error figure:
 for each method a tolerance (or step) ladder is scanned once for the loosest setting whose final
 error against a tight reference (DOP853, rtol 1e-13) is <= 1e-8 on t in [0, 10]; then all methods
 of a system are timed at their settings in 5 interleaved rounds and the median is kept. Baselines:
@@ -213,33 +213,6 @@ def section_per_step():
     return rows
 
 
-def section_batch():
-    nb = 2000 if QUICK else 10_000
-    body = free_rigid_body(REFERENCE_INERTIA)
-    rng = np.random.default_rng(4)
-    m = np.array([np.cos(1.1), 0.0, np.sin(1.1)]) + 0.05 * rng.standard_normal((nb, 3))
-    fb = hand_rhs(body, batch=True)
-    ref = solve_ivp(fb, (0.0, T), m.ravel(), method="DOP853", rtol=1e-13, atol=1e-15).y[:, -1].reshape(nb, 3)
-
-    def dop(z0, tol):
-        return solve_ivp(fb, (0.0, T), z0.ravel(), method="DOP853", rtol=tol, atol=tol * 1e-2).y[:, -1].reshape(nb, 3)
-
-    cands = {"scipy DOP853 on the flattened batch": dop}
-    for meth in ("rkmk853", "rkmk45"):
-        cands[f"{meth} numpy"] = run_liedyn(body, meth, "numpy")
-        if NUMBA:
-            cands[f"{meth} numba"] = run_liedyn(body, meth, "numba")
-    chosen = {}
-    for k, go in cands.items():
-        tol, err = choose(go, m, ref, LADDER[:12])
-        if tol is not None:
-            chosen[k] = (go, tol, err)
-    tm = timed({k: (v[0], v[1]) for k, v in chosen.items()}, m)
-    base = tm["scipy DOP853 on the flattened batch"]
-    return [[k, f"{v[1]:.0e}", f"{v[2]:.1e}", f"{tm[k] / nb * 1e6:.1f}", f"{tm[k] / base:.2f}x"]
-            for k, v in chosen.items()], nb
-
-
 def section_drift():
     rows = []
     if not NUMBA:
@@ -294,11 +267,6 @@ def main():
            "so(3) numpy runs integrators/so3_fast.py)", "",
            markdown_table(["algebra", "dim", "numpy", "numba"][:2 + 1 + NUMBA], ps), ""]
     print(ps, flush=True)
-    bt, nb = section_batch()
-    md += [f"**Batch of {nb} free rigid bodies at final error <= 1e-8 on [0, 10], per trajectory** (target "
-           "<= 1.0x DOP853 on the flattened batch with numpy, <= 0.2x with numba)", "",
-           markdown_table(["method", "rtol", "max final error", "us per trajectory", "/ DOP853 flattened"], bt), ""]
-    print(bt, flush=True)
     dr = section_drift()
     if dr:
         md += ["**Casimir drift (max relative, numba backend)** (targets: <= 1e-13 after 10^6 fixed steps, "

@@ -54,25 +54,25 @@ def _rms(x):
     return np.sqrt(np.mean(x * x, axis=-1))
 
 
-def initial_step(rhs, y0, t0, t1, order, rtol, atol, max_step):
-    """Hairer's starting step (Hairer, Norsett, Wanner I, II.4), the smallest over an ensemble."""
+def initial_step(rhs, y0, t0, t1, order, rtol, atol, max_step, per_row=False):
+    """Hairer's starting step (Hairer, Norsett, Wanner I, II.4), the smallest over an ensemble (with
+    ``per_row``, an array: each trajectory's own, as its single run would take)."""
     direction = 1.0 if t1 > t0 else -1.0
     f0 = rhs(y0)
     scale = atol + np.abs(y0) * rtol
     d0, d1 = _rms(y0 / scale), _rms(f0 / scale)
     h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / np.where(d1 > 0, d1, 1.0))
-    h0 = float(np.min(h0))
-    f1 = rhs(y0 + h0 * direction * f0)
-    d2 = float(np.max(_rms((f1 - f0) / scale))) / h0
-    d1m = float(np.max(d1))
-    if d1m <= 1e-15 and d2 <= 1e-15:
-        h1 = max(1e-6, h0 * 1e-3)
-    else:
-        h1 = (0.01 / max(d1m, d2)) ** (1.0 / (order + 1))
-    h = min(100 * h0, h1, abs(t1 - t0))
+    h0 = h0 if per_row else float(np.min(h0))
+    f1 = rhs(y0 + np.expand_dims(h0, -1) * direction * f0)
+    d2 = _rms((f1 - f0) / scale) / h0 if per_row else float(np.max(_rms((f1 - f0) / scale))) / h0
+    d1m = d1 if per_row else float(np.max(d1))
+    with np.errstate(divide="ignore"):
+        h1 = np.where((d1m <= 1e-15) & (d2 <= 1e-15), np.maximum(1e-6, h0 * 1e-3),
+                      (0.01 / np.maximum(d1m, d2)) ** (1.0 / (order + 1)))
+    h = np.minimum(np.minimum(100 * h0, h1), abs(t1 - t0))
     if max_step is not None:
-        h = min(h, max_step)
-    return h
+        h = np.minimum(h, max_step)
+    return h if per_row else float(h)
 
 
 class _Reference:

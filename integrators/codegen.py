@@ -453,7 +453,7 @@ def fixed_source(st, tab, lie, terms):
     return head + "\n" + "\n".join(src.lines) + "\n"
 
 
-def adaptive_source(st, tab, lie, terms, batch=False):
+def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
     """Source of the whole adaptive loop (solve_ivp's controller: Hairer-Norsett-Wanner I, II.4;
     error norm as in scipy's RK45 / DOP853, max over an ensemble)::
 
@@ -463,9 +463,9 @@ def adaptive_source(st, tab, lie, terms, batch=False):
     status 0: reached t1; -1: the step size fell below 10 eps |t| (overflow or stiffness). With
     ``batch`` (the compiled ensemble) the state is Z, E of shape (B, n), ys (cap, B, n), and the
     stages run in a loop over the trajectories: run(..., ts, ys, Z, E) -> (status, t, h, nsteps,
-    nrej, nsave, ts, ys).
+    nrej, nsave, ts, ys). ``source_class``: a subclass of :class:`Source` to write the stages with.
     """
-    src = Source(st)
+    src = (source_class or Source)(st)
     n = st.n
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]

@@ -11,7 +11,7 @@ from liegroups import LieGroupsError
 from .errors import IntegrationInputError
 from .events import EventTracker
 from .grid import DEFAULT_STEPS, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
-from . import fastpath, tableaux
+from . import batch, fastpath, tableaux
 from .adaptive import solve_adaptive
 from .methods import LINEAR, RKMK, Embedded, ExplicitRK, ScipyMethod, get_method, preserved
 from .problems import ODEProblem
@@ -84,7 +84,7 @@ def _check_t_eval(t_eval, t0, t1):
 
 def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_every=1, events=None,
               rtol=1e-9, atol=1e-12, fast=True, t_eval=None, backend="auto", first_step=None,
-              max_step=None, check=True, max_steps=None, max_wall_time=None):
+              max_step=None, check=True, max_steps=None, max_wall_time=None, ensemble="shared"):
     """Integrate ``problem`` from ``y0`` over ``t_span = (t0, t1)`` with ``method``.
 
     Parameters
@@ -118,6 +118,11 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
         about a second per problem structure), else numpy. ``result.backend`` says which ran.
     first_step, max_step : initial and largest step of the adaptive methods (rkmk45, rkmk853,
         rk45, rk853), as in solve_ivp; their results also carry ``nrejected``.
+    ensemble : "shared" (default) or "independent", for the adaptive methods on an ensemble y0:
+        one step sequence for all trajectories (the largest error decides; every step saved), or each
+        trajectory its own steps, equal to its single run, with only t0 and t1 saved
+        (:mod:`integrators.batch`; numpy, or a parallel compiled loop with numba). Fixed-step
+        methods step every trajectory alike either way.
     rtol, atol : tolerances of the adaptive methods and of the scipy adapters (which also pass ``problem.jac``, when the problem
         has one, to Radau, BDF and LSODA).
     check : run the guards of :mod:`integrators.guard` (default True): a fixed-step run whose step does
@@ -159,6 +164,7 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
             raise IntegrationInputError("give either t_eval or h / steps / save_every (output grid), not both")
         t_eval = _check_t_eval(t_eval, t0, t1)
     fastpath.check_backend_args(backend, fast)
+    batch.check_mode(ensemble)
     if not isinstance(m, Embedded) and (m.fixed_step or h is not None or steps is not None):
         n, _ = step_grid(t0, t1, h, steps)
         validation.output_size(n // save_every + 2, y0, f"integrating {n} steps")
@@ -171,8 +177,14 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
         if h is not None or steps is not None:
             raise IntegrationInputError(f"{m.name!r} chooses its own steps (rtol, atol, first_step, max_step); "
                                         f"h and steps are for the fixed-step methods")
-        res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every), events,
-                             backend, fast)
+        if ensemble == "independent":
+            if events is not None:
+                raise IntegrationInputError("ensemble='independent' saves only the end points; events need "
+                                            "ensemble='shared'")
+            res = batch.solve_independent(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, backend, fast)
+        else:
+            res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every),
+                                 events, backend, fast)
     else:
         res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast, backend)
     res.wall_time = time.perf_counter() - start

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from . import codegen, numba_kernels
+from . import batch_kernels, codegen, numba_kernels
 from .errors import IntegrationInputError, MethodError
 from .result import IntegrationResult
 
@@ -97,7 +97,11 @@ def run_fixed(pl, y0, t0, h, n, save_every, backend):
     ts = np.empty(K)
     ys = np.empty((K, B, dim))
     ys[0] = flat
-    if mode == "numba" or B <= SMALL_BATCH:  # one trajectory after the other
+    if mode == "numba":  # a parallel compiled loop over the trajectories (integrators.batch_kernels)
+        ts, ys, done, saves = batch_kernels.fixed_parallel(pl, flat, t0, h, n, save_every, K)
+        for b in np.flatnonzero(done < n):
+            ys[saves[b]:, b] = np.nan
+    elif B <= SMALL_BATCH:  # one trajectory after the other
         f = pl.function("fixed", mode)
         done_all = n
         for b in range(B):

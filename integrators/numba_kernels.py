@@ -80,6 +80,27 @@ def cache_dir():
     return d
 
 
+def load_source(full, modname):
+    """(namespace, on_disk): the module text ``full`` written to the cache directory as ``modname``.py
+    and imported (numba's disk cache can then key on it), or executed in memory when the directory
+    is not writable (on_disk False)."""
+    d = cache_dir()
+    if d is None:
+        env = {}
+        exec(compile(full, f"<{modname}>", "exec"), env)
+        return env, False
+    path = d / f"{modname}.py"
+    if not path.exists():
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(full)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(modname, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # numba's cache rebuilds the environment by module name
+    spec.loader.exec_module(mod)
+    return vars(mod), True
+
+
 def compile_cached(text, name, batch=False):
     """The function ``name`` of the generated ``text``, jitted (with numba's disk cache when the
     cache directory is writable)."""
@@ -88,21 +109,7 @@ def compile_cached(text, name, batch=False):
     digest = hashlib.sha1(full.encode()).hexdigest()[:20]
     if digest in _MODULES:
         return _MODULES[digest]
-    d = cache_dir()
-    if d is None:
-        env = {}
-        exec(compile(full, f"<liedyn generated {digest}>", "exec"), env)
-        fn = jit(env[name])
-    else:
-        path = d / f"liedyn_gen_{digest}.py"
-        if not path.exists():
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(full)
-            os.replace(tmp, path)
-        spec = importlib.util.spec_from_file_location(f"liedyn_gen_{digest}", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod  # numba's cache rebuilds the environment by module name
-        spec.loader.exec_module(mod)
-        fn = jit(getattr(mod, name), cache=True)
+    ns, on_disk = load_source(full, f"liedyn_gen_{digest}")
+    fn = jit(ns[name], cache=on_disk)
     _MODULES[digest] = fn
     return fn

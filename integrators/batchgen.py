@@ -1,0 +1,133 @@
+"""Generated code of the ensembles (:mod:`integrators.batch`, :mod:`integrators.batch_kernels`):
+the stages of :mod:`integrators.codegen`, with one change on so(3).
+
+On so(3) (recognised from the structure constants, :func:`integrators.codegen.closed_form`) the
+truncated dexp^-1 series of an RKMK stage is summed with two brackets instead of q - 2: ad_x^3 =
+-|x|^2 ad_x (x cross (x cross (x cross v)) = -|x|^2 x cross v), so with A = -ad_x,
+sum_{k<=q-2} B_k/k! A^k v = v + B_1 A v + (sum over even k >= 2 of B_k/k! (-|x|^2)^(k/2-1)) A^2 v
+(the same truncated series in exact arithmetic; B_k = 0 for odd k >= 3; Munthe-Kaas 1999 for the
+series, Hairer, Lubich and Wanner 2006, IV.7 for dexp^-1).
+
+For the lanes of :mod:`integrators.batch_kernels` (code the compiler vectorizes: no call, no
+branch) Rodrigues' coefficients a = sin t / t and b = (1 - cos t)/t^2 (Murray, Li and Sastry 1994,
+2.2; t = |x|) come without sin, cos or sqrt: sigma = sin u / u and cos u from their Taylor series to
+u^20 and u^22 at u = t/16 (truncation < 1e-19 for t <= 16), three doublings sin(2s)/(2s) = sigma
+cos s, cos 2s = 1 - 2 s^2 sigma^2 to s = t/2, then a = sigma cos(t/2), b = sigma^2 / 2. The
+largest t^2 of an attempt is recorded as ``_big``; an attempt with t > 16 is rejected by the caller.
+"""
+
+from __future__ import annotations
+
+from liegroups.closed_forms import bernoulli_coefficients
+
+from . import codegen
+
+
+class EnsembleSource(codegen.Source):
+    """codegen.Source with the so(3) closed sum of the truncated dexp^-1 series (module docstring)."""
+
+    lanes = False
+
+    def _act_so3(self, x, z, delta):
+        if not self.lanes:
+            return super()._act_so3(x, z, delta)
+        # branch-free Rodrigues coefficients (module docstring); _big records the largest |x|^2
+        t2, s, c = self.fresh("t2"), self.fresh("s"), self.fresh("c")
+        self.emit(f"{t2} = {x[0]}*{x[0]} + {x[1]}*{x[1]} + {x[2]}*{x[2]}")
+        self.emit(f"_big = max(_big, {t2})")
+        self.emit(f"{s}u = {t2}*0.00390625")
+        self.emit(f"{s} = {_horner(f'{s}u', [(2 * k) * (2 * k + 1) for k in range(1, 11)])}")
+        self.emit(f"{c} = {_horner(f'{s}u', [(2 * k - 1) * (2 * k) for k in range(1, 12)])}")
+        for k in range(3):  # t -> 2t: sin(2t)/(2t) = sigma cos t, cos 2t = 1 - 2 t^2 sigma^2
+            self.emit(f"{c}, {s} = 1.0 - {2.0 * 4.0 ** k * 0.00390625!r}*{t2}*{s}*{s}, {s}*{c}")
+        ca, cb = self.fresh("a"), self.fresh("b")
+        self.emit(f"{ca} = {s}*{c}")
+        self.emit(f"{cb} = 0.5*{s}*{s}")
+        c1 = self._cross(x, z)
+        c2 = self._cross(x, c1)
+        base = "" if delta else "{z} "
+        return self.assign("y", [(base.format(z=z[i]) + f"- {ca}*{c1[i]} + {cb}*{c2[i]}").lstrip()
+                                 for i in range(3)])
+
+    def dexpinv(self, theta, v, terms):
+        coeffs = list(bernoulli_coefficients(int(terms)))
+        if self.st.closed != "so3" or len(coeffs) <= 3:
+            return super().dexpinv(theta, v, terms)
+        q1 = self.neg_bracket(theta, v)
+        q2 = self.neg_bracket(theta, q1)
+        t2 = self.fresh("t2")
+        self.emit(f"{t2} = {theta[0]}*{theta[0]} + {theta[1]}*{theta[1]} + {theta[2]}*{theta[2]}")
+        # (-ad)^k v = (-|x|^2)^(k/2 - 1) (-ad)^2 v for even k >= 2 (B_k = 0 for odd k >= 3)
+        poly = "0.0"
+        for c in reversed([c for k, c in enumerate(coeffs) if k >= 2 and k % 2 == 0]):  # Horner in -|x|^2
+            poly = f"({codegen._num(c)} - {t2}*{poly})" if poly != "0.0" else codegen._num(c)
+        cf = self.fresh("cf")
+        self.emit(f"{cf} = {poly}")
+        return self.assign("k", [f"{v[i]} + {codegen._num(coeffs[1])}*{q1[i]} + {cf}*{q2[i]}" for i in range(3)])
+
+
+def _horner(u, dens):
+    """1 - u/d1 (1 - u/d2 (1 - ...)): sin t / t with d = (2k)(2k + 1) and cos t with d = (2k - 1)(2k),
+    u = t^2 (the Taylor series)."""
+    out = "1.0"
+    for d in reversed(dens):
+        out = f"(1.0 - {u}*{out}*{1.0 / d!r})"
+    return out
+
+
+def attempt_lines(st, tab, lie, terms, lanes=False):
+    """(first lines, w names, attempt lines, d names, wl names): the bodies of :func:`attempt_source`
+    (``lanes``: the branch-free so(3) exponential, which also records ``_big``)."""
+    n = st.n
+    z = [f"z{i}" for i in range(n)]
+    W0 = [f"W0_{i}" for i in range(n)]
+    first = EnsembleSource(st)
+    w = first.velocity(z) if lie else first.field(z)
+    src = EnsembleSource(st)
+    src.lanes = lanes
+    Ks = codegen._stages(src, tab, z, "hs", lie, terms, w0=W0)
+    theta, d = codegen._increment(src, Ks, tab["b"], z, lie)
+    z1 = src.assign("z1_", [f"{z[i]} + {d[i]}" for i in range(n)])
+    wl = src.velocity(z1) if lie else src.field(z1)
+    if lie:
+        xl = src.assign("xl", [f"hs*{wl[j]}" for j in range(n)])
+        Klast = src.dexpinv(theta, xl, terms) if terms > 1 else xl
+    else:
+        Klast = src.assign("Kl", [f"hs*{wl[j]}" for j in range(n)])
+    Kall = Ks + ([Klast] if tab["fsal"] else [])
+    sc = src.assign("sc", [f"atol + rtol*mx(abs({z[i]}), abs({z1[i]}))" for i in range(n)])
+    sums = []
+    for Ev in tab["E"]:
+        et = src.combo("et", list(zip(Ev, Kall))) or ["0.0"] * n
+        if lie:  # state error to leading order: ad*_{err theta} z
+            et = src.coad(et, z, prefix="ez")
+        es = src.assign("es", [f"({et[i]})/{sc[i]}" for i in range(n)])
+        sums.append(" + ".join(f"{v}*{v}" for v in es))
+    if len(sums) == 1:
+        src.emit(f"err = sqrt(({sums[0]})/{float(n)!r})")
+    else:  # DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))
+        src.emit(f"_e5 = {sums[0]}")
+        src.emit(f"_e3 = {sums[1]}")
+        src.emit(f"err = _e5/sqrt({float(n)!r}*(_e5 + 0.01*_e3) + 1e-300)")
+    return first.lines, w, src.lines, d, wl
+
+
+def attempt_source(st, tab, lie, terms):
+    """Source of ``first(z...) -> w...`` (the first stage's generator, or field) and ``attempt(hs,
+    rtol, atol, z..., w0...) -> (err, d..., wl...)``: one attempted step of signed size hs (arrays
+    of shape (B,) allowed), its increment d = z1 - z, the generator wl at z1 (first stage of the next
+    step: FSAL) and the error norm of :func:`integrators.codegen.adaptive_source` per trajectory."""
+    n = st.n
+    z = [f"z{i}" for i in range(n)]
+    W0 = [f"W0_{i}" for i in range(n)]
+    fl, w, al, d, wl = attempt_lines(st, tab, lie, terms)
+    text = f"def first({', '.join(z)}):\n" + "\n".join(fl) + f"\n    return ({', '.join(w)},)\n\n"
+    text += (f"def attempt(hs, rtol, atol, {', '.join(z + W0)}):\n" + "\n".join(al)
+             + f"\n    return (err, {', '.join(d + wl)},)\n")
+    return text
+
+
+def adaptive_source(st, tab, lie, terms):
+    """:func:`integrators.codegen.adaptive_source` (one trajectory, compiled) written with
+    :class:`EnsembleSource`."""
+    return codegen.adaptive_source(st, tab, lie, terms, source_class=EnsembleSource)

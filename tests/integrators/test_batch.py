@@ -1,0 +1,129 @@
+"""Independent ensembles (integrators.batch, integrators.batch_kernels): every trajectory of an
+ensemble integrated on its own equals its single run; expected values are the single runs of the
+one-trajectory generated code (which sums the dexp^-1 series term by term, where the ensemble code
+sums it in closed form on so(3)), and the Casimirs of the initial states."""
+
+import numpy as np
+import pytest
+
+from scipy.linalg import expm
+
+from integrators import IntegrationInputError, codegen, integrate, numba_kernels
+from integrators.batchgen import EnsembleSource
+from integrators.rigid_body import REFERENCE_INERTIA, free_rigid_body
+from liegroups import named
+
+from ._problems import ALGEBRAS, quadratic_problem, start
+
+NUMBA = numba_kernels.available()
+
+
+def _singles(P, Z, **kw):
+    return np.array([integrate(P, z, (0.0, 3.0), save_every=10 ** 9, **kw).y[-1] for z in Z])
+
+
+@pytest.mark.parametrize("alg", ["so3", "se3"])
+@pytest.mark.parametrize("method", ["rkmk853", "rkmk45"])
+def test_independent_ensemble_equals_single_runs(alg, method):
+    P = quadratic_problem(ALGEBRAS[alg](), seed=3)
+    Z = start(P.dim, 4, batch=(2, 3))
+    kw = dict(method=method, rtol=1e-9, atol=1e-11, backend="numpy")
+    r = integrate(P, Z, (0.0, 3.0), ensemble="independent", **kw)
+    assert r.status == 0 and r.y.shape == (2, 2, 3, P.dim) and list(r.t) == [0.0, 3.0]
+    single = _singles(P, Z.reshape(-1, P.dim), **kw)
+    assert np.max(np.abs(r.y[-1].reshape(-1, P.dim) - single)) <= 1e-13 * max(1.0, float(np.max(np.abs(single))))
+    assert np.array_equal(r.y[0], Z)
+    # every trajectory takes its own steps: the counts are those of the single runs
+    counts = [integrate(P, z, (0.0, 3.0), **kw).nsteps for z in Z.reshape(-1, P.dim)]
+    assert list(r.nsteps_each.ravel()) == counts and r.nsteps == max(counts)
+    assert np.all(r.t_end == 3.0)
+    for k in (k for k in r.invariants if k.startswith("casimir:")):
+        v = r.invariants[k]
+        assert np.max(np.abs(v[1] - v[0]) / np.maximum(np.abs(v[0]), 1e-3)) <= 1e-14, k
+
+
+def test_independent_ambient_pair_and_backward_time():
+    P = quadratic_problem(named.sl2(), seed=4)
+    Z = start(3, 6, batch=(3,))
+    kw = dict(method="rk45", rtol=1e-8, atol=1e-10, backend="numpy")
+    r = integrate(P, Z, (0.0, -2.0), ensemble="independent", **kw)
+    single = np.array([integrate(P, z, (0.0, -2.0), **kw).y[-1] for z in Z])
+    assert r.status == 0 and np.max(np.abs(r.y[-1] - single)) <= 1e-13
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_independent_ensemble_equals_single_runs():
+    body = free_rigid_body(REFERENCE_INERTIA)
+    Z = np.array([np.cos(1.1), 0.0, np.sin(1.1)]) + 0.05 * np.random.default_rng(2).standard_normal((5, 3))
+    kw = dict(method="rkmk45", rtol=1e-9, atol=1e-11)
+    r = integrate(body, Z, (0.0, 3.0), ensemble="independent", backend="numba", **kw)
+    assert r.backend == "numba" and r.status == 0
+    single = _singles(body, Z, backend="numpy", **kw)
+    assert np.max(np.abs(r.y[-1] - single)) <= 1e-13
+    c = np.sum(r.y * r.y, axis=-1)
+    assert np.max(np.abs(c[1] - c[0]) / c[0]) <= 1e-14
+    # se(3): each trajectory runs the compiled one-trajectory loop (no lanes)
+    P = quadratic_problem(named.se3(), seed=6)
+    Z = start(6, 7, batch=(3,))
+    r = integrate(P, Z, (0.0, 3.0), ensemble="independent", backend="numba", **kw)
+    assert r.backend == "numba" and r.status == 0
+    assert np.max(np.abs(r.y[-1] - _singles(P, Z, backend="numpy", **kw))) <= 1e-13
+
+
+def test_branch_free_so3_exponential_is_rodrigues():
+    """The lane code's exp(ad x)^T z (series of sin u / u and cos u at u = |x|/16, three doublings)
+    against scipy's expm of the 3x3 matrix of ad*_x, for |x| from 0 to 16, to the round-off of
+    Rodrigues' formula itself (the term b x cross (x cross z) has size ~ |x|^2 |z|)."""
+    st = codegen.recognise(free_rigid_body(REFERENCE_INERTIA), np.ones(3))
+    src = EnsembleSource(st)
+    src.lanes = True
+    y = src.act(["x0", "x1", "x2"], ["z0", "z1", "z2"], delta=False)
+    env = {}
+    exec("def f(x0, x1, x2, z0, z1, z2):\n    _big = 0.0\n" + "\n".join(src.lines)
+         + f"\n    return ({', '.join(y)}), _big\n", env)
+    C = named.so3().structure_constants
+    rng = np.random.default_rng(5)
+    for r in (0.0, 1e-9, 0.3, 2.0, 7.5, 15.9):
+        x = rng.standard_normal(3)
+        x *= r / max(np.linalg.norm(x), 1e-300)
+        z = rng.standard_normal(3)
+        adT = np.einsum("i,ijk->jk", x, C)  # (ad*_x z)_j = x_i C[i, j, k] z_k
+        got, big = env["f"](*x, *z)
+        assert np.max(np.abs(np.array(got) - expm(adT) @ z)) <= 8 * 2.2e-16 * (1 + r * r) * np.linalg.norm(z), r
+        assert big == pytest.approx(r * r)
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_ensemble_rejects_a_first_step_beyond_the_exponential_range():
+    # first_step 60: |theta| > 16, beyond the branch-free exponential; the lanes reject such a step
+    # (as the single runs, whose error estimate rejects it) and then agree with the numpy ensemble
+    body = free_rigid_body(REFERENCE_INERTIA)
+    Z = 5.0 * np.random.default_rng(3).standard_normal((3, 3))
+    kw = dict(method="rkmk45", rtol=1e-9, atol=1e-11, first_step=60.0, ensemble="independent")
+    a = integrate(body, Z, (0.0, 3.0), backend="numba", **kw)
+    b = integrate(body, Z, (0.0, 3.0), backend="numpy", **kw)
+    assert np.all(a.nrejected_each >= 1) and np.array_equal(a.nsteps_each, b.nsteps_each)
+    assert np.max(np.abs(a.y - b.y)) <= 1e-12 * np.max(np.abs(b.y))
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_fixed_step_ensemble_keeps_the_last_finite_state():
+    # rk4 far beyond its stability bound on an unbounded sl(2)* orbit: some trajectories explode
+    P = quadratic_problem(named.sl2(), seed=1)
+    Z = np.array([[3.0, 3.0, 3.0], [0.01, 0.0, 0.01]])
+    with np.errstate(all="ignore"):
+        a = integrate(P, Z, (0.0, 400.0), method="rk4", steps=200, backend="numba")
+        b = integrate(P, Z, (0.0, 400.0), method="rk4", steps=200, backend="numpy")
+    assert a.status == b.status == -1 and "overflow" in a.message
+    assert np.all(np.isfinite(a.y)) and a.y.shape == b.y.shape and np.max(np.abs(a.y - b.y)) <= 1e-12
+
+
+def test_bad_ensemble_arguments():
+    P = quadratic_problem(named.so3(), seed=1)
+    Z = start(3, 1, batch=(2,))
+    with pytest.raises(IntegrationInputError, match="ensemble must be one of 'shared', 'independent'.*'each'"):
+        integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="each")
+    with pytest.raises(IntegrationInputError, match="events need ensemble='shared'"):
+        integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", events=lambda t, z: z[..., 0])
+    with pytest.raises(IntegrationInputError, match="fast=False.*ensemble='shared'"):
+        integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", fast=False)
