@@ -204,6 +204,11 @@ def check_velocity_matrix(problem, z):
                          f"at the initial state (convention w_i = sum_j W[i, j] z_j)")
 
 
+def _finite_sin(x):
+    """math.sin, but NaN for an infinite angle (an overflowed state) as numpy gives, not a ValueError."""
+    return math.sin(x) if -math.inf < x < math.inf else math.nan
+
+
 def step_function(method, problem, scalar):
     """The compiled step f(z0, z1, z2, e0, e1, e2, h) -> (z0, z1, z2, e0, e1, e2) for floats (scalar)
     or (B,) arrays; (z, e) is the state with its compensated rounding error (z + e is the value)."""
@@ -218,7 +223,7 @@ def step_function(method, problem, scalar):
             g = _source_cf(method, W)
         src = "def step(z0, z1, z2, e0, e1, e2, h):\n" + "\n".join(g.lines) + "\n"
         env = {"co": so3_coefficients,
-               "sin": math.sin if scalar else np.sin, "cos": math.cos if scalar else np.cos}
+               "sin": _finite_sin if scalar else np.sin}
         exec(compile(src, f"<so3_fast {method.name}>", "exec"), env)
         _CACHE[key] = env["step"]
     return _CACHE[key]

@@ -69,6 +69,8 @@ def so3_coefficients(theta2):
     functions, for straight-line scalar code); anything else gives arrays of its shape.
     """
     if type(theta2) is float:
+        if not theta2 < math.inf:  # inf or NaN (an overflowed state): NaN, as numpy gives, never math's ValueError
+            return math.nan, math.nan
         t = max(math.sqrt(theta2), _TINY_ANGLE)
         st = math.sin(0.5 * t) / t
         return 2.0 * math.cos(0.5 * t) * st, 2.0 * st * st

@@ -34,6 +34,16 @@ def test_resolved_run_passes_with_its_figures():
     assert off.status == 0 and off.checks == {}          # check=False: the old behaviour
 
 
+@pytest.mark.parametrize("method", ["rkmk4", "lie_euler", "cf4", "splitting", "splitting4", "splitting6"])
+def test_so3_fast_path_overflow_is_status_minus_one(method):
+    # found by make fuzz: the straight-line so(3) steppers on one trajectory use math.sin, which raised
+    # "math domain error" (a bare ValueError) once the state overflowed to inf; the run must instead end
+    # with status -1 and finite states
+    res = integrate(free_rigid_body([1.0, 2.0, 3.0]), np.full(3, 1e300), (0.0, 10.0), method=method, steps=50)
+    assert res.status == -1
+    assert np.all(np.isfinite(res.y))
+
+
 def test_heisenberg_rkmk2_overflow_is_status_minus_one():
     sysm = EulerPoincare(named.heisenberg(), [0.03, 1, 80])
     res = sysm.simulate([400.0, -600.0, 500.0], 2.0, steps=50, method="rkmk2")
