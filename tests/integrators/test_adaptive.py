@@ -34,6 +34,20 @@ def test_error_follows_rtol_on_the_exact_rigid_body(name):
     assert errs[1] < 1e-8 and errs[1] < errs[0] / 100, errs
 
 
+@pytest.mark.parametrize("name", ADAPTIVE)
+@pytest.mark.parametrize("rtol", [1e-7, 1e-9])
+def test_final_error_is_of_the_size_of_rtol(name, rtol):
+    # The estimate of a pair cannot see an error both of its solutions share, such as a dexp^-1
+    # series cut too early (at ad^(q-2) the RKMK pairs ended 10-13x above rtol); the truncation
+    # must stay below the controlled error: final error <= 3 rtol |m| against the exact solution
+    body = free_rigid_body(REFERENCE_INERTIA)
+    m0 = np.array(REFERENCE_M0)
+    exact = rigid_body_exact(REFERENCE_INERTIA, m0, 10.0)
+    r = integrate(body, m0, (0.0, 10.0), method=name, rtol=rtol, atol=rtol * 1e-3)
+    err = float(np.max(np.abs(r.y[-1] - exact)))
+    assert err <= 3.0 * rtol * np.linalg.norm(m0), (name, rtol, err)
+
+
 @pytest.mark.parametrize("alg", sorted(ALGEBRAS))
 @pytest.mark.parametrize("name", ["rkmk45", "rkmk853"])
 def test_adaptive_rkmk_keeps_casimirs(alg, name):
