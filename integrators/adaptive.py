@@ -199,7 +199,6 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     nsteps, ``nrejected`` and, with events, t_events / y_events as for the fixed-step methods."""
     check_controls(rtol, atol, first_step, max_step)
     if t_eval is not None:
-        dense_output.check_supported(method)
         save_every = 1
     tab = tableaux.get(method.tableau)
     lie, terms, order = method.lie, method.terms, tab["err_order"]
