@@ -18,7 +18,9 @@ ensemble shares one step sequence (the largest error of its trajectories decides
 Hairer's starting-step algorithm unless ``first_step`` is given; ``max_step`` caps |h|.
 
 Events are located by the method's own continuous extension (one step of size tau from the step's
-start, see :mod:`integrators.events`), so event times are as accurate as the states.
+start, see :mod:`integrators.events`), so event times are as accurate as the states. Output at
+``t_eval`` (or the grid of h / steps) comes from the pairs' continuous extensions,
+:mod:`integrators.dense_output`.
 
 Paths: the generated code (:mod:`integrators.codegen`, numpy or numba backend) when the problem's
 structure is recognised, else (and with ``fast=False``) the generic numpy stages written here, the

@@ -27,7 +27,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import tableaux
-from .grid import step_grid
 from .spaces import dexpinv_series
 
 # Shampine (1986) / Hairer, Norsett and Wanner I, II.6: b_i(s) = sum_k P[i, k] s^(k+1), i over the
@@ -123,18 +122,6 @@ def _extra_stages(ref, t, z, hs, K):
         else:
             K.append(hs * ref.rhs(t + c * hs, z + th))
     return K
-
-
-def output_grid(t0, t1, h, steps, save_every):
-    """Every save_every-th point of the grid of h / steps (:func:`integrators.grid.step_grid`) on
-    [t0, t1], t1 always included: the output times of an adaptive run given h or steps."""
-    n, hh = step_grid(t0, t1, h, steps)
-    idx = np.arange(0, n + 1, save_every)
-    if idx[-1] != n:
-        idx = np.append(idx, n)
-    te = t0 + idx * hh
-    te[-1] = t1
-    return te
 
 
 def at_times(ref, ts, ys, t_eval):

@@ -10,10 +10,9 @@ from liegroups import LieGroupsError
 
 from .errors import IntegrationInputError
 from .events import EventTracker
-from .grid import DEFAULT_STEPS, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
+from .grid import DEFAULT_STEPS, output_grid, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
 from . import fastpath, tableaux
 from .adaptive import solve_adaptive
-from .dense_output import output_grid
 from .methods import LINEAR, RKMK, Embedded, ExplicitRK, ScipyMethod, get_method, preserved
 from .problems import ODEProblem
 from .result import IntegrationResult, finish
