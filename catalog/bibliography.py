@@ -194,6 +194,8 @@ _WORKS = [
     _e("hairer-norsett-wanner1993", "book", ["E. Hairer", "S. P. Nørsett", "G. Wanner"],
        "Solving Ordinary Differential Equations I: Nonstiff Problems",
        "2nd ed., Springer Series in Computational Mathematics 8, Springer, Berlin", 1993),
+    _e("shampine1986", "article", ["L. F. Shampine"], "Some practical Runge-Kutta formulas",
+       "Mathematics of Computation", 1986, volume="46", pages="135-150"),
     _e("munthe-kaas1999", "article", ["H. Munthe-Kaas"], "High order Runge-Kutta methods on manifolds",
        "Applied Numerical Mathematics", 1999, volume="29", pages="115-127"),
     _e("iserles2000", "article", ["A. Iserles", "H. Z. Munthe-Kaas", "S. P. Nørsett", "A. Zanna"],

@@ -18,7 +18,9 @@ ensemble shares one step sequence (the largest error of its trajectories decides
 Hairer's starting-step algorithm unless ``first_step`` is given; ``max_step`` caps |h|.
 
 Events are located by the method's own continuous extension (one step of size tau from the step's
-start, see :mod:`integrators.events`), so event times are as accurate as the states.
+start, see :mod:`integrators.events`), so event times are as accurate as the states. Output at
+``t_eval`` (or the grid of h / steps) comes from the pairs' continuous extensions,
+:mod:`integrators.dense_output`.
 
 Paths: the generated code (:mod:`integrators.codegen`, numpy or numba backend) when the problem's
 structure is recognised, else (and with ``fast=False``) the generic numpy stages written here, the
@@ -31,7 +33,7 @@ import math
 
 import numpy as np
 
-from . import fastpath, tableaux
+from . import dense_output, fastpath, tableaux
 from .errors import IntegrationInputError
 from .events import EventTracker
 from .result import IntegrationResult
@@ -194,10 +196,12 @@ def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order)
 
 
 def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, save_every, events,
-                   backend, fast):
+                   backend, fast, t_eval=None):
     """Integrate with an embedded pair (see the module docstring); an IntegrationResult with nfev,
     nsteps, ``nrejected`` and, with events, t_events / y_events as for the fixed-step methods."""
     check_controls(rtol, atol, first_step, max_step)
+    if t_eval is not None:
+        save_every = 1
     tab = tableaux.get(method.tableau)
     lie, terms, order = method.lie, method.terms, tab["err_order"]
     ref = _Reference(problem, tab, lie, terms)
@@ -221,6 +225,9 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     if events is not None:
         step = fastpath.step_function(pl, mode) if pl is not None else ref.step
         res = _locate_events(problem, res, events, step, len(tab["b"]), save_every)
+    if t_eval is not None:  # integrators.dense_output: the continuous extension at t_eval
+        te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
+        res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te
     return res
 
 

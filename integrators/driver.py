@@ -10,7 +10,7 @@ from liegroups import LieGroupsError
 
 from .errors import IntegrationInputError
 from .events import EventTracker
-from .grid import DEFAULT_STEPS, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
+from .grid import DEFAULT_STEPS, output_grid, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
 from . import batch, fastpath, tableaux
 from .adaptive import solve_adaptive
 from .methods import LINEAR, RKMK, Embedded, ExplicitRK, ScipyMethod, get_method, preserved
@@ -102,12 +102,13 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
         (a ValueError) listing the valid ones.
     h, steps : fixed-step methods take the step h (rounded down so that an integer number of steps
         covers t_span exactly: h = (t1 - t0) / ceil(|t1 - t0| / h)) or the number of steps;
-        with neither, DEFAULT_STEPS = 1000 steps. For scipy methods, h or steps only set the output
-        grid (dense output is evaluated there); without them the solver's own steps are returned.
+        with neither, DEFAULT_STEPS = 1000 steps. For the scipy methods and the adaptive pairs, h or
+        steps only set the output grid (dense output is evaluated there, see
+        :mod:`integrators.dense_output`); without them the solver's own steps are returned.
     save_every : keep every save_every-th step (the last step is always kept).
     events : callable g(t, y) -> (...) or list of them, with optional attributes ``terminal`` and
         ``direction`` as in solve_ivp; see :mod:`integrators.events`.
-    t_eval : 1-d array of output times for the scipy methods (as in solve_ivp: within t_span, sorted
+    t_eval : 1-d array of output times for the scipy methods and the adaptive pairs (as in solve_ivp: within t_span, sorted
         in the direction of integration; not together with h, steps or save_every). The fixed-step
         methods take h / steps / save_every instead and raise IntegrationInputError for t_eval.
     backend : "auto" (default), "numpy" or "numba": how the generated code of
@@ -157,9 +158,9 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
               validation.SCIPY_MAX_WALL_TIME if max_wall_time is None else
               validation.positive(max_wall_time, "max_wall_time", allow_inf=True))
     if t_eval is not None:
-        if not isinstance(m, ScipyMethod):
-            raise IntegrationInputError(f"t_eval is for the scipy methods; the fixed-step method {m.name!r} "
-                                        f"saves every save_every-th step of h or steps instead")
+        if not isinstance(m, (ScipyMethod, Embedded)):
+            raise IntegrationInputError(f"t_eval is for the scipy methods and the adaptive pairs; the fixed-step "
+                                        f"method {m.name!r} saves every save_every-th step of h or steps instead")
         if h is not None or steps is not None or int(save_every) != 1:
             raise IntegrationInputError("give either t_eval or h / steps / save_every (output grid), not both")
         t_eval = _check_t_eval(t_eval, t0, t1)
@@ -174,17 +175,16 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
     if isinstance(m, ScipyMethod):
         res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol, t_eval, budget)
     elif isinstance(m, Embedded):
-        if h is not None or steps is not None:
-            raise IntegrationInputError(f"{m.name!r} chooses its own steps (rtol, atol, first_step, max_step); "
-                                        f"h and steps are for the fixed-step methods")
+        if h is not None or steps is not None:  # an output grid, as for the scipy methods
+            t_eval = output_grid(t0, t1, h, steps, int(save_every))
         if ensemble == "independent":
-            if events is not None:
-                raise IntegrationInputError("ensemble='independent' saves only the end points; events need "
-                                            "ensemble='shared'")
+            if events is not None or t_eval is not None:
+                raise IntegrationInputError("ensemble='independent' saves only the end points; events and "
+                                            "output grids (t_eval, h, steps) need ensemble='shared'")
             res = batch.solve_independent(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, backend, fast)
         else:
             res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every),
-                                 events, backend, fast)
+                                 events, backend, fast, t_eval)
     else:
         res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast, backend)
     res.wall_time = time.perf_counter() - start

@@ -1,8 +1,10 @@
-"""The step grid of the fixed-step methods (also the output grid of the scipy adapters)."""
+"""The step grid of the fixed-step methods (also the output grid of the scipy adapters and the adaptive pairs)."""
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from .errors import IntegrationInputError
 from .validation import positive, step_count
@@ -29,3 +31,15 @@ def step_grid(t0, t1, h, steps):
     else:
         n = DEFAULT_STEPS
     return n, T / n
+
+
+def output_grid(t0, t1, h, steps, save_every):
+    """Every save_every-th point of the grid of h / steps (:func:`step_grid`) on
+    [t0, t1], t1 always included: the output times of a scipy or adaptive run given h or steps."""
+    n, hh = step_grid(t0, t1, h, steps)
+    idx = np.arange(0, n + 1, save_every)
+    if idx[-1] != n:
+        idx = np.append(idx, n)
+    te = t0 + idx * hh
+    te[-1] = t1
+    return te

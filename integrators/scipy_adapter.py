@@ -15,7 +15,7 @@ import scipy.integrate
 from liegroups import LieGroupsError
 
 from .errors import IntegrationInputError, IntegratorError
-from .grid import step_grid
+from .grid import output_grid
 from .result import IntegrationResult
 
 
@@ -117,12 +117,7 @@ def solve_scipy(problem, method, y0, t0, t1, h, steps, save_every, events, rtol,
 
     explicit = t_eval is not None
     if not explicit and (h is not None or steps is not None):
-        n, hh = step_grid(t0, t1, h, steps)
-        idx = np.arange(0, n + 1, save_every)
-        if idx[-1] != n:
-            idx = np.append(idx, n)
-        t_eval = t0 + idx * hh
-        t_eval[-1] = t1
+        t_eval = output_grid(t0, t1, h, steps, save_every)
     ev = None
     if events is not None:
         if len(shape) != 1:

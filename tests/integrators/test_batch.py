@@ -123,7 +123,9 @@ def test_bad_ensemble_arguments():
     Z = start(3, 1, batch=(2,))
     with pytest.raises(IntegrationInputError, match="ensemble must be one of 'shared', 'independent'.*'each'"):
         integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="each")
-    with pytest.raises(IntegrationInputError, match="events need ensemble='shared'"):
+    with pytest.raises(IntegrationInputError, match="events and output grids .* need ensemble='shared'"):
         integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", events=lambda t, z: z[..., 0])
+    with pytest.raises(IntegrationInputError, match="output grids .* need ensemble='shared'"):
+        integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", steps=10)
     with pytest.raises(IntegrationInputError, match="fast=False.*ensemble='shared'"):
         integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", fast=False)
