@@ -15,6 +15,7 @@ from . import batch, fastpath, tableaux
 from .adaptive import solve_adaptive
 from .methods import LINEAR, RKMK, Embedded, ExplicitRK, ScipyMethod, get_method, preserved
 from .problems import ODEProblem
+from .progress import RunProgress
 from .result import IntegrationResult, finish
 from .scipy_adapter import solve_scipy
 from . import guard, validation
@@ -61,6 +62,12 @@ def _check_inputs(problem, y0, t_span):
     return y0, t0, t1
 
 
+def _trajectories(problem, y0):
+    """The number of trajectories of a batch y0 (its size over the size of one state)."""
+    one = problem.group.matrix_size ** 2 if problem.kind == "reconstruction" else problem.dim
+    return max(1, int(np.size(y0)) // one)
+
+
 def _check_t_eval(t_eval, t0, t1):
     """t_eval as a 1-d float array, sorted in the direction of integration and within t_span."""
     try:
@@ -84,7 +91,8 @@ def _check_t_eval(t_eval, t0, t1):
 
 def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_every=1, events=None,
               rtol=1e-9, atol=1e-12, fast=True, t_eval=None, backend="auto", first_step=None,
-              max_step=None, check=True, max_steps=None, max_wall_time=None, ensemble="shared"):
+              max_step=None, check=True, max_steps=None, max_wall_time=None, ensemble="shared",
+              progress=None):
     """Integrate ``problem`` from ``y0`` over ``t_span = (t0, t1)`` with ``method``.
 
     Parameters
@@ -133,6 +141,10 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
     max_steps, max_wall_time : the budget of the scipy methods (accepted steps, default 10^6;
         seconds, default 120): beyond it the run stops with status -1 and says so. A right-hand side
         that returns NaN or inf stops any method with status -1 at the step where it appears.
+    progress : None (default), True, False or a writable text stream: a line on stderr (or the stream) with
+        the method, the number of trajectories and the elapsed time. None draws it only when stderr is a
+        terminal and the run lasts more than a second (never with LIEDYN_PROGRESS=0); False never; see
+        :mod:`integrators.progress`. It never changes the result.
     fast : use the generated straight-line so(3) steppers (:mod:`integrators.so3_fast`) when they
         apply (unforced so(3)* problem with a velocity_matrix, no events); False forces the generic
         numpy path (the reference; both agree to round-off).
@@ -172,21 +184,24 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
         if m.fixed_step:
             validation.step_budget(n)
     start = time.perf_counter()
-    if isinstance(m, ScipyMethod):
-        res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol, t_eval, budget)
-    elif isinstance(m, Embedded):
-        if h is not None or steps is not None:  # an output grid, as for the scipy methods
-            t_eval = output_grid(t0, t1, h, steps, int(save_every))
-        if ensemble == "independent":
-            if events is not None or t_eval is not None:
-                raise IntegrationInputError("ensemble='independent' saves only the end points; events and "
-                                            "output grids (t_eval, h, steps) need ensemble='shared'")
-            res = batch.solve_independent(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, backend, fast)
+    with RunProgress(progress, m.name, _trajectories(problem, y0)) as bar:
+        if isinstance(m, ScipyMethod):
+            res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol, t_eval, budget)
+        elif isinstance(m, Embedded):
+            if h is not None or steps is not None:  # an output grid, as for the scipy methods
+                t_eval = output_grid(t0, t1, h, steps, int(save_every))
+            if ensemble == "independent":
+                if events is not None or t_eval is not None:
+                    raise IntegrationInputError("ensemble='independent' saves only the end points; events and "
+                                                "output grids (t_eval, h, steps) need ensemble='shared'")
+                res = batch.solve_independent(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, backend,
+                                              fast)
+            else:
+                res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every),
+                                     events, backend, fast, t_eval)
         else:
-            res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every),
-                                 events, backend, fast, t_eval)
-    else:
-        res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast, backend)
+            res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast, backend)
+        bar.done(res.nsteps)
     res.wall_time = time.perf_counter() - start
     res.method = m.name
     res.preserves = preserved(m, problem)

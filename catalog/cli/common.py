@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from integrators.progress import quiet
 
 
 def add_entry_args(p):
@@ -101,12 +102,15 @@ class Progress:
             k += 1
 
     def __enter__(self):
+        self._quiet = quiet()  # the runs inside draw no line of their own under this one
+        self._quiet.__enter__()
         if self.enabled:
             self._thread = threading.Thread(target=self._loop, daemon=True)
             self._thread.start()
         return self
 
     def __exit__(self, *exc):
+        self._quiet.__exit__(*exc)
         if self._thread is not None:
             self._stop.set()
             self._thread.join()

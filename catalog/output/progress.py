@@ -13,6 +13,8 @@ from typing import TextIO
 
 from tqdm import tqdm
 
+from integrators.progress import quiet
+
 __all__ = ["Steps", "enabled"]
 
 
@@ -42,8 +44,11 @@ class Steps:
             self.bar.update(1)
 
     def __enter__(self):
+        self._quiet = quiet()  # the integrations inside draw no line of their own under this bar
+        self._quiet.__enter__()
         return self
 
     def __exit__(self, *exc):
+        self._quiet.__exit__(*exc)
         if self.bar is not None:
             self.bar.close()
