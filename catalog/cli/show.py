@@ -31,6 +31,7 @@ def show_data(entry):
         "name": entry.name, "description": entry.description, "references": describe.references(entry),
         "model": entry.model, "kind": entry.kind, "parameters": dict(entry.parameters),
         "equations": text, "latex": latex, "model_equations": describe.model_text(entry), "realizability": describe.realizability(entry),
+        "realizability_exact": (None if (q := describe.realizability_exact(entry)) is None else str(q)),
         "realizability_line": describe.realizability_line(entry),
         "first_integrals": describe.integrals(entry), "labels": list(entry.labels),
         "initial_state": (entry.initial_state if isinstance(entry.initial_state, dict)

@@ -149,22 +149,29 @@ def references(entry):
 def realizability_verdict(entry):
     """What the report and ``liedyn show`` say about realizability, or None where it does not apply.
 
-    A dict with ``expr`` (the quantity: (I^-1 a, b) for Lie-group systems, det (A^-1 M, dphi/dq') in
-    coordinates), ``formula`` (its value or expression as text), ``value`` (a number: the constant, or the
-    expression at the entry's initial state; None when it cannot be evaluated), ``realizable`` (value != 0)
-    and ``where`` ("everywhere" for a constant, "at the initial state" for an expression).
+    A dict with ``expr`` (the quantity: (I^-1 a, b) for a Lie-group system with one constraint,
+    det(A I^-1 B^T) with several, det (A^-1 M, dphi/dq') in coordinates), ``formula`` (its value or
+    expression as text: the exact rational and its decimal value when the data are rational, "2138/2709 ≈
+    0.789221114803"), ``value`` (a number: the constant, or the expression at the entry's initial state;
+    None when it cannot be evaluated), ``realizable`` (value != 0) and ``where`` ("everywhere" for a
+    constant, "at the initial state" for an expression); constants also carry ``exact`` (the rational as
+    text, or None).
     """
     sysm = entry.system
     r = _raw_realizability(entry)
     if r is None:
         return None
     lie = entry.kind == "lie-group"
-    expr = "(I^-1 a, b)" if lie else "det (A^-1 M, dphi/dq')"
+    expr = getattr(sysm, "realizability_label", "(I^-1 a, b)") if lie else "det (A^-1 M, dphi/dq')"
     try:
         v = float(r)
-        return {"expr": expr, "formula": f"{v:.12g}", "value": v, "realizable": v != 0.0, "where": "everywhere"}
     except (TypeError, ValueError):
         pass
+    else:
+        q = realizability_exact(entry)
+        formula = f"{v:.12g}" if q is None else (str(q) if q.q == 1 else f"{q} \u2248 {v:.12g}")
+        return {"expr": expr, "formula": formula, "value": v, "exact": None if q is None else str(q),
+                "realizable": v != 0.0, "where": "everywhere"}
     S = getattr(sysm, "system", None)
     r = exact(sp.sympify(r))
     formula = _prime_text(r)
@@ -182,7 +189,7 @@ def realizability_verdict(entry):
 
 
 def realizability_line(entry):
-    """One line of text: 'realizability (I^-1 a, b) = 0.789  (realizable)', or None."""
+    """One line of text: 'realizability (I^-1 a, b) = 2138/2709 ≈ 0.789221114803  (realizable)', or None."""
     v = realizability_verdict(entry)
     if v is None:
         return None
@@ -215,8 +222,18 @@ def _raw_realizability(entry):
         return None
 
 
+def realizability_exact(entry):
+    """The realizability of a Lie-group entry as an exact rational (``system.realizability_exact()``:
+    det(A I^-1 B^T) in exact arithmetic) when its data are rational, else None."""
+    sysm = entry.system
+    if entry.kind != "lie-group" or entry.model == "free" or not hasattr(sysm, "realizability_exact"):
+        return None
+    return sysm.realizability_exact()
+
+
 def realizability(entry):
-    """The number (I^-1 a, b) for constrained Lie-group entries (None where it does not apply)."""
+    """The number (I^-1 a, b) (det(A I^-1 B^T) for several constraints) for constrained Lie-group entries, a
+    float (None where it does not apply; see :func:`realizability_exact` for the rational)."""
     v = _raw_realizability(entry)
     if v is None:
         return None

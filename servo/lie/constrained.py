@@ -25,6 +25,7 @@ import sympy as sp
 from ..errors import ConstraintViolationError, CovectorError, ServoError, UnrealizableConstraintError
 from .euler_poincare import LieSystem
 from .parameters import check_covectors, check_inertia
+from .printing import exact
 
 #: a realizability matrix whose smallest singular value is <= REALIZABILITY_RTOL |A| |B| |I^-1| counts as
 #: singular (computed scale-free from unit covectors and I^-1 / |I^-1|)
@@ -170,6 +171,31 @@ class LeftInvariantConstrained(LieSystem):
         if isinstance(R, np.ndarray):
             return float(R[0, 0]) if self.k == 1 else float(np.linalg.det(R))
         return sp.factor(sp.together(R[0, 0] if self.k == 1 else R.det()))
+
+    @property
+    def realizability_label(self) -> str:
+        """The name of :meth:`realizability` in text: ``(I^-1 a, b)`` for one constraint, ``det(A I^-1 B^T)``
+        (R_ij = (I^-1 a_i, b_j)) for several."""
+        return "(I^-1 a, b)" if self.k == 1 else "det(A I^-1 B^T)"
+
+    @property
+    def realizability_latex(self) -> str:
+        """:attr:`realizability_label` in LaTeX."""
+        return r"(I^{-1} a, b)" if self.k == 1 else r"\det(A I^{-1} B^{T})"
+
+    def realizability_exact(self) -> sp.Rational | None:
+        """det R, R = A I^-1 B^T, as an exact rational when every entry of I, a and b is one, else None.
+
+        A float datum counts as the rational it was written as (0.2 -> 1/5, see
+        :func:`servo.lie.printing.exact_number`); R and its determinant are then computed in exact
+        arithmetic (Kozlov's number (I^-1 a, b) for one constraint). A datum that is no short rational
+        (0.1234567891, pi, a symbol) gives None.
+        """
+        I, A, B = (exact(M) for M in (self.I_sym, self.A_sym, self.B_sym))
+        if any(not x.is_Rational for M in (I, A, B) for x in M):
+            return None
+        R = A.T * I.inv() * B
+        return sp.Rational(R[0, 0] if self.k == 1 else R.det())
 
     def realizability_condition(self):
         """The condition number of R (2-norm): how close the controls are to losing realizability."""

@@ -1,7 +1,8 @@
 """How a Lie-group system shows itself in a notebook (``_repr_markdown_``; math typeset by the front end).
 
 The summary has the class and algebra, the model in vector notation, the equations as an ``aligned``
-block (:meth:`servo.lie.symbolic.Equations.latex`), the realizability number (I^-1 a, b) with its verdict
+block (:meth:`servo.lie.symbolic.Equations.latex`), the realizability number (I^-1 a, b) (det(A I^-1 B^T)
+for several constraints; an exact rational when the data are rational) with its verdict
 (Kozlov: realizable iff it is not zero) and the first integrals with exact coefficients.
 """
 
@@ -16,10 +17,13 @@ __all__ = ["system_markdown"]
 
 def _realizability_line(system):
     r = system.realizability()
+    label = system.realizability_latex
     if isinstance(r, float):
         verdict = "realizable" if r != 0 else "not realizable"
-        return f"$(I^{{-1}} a, b) = {r:.12g}$: **{verdict}**"
-    return f"$(I^{{-1}} a, b) = {sp.latex(exact(r))}$: realizable wherever this is not zero"
+        q = system.realizability_exact()
+        value = f"{r:.12g}" if q is None else (sp.latex(q) if q.q == 1 else f"{sp.latex(q)} \\approx {r:.12g}")
+        return f"${label} = {value}$: **{verdict}**"
+    return f"${label} = {sp.latex(exact(r))}$: realizable wherever this is not zero"
 
 
 def system_markdown(system) -> str:
