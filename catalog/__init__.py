@@ -9,13 +9,20 @@ the HTML report.
     catalog.bibliography.cite(catalog.get("suslov").references)   # the works an entry rests on
 """
 
-from . import bibliography
-from .graph import RELATIONS, graph
-from .errors import CatalogError, NoExactSolution, TomlEntryError
-from .registry import Entry, defaults, get, names
-from .verify.run import checks, simulate
-from .entries.toml_loader import from_file
-from .sweeps import sweep
+from typing import TYPE_CHECKING
+
+from liegroups._lazy import exports
+
+if TYPE_CHECKING:
+    from . import bibliography
+    from .graph import RELATIONS, graph
+    from .errors import CatalogError, NoExactSolution, TomlEntryError
+    from .registry import Entry, defaults, get, names
+    from .verify.run import checks, simulate
+    from .entries.toml_loader import from_file
+    from .sweeps import sweep
+
+exports(__name__, __file__)
 
 __all__ = ["names", "get", "graph", "from_file", "defaults", "Entry", "CatalogError", "TomlEntryError",
            "RELATIONS", "simulate", "checks", "bibliography", "sweep"]

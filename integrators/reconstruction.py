@@ -42,7 +42,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.interpolate
+import scipy  # scipy.interpolate loads on first use (scipy's own lazy submodules)
 
 from liegroups import SE2, SE3, SO3
 

@@ -17,9 +17,10 @@ from fractions import Fraction
 from itertools import combinations_with_replacement
 
 import numpy as np
-import sympy as sp
-from sympy.polys.domains import QQ
-from sympy.polys.matrices import DomainMatrix
+
+from ._lazy import lazy_module
+
+sp = lazy_module("sympy")  # imported when Casimirs are derived, not when an algebra is built
 
 
 class Casimir:
@@ -109,6 +110,9 @@ def _casimir_system(C, n, d, exact):
 
 
 def _nullspace(monos, rows, exact):
+    from sympy.polys.domains import QQ
+    from sympy.polys.matrices import DomainMatrix
+
     ncol = len(monos)
     keys = sorted(rows)
     if exact:

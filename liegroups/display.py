@@ -11,7 +11,10 @@ otherwise neither (a non-trivial Levi decomposition, e.g. se(3)).
 from __future__ import annotations
 
 import numpy as np
-import sympy as sp
+
+from ._lazy import lazy_module
+
+sp = lazy_module("sympy")  # imported when an algebra is displayed
 
 __all__ = ["algebra_type", "algebra_markdown"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.linalg
+import scipy  # scipy.linalg loads on first use (scipy's own lazy submodules)
 
 from .closed_forms import (bernoulli_coefficients, rodrigues, rotate_transpose, se2_Ad, se2_exp, se3_Ad, se3_exp,
                            so3_coefficients, so3_dexp_coefficient, so3_dexpinv_coefficient)

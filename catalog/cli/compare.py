@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from ..verify.compare import format_summary
 from .common import Progress, add_common, add_entry_args, emit_json, resolve
 
 
 def cmd_compare(args):
     from ..output import plots
-    from ..verify.compare import compare_entry
+    from ..verify.compare import compare_entry, format_summary
 
     entry = resolve(args.name, args.param)
     methods = [m.strip() for m in args.methods.split(",")] if args.methods else None

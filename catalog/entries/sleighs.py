@@ -17,7 +17,7 @@ or, for runs without velocities, from x' = u cos(theta), y' = u sin(theta), thet
 from __future__ import annotations
 
 import numpy as np
-from scipy.integrate import cumulative_trapezoid
+import scipy  # scipy.integrate loads on first use (scipy's own lazy submodules)
 from servo import planar_path, reconstruct_motion
 
 from .build import lie_system
@@ -37,9 +37,9 @@ def plane_path(u_of, w_of):
             x, y, _ = planar_path(reconstruct_motion(run).y)
             return np.stack([x, y], -1)
         u, w = u_of(run.y), w_of(run.y)
-        th = cumulative_trapezoid(w, run.t, initial=0.0)
-        x = cumulative_trapezoid(u * np.cos(th), run.t, initial=0.0)
-        y = cumulative_trapezoid(u * np.sin(th), run.t, initial=0.0)
+        th = scipy.integrate.cumulative_trapezoid(w, run.t, initial=0.0)
+        x = scipy.integrate.cumulative_trapezoid(u * np.cos(th), run.t, initial=0.0)
+        y = scipy.integrate.cumulative_trapezoid(u * np.sin(th), run.t, initial=0.0)
         return np.stack([x, y], -1)
 
     return path

@@ -7,8 +7,6 @@ references.
 
 from __future__ import annotations
 
-from . import describe
-
 __all__ = ["entry_markdown"]
 
 
@@ -18,6 +16,8 @@ def _aligned(latex):
 
 def entry_markdown(entry) -> str:
     """Markdown for Jupyter: what ``liedyn show NAME`` prints, with the equations typeset."""
+    from . import describe  # sympy: imported when an entry is shown, not when the registry loads
+
     text, latex = describe.equations(entry)
     parts = [f"**{entry.name}** ({entry.model}, {entry.kind})", "", entry.description, ""]
     model = describe.model_text(entry)

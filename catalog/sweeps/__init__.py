@@ -11,10 +11,17 @@
 * ``output``: the tidy table, its files and figure, :func:`fit_rate`, :func:`report_section`.
 """
 
-from .grid import Grid, SweepError, grid, samples
-from .measures import MEASURES, Measure, get_measure, register_measure
-from .output import fit_rate, report_section, summary_rows, write_table
-from .engine import SweepResult, SweepWarning, default_chunk, sweep
+from typing import TYPE_CHECKING
+
+from liegroups._lazy import exports
+
+if TYPE_CHECKING:
+    from .grid import Grid, SweepError, grid, samples
+    from .measures import MEASURES, Measure, get_measure, register_measure
+    from .output import fit_rate, report_section, summary_rows, write_table
+    from .engine import SweepResult, SweepWarning, default_chunk, sweep
+
+exports(__name__, __file__)
 
 __all__ = ["sweep", "grid", "samples", "Grid", "SweepResult", "SweepError", "SweepWarning", "Measure", "MEASURES",
            "get_measure", "register_measure", "fit_rate", "report_section", "summary_rows", "write_table",

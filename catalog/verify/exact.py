@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ellipj, ellipkinc
+import scipy  # scipy.special loads on first use (scipy's own lazy submodules)
 
 from ..errors import NoExactSolution
 
@@ -54,11 +54,12 @@ def euler_top_solution(inertia, m0):
     if amp[0] == 0:  # steady rotation about the C axis
         return lambda t: np.broadcast_to(m0, (np.size(t), 3)).copy()
     phi0 = np.arctan2(w0[B] / amp[1], w0[A] / amp[0])
+    ellipkinc = scipy.special.ellipkinc
     u0 = float(ellipkinc(phi0, k2)) if abs(phi0) <= np.pi / 2 else \
         float(np.sign(phi0) * 2 * ellipkinc(np.pi / 2, k2) - ellipkinc(np.sign(phi0) * np.pi - phi0, k2))
     # direction of time from Euler's equation m' = m x w at t = 0
     mdot = np.cross(m0, w0)
-    sn0, cn0, dn0, _ = ellipj(u0, k2)
+    sn0, cn0, dn0, _ = scipy.special.ellipj(u0, k2)
     dA = -amp[0] * sn0 * dn0 * lam * IA
     dB = amp[1] * cn0 * dn0 * lam * IB
     if abs(dB) >= abs(dA):
@@ -68,7 +69,7 @@ def euler_top_solution(inertia, m0):
 
     def m_of_t(t):
         t = np.atleast_1d(np.asarray(t, dtype=float))
-        sn, cn, dn, _ = ellipj(u0 + sigma * lam * t, k2)
+        sn, cn, dn, _ = scipy.special.ellipj(u0 + sigma * lam * t, k2)
         out = np.empty(t.shape + (3,))
         out[..., A] = IA * amp[0] * cn
         out[..., B] = IB * amp[1] * sn

@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from integrators import integrate
+import integrators
+import servo
 from integrators.methods import METHODS, ScipyMethod, canonical_name
-from servo import reconstruct_motion
 
 from ..errors import CatalogError
 
@@ -53,7 +53,7 @@ def orientation(run):
         R = None
         alg = getattr(run.system, "algebra", None)
         if "w" in run.outputs and getattr(alg, "name", "") == "so(3)":
-            R = np.asarray(reconstruct_motion(run).y, dtype=float)
+            R = np.asarray(servo.reconstruct_motion(run).y, dtype=float)
         run.outputs["R"] = R
     return run.outputs["R"]
 
@@ -110,7 +110,7 @@ def _run_lie(entry, t_end, steps, method, options):
             kw["method"] = method
         res = sysm.simulate(y0, t_end, **kw)
     else:  # a bare integrators problem
-        res = integrate(sysm, y0, (0.0, t_end), method=method or "rkmk4", steps=steps, **options)
+        res = integrators.integrate(sysm, y0, (0.0, t_end), method=method or "rkmk4", steps=steps, **options)
         res.system = sysm
     if "state_map" in entry.extras:  # e.g. z = m + lambda b back to the entry's layout
         res.y = entry.extras["state_map"](np.asarray(res.y, dtype=float))

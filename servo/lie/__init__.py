@@ -17,14 +17,25 @@ One file a job:
 A new constraint model is a subclass of ``constrained.LeftInvariantConstrained`` in a file of its own.
 """
 
-from .euler_poincare import EulerPoincare, LieSystem
-from .method_choice import METHOD_TABLE
-from .servo_first import Nonholonomic, ServoFirstKind
-from .servo_second import ServoSecondKind, Vakonomic
-from .one_sided_servo import OneSidedServoSecondKind
-from .first_integrals import FirstIntegral
-from .reconstruction import planar_path, reconstruct_motion
-from .reduction import Reduced
-from .symbolic import Equations
-from .euler_form import EulerForm, euler_form
-from .invariant_manifolds import PoissonSphere, euler_angle_divergence
+from typing import TYPE_CHECKING
+
+from liegroups._lazy import exports
+
+if TYPE_CHECKING:
+    from .euler_poincare import EulerPoincare, LieSystem
+    from .method_choice import METHOD_TABLE
+    from .servo_first import Nonholonomic, ServoFirstKind
+    from .servo_second import ServoSecondKind, Vakonomic
+    from .one_sided_servo import OneSidedServoSecondKind
+    from .first_integrals import FirstIntegral
+    from .reconstruction import planar_path, reconstruct_motion
+    from .reduction import Reduced
+    from .symbolic import Equations
+    from .euler_form import EulerForm, euler_form
+    from .invariant_manifolds import PoissonSphere, euler_angle_divergence
+
+exports(__name__, __file__)
+
+__all__ = ["EulerPoincare", "LieSystem", "METHOD_TABLE", "Nonholonomic", "ServoFirstKind", "ServoSecondKind", "Vakonomic",
+           "OneSidedServoSecondKind", "FirstIntegral", "planar_path", "reconstruct_motion", "Reduced",
+           "Equations", "EulerForm", "euler_form", "PoissonSphere", "euler_angle_divergence"]

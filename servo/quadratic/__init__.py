@@ -13,5 +13,14 @@ nothing here depends on where a system came from:
 * ``plot``: phase portraits (matplotlib, imported on use).
 """
 
-from .system import QuadraticSystem
-from .invariant_lines import FamilyWitness, InvariantLine, InvariantLines, invariant_lines
+from typing import TYPE_CHECKING
+
+from liegroups._lazy import exports
+
+if TYPE_CHECKING:
+    from .system import QuadraticSystem
+    from .invariant_lines import FamilyWitness, InvariantLine, InvariantLines, invariant_lines
+
+exports(__name__, __file__)
+
+__all__ = ["QuadraticSystem", "FamilyWitness", "InvariantLine", "InvariantLines", "invariant_lines"]
