@@ -41,6 +41,8 @@ class ServoFirstKind(LeftInvariantConstrained):
     a : (n,) constraint covector, (a, w) = 0 (keyword)
     b : (n,) control covector, the force is lambda b (keyword)
 
+    Notes
+    -----
     Raises UnrealizableConstraintError if (I^-1 a, b) = 0 (relative to |a||b||I^-1|).
     The default integrator (:mod:`servo.lie.method_choice`) is "rk4" on an output grid, "rk853" with
     ``steps=None``: the field satisfies (I^-1 a, ad*_w m + lambda(m) b) = 0 for every m
