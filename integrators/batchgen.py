@@ -43,11 +43,7 @@ class EnsembleSource(codegen.Source):
         ca, cb = self.fresh("a"), self.fresh("b")
         self.emit(f"{ca} = {s}*{c}")
         self.emit(f"{cb} = 0.5*{s}*{s}")
-        c1 = self._cross(x, z)
-        c2 = self._cross(x, c1)
-        base = "" if delta else "{z} "
-        return self.assign("y", [(base.format(z=z[i]) + f"- {ca}*{c1[i]} + {cb}*{c2[i]}").lstrip()
-                                 for i in range(3)])
+        return self._rodrigues(ca, cb, x, z, delta)
 
     def dexpinv(self, theta, v, terms):
         coeffs = list(bernoulli_coefficients(int(terms)))

@@ -305,6 +305,11 @@ class Source:
         # exp(ad x)^T z = R(-x) z = z - a x cross z + b x cross (x cross z) (Rodrigues)
         ca, cb = self.fresh("a"), self.fresh("b")
         self.emit(f"{ca}, {cb} = co2({x[0]}*{x[0]} + {x[1]}*{x[1]} + {x[2]}*{x[2]})")
+        return self._rodrigues(ca, cb, x, z, delta)
+
+    def _rodrigues(self, ca, cb, x, z, delta):
+        """z - a x cross z + b x cross (x cross z) (or only the increment, with ``delta``), given the
+        names of Rodrigues' coefficients a = sin t / t, b = (1 - cos t)/t^2."""
         c1 = self._cross(x, z)
         c2 = self._cross(x, c1)
         base = "" if delta else "{z} "
