@@ -15,7 +15,7 @@ from ..errors import QuadraticSystemError
 from . import integrals as _integrals
 from . import plot as _plot
 from .invariant_lines import invariant_lines as _invariant_lines
-from .kovalevskaya import integrability_obstructions as _integrability_obstructions
+from .kovalevskaya.obstructions import integrability_obstructions as _integrability_obstructions
 
 __all__ = ["QuadraticSystem", "QuadraticSystemError"]
 
