@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import MethodError
+from .problems import CoadjointProblem, ODEProblem, ReconstructionProblem
 
 CASIMIRS = "casimirs"
 LINEAR = "linear_invariants"
@@ -209,7 +210,7 @@ def applies(method, problem):
     return True
 
 
-def applicable_methods(problem):
+def applicable_methods(problem: ODEProblem | CoadjointProblem | ReconstructionProblem) -> list[str]:
     """Names of all methods that apply to ``problem``."""
     return [n for n, m in METHODS.items() if applies(m, problem)]
 

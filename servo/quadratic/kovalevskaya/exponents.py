@@ -6,16 +6,14 @@ exponents (the derivation is in the docstring of servo.quadratic.kovalevskaya).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ...errors import QuadraticSystemError
+from ..line_types import InvariantLine
 from ..protocol import QuadraticField
-
-if TYPE_CHECKING:
-    from ..line_types import InvariantLine
 
 __all__ = ["kovalevskaya_exponents", "attach_exponents", "darboux_point"]
 
