@@ -215,7 +215,7 @@ def applicable_methods(problem: ODEProblem | CoadjointProblem | ReconstructionPr
     return [n for n, m in METHODS.items() if applies(m, problem)]
 
 
-def canonical_name(name):
+def canonical_name(name: object) -> str | None:
     """The canonical name of a method name or alias ("DOP853" -> "scipy:DOP853"); None if unknown."""
     if not isinstance(name, str):
         return None

@@ -19,12 +19,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Any
+
 import mpmath
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike
+
 from ..errors import ExactCheckError
 from .certify import equilibrate, normalise_line, pairwise_angles
+from .line_types import InvariantLines
 from .polynomials import multiplication_matrix, quadratic_fields, rational_tensor, standard_monomials
+from .protocol import QuadraticField
 
 # rational_tensor lives in servo.quadratic.polynomials and is re-exported here, where it was first public
 __all__ = ["ExactLines", "exact_invariant_lines", "rational_tensor", "compare_with_exact"]
@@ -36,7 +42,7 @@ class ExactLines:
 
     p: int
     zero_dimensional: bool
-    points: list            # [(direction complex (p,), c complex, multiplicity int)]
+    points: list[tuple[Any, complex, int]]   # [(direction complex (p,), c complex, multiplicity int)]
     quotient_dimension: int | None = None
     method: str = ""
 
@@ -239,7 +245,7 @@ def _rescaled(res, f):
     return res
 
 
-def exact_invariant_lines(q, seed=0, method="auto"):
+def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: str = "auto") -> ExactLines:
     """Exact (symbolic) invariant lines of a rational QuadraticSystem, for p <= 4.
 
     method: "auto" (binary cubic for p = 2, Groebner otherwise), "cubic", "resultant" (p = 3) or
@@ -295,7 +301,7 @@ def _exact(R, p, seed, method):
     raise ExactCheckError("no chart / separating form found in 6 random draws")
 
 
-def compare_with_exact(lines, exact, rtol=1e-6):
+def compare_with_exact(lines: InvariantLines, exact: ExactLines, rtol: float = 1e-6) -> list[str]:
     """Disagreements (a list of strings, empty if none) between an InvariantLines result and an
     ExactLines one: family or not, total multiplicity, real count, and for every exact point
     (direction, c, multiplicity) a line with the same multiplicity and reality, direction within

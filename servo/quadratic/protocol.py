@@ -2,13 +2,16 @@
 
 ``QuadraticSystem`` implements it; the invariant-line solver, the Kovalevskaya exponents, the first
 integrals and the exact checks are written against it (they read Q, p, is_real, variables, v and the
-Jacobian, nothing else), so that ``system`` can import them without their importing ``system``.
+Jacobian, and a claim or integral may ask for the invariant lines), so that ``system`` can import them
+without their importing ``system``.
 """
 from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
 from numpy.typing import ArrayLike, NDArray
+
+from .line_types import InvariantLines
 
 __all__ = ["QuadraticField"]
 
@@ -36,3 +39,6 @@ class QuadraticField(Protocol):
 
     def jacobian(self, x: ArrayLike) -> NDArray[Any]:
         """dv_i/dx_j = 2 sum_k Q[i,j,k] x_k, shape (..., p, p)."""
+
+    def invariant_lines(self, **kw: Any) -> InvariantLines:
+        """All invariant lines (``servo.quadratic.invariant_lines.invariant_lines`` of the system)."""
