@@ -40,7 +40,7 @@ EDGES = [
 ]
 
 
-def graph():
+def graph() -> nx.DiGraph:
     """The DiGraph of relations: nodes are entry names (attributes ``title``, ``family``), edges carry
     ``relation``, ``note``, ``check``."""
     sp = specs()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import importlib
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any, Callable
 
 import numpy as np
@@ -104,18 +105,18 @@ def _load():
             importlib.import_module(mod)
 
 
-def specs():
+def specs() -> dict[str, _Spec]:
     """Registered specs by name."""
     _load()
     return dict(sorted(_REGISTRY.items()))
 
 
-def names():
+def names() -> list[str]:
     """Sorted list of the entry names."""
     return list(specs())
 
 
-def defaults(name):
+def defaults(name: str) -> dict[str, Any]:
     """The documented default parameters of entry ``name``."""
     return dict(_spec(name).defaults)
 
@@ -160,7 +161,7 @@ def _coerce(name, key, default, value):
     return value
 
 
-def get(name, **params):
+def get(name: str, **params: Any) -> Entry:
     """Build entry ``name`` with ``params`` overriding its documented defaults.
 
     Raises :class:`CatalogError` for an unknown name, an unknown parameter (listing the accepted ones
@@ -179,7 +180,7 @@ def get(name, **params):
     return entry
 
 
-def parse_params(pairs):
+def parse_params(pairs: Iterable[str] | None) -> dict[str, str]:
     """``["m=2", "alpha=0.5"]`` -> {"m": "2", "alpha": "0.5"} (values are coerced by :func:`get`)."""
     out = {}
     for p in pairs or ():

@@ -14,12 +14,15 @@ rtol 1e-13, atol 1e-15 (say so in any table: the reference then limits errors to
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .driver import integrate
-from .methods import applicable_methods, get_method
+from .methods import Method, applicable_methods, get_method
+from .problems import CoadjointProblem, ODEProblem
 
 #: methods that ``compare`` runs by default (those that apply to the problem): every fixed-step method
 #: and the scipy adapters RK45, DOP853 and Radau; RK23, BDF and LSODA only when asked for
@@ -82,7 +85,7 @@ class Comparison:
                 return r
         raise KeyError(name)
 
-    def markdown(self, at_error=None):
+    def markdown(self, at_error: float | None = None) -> str:
         """A markdown table: declared and measured order, finest error, time and evaluations,
         the worst invariant drift, and (with ``at_error``) the interpolated time at that error."""
         return _table(self, at_error)
@@ -120,8 +123,12 @@ def _reference(problem, y0, t_end, exact):
     return np.asarray(exact, dtype=float), "given reference"
 
 
-def compare(problem, y0, t_end, methods=None, exact=None, steps=(100, 200, 400, 800),
-            tolerances=(1e-5, 1e-7, 1e-9, 1e-11), save_every=None):
+def compare(problem: ODEProblem | CoadjointProblem, y0: ArrayLike, t_end: float,
+            methods: Iterable[str | Method] | None = None,
+            exact: Callable[[float], ArrayLike] | ArrayLike | None = None,
+            steps: Sequence[int] | dict[int, Sequence[int]] = (100, 200, 400, 800),
+            tolerances: Sequence[float] = (1e-5, 1e-7, 1e-9, 1e-11),
+            save_every: int | None = None) -> Comparison:
     """Compare integration methods on ``problem`` from ``y0`` over [0, t_end]; return a Comparison.
 
     ``methods`` (names, aliases or Method instances) defaults to every applicable method except

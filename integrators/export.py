@@ -17,6 +17,7 @@ import csv
 import os
 import re
 from collections.abc import Collection
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def _series(res):
     return out
 
 
-def columns(res) -> dict[str, str]:
+def columns(res: Any) -> dict[str, str]:
     """{column name: the full name it stands for}, in the export order."""
     out = {}
     for full, _ in _series(res):
@@ -66,7 +67,7 @@ def columns(res) -> dict[str, str]:
     return out
 
 
-def to_dict(res) -> dict[str, np.ndarray]:
+def to_dict(res: Any) -> dict[str, np.ndarray]:
     """{column name: array}: t (K,), then every state component, invariant, constraint and output (K, ...)."""
     out = {}
     for full, v in _series(res):
@@ -85,7 +86,7 @@ def _single(res, what):
     return d
 
 
-def to_csv(res, path: str | os.PathLike) -> str | os.PathLike:
+def to_csv(res: Any, path: str | os.PathLike) -> str | os.PathLike:
     """Write one trajectory as CSV: a header of column names, then one row per saved time. Returns the path."""
     d = _single(res, "to_csv")
     names = list(d)
@@ -98,7 +99,7 @@ def to_csv(res, path: str | os.PathLike) -> str | os.PathLike:
     return path
 
 
-def to_pandas(res):
+def to_pandas(res: Any) -> Any:
     """A pandas DataFrame of one trajectory indexed by t (pandas is imported here, only when asked for)."""
     import pandas as pd
 
@@ -107,7 +108,7 @@ def to_pandas(res):
     return pd.DataFrame(d, index=pd.Index(t, name="t"))
 
 
-def to_xarray(res):
+def to_xarray(res: Any) -> Any:
     """An xarray Dataset with coordinate t; batch axes become dimensions batch_0, batch_1, ..."""
     import xarray as xr
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import MethodError
+from .problems import CoadjointProblem, ODEProblem, ReconstructionProblem
 
 CASIMIRS = "casimirs"
 LINEAR = "linear_invariants"
@@ -209,12 +210,12 @@ def applies(method, problem):
     return True
 
 
-def applicable_methods(problem):
+def applicable_methods(problem: ODEProblem | CoadjointProblem | ReconstructionProblem) -> list[str]:
     """Names of all methods that apply to ``problem``."""
     return [n for n, m in METHODS.items() if applies(m, problem)]
 
 
-def canonical_name(name):
+def canonical_name(name: object) -> str | None:
     """The canonical name of a method name or alias ("DOP853" -> "scipy:DOP853"); None if unknown."""
     if not isinstance(name, str):
         return None

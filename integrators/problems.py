@@ -23,7 +23,12 @@ Invariants and constraints are always evaluated on the raw states.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import liegroups
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import IntegrationInputError
 
@@ -68,8 +73,13 @@ class ODEProblem:
 
     kind = "ode"
 
-    def __init__(self, f, dim, invariants=None, constraints=None, jac=None, name=None, outputs=None,
-                 state_map=None, tolerances=None):
+    def __init__(self, f: Callable[[Any, NDArray[Any]], ArrayLike], dim: int,
+                 invariants: Mapping[str, Callable[[NDArray[Any]], ArrayLike]] | None = None,
+                 constraints: Mapping[str, Callable[[NDArray[Any]], ArrayLike]] | None = None,
+                 jac: Callable[[Any, NDArray[Any]], ArrayLike] | None = None, name: str | None = None,
+                 outputs: Mapping[str, Callable[[NDArray[Any]], ArrayLike]] | None = None,
+                 state_map: Callable[[NDArray[Any]], ArrayLike] | None = None,
+                 tolerances: Mapping[str, float] | None = None) -> None:
         self.outputs, self.state_map = _outputs(outputs, state_map)
         self.tolerances = _tolerances(tolerances)
         self.f = f
@@ -79,7 +89,7 @@ class ODEProblem:
         self.jac = jac
         self.name = name or "ODE"
 
-    def rhs(self, t, y):
+    def rhs(self, t: Any, y: NDArray[Any]) -> ArrayLike:
         """The vector field f(t, y)."""
         return self.f(t, y)
 
@@ -113,9 +123,15 @@ class CoadjointProblem:
 
     kind = "coadjoint"
 
-    def __init__(self, algebra, velocity, forcing=None, velocity_matrix=None, hamiltonian=None,
-                 invariants=None, constraints=None, name=None, record_casimirs=True,
-                 linear_invariants=None, outputs=None, state_map=None, tolerances=None):
+    def __init__(self, algebra: liegroups.LieAlgebra, velocity: Callable[[NDArray[Any]], ArrayLike],
+                 forcing: Callable[[NDArray[Any]], ArrayLike] | None = None, velocity_matrix: ArrayLike | None = None,
+                 hamiltonian: Callable[[NDArray[Any]], ArrayLike] | None = None,
+                 invariants: Mapping[str, Callable[[NDArray[Any]], ArrayLike]] | None = None,
+                 constraints: Mapping[str, Callable[[NDArray[Any]], ArrayLike]] | None = None, name: str | None = None,
+                 record_casimirs: bool = True, linear_invariants: ArrayLike | None = None,
+                 outputs: Mapping[str, Callable[[NDArray[Any]], ArrayLike]] | None = None,
+                 state_map: Callable[[NDArray[Any]], ArrayLike] | None = None,
+                 tolerances: Mapping[str, float] | None = None) -> None:
         self.outputs, self.state_map = _outputs(outputs, state_map)
         self.tolerances = _tolerances(tolerances)
         self.algebra = algebra
@@ -145,7 +161,7 @@ class CoadjointProblem:
             for c in algebra.casimirs():
                 self.invariants.setdefault(f"casimir:{c.expr}", c)
 
-    def rhs(self, t, z):
+    def rhs(self, t: Any, z: NDArray[Any]) -> NDArray[Any]:
         """ad*_{w(z)} z + f(z)."""
         coad = getattr(self.algebra, "_coad", self.algebra.coad)   # unchecked: stages may overflow
         out = coad(self.velocity(z), z)
@@ -153,7 +169,7 @@ class CoadjointProblem:
             out = out + self.forcing(z)
         return out
 
-    def as_ode(self):
+    def as_ode(self) -> ODEProblem:
         """The same vector field as a plain :class:`ODEProblem` (for RK4, midpoint, scipy)."""
         return ODEProblem(lambda t, z: self.rhs(t, z), self.dim, self.invariants, self.constraints,
                           name=self.name, outputs=self.outputs, state_map=self.state_map,
@@ -169,7 +185,9 @@ class ReconstructionProblem:
 
     kind = "reconstruction"
 
-    def __init__(self, group, velocity, name=None, outputs=None, state_map=None):
+    def __init__(self, group: Any, velocity: Callable[[Any], ArrayLike], name: str | None = None,
+                 outputs: Mapping[str, Callable[[NDArray[Any]], ArrayLike]] | None = None,
+                 state_map: Callable[[NDArray[Any]], ArrayLike] | None = None) -> None:
         self.outputs, self.state_map = _outputs(outputs, state_map)
         self.group = group
         self.velocity = velocity

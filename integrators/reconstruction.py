@@ -43,12 +43,17 @@ import time
 
 import numpy as np
 import scipy  # scipy.interpolate loads on first use (scipy's own lazy submodules)
+from collections.abc import Callable
+from typing import Any
+
+import liegroups
+from numpy.typing import ArrayLike
 
 from liegroups import SE2, SE3, SO3
 
 from .validation import finite_array
 from .errors import IntegrationInputError
-from .methods import RKMK, get_method, preserved
+from .methods import RKMK, Method, get_method, preserved
 from .problems import ReconstructionProblem
 from .result import IntegrationResult
 from .spaces import GroupSpace, dexpinv_series
@@ -84,7 +89,9 @@ def velocity_function(w, t):
     return scipy.interpolate.CubicSpline(ts, w[order], axis=0, bc_type="not-a-knot")
 
 
-def reconstruct(group, w, g0, t, method="rkmk4", substeps=1, vectorized=False, fast=True):
+def reconstruct(group: str | liegroups.matrix_groups.SO3Group | liegroups.matrix_groups.SE2Group
+                | liegroups.matrix_groups.SE3Group, w: Callable[[Any], ArrayLike] | ArrayLike, g0: ArrayLike, t: ArrayLike, method: str | Method = "rkmk4", substeps: int = 1, vectorized: bool = False,
+                fast: bool = True) -> IntegrationResult:
     """Integrate g' = g w(t) on the matrix group from g(t[0]) = g0; see the module docstring."""
     G = _group(group)
     t = np.asarray(t, dtype=float)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import export
 from .display import result_markdown
@@ -69,7 +70,7 @@ class IntegrationResult:
     checks: dict = field(default_factory=dict)
 
     @property
-    def success(self):
+    def success(self) -> bool:
         return self.status >= 0
 
     def __getitem__(self, name):
@@ -89,7 +90,7 @@ class IntegrationResult:
                 return outputs[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def drift(self, name, floor=1e-12):
+    def drift(self, name: str, floor: float = 1e-12) -> NDArray[np.float64]:
         """max_k |I(t_k) - I(t_0)| / |I(t_0)| of invariant ``name`` (per trajectory); absolute
         (denominator 1) where |I(t_0)| < ``floor``, e.g. for a constraint value 0. With ``floor=1`` this
         is max_k |I(t_k) - I(t_0)| / max(1, |I(t_0)|), the measure the catalog's verdicts use."""
@@ -97,7 +98,7 @@ class IntegrationResult:
         d = np.abs(v[0])
         return np.max(np.abs(v - v[0]), axis=0) / np.where(d < floor, 1.0, d)
 
-    def max_residual(self, name):
+    def max_residual(self, name: str) -> NDArray[np.float64]:
         """max_k |c(t_k)| of constraint ``name`` (per trajectory)."""
         return np.max(np.abs(self.constraints[name]), axis=0)
 

@@ -27,6 +27,7 @@ Errors raise :class:`TomlEntryError` (a ``ValueError``) naming the file and the 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -121,7 +122,7 @@ def _algebra(path, spec):
         raise _err(path, "algebra", str(exc)) from None
 
 
-def from_file(path):
+def from_file(path: str | os.PathLike[str]) -> Entry:
     """Read a TOML system file and return an :class:`catalog.registry.Entry` (kind "lie-group")."""
     path = Path(path)
     if not path.is_file():

@@ -31,10 +31,13 @@ import sys
 import time
 import uuid
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from ..registry import Entry
 from .grid import Grid, SweepError, as_grid
 from .measures import Point, get_measure
 from .output import chunk_columns, figure, save, tidy_table
@@ -189,8 +192,10 @@ def _run_dask(client, target, m, g, chunk, errors, progress):
                  "chunk": chunk, "tasks": len(futures), "scheduler": client.scheduler.address}
 
 
-def sweep(entry_or_factory, grid, measure, client=None, chunk=None, *, options=None, fixed=None,
-          errors="record", workers=None, scheduler=None, serial=False, progress=None):
+def sweep(entry_or_factory: str | Entry | Callable[..., Entry], grid: Grid | dict[str, Any],
+          measure: str | Callable[..., Any], client: Any = None, chunk: int | None = None, *,
+          options: dict[str, Any] | None = None, fixed: dict[str, Any] | None = None, errors: str = "record", workers: int | None = None,
+          scheduler: str | None = None, serial: bool = False, progress: bool | None = None) -> SweepResult:
     """Evaluate ``measure`` at every point of ``grid`` for ``entry_or_factory``; a :class:`SweepResult`.
 
     Parameters

@@ -19,6 +19,7 @@ tolerance, PASS or FAIL with the number.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import integrators
@@ -26,6 +27,7 @@ import servo
 from integrators.methods import METHODS, ScipyMethod, canonical_name
 
 from ..errors import CatalogError
+from ..registry import Entry
 
 #: the longest t_end and the most steps a catalog run accepts (beyond: CatalogError, not hours of work)
 MAX_T_END = 1e9
@@ -131,7 +133,8 @@ def _run_coordinates(entry, t_end, steps, method, options):
     return res
 
 
-def simulate(entry, t_end=None, steps=None, method=None, **options):
+def simulate(entry: Entry, t_end: float | None = None, steps: int | None = None, method: str | None = None,
+             **options: Any) -> integrators.IntegrationResult:
     """Simulate ``entry`` (defaults: its own t_end, steps, method); an ``IntegrationResult`` in the entry's
     view (see the module docstring).
 
@@ -181,7 +184,7 @@ def simulate(entry, t_end=None, steps=None, method=None, **options):
     return run
 
 
-def checks(entry, run):
+def checks(entry: Entry, run: integrators.IntegrationResult) -> list[Verdict]:
     """The verdicts of ``run`` against what ``entry`` claims (see the module docstring)."""
     tol = entry.tolerances
     out = []

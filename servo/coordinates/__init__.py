@@ -3,7 +3,9 @@
 * ``lagrangian``: :class:`LagrangianSystem` (L = T - V, forces, the Lagrange derivative);
 * ``constraint_models``: two-sided constraints in four models (nonholonomic by Cetaev's rule,
   vakonomic, servo-constraints of the first and second kind);
-* ``one_sided``: one-sided constraints f >= 0 with leaving and joining events;
+* ``one_sided``: one-sided constraints f >= 0 (the model and its equations); ``one_sided_active_set``: the
+  complementarity problem that picks the active constraints; ``one_sided_events``: the event-driven
+  simulation with leaving and joining events;
 * ``realization``: friction and added masses that realize a constraint in the limit;
 * ``gauss``: Gauss's principle of least compulsion and Kozlov's generalized principle;
 * ``integration``: the shared call of the integrators (a problem in, an IntegrationResult out);

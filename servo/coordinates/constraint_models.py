@@ -27,13 +27,15 @@ Integration: ``integrators.integrate`` on a first-order problem (see ``servo.coo
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 from sympy.physics.mechanics import dynamicsymbols
 
 from . import integration
-from .lagrangian import register_model
+from .lagrangian import LagrangianSystem, register_model
 from .symbolic import (control_rows, free_parameters, require_numeric, second_kind_pieces, subs_control,
                        vectorize)
 from ..errors import InitialConstraintError, LagrangianError, RealizabilityError
@@ -41,7 +43,7 @@ from ..errors import InitialConstraintError, LagrangianError, RealizabilityError
 MODELS = ("nonholonomic", "vakonomic", "servo1", "servo2")
 
 
-def parse_equalities(system, phi):
+def parse_equalities(system: LagrangianSystem, phi: Any) -> list[sp.Expr]:
     """Constraints as a list of sympy expressions phi_nu (Eq(a, b) becomes a - b); checks dphi/dq' != 0."""
     items = list(phi) if isinstance(phi, (list, tuple)) else [phi]
     out = []
@@ -61,7 +63,7 @@ def parse_equalities(system, phi):
     return out
 
 
-def homogeneity_degree_of(system, phi):
+def homogeneity_degree_of(system: LagrangianSystem, phi: Any) -> sp.Expr | None:
     """Degree sigma of positive homogeneity of phi in q' (Euler: sum q'_i dphi/dq'_i = sigma phi), or None.
 
     Talamucci (2025), Proposition 1: for such constraints Cetaev's virtual displacements
@@ -83,7 +85,9 @@ def _rank(s, scale, rel=1e-8):
     return np.sum(s > rel * np.asarray(scale)[..., None], axis=-1)
 
 
-def solve_multipliers(G, r, J, Ainv, what, B, tol=1e-8, strict=False):
+def solve_multipliers(G: NDArray[np.float64], r: NDArray[np.float64], J: NDArray[np.float64],
+                      Ainv: NDArray[np.float64], what: str, B: NDArray[np.float64], tol: float = 1e-8,
+                      strict: bool = False) -> NDArray[np.float64]:
     """Solve G x = r (batched, k x k) for the multipliers; raise RealizabilityError where G is degenerate.
 
     G = J B with J = dphi/dq' (k x n) and B = A^-1 M^T (n x k). Redundant constraints (rank J < k, e.g.
@@ -125,12 +129,16 @@ class HomogeneityMixin:
     """Homogeneity of the constraint expressions ``self._exprs`` in q' (Euler's theorem; Talamucci 2025,
     Proposition 1: for homogeneous constraints the Cetaev reaction does no work)."""
 
-    def homogeneity_degree(self):
+    system: LagrangianSystem
+    k: int
+    _exprs: list[sp.Expr]
+
+    def homogeneity_degree(self) -> sp.Expr | None | list[sp.Expr | None]:
         """Degree(s) of positive homogeneity in q' (None where not homogeneous); a list if k > 1."""
         d = [homogeneity_degree_of(self.system, p) for p in self._exprs]
         return d[0] if self.k == 1 else d
 
-    def is_homogeneous(self):
+    def is_homogeneous(self) -> bool:
         """True iff every constraint is positively homogeneous in q'."""
         d = self.homogeneity_degree()
         return all(x is not None for x in (d if isinstance(d, list) else [d]))
@@ -139,7 +147,8 @@ class HomogeneityMixin:
 class ConstrainedSystem(HomogeneityMixin):
     """A Lagrangian system with two-sided constraints phi = 0 and a model (see the module docstring)."""
 
-    def __init__(self, system, phi, model="nonholonomic", control=None):
+    def __init__(self, system: LagrangianSystem, phi: Any, model: str = "nonholonomic", control: Any = None
+                 ) -> None:
         if model not in MODELS:
             raise LagrangianError(f"unknown model {model!r}; expected one of {MODELS} or 'one_sided'")
         self.system, self.model, self.control = system, model, control
@@ -186,18 +195,18 @@ class ConstrainedSystem(HomogeneityMixin):
         return control_rows(control, self.k, self.system.n, "servo1 control M")
 
     @property
-    def is_numeric(self):
+    def is_numeric(self) -> bool:
         """True when no parameter symbols remain (required to simulate)."""
         return not self.symbols
 
-    def subs(self, mapping):
+    def subs(self, mapping: dict[Any, Any]) -> ConstrainedSystem:
         """The same constrained system with parameters replaced by values: ``c.subs({k: 2.0})``."""
         ctrl = None if self.model == "vakonomic" else subs_control(self.control, mapping)
         return ConstrainedSystem(self.system.subs(mapping), [sp.sympify(p).subs(mapping) for p in self.phi],
                                  model=self.model, control=ctrl)
 
     # ----------------------------------------------------------------- symbolic output
-    def equations(self):
+    def equations(self) -> list[sp.Eq]:
         """The equations of motion as ``sympy.Eq`` (n dynamic ones, then the k constraints phi = 0)."""
         S = self.system
         lhs = S.lagrange_derivative(S.L)
@@ -212,7 +221,7 @@ class ConstrainedSystem(HomogeneityMixin):
         eqs = [sp.Eq(lhs[i], sp.expand(rhs[i])) for i in range(S.n)]
         return eqs + [sp.Eq(p, 0) for p in self.phi]
 
-    def realizability(self):
+    def realizability(self) -> sp.Expr:
         """det of (A^-1 M_mu, dphi_nu/dq') (1st kind) or (A^-1 dN_mu/dq', dphi_nu/dq') (2nd kind).
 
         For one constraint this is the scalar of Kozlov 2019, (6.1) and section 7; the model is
@@ -244,11 +253,12 @@ class ConstrainedSystem(HomogeneityMixin):
         v = self._num[key](*args)
         return v.reshape(v.shape[:-1] + shape)
 
-    def constraint_values(self, t, q, qd):
+    def constraint_values(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
         """phi_nu(q, q', t), shape (..., k)."""
         return self._num["phi"](*self.system._args(t, q, qd))
 
-    def acceleration(self, t, q, qd, lam=None, strict=False):
+    def acceleration(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike, lam: ArrayLike | None = None,
+                     strict: bool = False) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(q'', lambda) for the 1st kind, (q'', lambda') for the 2nd kind (lam = state multipliers).
 
         Redundant constraints: the minimum-norm multiplier (see :func:`solve_multipliers`; ``strict``
@@ -274,8 +284,9 @@ class ConstrainedSystem(HomogeneityMixin):
                                  f"{self.model} at t = {t}", P, strict=strict)
         return a0 - np.einsum("...ij,...j->...i", P, lamd), lamd
 
-    def simulate(self, q0, qd0, t_end, steps=200, lam0=None, t0=0.0, method=integration.DEFAULT_METHOD,
-                 rtol=1e-12, atol=1e-12, tol=1e-9):
+    def simulate(self, q0: ArrayLike, qd0: ArrayLike, t_end: float, steps: int = 200, lam0: ArrayLike | None = None,
+                 t0: float = 0.0, method: str = integration.DEFAULT_METHOD, rtol: float = 1e-12,
+                 atol: float = 1e-12, tol: float = 1e-9) -> integration.IntegrationResult:
         """Integrate the constrained equations with ``integrators.integrate`` from a state with phi = 0.
 
         lam0: initial multipliers (2nd kind and vakonomic only; default 0). Raises InitialConstraintError
@@ -319,7 +330,7 @@ class ConstrainedSystem(HomogeneityMixin):
         labels = S.labels + tuple(f"lambda{i + 1}" for i in range(len(extra)))
         return integration.finish(res, self, lam, labels)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ConstrainedSystem(model={self.model!r}, phi={self.phi})"
 
 

@@ -19,14 +19,19 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import combinations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 
+from .lagrangian import LagrangianSystem
 from .symbolic import vectorize
 from ..errors import GaussError, LagrangianError
 
 
-def compulsion(A, acc, acc_free):
+def compulsion(A: ArrayLike, acc: ArrayLike, acc_free: ArrayLike) -> NDArray[np.float64]:
     """Z = 1/2 (A (acc - acc_free), acc - acc_free), batched over leading axes."""
     d = np.asarray(acc, dtype=float) - np.asarray(acc_free, dtype=float)
     return 0.5 * np.einsum("...i,...ij,...j->...", d, A, d)
@@ -43,7 +48,9 @@ def _solve_equality_qp(A, a_free, C, d):
     return a_free + AiC @ mu, mu, ok
 
 
-def solve_compulsion_qp(A, a_free, E=None, e=None, G=None, g=None, tol=1e-10):
+def solve_compulsion_qp(A: ArrayLike, a_free: ArrayLike, E: ArrayLike | None = None, e: ArrayLike | None = None,
+                        G: ArrayLike | None = None, g: ArrayLike | None = None, tol: float = 1e-10
+                        ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Minimise 1/2 (A (a - a_free), a - a_free) subject to E a + e = 0 and G a + g >= 0 (one state).
 
     Returns (a, mu, nu): the minimiser, the equality multipliers mu and the inequality multipliers
@@ -102,7 +109,10 @@ def _rows(system, constraints):
     return tuple(out)
 
 
-def gauss_acceleration(system, state, constraints=(), force=None, tol=1e-9, full_output=False):
+def gauss_acceleration(system: LagrangianSystem, state: Sequence[Any], constraints: Any = (),
+                       force: Sequence[Any] | None = None, tol: float = 1e-9, full_output: bool = False
+                       ) -> NDArray[np.float64] | tuple[NDArray[np.float64], NDArray[np.float64],
+                                                        NDArray[np.float64], float]:
     """The acceleration minimising the compulsion over the accelerations the constraints allow.
 
     system : LagrangianSystem; state : (q, qd) or (t, q, qd) (one state, arrays of length n);

@@ -11,7 +11,11 @@ constraints: records (t, "leave" | "join", index)), ``system`` and ``labels``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from integrators import IntegrationResult, ODEProblem, integrate
 from integrators.methods import METHODS, canonical_name
@@ -22,7 +26,7 @@ from ..errors import IntegrationError, LagrangianError
 DEFAULT_METHOD = "scipy:DOP853"
 
 
-def time_grid(t0, t_end, steps):
+def time_grid(t0: float, t_end: float, steps: int) -> NDArray[np.float64]:
     """The output grid linspace(t0, t_end, steps + 1); checks steps >= 1 and t_end != t0."""
     if int(steps) < 1 or int(steps) != steps:
         raise IntegrationError(f"steps must be a positive integer, got {steps!r}")
@@ -31,7 +35,7 @@ def time_grid(t0, t_end, steps):
     return np.linspace(t0, t_end, int(steps) + 1)
 
 
-def is_scipy_method(method):
+def is_scipy_method(method: Any) -> bool:
     """True for the scipy adapters ("scipy:DOP853", "Radau", ...); False for fixed-step methods."""
     name = canonical_name(method)
     if name is None:
@@ -39,7 +43,9 @@ def is_scipy_method(method):
     return not METHODS[name].fixed_step
 
 
-def first_order_problem(n, acceleration, extra=0, jac=None, name="Lagrangian system"):
+def first_order_problem(n: int, acceleration: Callable[..., NDArray[np.float64]], extra: int = 0,
+                        jac: Callable[[Any, NDArray[np.float64]], ArrayLike] | None = None,
+                        name: str = "Lagrangian system") -> ODEProblem:
     """ODEProblem for y = (q, q', extra): y' = (q', q'', extra') with (q'', extra') = acceleration(t, q, q', e).
 
     ``acceleration`` must accept a batch (..., n) and return (..., n + extra). Outputs: "q", "qd" and,
@@ -56,8 +62,9 @@ def first_order_problem(n, acceleration, extra=0, jac=None, name="Lagrangian sys
     return ODEProblem(f, 2 * n + extra, jac=jac, outputs=outputs, name=name)
 
 
-def run(problem, y0, t0, t_end, method=DEFAULT_METHOD, rtol=1e-12, atol=1e-12, t_eval=None, steps=None,
-        events=None, where="simulate"):
+def run(problem: ODEProblem, y0: ArrayLike, t0: float, t_end: float, method: Any = DEFAULT_METHOD,
+        rtol: float = 1e-12, atol: float = 1e-12, t_eval: ArrayLike | None = None, steps: int | None = None,
+        events: Sequence[Callable[..., float]] | None = None, where: str = "simulate") -> IntegrationResult:
     """integrators.integrate(problem, y0, (t0, t_end), ...) with the failures turned into IntegrationError.
 
     Scipy methods take ``t_eval`` (dense output there); fixed-step methods (e.g. "rk4") take ``steps``.
@@ -71,7 +78,7 @@ def run(problem, y0, t0, t_end, method=DEFAULT_METHOD, rtol=1e-12, atol=1e-12, t
     return res
 
 
-def finish(res, system, lam, labels=()):
+def finish(res: IntegrationResult, system: Any, lam: ArrayLike, labels: Sequence[str] = ()) -> IntegrationResult:
     """Attach the multipliers (K, k) as outputs "lambda" (alias "lam"), the system and the labels."""
     lam = np.asarray(lam, dtype=float)
     res.outputs["lambda"] = lam
@@ -81,7 +88,7 @@ def finish(res, system, lam, labels=()):
     return res
 
 
-def check_state(q0, qd0, n):
+def check_state(q0: ArrayLike, qd0: ArrayLike, n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """q0, qd0 as float arrays of shape (n,), else LagrangianError naming the shapes."""
     q0, qd0 = np.asarray(q0, dtype=float), np.asarray(qd0, dtype=float)
     if q0.shape != (n,) or qd0.shape != (n,):

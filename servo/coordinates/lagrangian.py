@@ -16,10 +16,13 @@ and cached. Every numerical function is vectorized over leading batch axes: q, q
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
+from typing import Any, Protocol
 
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 from sympy.physics.mechanics import dynamicsymbols
 
 from . import integration
@@ -27,20 +30,45 @@ from .symbolic import free_parameters, require_numeric, vectorize
 from ..errors import LagrangianError
 
 
+class ConstraintModel(Protocol):
+    """What ``LagrangianSystem.constrain`` returns, whatever the model (``ConstrainedSystem`` of
+    ``constraint_models``, ``OneSidedSystem`` of ``one_sided``): this module imports neither."""
+
+    @property
+    def is_numeric(self) -> bool:
+        """True when no parameter symbols remain."""
+
+    def subs(self, mapping: dict[Any, Any]) -> ConstraintModel:
+        """The same constrained system with parameters replaced by values."""
+
+    def equations(self) -> list[sp.Basic]:
+        """The equations of motion (sympy)."""
+
+    def realizability(self) -> sp.Expr:
+        """The realizability determinant."""
+
+    def constraint_values(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
+        """The constraint functions at a state, shape (..., k)."""
+
+    def simulate(self, q0: ArrayLike, qd0: ArrayLike, t_end: float, *args: Any,
+                 **kwargs: Any) -> integration.IntegrationResult:
+        """Integrate the constrained motion."""
+
+
 #: constraint models by name (filled by ``constraint_models`` and ``one_sided`` when the package loads, so
 #: that this module imports none of them): name -> factory(system, phi, model, control)
-MODELS = {}
+MODELS: dict[str, Callable[..., ConstraintModel]] = {}
 #: realizations by name ("with_friction", "with_added_mass"; filled by ``realization``)
-BUILDERS = {}
+BUILDERS: dict[str, Callable[..., LagrangianSystem]] = {}
 
 
-def register_model(names, factory):
+def register_model(names: Iterable[str], factory: Callable[..., ConstraintModel]) -> None:
     """Make ``LagrangianSystem.constrain(phi, model=name)`` build ``factory(system, phi, model, control)``."""
     for name in names:
         MODELS[name] = factory
 
 
-def register_builder(name, func):
+def register_builder(name: str, func: Callable[..., LagrangianSystem]) -> None:
     """Make ``LagrangianSystem.<name>(*args, **kw)`` call ``func(system, *args, **kw)``."""
     BUILDERS[name] = func
 
@@ -60,7 +88,8 @@ class LagrangianSystem:
     ``servo.coordinates.realization``.
     """
 
-    def __init__(self, T, V, q, forces=None):
+    def __init__(self, T: Any, V: Any, q: Iterable[sp.Function], forces: Sequence[Any] | sp.MatrixBase | None = None
+                 ) -> None:
         self.t = dynamicsymbols._t
         self.q = list(q)
         if not self.q:
@@ -105,44 +134,44 @@ class LagrangianSystem:
 
     # ----------------------------------------------------------------- parameters
     @property
-    def is_numeric(self):
+    def is_numeric(self) -> bool:
         """True when T, V and the forces have no symbols besides q, q', t (required to simulate)."""
         return not self.symbols
 
-    def subs(self, mapping):
+    def subs(self, mapping: dict[Any, Any]) -> LagrangianSystem:
         """The same system with parameters replaced by values: ``L.subs({m: 2.0, g: 9.81})``."""
         return LagrangianSystem(sp.sympify(self.T).subs(mapping), sp.sympify(self.V).subs(mapping), self.q,
                                 forces=[sp.sympify(f).subs(mapping) for f in self.forces])
 
     # ----------------------------------------------------------------- symbolic helpers
-    def plain(self, expr):
+    def plain(self, expr: Any) -> sp.Expr:
         """Replace q(t), q'(t) by plain symbols q_i, u_i (for differentiation and lambdify)."""
         return sp.sympify(expr).xreplace(self._to_plain)
 
-    def dynamic(self, expr):
+    def dynamic(self, expr: Any) -> sp.Expr:
         """Inverse of ``plain``: back to q(t), q'(t) for printing."""
         return sp.sympify(expr).xreplace(self._to_dyn)
 
-    def lagrange_derivative(self, expr):
+    def lagrange_derivative(self, expr: Any) -> sp.Matrix:
         """[Phi] = d/dt dPhi/dq' - dPhi/dq as a sympy column (Kozlov 2019, eq. (2.1))."""
         expr = sp.sympify(expr)
         return sp.Matrix([sp.diff(expr, qd).diff(self.t) - sp.diff(expr, q) for q, qd in zip(self.q, self.qd)])
 
-    def equations(self):
+    def equations(self) -> list[sp.Eq]:
         """The free Lagrange equations [T] - F + dV/dq = 0 as a list of ``sympy.Eq``."""
         lhs = self.lagrange_derivative(self.L)
         return [sp.Eq(sp.simplify(lhs[i]), self.forces[i]) for i in range(self.n)]
 
     # ----------------------------------------------------------------- numerics (cached)
     @cached_property
-    def _num(self):
+    def _num(self) -> dict[str, Callable[..., NDArray[np.float64]]]:
         require_numeric(self.symbols, "a numeric evaluation", repr(self))
         args = (self.t, *self.qs, *self.us)
         return {"A": vectorize(list(self.A_sym), args), "b": vectorize(list(self.b_sym), args),
                 "F": vectorize(list(self.F_sym), args), "E": vectorize([self.E_sym], args),
                 "AR": vectorize(list(self.A_sym) + list(self.F_sym - self.b_sym), args)}
 
-    def _args(self, t, q, qd):
+    def _args(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike) -> tuple[Any, ...]:
         q = np.asarray(q, dtype=float)
         qd = np.asarray(qd, dtype=float)
         if q.shape[-1:] != (self.n,) or qd.shape[-1:] != (self.n,):
@@ -151,36 +180,37 @@ class LagrangianSystem:
             return (t, *q.tolist(), *qd.tolist())
         return (t, *np.moveaxis(q, -1, 0), *np.moveaxis(qd, -1, 0))
 
-    def inertia_and_rhs(self, t, q, qd):
+    def inertia_and_rhs(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike
+                        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(A, F - b) at once (one lambdified call), shapes (..., n, n) and (..., n)."""
         n = self.n
         AR = self._num["AR"](*self._args(t, q, qd))
         return AR[..., :n * n].reshape(AR.shape[:-1] + (n, n)), AR[..., n * n:]
 
-    def mass_matrix(self, t, q, qd):
+    def mass_matrix(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
         """A(q, q', t) = d^2 L/dq'^2, shape (..., n, n)."""
         A = self._num["A"](*self._args(t, q, qd))
         return A.reshape(A.shape[:-1] + (self.n, self.n))
 
-    def bias(self, t, q, qd):
+    def bias(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
         """b(q, q', t) with [L] = A q'' + b, shape (..., n)."""
         return self._num["b"](*self._args(t, q, qd))
 
-    def force(self, t, q, qd):
+    def force(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
         """Generalized force F(q, q', t), shape (..., n)."""
         return self._num["F"](*self._args(t, q, qd))
 
-    def energy(self, t, q, qd):
+    def energy(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
         """Jacobi energy E = (dL/dq', q') - L, shape (...)."""
         return self._num["E"](*self._args(t, q, qd))[..., 0]
 
-    def free_acceleration(self, t, q, qd):
+    def free_acceleration(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
         """q''_free = A^-1 (F - b): the acceleration of the unconstrained system, shape (..., n)."""
         A, R = self.inertia_and_rhs(t, q, qd)
         return np.linalg.solve(A, R[..., None])[..., 0]
 
     @cached_property
-    def _jac_num(self):
+    def _jac_num(self) -> Callable[..., NDArray[np.float64]]:
         require_numeric(self.symbols, "a numeric evaluation", repr(self))
         z = self.qs + self.us
         R = self.F_sym - self.b_sym
@@ -188,7 +218,7 @@ class LagrangianSystem:
         dR = [sp.diff(R[i], zk) for i in range(self.n) for zk in z]
         return vectorize(dA + dR, (self.t, *self.qs, *self.us))
 
-    def first_order_jacobian(self, t, q, qd):
+    def first_order_jacobian(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
         """d(q', q'')/d(q, q') of the free first-order system, shape (..., 2n, 2n).
 
         With a = A^-1 R, R = F - b: da/dz = A^-1 (dR/dz - (dA/dz) a); derivatives taken symbolically once.
@@ -205,8 +235,9 @@ class LagrangianSystem:
                              axis=-1)
         return np.concatenate([top, da], axis=-2)
 
-    def simulate(self, q0, qd0, t_end, steps=200, t0=0.0, method=integration.DEFAULT_METHOD, rtol=1e-12,
-                 atol=1e-12):
+    def simulate(self, q0: ArrayLike, qd0: ArrayLike, t_end: float, steps: int = 200, t0: float = 0.0,
+                 method: str = integration.DEFAULT_METHOD, rtol: float = 1e-12, atol: float = 1e-12
+                 ) -> integration.IntegrationResult:
         """Integrate the free equations A q'' = F - b with ``integrators.integrate``.
 
         Returns an ``IntegrationResult`` on the grid linspace(t0, t_end, steps + 1) with outputs "q",
@@ -230,12 +261,12 @@ class LagrangianSystem:
         return integration.finish(res, self, np.zeros((len(res.t), 0)), self.labels)
 
     @property
-    def labels(self):
+    def labels(self) -> tuple[str, ...]:
         """Names of the state components (q_i, then q_i')."""
         return tuple(str(x.func) for x in self.q) + tuple(f"{x.func}'" for x in self.q)
 
     # ----------------------------------------------------------------- constraints and realizations
-    def constrain(self, phi, model="nonholonomic", control=None):
+    def constrain(self, phi: Any, model: str = "nonholonomic", control: Any = None) -> ConstraintModel:
         """Impose constraints phi(q, q', t) = 0 (or one-sided ones) with a model.
 
         model: "nonholonomic" (Cetaev), "vakonomic", "servo1" (control = covector(s) M),
@@ -249,7 +280,8 @@ class LagrangianSystem:
             raise LagrangianError(f"unknown model {model!r}; expected one of {sorted(MODELS)}")
         return MODELS[model](self, phi, model=model, control=control)
 
-    def with_friction(self, a_covector, N, one_sided=False, k=0.0, h=0):
+    def with_friction(self, a_covector: Any, N: float, one_sided: bool = False, k: float = 0.0, h: Any = 0
+                      ) -> LagrangianSystem:
         """A new system with the anisotropic viscous force -N ((a, q') + h) a (Kozlov 2019, sect. 4;
         Salnikova, Kugushev and Demidov (2023), eq. (10) for h != 0).
 
@@ -259,9 +291,9 @@ class LagrangianSystem:
         """
         return BUILDERS["with_friction"](self, a_covector, N, one_sided=one_sided, k=k, h=h)
 
-    def with_added_mass(self, a_covector, N):
+    def with_added_mass(self, a_covector: Any, N: float) -> LagrangianSystem:
         """A new system with T_N = T + N (a, q')^2 / 2 (added masses; Theorem 2 of Kozlov's slides)."""
         return BUILDERS["with_added_mass"](self, a_covector, N)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"LagrangianSystem(n={self.n}, q={self.q})"

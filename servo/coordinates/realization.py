@@ -17,8 +17,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 
 from .lagrangian import LagrangianSystem, register_builder
 from .symbolic import as_covector
@@ -39,7 +42,8 @@ def _check_coefficient(N, name="N"):
     return val
 
 
-def friction_force(system, a_covector, N, one_sided=False, k=0.0, h=0):
+def friction_force(system: LagrangianSystem, a_covector: Any, N: float, one_sided: bool = False, k: float = 0.0,
+                   h: Any = 0) -> list[sp.Expr]:
     """The generalized force -N g a, g = (a, q') + h (two-sided), or its one-sided version, as n sympy
     expressions.
 
@@ -63,14 +67,15 @@ def friction_force(system, a_covector, N, one_sided=False, k=0.0, h=0):
     return [coef * ai for ai in a]
 
 
-def with_friction(system, a_covector, N, one_sided=False, k=0.0, h=0):
+def with_friction(system: LagrangianSystem, a_covector: Any, N: float, one_sided: bool = False, k: float = 0.0,
+                  h: Any = 0) -> LagrangianSystem:
     """A new LagrangianSystem with the anisotropic viscous friction force -N ((a, q') + h) a added."""
     extra = friction_force(system, a_covector, N, one_sided=one_sided, k=k, h=h)
     forces = [f + g for f, g in zip(system.forces, extra)]
     return LagrangianSystem(system.T, system.V, system.q, forces=forces)
 
 
-def with_added_mass(system, a_covector, N):
+def with_added_mass(system: LagrangianSystem, a_covector: Any, N: float) -> LagrangianSystem:
     """A new LagrangianSystem with kinetic energy T + N (a, q')^2 / 2 (Theorem 2 of Kozlov's slides)."""
     a = as_covector(a_covector, system.n, "added-mass covector a")
     N = _check_coefficient(N)
@@ -82,7 +87,7 @@ register_builder("with_friction", with_friction)
 register_builder("with_added_mass", with_added_mass)
 
 
-def fit_power_law(N_values, errors):
+def fit_power_law(N_values: ArrayLike, errors: ArrayLike) -> tuple[float, float]:
     """Least-squares fit errors ~ C N^p in log-log; returns (p, C). Used for convergence rates."""
     N_values = np.asarray(N_values, dtype=float)
     errors = np.asarray(errors, dtype=float)
@@ -94,7 +99,7 @@ def fit_power_law(N_values, errors):
     return float(p), float(np.exp(logC))
 
 
-def fit_circle(points):
+def fit_circle(points: ArrayLike) -> tuple[NDArray[np.float64], float]:
     """Algebraic least-squares circle through planar points (Kasa fit): returns (centre (2,), radius).
 
     Solves min sum (x^2 + y^2 + D x + E y + F)^2; centre = -(D, E)/2, radius = sqrt(|c|^2 - F).

@@ -4,10 +4,17 @@ These are the reduced systems of the Lie-group systems (Kozlov's lectures on ser
 nothing here depends on where a system came from:
 
 * ``system``: :class:`QuadraticSystem` (Q, v, the Jacobian, sympy export);
+* ``protocol``: :class:`QuadraticField`, what the solvers below read from a system;
 * ``homotopy``: batched homotopy continuation for v(xi) = c xi;
-* ``invariant_lines``: all invariant lines x = s xi, v(xi) = c xi, with multiplicity, reality and stability;
+* ``invariant_lines``: the solver of all invariant lines x = s xi, v(xi) = c xi; ``line_types``: its
+  results (multiplicity, reality, stability; a Markdown table); ``families``: the local dimension test
+  for positive-dimensional solution sets; ``completeness``: the verdict of what was proved;
 * ``certify``: equilibration and the a posteriori certificates (Smale's alpha test, exact singular roots);
-* ``exact``: the exact (sympy) cross-check for rational Q;
+* ``exact``: the exact (sympy) cross-check for rational Q; ``polynomials``: the exact polynomial algebra
+  over Q it shares with ``kovalevskaya`` (rational Q, standard monomials, multiplication matrices);
+* ``kovalevskaya``: Kovalevskaya exponents at the Darboux points and the obstructions to polynomial
+  first integrals (a subpackage, one file per job);
+* ``display``: numbers and vectors as text;
 * ``integrals``: linear and quadratic first integrals, time change to a linear system;
 * ``claims``: the six general properties of reduced systems as checks;
 * ``plot``: phase portraits (matplotlib, imported on use).

@@ -36,8 +36,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from typing import Any
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 
 from .homotopy import solve_rows
 
@@ -54,7 +57,7 @@ def _gamma_m(m):
     return m * UNIT_ROUNDOFF / (1 - m * UNIT_ROUNDOFF)
 
 
-def equilibrate(Q):
+def equilibrate(Q: ArrayLike) -> tuple[NDArray[Any], NDArray[np.float64], NDArray[np.float64], float]:
     """Exact power-of-two scaling of v(x) = c x: returns (Q', w, d, s) with
     Q'[i,j,k] = e_i d_j d_k Q[i,j,k] and w_i = e_i d_i s, so that for x = d * y, c = s c'
 
@@ -111,7 +114,7 @@ def _bilinear(Q, w):
     return B
 
 
-def real_chart(y):
+def real_chart(y: NDArray[Any]) -> NDArray[np.float64]:
     """A real unit vector l per row with l . y != 0: the real part of y / |y| turned to be as real
     as possible (for a real line l = +-y / |y|)."""
     yh = y / np.linalg.norm(y, axis=1, keepdims=True)
@@ -120,7 +123,8 @@ def real_chart(y):
     return l / np.linalg.norm(l, axis=1, keepdims=True)
 
 
-def alpha_test(Q, w, Z, real_rows, newton=4):
+def alpha_test(Q: ArrayLike, w: ArrayLike, Z: NDArray[np.complex128], real_rows: ArrayLike, newton: int = 4
+               ) -> dict[str, NDArray[Any]]:
     """Smale's alpha test at the rows of Z = (y, c') for v'(y) = c' w y, v'_i = sum Q[i,j,k] y_j y_k.
 
     Each row gets its own real chart l . y = 1 (``real_chart``); rows flagged in ``real_rows`` are
@@ -201,7 +205,7 @@ def alpha_test(Q, w, Z, real_rows, newton=4):
                 nonreal=nonreal)
 
 
-def pairwise_angles(Z):
+def pairwise_angles(Z: ArrayLike) -> NDArray[np.float64]:
     """Fubini-Study distances (angles in [0, pi/2]) between the rows of Z as points of P^N:
     asin |w - u (u^H w)| for unit u, w (stable for small angles)."""
     U = Z / np.linalg.norm(Z, axis=1, keepdims=True)
@@ -211,7 +215,7 @@ def pairwise_angles(Z):
     return np.arcsin(np.clip(s, 0, 1))
 
 
-def backward_error(Q, xi, c, w=None):
+def backward_error(Q: ArrayLike, xi: ArrayLike, c: ArrayLike, w: ArrayLike | None = None) -> NDArray[np.float64]:
     """Relative residual of (xi, c) rows for v(xi) = c w xi (w = 1 by default), normwise against the
     whole system:  max_i |v_i(xi) - c w_i xi_i| / (max |Q| |xi|^2 + max |w| |c| |xi|)  (inf-norms).
 
@@ -252,7 +256,8 @@ def _is_zero_exactly(Q, w, z):
     return True
 
 
-def exact_root(Q, w, z, eps=1e-6, max_multiplier=64):
+def exact_root(Q: ArrayLike, w: ArrayLike, z: NDArray[np.complex128], eps: float = 1e-6, max_multiplier: int = 64
+               ) -> NDArray[np.complex128] | None:
     """A root near the estimate z = (y, c') of v(y) = c' w y with rational coordinates, verified in
     exact arithmetic, or None.
 
@@ -271,7 +276,7 @@ def exact_root(Q, w, z, eps=1e-6, max_multiplier=64):
     return None
 
 
-def exact_jacobian_rank(Q, w, z):
+def exact_jacobian_rank(Q: ArrayLike, w: ArrayLike, z: NDArray[np.complex128]) -> int:
     """Rank of dF(z) = [2 A(y) - c' diag(w) | -w y] (p x (p + 1)) in exact rational arithmetic at a
     point z with float (dyadic) coordinates, e.g. one from ``exact_root``. Rank p: the root is
     simple (multiplicity 1); rank < p: singular (multiplicity >= 2 if isolated)."""
@@ -291,7 +296,7 @@ def exact_jacobian_rank(Q, w, z):
     return int(J.expand().rank())
 
 
-def normalise_line(xi, c, tol=1e-12):
+def normalise_line(xi: ArrayLike, c: complex, tol: float = 1e-12) -> tuple[NDArray[np.complex128], complex]:
     """A line [xi] with its c in one normal form: unit direction, and the phase chosen so that c is real
     > 0 when |c| > tol (else c = 0 and the largest component of xi is real > 0)."""
     xi = np.asarray(xi, dtype=complex)

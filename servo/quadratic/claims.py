@@ -18,11 +18,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.integrate import solve_ivp
 from scipy.optimize import minimize
 
 from .integrals import min_speed_on_sphere, quadratic_first_integrals, time_change_to_linear
+from .line_types import InvariantLines
+from .protocol import QuadraticField
 from ..errors import NotLinearizableError
 
 __all__ = ["ClaimCheck", "claim1_time_reversal", "claim2_escaping_line", "claim3_nonholonomic",
@@ -51,7 +56,7 @@ class ClaimCheck:
     claim: int
     hypothesis: bool
     conclusion: bool | None
-    details: dict = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def holds(self) -> bool:
@@ -62,7 +67,7 @@ def _scale(q):
     return max(float(np.abs(q.Q).max()), 1e-300)
 
 
-def has_real_equilibrium(q, rtol=1e-7):
+def has_real_equilibrium(q: QuadraticField, rtol: float = 1e-7) -> tuple[bool, float]:
     """(bool, min |v| on the unit sphere / max|Q|): is there a real x != 0 with v(x) = 0?"""
     m, _ = min_speed_on_sphere(q)
     return m <= rtol * _scale(q), m / _scale(q)
@@ -76,7 +81,7 @@ def _integrate(q, x0, t_end, rtol=1e-12):
     return sol
 
 
-def claim1_time_reversal(q, x0, t_end=0.5):
+def claim1_time_reversal(q: QuadraticField, x0: ArrayLike, t_end: float = 0.5) -> ClaimCheck:
     """Claim 1: y(t) = -x(-t) solves y' = v(y). Integrates x backwards from x0 and y forwards from
     -x0 (two independent integrations) and compares on [0, t_end]; conclusion if the relative
     deviation is below 1e-7. Also checks the identity v(-x) = v(x) behind it."""
@@ -90,7 +95,8 @@ def claim1_time_reversal(q, x0, t_end=0.5):
     return ClaimCheck(1, True, bool(dev < 1e-7 and even == 0), {"deviation": dev, "v(-x)-v(x)": even})
 
 
-def claim2_escaping_line(q, lines=None, rtol=1e-7):
+def claim2_escaping_line(q: QuadraticField, lines: InvariantLines | None = None, rtol: float = 1e-7
+                         ) -> ClaimCheck:
     """Claim 2: v(x) != 0 for real x != 0 implies a real invariant line with c != 0.
 
     Hypothesis by minimising |v| on the unit sphere; conclusion from the homotopy's real lines,
@@ -139,7 +145,8 @@ def _definite_integral(q, S=None):
     return None
 
 
-def claim3_nonholonomic(q, energy=None, lines=None, trials=8, t_end=5.0, seed=0):
+def claim3_nonholonomic(q: QuadraticField, energy: ArrayLike | None = None, lines: InvariantLines | None = None,
+                        trials: int = 8, t_end: float = 5.0, seed: int = 0) -> ClaimCheck:
     """Claim 3: with a positive-definite quadratic first integral H = x^T S x (the energy of a
     nonholonomic reduced system), x = 0 is stable and there is a real line of equilibria.
 
@@ -165,7 +172,7 @@ def claim3_nonholonomic(q, energy=None, lines=None, trials=8, t_end=5.0, seed=0)
                        "homotopy_equilibrium_line": hom_eq, "energy": S})
 
 
-def claim4_parity(q, lines=None, rtol=1e-7):
+def claim4_parity(q: QuadraticField, lines: InvariantLines | None = None, rtol: float = 1e-7) -> ClaimCheck:
     """Claim 4: v(x) != 0 for real x != 0 and finitely many lines => the number of real lines with
     multiplicity is odd and <= 2^p - 1. Hypothesis: min |v| on the sphere and a certified, finite
     homotopy result."""
@@ -177,7 +184,8 @@ def claim4_parity(q, lines=None, rtol=1e-7):
                       {"real_count": n, "min_speed": m, "certified": lines.certified})
 
 
-def claim5_time_change(q, x0, t_end=1.0, l=None):
+def claim5_time_change(q: QuadraticField, x0: ArrayLike, t_end: float = 1.0, l: ArrayLike | None = None
+                       ) -> ClaimCheck:
     """Claim 5: p = 2 with a real line of equilibria l(x) = 0: v(x) = l(x) A x, so along every
     solution x(t) = expm(A tau(t)) x0 with tau' = l(x). Checked by integrating (x, tau) together."""
     has_eq, m = has_real_equilibrium(q)
@@ -197,7 +205,7 @@ def claim5_time_change(q, x0, t_end=1.0, l=None):
     return ClaimCheck(5, True, bool(dev < 1e-8), {"l": l, "A": A, "deviation": dev})
 
 
-def claim6_integral_gives_equilibria(q, lines=None):
+def claim6_integral_gives_equilibria(q: QuadraticField, lines: InvariantLines | None = None) -> ClaimCheck:
     """Claim 6: p = 2 with a non-degenerate quadratic integral x^T S x (det S != 0) has a real line
     of equilibria. Hypothesis from the null space of quadratic integrals; conclusion from min |v|
     on the circle, cross-checked with the homotopy's equilibrium lines."""
@@ -216,7 +224,8 @@ def claim6_integral_gives_equilibria(q, lines=None):
                       {"integrals": len(basis), "min_speed": m, "homotopy_equilibrium_line": hom_eq})
 
 
-def check_all_claims(q, x0=None, energy=None):
+def check_all_claims(q: QuadraticField, x0: ArrayLike | None = None, energy: ArrayLike | None = None
+                     ) -> dict[int, ClaimCheck]:
     """Run every claim that applies to q (1, 2, 4 always; 3 if a definite integral exists; 5, 6 for
     p = 2) with one shared invariant-line computation. Returns {claim number: ClaimCheck}."""
     lines = q.invariant_lines()

@@ -1,38 +1,29 @@
-"""How the invariant lines of a quadratic system show themselves in a notebook: a Markdown table.
+"""How numbers of servo.quadratic show themselves in text: a real or complex number, a vector.
 
-One row per real line x = s xi, v(xi) = c xi: the direction xi (|xi| = 1), c, the multiplicity, the
-stability of the ray +xi on the sphere of directions, the blow-up time 1/(c s0) of s' = c s^2 for
-s0 = 1 (none for c <= 0), and the residual |v(xi) - c xi|; then the counts (complex lines,
-positive-dimensional families, whether the multiplicities add up to 2^p - 1).
+Used by the Markdown table of the invariant lines (``line_types``) and by the certificates of the
+Kovalevskaya test (``kovalevskaya``).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-__all__ = ["invariant_lines_markdown"]
+__all__ = ["format_number", "format_vector"]
 
 
-def _num(x, digits=6):
+def format_number(x: complex, digits: int = 6) -> str:
+    """A real or complex number in ``digits`` significant digits: "1.5", "2-0.5i"; the imaginary part is
+    dropped when it is at most 1e-12 of max(1, |x|), and -0 prints as 0."""
     x = complex(x)
-    if abs(x.imag) <= 1e-12 * max(1.0, abs(x.real)):
+    x = complex(x.real + 0.0, x.imag + 0.0)          # no "-0"
+    if abs(x.imag) <= 1e-12 * max(1.0, abs(x)):
         return f"{x.real:.{digits}g}"
     return f"{x.real:.{digits}g}{x.imag:+.{digits}g}i"
 
 
-def invariant_lines_markdown(lines) -> str:
-    """Markdown for Jupyter: the real invariant lines as a table, then the counts."""
-    head = (f"**Invariant lines** of a quadratic system with p = {lines.p}: {len(lines)} lines, "
-            f"{lines.real_count} real, total multiplicity {lines.total_multiplicity} "
-            f"(generic count 2^p - 1 = {2 ** lines.p - 1}), families {len(lines.positive_dimensional)}, "
-            f"certified: {'yes' if lines.certified else 'no'}")
-    rows = ["| direction ξ | c | multiplicity | stability of +ξ | blow-up time (s0 = 1) | residual |",
-            "|---|---|---|---|---|---|"]
-    for L in lines.real:
-        d = ", ".join(_num(v, 4) for v in np.real_if_close(L.direction))
-        c = float(np.real(L.c))
-        blow = f"{1.0 / c:.6g}" if c > 0 else "none"
-        rows.append(f"| ({d}) | {_num(L.c)} | {L.multiplicity} | {L.stability} | {blow} | {L.residual:.1e} |")
-    if not lines.real:
-        rows.append("| (no real line) | | | | | |")
-    return head + "\n\n" + "\n".join(rows)
+def format_vector(z: ArrayLike, digits: int = 4) -> str:
+    """"(a, b, ...)": the entries of z (real parts only when all imaginary parts are within 10^6 machine
+    epsilons, ``np.real_if_close``), each by ``format_number``."""
+    z = np.real_if_close(np.asarray(z), tol=1e6)
+    return "(" + ", ".join(format_number(a, digits) for a in np.ravel(z)) + ")"

@@ -17,15 +17,22 @@ Not sympy.solve / solve_poly_system: for p = 3 they return only the trivial solu
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
+
+from typing import Any
 
 import mpmath
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike
+
 from ..errors import ExactCheckError
 from .certify import equilibrate, normalise_line, pairwise_angles
+from .line_types import InvariantLines
+from .polynomials import multiplication_matrix, quadratic_fields, rational_tensor, standard_monomials
+from .protocol import QuadraticField
 
+# rational_tensor lives in servo.quadratic.polynomials and is re-exported here, where it was first public
 __all__ = ["ExactLines", "exact_invariant_lines", "rational_tensor", "compare_with_exact"]
 
 
@@ -35,7 +42,7 @@ class ExactLines:
 
     p: int
     zero_dimensional: bool
-    points: list            # [(direction complex (p,), c complex, multiplicity int)]
+    points: list[tuple[Any, complex, int]]   # [(direction complex (p,), c complex, multiplicity int)]
     quotient_dimension: int | None = None
     method: str = ""
 
@@ -51,33 +58,10 @@ class ExactLines:
                        if np.all(np.abs(d.imag) < 1e-12) and abs(np.imag(c)) < 1e-12 * max(1.0, abs(c))))
 
 
-def rational_tensor(q):
-    """Q as a nested list of sympy Rationals (exact for floats that are dyadic, e.g. halves of ints)."""
-    Q = q.Q if hasattr(q, "Q") else np.asarray(q)
-    if np.iscomplexobj(Q):
-        raise ExactCheckError("exact check needs a real rational Q; got complex entries")
-    p = Q.shape[0]
-    R = [[[sp.Rational(float(Q[i, j, k])) for k in range(p)] for j in range(p)] for i in range(p)]
-    for i, j, k in itertools.product(range(p), repeat=3):
-        den = R[i][j][k].q
-        short_dyadic = den & (den - 1) == 0 and den <= 2 ** 64 and abs(R[i][j][k].p).bit_length() <= 30
-        if den > 2 ** 20 and not short_dyadic:
-            raise ExactCheckError(f"Q[{i},{j},{k}] = {Q[i, j, k]!r} is not a short rational "
-                                  f"(denominator {den}); pass integers, simple fractions or "
-                                  f"powers of 2 down to 2^-64")
-    return R
-
-
-def _fields(R, xs):
-    p = len(xs)
-    return [sp.expand(sum(R[i][j][k] * xs[j] * xs[k] for j in range(p) for k in range(p)))
-            for i in range(p)]
-
-
 def _binary_cubic(R):
     """p = 2: roots of the binary cubic xi_1 v_2 - xi_2 v_1 with multiplicities."""
     x, y = sp.symbols("x y")
-    v1, v2 = _fields(R, [x, y])
+    v1, v2 = quadratic_fields(R, [x, y])
     cubic = sp.expand(x * v2 - y * v1)
     if cubic == 0:
         return ExactLines(2, False, [], None, "binary cubic (identically zero)")
@@ -114,7 +98,7 @@ def _resultant_p3(R, rng):
     ys = sp.symbols("y1:4")
     y1, y2, _ = ys
     xs = T * sp.Matrix(ys)
-    v = _fields(R, list(xs))
+    v = quadratic_fields(R, list(xs))
     w = T.inv() * sp.Matrix(v)                    # v in y coordinates: T^-1 v(T y)
     w = [sp.expand(e.subs(ys[2], 1)) for e in w]
     g1 = sp.expand(w[0] - w[2] * y1)
@@ -148,51 +132,22 @@ def _resultant_p3(R, rng):
     return ExactLines(3, True, pts, None, "resultant Res_y2(g1, g2)")
 
 
-def _standard_monomials(G, gens):
-    lms = [sp.Poly(g, *gens).monoms(order="grevlex")[0] for g in G.exprs]
-    std, frontier = [], [tuple([0] * len(gens))]
-    seen = set(frontier)
-    while frontier:
-        m = frontier.pop()
-        if any(all(a >= b for a, b in zip(m, lm)) for lm in lms):
-            continue
-        std.append(m)
-        for i in range(len(gens)):
-            n = tuple(a + (j == i) for j, a in enumerate(m))
-            if n not in seen:
-                seen.add(n)
-                frontier.append(n)
-    return sorted(std)
-
-
-def _mult_matrix(G, gens, std, f):
-    """Matrix of multiplication by f on Q[x]/I in the basis of standard monomials."""
-    idx = {m: i for i, m in enumerate(std)}
-    M = sp.zeros(len(std), len(std))
-    for j, m in enumerate(std):
-        mono = sp.Mul(*[g ** e for g, e in zip(gens, m)])
-        rem = G.reduce(sp.expand(f * mono))[1]
-        for mon, coeff in sp.Poly(rem, *gens).terms():
-            M[idx[mon], j] = coeff
-    return M
-
-
 def _groebner(R, chart, sep, dps=120):
     p = len(R)
     xs = sp.symbols(f"xi1:{p + 1}")
     c = sp.Symbol("c")
     gens = list(xs) + [c]
-    v = _fields(R, xs)
+    v = quadratic_fields(R, xs)
     eqs = [sp.expand(v[i] - c * xs[i]) for i in range(p)]
     eqs.append(sum(l * g for l, g in zip(chart, gens)) - 1)
     G = sp.groebner(eqs, *gens, order="grevlex")
     if not G.is_zero_dimensional:
         return ExactLines(p, False, [], None, "groebner grevlex (positive-dimensional)")
-    std = _standard_monomials(G, gens)
+    std = standard_monomials(G, gens)
     if len(std) != 2 ** p:
         return None                                # a solution sits on the chart's infinity
     u = sum(r * g for r, g in zip(sep, gens))
-    Mu = _mult_matrix(G, gens, std, u)
+    Mu = multiplication_matrix(G, gens, std, u)
     lam = sp.Symbol("lam")
     cp = Mu.charpoly(lam)
     roots = []
@@ -211,7 +166,7 @@ def _groebner(R, chart, sep, dps=120):
         for _ in range(nr - 1):
             powers.append(Mu * powers[-1])
         for g in gens:
-            Mg = _mult_matrix(G, gens, std, g)
+            Mg = multiplication_matrix(G, gens, std, g)
             tr = mpmath.matrix([mpmath.mpf(sp.Rational((Mg * P).trace()).p) / sp.Rational((Mg * P).trace()).q
                                 for P in powers])
             try:
@@ -290,7 +245,7 @@ def _rescaled(res, f):
     return res
 
 
-def exact_invariant_lines(q, seed=0, method="auto"):
+def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: str = "auto") -> ExactLines:
     """Exact (symbolic) invariant lines of a rational QuadraticSystem, for p <= 4.
 
     method: "auto" (binary cubic for p = 2, Groebner otherwise), "cubic", "resultant" (p = 3) or
@@ -346,7 +301,7 @@ def _exact(R, p, seed, method):
     raise ExactCheckError("no chart / separating form found in 6 random draws")
 
 
-def compare_with_exact(lines, exact, rtol=1e-6):
+def compare_with_exact(lines: InvariantLines, exact: ExactLines, rtol: float = 1e-6) -> list[str]:
     """Disagreements (a list of strings, empty if none) between an InvariantLines result and an
     ExactLines one: family or not, total multiplicity, real count, and for every exact point
     (direction, c, multiplicity) a line with the same multiplicity and reality, direction within

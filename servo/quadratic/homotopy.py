@@ -14,14 +14,18 @@ Method (Sommese & Wampler, "The numerical solution of systems of polynomials", 2
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["QuadraticEigenHomotopy", "PathResult", "solve_rows"]
 
 FIRST_MAX = 1e-3          # largest accepted first Newton correction (relative) while tracking
 
 
-def solve_rows(J, b):
+def solve_rows(J: NDArray[Any], b: NDArray[Any]) -> NDArray[Any]:
     """Batched solve J x = b (J (B, N, N), b (B, N)); rows with a singular J give NaN instead of raising
     (one batched LAPACK call; only when some matrix is singular are the rows solved one by one)."""
     try:
@@ -50,7 +54,9 @@ def _linear(tau):
 class PathResult:
     """End points of all 2^p paths: z (2^p, p+1), flags regular/converged, cycle numbers, cond."""
 
-    def __init__(self, z, converged, regular, cycle, cond, residual, gamma, patch):
+    def __init__(self, z: NDArray[np.complex128], converged: NDArray[np.bool_], regular: NDArray[np.bool_],
+                 cycle: NDArray[np.int_], cond: NDArray[np.float64], residual: NDArray[np.float64], gamma: complex,
+                 patch: NDArray[np.complex128]) -> None:
         self.z, self.converged, self.regular = z, converged, regular
         self.cycle, self.cond, self.residual = cycle, cond, residual
         self.gamma, self.patch = gamma, patch
@@ -64,7 +70,8 @@ class QuadraticEigenHomotopy:
     (default 1: an equation scaling that is not a change of variables, see certify.equilibrate).
     """
 
-    def __init__(self, Q, rng=None, tol=1e-9, w=None):
+    def __init__(self, Q: ArrayLike, rng: np.random.Generator | int | None = None, tol: float = 1e-9,
+                 w: ArrayLike | None = None) -> None:
         self.Q = np.asarray(Q, dtype=complex)
         self.p = self.Q.shape[0]
         self.w = np.ones(self.p) if w is None else np.asarray(w, dtype=float)
@@ -96,12 +103,12 @@ class QuadraticEigenHomotopy:
         """A[..., i, j] = sum_k Q[i,j,k] xi_k (so v(xi) = A xi and dv = 2 A)."""
         return (xi @ self._Qr).reshape(xi.shape[:-1] + (self.p, self.p))
 
-    def F(self, z):
+    def F(self, z: NDArray[np.complex128]) -> NDArray[np.complex128]:
         """Target F(z) = v(xi) - c w xi, z = (xi, c), batched (..., p + 1) -> (..., p)."""
         xi, c = z[..., :-1], z[..., -1:]
         return np.einsum("...ij,...j->...i", self._QA(xi), xi) - c * self.w * xi
 
-    def JF(self, z):
+    def JF(self, z: NDArray[np.complex128]) -> NDArray[np.complex128]:
         """dF/dz = [2 A(xi) - c diag(w) | -w xi] with A_ij = sum_k Q[i,j,k] xi_k, shape (..., p, p + 1)."""
         xi, c = z[..., :-1], z[..., -1]
         J = np.empty(z.shape[:-1] + (self.p, self.N), dtype=complex)
@@ -111,11 +118,11 @@ class QuadraticEigenHomotopy:
         J[..., -1] = -self.w * xi
         return J
 
-    def G(self, z):
+    def G(self, z: NDArray[np.complex128]) -> NDArray[np.complex128]:
         """Start system G_i(z) = xi_i^2 - c^2."""
         return z[..., :-1] ** 2 - z[..., -1:] ** 2
 
-    def start_points(self):
+    def start_points(self) -> NDArray[np.complex128]:
         """The 2^p roots of the start system, scaled onto the patch a . z = 1."""
         s = np.array(np.meshgrid(*([[1.0, -1.0]] * self.p), indexing="ij")).reshape(self.p, -1).T
         z = np.concatenate([s, np.ones((s.shape[0], 1))], axis=1).astype(complex)
@@ -142,7 +149,7 @@ class QuadraticEigenHomotopy:
             Hv = (J[:, :-1] @ zc)[:, :, 0] * 0.5
         return J, Ht, Hv
 
-    def H(self, z, t):
+    def H(self, z: NDArray[np.complex128], t: ArrayLike) -> NDArray[np.complex128]:
         """H(z, t) = t F(z) + (1 - t) gamma G(z)."""
         t = np.asarray(t)[..., None]
         return t * self.F(z) + (1 - t) * self.gamma * self.G(z)
@@ -187,8 +194,10 @@ class QuadraticEigenHomotopy:
             first = last if first is None else first
         return z, last, first
 
-    def track(self, z, tau0, tau1, tpath, h0=0.05, hmin=1e-12, hmax=0.2, max_steps=5000,
-              precise=False):
+    def track(self, z: NDArray[np.complex128], tau0: ArrayLike, tau1: ArrayLike,
+              tpath: Callable[[NDArray[Any]], tuple[NDArray[Any], NDArray[Any]]], h0: float = 0.05,
+              hmin: float = 1e-12, hmax: float = 0.2, max_steps: int = 5000, precise: bool | str = False
+              ) -> tuple[NDArray[np.complex128], NDArray[np.bool_]]:
         """Track every row of z from tau0 to tau1 (arrays) along t = tpath(tau) -> (t, dt/dtau).
 
         Returns (z_end, ok). Each path keeps its own step h (halved on a failed corrector, doubled
@@ -248,7 +257,8 @@ class QuadraticEigenHomotopy:
         return z, ok
 
     # ------------------------------------------------------------ end game
-    def cauchy_endgame(self, z, r, samples=32, max_loops=None):
+    def cauchy_endgame(self, z: NDArray[np.complex128], r: float, samples: int = 32, max_loops: int | None = None
+                       ) -> tuple[NDArray[np.complex128], NDArray[np.int_], NDArray[np.bool_]]:
         """Cauchy integral end game at radius r around t = 1 for the rows of z (taken at t = 1 - r).
 
         Loops the circle t = 1 - r e^{i theta} until each path closes (cycle number m) and returns
@@ -293,7 +303,7 @@ class QuadraticEigenHomotopy:
         return result, cycle, ok
 
     # ------------------------------------------------------------ driver
-    def solve(self, r_endgame=1e-4, cond_singular=1e8):
+    def solve(self, r_endgame: float = 1e-4, cond_singular: float = 1e8) -> PathResult:
         """Track all 2^p paths to t = 1; regular end points are Newton-polished, the others go
         through the Cauchy end game at radius r_endgame. Returns a PathResult."""
         z0 = self.start_points()

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 from itertools import combinations_with_replacement, permutations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize, minimize_scalar
+
 from ..errors import NotLinearizableError
+from .protocol import QuadraticField
 
 __all__ = ["linear_first_integrals", "quadratic_first_integrals", "linear_integral_conditions",
            "quadratic_integral_conditions", "nullspace_rows", "time_change_to_linear",
            "min_speed_on_sphere", "NotLinearizableError"]
 
 
-def nullspace_rows(M, rtol=1e-10):
+def nullspace_rows(M: ArrayLike, rtol: float = 1e-10) -> NDArray[np.float64]:
     """Orthonormal basis (rows) of the null space of a numeric matrix M, singular values below rtol * max."""
     M = np.asarray(M, dtype=float)
     if M.size == 0:
@@ -30,13 +35,13 @@ def nullspace_rows(M, rtol=1e-10):
     return vh[rank:]
 
 
-def linear_integral_conditions(Q, p):
+def linear_integral_conditions(Q: Any, p: int) -> list[list[Any]]:
     """The conditions on l for l.x to be a first integral of x' = v(x): sum_i l_i Q[i,j,k] = 0, one row per
     pair j <= k (Q numeric or sympy)."""
     return [[Q[i, j, k] for i in range(p)] for j in range(p) for k in range(j, p)]
 
 
-def quadratic_integral_conditions(Q, p):
+def quadratic_integral_conditions(Q: Any, p: int) -> tuple[list[tuple[int, int]], list[list[Any]]]:
     """The conditions on a symmetric S for x^T S x to be a first integral: d/dt x^T S x = 2 x^T S v(x) = 0
     identically, i.e. the full symmetrisation over (a, j, k) of sum_i S[a,i] Q[i,j,k] vanishes.
 
@@ -59,7 +64,7 @@ def quadratic_integral_conditions(Q, p):
     return pairs, rows
 
 
-def linear_first_integrals(q, rtol=1e-10):
+def linear_first_integrals(q: QuadraticField, rtol: float = 1e-10) -> NDArray[np.float64]:
     """Basis (rows l, orthonormal) of the linear first integrals l.x of x' = v(x).
 
     Condition (:func:`linear_integral_conditions`): sum_i l_i Q[i, j, k] = 0 for all j, k. Returns an
@@ -72,7 +77,7 @@ def linear_first_integrals(q, rtol=1e-10):
     return nullspace_rows(np.array(linear_integral_conditions(Q, p), dtype=float), rtol)
 
 
-def quadratic_first_integrals(q, rtol=1e-10):
+def quadratic_first_integrals(q: QuadraticField, rtol: float = 1e-10) -> list[NDArray[np.float64]]:
     """Basis of the quadratic first integrals x^T S x of x' = v(x): a list of symmetric S, orthonormal in the
     Frobenius norm (the null space of :func:`quadratic_integral_conditions` in the coordinates s_aa and
     sqrt(2) s_ab)."""
@@ -105,7 +110,8 @@ def _factor_with(q, l):
     return A, float(res)
 
 
-def time_change_to_linear(q, l=None, rtol=1e-9):
+def time_change_to_linear(q: QuadraticField, l: ArrayLike | None = None, rtol: float = 1e-9
+                          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Write v(x) = l(x) A x and return (l, A): with d tau = l(x) dt the system is dx/dtau = A x.
 
     l may be given; otherwise for p = 2 it is taken from a real line of equilibria xi (l = J xi,
@@ -148,7 +154,8 @@ def time_change_to_linear(q, l=None, rtol=1e-9):
     return best[0], best[1]
 
 
-def min_speed_on_sphere(q, starts=256, iters=60, seed=0):
+def min_speed_on_sphere(q: QuadraticField, starts: int = 256, iters: int = 60, seed: int = 0
+                        ) -> tuple[float, NDArray[np.float64]]:
     """min |v(xi)| over real unit xi, and the minimiser: an independent check for real equilibria.
 
     p = 2: dense scan of the angle plus a bounded refinement; p > 2: batched Levenberg-Marquardt on

@@ -10,8 +10,14 @@ x: saddle or degenerate).
 from __future__ import annotations
 
 import numpy as np
+from liegroups._lazy import lazy_module
+
+from .line_types import InvariantLines
+from .protocol import QuadraticField
 
 __all__ = ["phase_portrait"]
+
+_mpl_axes = lazy_module("matplotlib.axes")  # for the annotations only; loaded by get_type_hints
 
 _MARK = {"attracting": dict(marker="o", mfc="k"), "repelling": dict(marker="o", mfc="w"),
          "saddle": dict(marker="x"), "degenerate": dict(marker="s", mfc="w")}
@@ -21,7 +27,8 @@ def _flip(stab):
     return {"attracting": "repelling", "repelling": "attracting"}.get(stab, stab)
 
 
-def phase_portrait(q, ax=None, lines=None, extent=1.0, density=1.2, title=None):
+def phase_portrait(q: QuadraticField, ax: _mpl_axes.Axes | None = None, lines: InvariantLines | None = None,
+                   extent: float = 1.0, density: float = 1.2, title: str | None = None) -> _mpl_axes.Axes:
     """Draw the phase portrait of q on a matplotlib axis (created if None) and return the axis.
 
     lines: a precomputed InvariantLines (computed if None). Raises ValueError for p not in {2, 3}.

@@ -7,17 +7,26 @@ is stored symmetrized in (j, k), so that the Jacobian is dv_i/dx_j = 2 sum_k Q[i
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
 import sympy as sp
-from integrators import ODEProblem, integrate
+from integrators import IntegrationResult, ODEProblem, integrate
+from liegroups._lazy import lazy_module
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import QuadraticSystemError
 from . import integrals as _integrals
 from . import plot as _plot
 from .invariant_lines import invariant_lines as _invariant_lines
-from .kovalevskaya import integrability_obstructions as _integrability_obstructions
+from .kovalevskaya.obstructions import IntegrabilityObstructions
+from .kovalevskaya.obstructions import integrability_obstructions as _integrability_obstructions
+from .line_types import InvariantLine, InvariantLines
 
 __all__ = ["QuadraticSystem", "QuadraticSystemError"]
+
+_mpl_axes = lazy_module("matplotlib.axes")  # for the annotation of phase_portrait only; loaded by get_type_hints
 
 
 class QuadraticSystem:
@@ -33,7 +42,7 @@ class QuadraticSystem:
     Raises QuadraticSystemError (a ValueError) for a wrong shape or non-finite entries.
     """
 
-    def __init__(self, Q, variables=None):
+    def __init__(self, Q: ArrayLike, variables: Sequence[Any] | None = None) -> None:
         Q = np.asarray(Q)
         if Q.dtype == object:
             try:
@@ -70,7 +79,7 @@ class QuadraticSystem:
         return self._Q.shape[0]
 
     @property
-    def Q(self) -> np.ndarray:
+    def Q(self) -> NDArray[Any]:
         """The symmetrized coefficient tensor Q[i, j, k] (read-only view)."""
         return self._Q
 
@@ -79,32 +88,32 @@ class QuadraticSystem:
         """True if Q is real."""
         return not np.iscomplexobj(self._Q)
 
-    def _check_x(self, x):
+    def _check_x(self, x: ArrayLike) -> NDArray[Any]:
         x = np.asarray(x)
         if x.ndim < 1 or x.shape[-1] != self.p:
             raise QuadraticSystemError(
                 f"state must have shape (..., {self.p}), got shape {x.shape}")
         return x
 
-    def v(self, x):
+    def v(self, x: ArrayLike) -> NDArray[Any]:
         """Vector field v_i(x) = sum_{j,k} Q[i,j,k] x_j x_k, batched over leading axes of x."""
         x = self._check_x(x)
         return np.einsum("ijk,...j,...k->...i", self._Q, x, x)
 
     __call__ = v
 
-    def rhs(self, t, x):
+    def rhs(self, t: float, x: ArrayLike) -> NDArray[Any]:
         """scipy-style right-hand side f(t, x) = v(x)."""
         return self.v(x)
 
-    def jacobian(self, x):
+    def jacobian(self, x: ArrayLike) -> NDArray[Any]:
         """dv_i/dx_j = 2 sum_k Q[i,j,k] x_k, shape (..., p, p)."""
         x = self._check_x(x)
         return 2.0 * np.einsum("ijk,...k->...ij", self._Q, x)
 
     # ---------------------------------------------------------------- sympy
     @classmethod
-    def from_sympy(cls, exprs, variables):
+    def from_sympy(cls, exprs: Iterable[Any], variables: Iterable[sp.Symbol]) -> QuadraticSystem:
         """Build from sympy expressions v_i(x) that are homogeneous quadratic in `variables`.
 
         Q[i,j,j] is the coefficient of x_j^2 in v_i and Q[i,j,k] = Q[i,k,j] = half the
@@ -141,7 +150,7 @@ class QuadraticSystem:
                     Q[i, idx[1], idx[0]] += c / 2
         return cls(Q, variables=[str(v) for v in variables])
 
-    def to_sympy(self, variables=None):
+    def to_sympy(self, variables: Sequence[sp.Symbol] | None = None) -> list[sp.Expr]:
         """The components v_i as a list of sympy expressions (floats as given)."""
         xs = sp.symbols(self.variables) if variables is None else list(variables)
         out = []
@@ -156,44 +165,47 @@ class QuadraticSystem:
             out.append(e)
         return out
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"QuadraticSystem(p={self.p}, variables={self.variables})"
 
     # ------------------------------------------------------- invariant lines
-    def invariant_lines(self, **kw):
+    def invariant_lines(self, **kw: Any) -> InvariantLines:
         """All solutions of v(xi) = c xi in CP^{p-1}; see :func:`servo.quadratic.invariant_lines.invariant_lines`."""
         return _invariant_lines(self, **kw)
 
-    def linear_first_integrals(self, rtol=1e-10):
+    def linear_first_integrals(self, rtol: float = 1e-10) -> NDArray[np.float64]:
         """Rows l with l . v(x) == 0; see :mod:`servo.quadratic.integrals`."""
         return _integrals.linear_first_integrals(self, rtol)
 
-    def quadratic_first_integrals(self, rtol=1e-10):
+    def quadratic_first_integrals(self, rtol: float = 1e-10) -> list[NDArray[np.float64]]:
         """Symmetric S with x^T S v(x) == 0; see :mod:`servo.quadratic.integrals`."""
         return _integrals.quadratic_first_integrals(self, rtol)
 
-    def time_change_to_linear(self, l=None, rtol=1e-9):
+    def time_change_to_linear(self, l: ArrayLike | None = None, rtol: float = 1e-9
+                              ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(l, A) with v(x) = l(x) A x, so d tau = l(x) dt gives dx/dtau = A x."""
         return _integrals.time_change_to_linear(self, l, rtol)
 
-    def integrability_obstructions(self, max_degree=4, lines=None, rtol=1e-8, exact=False):
+    def integrability_obstructions(self, max_degree: int = 4, lines: Iterable[InvariantLine] | None = None,
+                                   rtol: float = 1e-8, exact: bool = False) -> IntegrabilityObstructions:
         """Degrees m <= max_degree with no homogeneous polynomial first integral, proved by the Kovalevskaya
         exponents at the Darboux points; see servo.quadratic.kovalevskaya."""
         return _integrability_obstructions(self, max_degree, lines=lines, rtol=rtol, exact=exact)
 
-    def phase_portrait(self, ax=None, **kw):
+    def phase_portrait(self, ax: _mpl_axes.Axes | None = None, **kw: Any) -> _mpl_axes.Axes:
         """p = 2: streamlines and invariant lines; p = 3: flow on the sphere of directions."""
         return _plot.phase_portrait(self, ax=ax, **kw)
 
     # ------------------------------------------------------- simulation
-    def problem(self):
+    def problem(self) -> ODEProblem:
         """The :class:`integrators.ODEProblem` x' = v(x) (real systems), with its Jacobian."""
         if self.is_real is False:
             raise QuadraticSystemError("simulate needs a real system (Q is complex)")
         return ODEProblem(lambda t, x: self.v(x), self.p, jac=lambda t, x: self.jacobian(x),
                           name=f"quadratic system p={self.p}")
 
-    def simulate(self, x0, t_end, steps=1000, method="scipy:DOP853", **options):
+    def simulate(self, x0: ArrayLike, t_end: float, steps: int | None = 1000, method: str = "scipy:DOP853",
+                 **options: Any) -> IntegrationResult:
         """Integrate x' = v(x) from ``x0`` over [0, t_end] with ``integrators.integrate`` (any method for a
         plain ODE; ``steps`` sets the output grid of the scipy methods). Returns an IntegrationResult."""
         kw = dict(options)

@@ -17,6 +17,9 @@ from servo import EulerPoincare, Nonholonomic, QuadraticSystem, ServoFirstKind, 
 from servo.errors import ExactCheckError, QuadraticSystemError
 from servo.quadratic.kovalevskaya import (darboux_point, exact_kovalevskaya_exponents, kovalevskaya_exponents,
                                           polynomial_first_integrals, resonances)
+from servo.quadratic.kovalevskaya.exact_exponents import exact_roots
+from servo.quadratic.kovalevskaya.resonances import exact_resonant
+from servo.quadratic.polynomials import rational_tensor
 
 
 def live(lines):
@@ -160,9 +163,7 @@ def test_resonance_margins_respect_the_bound_on_k():
 
 # ----------------------------------------------------------------------------- the exact search
 def _rational_v(q, xs):
-    from servo.quadratic.kovalevskaya import _rational_tensor
-
-    R = _rational_tensor(q)
+    R = rational_tensor(q, snap=True)
     p = len(xs)
     return [sum(R[i][j][k] * xs[j] * xs[k] for j in range(p) for k in range(p)) for i in range(p)]
 
@@ -309,7 +310,7 @@ def test_bad_max_degree_is_named(bad):
     q = QuadraticSystem(np.random.default_rng(0).normal(size=(2, 2, 2)))
     with pytest.raises(QuadraticSystemError, match="max_degree must be an integer >= 1"):
         q.integrability_obstructions(bad)
-    with pytest.raises(QuadraticSystemError, match="max_degree"):
+    with pytest.raises(QuadraticSystemError, match="degree must be an integer >= 1"):
         polynomial_first_integrals(q, bad)
 
 
@@ -349,15 +350,13 @@ def test_double_line_is_skipped_numerically_and_has_exponent_zero_exactly():
 
 
 def test_exact_resonances_of_irrational_exponents():
-    from servo.quadratic.kovalevskaya import _exact_resonant, _exact_roots
-
     # 1 + sqrt 2 and 1 - sqrt 2: their sum is 2 (|k| = 2 <= 2) while no single one is 1
     surds = (1 + sp.sqrt(2), 1 - sp.sqrt(2))
-    assert _exact_resonant(surds, 2)[0] and not _exact_resonant(surds, 1)[0]
+    assert exact_resonant(surds, 2)[0] and not exact_resonant(surds, 1)[0]
     # the three roots of x^3 - 3 x^2 + 3 (irreducible, Eisenstein at 3) sum to 3 (Vieta): resonance at m = 3 with
     # k = (1, 1, 1) only; ~ -0.879, 1.347, 2.532 give no resonance at m = 1 or 2
     x = sp.Symbol("x")
-    roots = _exact_roots(sp.Poly(x ** 3 - 3 * x ** 2 + 3, x))
+    roots = exact_roots(sp.Poly(x ** 3 - 3 * x ** 2 + 3, x))
     assert len(roots) == 3 and abs(sum(complex(r) for r in roots) - 3) < 1e-14
-    assert _exact_resonant(tuple(roots), 3)[0]
-    assert not _exact_resonant(tuple(roots), 1)[0] and not _exact_resonant(tuple(roots), 2)[0]
+    assert exact_resonant(tuple(roots), 3)[0]
+    assert not exact_resonant(tuple(roots), 1)[0] and not exact_resonant(tuple(roots), 2)[0]

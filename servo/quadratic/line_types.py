@@ -1,0 +1,205 @@
+"""The result types of the invariant-line solver: InvariantLine, FamilyWitness, InvariantLines.
+
+An invariant line x = s xi, v(xi) = c xi of x' = v(x) carries the flow s' = c s^2, s(t) = s0 / (1 - c s0 t)
+(Kozlov's lectures on servo-constraints); ``InvariantLines`` collects all of them with the certificate of
+completeness that ``servo.quadratic.invariant_lines.invariant_lines`` found, and shows itself in a
+notebook as a Markdown table (``invariant_lines_markdown``).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .display import format_number
+
+__all__ = ["InvariantLine", "FamilyWitness", "InvariantLines", "invariant_lines_markdown"]
+
+
+@dataclass
+class InvariantLine:
+    """One invariant line x = s * direction, on which s' = c s^2."""
+
+    direction: NDArray[Any]
+    c: complex
+    multiplicity: int
+    is_real: bool
+    residual: float
+    cycle_numbers: tuple[int, ...] = ()
+    sphere_eigenvalues: NDArray[Any] | None = None
+    tol: float = 1e-8
+    kovalevskaya_exponents: NDArray[np.complex128] | None = None   # at d = -direction / c; None if c = 0
+    alpha: float = float("inf")          # Smale's alpha bound (inf: singular or not tested)
+    backward_error: float = float("nan")  # certify.backward_error in the equilibrated system
+
+    @property
+    def is_equilibrium_line(self) -> bool:
+        """c = 0: every point of the line is an equilibrium."""
+        return abs(self.c) <= self.tol
+
+    def blowup_time(self, s0: ArrayLike) -> NDArray[np.float64]:
+        """Time at which s(t) = s0 / (1 - c s0 t) reaches infinity, for x(0) = s0 * direction.
+
+        1 / (c s0) if c s0 > 0 (real line), +inf otherwise (the solution tends to 0 or stays fixed).
+        """
+        s0 = np.asarray(s0, dtype=float)
+        if not self.is_real:
+            raise ValueError("blow-up time is defined for real lines only; this line is complex")
+        cs = np.real(self.c) * s0
+        with np.errstate(divide="ignore"):
+            return np.where(cs > 0, 1.0 / np.where(cs > 0, cs, 1.0), np.inf)
+
+    def solution(self, s0: float, t: ArrayLike) -> NDArray[np.float64]:
+        """s(t) = s0 / (1 - c s0 t) times the direction, shape t.shape + (p,)."""
+        t = np.asarray(t, dtype=float)
+        s = s0 / (1 - np.real(self.c) * s0 * t)
+        return s[..., None] * np.real(self.direction)
+
+    @property
+    def stability(self) -> str | None:
+        """Stability of the ray +direction as a fixed point of the flow on the sphere of directions.
+
+        Sphere flow: xi' = v(xi) - (xi . v(xi)) xi (time d tau = |x| dt). Its linearisation at a
+        fixed point has the eigenvalues lambda_k(J) - c, where J = dv(xi) and lambda_k runs over
+        the eigenvalues of J other than the one along xi (J xi = 2 c xi). The ray -direction has the
+        opposite eigenvalues (x(t) -> -x(-t) symmetry). None for complex lines.
+        """
+        if self.sphere_eigenvalues is None:
+            return None
+        re = np.real(self.sphere_eigenvalues)
+        if re.size == 0:
+            return "attracting"
+        if np.all(re < -self.tol):
+            return "attracting"
+        if np.all(re > self.tol):
+            return "repelling"
+        if np.any(re < -self.tol) and np.any(re > self.tol):
+            return "saddle"
+        return "degenerate"
+
+    def __repr__(self) -> str:
+        d = np.array2string(np.real_if_close(self.direction), precision=4)
+        return (f"InvariantLine(direction={d}, c={np.real_if_close(self.c):.6g}, "
+                f"multiplicity={self.multiplicity}, real={self.is_real})")
+
+
+@dataclass
+class FamilyWitness:
+    """A path end point lying on a positive-dimensional set of solutions of v(xi) = c xi.
+
+    local_dimension: dimension (in CP^{p-1}) found by the local test; is_equilibria: c = 0 at the
+    witness (e.g. a plane on which v vanishes); paths: how many paths ended here.
+    """
+
+    direction: NDArray[Any]
+    c: complex
+    local_dimension: int
+    is_equilibria: bool
+    paths: int
+
+
+@dataclass
+class InvariantLines:
+    """All invariant lines of a QuadraticSystem, with a completeness certificate.
+
+    ``certificate`` (``certified`` is ``certificate is not None``; ``reason`` says why or why not):
+
+    * ``"alpha"``: a proof, up to the rounding bounds of servo.quadratic.certify: every line is a
+      simple root certified by Smale's alpha test in the equilibrated system, the lines are
+      pairwise distinct (disjoint certified balls), each is certified real or non-real, and there
+      are 2^p - 1 of them. With the trivial root [0 : ... : 0 : 1] (always simple) that is the
+      Bezout number 2^p of p quadrics in P^p, so there are no other solutions, no multiple ones and
+      no positive-dimensional ones: lines, real_count and multiplicities (all 1) are exact and each
+      c and direction is within the certified radius.
+    * ``"alpha+count"``: as above for the simple lines; the singular lines (multiplicity > 1) have
+      backward error at round-off, lie apart from the others, and the multiplicities (path
+      counts) add to 2^p - 1. The singular part rests on the path count, not on a proof.
+    * ``"family"``: a positive-dimensional set was found (numerical local dimension test); every
+      path converged and every isolated line is at round-off.
+    * ``None``: not certified (a failed path, a line not at round-off, a simple line failing the
+      alpha test, two lines not told apart, a count other than 2^p - 1, undecided reality).
+    """
+
+    lines: list[InvariantLine]
+    positive_dimensional: list[FamilyWitness]
+    p: int
+    failed_paths: int
+    path_result: Any = field(repr=False, default=None)
+    certificate: str | None = None
+    reason: str = ""
+
+    def __iter__(self) -> Iterator[InvariantLine]:
+        return iter(self.lines)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __getitem__(self, i: int) -> InvariantLine:
+        return self.lines[i]
+
+    @property
+    def total_multiplicity(self) -> int:
+        """Sum of the multiplicities of the isolated lines (2^p - 1 when the set is finite)."""
+        return int(sum(L.multiplicity for L in self.lines))
+
+    @property
+    def real(self) -> list[InvariantLine]:
+        """The real lines."""
+        return [L for L in self.lines if L.is_real]
+
+    @property
+    def real_count(self) -> int:
+        """Number of real lines counted with multiplicity."""
+        return int(sum(L.multiplicity for L in self.lines if L.is_real))
+
+    @property
+    def is_finite(self) -> bool:
+        """No positive-dimensional family of solutions was found."""
+        return not self.positive_dimensional
+
+    @property
+    def certified(self) -> bool:
+        """``certificate`` is not None: see there for what is proved."""
+        return self.certificate is not None
+
+    @property
+    def max_residual(self) -> float:
+        """max |v(xi) - c xi| / |xi|^2 over the lines."""
+        return max((L.residual for L in self.lines), default=0.0)
+
+    def _repr_markdown_(self) -> str:
+        return invariant_lines_markdown(self)
+
+    def __repr__(self) -> str:
+        return (f"InvariantLines(p={self.p}, lines={len(self.lines)}, total_multiplicity="
+                f"{self.total_multiplicity}, real={self.real_count}, families="
+                f"{len(self.positive_dimensional)}, certified={self.certified}, "
+                f"certificate={self.certificate!r})")
+
+
+def invariant_lines_markdown(lines: InvariantLines) -> str:
+    """Markdown for Jupyter: the real invariant lines as a table, then the counts.
+
+    One row per real line x = s xi, v(xi) = c xi: the direction xi (|xi| = 1), c, the multiplicity, the
+    stability of the ray +xi on the sphere of directions, the blow-up time 1/(c s0) of s' = c s^2 for
+    s0 = 1 (none for c <= 0), and the residual |v(xi) - c xi|; then the counts (complex lines,
+    positive-dimensional families, whether the multiplicities add up to 2^p - 1).
+    """
+    head = (f"**Invariant lines** of a quadratic system with p = {lines.p}: {len(lines)} lines, "
+            f"{lines.real_count} real, total multiplicity {lines.total_multiplicity} "
+            f"(generic count 2^p - 1 = {2 ** lines.p - 1}), families {len(lines.positive_dimensional)}, "
+            f"certified: {'yes' if lines.certified else 'no'}")
+    rows = ["| direction ξ | c | multiplicity | stability of +ξ | blow-up time (s0 = 1) | residual |",
+            "|---|---|---|---|---|---|"]
+    for L in lines.real:
+        d = ", ".join(format_number(v, 4) for v in np.real_if_close(L.direction))
+        c = float(np.real(L.c))
+        blow = f"{1.0 / c:.6g}" if c > 0 else "none"
+        rows.append(f"| ({d}) | {format_number(L.c)} | {L.multiplicity} | {L.stability} | {blow} | {L.residual:.1e} |")
+    if not lines.real:
+        rows.append("| (no real line) | | | | | |")
+    return head + "\n\n" + "\n".join(rows)
+

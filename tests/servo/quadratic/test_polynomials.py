@@ -1,0 +1,80 @@
+"""The shared exact algebra of servo.quadratic (polynomials), the number formatting (display) and the
+QuadraticField protocol.
+
+Expected values are worked out by hand here: the quotient ring Q[x]/<x^2 - 2> has basis (1, x) and
+multiplication by x maps 1 -> x, x -> 2 (eigenvalues +-sqrt 2, the roots); the monomials of degree m in
+p variables number C(p + m - 1, m); 1/12 is the fraction the float 1/12 came from.
+"""
+from math import comb
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from servo.errors import ExactCheckError, QuadraticSystemError
+from servo.quadratic import QuadraticSystem
+from servo.quadratic.display import format_number, format_vector
+from servo.quadratic.polynomials import (check_degree, monomial_exponents, multiplication_matrix, quadratic_fields,
+                                         rational_tensor, standard_monomials)
+from servo.quadratic.protocol import QuadraticField
+
+
+def test_rational_tensor_is_exact_for_dyadic_entries_and_snaps_only_when_asked():
+    Q = np.zeros((2, 2, 2))
+    Q[0, 0, 0] = 1 / 12                       # not dyadic: needs snap
+    Q[1, 1, 1] = 2.0 ** -40                   # dyadic but tiny: exact, must not be snapped to 0
+    Q[0, 1, 1] = -1.5
+    with pytest.raises(ExactCheckError, match=r"Q\[0,0,0\]"):
+        rational_tensor(Q)
+    R = rational_tensor(Q, snap=True)
+    assert R[0][0][0] == sp.Rational(1, 12)
+    assert R[1][1][1] == sp.Rational(1, 2 ** 40)
+    assert R[0][1][1] == sp.Rational(-3, 2)
+    with pytest.raises(ExactCheckError, match=r"Q\[0,0,0\] = 3.14159.* not a fraction"):
+        rational_tensor(np.full((1, 1, 1), np.pi), snap=True)
+
+
+def test_quadratic_fields_match_the_numeric_field():
+    q = QuadraticSystem(np.arange(8, dtype=float).reshape(2, 2, 2) / 4)
+    x, y = sp.symbols("x y")
+    v = quadratic_fields(rational_tensor(q), [x, y])
+    pt = np.array([0.75, -1.25])
+    assert np.allclose([float(e.subs({x: pt[0], y: pt[1]})) for e in v], q.v(pt), rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("p, m", [(1, 3), (2, 2), (3, 4), (4, 1)])
+def test_monomial_exponents_are_all_monomials_of_the_degree(p, m):
+    E = monomial_exponents(p, m)
+    assert len(E) == len(set(E)) == comb(p + m - 1, m)
+    assert all(len(a) == p and sum(a) == m and min(a) >= 0 for a in E)
+    assert all(type(e) is int for a in E for e in a)
+
+
+def test_multiplication_matrix_of_a_quotient_ring():
+    x = sp.Symbol("x")
+    G = sp.groebner([x ** 2 - 2], x, order="grevlex")
+    std = standard_monomials(G, [x])
+    assert std == [(0,), (1,)]
+    M = multiplication_matrix(G, [x], std, x)
+    assert M == sp.Matrix([[0, 2], [1, 0]])
+    assert sorted(M.eigenvals()) == sorted([sp.sqrt(2), -sp.sqrt(2)], key=float)
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.0, True, "3"])
+def test_check_degree_names_the_argument(bad):
+    with pytest.raises(QuadraticSystemError, match="degree must be an integer >= 1"):
+        check_degree(bad, "degree")
+    assert check_degree(np.int64(3)) == 3
+
+
+def test_number_formatting():
+    assert format_number(-0.0) == "0"
+    assert format_number(complex(-0.0, -0.0)) == "0"
+    assert format_number(1 - 2j, 3) == "1-2i"
+    assert format_number(2 + 1e-15j) == "2"
+    assert format_vector([1.0, -0.0, 0.5 + 0.25j]) == "(1, 0, 0.5+0.25i)"
+
+
+def test_a_quadratic_system_is_a_quadratic_field():
+    assert isinstance(QuadraticSystem(np.ones((2, 2, 2))), QuadraticField)
+    assert not isinstance(np.ones((2, 2, 2)), QuadraticField)
