@@ -18,8 +18,11 @@ Each system class asks for its own list (``free_integrals``, ``first_kind_integr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import SymbolicParameterError
 from ..quadratic.integrals import linear_integral_conditions, nullspace_rows, quadratic_integral_conditions
@@ -39,7 +42,9 @@ class FirstIntegral:
     state_symbols : tuple of sympy Symbols, in the state order
     """
 
-    def __init__(self, name, kind, expr, state_symbols, expr_w=None, func=None):
+    def __init__(self, name: str, kind: str, expr: sp.Expr, state_symbols: Sequence[sp.Symbol],
+                 expr_w: sp.Expr | None = None,
+                 func: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None) -> None:
         self.name = name
         self.kind = kind
         self.expr = expr
@@ -48,7 +53,7 @@ class FirstIntegral:
         self._f = None
         self._func = func
 
-    def __call__(self, state):
+    def __call__(self, state: ArrayLike) -> NDArray[np.float64]:
         if self._func is not None:
             return self._func(np.asarray(state, dtype=float))
         if self.expr.free_symbols - set(self.state_symbols):
