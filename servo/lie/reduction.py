@@ -18,7 +18,7 @@ state is m (first kind, free) or (m, lambda) (second kind) and from_state @ to_s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import sympy as sp
@@ -28,10 +28,14 @@ from ..errors import ServoError, SymbolicParameterError
 from ..quadratic.system import QuadraticSystem
 from .symbols import coad_sym
 
-if TYPE_CHECKING:
-    from .euler_poincare import LieSystem
-
 __all__ = ["Reduced", "reduce_free", "reduce_first_kind", "reduce_second_kind", "constraint_basis"]
+
+
+class ReductionSource(Protocol):
+    """What :class:`Reduced` keeps of the system it reduces (a :class:`servo.lie.LieSystem`, whose file
+    imports this one, hence a protocol and not that class): its name."""
+
+    name: str
 
 
 class Reduced:
@@ -47,7 +51,7 @@ class Reduced:
     to_state, from_state : float arrays of the maps (numeric parameters only)
     """
 
-    def __init__(self, source: LieSystem, variables: Sequence[sp.Symbol], to_state: sp.Matrix,
+    def __init__(self, source: ReductionSource, variables: Sequence[sp.Symbol], to_state: sp.Matrix,
                  from_state: sp.Matrix, exprs: Sequence[sp.Expr] | None = None, Q: ArrayLike | None = None) -> None:
         self.source = source
         self.variables = tuple(variables)
