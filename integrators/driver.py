@@ -178,9 +178,10 @@ def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_ever
         t_eval = _check_t_eval(t_eval, t0, t1)
     fastpath.check_backend_args(backend, fast)
     batch.check_mode(ensemble)
-    if not isinstance(m, Embedded) and (m.fixed_step or h is not None or steps is not None):
+    if m.fixed_step or h is not None or steps is not None:  # a step grid, or an output grid (before allocating it)
         n, _ = step_grid(t0, t1, h, steps)
-        validation.output_size(n // save_every + 2, y0, f"integrating {n} steps")
+        validation.output_size(n // save_every + 2, y0, f"integrating {n} steps" if m.fixed_step else
+                               f"an output grid of {n} intervals")
         if m.fixed_step:
             validation.step_budget(n)
     start = time.perf_counter()

@@ -52,8 +52,8 @@ class LieSystem:
 
     @property
     def default_method(self) -> str:
-        """The method ``simulate`` uses on an output grid: :data:`servo.lie.method_choice.METHOD_TABLE`."""
-        return choose(self.problem(), grid=True)[0]
+        """The method ``simulate`` uses when none is named: :data:`servo.lie.method_choice.METHOD_TABLE`."""
+        return choose(self.problem())[0]
 
     def __init__(self, algebra: LieAlgebra, name: str | None = None) -> None:
         self.algebra = algebra
@@ -112,10 +112,10 @@ class LieSystem:
         """Integrate from ``state0`` over [0, t_end] with ``integrators.integrate``.
 
         Without ``method`` the table :data:`servo.lie.method_choice.METHOD_TABLE` picks the fastest method
-        that keeps what the system's claims need: on the output grid of ``steps`` (or ``h``) a fixed-step
-        one (rkmk4 keeping the Casimirs, rk4 keeping the linear constraint of a forced system); with
-        ``steps=None`` and no ``h`` an adaptive pair choosing its own steps (rkmk853 / rk853 at rtol 1e-12,
-        atol 1e-14 unless given). Other options (``h``, ``save_every``, ``rtol``, ``atol``, ``events``)
+        that keeps what the system's claims need: an adaptive pair choosing its own steps (rkmk853 keeping
+        the Casimirs, rk853 keeping the linear constraint of a forced system; rtol 1e-12, atol 1e-14 unless
+        given), with the states on the output grid of ``steps`` (or ``h``) from its continuous extension,
+        or at its accepted steps with ``steps=None`` and no ``h``. Other options (``h``, ``save_every``, ``rtol``, ``atol``, ``events``)
         go to ``integrators.integrate``. States off the constraint raise
         :class:`ConstraintViolationError` unless ``project=True``. Returns the integrator's
         ``IntegrationResult``: ``y`` in this system's state layout, and the components this system's
@@ -129,7 +129,7 @@ class LieSystem:
             kwargs["steps"] = steps  # integrate checks it (a positive integer; 1.5, inf, True refused)
         problem = self.problem()
         if method is None:
-            method, defaults = choose(problem, grid="steps" in kwargs or "h" in kwargs)
+            method, defaults = choose(problem)
             kwargs = {**defaults, **kwargs}
         res = integrate(problem, self.to_problem(y0), (0.0, float(t_end)), method=method, **kwargs)
         res.system = self

@@ -52,8 +52,7 @@ class ServoFirstKind(LeftInvariantConstrained):
     Notes
     -----
     Raises UnrealizableConstraintError if (I^-1 a, b) = 0 (relative to |a||b||I^-1|).
-    The default integrator (:mod:`servo.lie.method_choice`) is "rk4" on an output grid, "rk853" with
-    ``steps=None``: the field satisfies (I^-1 a, ad*_w m + lambda(m) b) = 0 for every m
+    The default integrator (:mod:`servo.lie.method_choice`) is "rk853": the field satisfies (I^-1 a, ad*_w m + lambda(m) b) = 0 for every m
     (not only on the constraint), so the constraint (a, I^-1 m) = 0 is a linear invariant, which every
     Runge-Kutta method keeps to round-off; the forcing lambda b breaks the coadjoint structure, so
     Lie-Poisson methods have nothing extra to keep here. ``s.reduced()`` gives the quadratic system on

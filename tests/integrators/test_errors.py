@@ -27,3 +27,12 @@ def test_problem_and_event_errors_are_integrator_errors():
         free_rigid_body([1.0, -1.0, 2.0])
     with pytest.raises(IntegratorError, match="t_eval"):
         integrate(lambda t, y: -y, np.ones(1), (0.0, 1.0), method="rk4", t_eval=[0.5])
+
+
+def test_an_output_grid_too_large_for_memory_is_refused_before_allocation():
+    # an adaptive pair fills an output grid from its continuous extension: 10^10 points of 3 numbers
+    # would need 224 GiB, refused with the save_every that fits (not a MemoryError from numpy)
+    from integrators import integrate
+    from integrators.rigid_body import free_rigid_body
+    with pytest.raises(IntegrationInputError, match="output grid of 10000000000 intervals.*save_every >="):
+        integrate(free_rigid_body((2.0, 1.0, 0.5)), [1.0, 0.2, 0.3], (0.0, 1.0), method="rkmk853", steps=10**10)
