@@ -16,12 +16,15 @@ Every numeric method takes arrays of shape (..., n) and broadcasts over the lead
 from __future__ import annotations
 
 from fractions import Fraction
+from collections.abc import Sequence
 from functools import cached_property
 
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import exponential
-from .casimirs import find_casimirs
+from .casimirs import CasimirList, find_casimirs
 from .closed_forms import closed_form_kind
 from .display import algebra_markdown
 from .errors import LieAlgebraError
@@ -56,7 +59,8 @@ class LieAlgebra(StructureMixin):
         If the shape is wrong, an entry is not finite, or antisymmetry / Jacobi fails.
     """
 
-    def __init__(self, C, basis=None, name=None, rtol=DEFAULT_RTOL, closed_forms=True):
+    def __init__(self, C: ArrayLike, basis: Sequence[str] | None = None, name: str | None = None,
+                 rtol: float = DEFAULT_RTOL, closed_forms: bool = True) -> None:
         C = check_structure_constants(C, rtol=rtol)
         n = C.shape[0]
         if basis is None:
@@ -69,22 +73,22 @@ class LieAlgebra(StructureMixin):
         self.basis = basis
         self.name = name or f"Lie algebra of dimension {n}"
         self.rtol = rtol
-        self._casimir_cache = {}
+        self._casimir_cache: dict[int, CasimirList] = {}
         self._closed_kind = closed_form_kind(C) if closed_forms else None
 
     # ------------------------------------------------------------------ data
     @property
-    def dim(self):
+    def dim(self) -> int:
         """Dimension n of the algebra."""
         return self._C.shape[0]
 
     @property
-    def structure_constants(self):
+    def structure_constants(self) -> NDArray[np.float64]:
         """Read-only array C of shape (n, n, n): [e_i, e_j] = sum_k C[i,j,k] e_k."""
         return self._C
 
     @property
-    def closed_form(self):
+    def closed_form(self) -> str | None:
         """"so3", "se2", "se3" or None: which closed forms (Rodrigues, the SE(2) / SE(3) exponentials,
         the so(3) dexp / dexp^-1, the integrators' fast paths) apply. Decided from the structure
         constants: C equal (to round-off, 1e-13) to those of the named algebra in its documented basis
@@ -128,7 +132,7 @@ class LieAlgebra(StructureMixin):
         return x
 
     # ------------------------------------------------------------ operations
-    def bracket(self, x, y):
+    def bracket(self, x: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
         """Lie bracket [x, y]_k = sum_{i,j} x_i y_j C[i,j,k], batched over leading axes."""
         x = self._check_vec(x, "x")
         y = self._check_vec(y, "y")
@@ -168,12 +172,12 @@ class LieAlgebra(StructureMixin):
                     np.add(col, tmp, out=col)
         return out
 
-    def ad(self, x):
+    def ad(self, x: ArrayLike) -> NDArray[np.float64]:
         """Matrix of ad_x, shape (..., n, n), with ad(x) @ y = [x, y]: ad(x)[k, j] = sum_i x_i C[i,j,k]."""
         x = self._check_vec(x)
         return np.tensordot(x, self._ad_basis, axes=([-1], [0]))
 
-    def coad(self, x, m):
+    def coad(self, x: ArrayLike, m: ArrayLike) -> NDArray[np.float64]:
         """Coadjoint operator (ad*_x m)_j = sum_{i,k} x_i C[i,j,k] m_k = (ad(x)^T m)_j, batched.
 
         Euler-Poincare: m' = coad(w, m). For so(3) this is m x w.
@@ -187,17 +191,17 @@ class LieAlgebra(StructureMixin):
         overflow: the integrator then reports status -1)."""
         return self._bilinear(np.asarray(x, dtype=float), np.asarray(m, dtype=float), transpose=True)
 
-    def poisson_tensor(self, m):
+    def poisson_tensor(self, m: ArrayLike) -> NDArray[np.float64]:
         """Lie-Poisson tensor Pi_ij(m) = {m_i, m_j} = sum_k C[i,j,k] m_k, shape (..., n, n)."""
         m = self._check_vec(m, "m")
         return np.tensordot(m, np.transpose(self._C, (2, 0, 1)), axes=([-1], [0]))
 
-    def killing_form(self):
+    def killing_form(self) -> NDArray[np.float64]:
         """Killing form K_ij = tr(ad e_i ad e_j) = sum_{a,b} C[i,a,b] C[j,b,a]."""
         return np.einsum("iab,jba->ij", self._C, self._C)
 
     # ------------------------------------------------------------ Casimirs
-    def casimirs(self, max_degree=4):
+    def casimirs(self, max_degree: int = 4) -> CasimirList:
         """Independent polynomial Casimir functions up to ``max_degree``.
 
         F is a Casimir iff sum_{j,k} C[i,j,k] m_k dF/dm_j = 0 for every i. Found by linear algebra on
@@ -212,29 +216,29 @@ class LieAlgebra(StructureMixin):
         return self._casimir_cache[key]
 
     # ----------------------------------------------------------- group side
-    def exp_ad(self, x):
+    def exp_ad(self, x: ArrayLike) -> NDArray[np.float64]:
         """exp(ad x) = Ad_{exp x}, shape (..., n, n), via scipy.linalg.expm (batched)."""
         return exponential.exp_ad(self, x)
 
-    def Ad(self, x):
+    def Ad(self, x: ArrayLike) -> NDArray[np.float64]:
         """Adjoint action of exp(x) on g as a matrix: Ad_{exp x} = exp(ad x)."""
         return self.exp_ad(x)
 
-    def coadjoint_exp(self, x, m):
+    def coadjoint_exp(self, x: ArrayLike, m: ArrayLike) -> NDArray[np.float64]:
         """Coadjoint action generated by ad*: exp(ad(x)^T) m = Ad_{exp x}^T m.
 
         d/dt coadjoint_exp(t x, m) at t = 0 is coad(x, m), and every Casimir is invariant.
         """
         return exponential.coadjoint_exp(self, x, m)
 
-    def dexp(self, x, v, order=None):
+    def dexp(self, x: ArrayLike, v: ArrayLike, order: int | None = None) -> NDArray[np.float64]:
         """Derivative of exp (right trivialised): dexp_x v = sum_k ad_x^k v / (k+1)! = phi(ad x) v.
 
         ``order=None`` uses the exact matrix function; an integer q truncates the series after ad_x^(q-1).
         """
         return exponential.dexp(self, x, v, order=order)
 
-    def dexpinv(self, x, v, order=None):
+    def dexpinv(self, x: ArrayLike, v: ArrayLike, order: int | None = None) -> NDArray[np.float64]:
         """Inverse of dexp: dexpinv_x v = sum_k B_k / k! ad_x^k v (Bernoulli numbers, B_1 = -1/2).
 
         ``order=None`` solves phi(ad x) u = v exactly; an integer q truncates the Bernoulli series after
@@ -244,7 +248,8 @@ class LieAlgebra(StructureMixin):
 
     # -------------------------------------------------------- constructors
     @classmethod
-    def from_matrices(cls, matrices, basis=None, name=None, rtol=DEFAULT_RTOL):
+    def from_matrices(cls, matrices: ArrayLike, basis: Sequence[str] | None = None, name: str | None = None,
+                      rtol: float = DEFAULT_RTOL) -> LieAlgebra:
         """Structure constants of the span of the given (linearly independent) matrices X_1..X_n.
 
         Solves [X_i, X_j] = X_i X_j - X_j X_i = sum_k C[i,j,k] X_k by least squares (complex matrices are
@@ -289,7 +294,7 @@ class LieAlgebra(StructureMixin):
         C = coef.T.reshape(n, n, n)
         return cls(_snap_rational(C), basis=basis, name=name, rtol=rtol)
 
-    def change_basis(self, P, name=None):
+    def change_basis(self, P: ArrayLike, name: str | None = None) -> LieAlgebra:
         """The same algebra in the basis f_a = sum_i P[a, i] e_i (P invertible).
 
         C'[a,b,c] = sum P[a,i] P[b,j] C[i,j,k] (P^-1)[k,c]. Coordinates transform as x = P^T x' for a

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import io
 import warnings
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -115,7 +116,7 @@ def _cached(p, q, r):
     return LieAlgebra(C, basis=basis, name=_name(p, q, r))
 
 
-def from_bivectors(signature):
+def from_bivectors(signature: Sequence[int]) -> LieAlgebra:
     """The Lie algebra of bivectors of Cl(p, q) or Cl(p, q, r) under [A, B] = (AB - BA)/2.
 
     ``signature`` is (p, q) or (p, q, r): (3, 0) -> so(3), (2, 1) -> so(2,1), (4, 0) -> so(4),

@@ -14,11 +14,17 @@ on Lie groups".)
 from __future__ import annotations
 
 from fractions import Fraction
+from collections.abc import Sequence
 from itertools import combinations_with_replacement
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._lazy import lazy_module
+
+if TYPE_CHECKING:
+    import sympy
 
 sp = lazy_module("sympy")  # imported when Casimirs are derived, not when an algebra is built
 
@@ -26,7 +32,7 @@ sp = lazy_module("sympy")  # imported when Casimirs are derived, not when an alg
 class Casimir:
     """A polynomial Casimir F(m): ``expr`` is sympy in m1..mn; call it or its ``grad`` on (..., n) arrays."""
 
-    def __init__(self, expr, symbols, degree):
+    def __init__(self, expr: sympy.Expr, symbols: Sequence[sympy.Symbol], degree: int) -> None:
         self.expr = sp.expand(expr)
         self.symbols = tuple(symbols)
         self.degree = int(degree)
@@ -38,13 +44,13 @@ class Casimir:
             self.grad_exprs = tuple(sp.diff(self.expr, s) for s in self.symbols)
         self._g = sp.lambdify([self.symbols], list(self.grad_exprs), "numpy")  # one call for all partials
 
-    def __call__(self, m):
+    def __call__(self, m: ArrayLike) -> NDArray[np.float64]:
         """F(m) for m of shape (..., n); returns shape (...)."""
         m = np.asarray(m, dtype=float)
         cols = np.moveaxis(m, -1, 0)
         return np.broadcast_to(np.asarray(self._f(cols), dtype=float), m.shape[:-1]).copy()
 
-    def grad(self, m):
+    def grad(self, m: ArrayLike) -> NDArray[np.float64]:
         """Gradient dF/dm, shape (..., n)."""
         m = np.asarray(m, dtype=float)
         cols = np.moveaxis(m, -1, 0)
@@ -57,12 +63,12 @@ class Casimir:
         return str(self.expr)
 
 
-class CasimirList(list):
+class CasimirList(list["Casimir"]):
     """A list of :class:`Casimir` with ``expected`` (n - generic rank of Pi) and ``warning`` (or None)."""
 
-    expected = 0
-    warning = None
-    max_degree = 0
+    expected: int = 0
+    warning: str | None = None
+    max_degree: int = 0
 
 
 def _rational(C, max_den=1000):
@@ -75,7 +81,7 @@ def _rational(C, max_den=1000):
     return out
 
 
-def m_symbols(n):
+def m_symbols(n: int) -> tuple[sympy.Symbol, ...]:
     """The sympy symbols m1..mn used for momenta in g*."""
     return sp.symbols(f"m1:{n + 1}", real=True)
 

@@ -23,6 +23,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 #: below this t^2 the dexp / dexp^-1 coefficients (t - sin t)/t^3 and (1 - (t/2) cot(t/2))/t^2 are
 #: evaluated by their Taylor series (12 terms, truncation < 1e-17): above it the direct formulas lose
@@ -50,7 +51,7 @@ _D_SERIES = np.array([float((-1) ** (n + 1) * _bernoulli_numbers(24)[2 * n] / ma
 
 
 @lru_cache(maxsize=None)
-def bernoulli_coefficients(q):
+def bernoulli_coefficients(q: int) -> tuple[float, ...]:
     """B_k / k! for k = 0..q-1 with B_1 = -1/2 (the Taylor coefficients of z/(e^z - 1)), exact to rounding."""
     B = _bernoulli_numbers(max(q - 1, 1))
     return tuple(float(B[k] / math.factorial(k)) for k in range(q))
@@ -60,7 +61,7 @@ def _safe(t2, small):
     return np.where(small, 1.0, t2)
 
 
-def so3_coefficients(theta2):
+def so3_coefficients(theta2: ArrayLike) -> tuple[float, float] | tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(a, b) = (sin t / t, (1 - cos t)/t^2) given t^2, accurate to a few ulp at every angle.
 
     The coefficients of Rodrigues' formula exp(hat x) = I + a X + b X^2 (t = |x|). Evaluated by half
@@ -79,7 +80,7 @@ def so3_coefficients(theta2):
     return 2.0 * np.cos(0.5 * t) * st, 2.0 * st * st
 
 
-def so3_dexp_coefficient(theta2):
+def so3_dexp_coefficient(theta2: ArrayLike) -> NDArray[np.float64]:
     """c = (1 - sin t / t)/t^2 = (t - sin t)/t^3 given t^2 (Taylor series below t = 1), accurate to
     ~1e-15 relative at every angle.
 
@@ -93,7 +94,7 @@ def so3_dexp_coefficient(theta2):
     return np.where(small, series, (t - np.sin(t)) / (_safe(theta2, small) * t))
 
 
-def so3_dexpinv_coefficient(theta2):
+def so3_dexpinv_coefficient(theta2: ArrayLike) -> NDArray[np.float64]:
     """d = (1 - (t/2) cot(t/2))/t^2 given t^2 (Taylor series below t = 1), accurate to ~1e-15
     relative for t < 2 pi, where it is singular: dexp^-1_x = I - X/2 + d X^2 on so(3), and
     V^-1 = I - W/2 + d W^2."""

@@ -5,6 +5,8 @@ so a user can see at once what is wrong with their input. All derive from :class
 (a ValueError), so ``except LieGroupsError`` catches whatever this package raises on bad input.
 """
 
+from __future__ import annotations
+
 
 class LieGroupsError(ValueError):
     """Base class of every exception raised by liegroups."""
@@ -29,7 +31,8 @@ class StructureConstantsError(LieAlgebraError):
         The tolerance it was compared against.
     """
 
-    def __init__(self, identity, message, indices=None, residual=None, tolerance=None):
+    def __init__(self, identity: str, message: str, indices: tuple[int, ...] | None = None,
+                 residual: float | None = None, tolerance: float | None = None) -> None:
         super().__init__(message)
         self.identity = identity
         self.indices = indices

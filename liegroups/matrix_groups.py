@@ -14,9 +14,13 @@ at small angles.
 
 from __future__ import annotations
 
+from typing import Union
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import named
+from .algebra import LieAlgebra
 from .closed_forms import (hat3, rodrigues, rodrigues_minus_identity, se2_Ad, se2_exp, se2_exp_minus_identity,
                            se2_V_entries, se3_Ad, se3_exp, se3_exp_minus_identity, se3_V, so3_log, vee3)
 from .errors import LieAlgebraError
@@ -44,16 +48,16 @@ class _Group:
             raise LieAlgebraError(f"{self.name}: group elements are ({k}, {k}) matrices, got shape {g.shape}")
         return g
 
-    def identity(self, batch=()):
+    def identity(self, batch: tuple[int, ...] = ()) -> NDArray[np.float64]:
         """Identity matrices of shape batch + (k, k)."""
         return np.broadcast_to(np.eye(self.matrix_size), tuple(batch) + (self.matrix_size,) * 2).copy()
 
-    def compose(self, g, h):
+    def compose(self, g: ArrayLike, h: ArrayLike) -> NDArray[np.float64]:
         """Group product g h (matrix product), batched."""
         return self._mat(g) @ self._mat(h)
 
     @property
-    def algebra(self):
+    def algebra(self) -> LieAlgebra:
         """The named Lie algebra in the same basis."""
         return getattr(named, self.name.lower())()
 
@@ -65,23 +69,23 @@ class SO3Group(_Group):
     matrix_size = 3
     dim = 3
 
-    def hat(self, x):
+    def hat(self, x: ArrayLike) -> NDArray[np.float64]:
         """hat(x), the matrix with hat(x) y = x cross y."""
         return hat3(self._vec(x))
 
-    def vee(self, X):
+    def vee(self, X: ArrayLike) -> NDArray[np.float64]:
         """Inverse of hat (reads the antisymmetric entries)."""
         return vee3(self._mat(X))
 
-    def exp(self, x):
+    def exp(self, x: ArrayLike) -> NDArray[np.float64]:
         """R = I + (sin t / t) X + ((1 - cos t)/t^2) X^2, t = |x|."""
         return rodrigues(self._vec(x))
 
-    def expm1(self, x):
+    def expm1(self, x: ArrayLike) -> NDArray[np.float64]:
         """exp(hat x) - I = a X + b X^2 without cancellation (entries accurate relative to |x|)."""
         return rodrigues_minus_identity(self._vec(x))
 
-    def log(self, R):
+    def log(self, R: ArrayLike) -> NDArray[np.float64]:
         """Inverse of exp with |x| <= pi (at exactly pi either of the two axes is returned).
         LieAlgebraError when R is not a rotation (max |R^T R - I|, |det R - 1| above LOG_DEFECT_TOL)."""
         R = self._mat(R)
@@ -91,15 +95,15 @@ class SO3Group(_Group):
                                   f"{float(np.max(d)):.3e} (tolerance {LOG_DEFECT_TOL:.0e})")
         return so3_log(R)
 
-    def inverse(self, R):
+    def inverse(self, R: ArrayLike) -> NDArray[np.float64]:
         """R^-1 = R^T."""
         return np.swapaxes(self._mat(R), -1, -2)
 
-    def Ad(self, R):
+    def Ad(self, R: ArrayLike) -> NDArray[np.float64]:
         """Ad_R = R on so(3) = R^3."""
         return self._mat(R).copy()
 
-    def defect(self, R):
+    def defect(self, R: ArrayLike) -> NDArray[np.float64]:
         """max |R^T R - I| and |det R - 1|: how far R is from the group."""
         R = self._mat(R)
         o = np.max(np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)), axis=(-2, -1))
@@ -113,7 +117,7 @@ class SE2Group(_Group):
     matrix_size = 3
     dim = 3
 
-    def hat(self, x):
+    def hat(self, x: ArrayLike) -> NDArray[np.float64]:
         """[[0, -w, u], [w, 0, v], [0, 0, 0]] for x = (u, v, w)."""
         x = self._vec(x)
         z = np.zeros(x.shape[:-1])
@@ -122,20 +126,20 @@ class SE2Group(_Group):
              np.stack([x[..., 2], z, x[..., 1]], -1),
              np.stack([z, z, z], -1)], -2)
 
-    def vee(self, X):
+    def vee(self, X: ArrayLike) -> NDArray[np.float64]:
         """Inverse of hat."""
         X = self._mat(X)
         return np.stack([X[..., 0, 2], X[..., 1, 2], X[..., 1, 0]], axis=-1)
 
-    def exp(self, x):
+    def exp(self, x: ArrayLike) -> NDArray[np.float64]:
         """[[R(w), V(w) (u, v)], [0, 1]], V = [[sin w/w, -(1-cos w)/w], [(1-cos w)/w, sin w/w]]."""
         return se2_exp(self._vec(x))
 
-    def expm1(self, x):
+    def expm1(self, x: ArrayLike) -> NDArray[np.float64]:
         """exp(hat x) - I without cancellation (cos w - 1 = -2 sin^2(w/2)); the last row is exactly 0."""
         return se2_exp_minus_identity(self._vec(x))
 
-    def log(self, g):
+    def log(self, g: ArrayLike) -> NDArray[np.float64]:
         """Inverse of exp with w in (-pi, pi]: w = atan2(R10, R00), (u, v) = V(w)^-1 p."""
         g = self._mat(g)
         th = np.arctan2(g[..., 1, 0], g[..., 0, 0])
@@ -144,7 +148,7 @@ class SE2Group(_Group):
         p1, p2 = g[..., 0, 2], g[..., 1, 2]
         return np.stack([(a * p1 + beta * p2) / det, (-beta * p1 + a * p2) / det, th], axis=-1)
 
-    def inverse(self, g):
+    def inverse(self, g: ArrayLike) -> NDArray[np.float64]:
         """(R, p)^-1 = (R^T, -R^T p)."""
         g = self._mat(g)
         out = self.identity(g.shape[:-2])
@@ -153,11 +157,11 @@ class SE2Group(_Group):
         out[..., :2, 2] = -np.einsum("...ij,...j->...i", Rt, g[..., :2, 2])
         return out
 
-    def Ad(self, g):
+    def Ad(self, g: ArrayLike) -> NDArray[np.float64]:
         """Ad_g on (u, v, w): [[R, (p2, -p1)^T], [0, 1]]."""
         return se2_Ad(self._mat(g))
 
-    def defect(self, g):
+    def defect(self, g: ArrayLike) -> NDArray[np.float64]:
         """max of |R^T R - I|, |det R - 1| and |last row - (0, 0, 1)|."""
         g = self._mat(g)
         R = g[..., :2, :2]
@@ -174,7 +178,7 @@ class SE3Group(_Group):
     matrix_size = 4
     dim = 6
 
-    def hat(self, x):
+    def hat(self, x: ArrayLike) -> NDArray[np.float64]:
         """[[hat(omega), v], [0, 0]] for x = (omega, v)."""
         x = self._vec(x)
         X = np.zeros(x.shape[:-1] + (4, 4))
@@ -182,27 +186,27 @@ class SE3Group(_Group):
         X[..., :3, 3] = x[..., 3:]
         return X
 
-    def vee(self, X):
+    def vee(self, X: ArrayLike) -> NDArray[np.float64]:
         """Inverse of hat."""
         X = self._mat(X)
         return np.concatenate([vee3(X[..., :3, :3]), X[..., :3, 3]], axis=-1)
 
-    def exp(self, x):
+    def exp(self, x: ArrayLike) -> NDArray[np.float64]:
         """[[R(omega), V(omega) v], [0, 1]], V = I + (1-cos t)/t^2 W + (t - sin t)/t^3 W^2."""
         return se3_exp(self._vec(x))
 
-    def expm1(self, x):
+    def expm1(self, x: ArrayLike) -> NDArray[np.float64]:
         """exp(hat x) - I = [[a W + b W^2, V v], [0, 0]] without cancellation; the last row is exactly 0."""
         return se3_exp_minus_identity(self._vec(x))
 
-    def log(self, g):
+    def log(self, g: ArrayLike) -> NDArray[np.float64]:
         """Inverse of exp with |omega| <= pi: omega = log R, v = V(omega)^-1 p."""
         g = self._mat(g)
         w = so3_log(g[..., :3, :3])
         v = np.einsum("...ij,...j->...i", se3_V(w, inverse=True), g[..., :3, 3])
         return np.concatenate([w, v], axis=-1)
 
-    def inverse(self, g):
+    def inverse(self, g: ArrayLike) -> NDArray[np.float64]:
         """(R, p)^-1 = (R^T, -R^T p)."""
         g = self._mat(g)
         out = self.identity(g.shape[:-2])
@@ -211,11 +215,11 @@ class SE3Group(_Group):
         out[..., :3, 3] = -np.einsum("...ij,...j->...i", Rt, g[..., :3, 3])
         return out
 
-    def Ad(self, g):
+    def Ad(self, g: ArrayLike) -> NDArray[np.float64]:
         """Ad_g on (omega, v): [[R, 0], [hat(p) R, R]]."""
         return se3_Ad(self._mat(g))
 
-    def defect(self, g):
+    def defect(self, g: ArrayLike) -> NDArray[np.float64]:
         """max of the SO(3) defect of R and |last row - (0, 0, 0, 1)|."""
         g = self._mat(g)
         o = SO3.defect(g[..., :3, :3])
@@ -228,7 +232,11 @@ SE2 = SE2Group()
 SE3 = SE3Group()
 
 
-def group_for(kind):
+#: any of the three group objects (the type of :func:`group_for`)
+MatrixGroup = Union[SO3Group, SE2Group, SE3Group]
+
+
+def group_for(kind: str) -> MatrixGroup:
     """The matrix group object for an algebra kind: 'so3', 'se2' or 'se3'."""
     try:
         return {"so3": SO3, "se2": SE2, "se3": SE3}[kind]

@@ -27,13 +27,13 @@ from .errors import LieAlgebraError
 
 
 @lru_cache(maxsize=None)
-def so3():
+def so3() -> LieAlgebra:
     """so(3): [e_i, e_j] = eps_ijk e_k. Euler-Poincare gives Euler's equations m' = m x w."""
     return LieAlgebra(STRUCTURE_CONSTANTS["so3"], basis=("e1", "e2", "e3"), name="so(3)")
 
 
 @lru_cache(maxsize=None)
-def su2():
+def su2() -> LieAlgebra:
     """su(2) from the matrices -i sigma_k / 2 (isomorphic to so(3): [e_i, e_j] = eps_ijk e_k)."""
     s = [np.array([[0, 1], [1, 0]]), np.array([[0, -1j], [1j, 0]]), np.array([[1, 0], [0, -1]])]
     return LieAlgebra.from_matrices([-0.5j * m for m in s], basis=("s1", "s2", "s3"), name="su(2)")
@@ -47,7 +47,7 @@ def _se2_matrices():
 
 
 @lru_cache(maxsize=None)
-def se2():
+def se2() -> LieAlgebra:
     """se(2) = e(2), basis (e1, e2, e3) = (translation along the body axis, transverse, rotation):
     [e3, e1] = e2, [e3, e2] = -e1, [e1, e2] = 0. Velocities (u, v, w) as in Chaplygin's sleigh."""
     return LieAlgebra.from_matrices(_se2_matrices(), basis=("u", "v", "w"), name="se(2)")
@@ -57,7 +57,7 @@ e2 = se2
 
 
 @lru_cache(maxsize=None)
-def se3():
+def se3() -> LieAlgebra:
     """se(3) = e(3), basis (R1, R2, R3, T1, T2, T3): rotations first, then translations.
 
     Euler-Poincare gives Kirchhoff's equations M' = M x Omega + P x V, P' = P x Omega.
@@ -78,7 +78,7 @@ e3 = se3
 
 
 @lru_cache(maxsize=None)
-def sl2():
+def sl2() -> LieAlgebra:
     """sl(2, R), basis (h, e, f): [h, e] = 2e, [h, f] = -2f, [e, f] = h."""
     h = np.array([[1.0, 0], [0, -1]])
     e = np.array([[0.0, 1], [0, 0]])
@@ -95,21 +95,21 @@ def _table(n, brackets):
 
 
 @lru_cache(maxsize=None)
-def so21():
+def so21() -> LieAlgebra:
     """so(2,1) (Bianchi VIII): [e1, e2] = -e3, [e2, e3] = e1, [e3, e1] = e2."""
     C = _table(3, {(0, 1): [0, 0, -1], (1, 2): [1, 0, 0], (2, 0): [0, 1, 0]})
     return LieAlgebra(C, basis=("e1", "e2", "e3"), name="so(2,1)")
 
 
 @lru_cache(maxsize=None)
-def heisenberg():
+def heisenberg() -> LieAlgebra:
     """Heisenberg algebra (Bianchi II): [x, y] = z, z central."""
     C = _table(3, {(0, 1): [0, 0, 1]})
     return LieAlgebra(C, basis=("x", "y", "z"), name="heisenberg")
 
 
 @lru_cache(maxsize=None)
-def so4():
+def so4() -> LieAlgebra:
     """so(4) from L_ij = E_ij - E_ji, basis (L12, L13, L14, L23, L24, L34)."""
     mats, names = [], []
     for i in range(4):
@@ -123,7 +123,7 @@ def so4():
 BIANCHI_TYPES = ("I", "II", "III", "IV", "V", "VI", "VI0", "VII", "VII0", "VIII", "IX")
 
 
-def bianchi(type, a=None):
+def bianchi(type: str, a: float | None = None) -> LieAlgebra:
     """Real 3-dimensional Lie algebra of Bianchi type ``type`` (roman numeral).
 
     Basis e1, e2, e3; unimodular types by [e1, e2] etc., the others as e3 acting on span(e1, e2):
@@ -177,7 +177,7 @@ def _bianchi_cached(t, a, rows):
     return LieAlgebra(np.array(rows).reshape(3, 3, 3), basis=("e1", "e2", "e3"), name=label)
 
 
-def all_named():
+def all_named() -> dict[str, LieAlgebra]:
     """Every named algebra (with a representative parameter for the Bianchi families), by name."""
     out = {
         "so3": so3(), "su2": su2(), "se2": se2(), "se3": se3(), "sl2": sl2(),
@@ -189,7 +189,7 @@ def all_named():
     return out
 
 
-def get(name, **params):
+def get(name: str, **params: float) -> LieAlgebra:
     """Named algebra by string: 'so3', 'se2', 'e2', ..., or 'bianchi_VI' with a=..."""
     key = name.lower().replace("(", "").replace(")", "").replace(",", "").replace(" ", "")
     simple = {"so3": so3, "su2": su2, "se2": se2, "e2": se2, "se3": se3, "e3": se3, "sl2": sl2,

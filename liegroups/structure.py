@@ -9,6 +9,7 @@ Algebras*, sections 4.3 and 5.1). They are mixed into :class:`LieAlgebra`.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 #: relative tolerance used to decide ranks (singular values below it count as zero)
 RANK_RTOL = 1e-9
@@ -30,7 +31,7 @@ class StructureMixin:
     def _scale(self):
         return max(1.0, float(np.max(np.abs(self._C))))
 
-    def subalgebra_bracket(self, U, V):
+    def subalgebra_bracket(self, U: ArrayLike, V: ArrayLike) -> NDArray[np.float64]:
         """Orthonormal basis (rows) of span{[u, v]: u in rows of U, v in rows of V}."""
         U = np.atleast_2d(U)
         V = np.atleast_2d(V)
@@ -39,7 +40,7 @@ class StructureMixin:
         B = np.einsum("ai,bj,ijk->abk", U, V, self._C).reshape(-1, self.dim)
         return _span(B, RANK_RTOL * self._scale())
 
-    def derived_series(self):
+    def derived_series(self) -> list[int]:
         """Dimensions of g, [g,g], [[g,g],[g,g]], ... until it stabilises."""
         cur = np.eye(self.dim)
         dims = [self.dim]
@@ -50,7 +51,7 @@ class StructureMixin:
                 return dims
             cur = nxt
 
-    def lower_central_series(self):
+    def lower_central_series(self) -> list[int]:
         """Dimensions of g, [g,g], [g,[g,g]], ... until it stabilises."""
         full = np.eye(self.dim)
         cur = full
@@ -62,46 +63,46 @@ class StructureMixin:
                 return dims
             cur = nxt
 
-    def is_solvable(self):
+    def is_solvable(self) -> bool:
         """True iff the derived series reaches 0."""
         return self.derived_series()[-1] == 0
 
-    def is_nilpotent(self):
+    def is_nilpotent(self) -> bool:
         """True iff the lower central series reaches 0."""
         return self.lower_central_series()[-1] == 0
 
-    def is_semisimple(self):
+    def is_semisimple(self) -> bool:
         """Cartan's criterion: g is semisimple iff the Killing form is non-degenerate."""
         s = np.linalg.svd(self.killing_form(), compute_uv=False)
         return bool(s.min() > RANK_RTOL * self._scale() ** 2)
 
-    def is_unimodular(self):
+    def is_unimodular(self) -> bool:
         """True iff tr ad_x = 0 for every x, i.e. sum_k C[i,k,k] = 0 for every i (Bianchi class A)."""
         tr = np.einsum("ikk->i", self._C)
         return bool(np.max(np.abs(tr)) <= RANK_RTOL * self._scale())
 
-    def derived_algebra_dim(self):
+    def derived_algebra_dim(self) -> int:
         """dim [g, g]."""
         return self.derived_series()[1]
 
-    def centre_dim(self):
+    def centre_dim(self) -> int:
         """Dimension of the centre {x : [x, y] = 0 for all y}: x central iff sum_i x_i C[i,j,k] = 0."""
         M = self._C.reshape(self.dim, -1).T
         s = np.linalg.svd(M, compute_uv=False)
         return self.dim - int(np.sum(s > RANK_RTOL * self._scale()))
 
-    def killing_signature(self):
+    def killing_signature(self) -> tuple[int, int, int]:
         """(n_plus, n_minus, n_zero): numbers of positive, negative and zero eigenvalues of the Killing form."""
         ev = np.linalg.eigvalsh(self.killing_form())
         tol = RANK_RTOL * max(self._scale() ** 2, float(np.max(np.abs(ev))))
         return (int(np.sum(ev > tol)), int(np.sum(ev < -tol)), int(np.sum(np.abs(ev) <= tol)))
 
-    def generic_rank(self, samples=3, seed=0):
+    def generic_rank(self, samples: int = 3, seed: int = 0) -> int:
         """Generic rank of the Lie-Poisson tensor Pi(m) (the maximum over a few random m)."""
         rng = np.random.default_rng(seed)
         P = self.poisson_tensor(rng.standard_normal((samples, self.dim)))
         return int(max(np.linalg.matrix_rank(p, tol=RANK_RTOL * self._scale()) for p in P))
 
-    def expected_casimir_count(self):
+    def expected_casimir_count(self) -> int:
         """n - generic rank of the Poisson tensor: the number of independent (local) Casimirs."""
         return self.dim - self.generic_rank()

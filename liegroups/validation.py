@@ -9,6 +9,7 @@ names the identity, the worst indices and the residual.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import LieAlgebraError, StructureConstantsError
 
@@ -69,7 +70,7 @@ def as_structure_constants(C):
     return arr
 
 
-def jacobi_residual(C):
+def jacobi_residual(C: ArrayLike) -> NDArray[np.float64]:
     """Jacobi tensor J[i,j,k,m]: the e_m component of [e_i,[e_j,e_k]] + [e_j,[e_k,e_i]] + [e_k,[e_i,e_j]].
 
     J = sum_l C[j,k,l] C[i,l,m] + C[k,i,l] C[j,l,m] + C[i,j,l] C[k,l,m].
@@ -79,7 +80,7 @@ def jacobi_residual(C):
     return t + np.transpose(t, (1, 2, 0, 3)) + np.transpose(t, (2, 0, 1, 3))
 
 
-def check_structure_constants(C, rtol=DEFAULT_RTOL):
+def check_structure_constants(C: ArrayLike, rtol: float = DEFAULT_RTOL) -> NDArray[np.float64]:
     """Validate structure constants; return them as a new float array or raise StructureConstantsError.
 
     Checks, in order: shape (n, n, n), finite entries, antisymmetry C[i,j,k] = -C[j,i,k] to

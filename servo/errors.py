@@ -19,6 +19,15 @@ that failed, where it failed and by how much. ``ServoError`` is the base of all 
         └── NotLinearizableError        no time change makes the system linear
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import sympy
+    from numpy.typing import NDArray
+
 
 class ServoError(ValueError):
     """Base class of every servo exception (all are bad input, hence ValueError)."""
@@ -38,13 +47,14 @@ class UnrealizableConstraintError(ServoError):
 
     Attributes
     ----------
-    value : float or sympy expression
-        The number (I^-1 a, b) (or the determinant) at construction.
+    value : float, array or sympy expression
+        The number (I^-1 a, b) (or the determinant, one per state of a batch) at construction.
     scale : float or None
         What it was compared against (numeric input).
     """
 
-    def __init__(self, message, value=None, scale=None):
+    def __init__(self, message: str, value: float | NDArray[np.float64] | sympy.Expr | None = None,
+                 scale: float | None = None) -> None:
         super().__init__(message)
         self.value = value
         self.scale = scale
@@ -58,7 +68,7 @@ class ConstraintViolationError(ServoError):
     """A state does not satisfy a constraint; ``residual`` holds the largest residual and ``index``
     (where known) which constraint."""
 
-    def __init__(self, message, residual=None, index=None):
+    def __init__(self, message: str, residual: float | None = None, index: int | None = None) -> None:
         super().__init__(message)
         self.residual = residual
         self.index = index

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from .servo.lie.test_symbolic_print import BEGHIN, FLYWHEEL, SLEIGH
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
@@ -69,8 +71,17 @@ def test_equations_are_typeset_as_written_by_hand(executed):
         assert BEGHIN_ROW_2 in text
         assert "Derivative" not in text and "0.333" not in text
     assert eqs.startswith("$$") and printed.startswith("\\begin{align}")
+    assert printed.strip() == BEGHIN                     # print(eq.latex()): the whole block to paste
+    for row in BEGHIN.splitlines()[1:-1]:
+        assert row in entry and row in eqs
     flywheel = _outputs(executed[8], "text/latex")
     assert r"\frac{1}{2} \dot{\lambda}" in flywheel
+    for row in FLYWHEEL.splitlines()[1:-1]:
+        assert row in flywheel
+    sleigh = _outputs(executed[5], "text/markdown")
+    assert SLEIGH.replace("{align}", "{aligned}") in sleigh
+    # its integral beta u - alpha w = -(u + w)/2 (alpha = 1/2, beta = -1/2, I = 1 so m = w), exactly
+    assert "$m_{1} + m_{3}$" in sleigh
 
 
 def test_run_and_lines_tables(executed):

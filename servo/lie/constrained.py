@@ -19,13 +19,19 @@ vakonomic: T' = (w, B^T lambda) = (B w, lambda) vanishes when A w = 0 implies B 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConstraintViolationError, CovectorError, ServoError, UnrealizableConstraintError
 from .euler_poincare import LieSystem
-from .parameters import check_covectors, check_inertia
+from .parameters import Parameter, check_covectors, check_inertia
 from .printing import exact
+
+if TYPE_CHECKING:
+    from liegroups import LieAlgebra
 
 #: a realizability matrix whose smallest singular value is <= REALIZABILITY_RTOL |A| |B| |I^-1| counts as
 #: singular (computed scale-free from unit covectors and I^-1 / |I^-1|)
@@ -50,7 +56,8 @@ class LeftInvariantConstrained(LieSystem):
     multiplier lambda is a scalar per state (shape (...)); with k covectors a vector (shape (..., k)).
     """
 
-    def __init__(self, algebra, inertia, a, b, name=None):
+    def __init__(self, algebra: LieAlgebra, inertia: Parameter, a: Parameter, b: Parameter,
+                 name: str | None = None) -> None:
         super().__init__(algebra, name)
         n = self.n
         self.I_sym, self.I = check_inertia(inertia, n)
@@ -158,13 +165,13 @@ class LeftInvariantConstrained(LieSystem):
         return cls(algebra, inertia, a=a, b=b, name=name)
 
     # ------------------------------------------------------------------ conditions
-    def realizability_matrix(self):
+    def realizability_matrix(self) -> NDArray[np.float64] | sp.Matrix:
         """R_ij = (I^-1 a_i, b_j), k x k: a float array for numeric parameters, else a sympy Matrix."""
         if self.I is not None and self.A is not None and self.B is not None:
             return self.A @ np.linalg.solve(self.I, self.B.T)
         return (self.A_sym.T * self.Iinv_sym * self.B_sym).applyfunc(lambda x: sp.factor(sp.together(x)))
 
-    def realizability(self):
+    def realizability(self) -> float | sp.Expr:
         """det R: Kozlov's number (I^-1 a, b) for one constraint; a float for numeric parameters, else a
         sympy expression. The constraints are realizable by the controls (either kind) iff it is not zero."""
         R = self.realizability_matrix()
@@ -197,13 +204,13 @@ class LeftInvariantConstrained(LieSystem):
         R = A.T * I.inv() * B
         return sp.Rational(R[0, 0] if self.k == 1 else R.det())
 
-    def realizability_condition(self):
+    def realizability_condition(self) -> float:
         """The condition number of R (2-norm): how close the controls are to losing realizability."""
         self._require_numeric("realizability_condition")
         return float(np.linalg.cond(self.realizability_matrix()))
 
     @property
-    def b_parallel_a(self):
+    def b_parallel_a(self) -> bool:
         """True when the b_j span the same space as the a_i (one covector: b a multiple of a), the
         nonholonomic / vakonomic case."""
         if self.is_numeric:
@@ -213,7 +220,7 @@ class LeftInvariantConstrained(LieSystem):
         M = sp.Matrix.hstack(self.A_sym, self.B_sym)
         return M.rank(simplify=True) == self.k
 
-    def constraint_residual(self, state):
+    def constraint_residual(self, state: ArrayLike) -> NDArray[np.float64]:
         """(a_i, w) along the state: shape (...) for one covector, (..., k) for several."""
         return self._lam_out(self.velocity(state) @ self.A.T)
 

@@ -16,8 +16,11 @@ inverses of the principal values A1, A2 of I2, J3 = 0, and with I2 = rot(-t) dia
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ServoError
 from .servo_second import ServoSecondKind
@@ -34,16 +37,16 @@ class EulerForm:
     R : (3, 3) rotation with m = R (I w + lambda b)
     """
 
-    def __init__(self, system, J, R):
+    def __init__(self, system: ServoSecondKind, J: ArrayLike, R: ArrayLike) -> None:
         self.system = system
         self.J = np.asarray(J, dtype=float)
         self.R = np.asarray(R, dtype=float)
 
-    def from_state(self, state):
+    def from_state(self, state: ArrayLike) -> NDArray[np.float64]:
         """m = R (m_state + lambda b) for states (..., 4)."""
         return self.system.to_problem(state) @ self.R.T
 
-    def rhs(self, m):
+    def rhs(self, m: ArrayLike) -> NDArray[np.float64]:
         """Euler's equations m' = m x diag(J) m: m1' = (J3 - J2) m2 m3, ..."""
         m = np.asarray(m, dtype=float)
         J1, J2, J3 = self.J
@@ -51,7 +54,7 @@ class EulerForm:
                          (J2 - J1) * m[..., 0] * m[..., 1]], axis=-1)
 
 
-def euler_form(system):
+def euler_form(system: ServoSecondKind) -> EulerForm:
     """The :class:`EulerForm` of a numeric second-kind system on so(3) with b parallel to a."""
     if not isinstance(system, ServoSecondKind) or system.algebra.closed_form != "so3" or system.k != 1:
         raise ServoError("euler_form needs a servo-constraint of the second kind on so(3)")
@@ -66,7 +69,7 @@ def euler_form(system):
     return EulerForm(system, J, V.T)
 
 
-def euler_form_symbolic():
+def euler_form_symbolic() -> dict[str, Any]:
     """The slide's case a = e3, b = (0, 0, b3), symbolically.
 
     Returns a dict with the symbols (A1, A2, t, I13, I23, I33, b3), the inertia I written with

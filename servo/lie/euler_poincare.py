@@ -14,17 +14,29 @@ so that w = K m + c; this covers the heavy top on se(3)*, H = (M, J^-1 M)/2 + m 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
 import numpy as np
 import sympy as sp
 from integrators import CoadjointProblem, integrate
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ServoError, SymbolicParameterError
 from .display import system_markdown
-from .first_integrals import free_integrals
+from .first_integrals import FirstIntegral, free_integrals
 from .method_choice import choose
-from .parameters import check_inertia, check_inverse_inertia, check_real_vector, free_symbols
-from .reduction import reduce_free
-from .symbolic import free_equations
+from .parameters import Parameter, Scalar, check_inertia, check_inverse_inertia, check_real_vector, free_symbols
+from .reduction import Reduced, reduce_free
+from .symbolic import Equations, free_equations
+
+if TYPE_CHECKING:
+    from integrators import IntegrationResult
+    from liegroups import LieAlgebra
+
+_System = TypeVar("_System", bound="LieSystem")
+#: a component of a simulation computed from the variable z of the coadjoint problem, batched
+Output = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
 __all__ = ["EulerPoincare", "LieSystem"]
 
@@ -39,24 +51,24 @@ class LieSystem:
     kind = "base"
 
     @property
-    def default_method(self):
+    def default_method(self) -> str:
         """The method ``simulate`` uses when none is named: :data:`servo.lie.method_choice.METHOD_TABLE`."""
         return choose(self.problem())[0]
 
-    def __init__(self, algebra, name=None):
+    def __init__(self, algebra: LieAlgebra, name: str | None = None) -> None:
         self.algebra = algebra
         self.n = algebra.dim
         self.name = name or f"{type(self).__name__} on {algebra.name}"
-        self._cache = {}
+        self._cache: dict[str, Any] = {}
 
     # ----------------------------------------------------------------- parameters
     @property
-    def symbols(self):
+    def symbols(self) -> list[sp.Symbol]:
         """Free sympy symbols among the parameters (empty for a numeric system)."""
         return free_symbols(*self._sym_params().values())
 
     @property
-    def is_numeric(self):
+    def is_numeric(self) -> bool:
         """True when every parameter is a number (required by rhs, simulate, reduced().system)."""
         if "is_numeric" not in self._cache:
             self._cache["is_numeric"] = not self.symbols
@@ -68,7 +80,7 @@ class LieSystem:
             raise SymbolicParameterError(f"{what} needs numeric parameters but {self.name} has symbols "
                                          f"{names}; use .subs({{symbol: value, ...}}) first")
 
-    def subs(self, mapping):
+    def subs(self: _System, mapping: Mapping[sp.Basic, Scalar]) -> _System:
         """The same system with sympy symbols replaced by values: ``s.subs({I11: 2.0, b3: 1})``."""
         params = {k: (v.subs(mapping) if isinstance(v, sp.MatrixBase) else v)
                   for k, v in self._sym_params().items()}
@@ -95,7 +107,8 @@ class LieSystem:
         return x
 
     # ----------------------------------------------------------------- simulation
-    def simulate(self, state0, t_end, steps=1000, method=None, project=False, **options):
+    def simulate(self, state0: ArrayLike, t_end: float, steps: int | None = 1000, method: str | None = None,
+                 project: bool = False, **options: Any) -> IntegrationResult:
         """Integrate from ``state0`` over [0, t_end] with ``integrators.integrate``.
 
         Without ``method`` the table :data:`servo.lie.method_choice.METHOD_TABLE` picks the fastest method
@@ -122,7 +135,7 @@ class LieSystem:
         res.system = self
         return res
 
-    def outputs(self):
+    def outputs(self) -> dict[str, Output]:
         """The named components every integration of this system records, as callables on the variable z
         of the coadjoint problem (K, ..., n): z itself, velocities "w" and the multiplier ("multiplier", "lambda")."""
         state = self.from_problem
@@ -131,21 +144,21 @@ class LieSystem:
                 "multiplier": lambda z: self.multiplier(state(z)),
                 "lambda": lambda z: self.multiplier(state(z))}
 
-    def to_problem(self, state):
+    def to_problem(self, state: ArrayLike) -> NDArray[np.float64]:
         """The variable of the coadjoint problem for a state (identity unless overridden)."""
         return np.asarray(state, dtype=float)
 
-    def from_problem(self, z):
+    def from_problem(self, z: ArrayLike) -> NDArray[np.float64]:
         """The state for the variable of the coadjoint problem (identity unless overridden)."""
         return np.asarray(z, dtype=float)
 
-    def check_state(self, state, project=False):
+    def check_state(self, state: ArrayLike, project: bool = False) -> NDArray[np.float64]:
         """Validate the shape of a state (constrained systems also check (a, w) = 0)."""
         self._require_numeric("check_state")
         return self._check_last(state, self.state_dim, "state", finite=True)
 
     # ----------------------------------------------------------------- symbolic side
-    def equations(self, symbolic=True):
+    def equations(self, symbolic: bool = True) -> Equations:
         """The equations of motion as :class:`servo.lie.symbolic.Equations` (sympy; ``.latex()``).
 
         ``symbolic=False`` evaluates numeric coefficients to floats.
@@ -153,13 +166,13 @@ class LieSystem:
         eq = self._equations()
         return eq if symbolic else eq.evalf()
 
-    def first_integrals(self):
+    def first_integrals(self) -> list[FirstIntegral]:
         """Named first integrals (callables on states with a sympy ``expr``), see :mod:`servo.lie.first_integrals`."""
         if "integrals" not in self._cache:
             self._cache["integrals"] = self._first_integrals()
         return self._cache["integrals"]
 
-    def reduced(self):
+    def reduced(self) -> Reduced:
         """The homogeneous quadratic system on the constraint, see :mod:`servo.lie.reduction`."""
         if "reduced" not in self._cache:
             self._cache["reduced"] = self._reduced()
@@ -199,7 +212,9 @@ class EulerPoincare(LieSystem):
 
     kind = "free"
 
-    def __init__(self, algebra, inertia=None, *, inverse_inertia=None, linear_term=None, name=None):
+    def __init__(self, algebra: LieAlgebra, inertia: Parameter | None = None, *,
+                 inverse_inertia: Parameter | None = None, linear_term: ArrayLike | Sequence[Scalar] | None = None,
+                 name: str | None = None) -> None:
         super().__init__(algebra, name)
         n = self.n
         if (inertia is None) == (inverse_inertia is None):
@@ -231,34 +246,34 @@ class EulerPoincare(LieSystem):
         return EulerPoincare(self.algebra, inverse_inertia=p["inverse_inertia"], linear_term=lt, name=self.name)
 
     @property
-    def has_linear_term(self):
+    def has_linear_term(self) -> bool:
         """True when H has a non-zero linear term c (then w = K m + c is affine, not linear)."""
         return bool(any(x != 0 for x in self.c_sym))
 
     # ------------------------------------------------------------------ numerics
-    def velocity(self, state):
+    def velocity(self, state: ArrayLike) -> NDArray[np.float64]:
         """w = K m + c (= I^-1 m for a kinetic energy), batched."""
         self._require_numeric("velocity")
         m = self._check_last(state, self.n, "m")
         return m @ self.Iinv.T + self.c
 
-    def hamiltonian(self, state):
+    def hamiltonian(self, state: ArrayLike) -> NDArray[np.float64]:
         """H(m) = (m, K m)/2 + (c, m)."""
         m = self._check_last(state, self.n, "m")
         return 0.5 * np.einsum("...i,...i->...", m, m @ self.Iinv.T) + m @ self.c
 
     energy = hamiltonian
 
-    def rhs(self, state):
+    def rhs(self, state: ArrayLike) -> NDArray[np.float64]:
         """m' = ad*_w m, batched (for so(3): m x w)."""
         m = self._check_last(state, self.n, "m")
         return self.algebra._coad(self.velocity(m), m)
 
-    def multiplier(self, state):
+    def multiplier(self, state: ArrayLike) -> NDArray[np.float64]:
         """The free system has no control force: lambda = 0 (shape (...))."""
         return np.zeros(np.shape(state)[:-1])
 
-    def state_from(self, w=None, m=None, lam=None):
+    def state_from(self, w: ArrayLike | None = None, m: ArrayLike | None = None, lam: None = None) -> NDArray[np.float64]:
         """The state m from velocities (m = I w; needs ``inertia``) or from momenta m."""
         if lam is not None:
             raise ServoError("the free Euler-Poincare system has no multiplier lambda")
@@ -274,7 +289,7 @@ class EulerPoincare(LieSystem):
             raise ServoError("state_from(w=...) with a linear term c: solve w = K m + c yourself and pass m=")
         return self._check_last(w, self.n, "w", finite=True) @ self.I.T
 
-    def problem(self):
+    def problem(self) -> CoadjointProblem:
         """The :class:`integrators.CoadjointProblem` z' = ad*_{w(z)} z with z = m and H as 'energy'."""
         self._require_numeric("problem")
         return CoadjointProblem(self.algebra, self.velocity, hamiltonian=self.hamiltonian,

@@ -18,11 +18,16 @@ Each system class asks for its own list (``free_integrals``, ``first_kind_integr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import SymbolicParameterError
 from ..quadratic.integrals import linear_integral_conditions, nullspace_rows, quadratic_integral_conditions
+from .printing import exact
 
 __all__ = ["FirstIntegral", "free_integrals", "first_kind_integrals", "second_kind_integrals", "reduced_linear_integrals", "reduced_quadratic_integrals"]
 
@@ -39,7 +44,9 @@ class FirstIntegral:
     state_symbols : tuple of sympy Symbols, in the state order
     """
 
-    def __init__(self, name, kind, expr, state_symbols, expr_w=None, func=None):
+    def __init__(self, name: str, kind: str, expr: sp.Expr, state_symbols: Sequence[sp.Symbol],
+                 expr_w: sp.Expr | None = None,
+                 func: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None) -> None:
         self.name = name
         self.kind = kind
         self.expr = expr
@@ -48,7 +55,7 @@ class FirstIntegral:
         self._f = None
         self._func = func
 
-    def __call__(self, state):
+    def __call__(self, state: ArrayLike) -> NDArray[np.float64]:
         if self._func is not None:
             return self._func(np.asarray(state, dtype=float))
         if self.expr.free_symbols - set(self.state_symbols):
@@ -76,7 +83,7 @@ def reduced_linear_integrals(red):
     if _exact(Q):
         return [sp.Matrix(v).T for v in sp.Matrix(rows).nullspace()]
     N = nullspace_rows(np.array(rows, dtype=float))
-    return [sp.Matrix([_clean(x) for x in v]).T for v in N]
+    return [sp.Matrix(_readable(v)).T for v in N]
 
 
 def reduced_quadratic_integrals(red, exclude=()):
@@ -89,7 +96,7 @@ def reduced_quadratic_integrals(red, exclude=()):
     if _exact(Q):
         vecs = [list(v) for v in A.nullspace()]
     else:
-        vecs = [[_clean(x) for x in v] for v in nullspace_rows(np.array(A.tolist(), dtype=float), 1e-10)]
+        vecs = [_readable(v) for v in nullspace_rows(np.array(A.tolist(), dtype=float), 1e-10)]
     # drop the span of products of linear integrals
     lin = reduced_linear_integrals(red)
     prods = []
@@ -116,9 +123,25 @@ def _rank(M):
     return int(np.linalg.matrix_rank(np.array(M.tolist(), dtype=float), tol=1e-9))
 
 
-def _clean(x):
-    x = float(x)
-    return 0 if abs(x) < 1e-12 else sp.Float(round(x, 12))
+def _readable(v):
+    """A float null vector as a researcher writes the integral: scaled so that its largest entry (the first
+    of equal ones) is 1, then each entry within 1e-12 (relative) of a fraction p/q with q <= 1000 taken as
+    that rational, the others rounded to 12 digits, entries below 1e-12 dropped. The servo-sleigh's
+    (0.7071, 0.7071) becomes (1, 1), i.e. u + omega, not 0.707 u + 0.707 omega. Scaling a first integral
+    gives a first integral; the snap moves an entry by at most 1e-12 of itself."""
+    v = np.asarray(v, dtype=float)
+    v = v / v[int(np.argmax(np.abs(v)))]
+    out = []
+    for x in v:
+        x = float(x)
+        f = Fraction(x).limit_denominator(1000)
+        if abs(x) < 1e-12:
+            out.append(0)
+        elif abs(float(f) - x) <= 1e-12 * abs(x):
+            out.append(sp.Rational(f.numerator, f.denominator))
+        else:
+            out.append(sp.Float(round(x, 12)))
+    return out
 
 
 def _state_symbols(system):
@@ -164,11 +187,13 @@ def first_kind_integrals(system):
         exclude.append((IE.T * system.Iinv_sym * IE) / 2)
     x_of_m = red.from_state_sym * sp.Matrix(m)
     for k, l in enumerate(reduced_linear_integrals(red)):
-        e = sp.simplify((l * x_of_m)[0, 0])
-        out.append(FirstIntegral(f"linear:{k + 1}", "linear", e, m, sp.simplify(e.subs(to_w, simultaneous=True))))
+        e = exact(sp.simplify((l * x_of_m)[0, 0]))  # exact: 1.0*m1 + 1.33333333333333*m3 -> m1 + 4*m3/3
+        out.append(FirstIntegral(f"linear:{k + 1}", "linear", e, m,
+                                 exact(sp.simplify(e.subs(to_w, simultaneous=True)))))
     for k, S in enumerate(reduced_quadratic_integrals(red, exclude)):
-        e = sp.expand((x_of_m.T * S * x_of_m)[0, 0])
-        out.append(FirstIntegral(f"quadratic:{k + 1}", "quadratic", e, m, sp.expand(e.subs(to_w, simultaneous=True))))
+        e = exact(sp.expand((x_of_m.T * S * x_of_m)[0, 0]))
+        out.append(FirstIntegral(f"quadratic:{k + 1}", "quadratic", e, m,
+                                 exact(sp.expand(e.subs(to_w, simultaneous=True)))))
     return out
 
 

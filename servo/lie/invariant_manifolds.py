@@ -21,10 +21,12 @@ Derived here (and tested):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ServoError
 from .servo_second import ServoSecondKind
@@ -35,7 +37,7 @@ __all__ = ["PoissonSphere", "euler_angle_divergence", "euler_angles_frame"]
 class PoissonSphere:
     """The reduced system (2) on the Poisson sphere for a second-kind system on so(3) and a level k != 0."""
 
-    def __init__(self, system, k):
+    def __init__(self, system: ServoSecondKind, k: float) -> None:
         if not isinstance(system, ServoSecondKind) or system.algebra.closed_form != "so3" or system.k != 1:
             raise ServoError("the Poisson-sphere reduction is for servo-constraints of the second kind on so(3)")
         if k == 0:
@@ -44,32 +46,32 @@ class PoissonSphere:
         self.system = system
         self.k = float(k)
 
-    def rhs(self, gamma):
+    def rhs(self, gamma: ArrayLike) -> NDArray[np.float64]:
         """gamma' = -k (W gamma) x gamma = k gamma x (W gamma), batched."""
         g = np.asarray(gamma, dtype=float)
         return self.k * np.cross(g, g @ self.system.W.T)
 
-    def velocity(self, gamma):
+    def velocity(self, gamma: ArrayLike) -> NDArray[np.float64]:
         """w = k W gamma = k I^-1 (gamma - ((a, I^-1 gamma)/(a, I^-1 b)) b)."""
         return self.k * np.asarray(gamma, dtype=float) @ self.system.W.T
 
-    def multiplier(self, gamma):
+    def multiplier(self, gamma: ArrayLike) -> NDArray[np.float64]:
         """lambda = k (a, I^-1 gamma)/(a, I^-1 b)."""
         s = self.system
         return self.k * (np.asarray(gamma, dtype=float) @ s.Iinv_a) / s._r
 
-    def state(self, gamma):
+    def state(self, gamma: ArrayLike) -> NDArray[np.float64]:
         """The state (m, lambda) of the full system on the manifold I w + lambda b = k gamma."""
         g = np.asarray(gamma, dtype=float)
         lam = self.multiplier(g)
         m = self.k * g - np.multiply.outer(lam, self.system.b)
         return np.concatenate([m, lam[..., None]], axis=-1)
 
-    def gamma(self, state):
+    def gamma(self, state: ArrayLike) -> NDArray[np.float64]:
         """gamma = (m + lambda b)/k for a state on the manifold."""
         return self.system.to_problem(state) / self.k
 
-    def energy_expr(self, gamma_symbols=None):
+    def energy_expr(self, gamma_symbols: Sequence[sp.Symbol] | None = None) -> sp.Expr:
         """The energy on the sphere (b parallel to a only; ServoError otherwise), a sympy expression:
         (k^2/2) [(gamma, I^-1 gamma) - (a, I^-1 gamma)^2 / (a, I^-1 a)]."""
         s = self.system
@@ -81,7 +83,7 @@ class PoissonSphere:
         k = sp.nsimplify(self.k)
         return sp.expand(k**2 / 2 * ((g.T * K * g)[0, 0] - (a.T * K * g)[0, 0] ** 2 / (a.T * K * a)[0, 0]))
 
-    def energy(self, gamma):
+    def energy(self, gamma: ArrayLike) -> NDArray[np.float64]:
         """Numeric value of :meth:`energy_expr`, batched."""
         s = self.system
         if not s.b_parallel_a:
@@ -92,7 +94,7 @@ class PoissonSphere:
 
 
 @lru_cache(maxsize=None)
-def euler_angles_frame():
+def euler_angles_frame() -> tuple[tuple[sp.Symbol, sp.Symbol, sp.Symbol], sp.Matrix, sp.Matrix]:
     """(q, R, B) with q = (psi, theta, phi), R = Rz(psi) Rx(theta) Rz(phi) (body to space) and B with
     w = B q' for the body angular velocity hat(w) = R^T R'; gamma = R^T e3 = (sin theta sin phi,
     sin theta cos phi, cos theta). Everything is derived from R (no memorised kinematic formulas)."""
@@ -126,7 +128,7 @@ def _generic_divergence():
     return Wg, sp.trigsimp(sp.expand(sp.cancel(div)))
 
 
-def euler_angle_divergence(W, k=1):
+def euler_angle_divergence(W: ArrayLike | sp.MatrixBase, k: float | sp.Expr = 1) -> sp.Expr:
     """Divergence, with respect to the Haar measure sin(theta) dpsi dtheta dphi, of the flow on SO(3)
     R' = R hat(w), w = k W gamma, gamma = R^T e3 (W a 3x3 sympy or numeric matrix).
 

@@ -19,12 +19,20 @@ there). Same decisions as the systems in coordinates (``servo.coordinates.one_si
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from integrators import IntegrationResult, ODEProblem, integrate
 
 from ..errors import ConstraintViolationError, IntegrationError, ServoError, UnrealizableConstraintError
 from .servo_second import ServoSecondKind
+
+if TYPE_CHECKING:
+    from liegroups import LieAlgebra
+
+    from .parameters import Parameter
 
 
 class OneSidedServoSecondKind(ServoSecondKind):
@@ -34,7 +42,8 @@ class OneSidedServoSecondKind(ServoSecondKind):
     kind = "one_sided_servo2"
     default_method = "scipy:DOP853"
 
-    def __init__(self, algebra, inertia, *, a, b, name=None):
+    def __init__(self, algebra: LieAlgebra, inertia: Parameter, *, a: Parameter, b: Parameter,
+                 name: str | None = None) -> None:
         super().__init__(algebra, inertia, a=a, b=b, name=name)
         if self.is_numeric and self._r > 0:
             raise UnrealizableConstraintError(
@@ -42,7 +51,7 @@ class OneSidedServoSecondKind(ServoSecondKind):
                 f"pushes towards (a, w) < 0 and cannot hold (a, w) >= 0; use -b", value=self._r)
 
     # ------------------------------------------------------------------ modes
-    def free_rhs(self, state):
+    def free_rhs(self, state: ArrayLike) -> NDArray[np.float64]:
         """(m', lambda') = (ad*_w m, 0) with w = I^-1 m: the free motion, the control at rest."""
         s = self._check_last(state, self.n + 1, "state (m, lambda)")
         m = s[..., :self.n]
@@ -55,7 +64,7 @@ class OneSidedServoSecondKind(ServoSecondKind):
             return False
         return s[self.n] > 0 or float(self.rhs(s)[self.n]) > 0
 
-    def check_state(self, state, project=False):
+    def check_state(self, state: ArrayLike, project: bool = False) -> NDArray[np.float64]:
         """(m, lambda) with (a, w) >= 0 and lambda >= 0, lambda > 0 only where (a, w) = 0."""
         self._require_numeric("check_state")
         s = np.array(self._check_last(state, self.n + 1, "state (m, lambda)"), dtype=float)
@@ -68,8 +77,9 @@ class OneSidedServoSecondKind(ServoSecondKind):
             raise ServoError(f"lambda = {s[self.n]} must be >= 0, and 0 unless (a, w) = 0 (here {aw:.3e})")
         return s
 
-    def simulate(self, state0, t_end, steps=200, method=None, rtol=1e-12, atol=1e-12, max_step=None,
-                 max_events=200):
+    def simulate(self, state0: ArrayLike, t_end: float, steps: int = 200, method: str | None = None,  # type: ignore[override]
+                 rtol: float = 1e-12, atol: float = 1e-12, max_step: float | None = None,
+                 max_events: int = 200) -> IntegrationResult:
         """Event-driven integration over [0, t_end] with ``integrators.integrate`` (a scipy method).
 
         Each mode is one call of integrate with a terminal event (direction -1): (a, w) while free, lambda

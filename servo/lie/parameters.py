@@ -13,12 +13,23 @@ groups": T = (I w, w)/2 with I symmetric positive definite, a != 0, b != 0):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TypeAlias, Union
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike
 
 from ..errors import CovectorError, InertiaError, ServoError
 
 SYM_TOL = 1e-12
+
+#: one entry of a parameter as a user gives it: a real number or a sympy expression (a symbol such as I1)
+Scalar: TypeAlias = Union[float, sp.Expr]
+#: the inertia I ((n, n), or its n principal moments) or covectors a, b ((n,), or (k, n) for k
+#: constraints) as a user gives them: numbers or sympy expressions in nested sequences, a numpy array
+#: or a sympy Matrix
+Parameter: TypeAlias = Union[ArrayLike, sp.MatrixBase, Sequence[Scalar], Sequence[Sequence[Scalar]]]
 
 
 def _sympify(x):

@@ -11,16 +11,29 @@ se(2) (basis (u, v, w)), SE(3) for se(3) (rotations, then translations).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Union
+
 import numpy as np
 from integrators import reconstruct
 from liegroups import group_for
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ServoError
+
+if TYPE_CHECKING:
+    from integrators import IntegrationResult
+    from liegroups import LieAlgebra
+    from liegroups.matrix_groups import MatrixGroup
+
+#: the body velocity w along a motion: a ``simulate`` result, samples (t, w) with w of shape (K, ..., dim),
+#: or (t, w(t)) with a callable w
+Velocities = Union["IntegrationResult", tuple[ArrayLike, ArrayLike], tuple[ArrayLike, Callable[..., ArrayLike]]]
 
 __all__ = ["group_of", "reconstruct_motion", "planar_path"]
 
 
-def group_of(algebra):
+def group_of(algebra: LieAlgebra) -> MatrixGroup:
     """The matrix group (liegroups.SO3, SE2 or SE3) of a named algebra; ServoError for others."""
     kind = algebra.closed_form
     if kind not in ("so3", "se2", "se3"):
@@ -29,7 +42,8 @@ def group_of(algebra):
     return group_for(kind)
 
 
-def reconstruct_motion(result, g0=None, method="rkmk4", substeps=1, group=None, vectorized=False, fast=True):
+def reconstruct_motion(result: Velocities, g0: ArrayLike | None = None, method: str = "rkmk4", substeps: int = 1,
+                       group: MatrixGroup | None = None, vectorized: bool = False, fast: bool = True) -> IntegrationResult:
     """g(t) with g' = g w(t) along a ``simulate`` result (uses its ``t`` and ``w``).
 
     Parameters
@@ -65,7 +79,7 @@ def reconstruct_motion(result, g0=None, method="rkmk4", substeps=1, group=None, 
                        vectorized=vectorized, fast=fast)
 
 
-def planar_path(g):
+def planar_path(g: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(x, y, phi) of SE(2) elements g (..., 3, 3): the position of the body frame's origin and its angle."""
     g = np.asarray(g, dtype=float)
     return g[..., 0, 2], g[..., 1, 2], np.arctan2(g[..., 1, 0], g[..., 0, 0])

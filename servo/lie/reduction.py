@@ -17,14 +17,25 @@ state is m (first kind, free) or (m, lambda) (second kind) and from_state @ to_s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ServoError, SymbolicParameterError
 from ..quadratic.system import QuadraticSystem
 from .symbols import coad_sym
 
 __all__ = ["Reduced", "reduce_free", "reduce_first_kind", "reduce_second_kind", "constraint_basis"]
+
+
+class ReductionSource(Protocol):
+    """What :class:`Reduced` keeps of the system it reduces (a :class:`servo.lie.LieSystem`, whose file
+    imports this one, hence a protocol and not that class): its name."""
+
+    name: str
 
 
 class Reduced:
@@ -40,7 +51,8 @@ class Reduced:
     to_state, from_state : float arrays of the maps (numeric parameters only)
     """
 
-    def __init__(self, source, variables, to_state, from_state, exprs=None, Q=None):
+    def __init__(self, source: ReductionSource, variables: Sequence[sp.Symbol], to_state: sp.Matrix,
+                 from_state: sp.Matrix, exprs: Sequence[sp.Expr] | None = None, Q: ArrayLike | None = None) -> None:
         self.source = source
         self.variables = tuple(variables)
         self.p = p = len(self.variables)
@@ -69,7 +81,7 @@ class Reduced:
             self.from_state = np.atleast_2d(np.array(from_state.evalf(17).tolist(), dtype=float))
 
     @property
-    def system(self):
+    def system(self) -> QuadraticSystem:
         """The :class:`servo.QuadraticSystem` (raises SymbolicParameterError for symbolic parameters)."""
         if not self.is_numeric:
             raise SymbolicParameterError(
@@ -77,12 +89,12 @@ class Reduced:
                 f"{sorted(map(str, self.Q_sym.free_symbols))}; use source.subs({{...}}).reduced()")
         return self._system
 
-    def lift(self, x):
+    def lift(self, x: ArrayLike) -> NDArray[np.float64]:
         """The state (m, or (m, lambda)) for reduced coordinates x, batched: state = to_state @ x."""
         self.system  # raises for symbolic parameters
         return np.asarray(x, dtype=float) @ self.to_state.T
 
-    def project(self, state):
+    def project(self, state: ArrayLike) -> NDArray[np.float64]:
         """Reduced coordinates x of a state on the constraint, batched: x = from_state @ state."""
         self.system  # raises for symbolic parameters
         return np.asarray(state, dtype=float) @ self.from_state.T

@@ -18,7 +18,10 @@ in general is not. The state is m (..., n) on the hyperplane (a, I^-1 m) = 0.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from integrators import CoadjointProblem
 
@@ -27,6 +30,11 @@ from .constrained import CONSTRAINT_CHECK_RTOL, LeftInvariantConstrained
 from .first_integrals import first_kind_integrals
 from .symbolic import first_kind_equations
 from .reduction import reduce_first_kind
+
+if TYPE_CHECKING:
+    from liegroups import LieAlgebra
+
+    from .parameters import Parameter
 
 __all__ = ["ServoFirstKind", "Nonholonomic"]
 
@@ -53,17 +61,18 @@ class ServoFirstKind(LeftInvariantConstrained):
 
     kind = "servo1"
 
-    def __init__(self, algebra, inertia, *, a, b, name=None):
+    def __init__(self, algebra: LieAlgebra, inertia: Parameter, *, a: Parameter, b: Parameter,
+                 name: str | None = None) -> None:
         super().__init__(algebra, inertia, a, b, name)
         self.state_dim = self.n
 
-    def velocity(self, state):
+    def velocity(self, state: ArrayLike) -> NDArray[np.float64]:
         """w = I^-1 m, batched."""
         self._require_numeric("velocity")
         m = self._check_last(state, self.n, "m")
         return m @ self.Iinv.T
 
-    def multiplier(self, state):
+    def multiplier(self, state: ArrayLike) -> NDArray[np.float64]:
         """lambda = -R^-1 A I^-1 ad*_w m (one constraint: -(I^-1 a, ad*_w m)/(I^-1 a, b)), shape (...) for
         one covector, (..., k) for k."""
         m = self._check_last(state, self.n, "m")
@@ -73,29 +82,30 @@ class ServoFirstKind(LeftInvariantConstrained):
             return lam if self.single else lam[..., None]
         return -self._solve_R(c @ self.IinvA.T)
 
-    def forcing(self, state):
+    def forcing(self, state: ArrayLike) -> NDArray[np.float64]:
         """The control force B^T lambda(m) = sum_i lambda_i b_i, shape (..., n)."""
         lam = self.multiplier(state)
         if self.k == 1:
             return np.multiply.outer(lam if self.single else lam[..., 0], self.b)
         return lam @ self.B
 
-    def rhs(self, state):
+    def rhs(self, state: ArrayLike) -> NDArray[np.float64]:
         """m' = ad*_w m + lambda(m) b, batched."""
         m = self._check_last(state, self.n, "m")
         return self.algebra._coad(self.velocity(m), m) + self.forcing(m)
 
-    def energy(self, state):
+    def energy(self, state: ArrayLike) -> NDArray[np.float64]:
         """T = (I^-1 m, m)/2 (a first integral iff b is parallel to a)."""
         m = self._check_last(state, self.n, "m")
         return 0.5 * np.einsum("...i,...i->...", m, self.velocity(m))
 
-    def check_state(self, state, project=False):
+    def check_state(self, state: ArrayLike, project: bool = False) -> NDArray[np.float64]:
         """The state m, checked against (a, I^-1 m) = 0 (or projected I^-1-orthogonally if ``project``)."""
         self._require_numeric("check_state")
         return self._check_m(self._check_last(state, self.n, "m", finite=True), project)
 
-    def state_from(self, w=None, m=None, lam=None, project=False):
+    def state_from(self, w: ArrayLike | None = None, m: ArrayLike | None = None, lam: None = None,
+                   project: bool = False) -> NDArray[np.float64]:
         """The state m = I w from velocities on the constraint (or m directly); ``lam`` is not a state here."""
         if lam is not None:
             raise ServoError("lambda is not part of the state of a first-kind system: it is determined by m")
@@ -106,7 +116,7 @@ class ServoFirstKind(LeftInvariantConstrained):
             return self.check_state(m, project=project)
         return self._w_on_constraint(w, project) @ self.I.T
 
-    def problem(self):
+    def problem(self) -> CoadjointProblem:
         """:class:`integrators.CoadjointProblem` with w(z) = I^-1 z and forcing f(z) = lambda(z) b."""
         self._require_numeric("problem")
         inv = {}
@@ -136,7 +146,7 @@ class Nonholonomic(ServoFirstKind):
 
     kind = "nonholonomic"
 
-    def __init__(self, algebra, inertia, *, a, name=None):
+    def __init__(self, algebra: LieAlgebra, inertia: Parameter, *, a: Parameter, name: str | None = None) -> None:
         super().__init__(algebra, inertia, a=a, b=a, name=name)
 
     @classmethod

@@ -22,7 +22,10 @@ shape (..., n + k), and F(m + sum_i lambda_i b_i) is a first integral for every 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from integrators import CoadjointProblem
 
@@ -31,6 +34,12 @@ from .constrained import CONSTRAINT_CHECK_RTOL, LeftInvariantConstrained
 from .first_integrals import second_kind_integrals
 from .symbolic import second_kind_equations
 from .reduction import reduce_second_kind
+
+if TYPE_CHECKING:
+    from liegroups import LieAlgebra
+
+    from .euler_poincare import Output
+    from .parameters import Parameter
 
 __all__ = ["ServoSecondKind", "Vakonomic"]
 
@@ -44,7 +53,8 @@ class ServoSecondKind(LeftInvariantConstrained):
 
     kind = "servo2"
 
-    def __init__(self, algebra, inertia, *, a, b, name=None):
+    def __init__(self, algebra: LieAlgebra, inertia: Parameter, *, a: Parameter, b: Parameter,
+                 name: str | None = None) -> None:
         super().__init__(algebra, inertia, a, b, name)
         self.state_dim = self.n + self.k
         if self.is_numeric:
@@ -56,14 +66,14 @@ class ServoSecondKind(LeftInvariantConstrained):
                 self.W = self.Iinv - IinvB @ np.linalg.solve(self.R, self.IinvA)
 
     # ------------------------------------------------------------ z <-> (m, lambda)
-    def to_problem(self, state):
+    def to_problem(self, state: ArrayLike) -> NDArray[np.float64]:
         """z = m + lambda b (several: z = m + B^T lambda)."""
         s = self._check_last(state, self.state_dim, "state (m, lambda)")
         if self.k == 1:
             return s[..., :self.n] + np.multiply.outer(s[..., self.n], self.b)
         return s[..., :self.n] + s[..., self.n:] @ self.B
 
-    def from_problem(self, z):
+    def from_problem(self, z: ArrayLike) -> NDArray[np.float64]:
         """(m, lambda) with lambda = (I^-1 a, z)/(I^-1 a, b) and m = z - lambda b (several: lambda =
         R^-1 A I^-1 z, m = z - B^T lambda)."""
         z = self._check_last(z, self.n, "z")
@@ -73,18 +83,18 @@ class ServoSecondKind(LeftInvariantConstrained):
         lam = self._solve_R(z @ self.IinvA.T)
         return np.concatenate([z - lam @ self.B, lam], axis=-1)
 
-    def velocity_z(self, z):
+    def velocity_z(self, z: ArrayLike) -> NDArray[np.float64]:
         """w(z) = W z (linear), batched."""
         return self._check_last(z, self.n, "z") @ self.W.T
 
     # ------------------------------------------------------------------ numerics
-    def velocity(self, state):
+    def velocity(self, state: ArrayLike) -> NDArray[np.float64]:
         """w = I^-1 m, batched."""
         self._require_numeric("velocity")
         s = self._check_last(state, self.state_dim, "state (m, lambda)")
         return s[..., :self.n] @ self.Iinv.T
 
-    def multiplier(self, state):
+    def multiplier(self, state: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(lambda, lambda') with lambda' = (I^-1 a, ad*_w z)/(I^-1 a, b), each of shape (...) (several
         constraints: lambda' = R^-1 A I^-1 ad*_w z, each of shape (..., k))."""
         s = self._check_last(state, self.state_dim, "state (m, lambda)")
@@ -95,7 +105,7 @@ class ServoSecondKind(LeftInvariantConstrained):
             return (lam, lamdot) if self.single else (lam[..., None], lamdot[..., None])
         return s[..., self.n:].copy(), self._solve_R(zdot @ self.IinvA.T)
 
-    def rhs(self, state):
+    def rhs(self, state: ArrayLike) -> NDArray[np.float64]:
         """(m', lambda') with z' = ad*_{Wz} z, lambda' = (I^-1 a, z')/(I^-1 a, b), m' = z' - lambda' b."""
         s = self._check_last(state, self.state_dim, "state (m, lambda)")
         z = self.to_problem(s)
@@ -106,20 +116,21 @@ class ServoSecondKind(LeftInvariantConstrained):
         lamdot = self._solve_R(zdot @ self.IinvA.T)
         return np.concatenate([zdot - lamdot @ self.B, lamdot], axis=-1)
 
-    def energy(self, state):
+    def energy(self, state: ArrayLike) -> NDArray[np.float64]:
         """T = (I w, w)/2 = (I^-1 m, m)/2 (a first integral iff b is parallel to a)."""
         s = self._check_last(state, self.state_dim, "state (m, lambda)")
         m = s[..., :self.n]
         return 0.5 * np.einsum("...i,...i->...", m, m @ self.Iinv.T)
 
-    def check_state(self, state, project=False):
+    def check_state(self, state: ArrayLike, project: bool = False) -> NDArray[np.float64]:
         """(m, lambda) with (a, I^-1 m) = 0 checked (or m projected I^-1-orthogonally if ``project``)."""
         self._require_numeric("check_state")
         s = self._check_last(state, self.state_dim, "state (m, lambda)", finite=True)
         m = self._check_m(s[..., :self.n], project)
         return np.concatenate([m, s[..., self.n:]], axis=-1)
 
-    def state_from(self, w=None, lam=0.0, m=None, project=False):
+    def state_from(self, w: ArrayLike | None = None, lam: ArrayLike = 0.0, m: ArrayLike | None = None,
+                   project: bool = False) -> NDArray[np.float64]:
         """The state (I w, lambda) (or (m, lambda)); w must satisfy (a, w) = 0 unless ``project``."""
         if (w is None) == (m is None):
             raise ServoError("give exactly one of w (velocities) and m (momenta)")
@@ -131,7 +142,7 @@ class ServoSecondKind(LeftInvariantConstrained):
         lam = np.broadcast_to(self._lam_in(self._finite_lambda(lam)), m.shape[:-1] + (self.k,))
         return np.concatenate([m, lam], axis=-1)
 
-    def problem(self):
+    def problem(self) -> CoadjointProblem:
         """:class:`integrators.CoadjointProblem` z' = ad*_{Wz} z, with ``velocity_matrix`` W and no forcing.
 
         For b parallel to a, W is symmetric and H(z) = (z, W z)/2 = T is recorded as "energy".
@@ -153,7 +164,7 @@ class ServoSecondKind(LeftInvariantConstrained):
             return {"(a, w)": lambda z: self.velocity_z(z) @ self.a}
         return {f"(a_{i + 1}, w)": (lambda z, i=i: self.velocity_z(z) @ self.A[i]) for i in range(self.k)}
 
-    def outputs(self):
+    def outputs(self) -> dict[str, Output]:
         """As for every Lie-group system, with the multiplier (lambda, lambda') of the second kind:
         "multiplier" is the pair, "lambda" the first of it."""
         out = super().outputs()
@@ -176,7 +187,7 @@ class Vakonomic(ServoSecondKind):
 
     kind = "vakonomic"
 
-    def __init__(self, algebra, inertia, *, a, name=None):
+    def __init__(self, algebra: LieAlgebra, inertia: Parameter, *, a: Parameter, name: str | None = None) -> None:
         super().__init__(algebra, inertia, a=a, b=a, name=name)
 
     @classmethod

@@ -21,6 +21,8 @@ remaining terms on the right, by total degree and then lexicographically in the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import sympy as sp
 from sympy.physics.mechanics import dynamicsymbols
 
@@ -95,7 +97,9 @@ class Equations:
     ``eq.latex(form="matrix")`` the matrix form A x' = f(x) with the constraint beside it.
     """
 
-    def __init__(self, eqs, t, omega, lam, constraint=None, title="", model_latex="", model_text=""):
+    def __init__(self, eqs: Iterable[sp.Equality], t: sp.Symbol, omega: Sequence[sp.Expr],
+                 lam: sp.Expr | tuple[sp.Expr, ...] | None, constraint: sp.Equality | Sequence[sp.Equality] | None = None,
+                 title: str = "", model_latex: str = "", model_text: str = "") -> None:
         self.eqs = list(eqs)
         self.t = t
         self.omega = tuple(omega)
@@ -108,12 +112,12 @@ class Equations:
         self.model_text = model_text
 
     @property
-    def exprs(self):
+    def exprs(self) -> list[sp.Expr]:
         """lhs - rhs of each equation, expanded (each vanishes along a motion)."""
         return [sp.expand(e.lhs - e.rhs) for e in self.eqs]
 
     @property
-    def unknowns(self):
+    def unknowns(self) -> tuple[sp.Expr, ...]:
         """The unknown functions: the velocities (or momenta) and lambda(t) (or lambda_1..k) when present."""
         if isinstance(self.lam, tuple):
             return self.omega + self.lam

@@ -20,6 +20,7 @@ from catalog.output import describe, plots  # noqa: E402
 from catalog.output.mathsvg import MathRenderError, svg_of  # noqa: E402
 from catalog.output.report import write_report  # noqa: E402
 
+from ..servo.lie.test_symbolic_print import BEGHIN, SLEIGH  # noqa: E402
 from .headless import CHROMIUM, Browser  # noqa: E402
 
 NAMES = ["beghin_body", "servo_sleigh"]
@@ -75,6 +76,8 @@ def test_beghin_page_shows_the_equations(site):
     out = site[0]
     text = (out / "beghin_body.html").read_text()
     assert html.escape(BEGHIN_ROW_2) in text                     # the LaTeX to paste, in full
+    assert html.escape(BEGHIN) in text                           # all of it, as written by hand
+    assert html.escape(SLEIGH) in (out / "servo_sleigh.html").read_text()
     assert "Derivative" not in text and "0.333" not in text
     eq_imgs = re.findall(r"<img src='(eq/beghin_body_\d+[lr]\.svg)'", text)
     assert len(eq_imgs) == 8                                     # three equations and the constraint, both sides

@@ -40,6 +40,22 @@ def test_symbolic_reduction_is_the_slide_system():
     assert not ratio.free_symbols & {om1, om3} and ratio != 0
 
 
+@pytest.mark.parametrize("b, I, expected", [
+    # beta u - alpha w with alpha = a_u/b_v, beta = m c_w/(I b_v): (0.4, -0.6) here, so -0.6 (u + 2/3 w)
+    ((AU, BV, CW), J, "omega1 + 2*omega3/3"),
+    # the catalog's servo_sleigh (m = I = 1, b = (1/2, 1, -1/2)): alpha = 1/2, beta = -1/2, -(u + w)/2
+    ((0.5, 1.0, -0.5), 1.0, "omega1 + omega3"),
+])
+def test_linear_integral_prints_with_exact_coefficients(b, I, expected):
+    # float data give the integral as a researcher writes it: leading coefficient 1, exact fractions
+    # (not 0.707106781187 omega1 + 0.707106781187 omega3, the unit null vector)
+    s = ServoFirstKind(named.se2(), [MASS, MASS, I], a=[0, 1, 0], b=list(b))
+    (lin,) = [f for f in s.first_integrals() if f.kind == "linear"]
+    om1, om3 = sp.symbols("omega1 omega3", real=True)
+    assert sp.simplify(lin.expr_w - sp.sympify(expected, locals={"omega1": om1, "omega3": om3})) == 0
+    assert not lin.expr_w.atoms(sp.Float) and not lin.expr.atoms(sp.Float)
+
+
 def test_u_matches_exact_solution():
     s = sleigh()
     u0, w0, T = 1.0, 0.5, 5.0
