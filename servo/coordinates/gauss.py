@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .lagrangian import LagrangianSystem
 from .symbolic import vectorize
-from ..errors import GaussError, LagrangianError
+from ..errors import GaussError
 
 
 def compulsion(A: ArrayLike, acc: ArrayLike, acc_free: ArrayLike) -> NDArray[np.float64]:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..errors import QuadraticSystemError
 from .display import format_number
 
 __all__ = ["InvariantLine", "FamilyWitness", "InvariantLines", "invariant_lines_markdown"]
@@ -47,7 +48,7 @@ class InvariantLine:
         """
         s0 = np.asarray(s0, dtype=float)
         if not self.is_real:
-            raise ValueError("blow-up time is defined for real lines only; this line is complex")
+            raise QuadraticSystemError("blow-up time is defined for real lines only; this line is complex")
         cs = np.real(self.c) * s0
         with np.errstate(divide="ignore"):
             return np.where(cs > 0, 1.0 / np.where(cs > 0, cs, 1.0), np.inf)

@@ -78,3 +78,15 @@ def test_number_formatting():
 def test_a_quadratic_system_is_a_quadratic_field():
     assert isinstance(QuadraticSystem(np.ones((2, 2, 2))), QuadraticField)
     assert not isinstance(np.ones((2, 2, 2)), QuadraticField)
+
+
+def test_blowup_time_of_a_complex_line_is_a_named_error():
+    # v = (-x1 x2, x1^2): v(xi) = c xi has the complex solutions xi = (+-i, -1)/sqrt(2), c = 1/sqrt(2)
+    # (worked by hand: -xi1 xi2 = c xi1 and xi1^2 = c xi2 give xi2 = -c, xi1^2 = -c^2)
+    Q = np.zeros((2, 2, 2))
+    Q[0, 0, 1] = Q[0, 1, 0] = -0.5
+    Q[1, 0, 0] = 1.0
+    complex_lines = [ln for ln in QuadraticSystem(Q).invariant_lines() if not ln.is_real]
+    assert len(complex_lines) == 2 and abs(complex_lines[0].c - 2 ** -0.5) < 1e-12
+    with pytest.raises(QuadraticSystemError, match="real lines only"):
+        complex_lines[0].blowup_time(1.0)
