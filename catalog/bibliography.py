@@ -18,7 +18,9 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from .errors import CatalogError, UnknownWorkError
 
@@ -32,7 +34,7 @@ class Entry:
 
     key: str
     kind: str
-    authors: tuple
+    authors: tuple[str, ...]
     title: str
     venue: str
     year: int | None
@@ -40,9 +42,9 @@ class Entry:
     pages: str = ""
     doi: str = ""
     note: str = ""
-    aliases: tuple = ()
+    aliases: tuple[str, ...] = ()
 
-    def surnames(self):
+    def surnames(self) -> tuple[str, ...]:
         """Author surnames: the words after the last initial ("C. F. Van Loan" -> "Van Loan")."""
         out = []
         for a in self.authors:
@@ -51,7 +53,7 @@ class Entry:
             out.append(" ".join(words[k + 1:]) or a)
         return tuple(out)
 
-    def text(self):
+    def text(self) -> str:
         """The one-line citation: authors, title, venue volume (year) pages, doi."""
         authors = _join_names(self.authors)
         title = f'"{self.title}"' if self.kind in ("article", "incollection", "inproceedings") else self.title
@@ -70,7 +72,7 @@ class Entry:
             line += f", doi:{self.doi}"
         return line + "."
 
-    def bibtex(self):
+    def bibtex(self) -> str:
         """A BibTeX record of the entry."""
         fields = [("author", " and ".join(self.authors)), ("title", "{" + self.title + "}")]
         venue_field = {"article": "journal", "book": "publisher", "phdthesis": "school",
@@ -247,12 +249,12 @@ _WORKS = [
 WORKS = {w.key: w for w in _WORKS}
 
 
-def keys():
+def keys() -> list[str]:
     """Sorted keys of every work in the bibliography."""
     return sorted(WORKS)
 
 
-def get(key):
+def get(key: str) -> Entry:
     """The :class:`Entry` under ``key``; an unknown key raises :class:`UnknownWorkError` naming close matches."""
     try:
         return WORKS[key]
@@ -262,7 +264,7 @@ def get(key):
         raise UnknownWorkError(f"no work {key!r} in the bibliography{hint}") from None
 
 
-def cite(keys_, bibtex=False):
+def cite(keys_: str | Iterable[str], bibtex: bool = False) -> str:
     """The citations of ``keys_`` (one key or a list), one per line, or BibTeX records separated by blank lines."""
     ks = [keys_] if isinstance(keys_, str) else list(keys_)
     entries = [get(k) for k in ks]
@@ -271,12 +273,12 @@ def cite(keys_, bibtex=False):
     return "\n".join(e.text() for e in entries)
 
 
-def is_key(ref):
+def is_key(ref: object) -> TypeGuard[str]:
     """True when ``ref`` is a key of the bibliography."""
     return isinstance(ref, str) and ref in WORKS
 
 
-def reference_text(ref):
+def reference_text(ref: object) -> str:
     """The full citation of a reference held by a catalog entry: a key's citation text, or ``ref`` itself
     (a user's TOML file may cite a work by free text)."""
     return WORKS[ref].text() if is_key(ref) else str(ref)
@@ -313,7 +315,7 @@ def _name_tokens(entry):
     return out
 
 
-def citations_in(text):
+def citations_in(text: str) -> list[tuple[str, int]]:
     """(name, year) pairs of the author-year citations in ``text`` (name as written, year as int)."""
     out = []
     for m in CITATION.finditer(text):
@@ -324,7 +326,7 @@ def citations_in(text):
     return out
 
 
-def lookup(name, year):
+def lookup(name: str, year: int) -> list[str]:
     """Keys of the works of ``year`` with ``name`` among their authors ("Moser-Veselov" means both)."""
     parts = [_fold(p) for p in name.split("-")]
     whole = _fold(name)
@@ -338,6 +340,6 @@ def lookup(name, year):
     return hits
 
 
-def unresolved(text):
+def unresolved(text: str) -> list[str]:
     """The citations of ``text`` that no work of the bibliography matches, as "Name (year)" strings."""
     return [f"{n} ({y})" for n, y in citations_in(text) if not lookup(n, y)]

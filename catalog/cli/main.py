@@ -12,9 +12,11 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
+from typing import NoReturn
 
 
-def _cmd_algebras(args):
+def _cmd_algebras(args: argparse.Namespace) -> int:
     from .algebras import algebra_rows, format_algebra_table
 
     rows = algebra_rows(max_degree=args.max_degree)
@@ -28,11 +30,11 @@ def _cmd_algebras(args):
 class _Parser(argparse.ArgumentParser):
     """argparse with usage errors as one line (``liedyn: error: ...``, exit 2) like every other error."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"liedyn: error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     from . import cite
     from . import compare
     from . import lines
@@ -59,7 +61,7 @@ def build_parser():
     return p
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     parser = build_parser()

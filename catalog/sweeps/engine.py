@@ -31,17 +31,23 @@ import sys
 import time
 import uuid
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from os import PathLike
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..registry import Entry
 from .grid import Grid, SweepError, as_grid
-from .measures import Point, get_measure
+from .measures import Measure, Point, get_measure
 from .output import chunk_columns, figure, save, tidy_table
-from .target import make_target
+from .target import Target, make_target
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from pandas import DataFrame
 
 log = logging.getLogger("catalog.sweeps")
 
@@ -58,14 +64,14 @@ class SweepResult:
     per point in point order; ``table``: the same as a pandas DataFrame when pandas is installed, else
     the dict itself; ``info``: engine ("dask" or "serial"), workers, chunk, tasks, wall time (s)."""
 
-    columns: dict
+    columns: dict[str, NDArray[Any]]
     grid: Grid
     measure: str
     target: str
-    info: dict = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def table(self):
+    def table(self) -> DataFrame | dict[str, NDArray[Any]]:
         try:
             import pandas as pd
         except ImportError:
@@ -77,27 +83,28 @@ class SweepResult:
         """Number of points whose evaluation raised (see the ``error`` column)."""
         return int(np.count_nonzero(self.columns["error"] != ""))
 
-    def column(self, name):
+    def column(self, name: str) -> NDArray[Any]:
         if name not in self.columns:
             raise SweepError(f"no column {name!r}; columns: {', '.join(self.columns)}")
         return self.columns[name]
 
-    def on_grid(self, name):
+    def on_grid(self, name: str) -> NDArray[Any]:
         """Column ``name`` reshaped to the grid: ``a[i_1, ..., i_d]`` at the axes' values (full grids only)."""
         if self.grid.kind != "grid":
             raise SweepError("random samples have no grid shape; use column() with the sampled keys")
         return self.column(name).reshape(self.grid.shape)
 
-    def figure(self, columns=None):
+    def figure(self, columns: Sequence[str] | None = None) -> Figure:
         """A matplotlib figure: curves over one varying key, a heat map over two (see output.figure)."""
         return figure(self, columns)
 
-    def save(self, out, fmt="csv", plot=True):
+    def save(self, out: str | PathLike[str], fmt: str = "csv", plot: bool = True) -> dict[str, str | None]:
         """Write the table (``sweep.csv`` or ``sweep.parquet``), ``sweep.json`` and ``sweep.png`` into ``out``."""
         return save(self, out, fmt, plot)
 
 
-def _evaluate_chunk(target, measure, indices, values, errors):
+def _evaluate_chunk(target: Target, measure: Measure, indices: NDArray[np.int64], values: dict[str, NDArray[np.float64]],
+                    errors: str) -> tuple[NDArray[np.int64], dict[str, Any]]:
     """The columns of the points ``indices`` (values: key -> array over the chunk): the task of one chunk."""
     rows = []
     for j in range(len(indices)):
@@ -115,18 +122,18 @@ def _evaluate_chunk(target, measure, indices, values, errors):
     return np.asarray(indices), chunk_columns(rows)
 
 
-def default_chunk(n, threads):
+def default_chunk(n: int, threads: int) -> int:
     """Points per task: about 4 tasks per worker thread (load balance, cheap retries), at most 10^4."""
     return max(1, min(10_000, math.ceil(n / (4 * max(1, threads)))))
 
 
-def _chunks(g, chunk):
+def _chunks(g: Grid, chunk: int) -> Iterator[tuple[NDArray[np.int64], dict[str, NDArray[np.float64]]]]:
     for s in range(0, g.size, chunk):
         idx = np.arange(s, min(s + chunk, g.size))
         yield idx, {k: v[idx] for k, v in g.values.items()}
 
 
-def _validate(target, g, m):
+def _validate(target: Target, g: Grid, m: Measure) -> None:
     """Build point 0 (or the defaults) here and ask the measure whether it applies, before any task runs."""
     entry = None
     for vals in (g.point(0), {}):

@@ -13,9 +13,12 @@ Random samples draw point ``i``'s value on each axis (in the order given) unifor
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..registry import CatalogError
 
@@ -24,7 +27,13 @@ class SweepError(CatalogError):
     """Bad sweep input: a malformed range, an unknown parameter or measure, a measure that does not apply."""
 
 
-def _num(text, key, what):
+#: an axis: "lo:hi:num", "lo:hi:num:log", "v1,v2,...", one number, or a sequence of numbers (the values)
+AxisSpec = Union[str, float, Sequence[float], ArrayLike]
+#: the bounds of a random-sample axis: "lo:hi" or a pair of numbers
+BoundsSpec = Union[str, Sequence[float], ArrayLike]
+
+
+def _num(text: Any, key: str, what: str) -> float:
     try:
         v = float(text)
     except (TypeError, ValueError):
@@ -34,7 +43,7 @@ def _num(text, key, what):
     return v
 
 
-def parse_axis(key, spec):
+def parse_axis(key: str, spec: AxisSpec) -> NDArray[np.float64]:
     """The values (1-D float array) of axis ``key`` from ``spec`` (see the module docstring)."""
     if isinstance(spec, str):
         s = spec.strip()
@@ -66,7 +75,7 @@ def parse_axis(key, spec):
     return np.array([_num(v, key, "value") for v in arr])
 
 
-def parse_bounds(key, spec):
+def parse_bounds(key: str, spec: BoundsSpec) -> tuple[float, float]:
     """(lo, hi) of a random-sample axis from ``"lo:hi"`` or a pair of numbers."""
     parts = [p for p in spec.split(":")] if isinstance(spec, str) else list(np.atleast_1d(spec))
     if len(parts) != 2:
@@ -89,9 +98,9 @@ class Grid:
     kind : "grid" or "random"; seed : the seed of random samples (None for a grid).
     """
 
-    axes: dict
-    values: dict
-    shape: tuple
+    axes: dict[str, NDArray[np.float64]]
+    values: dict[str, NDArray[np.float64]]
+    shape: tuple[int, ...]
     kind: str = "grid"
     seed: int | None = None
 
@@ -100,25 +109,25 @@ class Grid:
         return int(np.prod(self.shape)) if self.shape else 1
 
     @property
-    def keys(self):
+    def keys(self) -> list[str]:
         return list(self.values)
 
     @property
-    def varying(self):
+    def varying(self) -> list[str]:
         """The keys with more than one value (the axes of a figure)."""
         return [k for k in self.values if np.unique(self.values[k]).size > 1]
 
-    def point(self, i):
+    def point(self, i: int) -> dict[str, float]:
         """{key: value} of point ``i``."""
         return {k: float(v[i]) for k, v in self.values.items()}
 
-    def describe(self):
+    def describe(self) -> str:
         if self.kind == "random":
             return f"{self.size} random points (seed {self.seed}) over {', '.join(self.keys)}"
         return " x ".join(f"{k}[{len(v)}]" for k, v in self.axes.items()) + f" = {self.size} points"
 
 
-def grid(axes=None, **kw):
+def grid(axes: Mapping[str, AxisSpec] | None = None, **kw: AxisSpec) -> Grid:
     """The full grid over ``axes`` (a dict key -> axis spec, or keyword arguments)."""
     spec = dict(axes or {}, **kw)
     if not spec:
@@ -130,7 +139,7 @@ def grid(axes=None, **kw):
     return Grid(ax, values, shape, "grid", None)
 
 
-def samples(n, seed=0, bounds=None, **kw):
+def samples(n: int, seed: int = 0, bounds: Mapping[str, BoundsSpec] | None = None, **kw: BoundsSpec) -> Grid:
     """``n`` points drawn uniformly in the box ``bounds`` (dict key -> "lo:hi" or (lo, hi)) with ``seed``."""
     spec = dict(bounds or {}, **kw)
     if not spec:
@@ -145,7 +154,7 @@ def samples(n, seed=0, bounds=None, **kw):
     return Grid(dict(values), values, (int(n),), "random", int(seed))
 
 
-def as_grid(obj):
+def as_grid(obj: Grid | Mapping[str, AxisSpec]) -> Grid:
     """A :class:`Grid` from a Grid or a dict of axes."""
     if isinstance(obj, Grid):
         return obj

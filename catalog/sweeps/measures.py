@@ -27,24 +27,30 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, TypeVar, Union
 
 import numpy as np
 
+from ..registry import Entry
 from ..verify.run import drift, exact_error
 from .grid import SweepError
+from .target import Target
+
+#: one value of a row: what a table column can hold (None becomes NaN)
+Scalar = Union[bool, int, float, str]
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class Point:
     """One point handed to a measure: ``values`` ({key: value}) and the ``entry`` built on first use."""
 
-    def __init__(self, target, values):
+    def __init__(self, target: Target, values: dict[str, float]) -> None:
         self.target = target
         self.values = values
-        self._entry = None
+        self._entry: Entry | None = None
 
     @property
-    def entry(self):
+    def entry(self) -> Entry:
         if self._entry is None:
             self._entry = self.target.build(self.values)
         return self._entry
@@ -56,15 +62,15 @@ class Measure:
     :class:`SweepError` when it does not apply to an entry (run once on the client before the sweep)."""
 
     name: str
-    fn: Callable
-    options: dict = field(default_factory=dict)
-    check: Callable | None = None
+    fn: Callable[..., Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    check: Callable[..., None] | None = None
     doc: str = ""
 
-    def __call__(self, point):
+    def __call__(self, point: Point) -> dict[str, Scalar]:
         return as_row(self.fn(point, **self.options), self.name)
 
-    def validate(self, entry):
+    def validate(self, entry: Entry) -> None:
         if self.check is not None:
             self.check(entry, **self.options)
 
@@ -72,24 +78,25 @@ class Measure:
 MEASURES: dict[str, Measure] = {}
 
 
-def register_measure(name, check=None, **option_defaults):
+def register_measure(name: str, check: Callable[..., None] | None = None,
+                     **option_defaults: Any) -> Callable[[_F], _F]:
     """Decorator: register ``fn(point, **options) -> row`` as measure ``name`` with ``option_defaults``."""
 
-    def deco(fn):
+    def deco(fn: _F) -> _F:
         MEASURES[name] = Measure(name, fn, dict(option_defaults), check, (fn.__doc__ or "").strip())
         return fn
 
     return deco
 
 
-def as_row(value, name="measure"):
+def as_row(value: Any, name: str = "measure") -> dict[str, Scalar]:
     """A measure's return value as a row: dict as is, a number or bool as ``{"value": ...}``."""
     if isinstance(value, dict):
         return {str(k): _scalar(v, name, k) for k, v in value.items()}
     return {"value": _scalar(value, name, "value")}
 
 
-def _scalar(v, name, key):
+def _scalar(v: Any, name: str, key: object) -> Scalar:
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
     if isinstance(v, (int, np.integer)):
@@ -103,7 +110,7 @@ def _scalar(v, name, key):
     raise SweepError(f"measure {name!r}: column {key!r} must be a number, a bool or a string, got {type(v).__name__}")
 
 
-def get_measure(spec, **options):
+def get_measure(spec: str | Measure | Callable[..., Any], **options: Any) -> Measure:
     """A :class:`Measure` from a registered name, a Measure, or a callable ``f(entry)``; ``options`` bind
     the measure's options (unknown ones raise :class:`SweepError`)."""
     if isinstance(spec, str):
@@ -129,14 +136,14 @@ def get_measure(spec, **options):
 class _UserMeasure:
     """``f(entry)`` as ``fn(point)`` (a class, not a closure, so that it pickles by reference to f)."""
 
-    def __init__(self, f):
+    def __init__(self, f: Callable[..., Any]) -> None:
         self.f = f
         try:
             self.wants_point = list(inspect.signature(f).parameters) == ["point"]
         except (TypeError, ValueError):
             self.wants_point = False
 
-    def __call__(self, point):
+    def __call__(self, point: Point) -> Any:
         return self.f(point if self.wants_point else point.entry)
 
 
@@ -243,7 +250,7 @@ def _exact_error(point, method=None, steps=None, t_end=None):
     return {"exact_error": exact_error(_simulate(point, method, steps, t_end))}
 
 
-def limit_of(name):
+def limit_of(name: str) -> str | None:
     """The entry that ``name`` tends to as N -> infinity (relation graph), or None."""
     from ..graph import EDGES
 

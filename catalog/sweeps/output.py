@@ -12,11 +12,18 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Mapping, Sequence
+from os import PathLike
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from .grid import SweepError
+from .grid import Grid, SweepError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: the columns a figure shows by default, per measure and number of varying keys
 DEFAULT_COLUMNS = {
@@ -29,7 +36,25 @@ DEFAULT_COLUMNS = {
 _MISSING = object()
 
 
-def _strings(values):
+class SweepOutcome(Protocol):
+    """What the functions below read of a sweep's result. ``engine.SweepResult`` implements it; it is a
+    protocol rather than that class because ``engine`` imports this file (no import cycle)."""
+
+    columns: dict[str, NDArray[Any]]
+    grid: Grid
+    measure: str
+    target: str
+    info: dict[str, Any]
+
+    @property
+    def failed(self) -> int:
+        """Number of points whose evaluation raised."""
+
+    def column(self, name: str) -> NDArray[Any]:
+        """Column ``name`` (SweepError if there is none)."""
+
+
+def _strings(values: Sequence[str]) -> NDArray[np.object_]:
     """A string column as an object array: 8 bytes a point plus the distinct strings (a fixed-width numpy
     string array would give every point the width of the longest error message)."""
     out = np.empty(len(values), dtype=object)
@@ -37,7 +62,7 @@ def _strings(values):
     return out
 
 
-def _column(values):
+def _column(values: Sequence[Any]) -> NDArray[Any]:
     present = [v for v in values if v is not _MISSING]
     if present and all(isinstance(v, str) for v in present):
         return _strings(["" if v is _MISSING else v for v in values])
@@ -52,7 +77,7 @@ def _column(values):
     return np.array([np.nan if v is _MISSING else float(v) for v in values], dtype=float)
 
 
-def chunk_columns(rows):
+def chunk_columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """One chunk's rows as columns (what a task sends back: arrays pickle small): the names in the order
     they first appear, the row where each first appears, the columns, and the error messages."""
     names, first = [], {}
@@ -65,7 +90,8 @@ def chunk_columns(rows):
             "error": _strings([r.get("error", "") for r in rows])}
 
 
-def _merge(pieces, n, idx_list, name):
+def _merge(pieces: Sequence[NDArray[Any] | None], n: int, idx_list: Sequence[NDArray[np.int64]],
+           name: str) -> NDArray[Any]:
     """One column over all points from the chunks' pieces (None where a chunk has no value)."""
     kinds = {p.dtype.kind for p in pieces if p is not None}
     if "O" in kinds:
@@ -82,7 +108,7 @@ def _merge(pieces, n, idx_list, name):
     return out
 
 
-def tidy_table(g, parts):
+def tidy_table(g: Grid, parts: Sequence[tuple[ArrayLike, dict[str, Any]]]) -> dict[str, NDArray[Any]]:
     """dict name -> array: index, the grid keys, the measure columns, error (see the module docstring).
 
     ``parts``: (point indices, :func:`chunk_columns`) of every chunk, in any order. A column's place is
@@ -103,20 +129,20 @@ def tidy_table(g, parts):
     return cols
 
 
-def measure_columns(result):
+def measure_columns(result: SweepOutcome) -> list[str]:
     """The measure's columns (not index, grid keys or error)."""
     skip = {"index", "error", *result.grid.keys}
     return [k for k in result.columns if k not in skip]
 
 
-def _numeric(result, name):
+def _numeric(result: SweepOutcome, name: str) -> NDArray[np.float64]:
     a = result.column(name)
     if a.dtype.kind in "OUS":
         raise SweepError(f"column {name!r} holds strings; a figure needs a numeric column")
     return a.astype(float)
 
 
-def default_columns(result):
+def default_columns(result: SweepOutcome) -> list[str]:
     cols = [c for c in DEFAULT_COLUMNS.get(result.measure, []) if c in result.columns]
     if not cols:
         cols = [c for c in measure_columns(result) if result.columns[c].dtype.kind not in "OUS"][:1]
@@ -160,7 +186,7 @@ def _lines_1d(ax, result, x):
         ax.legend(fontsize=8)
 
 
-def figure(result, columns=None):
+def figure(result: SweepOutcome, columns: Sequence[str] | None = None) -> Figure:
     """Curves (one varying key) or heat maps, one panel per column (two varying keys); a matplotlib Figure.
 
     For ``invariant_lines`` over one key the curves are c of each real line, coloured by stability; for
@@ -216,7 +242,7 @@ def figure(result, columns=None):
     return fig
 
 
-def write_table(columns, path, fmt=None):
+def write_table(columns: Mapping[str, NDArray[Any]], path: str | PathLike[str], fmt: str | None = None) -> Path:
     """Write the table to ``path`` as CSV (pandas if installed, else the csv module) or Parquet (pandas
     and pyarrow); ``fmt`` defaults to the file's suffix."""
     path = Path(path)
@@ -249,7 +275,7 @@ def write_table(columns, path, fmt=None):
     return path
 
 
-def metadata(result):
+def metadata(result: SweepOutcome) -> dict[str, Any]:
     """The sweep's description for ``sweep.json`` and ``--json``."""
     g = result.grid
     return {"target": result.target, "measure": result.measure, "points": g.size, "grid": g.describe(),
@@ -260,7 +286,7 @@ def metadata(result):
             "info": {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in result.info.items()}}
 
 
-def save(result, out, fmt="csv", plot=True):
+def save(result: SweepOutcome, out: str | PathLike[str], fmt: str = "csv", plot: bool = True) -> dict[str, str | None]:
     """Write ``sweep.<fmt>``, ``sweep.json`` and (for one or two varying keys) ``sweep.png`` into ``out``;
     returns {"table": path, "metadata": path, "figure": path or None}."""
     out = Path(out)
@@ -277,11 +303,11 @@ def save(result, out, fmt="csv", plot=True):
     return paths
 
 
-def _all_failed(result):
+def _all_failed(result: SweepOutcome) -> bool:
     return result.failed == result.grid.size
 
 
-def fit_rate(result, x="N", y="limit_error"):
+def fit_rate(result: SweepOutcome, x: str = "N", y: str = "limit_error") -> tuple[float, float]:
     """(p, C) of the least-squares fit log y = p log x + log C over the points with finite y > 0 (for
     ``friction_rate`` over N: p = -1 is the O(1/N) of Kozlov's Theorem 1)."""
     xs, ys = _numeric(result, x), _numeric(result, y)
@@ -292,7 +318,7 @@ def fit_rate(result, x="N", y="limit_error"):
     return float(p), float(np.exp(logC))
 
 
-def summary_rows(result):
+def summary_rows(result: SweepOutcome) -> list[dict[str, Any]]:
     """One row per measure column: min, max, mean over the measured points (numbers and booleans), or the
     counts of each value (strings)."""
     rows = []
@@ -311,7 +337,7 @@ def summary_rows(result):
     return rows
 
 
-def report_section(result):
+def report_section(result: SweepOutcome) -> dict[str, Any]:
     """A report section: {"title", "text", "figure" (Figure or None), "table": summary_rows}."""
     g = result.grid
     info = result.info

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import re
 from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any, Callable
 
 import numpy as np
@@ -28,7 +29,7 @@ INITIAL_KEYS = {"y0": "lie-group", "q0": "coordinates", "qd0": "coordinates"}
 _KEY = re.compile(r"^([A-Za-z_]\w*)(?:\[(\d+)\])?$")
 
 
-def split_key(key):
+def split_key(key: str) -> tuple[str, int | None]:
     """``"n[2]"`` -> ("n", 2); ``"I1"`` -> ("I1", None)."""
     m = _KEY.match(str(key).strip())
     if not m:
@@ -44,12 +45,12 @@ class Target:
 
     label: str
     name: str | None = None
-    factory: Callable | None = None
-    base: dict = field(default_factory=dict)
-    accepted: dict | None = None
+    factory: Callable[..., Entry] | None = None
+    base: dict[str, Any] = field(default_factory=dict)
+    accepted: dict[str, Any] | None = None
     entry: Any = None  # a built Entry not in the registry: only its initial state can vary
 
-    def check_keys(self, keys):
+    def check_keys(self, keys: Iterable[str]) -> None:
         """Raise :class:`SweepError` naming a key that is not a parameter (or component) of the target."""
         for key in keys:
             base, idx = split_key(key)
@@ -75,7 +76,7 @@ class Target:
             if not vector and isinstance(d, (bool, str)):
                 raise SweepError(f"{self.label}: parameter {base!r} is not numeric (default {d!r}); it cannot be swept")
 
-    def build(self, point):
+    def build(self, point: Mapping[str, float]) -> Entry:
         """The entry at ``point`` ({key: value})."""
         params = dict(self.base)
         initial = []
@@ -104,7 +105,7 @@ class Target:
         return entry
 
 
-def _set_initial(entry, base, idx, v):
+def _set_initial(entry: Entry, base: str, idx: int, v: float) -> None:
     if entry.kind != INITIAL_KEYS[base]:
         use = "y0[i]" if entry.kind == "lie-group" else "q0[i] or qd0[i]"
         raise SweepError(f"{entry.name} is a {entry.kind} entry: its initial state is swept with {use}, not {base}[{idx}]")
@@ -124,7 +125,7 @@ def _set_initial(entry, base, idx, v):
         entry.initial_state = s
 
 
-def make_target(obj, **fixed):
+def make_target(obj: str | Entry | Callable[..., Entry], **fixed: Any) -> Target:
     """A :class:`Target` from an entry name, an :class:`Entry`, or a factory; ``fixed`` parameters hold
     for every point."""
     if isinstance(obj, str):
