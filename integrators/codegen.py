@@ -12,7 +12,10 @@ recognised from its data, not from names:
   Suslov's problem), found by probing f and checked at random points;
 * the exponential is the closed form of so(3) (Rodrigues) or se(3) (Ad^T of exp(omega, v)) when the
   structure constants are those of so(3) / se(3) in the documented basis (compared entrywise, so
-  any algebra built with the same constants gets it, whatever its name), otherwise a Taylor series of the action
+  any algebra built with the same constants gets it, whatever its name); on a 3-dimensional algebra
+  with ad_x^3 = q(x) ad_x (so(3), sl(2), so(2,1), se(2), ... in any basis, found by probing C)
+  exp(ad x) = 1 + s1(q) ad x + s2(q) (ad x)^2 (Cayley-Hamilton, :meth:`Source._act_ad3`);
+  otherwise a Taylor series of the action
   exp(A) z = sum_k A^k z / k!, A = ad(x)^T, on A / s with ||A / s||_1 <= 1/2 (s substeps), with as
   many terms as the bound of ||A|| from x and the norms of ad(e_i) needs for a truncation below
   2^-54 |z| (Al-Mohy and Higham 2011, "Computing the action of the matrix exponential").
@@ -54,7 +57,8 @@ class Structure:
     """The data the generated code is written from.
 
     kind "coadjoint": z' = (I - P) ad*_{W z + c} z on g* with structure constants C (P = None: no
-    forcing). ``closed`` is "so3", "se3" or None (generic Taylor exponential).
+    forcing). ``closed`` is "so3", "se3", "ad3" (:func:`closed_form`) or None (generic Taylor
+    exponential).
     """
 
     def __init__(self, C, W, c, P=None, closed=None):
@@ -72,10 +76,48 @@ class Structure:
 
 
 def closed_form(C):
-    """"so3" or "se3" when C equals the structure constants of so(3) / se(3) in the documented basis
-    (:func:`liegroups.closed_forms.closed_form_kind`), else None (se(2) takes the Taylor series)."""
+    """The closed-form exponential the generated code uses for structure constants C:
+
+    * "so3" or "se3" when C equals the structure constants of so(3) / se(3) in the documented basis
+      (:func:`liegroups.closed_forms.closed_form_kind`): Rodrigues' formula with cross products;
+    * "ad3" when C is 3-dimensional with ad_x^3 = q(x) ad_x, q(x) = tr(ad_x^2)/2, for every x,
+      checked on probes to 1e-12: the unimodular algebras (so(3), su(2), sl(2), so(2,1), se(2),
+      e(1,1), Heisenberg: Bianchi class A, in any basis; :meth:`Source._act_ad3` derives the
+      identity) and Bianchi V (there ad_x^2 = -x_3 ad_x);
+    * None otherwise (the Taylor series of the action).
+    """
     kind = closed_form_kind(C)
-    return kind if kind in ("so3", "se3") else None
+    if kind in ("so3", "se3"):
+        return kind
+    if cubic_ad(C):
+        return "ad3"
+    return None
+
+
+def killing_half(C):
+    """The matrix Q of q(x) = tr(ad_x^2)/2 = x^T Q x: half the Killing form, Q_ij =
+    sum_{a,b} C[i, a, b] C[j, b, a] / 2."""
+    C = np.asarray(C, dtype=float)
+    return 0.5 * np.einsum("iab,jba->ij", C, C)
+
+
+def cubic_ad(C, rtol=1e-12):
+    """True when C is 3-dimensional and ad_x^3 = q(x) ad_x (q of :func:`killing_half`) to rtol
+    |ad_x|^3 at the unit vectors and three random points (the identity is quadratic in the
+    directions of x, so these probes decide it up to round-off)."""
+    C = np.asarray(C, dtype=float)
+    if C.shape != (3, 3, 3):
+        return False
+    Q = killing_half(C)
+    rng = np.random.default_rng(2024)
+    for x in np.concatenate([np.eye(3), rng.standard_normal((3, 3))]):
+        A = np.einsum("i,ikj->jk", x, C)  # ad_x: (ad_x y)_j = sum_{i,k} x_i y_k C[i, k, j]
+        size = float(np.max(np.abs(A)))
+        if size == 0.0:
+            continue
+        if not np.max(np.abs(A @ A @ A - (x @ Q @ x) * A)) <= rtol * 9.0 * size ** 3:
+            return False
+    return True
 
 
 def _probes(y0, n, k=3, seed=12345):
@@ -295,6 +337,8 @@ class Source:
             return self._act_so3(x, z, delta)
         if kind == "se3":
             return self._act_se3(x, z, delta)
+        if kind == "ad3":
+            return self._act_ad3(x, z, delta)
         return self._act_taylor(x, z, delta)
 
     def _cross(self, a, b, prefix="c"):
@@ -343,6 +387,46 @@ class Source:
         e2 = self._cross(w, e1)
         d2 = self.assign("y", [f"{Pm[i]} - {ca}*{e1[i]} + {cb}*{e2[i]}" for i in range(3)])
         return d1 + d2
+
+    def _act_ad3(self, x, z, delta):
+        """exp(ad x)^T z = z + s1(q) A z + s2(q) A^2 z, A = ad(x)^T, q = tr(ad_x^2)/2, on a
+        3-dimensional algebra with ad_x^3 = q ad_x (:func:`closed_form` "ad3").
+
+        Derivation. ad_x is a 3 x 3 matrix with ad_x x = [x, x] = 0, so det ad_x = 0, and on a
+        unimodular algebra tr ad_x = 0. Cayley-Hamilton, A^3 - (tr A) A^2 + c_2 A - det A = 0 with
+        c_2 = ((tr A)^2 - tr A^2)/2, then reads ad_x^3 = q ad_x, q = tr(ad_x^2)/2 = K(x, x)/2 (K the
+        Killing form). Hence ad_x^(2k+1) = q^k ad_x and ad_x^(2k+2) = q^k ad_x^2 (k >= 0), and
+        summing the exponential series,
+
+            exp(ad_x) = 1 + s1 ad_x + s2 ad_x^2,  s1 = sum_k q^k/(2k+1)! = sinh(r)/r,
+                                                  s2 = sum_k q^k/(2k+2)! = (cosh r - 1)/r^2, r^2 = q,
+
+        (for q = -t^2 < 0: sin t / t and (1 - cos t)/t^2). The summation needs only ad_x^3 = q ad_x,
+        which :func:`cubic_ad` checks (it also holds on Bianchi V, where ad_x^2 = -x_3 ad_x). The
+        transpose A = ad_x^T satisfies the same identity. On so(3) (K = -2 I, q = -|x|^2) this is Rodrigues' formula; on sl(2) and
+        so(2,1) q takes both signs (elliptic, parabolic and hyperbolic elements). The Cayley-Hamilton
+        route to closed-form exponentials of low-dimensional algebras: Iserles, Munthe-Kaas, Norsett
+        and Zanna (2000), "Lie-group methods", Acta Numerica 9; the theorem itself: Hall (2015),
+        "Lie Groups, Lie Algebras, and Representations", and any linear-algebra text.
+        Coefficients: genhelpers cq2 (half-angle forms, series near q = 0). The result is exactly on
+        the coadjoint orbit up to the rounding of two matrix-vector products: a relative error e in
+        s1 moves z along ad*_x z (tangent to the orbit: the Casimirs do not see it to first order),
+        one in s2 changes the Casimirs by O(e |A z|^2), second order in the step.
+        """
+        Q = killing_half(self.st.C)
+        terms = [((Q[i, i] if i == j else 2.0 * Q[i, j]), f"{x[i]}*{x[j]}") for i in range(3) for j in range(i, 3)]
+        q, c1, c2 = self.fresh("q"), self.fresh("a"), self.fresh("b")
+        self.emit(f"{q} = {lin(terms)}")
+        self.emit(f"{c1}, {c2} = cq2({q})")
+        if self.dense():
+            A = self.matrix(x)
+            g1 = self.matvec(A, z, "t")
+            g2 = self.matvec(A, g1, "t")
+        else:
+            g1 = self.coad(x, z, prefix="t")
+            g2 = self.coad(x, g1, prefix="t")
+        base = "" if delta else "{z} + "
+        return self.assign("y", [base.format(z=z[i]) + f"{c1}*{g1[i]} + {c2}*{g2[i]}" for i in range(3)])
 
     def _act_taylor(self, x, z, delta):
         """Scaled Taylor series of the action: s substeps of exp(A/s), A = ad(x)^T, each summed to m
