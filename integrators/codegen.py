@@ -84,6 +84,9 @@ def closed_form(C):
       checked on probes to 1e-12: the unimodular algebras (so(3), su(2), sl(2), so(2,1), se(2),
       e(1,1), Heisenberg: Bianchi class A, in any basis; :meth:`Source._act_ad3` derives the
       identity) and Bianchi V (there ad_x^2 = -x_3 ad_x);
+    * "ad3x2" when C is 6-dimensional and the direct sum of two 3-dimensional ideals with that
+      property (so(4) = so(3) + so(3), so(2,2) = sl(2) + sl(2), so(3) + sl(2), in any basis), found
+      by :func:`ideal_split`;
     * None otherwise (the Taylor series of the action).
     """
     kind = closed_form_kind(C)
@@ -91,6 +94,8 @@ def closed_form(C):
         return kind
     if cubic_ad(C):
         return "ad3"
+    if ideal_split(C) is not None:
+        return "ad3x2"
     return None
 
 
@@ -118,6 +123,71 @@ def cubic_ad(C, rtol=1e-12):
         if not np.max(np.abs(A @ A @ A - (x @ Q @ x) * A)) <= rtol * 9.0 * size ** 3:
             return False
     return True
+
+
+_SPLITS = {}
+
+
+def ideal_split(C, rtol=1e-10):
+    """The projection P1 of g = I1 + I2 onto the first of two 3-dimensional ideals (along the second)
+    when C (6-dimensional) splits so and ad_x^3 = q(x) ad_x holds on each ideal, else None.
+
+    The ideals are read off the commutant of the adjoint representation, the matrices T with
+    T ad_y = ad_y T for every y: for a direct sum of two real-simple ideals whose centroids are R it
+    is span(P1, P2) (Schur's lemma; Jacobson (1962), "Lie Algebras", X.1 for the centroid), so the
+    traceless element T of the commutant has T^2 = c I, c > 0, and P1 = (I + T/sqrt c)/2. A
+    complex-simple algebra (sl(2, C) = so(3, 1): T^2 = -I), a bigger commutant (an abelian or
+    non-semisimple summand) or ideals without the cubic identity give None. Entries of P1 within
+    1e-12 of a multiple of 2^-20 are rounded to it (the so(4) basis: 0, +-1/2, so x1 = P1 x rounds
+    like any sum). Checked on probes: ad_{P1 x} ad_{P2 x} = 0 and the cubic identity on each ideal.
+    """
+    C = np.asarray(C, dtype=float)
+    if C.shape != (6, 6, 6):
+        return None
+    key = C.tobytes()
+    if key in _SPLITS:
+        return _SPLITS[key]
+    _SPLITS[key] = out = _ideal_split(C, rtol)
+    return out
+
+
+def _ideal_split(C, rtol):
+    n = 6
+    ads = np.transpose(C, (0, 2, 1))  # ads[i] = ad(e_i): (ad_{e_i})_{kj} = C[i, j, k]
+    size = float(np.max(np.abs(C)))
+    if size == 0.0:
+        return None
+    eye = np.eye(n)
+    # row-major vec: vec(T ad) = (I kron ad^T) vec T, vec(ad T) = (ad kron I) vec T
+    L = np.concatenate([np.kron(eye, a.T) - np.kron(a, eye) for a in ads])
+    _, sv, Vt = np.linalg.svd(L)
+    null = Vt[sv <= rtol * sv[0]] if sv.size else Vt
+    if null.shape[0] != 2:
+        return None
+    Ts = [v.reshape(n, n) - np.trace(v.reshape(n, n)) / n * eye for v in null]
+    T = max(Ts, key=lambda m: float(np.max(np.abs(m))))
+    c = float(np.trace(T @ T)) / n
+    if not c > 0.0 or np.max(np.abs(T @ T - c * eye)) > 1e-9 * c:
+        return None
+    P1 = 0.5 * (eye + T / np.sqrt(c))
+    snapped = np.round(P1 * 2.0 ** 20) / 2.0 ** 20
+    if np.max(np.abs(snapped - P1)) <= 1e-12:
+        P1 = snapped
+    if abs(np.trace(P1) - 3.0) > 1e-9:
+        return None
+    Q = killing_half(C)
+    rng = np.random.default_rng(2025)
+    for x in rng.standard_normal((4, n)):
+        x1 = P1 @ x
+        parts = [np.einsum("i,ikj->jk", y, C) for y in (x1, x - x1)]
+        big = max(float(np.max(np.abs(A))) for A in parts)
+        if np.max(np.abs(parts[0] @ parts[1])) > 1e-10 * 36.0 * big ** 2 or \
+                np.max(np.abs(parts[1] @ parts[0])) > 1e-10 * 36.0 * big ** 2:
+            return None
+        for y, A in zip((x1, x - x1), parts):
+            if np.max(np.abs(A @ A @ A - (y @ Q @ y) * A)) > 1e-10 * 36.0 * big ** 3:
+                return None
+    return P1
 
 
 def _probes(y0, n, k=3, seed=12345):
@@ -339,6 +409,8 @@ class Source:
             return self._act_se3(x, z, delta)
         if kind == "ad3":
             return self._act_ad3(x, z, delta)
+        if kind == "ad3x2":
+            return self._act_ad3x2(x, z, delta)
         return self._act_taylor(x, z, delta)
 
     def _cross(self, a, b, prefix="c"):
@@ -413,11 +485,22 @@ class Source:
         s1 moves z along ad*_x z (tangent to the orbit: the Casimirs do not see it to first order),
         one in s2 changes the Casimirs by O(e |A z|^2), second order in the step.
         """
-        Q = killing_half(self.st.C)
-        terms = [((Q[i, i] if i == j else 2.0 * Q[i, j]), f"{x[i]}*{x[j]}") for i in range(3) for j in range(i, 3)]
+        c1, c2, g1, g2 = self._cubic(x, z)
+        base = "" if delta else "{z} + "
+        return self.assign("y", [base.format(z=z[i]) + f"{c1}*{g1[i]} + {c2}*{g2[i]}" for i in range(self.n)])
+
+    def _coefficients(self, x, Q):
+        """Names of s1(q), s2(q) (genhelpers cq2) for q = x^T Q x, Q symmetric."""
+        n = self.n
+        terms = [((Q[i, i] if i == j else 2.0 * Q[i, j]), f"{x[i]}*{x[j]}") for i in range(n) for j in range(i, n)]
         q, c1, c2 = self.fresh("q"), self.fresh("a"), self.fresh("b")
         self.emit(f"{q} = {lin(terms)}")
         self.emit(f"{c1}, {c2} = cq2({q})")
+        return c1, c2
+
+    def _cubic(self, x, z):
+        """(names of s1(q), s2(q), lists A z, A^2 z) for A = ad(x)^T, q = x^T Q x (Q: killing_half)."""
+        c1, c2 = self._coefficients(x, killing_half(self.st.C))
         if self.dense():
             A = self.matrix(x)
             g1 = self.matvec(A, z, "t")
@@ -425,8 +508,40 @@ class Source:
         else:
             g1 = self.coad(x, z, prefix="t")
             g2 = self.coad(x, g1, prefix="t")
+        return c1, c2, g1, g2
+
+    def _act_ad3x2(self, x, z, delta):
+        """exp(ad x)^T z on g = I1 + I2 (two 3-dimensional ideals with the cubic identity,
+        :func:`ideal_split`, P1 the projection onto I1 along I2, P2 = 1 - P1).
+
+        With x = x1 + x2, x_k = P_k x: ad_{x1} ad_{x2} = ad_{x2} ad_{x1} = 0 ([I1, [I2, g]] = 0), and
+        ad_{x_k}^3 = q_k ad_{x_k} with q_k = tr(ad_{x_k}^2)/2 = x^T P_k^T Q P_k x (Q: killing_half;
+        ad_{x_k} vanishes on the other ideal, so the trace is the ideal's). Hence
+        exp(ad x) = exp(ad x1) exp(ad x2) = 1 + s1(q1) ad x1 + s2(q1) ad_{x1}^2 + s1(q2) ad x2 +
+        s2(q2) ad_{x2}^2 (the cross terms vanish): two Rodrigues-like formulas (:meth:`_act_ad3`
+        derives s1, s2) instead of the Taylor series. P_k commutes with every ad_y (it is in the
+        commutant), so with A = ad(x)^T: A_k = ad(x_k)^T = P_k^T A, A_k z = P_k^T (A z) and
+        A_k^2 z = A (A_k z) (A_1 A_2 = 0): one product A z and two more, no matrix per ideal. On so(4)
+        the ideals are the self-dual and anti-self-dual bivectors (so(4) = so(3) + so(3)).
+        """
+        P1 = ideal_split(self.st.C)
+        n = self.n
+        P2 = np.eye(n) - P1
+        Q = killing_half(self.st.C)
+        a1, b1 = self._coefficients(x, P1.T @ Q @ P1)
+        a2, b2 = self._coefficients(x, P2.T @ Q @ P2)
+        A = self.matrix(x) if self.dense() else None
+
+        def apply(v):
+            return self.matvec(A, v, "t") if A is not None else self.coad(x, v, prefix="t")
+
+        g = apply(z)
+        g1 = self.assign("t", [lin([(P1[j, i], g[j]) for j in range(n)]) for i in range(n)])
+        g2 = self.assign("t", [f"{g[i]} - {g1[i]}" for i in range(n)])
+        h1, h2 = apply(g1), apply(g2)
         base = "" if delta else "{z} + "
-        return self.assign("y", [base.format(z=z[i]) + f"{c1}*{g1[i]} + {c2}*{g2[i]}" for i in range(3)])
+        return self.assign("y", [base.format(z=z[i]) + f"{a1}*{g1[i]} + {b1}*{h1[i]} + {a2}*{g2[i]} + {b2}*{h2[i]}"
+                                 for i in range(n)])
 
     def _act_taylor(self, x, z, delta):
         """Scaled Taylor series of the action: s substeps of exp(A/s), A = ad(x)^T, each summed to m

@@ -51,7 +51,8 @@ def test_recognises_affine_velocity_and_closed_forms():
     assert codegen.recognise(P3, np.ones(3)).closed == "so3"
     # in another basis so(3) has no cross products, but ad_x^3 = -|x|^2 ad_x still gives a closed form
     assert codegen.recognise(CoadjointProblem(_random_basis(named.so3(), 1), lambda z: z), np.ones(3)).closed == "ad3"
-    assert codegen.recognise(CoadjointProblem(named.so4(), lambda z: z), np.ones(6)).closed is None
+    assert codegen.recognise(CoadjointProblem(named.so4(), lambda z: z), np.ones(6)).closed == "ad3x2"
+    assert codegen.recognise(CoadjointProblem(_random_basis(named.se3(), 1), lambda z: z), np.ones(6)).closed is None
     # not affine: no generated path, and integrate still runs the reference
     Q = CoadjointProblem(named.so3(), lambda z: z + 0.1 * z ** 3)
     assert codegen.recognise(Q, np.ones(3)) is None

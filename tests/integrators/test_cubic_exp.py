@@ -1,11 +1,14 @@
 """The closed-form exponential of the generated code on 3-dimensional algebras with ad_x^3 = q ad_x
-(integrators.codegen "ad3": exp(ad x) = 1 + s1(q) ad x + s2(q) ad_x^2, genhelpers cq2).
+(integrators.codegen "ad3": exp(ad x) = 1 + s1(q) ad x + s2(q) ad_x^2, genhelpers cq2) and on
+6-dimensional direct sums of two such ideals ("ad3x2": so(4) = so(3) + so(3), so(2,2), so(3) + sl(2)).
 
 Expected values come from elsewhere:
 * s1 = sinh(r)/r, s2 = (cosh r - 1)/r^2 (r^2 = q, both signs) from mpmath at 40 digits;
 * the action exp(ad x)^T z from mpmath's matrix exponential of ad(x) at 40 digits (independent of
   the Cayley-Hamilton identity), on sl(2), so(2,1), su(2), se(2) and random changes of basis, with
   elliptic (q < 0), hyperbolic (q > 0), parabolic (q = 0) and nearly parabolic x;
+* the ideals of so(4): the eigenspaces of the Hodge star on bivectors (self-dual L12 + L34,
+  L13 - L24, L14 + L23 and anti-self-dual), written down by hand;
 * the integrations against the generic numpy steppers (fast=False: scipy's expm of ad);
 * the Casimir of a long sl(2) run against a round-off bound derived in the test from the sizes of
   the step's increments (not from a printed result), with the Casimir m^T K^-1 m written from the
@@ -20,7 +23,7 @@ import pytest
 
 from integrators import CoadjointProblem, integrate, numba_kernels
 from integrators import codegen, genhelpers
-from liegroups import named
+from liegroups import LieAlgebra, named
 
 from ._problems import quadratic_problem, start
 
@@ -75,18 +78,72 @@ def test_recognised_from_the_structure_not_the_name():
     for name, alg in ALGEBRAS.items():
         kind = codegen.closed_form(alg.structure_constants)
         assert kind == ("so3" if name == "su2" else "ad3"), name
-    # ad_x^3 != q ad_x: Bianchi III ([e1, e3] = e1 only) and the 6-dimensional so(4)
+    # ad_x^3 != q ad_x: Bianchi III ([e1, e3] = e1 only), IV
     assert codegen.closed_form(named.bianchi("III").structure_constants) is None
-    assert codegen.closed_form(named.so4().structure_constants) is None
     assert not codegen.cubic_ad(named.bianchi("IV").structure_constants)
+    assert not codegen.cubic_ad(named.so4().structure_constants)
 
 
-def _act_function(C, mode):
-    """act(x0, x1, x2, z0, z1, z2) -> exp(ad x)^T z, written by codegen.Source with the "ad3" form."""
-    st = codegen.Structure(C, np.eye(3), np.zeros(3), closed="ad3")
+def _so31():
+    """so(3,1) = sl(2, C) as a real algebra: simple over R, no ideals (X^T eta + eta X = 0)."""
+    eta = np.diag([1.0, 1.0, 1.0, -1.0])
+    mats = []
+    for i in range(4):
+        for j in range(i + 1, 4):
+            E = np.zeros((4, 4))
+            E[i, j] = 1.0
+            mats.append(E - eta @ E.T @ eta)
+    return LieAlgebra.from_matrices(mats, name="so(3,1)")
+
+
+def _so22():
+    """so(2,2) = sl(2) + sl(2), from the matrices X^T eta + eta X = 0, eta = diag(1, 1, -1, -1)."""
+    eta = np.diag([1.0, 1.0, -1.0, -1.0])
+    mats = []
+    for i in range(4):
+        for j in range(i + 1, 4):
+            E = np.zeros((4, 4))
+            E[i, j] = 1.0
+            mats.append(E - eta @ E.T @ eta)
+    return LieAlgebra.from_matrices(mats, name="so(2,2)")
+
+
+def _direct_sum(a, b):
+    C = np.zeros((6, 6, 6))
+    C[:3, :3, :3] = a.structure_constants
+    C[3:, 3:, 3:] = b.structure_constants
+    return LieAlgebra(C, name=f"{a.name} + {b.name}")
+
+
+SPLIT = {"so4": named.so4(), "so4 random basis": named.so4().change_basis(
+    np.eye(6) + 0.3 * np.random.default_rng(3).standard_normal((6, 6))),
+    "so22": _so22(), "so3 + sl2": _direct_sum(named.so3(), _random_basis(named.sl2(), 4))}
+
+
+def test_so4_splits_into_the_self_dual_and_anti_self_dual_ideals():
+    P1 = codegen.ideal_split(named.so4().structure_constants)
+    # basis (L12, L13, L14, L23, L24, L34); Hodge star: L12 <-> L34, L13 <-> -L24, L14 <-> L23
+    H = np.zeros((6, 6))
+    for a, b, sgn in ((0, 5, 1.0), (1, 4, -1.0), (2, 3, 1.0)):
+        H[a, b] = H[b, a] = sgn
+    assert min(np.max(np.abs(P1 - 0.5 * (np.eye(6) + s * H))) for s in (1.0, -1.0)) == 0.0
+    for name, alg in SPLIT.items():
+        assert codegen.closed_form(alg.structure_constants) == "ad3x2", name
+    # simple over R (sl(2, C)), or not semisimple: no split
+    assert codegen.ideal_split(_so31().structure_constants) is None
+    assert codegen.closed_form(_so31().structure_constants) is None
+    assert codegen.ideal_split(named.se3().structure_constants) is None
+    assert codegen.ideal_split(named.sl2().structure_constants) is None  # not 6-dimensional
+
+
+def _act_function(C, mode, kind="ad3"):
+    """act(x..., z...) -> exp(ad x)^T z, written by codegen.Source with the closed form ``kind``."""
+    n = C.shape[0]
+    st = codegen.Structure(C, np.eye(n), np.zeros(n), closed=kind)
     src = codegen.Source(st)
-    y = src.act(["x0", "x1", "x2"], ["z0", "z1", "z2"], delta=False)
-    text = ("def act(x0, x1, x2, z0, z1, z2):\n" + "\n".join(src.lines)
+    xs, zs = [f"x{i}" for i in range(n)], [f"z{i}" for i in range(n)]
+    y = src.act(xs, zs, delta=False)
+    text = (f"def act({', '.join(xs + zs)}):\n" + "\n".join(src.lines)
             + f"\n    return ({', '.join(y)},)\n")
     if mode == "numba":
         return numba_kernels.compile_cached(text, "act")
@@ -99,7 +156,7 @@ def _directions(alg):
     """x of every kind: q < 0, q > 0, q = 0 (a nilpotent x, when there is one) and q near 0."""
     rng = np.random.default_rng(5)
     Q = 0.5 * alg.killing_form()
-    xs = list(rng.standard_normal((6, 3)))
+    xs = list(rng.standard_normal((6, alg.dim)))
     w, V = np.linalg.eigh(Q)
     if w[0] < 0 < w[-1]:  # a null direction of the indefinite q: a nilpotent element
         null = V[:, 0] * math.sqrt(-1.0 / w[0]) + V[:, -1] * math.sqrt(1.0 / w[-1])
@@ -118,12 +175,9 @@ def _exact_action(alg, x, z):
 MODES = ["scalar", "array"] + (["numba"] if NUMBA else [])
 
 
-@pytest.mark.parametrize("name", sorted(ALGEBRAS))
-def test_closed_form_agrees_with_the_matrix_exponential(name):
-    alg = ALGEBRAS[name]
-    C = alg.structure_constants
-    fns = {m: _act_function(C, m) for m in MODES}
-    z = np.array([0.7, -0.4, 1.1])
+def _check_against_expm(alg, kind):
+    fns = {m: _act_function(alg.structure_constants, m, kind) for m in MODES}
+    z = np.array([0.7, -0.4, 1.1, 0.3, -0.9, 0.5][:alg.dim])
     for u in _directions(alg):
         for size in (1e-9, 1e-4, 0.05, 0.7, 3.0, 9.0):
             x = size * u
@@ -136,14 +190,28 @@ def test_closed_form_agrees_with_the_matrix_exponential(name):
                     got = np.array([v[0] for v in fn(*(np.full(2, c) for c in np.concatenate([x, z])))])
                 else:
                     got = np.array(fn(*x, *z))
-                assert np.max(np.abs(got - ref)) <= tol, (name, mode, size, np.max(np.abs(got - ref)) / tol)
+                assert np.max(np.abs(got - ref)) <= tol, (alg.name, mode, size, np.max(np.abs(got - ref)) / tol)
 
 
-@pytest.mark.parametrize("name", ["sl2", "sl2 random basis", "so21"])
+@pytest.mark.parametrize("name", sorted(ALGEBRAS))
+def test_closed_form_agrees_with_the_matrix_exponential(name):
+    _check_against_expm(ALGEBRAS[name], "ad3")
+
+
+@pytest.mark.parametrize("name", sorted(SPLIT))
+def test_split_closed_form_agrees_with_the_matrix_exponential(name):
+    _check_against_expm(SPLIT[name], "ad3x2")
+
+
+@pytest.mark.parametrize("name", ["sl2", "sl2 random basis", "so21", "so4", "so4 random basis"])
 def test_generated_path_agrees_with_the_generic_reference(name):
-    P = quadratic_problem(ALGEBRAS[name], seed=8)
-    z0 = start(3, 8)
-    backends = ["numpy"] + (["numba"] if NUMBA else [])
+    alg = {**ALGEBRAS, **SPLIT}[name]
+    n = alg.dim
+    P = quadratic_problem(alg, seed=8)
+    z0 = start(n, 8)
+    # numba compiles each new structure for a minute in a generic basis: only sl(2) (the numba
+    # scalar code is the numpy scalar code jitted; test_closed_form_* run the numba act alone)
+    backends = ["numpy"] + (["numba"] if NUMBA and name == "sl2" else [])
     ref = integrate(P, z0, (0.0, 3.0), method="rkmk4", steps=150, fast=False)
     refa = integrate(P, z0, (0.0, 3.0), method="rkmk45", rtol=1e-9, atol=1e-12, fast=False)
     for be in backends:
@@ -151,7 +219,7 @@ def test_generated_path_agrees_with_the_generic_reference(name):
         assert fast.backend == be and np.max(np.abs(fast.y - ref.y)) <= 1e-13
         fa = integrate(P, z0, (0.0, 3.0), method="rkmk45", rtol=1e-9, atol=1e-12, backend=be)
         assert fa.nsteps == refa.nsteps and np.max(np.abs(fa.y[-1] - refa.y[-1])) <= 1e-12
-    ens = start(3, 9, batch=(4,))  # an ensemble (numpy columns: both signs of q in one array)
+    ens = start(n, 9, batch=(4,))  # an ensemble (numpy columns: both signs of q in one array)
     fast = integrate(P, ens, (0.0, 3.0), method="rkmk4", steps=150, backend="numpy")
     ref = integrate(P, ens, (0.0, 3.0), method="rkmk4", steps=150, fast=False)
     assert np.max(np.abs(fast.y - ref.y)) <= 1e-13
