@@ -84,28 +84,25 @@ def test_recognised_from_the_structure_not_the_name():
     assert not codegen.cubic_ad(named.so4().structure_constants)
 
 
-def _so31():
-    """so(3,1) = sl(2, C) as a real algebra: simple over R, no ideals (X^T eta + eta X = 0)."""
-    eta = np.diag([1.0, 1.0, 1.0, -1.0])
+def _so_pq(signs, name):
+    """so(p, q) from the matrices X with X^T eta + eta X = 0, eta = diag(signs): so(3,1) = sl(2, C)
+    is simple over R (no ideals), so(2,2) = sl(2) + sl(2)."""
+    eta = np.diag(np.asarray(signs, dtype=float))
     mats = []
     for i in range(4):
         for j in range(i + 1, 4):
             E = np.zeros((4, 4))
             E[i, j] = 1.0
             mats.append(E - eta @ E.T @ eta)
-    return LieAlgebra.from_matrices(mats, name="so(3,1)")
+    return LieAlgebra.from_matrices(mats, name=name)
+
+
+def _so31():
+    return _so_pq([1, 1, 1, -1], "so(3,1)")
 
 
 def _so22():
-    """so(2,2) = sl(2) + sl(2), from the matrices X^T eta + eta X = 0, eta = diag(1, 1, -1, -1)."""
-    eta = np.diag([1.0, 1.0, -1.0, -1.0])
-    mats = []
-    for i in range(4):
-        for j in range(i + 1, 4):
-            E = np.zeros((4, 4))
-            E[i, j] = 1.0
-            mats.append(E - eta @ E.T @ eta)
-    return LieAlgebra.from_matrices(mats, name="so(2,2)")
+    return _so_pq([1, 1, -1, -1], "so(2,2)")
 
 
 def _direct_sum(a, b):
