@@ -134,7 +134,7 @@ def ideal_split(C, rtol=1e-10):
 
     The ideals are read off the commutant of the adjoint representation, the matrices T with
     T ad_y = ad_y T for every y: for a direct sum of two real-simple ideals whose centroids are R it
-    is span(P1, P2) (Schur's lemma; Jacobson (1962), "Lie Algebras", X.1 for the centroid), so the
+    is span(P1, P2) (Schur's lemma on each simple ideal: Hall (2015), chapter 4), so the
     traceless element T of the commutant has T^2 = c I, c > 0, and P1 = (I + T/sqrt c)/2. A
     complex-simple algebra (sl(2, C) = so(3, 1): T^2 = -I), a bigger commutant (an abelian or
     non-semisimple summand) or ideals without the cubic identity give None. Entries of P1 within
@@ -478,8 +478,8 @@ class Source:
         transpose A = ad_x^T satisfies the same identity. On so(3) (K = -2 I, q = -|x|^2) this is Rodrigues' formula; on sl(2) and
         so(2,1) q takes both signs (elliptic, parabolic and hyperbolic elements). The Cayley-Hamilton
         route to closed-form exponentials of low-dimensional algebras: Iserles, Munthe-Kaas, Norsett
-        and Zanna (2000), "Lie-group methods", Acta Numerica 9; the theorem itself: Hall (2015),
-        "Lie Groups, Lie Algebras, and Representations", and any linear-algebra text.
+        and Zanna (2000), "Lie-group methods", Acta Numerica 9; the Cayley-Hamilton theorem itself is
+        in any linear-algebra text.
         Coefficients: genhelpers cq2 (half-angle forms, series near q = 0). The result is exactly on
         the coadjoint orbit up to the rounding of two matrix-vector products: a relative error e in
         s1 moves z along ad*_x z (tangent to the orbit: the Casimirs do not see it to first order),
