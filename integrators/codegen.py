@@ -14,8 +14,9 @@ recognised from its data, not from names:
   structure constants are those of so(3) / se(3) in the documented basis (compared entrywise, so
   any algebra built with the same constants gets it, whatever its name); on a 3-dimensional algebra
   with ad_x^3 = q(x) ad_x (so(3), sl(2), so(2,1), se(2), ... in any basis, found by probing C)
-  exp(ad x) = 1 + s1(q) ad x + s2(q) (ad x)^2 (Cayley-Hamilton, :meth:`Source._act_ad3`);
-  otherwise a Taylor series of the action
+  exp(ad x) = 1 + s1(q) ad x + s2(q) (ad x)^2 (Cayley-Hamilton, :meth:`Source._act_ad3`), and
+  on a sum of two such ideals (so(4) = so(3) + so(3), found from the commutant of ad) the sum of two
+  such formulas (:meth:`Source._act_ad3x2`); otherwise a Taylor series of the action
   exp(A) z = sum_k A^k z / k!, A = ad(x)^T, on A / s with ||A / s||_1 <= 1/2 (s substeps), with as
   many terms as the bound of ||A|| from x and the norms of ad(e_i) needs for a truncation below
   2^-54 |z| (Al-Mohy and Higham 2011, "Computing the action of the matrix exponential").
@@ -57,8 +58,8 @@ class Structure:
     """The data the generated code is written from.
 
     kind "coadjoint": z' = (I - P) ad*_{W z + c} z on g* with structure constants C (P = None: no
-    forcing). ``closed`` is "so3", "se3", "ad3" (:func:`closed_form`) or None (generic Taylor
-    exponential).
+    forcing). ``closed`` is "so3", "se3", "ad3", "ad3x2" (:func:`closed_form`) or None (generic
+    Taylor exponential).
     """
 
     def __init__(self, C, W, c, P=None, closed=None):

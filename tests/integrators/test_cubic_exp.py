@@ -120,9 +120,7 @@ SPLIT = {"so4": named.so4(), "so4 random basis": named.so4().change_basis(
 def test_so4_splits_into_the_self_dual_and_anti_self_dual_ideals():
     P1 = codegen.ideal_split(named.so4().structure_constants)
     # basis (L12, L13, L14, L23, L24, L34); Hodge star: L12 <-> L34, L13 <-> -L24, L14 <-> L23
-    H = np.zeros((6, 6))
-    for a, b, sgn in ((0, 5, 1.0), (1, 4, -1.0), (2, 3, 1.0)):
-        H[a, b] = H[b, a] = sgn
+    H = _hodge()
     assert min(np.max(np.abs(P1 - 0.5 * (np.eye(6) + s * H))) for s in (1.0, -1.0)) == 0.0
     for name, alg in SPLIT.items():
         assert codegen.closed_form(alg.structure_constants) == "ad3x2", name
@@ -222,29 +220,53 @@ def test_generated_path_agrees_with_the_generic_reference(name):
     assert np.max(np.abs(fast.y - ref.y)) <= 1e-13
 
 
-@pytest.mark.skipif(not NUMBA, reason="numba not installed")
-def test_long_sl2_run_keeps_the_casimir_to_round_off():
-    """10^5 RKMK4 steps on sl(2)*: the exponential is exact on the orbit, so the Casimir moves only
-    by the rounding of each increment d = s1 A z + s2 A^2 z (k = 12 roundings per component, each
-    <= eps/2 of |d| <= |A| |z| (1 + |A|), A = ad(theta)^T, |theta| <= 1.1 h max|w|) and of the
-    compensated sum (O(eps^2)); for C(m) = m^T G m that is |dC| <= 2 |G| |z| 6 eps |A| (1 + |A|) |z|
-    per step. Rounding to nearest has no bias, so after N steps the sum is a random walk: 6 standard
-    deviations give 6 sqrt(N) times the per-step bound, plus 2 eps |G| |z|^2 for rounding z + e to
-    the saved state. (A systematic error of relative size e per step would instead give N e.)"""
-    alg = named.sl2()
-    M = np.array([[1.3, 0.2, -0.1], [0.2, 1.0, 0.3], [-0.1, 0.3, 1.6]])
+def _hodge():
+    """Hodge star on so(4) in the basis (L12, L13, L14, L23, L24, L34): L12 <-> L34, L13 <-> -L24,
+    L14 <-> L23; m^T H m = 2 (m12 m34 - m13 m24 + m14 m23) is the Pfaffian Casimir of so(4)*."""
+    H = np.zeros((6, 6))
+    for a, b, sgn in ((0, 5, 1.0), (1, 4, -1.0), (2, 3, 1.0)):
+        H[a, b] = H[b, a] = sgn
+    return H
+
+
+LONG = {  # algebra, backend, steps, roundings per component of the increment (see the test)
+    "sl2": (named.sl2, "numba", 10 ** 5, 12),
+    "so4": (named.so4, "numpy", 2 * 10 ** 4, 24),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LONG))
+def test_long_run_keeps_the_casimirs_to_round_off(name):
+    """N RKMK4 steps: the exponential is exact on the orbit, so a Casimir moves only by the rounding
+    of each increment d = s1 A z + s2 A^2 z (sl(2): k = 12 roundings per component; so(4): two such
+    sums plus the projection, k = 24), each <= eps/2 of |d| <= |A| |z| (1 + |A|), A = ad(theta)^T,
+    |A| <= sqrt(n) max_i |ad e_i| |theta|, |theta| <= 1.1 h |M| max|z|, and of the compensated sum
+    (O(eps^2)); for C(m) = m^T G m that is |dC| <= 2 |G| |z| (k eps/2) |A| (1 + |A|) |z| per step.
+    Rounding to nearest has no bias, so after N steps the sum is a random walk: 6 standard deviations
+    give 6 sqrt(N) times the per-step bound, plus 2 eps |G| |z|^2 for rounding z + e to the saved
+    state. (A systematic error of relative size e per step would instead give N e.) Casimirs: the
+    dual Killing form m^T K^-1 m (every semisimple algebra) and, on so(4), the Pfaffian m^T H m."""
+    make, backend, N, k = LONG[name]
+    if backend == "numba" and not NUMBA:
+        pytest.skip("numba not installed")
+    alg = make()
+    n = alg.dim
+    rng = np.random.default_rng(21)
+    B = rng.standard_normal((n, n))
+    M = B @ B.T / n + np.eye(n)
     P = CoadjointProblem(alg, lambda z: z @ M, velocity_matrix=M)
-    z0 = np.array([0.25, -0.2, 0.35])
-    N, h = 10 ** 5, 0.01
-    r = integrate(P, z0, (0.0, N * h), method="rkmk4", steps=N, save_every=N // 100, backend="numba")
-    assert r.status == 0 and r.backend == "numba"
-    G = np.linalg.inv(alg.killing_form())  # dual Killing form: m^T K^-1 m is a Casimir
-    Cas = np.einsum("ti,ij,tj->t", r.y, G, r.y)
+    z0 = 0.4 * rng.standard_normal(n)
+    h = 0.01
+    r = integrate(P, z0, (0.0, N * h), method="rkmk4", steps=N, save_every=N // 100, backend=backend)
+    assert r.status == 0 and r.backend == backend
     zmax = float(np.max(np.linalg.norm(r.y, axis=1)))
-    ad_norm = max(np.linalg.norm(alg.ad(e), 2) for e in np.eye(3))
-    A = 1.1 * h * np.linalg.norm(M, 2) * zmax * ad_norm * math.sqrt(3)
-    Gn = np.linalg.norm(G, 2)
-    per_step = 2 * Gn * zmax * 6 * EPS * A * (1 + A) * zmax
-    bound = 6 * math.sqrt(N) * per_step + 2 * EPS * Gn * zmax ** 2
-    drift = float(np.max(np.abs(Cas - Cas[0])))
-    assert drift <= bound, (drift, bound)
+    ad_norm = max(np.linalg.norm(alg.ad(e), 2) for e in np.eye(n))
+    A = 1.1 * h * np.linalg.norm(M, 2) * zmax * ad_norm * math.sqrt(n)
+    Gs = [np.linalg.inv(alg.killing_form())] + ([_hodge()] if name == "so4" else [])
+    for G in Gs:
+        Cas = np.einsum("ti,ij,tj->t", r.y, G, r.y)
+        Gn = np.linalg.norm(G, 2)
+        per_step = 2 * Gn * zmax * (k * EPS / 2) * A * (1 + A) * zmax
+        bound = 6 * math.sqrt(N) * per_step + 2 * EPS * Gn * zmax ** 2
+        drift = float(np.max(np.abs(Cas - Cas[0])))
+        assert drift <= bound, (drift, bound)
