@@ -241,6 +241,8 @@ _WORKS = [
        volume="6", pages="19-26"),
     _e("engo2000", "article", ["K. Engo"], "On the construction of geometric integrators in the RKMK class",
        "BIT Numerical Mathematics", 2000, volume="40", pages="41-61"),
+    _e("hall2015", "book", ["B. C. Hall"], "Lie Groups, Lie Algebras, and Representations: An Elementary Introduction",
+       "Springer, Graduate Texts in Mathematics 222, 2nd ed.", 2015),
     _e("al-mohy-higham2011", "article", ["A. H. Al-Mohy", "N. J. Higham"],
        "Computing the action of the matrix exponential, with an application to exponential integrators",
        "SIAM Journal on Scientific Computing", 2011, volume="33", pages="488-511"),

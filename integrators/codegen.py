@@ -12,7 +12,11 @@ recognised from its data, not from names:
   Suslov's problem), found by probing f and checked at random points;
 * the exponential is the closed form of so(3) (Rodrigues) or se(3) (Ad^T of exp(omega, v)) when the
   structure constants are those of so(3) / se(3) in the documented basis (compared entrywise, so
-  any algebra built with the same constants gets it, whatever its name), otherwise a Taylor series of the action
+  any algebra built with the same constants gets it, whatever its name); on a 3-dimensional algebra
+  with ad_x^3 = q(x) ad_x (so(3), sl(2), so(2,1), se(2), ... in any basis, found by probing C)
+  exp(ad x) = 1 + s1(q) ad x + s2(q) (ad x)^2 (Cayley-Hamilton, :meth:`Source._act_ad3`), and
+  on a sum of two such ideals (so(4) = so(3) + so(3), found from the commutant of ad) the sum of two
+  such formulas (:meth:`Source._act_ad3x2`); otherwise a Taylor series of the action
   exp(A) z = sum_k A^k z / k!, A = ad(x)^T, on A / s with ||A / s||_1 <= 1/2 (s substeps), with as
   many terms as the bound of ||A|| from x and the norms of ad(e_i) needs for a truncation below
   2^-54 |z| (Al-Mohy and Higham 2011, "Computing the action of the matrix exponential").
@@ -54,7 +58,8 @@ class Structure:
     """The data the generated code is written from.
 
     kind "coadjoint": z' = (I - P) ad*_{W z + c} z on g* with structure constants C (P = None: no
-    forcing). ``closed`` is "so3", "se3" or None (generic Taylor exponential).
+    forcing). ``closed`` is "so3", "se3", "ad3", "ad3x2" (:func:`closed_form`) or None (generic
+    Taylor exponential).
     """
 
     def __init__(self, C, W, c, P=None, closed=None):
@@ -72,10 +77,118 @@ class Structure:
 
 
 def closed_form(C):
-    """"so3" or "se3" when C equals the structure constants of so(3) / se(3) in the documented basis
-    (:func:`liegroups.closed_forms.closed_form_kind`), else None (se(2) takes the Taylor series)."""
+    """The closed-form exponential the generated code uses for structure constants C:
+
+    * "so3" or "se3" when C equals the structure constants of so(3) / se(3) in the documented basis
+      (:func:`liegroups.closed_forms.closed_form_kind`): Rodrigues' formula with cross products;
+    * "ad3" when C is 3-dimensional with ad_x^3 = q(x) ad_x, q(x) = tr(ad_x^2)/2, for every x,
+      checked on probes to 1e-12: the unimodular algebras (so(3), su(2), sl(2), so(2,1), se(2),
+      e(1,1), Heisenberg: Bianchi class A, in any basis; :meth:`Source._act_ad3` derives the
+      identity) and Bianchi V (there ad_x^2 = -x_3 ad_x);
+    * "ad3x2" when C is 6-dimensional and the direct sum of two 3-dimensional ideals with that
+      property (so(4) = so(3) + so(3), so(2,2) = sl(2) + sl(2), so(3) + sl(2), in any basis), found
+      by :func:`ideal_split`;
+    * None otherwise (the Taylor series of the action).
+    """
     kind = closed_form_kind(C)
-    return kind if kind in ("so3", "se3") else None
+    if kind in ("so3", "se3"):
+        return kind
+    if cubic_ad(C):
+        return "ad3"
+    if ideal_split(C) is not None:
+        return "ad3x2"
+    return None
+
+
+def killing_half(C):
+    """The matrix Q of q(x) = tr(ad_x^2)/2 = x^T Q x: half the Killing form, Q_ij =
+    sum_{a,b} C[i, a, b] C[j, b, a] / 2."""
+    C = np.asarray(C, dtype=float)
+    return 0.5 * np.einsum("iab,jba->ij", C, C)
+
+
+def cubic_ad(C, rtol=1e-12):
+    """True when C is 3-dimensional and ad_x^3 = q(x) ad_x (q of :func:`killing_half`) to rtol
+    |ad_x|^3 at the unit vectors and three random points (the identity is quadratic in the
+    directions of x, so these probes decide it up to round-off)."""
+    C = np.asarray(C, dtype=float)
+    if C.shape != (3, 3, 3):
+        return False
+    Q = killing_half(C)
+    rng = np.random.default_rng(2024)
+    for x in np.concatenate([np.eye(3), rng.standard_normal((3, 3))]):
+        A = np.einsum("i,ikj->jk", x, C)  # ad_x: (ad_x y)_j = sum_{i,k} x_i y_k C[i, k, j]
+        size = float(np.max(np.abs(A)))
+        if size == 0.0:
+            continue
+        if not np.max(np.abs(A @ A @ A - (x @ Q @ x) * A)) <= rtol * 9.0 * size ** 3:
+            return False
+    return True
+
+
+_SPLITS = {}
+
+
+def ideal_split(C, rtol=1e-10):
+    """The projection P1 of g = I1 + I2 onto the first of two 3-dimensional ideals (along the second)
+    when C (6-dimensional) splits so and ad_x^3 = q(x) ad_x holds on each ideal, else None.
+
+    The ideals are read off the commutant of the adjoint representation, the matrices T with
+    T ad_y = ad_y T for every y: for a direct sum of two real-simple ideals whose centroids are R it
+    is span(P1, P2) (Schur's lemma on each simple ideal: Hall (2015), chapter 4), so the
+    traceless element T of the commutant has T^2 = c I, c > 0, and P1 = (I + T/sqrt c)/2. A
+    complex-simple algebra (sl(2, C) = so(3, 1): T^2 = -I), a bigger commutant (an abelian or
+    non-semisimple summand) or ideals without the cubic identity give None. Entries of P1 within
+    1e-12 of a multiple of 2^-20 are rounded to it (the so(4) basis: 0, +-1/2, so x1 = P1 x rounds
+    like any sum). Checked on probes: ad_{P1 x} ad_{P2 x} = 0 and the cubic identity on each ideal.
+    """
+    C = np.asarray(C, dtype=float)
+    if C.shape != (6, 6, 6):
+        return None
+    key = C.tobytes()
+    if key in _SPLITS:
+        return _SPLITS[key]
+    _SPLITS[key] = out = _ideal_split(C, rtol)
+    return out
+
+
+def _ideal_split(C, rtol):
+    n = 6
+    ads = np.transpose(C, (0, 2, 1))  # ads[i] = ad(e_i): (ad_{e_i})_{kj} = C[i, j, k]
+    size = float(np.max(np.abs(C)))
+    if size == 0.0:
+        return None
+    eye = np.eye(n)
+    # row-major vec: vec(T ad) = (I kron ad^T) vec T, vec(ad T) = (ad kron I) vec T
+    L = np.concatenate([np.kron(eye, a.T) - np.kron(a, eye) for a in ads])
+    _, sv, Vt = np.linalg.svd(L)
+    null = Vt[sv <= rtol * sv[0]] if sv.size else Vt
+    if null.shape[0] != 2:
+        return None
+    Ts = [v.reshape(n, n) - np.trace(v.reshape(n, n)) / n * eye for v in null]
+    T = max(Ts, key=lambda m: float(np.max(np.abs(m))))
+    c = float(np.trace(T @ T)) / n
+    if not c > 0.0 or np.max(np.abs(T @ T - c * eye)) > 1e-9 * c:
+        return None
+    P1 = 0.5 * (eye + T / np.sqrt(c))
+    snapped = np.round(P1 * 2.0 ** 20) / 2.0 ** 20
+    if np.max(np.abs(snapped - P1)) <= 1e-12:
+        P1 = snapped
+    if abs(np.trace(P1) - 3.0) > 1e-9:
+        return None
+    Q = killing_half(C)
+    rng = np.random.default_rng(2025)
+    for x in rng.standard_normal((4, n)):
+        x1 = P1 @ x
+        parts = [np.einsum("i,ikj->jk", y, C) for y in (x1, x - x1)]
+        big = max(float(np.max(np.abs(A))) for A in parts)
+        if np.max(np.abs(parts[0] @ parts[1])) > 1e-10 * 36.0 * big ** 2 or \
+                np.max(np.abs(parts[1] @ parts[0])) > 1e-10 * 36.0 * big ** 2:
+            return None
+        for y, A in zip((x1, x - x1), parts):
+            if np.max(np.abs(A @ A @ A - (y @ Q @ y) * A)) > 1e-10 * 36.0 * big ** 3:
+                return None
+    return P1
 
 
 def _probes(y0, n, k=3, seed=12345):
@@ -295,6 +408,10 @@ class Source:
             return self._act_so3(x, z, delta)
         if kind == "se3":
             return self._act_se3(x, z, delta)
+        if kind == "ad3":
+            return self._act_ad3(x, z, delta)
+        if kind == "ad3x2":
+            return self._act_ad3x2(x, z, delta)
         return self._act_taylor(x, z, delta)
 
     def _cross(self, a, b, prefix="c"):
@@ -343,6 +460,89 @@ class Source:
         e2 = self._cross(w, e1)
         d2 = self.assign("y", [f"{Pm[i]} - {ca}*{e1[i]} + {cb}*{e2[i]}" for i in range(3)])
         return d1 + d2
+
+    def _act_ad3(self, x, z, delta):
+        """exp(ad x)^T z = z + s1(q) A z + s2(q) A^2 z, A = ad(x)^T, q = tr(ad_x^2)/2, on a
+        3-dimensional algebra with ad_x^3 = q ad_x (:func:`closed_form` "ad3").
+
+        Derivation. ad_x is a 3 x 3 matrix with ad_x x = [x, x] = 0, so det ad_x = 0, and on a
+        unimodular algebra tr ad_x = 0. Cayley-Hamilton, A^3 - (tr A) A^2 + c_2 A - det A = 0 with
+        c_2 = ((tr A)^2 - tr A^2)/2, then reads ad_x^3 = q ad_x, q = tr(ad_x^2)/2 = K(x, x)/2 (K the
+        Killing form). Hence ad_x^(2k+1) = q^k ad_x and ad_x^(2k+2) = q^k ad_x^2 (k >= 0), and
+        summing the exponential series,
+
+            exp(ad_x) = 1 + s1 ad_x + s2 ad_x^2,  s1 = sum_k q^k/(2k+1)! = sinh(r)/r,
+                                                  s2 = sum_k q^k/(2k+2)! = (cosh r - 1)/r^2, r^2 = q,
+
+        (for q = -t^2 < 0: sin t / t and (1 - cos t)/t^2). The summation needs only ad_x^3 = q ad_x,
+        which :func:`cubic_ad` checks (it also holds on Bianchi V, where ad_x^2 = -x_3 ad_x). The
+        transpose A = ad_x^T satisfies the same identity. On so(3) (K = -2 I, q = -|x|^2) this is Rodrigues' formula; on sl(2) and
+        so(2,1) q takes both signs (elliptic, parabolic and hyperbolic elements). The Cayley-Hamilton
+        route to closed-form exponentials of low-dimensional algebras: Iserles, Munthe-Kaas, Norsett
+        and Zanna (2000), "Lie-group methods", Acta Numerica 9; the Cayley-Hamilton theorem itself is
+        in any linear-algebra text.
+        Coefficients: genhelpers cq2 (half-angle forms, series near q = 0). The result is exactly on
+        the coadjoint orbit up to the rounding of two matrix-vector products: a relative error e in
+        s1 moves z along ad*_x z (tangent to the orbit: the Casimirs do not see it to first order),
+        one in s2 changes the Casimirs by O(e |A z|^2), second order in the step.
+        """
+        c1, c2, g1, g2 = self._cubic(x, z)
+        base = "" if delta else "{z} + "
+        return self.assign("y", [base.format(z=z[i]) + f"{c1}*{g1[i]} + {c2}*{g2[i]}" for i in range(self.n)])
+
+    def _coefficients(self, x, Q):
+        """Names of s1(q), s2(q) (genhelpers cq2) for q = x^T Q x, Q symmetric."""
+        n = self.n
+        terms = [((Q[i, i] if i == j else 2.0 * Q[i, j]), f"{x[i]}*{x[j]}") for i in range(n) for j in range(i, n)]
+        q, c1, c2 = self.fresh("q"), self.fresh("a"), self.fresh("b")
+        self.emit(f"{q} = {lin(terms)}")
+        self.emit(f"{c1}, {c2} = cq2({q})")
+        return c1, c2
+
+    def _cubic(self, x, z):
+        """(names of s1(q), s2(q), lists A z, A^2 z) for A = ad(x)^T, q = x^T Q x (Q: killing_half)."""
+        c1, c2 = self._coefficients(x, killing_half(self.st.C))
+        if self.dense():
+            A = self.matrix(x)
+            g1 = self.matvec(A, z, "t")
+            g2 = self.matvec(A, g1, "t")
+        else:
+            g1 = self.coad(x, z, prefix="t")
+            g2 = self.coad(x, g1, prefix="t")
+        return c1, c2, g1, g2
+
+    def _act_ad3x2(self, x, z, delta):
+        """exp(ad x)^T z on g = I1 + I2 (two 3-dimensional ideals with the cubic identity,
+        :func:`ideal_split`, P1 the projection onto I1 along I2, P2 = 1 - P1).
+
+        With x = x1 + x2, x_k = P_k x: ad_{x1} ad_{x2} = ad_{x2} ad_{x1} = 0 ([I1, [I2, g]] = 0), and
+        ad_{x_k}^3 = q_k ad_{x_k} with q_k = tr(ad_{x_k}^2)/2 = x^T P_k^T Q P_k x (Q: killing_half;
+        ad_{x_k} vanishes on the other ideal, so the trace is the ideal's). Hence
+        exp(ad x) = exp(ad x1) exp(ad x2) = 1 + s1(q1) ad x1 + s2(q1) ad_{x1}^2 + s1(q2) ad x2 +
+        s2(q2) ad_{x2}^2 (the cross terms vanish): two Rodrigues-like formulas (:meth:`_act_ad3`
+        derives s1, s2) instead of the Taylor series. P_k commutes with every ad_y (it is in the
+        commutant), so with A = ad(x)^T: A_k = ad(x_k)^T = P_k^T A, A_k z = P_k^T (A z) and
+        A_k^2 z = A (A_k z) (A_1 A_2 = 0): one product A z and two more, no matrix per ideal. On so(4)
+        the ideals are the self-dual and anti-self-dual bivectors (so(4) = so(3) + so(3)).
+        """
+        P1 = ideal_split(self.st.C)
+        n = self.n
+        P2 = np.eye(n) - P1
+        Q = killing_half(self.st.C)
+        a1, b1 = self._coefficients(x, P1.T @ Q @ P1)
+        a2, b2 = self._coefficients(x, P2.T @ Q @ P2)
+        A = self.matrix(x) if self.dense() else None
+
+        def apply(v):
+            return self.matvec(A, v, "t") if A is not None else self.coad(x, v, prefix="t")
+
+        g = apply(z)
+        g1 = self.assign("t", [lin([(P1[j, i], g[j]) for j in range(n)]) for i in range(n)])
+        g2 = self.assign("t", [f"{g[i]} - {g1[i]}" for i in range(n)])
+        h1, h2 = apply(g1), apply(g2)
+        base = "" if delta else "{z} + "
+        return self.assign("y", [base.format(z=z[i]) + f"{a1}*{g1[i]} + {b1}*{h1[i]} + {a2}*{g2[i]} + {b2}*{h2[i]}"
+                                 for i in range(n)])
 
     def _act_taylor(self, x, z, delta):
         """Scaled Taylor series of the action: s substeps of exp(A/s), A = ad(x)^T, each summed to m

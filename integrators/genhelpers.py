@@ -4,6 +4,10 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
 * co2(t2) = (a, b), co3(t2) = (a, b, c): a = sin t / t, b = (1 - cos t)/t^2 = 2 sin^2(t/2)/t^2 (no
   cancellation), c = (t - sin t)/t^3 (series below t^2 = 1e-2), given t^2 (Rodrigues' coefficients,
   Murray, Li and Sastry 1994, 2.2 and 2.4);
+* cq2(q) = (s1, s2): s1 = sinh(sqrt q)/sqrt q, s2 = (cosh(sqrt q) - 1)/q, the coefficients of
+  exp(ad x) = 1 + s1 ad_x + s2 ad_x^2 on a 3-dimensional algebra with ad_x^3 = q ad_x
+  (:meth:`integrators.codegen.Source._act_ad3`, which derives it, and ``_act_ad3x2``); sin and
+  1 - cos for q < 0, by half angles (no cancellation), their Taylor series for |q| < 1e-2;
 * tplan(bound) = (s, m): substeps and terms of the Taylor action of the exponential;
 * fin, mx, bmax, grow: finiteness test, max of two values, max over an ensemble (NaN -> inf),
   doubling of the output arrays.
@@ -55,6 +59,62 @@ def _co3_array(t2):
     a, b = _co2_array(t2)
     small = t2 < 1e-2
     return a, b, np.where(small, _c_series(t2), (1.0 - a) / np.where(small, 1.0, t2))
+
+
+#: below this |q| the coefficients of cq2 are their Taylor series
+CQ2_SERIES = 1e-2
+#: above this q (growth e^sqrt(q) > 1e137 in one step) cq2 gives NaN: an overflow, not a step
+CQ2_MAX = 1e5
+
+
+def _cq2_float(q):
+    """(s1, s2) = (sinh r / r, (cosh r - 1)/r^2), r = sqrt(q) (r = i t for q = -t^2 < 0: sin t / t,
+    (1 - cos t)/t^2), accurate to a few ulp for every q <= CQ2_MAX:
+
+    * |q| < 1e-2: s1 = sum_k q^k/(2k+1)!, s2 = sum_k q^k/(2k+2)!, k = 0..6 (truncation
+      < 1e-14/15! ~ 1e-26 relative; the same Horner form as :func:`_cq2_series`, written out here
+      because numba compiles this function alone);
+    * otherwise, with u = r/2: s1 = (sinh u / u) cosh u and s2 = (sinh u / u)^2 / 2 (cosh r - 1 =
+      2 sinh^2 u; q < 0 the same with sin, cos), products of accurate factors, no cancellation.
+
+    NaN for q > CQ2_MAX, q = -inf or NaN (an overflowed state: the caller's finiteness test stops)."""
+    if not -1e300 < q <= CQ2_MAX:
+        return math.nan, math.nan
+    if -CQ2_SERIES < q < CQ2_SERIES:
+        s1 = 1.0 + q / 6.0 * (1.0 + q / 20.0 * (1.0 + q / 42.0 * (1.0 + q / 72.0 * (1.0 + q / 110.0 * (1.0 + q / 156.0)))))
+        s2 = 0.5 + q / 24.0 * (1.0 + q / 30.0 * (1.0 + q / 56.0 * (1.0 + q / 90.0 * (1.0 + q / 132.0 * (1.0 + q / 182.0)))))
+        return s1, s2
+    if q < 0.0:
+        u = 0.5 * math.sqrt(-q)
+        s = math.sin(u) / u
+        return s * math.cos(u), 0.5 * s * s
+    u = 0.5 * math.sqrt(q)
+    s = math.sinh(u) / u
+    return s * math.cosh(u), 0.5 * s * s
+
+
+def _cq2_series(q):
+    # s1 = sum_{k<=6} q^k/(2k+1)!, s2 = sum_{k<=6} q^k/(2k+2)! in Horner form (see _cq2_float)
+    s1 = 1.0 + q / 6.0 * (1.0 + q / 20.0 * (1.0 + q / 42.0 * (1.0 + q / 72.0 * (1.0 + q / 110.0 * (1.0 + q / 156.0)))))
+    s2 = 0.5 + q / 24.0 * (1.0 + q / 30.0 * (1.0 + q / 56.0 * (1.0 + q / 90.0 * (1.0 + q / 132.0 * (1.0 + q / 182.0)))))
+    return s1, s2
+
+
+def _cq2_array(q):
+    """:func:`_cq2_float` elementwise on an array of q (both signs in one ensemble)."""
+    q = np.asarray(q, dtype=float)
+    with np.errstate(all="ignore"):
+        small = np.abs(q) < CQ2_SERIES
+        u = 0.5 * np.sqrt(np.where(small, 1.0, np.abs(q)))
+        neg = q < 0.0
+        up = np.minimum(u, 400.0)  # sinh(400) is finite; larger q are NaN below
+        s = np.where(neg, np.sin(u), np.sinh(up)) / u
+        c = np.where(neg, np.cos(u), np.cosh(up))
+        a1, a2 = _cq2_series(q)
+        s1 = np.where(small, a1, s * c)
+        s2 = np.where(small, a2, 0.5 * s * s)
+        bad = ~((q > -1e300) & (q <= CQ2_MAX))
+    return np.where(bad, np.nan, s1), np.where(bad, np.nan, s2)
 
 
 def _tplan_float(bound):
@@ -126,7 +186,7 @@ def _grow3(ts, ys):
 
 
 #: per mode: the names the generated code calls
-SCALAR = {"co2": _co2_float, "co3": _co3_float, "tplan": _tplan_float, "fin": _fin_float, "mx": _mx_float,
+SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "fin": _fin_float, "mx": _mx_float,
           "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow}
-ARRAY = {"co2": _co2_array, "co3": _co3_array, "tplan": _tplan_array, "fin": _fin_array, "mx": np.maximum,
+ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs}

@@ -49,7 +49,10 @@ def test_recognises_affine_velocity_and_closed_forms():
     # the same constants under another name still get the closed form (structure, not name)
     P3 = CoadjointProblem(named.su2(), lambda z: 2.0 * z)
     assert codegen.recognise(P3, np.ones(3)).closed == "so3"
-    assert codegen.recognise(CoadjointProblem(_random_basis(named.so3(), 1), lambda z: z), np.ones(3)).closed is None
+    # in another basis so(3) has no cross products, but ad_x^3 = -|x|^2 ad_x still gives a closed form
+    assert codegen.recognise(CoadjointProblem(_random_basis(named.so3(), 1), lambda z: z), np.ones(3)).closed == "ad3"
+    assert codegen.recognise(CoadjointProblem(named.so4(), lambda z: z), np.ones(6)).closed == "ad3x2"
+    assert codegen.recognise(CoadjointProblem(_random_basis(named.se3(), 1), lambda z: z), np.ones(6)).closed is None
     # not affine: no generated path, and integrate still runs the reference
     Q = CoadjointProblem(named.so3(), lambda z: z + 0.1 * z ** 3)
     assert codegen.recognise(Q, np.ones(3)) is None
@@ -127,7 +130,7 @@ def test_bad_backend_and_missing_numba(monkeypatch):
 
 @pytest.mark.skipif(not numba_kernels.available(), reason="numba not installed")
 def test_numba_agrees_with_numpy():
-    algebra = _random_basis(named.so3(), 7)  # the Taylor exponential (no closed form in this basis)
+    algebra = _random_basis(named.so3(), 7)  # the ad^3 = q ad closed form in a generic basis
     P = quadratic_problem(algebra, seed=7)
     for z0 in (start(3, 7), start(3, 8, batch=(3,))):
         a = integrate(P, z0, (0.0, 2.0), method="rkmk4", steps=100, backend="numba")
