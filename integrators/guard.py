@@ -172,15 +172,13 @@ def truncate(res, j):
     return res
 
 
-def _scale(q, ys):
-    """S(y) = sum_i |q(r e_i)|, r = |y|_inf, for the saved states ys (K, ..., dim) -> (K, ...)."""
-    dim = ys.shape[-1]
-    r = np.max(np.abs(ys), axis=-1)
-    probe = r[..., None, None] * np.eye(dim)              # (K, ..., dim, dim): rows r e_i
+def _scale(q, probe):
+    """S(y) = sum_i |q(r e_i)|, r = |y|_inf, from ``probe`` = r[..., None, None] * I (the rows r e_i,
+    (m, ..., dim, dim), built once for all the quantities of a run) -> (m, ...)."""
     with np.errstate(all="ignore"):
         v = np.asarray(q(probe), dtype=float)
-    if v.shape != r.shape + (dim,):
-        return np.zeros_like(r)
+    if v.shape != probe.shape[:-1]:
+        return np.zeros(probe.shape[:-2])
     return np.sum(np.abs(np.where(np.isfinite(v), v, 0.0)), axis=-1)
 
 
@@ -195,47 +193,59 @@ def _kept(name, preserves):
 def check_quantities(problem, res, tolerances=None):
     """End-of-run check of the declared invariants and constraints (in place): records the worst
     figure of each in ``res.checks`` ("invariant:<name>", "constraint:<name>") and, for the first one
-    beyond its tolerance, cuts the result there with status -1 and a message naming it."""
+    beyond its tolerance, cuts the result there with status -1 and a message naming it.
+
+    One pass: the values of all the quantities are stacked, (Q, K, ...), and their figures (module
+    docstring) computed together; each quantity's callable runs once more, on the probe of its scale."""
     if len(res.t) == 0 or problem.kind == "reconstruction":
         return res
     raw = res.outputs.get("z", res.y) if getattr(problem, "state_map", None) is not None else res.y
-    own = dict(getattr(problem, "tolerances", None) or {})
-    tol = dict(TOLERANCES, **(tolerances or {}))
-    first = None                                          # (index, message)
-    with np.errstate(all="ignore"):
-        absmax = _absmax_last(raw)                        # (K, ...): |y_k|_inf per trajectory
-        sizes = _max_last(absmax.reshape(len(raw), -1))
-    kbig = int(np.nanargmax(np.where(np.isfinite(sizes), sizes, -1.0)))
+    quantities = []                                       # (kind, name, values, callable)
     for kind, table in (("invariant", res.invariants), ("constraint", res.constraints)):
         decl = getattr(problem, kind + "s", {})
         for name, vals in table.items():
             vals = np.asarray(vals, dtype=float)
-            if vals.shape != raw.shape[:-1] or name not in decl:
-                continue
-            with np.errstate(all="ignore"):
-                S = _scale(decl[name], raw[[0, kbig]])        # at y_0 and at the largest saved state
-                if kind == "invariant":
-                    kept = _kept(name, res.preserves)
-                    rt = own.get(name, tol["kept_invariant"] if kept else tol["invariant"])
-                    base = np.maximum(np.abs(vals[0]), S[0])
-                    denom = np.maximum(np.maximum(base, S[1]) if kept else base, _TINY)
-                    fig = np.abs(vals - vals[0]) / denom
-                else:
-                    kept = True
-                    rt = own.get(name, tol["constraint"])
-                    # |y_k|_inf: for a constraint kept by construction S ~ 0
-                    fig = np.abs(vals) / np.maximum(np.maximum(np.maximum(S[0], S[1]), absmax), _TINY)
-            per_k = fig if fig.ndim == 1 else _max_last(fig.reshape(len(fig), -1))   # NaN propagates
-            worst = float(per_k.max())
-            res.checks[f"{kind}:{name}"] = math.inf if math.isnan(worst) else worst
-            res.checks[f"{kind}:{name}:tolerance"] = rt
-            over = np.flatnonzero(~(per_k <= rt))         # NaN counts as beyond the tolerance
-            if over.size and (first is None or over[0] < first[0]):
-                k = int(over[0])
+            if vals.shape == raw.shape[:-1] and name in decl:
+                quantities.append((kind, name, vals, decl[name]))
+    if not quantities:
+        return res
+    own = dict(getattr(problem, "tolerances", None) or {})
+    tol = dict(TOLERANCES, **(tolerances or {}))
+    K = len(raw)
+    inv = np.array([kind == "invariant" for kind, _, _, _ in quantities])
+    kept = np.array([kind == "constraint" or _kept(name, res.preserves) for kind, name, _, _ in quantities])
+    rts = [own.get(name, tol["constraint"] if kind == "constraint" else
+                   tol["kept_invariant"] if kp else tol["invariant"])
+           for (kind, name, _, _), kp in zip(quantities, kept)]
+    with np.errstate(all="ignore"):
+        absmax = _absmax_last(raw)                        # (K, ...): |y_k|_inf per trajectory
+        sizes = absmax if absmax.ndim == 1 else _max_last(absmax.reshape(K, -1))
+        kbig = int(np.argmax(np.where(np.isfinite(sizes), sizes, -1.0)))
+        probe = absmax[[0, kbig]][..., None, None] * np.eye(raw.shape[-1])   # at y_0 and the largest state
+        S = np.stack([_scale(q, probe) for _, _, _, q in quantities])        # (Q, 2, ...)
+        V = np.stack([v for _, _, v, _ in quantities])                       # (Q, K, ...)
+        col = (-1,) + (1,) * (V.ndim - 1)
+        S0, S1 = S[:, :1], S[:, 1:]
+        base = np.where(inv.reshape(col), np.maximum(np.abs(V[:, :1]), S0), np.maximum(S0, absmax))
+        denom = np.maximum(np.where(kept.reshape(col), np.maximum(base, S1), base), _TINY)
+        # an invariant's drift |q(y_k) - q(y_0)|, a constraint's residual |q(y_k)| (|y_k|_inf in the
+        # denominator: for a constraint kept by construction S ~ 0)
+        fig = np.abs(np.where(inv.reshape(col), V - V[:, :1], V)) / denom
+        per_k = fig if fig.ndim == 2 else _max_last(fig.reshape(len(quantities), K, -1))  # (Q, K); NaN propagates
+        worst = per_k.max(axis=1)
+        over = ~(per_k <= np.array(rts, dtype=float)[:, None])                   # NaN counts as beyond
+    first = None                                          # (index, message)
+    for i, (kind, name, _, _) in enumerate(quantities):
+        w = float(worst[i])
+        res.checks[f"{kind}:{name}"] = math.inf if math.isnan(w) else w
+        res.checks[f"{kind}:{name}:tolerance"] = rts[i]
+        if over[i].any():
+            k = int(np.argmax(over[i]))
+            if first is None or k < first[0]:
                 what = ("constraint drift" if kind == "constraint" else
-                        "an invariant the method keeps drifted" if kept else "an invariant drifted")
-                value = "non-finite" if not np.isfinite(per_k[k]) else f"{per_k[k]:.3g}"
-                first = (k, f"{what}: {name!r} is off by {value} (relative, tolerance {rt:g}) at "
+                        "an invariant the method keeps drifted" if kept[i] else "an invariant drifted")
+                value = "non-finite" if not np.isfinite(per_k[i, k]) else f"{per_k[i, k]:.3g}"
+                first = (k, f"{what}: {name!r} is off by {value} (relative, tolerance {rts[i]:g}) at "
                             f"t = {res.t[k]:.6g}")
     if first is not None:
         k, msg = first
