@@ -263,7 +263,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     pl = fastpath.plan(problem, tab, lie, terms, y0) if fast else None
     if first_step is None:
         rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
-        h0 = initial_step(lambda y: rhs(t0, y), y0, t0, t1, order, rtol, atol, max_step)
+        f = fastpath.field(pl) if pl is not None and y0.ndim == 1 else (lambda y: rhs(t0, y))
+        h0 = initial_step(f, y0, t0, t1, order, rtol, atol, max_step)
         extra = 2
     else:
         h0, extra = float(first_step), 0

@@ -56,6 +56,8 @@ RESOLVE_RTOL = 0.25
 #: default tolerances of the end-of-run checks (relative, see the module docstring)
 TOLERANCES = {"kept_invariant": 1e-6, "invariant": 0.5, "constraint": 0.5}
 _TINY = 1e-300
+#: the end-of-run check of one trajectory with at most this many saved states runs in Python floats
+SMALL_RUN = 16
 #: how many of the most-changing saved intervals are checked (besides the first and the last)
 N_SUSPECTS = 2
 
@@ -172,14 +174,18 @@ def truncate(res, j):
     return res
 
 
-def _scale(q, probe):
-    """S(y) = sum_i |q(r e_i)|, r = |y|_inf, from ``probe`` = r[..., None, None] * I (the rows r e_i,
-    (m, ..., dim, dim), built once for all the quantities of a run) -> (m, ...)."""
-    with np.errstate(all="ignore"):
+def _scales(qs, probe):
+    """S(y) = sum_i |q(r e_i)|, r = |y|_inf, of every quantity q in ``qs``, from ``probe`` =
+    r[..., None, None] * I (the rows r e_i, (m, ..., dim, dim), built once) -> (Q, m, ...); a quantity
+    that does not return (m, ..., dim) on the probe gets S = 0, a non-finite value counts 0. Call
+    under np.errstate(all="ignore")."""
+    want = probe.shape[:-1]
+    vs = []
+    for q in qs:
         v = np.asarray(q(probe), dtype=float)
-    if v.shape != probe.shape[:-1]:
-        return np.zeros(probe.shape[:-2])
-    return np.sum(np.abs(np.where(np.isfinite(v), v, 0.0)), axis=-1)
+        vs.append(v if v.shape == want else np.zeros(want))
+    v = np.array(vs)
+    return np.sum(np.where(np.isfinite(v), np.abs(v), 0.0), axis=-1)
 
 
 def _kept(name, preserves):
@@ -188,6 +194,76 @@ def _kept(name, preserves):
     if name.startswith("linear:"):
         return LINEAR in preserves or QUADRATIC in preserves
     return False
+
+
+def _figures(quantities, raw, inv, kept, rts):
+    """(worst figure, first index beyond its tolerance (K if none), figures (Q, K)) of every quantity,
+    over numpy arrays (any number of saved states and trajectories)."""
+    K = len(raw)
+    with np.errstate(all="ignore"):
+        absmax = _absmax_last(raw)                        # (K, ...): |y_k|_inf per trajectory
+        sizes = absmax if absmax.ndim == 1 else _max_last(absmax.reshape(K, -1))
+        kbig = int(np.argmax(np.where(np.isfinite(sizes), sizes, -1.0)))
+        probe = absmax[[0, kbig]][..., None, None] * np.eye(raw.shape[-1])   # at y_0 and the largest state
+        S = _scales([q for _, _, _, q in quantities], probe)                 # (Q, 2, ...)
+        V = np.array([v for _, _, v, _ in quantities])                      # (Q, K, ...)
+        col = (-1,) + (1,) * (V.ndim - 1)
+        inv_c, kept_c = inv.reshape(col), kept.reshape(col)
+        S0, S1 = S[:, :1], S[:, 1:]
+        base = np.where(inv_c, np.maximum(np.abs(V[:, :1]), S0), np.maximum(S0, absmax))
+        denom = np.maximum(np.where(kept_c, np.maximum(base, S1), base), _TINY)
+        # an invariant's drift |q(y_k) - q(y_0)|, a constraint's residual |q(y_k)| (|y_k|_inf in the
+        # denominator: for a constraint kept by construction S ~ 0)
+        fig = np.abs(np.where(inv_c, V - V[:, :1], V)) / denom
+        per_k = fig if fig.ndim == 2 else _max_last(fig.reshape(len(quantities), K, -1))  # (Q, K); NaN propagates
+        over = ~(per_k <= np.array(rts, dtype=float)[:, None])                   # NaN counts as beyond
+        worst = per_k.max(axis=1).tolist()
+        firsts = np.where(over.any(axis=1), np.argmax(over, axis=1), K).tolist()
+    return worst, firsts, per_k
+
+
+def _mx(a, b):
+    """max(a, b) of two floats with NaN propagating (as np.maximum)."""
+    return a if (a >= b or a != a) else b
+
+
+def _figures_one(quantities, raw, kept, rts):
+    """:func:`_figures` for one trajectory with a few saved states (K <= SMALL_RUN), in Python floats:
+    the same formulas (NaN propagating through every max, NaN beyond every tolerance) without the
+    ~30 numpy calls on arrays of a few numbers that dominate the cost of a short run."""
+    rows = raw.tolist()
+    K = len(rows)
+    absmax = []
+    for row in rows:
+        m = abs(row[0])
+        for x in row[1:]:
+            m = _mx(m, abs(x))
+        absmax.append(m)
+    kbig, best = 0, -math.inf
+    for k, v in enumerate(absmax):
+        v = v if math.isfinite(v) else -1.0
+        if v > best:
+            kbig, best = k, v
+    probe = np.array([absmax[0], absmax[kbig]])[:, None, None] * np.eye(raw.shape[-1])
+    with np.errstate(all="ignore"):
+        S = _scales([q for _, _, _, q in quantities], probe).tolist()
+    worst, firsts, per_k = [], [], []
+    for i, (kind, _, vals, _) in enumerate(quantities):
+        v = vals.tolist()
+        S0, S1 = S[i]
+        if kind == "invariant":
+            base = _mx(abs(v[0]), S0)
+            d = _mx(_mx(base, S1) if kept[i] else base, _TINY)
+            fig = [abs(x - v[0]) / d for x in v]
+        else:
+            fig = [abs(x) / _mx(_mx(_mx(S0, a), S1), _TINY) for x, a in zip(v, absmax)]
+        w = fig[0]
+        for x in fig[1:]:
+            w = _mx(w, x)
+        worst.append(w)
+        firsts.append(next((k for k, x in enumerate(fig) if not x <= rts[i]), K))
+        per_k.append(fig)
+    return worst, firsts, per_k
 
 
 def check_quantities(problem, res, tolerances=None):
@@ -217,36 +293,21 @@ def check_quantities(problem, res, tolerances=None):
     rts = [own.get(name, tol["constraint"] if kind == "constraint" else
                    tol["kept_invariant"] if kp else tol["invariant"])
            for (kind, name, _, _), kp in zip(quantities, kept)]
-    with np.errstate(all="ignore"):
-        absmax = _absmax_last(raw)                        # (K, ...): |y_k|_inf per trajectory
-        sizes = absmax if absmax.ndim == 1 else _max_last(absmax.reshape(K, -1))
-        kbig = int(np.argmax(np.where(np.isfinite(sizes), sizes, -1.0)))
-        probe = absmax[[0, kbig]][..., None, None] * np.eye(raw.shape[-1])   # at y_0 and the largest state
-        S = np.stack([_scale(q, probe) for _, _, _, q in quantities])        # (Q, 2, ...)
-        V = np.stack([v for _, _, v, _ in quantities])                       # (Q, K, ...)
-        col = (-1,) + (1,) * (V.ndim - 1)
-        S0, S1 = S[:, :1], S[:, 1:]
-        base = np.where(inv.reshape(col), np.maximum(np.abs(V[:, :1]), S0), np.maximum(S0, absmax))
-        denom = np.maximum(np.where(kept.reshape(col), np.maximum(base, S1), base), _TINY)
-        # an invariant's drift |q(y_k) - q(y_0)|, a constraint's residual |q(y_k)| (|y_k|_inf in the
-        # denominator: for a constraint kept by construction S ~ 0)
-        fig = np.abs(np.where(inv.reshape(col), V - V[:, :1], V)) / denom
-        per_k = fig if fig.ndim == 2 else _max_last(fig.reshape(len(quantities), K, -1))  # (Q, K); NaN propagates
-        worst = per_k.max(axis=1)
-        over = ~(per_k <= np.array(rts, dtype=float)[:, None])                   # NaN counts as beyond
+    if raw.ndim == 2 and K <= SMALL_RUN:
+        worst, firsts, per_k = _figures_one(quantities, raw, kept, rts)
+    else:
+        worst, firsts, per_k = _figures(quantities, raw, inv, kept, rts)
     first = None                                          # (index, message)
     for i, (kind, name, _, _) in enumerate(quantities):
-        w = float(worst[i])
-        res.checks[f"{kind}:{name}"] = math.inf if math.isnan(w) else w
+        res.checks[f"{kind}:{name}"] = math.inf if math.isnan(worst[i]) else worst[i]
         res.checks[f"{kind}:{name}:tolerance"] = rts[i]
-        if over[i].any():
-            k = int(np.argmax(over[i]))
-            if first is None or k < first[0]:
-                what = ("constraint drift" if kind == "constraint" else
-                        "an invariant the method keeps drifted" if kept[i] else "an invariant drifted")
-                value = "non-finite" if not np.isfinite(per_k[i, k]) else f"{per_k[i, k]:.3g}"
-                first = (k, f"{what}: {name!r} is off by {value} (relative, tolerance {rts[i]:g}) at "
-                            f"t = {res.t[k]:.6g}")
+        k = firsts[i]
+        if k < K and (first is None or k < first[0]):
+            what = ("constraint drift" if kind == "constraint" else
+                    "an invariant the method keeps drifted" if kept[i] else "an invariant drifted")
+            value = "non-finite" if not math.isfinite(per_k[i][k]) else f"{per_k[i][k]:.3g}"
+            first = (k, f"{what}: {name!r} is off by {value} (relative, tolerance {rts[i]:g}) at "
+                        f"t = {res.t[k]:.6g}")
     if first is not None:
         k, msg = first
         later = f" (later: {res.message})" if res.status == -1 else ""

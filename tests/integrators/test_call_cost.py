@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 from scipy.integrate._ivp.common import select_initial_step
 
-from integrators import CoadjointProblem, codegen, guard, integrate
+from integrators import CoadjointProblem, codegen, fastpath, guard, integrate, tableaux
 from integrators.adaptive import initial_step
 from integrators.methods import CASIMIRS, LINEAR, QUADRATIC
+from integrators.result import finish
 from liegroups import named
 from servo.lie import Nonholonomic
 
@@ -108,6 +109,19 @@ def test_initial_step_is_hairers_as_scipy_takes_it(seed, order):
     assert initial_step(rhs, y0, 0.0, 1e3, order, rtol, atol, 0.5 * theirs) == 0.5 * theirs
 
 
+@pytest.mark.parametrize("alg", ["so3", "se2", "se3", "so4"])
+def test_structure_field_is_the_rhs(alg):
+    # the starting step of a generated run evaluates the recognised structure, not problem.rhs
+    rng = np.random.default_rng(3)
+    g = getattr(named, alg)()
+    s = Nonholonomic(g, np.diag(rng.uniform(0.5, 2.0, g.dim)), a=rng.standard_normal(g.dim))
+    for P in (s.problem(), quadratic_problem(g, 1)):
+        z = rng.standard_normal(g.dim)
+        pl = fastpath.plan(P, tableaux.get("dop853"), False, 1, z)
+        assert pl is not None
+        assert np.max(np.abs(fastpath.field(pl)(z) - P.rhs(0.0, z))) <= 1e-13 * (1 + np.max(np.abs(P.rhs(0.0, z))))
+
+
 def _sl2():
     M = np.diag([1.0, 2.0, 3.0])
     return CoadjointProblem(named.sl2(), lambda z: z @ M, velocity_matrix=M), M
@@ -193,25 +207,35 @@ def _figures_one_by_one(problem, res, tol):
     return out, first
 
 
+@pytest.mark.parametrize("small", [0, 10 ** 6])
 @pytest.mark.parametrize("batch", [(), (3,)])
-def test_one_pass_check_gives_the_figures_of_each_quantity(batch):
+def test_one_pass_check_gives_the_figures_of_each_quantity(batch, small, monkeypatch):
+    # small = 0: every run through the numpy arrays; 10^6: one trajectory through the Python floats
+    monkeypatch.setattr(guard, "SMALL_RUN", small)
     rng = np.random.default_rng(5)
     P = quadratic_problem(named.se3(), 2, constraints={"z0": lambda z: z[..., 0] - 0.1})
     z0 = 0.5 * rng.standard_normal(batch + (6,))
     strict = {"kept_invariant": 1e-6, "invariant": 1e-7, "constraint": 5.0}
-    for kw, tol in ((dict(method="rkmk4", steps=40), guard.TOLERANCES),          # passes
-                    (dict(method="rk4", steps=15), strict),                      # energy / Casimirs drift
-                    (dict(method="rkmk4", steps=40), dict(guard.TOLERANCES, constraint=1e-3))):
+    for kw, tol, nan_from in ((dict(method="rkmk4", steps=40), guard.TOLERANCES, None),          # passes
+                              (dict(method="rk4", steps=15), strict, None),       # energy / Casimirs drift
+                              (dict(method="rkmk4", steps=40), dict(guard.TOLERANCES, constraint=1e-3), None),
+                              (dict(method="rkmk4", steps=12), guard.TOLERANCES, 7)):   # NaN from the 7th state
         res = integrate(P, z0, (0.0, 4.0), check=False, **kw)
+        if nan_from is not None:
+            res.y[nan_from:] = np.nan
+            finish(P, res)
         want, first = _figures_one_by_one(P, res, tol)
         guard.check_quantities(P, res, tol)
         got = {k: v for k, v in res.checks.items() if not k.endswith(":tolerance")}
         assert got.keys() == want.keys()
         for k in want:
-            assert got[k] == pytest.approx(want[k], rel=1e-12, abs=1e-300), k
+            assert got[k] == pytest.approx(want[k] if want[k] == want[k] else math.inf, rel=1e-12, abs=1e-300), k
         if first is None:
             assert res.status == 0
         else:
             k, name = first
             assert res.status == -1 and repr(name) in res.message and len(res.t) == max(k, 1)
-            assert math.isfinite(res.checks[f"{'constraint' if name == 'z0' else 'invariant'}:{name}"])
+            figure = res.checks[f"{'constraint' if name == 'z0' else 'invariant'}:{name}"]
+            assert math.isfinite(figure) or nan_from is not None
+        if nan_from is not None:                 # NaN counts as beyond every tolerance: all are inf
+            assert all(v == math.inf for v in got.values())
