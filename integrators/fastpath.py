@@ -183,7 +183,7 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend):
             out = f(t0, t1, h0, rtol, atol, ms, save_every, ts, ys, *(float(v) for v in y0), *([0.0] * dim))
         status, t, _, nsteps, nrej, j, ts, ys = out[:8]
         ts, ys = ts[:j], ys[:j]
-        zf = np.array(out[8:8 + dim]) + np.array(out[8 + dim:])
+        zf = None if status == 0 else np.array(out[8:8 + dim]) + np.array(out[8 + dim:])
     elif mode == "numba":  # compiled ensemble: one loop over the trajectories inside every stage
         f = pl.function("adaptive_batch", "numba")
         Z = np.ascontiguousarray(y0.reshape(-1, dim))
