@@ -56,24 +56,79 @@ def _rms(x):
     return np.sqrt(np.mean(x * x, axis=-1))
 
 
-def initial_step(rhs, y0, t0, t1, order, rtol, atol, max_step, per_row=False):
-    """Hairer's starting step (Hairer, Norsett, Wanner I, II.4), the smallest over an ensemble (with
-    ``per_row``, an array: each trajectory's own, as its single run would take)."""
+def _usable(h, interval):
+    """A starting step that the controller can work with: h itself when positive, else (0 or NaN, when
+    the derivative at y0 overflowed or is not finite) a step of 1e-300, from which the controller
+    either grows or fails with status -1 ("the step size fell below 10 eps |t|")."""
+    return h if h > 0.0 else min(1e-300, interval)
+
+
+def _initial_step_one(rhs, y0, t0, t1, order, rtol, atol, max_step):
+    """Hairer's starting step for one trajectory y0 (dim,), in Python floats (two calls of rhs and no
+    other numpy call): the algorithm of :func:`initial_step` with norms that do not overflow
+    (math.hypot) and d2 = |f1 - f0| / h0 used through its logarithm (with y0 = 1e150 on sl(2)*, d2 is
+    beyond the float range while h1 is an ordinary number)."""
     direction = 1.0 if t1 > t0 else -1.0
-    f0 = rhs(y0)
-    scale = atol + np.abs(y0) * rtol
-    d0, d1 = _rms(y0 / scale), _rms(f0 / scale)
-    h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / np.where(d1 > 0, d1, 1.0))
-    h0 = h0 if per_row else float(np.min(h0))
-    f1 = rhs(y0 + np.expand_dims(h0, -1) * direction * f0)
-    d2 = _rms((f1 - f0) / scale) / h0 if per_row else float(np.max(_rms((f1 - f0) / scale))) / h0
-    d1m = d1 if per_row else float(np.max(d1))
-    with np.errstate(divide="ignore"):
+    interval = abs(t1 - t0)
+    f0 = np.asarray(rhs(y0), dtype=float)
+    ys, fs = y0.tolist(), f0.tolist()
+    root = math.sqrt(len(ys))
+    sc = [a + abs(v) * rtol for a, v in zip(atol.tolist(), ys)] if isinstance(atol, np.ndarray) else \
+        [atol + abs(v) * rtol for v in ys]
+    d0 = math.hypot(*[v / s for v, s in zip(ys, sc)]) / root
+    d1 = math.hypot(*[f / s for f, s in zip(fs, sc)]) / root
+    if not d1 < math.inf:  # f(y0) is not finite: the controller fails at once
+        return _usable(0.0, interval)
+    h0 = _usable(1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1, interval)
+    with np.errstate(all="ignore"):
+        f1 = np.asarray(rhs(y0 + (h0 * direction) * f0), dtype=float).tolist()
+    d2h = math.hypot(*[(b - a) / s for a, b, s in zip(fs, f1, sc)]) / root   # d2 * h0
+    if not d2h < math.inf:
+        return _usable(0.0, interval)
+    if d1 <= 1e-15 and d2h <= 1e-15 * h0:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:  # (0.01 / max(d1, d2)) ** (1 / (order + 1)) with log d2 = log(d2 h0) - log h0
+        logm = max(math.log(d1) if d1 > 0 else -math.inf, math.log(d2h) - math.log(h0) if d2h > 0 else -math.inf)
+        h1 = math.exp((math.log(0.01) - logm) / (order + 1))
+    h = min(100 * h0, h1, interval)
+    if max_step is not None:
+        h = min(h, max_step)
+    return _usable(h, interval)
+
+
+def initial_step(rhs, y0, t0, t1, order, rtol, atol, max_step, per_row=False):
+    """Hairer's starting step (Hairer, Norsett, Wanner I, II.4, as scipy's solve_ivp takes it), the
+    smallest over an ensemble (with ``per_row``, an array: each trajectory's own, as its single run
+    would take):
+
+        d0 = rms(y0 / sc), d1 = rms(f0 / sc), sc = atol + rtol |y0|, f0 = f(y0);
+        h0 = 0.01 d0 / d1 (1e-6 when d0 or d1 < 1e-5);  d2 = rms((f(y0 + h0 f0) - f0) / sc) / h0;
+        h1 = (0.01 / max(d1, d2))^(1 / (order + 1)) (max(1e-6, 1e-3 h0) when both <= 1e-15);
+        h = min(100 h0, h1, |t1 - t0|, max_step).
+
+    A step that comes out 0 or NaN (the derivative at y0 overflows) is replaced by 1e-300, from which
+    the controller fails with status -1 instead of dividing by zero. One trajectory runs in Python
+    floats (:func:`_initial_step_one`)."""
+    if not per_row and y0.ndim == 1:
+        return _initial_step_one(rhs, y0, t0, t1, order, rtol, atol, max_step)
+    direction = 1.0 if t1 > t0 else -1.0
+    interval = abs(t1 - t0)
+    with np.errstate(all="ignore"):
+        f0 = rhs(y0)
+        scale = atol + np.abs(y0) * rtol
+        d0, d1 = _rms(y0 / scale), _rms(f0 / scale)
+        h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / np.where(d1 > 0, d1, 1.0))
+        h0 = np.where(h0 > 0.0, h0, min(1e-300, interval))     # NaN and 0: see _usable
+        h0 = h0 if per_row else float(np.min(h0))
+        f1 = rhs(y0 + np.expand_dims(h0, -1) * direction * f0)
+        d2 = _rms((f1 - f0) / scale) / h0 if per_row else float(np.max(_rms((f1 - f0) / scale))) / h0
+        d1m = d1 if per_row else float(np.max(d1))
         h1 = np.where((d1m <= 1e-15) & (d2 <= 1e-15), np.maximum(1e-6, h0 * 1e-3),
                       (0.01 / np.maximum(d1m, d2)) ** (1.0 / (order + 1)))
-    h = np.minimum(np.minimum(100 * h0, h1), abs(t1 - t0))
-    if max_step is not None:
-        h = np.minimum(h, max_step)
+        h = np.minimum(np.minimum(100 * h0, h1), interval)
+        if max_step is not None:
+            h = np.minimum(h, max_step)
+        h = np.where(h > 0.0, h, min(1e-300, interval))
     return h if per_row else float(h)
 
 
@@ -208,7 +263,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     pl = fastpath.plan(problem, tab, lie, terms, y0) if fast else None
     if first_step is None:
         rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
-        h0 = initial_step(lambda y: rhs(t0, y), y0, t0, t1, order, rtol, atol, max_step)
+        f = fastpath.field(pl) if pl is not None and y0.ndim == 1 else (lambda y: rhs(t0, y))
+        h0 = initial_step(f, y0, t0, t1, order, rtol, atol, max_step)
         extra = 2
     else:
         h0, extra = float(first_step), 0

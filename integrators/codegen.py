@@ -38,6 +38,7 @@ Razakarivony 2008), so the round-off of the Casimirs walks like eps h sqrt(N), n
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 
@@ -192,45 +193,74 @@ def _ideal_split(C, rtol):
 
 
 def _probes(y0, n, k=3, seed=12345):
+    """Up to 4 rows of y0 and k random points at the scale of y0 (max(1, |y0|_inf))."""
     rng = np.random.default_rng(seed)
     y = np.asarray(y0, dtype=float).reshape(-1, n)[:4]
     scale = max(1.0, float(np.max(np.abs(y)))) if y.size else 1.0
     return np.concatenate([y, scale * rng.standard_normal((k, n))], axis=0)
 
 
-def affine_velocity(velocity, n, y0):
-    """(W, c) with velocity(z) = W z + c, read off at 0 and the unit vectors and checked at y0 and
-    random points (relative 1e-12); None when the velocity is not affine (or not batched)."""
+def _random_points(n, k, seed):
+    """k fixed standard-normal points in R^n (the probes of the recognition, independent of y0)."""
+    return np.random.default_rng(seed).standard_normal((k, n))
+
+
+def _affine_fits(velocity, W, c, Z):
+    """velocity(Z) == Z W^T + c at the points Z (relative 1e-12); False when the velocity fails there."""
+    try:
+        with np.errstate(all="ignore"):
+            vz = np.asarray(velocity(Z), dtype=float)
+    except Exception:  # noqa: BLE001 - a velocity that does not take a batch has no fast path
+        return False
+    if vz.shape != Z.shape:
+        return False
+    pred = Z @ W.T + c
+    return bool(np.all(np.abs(vz - pred) <= 1e-12 * (1.0 + np.abs(pred) + np.max(np.abs(W)) * np.abs(Z).max())))
+
+
+def affine_velocity(velocity, n, y0=None):
+    """(W, c) with velocity(z) = W z + c, read off at 0 and the unit vectors and checked at random
+    points (and at y0 when given; relative 1e-12); None when the velocity is not affine (or not batched)."""
     basis = np.concatenate([np.zeros((1, n)), np.eye(n)], axis=0)
     try:
         with np.errstate(all="ignore"):
             v = np.asarray(velocity(basis), dtype=float)
-            Z = _probes(y0, n)
-            vz = np.asarray(velocity(Z), dtype=float)
     except Exception:  # noqa: BLE001 - a velocity that does not take a batch has no fast path
         return None
-    if v.shape != (n + 1, n) or vz.shape != Z.shape or not np.all(np.isfinite(v)):
+    if v.shape != (n + 1, n) or not np.all(np.isfinite(v)):
         return None
     c = v[0]
     W = (v[1:] - c).T
-    pred = Z @ W.T + c
-    if not np.all(np.abs(vz - pred) <= 1e-12 * (1.0 + np.abs(pred) + np.max(np.abs(W)) * np.abs(Z).max())):
-        return None
-    return W, c
+    Z = _random_points(n, 3, 12345) if y0 is None else _probes(y0, n)
+    return (W, c) if _affine_fits(velocity, W, c, Z) else None
 
 
-def multiplier_projector(problem, W, c, y0):
-    """P with forcing(z) = -P ad*_{W z + c} z for every z (multiplier force of the linear invariants
-    L: P = B (L B)^-1 L with B spanning the forcing), or None when the forcing is not of this form."""
-    L = getattr(problem, "linear_invariants", None)
-    if L is None:
-        return None
-    n = problem.dim
-    Z = _probes(y0, n, k=n + 3, seed=777)
+def _multiplier_fits(problem, W, c, P, Z):
+    """forcing(Z) == -P ad*_{W z + c} z at the points Z (relative 1e-10)."""
     try:
         with np.errstate(all="ignore"):
             F = np.asarray(problem.forcing(Z), dtype=float)
             G = problem.algebra.coad(Z @ W.T + c, Z)
+    except Exception:  # noqa: BLE001
+        return False
+    if F.shape != Z.shape or not np.all(np.isfinite(F)):
+        return False
+    return bool(np.all(np.abs(F + G @ P.T) <= 1e-10 * (1.0 + np.abs(G).max())))
+
+
+def multiplier_projector(problem, W, c, y0=None):
+    """P with forcing(z) = -P ad*_{W z + c} z for every z (multiplier force of the linear invariants
+    L: P = B (L B)^-1 L with B spanning the forcing), or None when the forcing is not of this form.
+    B is read off at fixed random points (the span of the forcing there, by an SVD); the identity is
+    then checked at other random points and at y0 when given."""
+    L = getattr(problem, "linear_invariants", None)
+    if L is None:
+        return None
+    n = problem.dim
+    Z = _random_points(n, n + 3, 777)
+    try:
+        with np.errstate(all="ignore"):
+            F = np.asarray(problem.forcing(Z), dtype=float)
     except Exception:  # noqa: BLE001
         return None
     if F.shape != Z.shape or not np.all(np.isfinite(F)):
@@ -244,30 +274,118 @@ def multiplier_projector(problem, W, c, y0):
     if abs(np.linalg.det(LB)) < 1e-12 * np.linalg.norm(L) ** p:
         return None
     P = B @ np.linalg.solve(LB, L)
-    pred = -G @ P.T
-    if not np.all(np.abs(F - pred) <= 1e-10 * (1.0 + np.abs(G).max())):
-        return None
-    return P
+    check = Z if y0 is None else np.concatenate([Z, _probes(y0, n, k=0)], axis=0)
+    return P if _multiplier_fits(problem, W, c, P, check) else None
 
 
-def recognise(problem, y0):
-    """The :class:`Structure` of a coadjoint problem, or None when it has none the generator knows."""
-    if getattr(problem, "kind", None) != "coadjoint":
-        return None
+def _derive(problem):
+    """The :class:`Structure` of a coadjoint problem from probes that do not depend on the initial
+    state (so a cached one is the one a fresh recognition would find), or None."""
     n = problem.dim
-    if n > 12:
-        return None
-    Wc = affine_velocity(problem.velocity, n, y0)
+    Wc = affine_velocity(problem.velocity, n)
     if Wc is None:
         return None
     W, c = Wc
     P = None
     if problem.forcing is not None:
-        P = multiplier_projector(problem, W, c, y0)
+        P = multiplier_projector(problem, W, c)
         if P is None:
             return None
     C = problem.algebra.structure_constants
     return Structure(C, W, c, P, closed_form(C))
+
+
+def _same(a, b):
+    # bound methods are new objects on every attribute access of a class-level def: compare by ==
+    return a is b or (isinstance(a, types.MethodType) and a == b)
+
+
+def _fingerprint(problem):
+    """What a recognised structure depends on: the velocity, forcing and algebra objects (by identity)
+    and the values of the structure constants and linear invariants."""
+    L = getattr(problem, "linear_invariants", None)
+    C = problem.algebra.structure_constants
+    return ((problem.velocity, problem.forcing, problem.algebra),
+            (problem.dim, np.asarray(C).tobytes(), None if L is None else np.asarray(L).tobytes()))
+
+
+#: the attribute under which :func:`recognise` keeps its result on a problem
+CACHE_ATTR = "_liedyn_recognised"
+#: how many verified initial states (and scales) a problem remembers
+_MEMO = 32
+
+
+class _Recognised:
+    """A problem's recognised structure with what it was derived from and where it was verified."""
+
+    def __init__(self, objects, values, st):
+        self.objects, self.values, self.st = objects, values, st
+        self.scales = {}          # binary exponent of max(1, |y0|) -> verdict at random points of that size
+        self.starts = set()       # bytes of initial states (first rows) already verified
+
+    def matches(self, objects, values):
+        return all(_same(a, b) for a, b in zip(self.objects, objects)) and self.values == values
+
+
+def _verified(problem, entry, y0):
+    """Does the structure hold at y0 (its first 4 rows) and at random points of y0's size? Remembered
+    per initial state and per binary exponent of the size."""
+    st = entry.st
+    n = st.n
+    Y = np.asarray(y0, dtype=float).reshape(-1, n)[:4]
+    key = Y.tobytes()
+    if key in entry.starts:
+        return True
+    size = float(np.max(np.abs(Y))) if Y.size else 0.0
+    e = math.frexp(max(1.0, size))[1] if math.isfinite(size) else None
+    ok = entry.scales.get(e)
+    if ok is None:
+        Z = math.ldexp(1.0, e) * _random_points(n, 3, 4242) if e is not None else Y
+        ok = _affine_fits(problem.velocity, st.W, st.c, Z) and (
+            st.P is None or _multiplier_fits(problem, st.W, st.c, st.P, Z))
+        if len(entry.scales) >= _MEMO:
+            entry.scales.clear()
+        entry.scales[e] = ok
+    ok = ok and _affine_fits(problem.velocity, st.W, st.c, Y) and (
+        st.P is None or _multiplier_fits(problem, st.W, st.c, st.P, Y))
+    if ok:
+        if len(entry.starts) >= _MEMO:
+            entry.starts.clear()
+        entry.starts.add(key)
+    return ok
+
+
+def recognise(problem, y0):
+    """The :class:`Structure` of a coadjoint problem, or None when it has none the generator knows.
+
+    The structure (W, c, P) is read off at probes that do not depend on y0 and kept on the problem
+    (attribute :data:`CACHE_ATTR`), so later calls do no probing. It is re-derived when what it
+    depends on changes: the objects ``problem.velocity``, ``problem.forcing``, ``problem.algebra``
+    (identity) or the values of ``problem.dim``, the structure constants or ``linear_invariants``.
+    Every call also checks that the structure holds at y0 (its first 4 rows) and at random points of
+    y0's size, remembered per initial state and per binary exponent of |y0|_inf, and derives it afresh
+    when that fails; a callable that changes its behaviour in place (a closure over mutable state) is
+    therefore caught at a new y0 but not at one already verified: build a new problem after changing
+    its system (or delete the attribute)."""
+    if getattr(problem, "kind", None) != "coadjoint":
+        return None
+    n = problem.dim
+    if n > 12:
+        return None
+    objects, values = _fingerprint(problem)
+    entry = getattr(problem, CACHE_ATTR, None)
+    fresh = not isinstance(entry, _Recognised) or not entry.matches(objects, values)
+    if not fresh and entry.st is not None and not _verified(problem, entry, y0):
+        fresh = True                   # the callables changed in place (or the structure fails at y0)
+    if fresh:
+        entry = _Recognised(objects, values, _derive(problem))
+        try:
+            setattr(problem, CACHE_ATTR, entry)
+        except (AttributeError, TypeError):  # a problem object that takes no attributes: no cache
+            pass
+        if entry.st is not None and not _verified(problem, entry, y0):
+            return None
+    return entry.st
 
 
 # ----------------------------------------------------------------------------- source writing

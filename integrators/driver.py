@@ -49,14 +49,17 @@ def _check_inputs(problem, y0, t_span):
     elif y0.shape[-1:] != (problem.dim,):
         raise IntegrationInputError(f"y0 must have last axis of length {problem.dim} (the dimension of "
                                     f"{problem.name}), got shape {y0.shape}")
-    bad = np.argwhere(~np.isfinite(y0))
-    if bad.size:
+    if not np.isfinite(y0).all():
+        bad = np.argwhere(~np.isfinite(y0))
         raise IntegrationInputError(f"y0 must be finite: entry {tuple(int(v) for v in bad[0])} is "
                                     f"{y0[tuple(bad[0])]} ({len(bad)} non-finite entries)")
-    ts = validation.real_array(t_span, "t_span")
-    if ts.shape != (2,):
-        raise IntegrationInputError(f"t_span must be a pair (t0, t1) of numbers, got {t_span!r}")
-    t0, t1 = float(ts[0]), float(ts[1])
+    if type(t_span) in (tuple, list) and len(t_span) == 2 and all(type(v) is float or (type(v) is int and abs(v) < 2 ** 53) for v in t_span):
+        t0, t1 = float(t_span[0]), float(t_span[1])   # the common case, without an array
+    else:
+        ts = validation.real_array(t_span, "t_span")
+        if ts.shape != (2,):
+            raise IntegrationInputError(f"t_span must be a pair (t0, t1) of numbers, got {t_span!r}")
+        t0, t1 = float(ts[0]), float(ts[1])
     if not (math.isfinite(t0) and math.isfinite(t1)) or t1 == t0:
         raise IntegrationInputError(f"t_span must be two different finite times, got ({t0}, {t1})")
     return y0, t0, t1

@@ -67,6 +67,32 @@ def plan(problem, tab, lie, terms, y0):
     return Plan(st, tab, lie, terms)
 
 
+_FIELDS = {}
+
+
+def field(pl):
+    """The vector field f(z) = (I - P) ad*_{W z + c} z of a plan's structure for one state z (n,), in
+    numpy (a handful of calls; the problem's own rhs may validate its input at every call). The
+    structure was checked against the problem's callables at the initial state (codegen.recognise),
+    so this is the problem's rhs up to round-off; the starting step of the adaptive pairs uses it."""
+    st = pl.st
+    f = _FIELDS.get(st.key)
+    if f is None:
+        n = st.n
+        T = np.ascontiguousarray(st.C.transpose(1, 0, 2).reshape(n, n * n))   # (j, i n + k) <- C[i, j, k]
+        WT, c = np.ascontiguousarray(st.W.T), st.c.copy()
+        Q = None if st.P is None else np.eye(n) - st.P
+
+        def f(z):
+            g = T @ np.multiply.outer(z @ WT + c, z).ravel()   # (ad*_w z)_j = sum_ik w_i C[i, j, k] z_k
+            return g if Q is None else Q @ g
+
+        if len(_FIELDS) >= 256:        # a sweep over many problems: keep the table small
+            _FIELDS.clear()
+        _FIELDS[st.key] = f
+    return f
+
+
 def _nsaves(n, save_every):
     return n // save_every + 1 + (1 if n % save_every else 0)
 
@@ -157,7 +183,7 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend):
             out = f(t0, t1, h0, rtol, atol, ms, save_every, ts, ys, *(float(v) for v in y0), *([0.0] * dim))
         status, t, _, nsteps, nrej, j, ts, ys = out[:8]
         ts, ys = ts[:j], ys[:j]
-        zf = np.array(out[8:8 + dim]) + np.array(out[8 + dim:])
+        zf = None if status == 0 else np.array(out[8:8 + dim]) + np.array(out[8 + dim:])
     elif mode == "numba":  # compiled ensemble: one loop over the trajectories inside every stage
         f = pl.function("adaptive_batch", "numba")
         Z = np.ascontiguousarray(y0.reshape(-1, dim))

@@ -56,6 +56,8 @@ RESOLVE_RTOL = 0.25
 #: default tolerances of the end-of-run checks (relative, see the module docstring)
 TOLERANCES = {"kept_invariant": 1e-6, "invariant": 0.5, "constraint": 0.5}
 _TINY = 1e-300
+#: the end-of-run check of one trajectory with at most this many saved states runs in Python floats
+SMALL_RUN = 16
 #: how many of the most-changing saved intervals are checked (besides the first and the last)
 N_SUSPECTS = 2
 
@@ -172,16 +174,18 @@ def truncate(res, j):
     return res
 
 
-def _scale(q, ys):
-    """S(y) = sum_i |q(r e_i)|, r = |y|_inf, for the saved states ys (K, ..., dim) -> (K, ...)."""
-    dim = ys.shape[-1]
-    r = np.max(np.abs(ys), axis=-1)
-    probe = r[..., None, None] * np.eye(dim)              # (K, ..., dim, dim): rows r e_i
-    with np.errstate(all="ignore"):
+def _scales(qs, probe):
+    """S(y) = sum_i |q(r e_i)|, r = |y|_inf, of every quantity q in ``qs``, from ``probe`` =
+    r[..., None, None] * I (the rows r e_i, (m, ..., dim, dim), built once) -> (Q, m, ...); a quantity
+    that does not return (m, ..., dim) on the probe gets S = 0, a non-finite value counts 0. Call
+    under np.errstate(all="ignore")."""
+    want = probe.shape[:-1]
+    vs = []
+    for q in qs:
         v = np.asarray(q(probe), dtype=float)
-    if v.shape != r.shape + (dim,):
-        return np.zeros_like(r)
-    return np.sum(np.abs(np.where(np.isfinite(v), v, 0.0)), axis=-1)
+        vs.append(v if v.shape == want else np.zeros(want))
+    v = np.array(vs)
+    return np.sum(np.where(np.isfinite(v), np.abs(v), 0.0), axis=-1)
 
 
 def _kept(name, preserves):
@@ -192,51 +196,118 @@ def _kept(name, preserves):
     return False
 
 
+def _figures(quantities, raw, inv, kept, rts):
+    """(worst figure, first index beyond its tolerance (K if none), figures (Q, K)) of every quantity,
+    over numpy arrays (any number of saved states and trajectories)."""
+    K = len(raw)
+    with np.errstate(all="ignore"):
+        absmax = _absmax_last(raw)                        # (K, ...): |y_k|_inf per trajectory
+        sizes = absmax if absmax.ndim == 1 else _max_last(absmax.reshape(K, -1))
+        kbig = int(np.argmax(np.where(np.isfinite(sizes), sizes, -1.0)))
+        probe = absmax[[0, kbig]][..., None, None] * np.eye(raw.shape[-1])   # at y_0 and the largest state
+        S = _scales([q for _, _, _, q in quantities], probe)                 # (Q, 2, ...)
+        V = np.array([v for _, _, v, _ in quantities])                      # (Q, K, ...)
+        col = (-1,) + (1,) * (V.ndim - 1)
+        inv_c, kept_c = inv.reshape(col), kept.reshape(col)
+        S0, S1 = S[:, :1], S[:, 1:]
+        base = np.where(inv_c, np.maximum(np.abs(V[:, :1]), S0), np.maximum(S0, absmax))
+        denom = np.maximum(np.where(kept_c, np.maximum(base, S1), base), _TINY)
+        # an invariant's drift |q(y_k) - q(y_0)|, a constraint's residual |q(y_k)| (|y_k|_inf in the
+        # denominator: for a constraint kept by construction S ~ 0)
+        fig = np.abs(np.where(inv_c, V - V[:, :1], V)) / denom
+        per_k = fig if fig.ndim == 2 else _max_last(fig.reshape(len(quantities), K, -1))  # (Q, K); NaN propagates
+        over = ~(per_k <= np.array(rts, dtype=float)[:, None])                   # NaN counts as beyond
+        worst = per_k.max(axis=1).tolist()
+        firsts = np.where(over.any(axis=1), np.argmax(over, axis=1), K).tolist()
+    return worst, firsts, per_k
+
+
+def _mx(a, b):
+    """max(a, b) of two floats with NaN propagating (as np.maximum)."""
+    return a if (a >= b or a != a) else b
+
+
+def _figures_one(quantities, raw, kept, rts):
+    """:func:`_figures` for one trajectory with a few saved states (K <= SMALL_RUN), in Python floats:
+    the same formulas (NaN propagating through every max, NaN beyond every tolerance) without the
+    ~30 numpy calls on arrays of a few numbers that dominate the cost of a short run."""
+    rows = raw.tolist()
+    K = len(rows)
+    absmax = []
+    for row in rows:
+        m = abs(row[0])
+        for x in row[1:]:
+            m = _mx(m, abs(x))
+        absmax.append(m)
+    kbig, best = 0, -math.inf
+    for k, v in enumerate(absmax):
+        v = v if math.isfinite(v) else -1.0
+        if v > best:
+            kbig, best = k, v
+    probe = np.array([absmax[0], absmax[kbig]])[:, None, None] * np.eye(raw.shape[-1])
+    with np.errstate(all="ignore"):
+        S = _scales([q for _, _, _, q in quantities], probe).tolist()
+    worst, firsts, per_k = [], [], []
+    for i, (kind, _, vals, _) in enumerate(quantities):
+        v = vals.tolist()
+        S0, S1 = S[i]
+        if kind == "invariant":
+            base = _mx(abs(v[0]), S0)
+            d = _mx(_mx(base, S1) if kept[i] else base, _TINY)
+            fig = [abs(x - v[0]) / d for x in v]
+        else:
+            fig = [abs(x) / _mx(_mx(_mx(S0, a), S1), _TINY) for x, a in zip(v, absmax)]
+        w = fig[0]
+        for x in fig[1:]:
+            w = _mx(w, x)
+        worst.append(w)
+        firsts.append(next((k for k, x in enumerate(fig) if not x <= rts[i]), K))
+        per_k.append(fig)
+    return worst, firsts, per_k
+
+
 def check_quantities(problem, res, tolerances=None):
     """End-of-run check of the declared invariants and constraints (in place): records the worst
     figure of each in ``res.checks`` ("invariant:<name>", "constraint:<name>") and, for the first one
-    beyond its tolerance, cuts the result there with status -1 and a message naming it."""
+    beyond its tolerance, cuts the result there with status -1 and a message naming it.
+
+    One pass: the values of all the quantities are stacked, (Q, K, ...), and their figures (module
+    docstring) computed together; each quantity's callable runs once more, on the probe of its scale."""
     if len(res.t) == 0 or problem.kind == "reconstruction":
         return res
     raw = res.outputs.get("z", res.y) if getattr(problem, "state_map", None) is not None else res.y
-    own = dict(getattr(problem, "tolerances", None) or {})
-    tol = dict(TOLERANCES, **(tolerances or {}))
-    first = None                                          # (index, message)
-    with np.errstate(all="ignore"):
-        absmax = _absmax_last(raw)                        # (K, ...): |y_k|_inf per trajectory
-        sizes = _max_last(absmax.reshape(len(raw), -1))
-    kbig = int(np.nanargmax(np.where(np.isfinite(sizes), sizes, -1.0)))
+    quantities = []                                       # (kind, name, values, callable)
     for kind, table in (("invariant", res.invariants), ("constraint", res.constraints)):
         decl = getattr(problem, kind + "s", {})
         for name, vals in table.items():
             vals = np.asarray(vals, dtype=float)
-            if vals.shape != raw.shape[:-1] or name not in decl:
-                continue
-            with np.errstate(all="ignore"):
-                S = _scale(decl[name], raw[[0, kbig]])        # at y_0 and at the largest saved state
-                if kind == "invariant":
-                    kept = _kept(name, res.preserves)
-                    rt = own.get(name, tol["kept_invariant"] if kept else tol["invariant"])
-                    base = np.maximum(np.abs(vals[0]), S[0])
-                    denom = np.maximum(np.maximum(base, S[1]) if kept else base, _TINY)
-                    fig = np.abs(vals - vals[0]) / denom
-                else:
-                    kept = True
-                    rt = own.get(name, tol["constraint"])
-                    # |y_k|_inf: for a constraint kept by construction S ~ 0
-                    fig = np.abs(vals) / np.maximum(np.maximum(np.maximum(S[0], S[1]), absmax), _TINY)
-            per_k = fig if fig.ndim == 1 else _max_last(fig.reshape(len(fig), -1))   # NaN propagates
-            worst = float(per_k.max())
-            res.checks[f"{kind}:{name}"] = math.inf if math.isnan(worst) else worst
-            res.checks[f"{kind}:{name}:tolerance"] = rt
-            over = np.flatnonzero(~(per_k <= rt))         # NaN counts as beyond the tolerance
-            if over.size and (first is None or over[0] < first[0]):
-                k = int(over[0])
-                what = ("constraint drift" if kind == "constraint" else
-                        "an invariant the method keeps drifted" if kept else "an invariant drifted")
-                value = "non-finite" if not np.isfinite(per_k[k]) else f"{per_k[k]:.3g}"
-                first = (k, f"{what}: {name!r} is off by {value} (relative, tolerance {rt:g}) at "
-                            f"t = {res.t[k]:.6g}")
+            if vals.shape == raw.shape[:-1] and name in decl:
+                quantities.append((kind, name, vals, decl[name]))
+    if not quantities:
+        return res
+    own = dict(getattr(problem, "tolerances", None) or {})
+    tol = dict(TOLERANCES, **(tolerances or {}))
+    K = len(raw)
+    inv = np.array([kind == "invariant" for kind, _, _, _ in quantities])
+    kept = np.array([kind == "constraint" or _kept(name, res.preserves) for kind, name, _, _ in quantities])
+    rts = [own.get(name, tol["constraint"] if kind == "constraint" else
+                   tol["kept_invariant"] if kp else tol["invariant"])
+           for (kind, name, _, _), kp in zip(quantities, kept)]
+    if raw.ndim == 2 and K <= SMALL_RUN:
+        worst, firsts, per_k = _figures_one(quantities, raw, kept, rts)
+    else:
+        worst, firsts, per_k = _figures(quantities, raw, inv, kept, rts)
+    first = None                                          # (index, message)
+    for i, (kind, name, _, _) in enumerate(quantities):
+        res.checks[f"{kind}:{name}"] = math.inf if math.isnan(worst[i]) else worst[i]
+        res.checks[f"{kind}:{name}:tolerance"] = rts[i]
+        k = firsts[i]
+        if k < K and (first is None or k < first[0]):
+            what = ("constraint drift" if kind == "constraint" else
+                    "an invariant the method keeps drifted" if kept[i] else "an invariant drifted")
+            value = "non-finite" if not math.isfinite(per_k[i][k]) else f"{per_k[i][k]:.3g}"
+            first = (k, f"{what}: {name!r} is off by {value} (relative, tolerance {rts[i]:g}) at "
+                        f"t = {res.t[k]:.6g}")
     if first is not None:
         k, msg = first
         later = f" (later: {res.message})" if res.status == -1 else ""

@@ -23,9 +23,14 @@ _JITTED = {}
 _MODULES = {}
 
 
+_AVAILABLE = []
+
+
 def available():
-    """True when numba can be imported."""
-    return importlib.util.find_spec("numba") is not None
+    """True when numba can be imported (looked up once per process: find_spec walks sys.path)."""
+    if not _AVAILABLE:
+        _AVAILABLE.append(importlib.util.find_spec("numba") is not None)
+    return _AVAILABLE[0]
 
 
 def require(what="the numba backend"):
