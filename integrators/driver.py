@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
+from typing import Literal, TextIO, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from liegroups import LieGroupsError
 
 from .errors import IntegrationInputError
@@ -14,7 +17,7 @@ from .grid import DEFAULT_STEPS, output_grid, step_grid  # noqa: F401 (DEFAULT_S
 from . import batch, fastpath, tableaux
 from .adaptive import solve_adaptive
 from .methods import LINEAR, RKMK, Embedded, ExplicitRK, ScipyMethod, get_method, preserved
-from .problems import ODEProblem
+from .problems import CoadjointProblem, ODEProblem, ReconstructionProblem
 from .progress import RunProgress
 from .result import IntegrationResult, finish
 from .scipy_adapter import solve_scipy
@@ -23,6 +26,11 @@ from . import so3_fast
 from .stepping import make_stepper
 
 _KINDS = ("ode", "coadjoint", "reconstruction")
+
+#: what ``integrate`` takes as its problem (or a plain callable f(t, y))
+Problem = Union[ODEProblem, CoadjointProblem, ReconstructionProblem]
+#: an event function g(t, y), zero at the event (attributes ``terminal``, ``direction`` as in solve_ivp)
+Event = Callable[[float, NDArray[np.float64]], float]
 
 
 def _as_problem(problem, y0):
@@ -92,10 +100,15 @@ def _check_t_eval(t_eval, t0, t1):
     return te
 
 
-def integrate(problem, y0, t_span, method="rkmk4", h=None, steps=None, save_every=1, events=None,
-              rtol=1e-9, atol=1e-12, fast=True, t_eval=None, backend="auto", first_step=None,
-              max_step=None, check=True, max_steps=None, max_wall_time=None, ensemble="shared",
-              progress=None):
+def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLike], y0: ArrayLike,
+              t_span: Sequence[float], method: str = "rkmk4", h: float | None = None, steps: int | None = None,
+              save_every: int = 1, events: Event | Sequence[Event] | None = None,
+              rtol: float | ArrayLike = 1e-9, atol: float | ArrayLike = 1e-12, fast: bool = True,
+              t_eval: ArrayLike | None = None, backend: Literal["auto", "numpy", "numba"] = "auto",
+              first_step: float | None = None, max_step: float | None = None, check: bool = True,
+              max_steps: int | None = None, max_wall_time: float | None = None,
+              ensemble: Literal["shared", "independent"] = "shared",
+              progress: bool | TextIO | None = None) -> IntegrationResult:
     """Integrate ``problem`` from ``y0`` over ``t_span = (t0, t1)`` with ``method``.
 
     Parameters
