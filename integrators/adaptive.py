@@ -194,7 +194,7 @@ class _Reference:
         return y + self.stages(t, y, tau, self.first(t, y))[2]
 
 
-def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order):
+def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order, max_steps=10**6):
     """The controller of :func:`codegen.adaptive_source`, written over numpy arrays (the reference)."""
     direction = 1.0 if t1 > t0 else -1.0
     ms = math.inf if max_step is None else max_step
@@ -205,6 +205,9 @@ def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order)
     w0 = ref.first(t, z)
     with np.errstate(all="ignore"):
         while direction * (t1 - t) > 0.0:
+            if nsteps >= max_steps:
+                status = -2
+                break
             h = min(h, ms)
             last = False
             if direction * (t + direction * h - t1) >= 0.0:
@@ -240,8 +243,8 @@ def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order)
     if status == 0:
         msg = "reached the end of t_span"
     else:
-        msg = (f"the step size fell below 10 eps |t| at t = {t:.6g} (overflow, NaN or a singularity); the "
-               f"last finite state is kept")
+        msg = fastpath.stop_message(status, t, max_steps)
+        status = -1
         zf = z + e
         if np.all(np.isfinite(zf)) and ts[-1] != t:
             ts.append(t)
@@ -251,9 +254,10 @@ def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order)
 
 
 def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, save_every, events,
-                   backend, fast, t_eval=None):
-    """Integrate with an embedded pair (see the module docstring); an IntegrationResult with nfev,
-    nsteps, ``nrejected`` and, with events, t_events / y_events as for the fixed-step methods."""
+                   backend, fast, t_eval=None, max_steps=10**6):
+    """Integrate with an embedded pair (see the module docstring), at most ``max_steps`` accepted steps
+    (beyond: status -1, saying so); an IntegrationResult with nfev, nsteps, ``nrejected`` and, with
+    events, t_events / y_events as for the fixed-step methods."""
     check_controls(rtol, atol, first_step, max_step)
     if t_eval is not None:
         save_every = 1
@@ -272,9 +276,11 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
     every = 1 if events is not None else save_every
     if pl is not None:
-        res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, every, mode)
+        res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
+                                                  max_steps)
     else:
-        res, nsteps, nrej = _reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order)
+        res, nsteps, nrej = _reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order,
+                                            max_steps)
     res.nfev = extra + 1 + (nsteps + nrej) * len(tab["b"])
     res.nrejected = nrej
     res.backend = mode if pl is not None else "numpy (generic reference)"

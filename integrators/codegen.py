@@ -780,10 +780,11 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
     """Source of the whole adaptive loop (solve_ivp's controller: Hairer-Norsett-Wanner I, II.4;
     error norm as in scipy's RK45 / DOP853, max over an ensemble)::
 
-        run(t0, t1, h, rtol, atol, max_step, save_every, ts, ys, z..., e...) ->
+        run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, ts, ys, z..., e...) ->
             (status, t, h, nsteps, nrej, nsave, ts, ys, z..., e...)
 
-    status 0: reached t1; -1: the step size fell below 10 eps |t| (overflow or stiffness). With
+    status 0: reached t1; -1: the step size fell below 10 eps |t| (overflow or stiffness); -2: the
+    budget of ``max_steps`` accepted steps was spent before t1. With
     ``batch`` (the compiled ensemble) the state is Z, E of shape (B, n), ys (cap, B, n), and the
     stages run in a loop over the trajectories: run(..., ts, ys, Z, E) -> (status, t, h, nsteps,
     nrej, nsave, ts, ys). ``source_class``: a subclass of :class:`Source` to write the stages with.
@@ -797,7 +798,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
     order = tab["err_order"]
     fsal = tab["fsal"]
     if batch:
-        head = "def run(t0, t1, h, rtol, atol, max_step, save_every, ts, ys, Z, E):"
+        head = "def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, ts, ys, Z, E):"
         src.emit(f"B = Z.shape[0]; D = np.empty((B, {n})); WL = np.empty((B, {n})); WF = np.empty((B, {n}))")
         src.emit("for b in range(B):")
         src.indent += 1
@@ -808,7 +809,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
             src.emit(f"WF[b, {i}] = {w0[i]}")
         src.indent -= 1
     else:
-        head = f"def run(t0, t1, h, rtol, atol, max_step, save_every, ts, ys, {', '.join(z + e)}):"
+        head = f"def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, ts, ys, {', '.join(z + e)}):"
         # first stage generator at z (FSAL: the last stage of an accepted step is the next first one)
         w0 = src.velocity(z) if lie else src.field(z)
         for i in range(n):
@@ -817,6 +818,8 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
     src.emit("nsteps = 0; nrej = 0; j = 1; status = 0; since = 0")
     src.emit("while direction*(t1 - t) > 0.0:")
     src.indent += 1
+    src.emit("if nsteps >= max_steps:")
+    src.emit("    status = -2; break")
     src.emit("if h > max_step: h = max_step")
     src.emit("last = False")
     src.emit("if direction*(t + direction*h - t1) >= 0.0:")

@@ -167,20 +167,22 @@ def _failed(ts, ys, done, h, t0):
                                      f"state is kept; reduce h")
 
 
-def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend):
-    """The generated adaptive loop from y0 (..., dim) (an ensemble shares one step sequence);
-    returns (IntegrationResult, nsteps, nrejected)."""
+def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, max_steps=10**6):
+    """The generated adaptive loop from y0 (..., dim) (an ensemble shares one step sequence), at most
+    ``max_steps`` accepted steps; returns (IntegrationResult, nsteps, nrejected)."""
     dim = pl.st.n
     cap = 64
     mode = "numba" if backend == "numba" else "scalar"
     ms = math.inf if max_step is None else float(max_step)
+    budget = int(max_steps)
     if y0.ndim == 1:
         f = pl.function("adaptive", mode)
         ts = np.empty(cap)
         ys = np.empty((cap, dim))
         ts[0], ys[0] = t0, y0
         with np.errstate(all="ignore"):
-            out = f(t0, t1, h0, rtol, atol, ms, save_every, ts, ys, *(float(v) for v in y0), *([0.0] * dim))
+            out = f(t0, t1, h0, rtol, atol, ms, save_every, budget, ts, ys, *(float(v) for v in y0),
+                    *([0.0] * dim))
         status, t, _, nsteps, nrej, j, ts, ys = out[:8]
         ts, ys = ts[:j], ys[:j]
         zf = None if status == 0 else np.array(out[8:8 + dim]) + np.array(out[8 + dim:])
@@ -192,7 +194,7 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend):
         ys = np.empty((cap,) + Z.shape)
         ts[0], ys[0] = t0, Z
         with np.errstate(all="ignore"):
-            status, t, _, nsteps, nrej, j, ts, ys = f(t0, t1, h0, rtol, atol, ms, save_every, ts, ys, Z, E)
+            status, t, _, nsteps, nrej, j, ts, ys = f(t0, t1, h0, rtol, atol, ms, save_every, budget, ts, ys, Z, E)
         ts, ys = ts[:j], ys[:j].reshape((j,) + y0.shape)
         zf = (Z + E).reshape(y0.shape)
     else:
@@ -203,7 +205,8 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend):
         ys = np.empty((cap, dim, flat.shape[0]))
         ts[0], ys[0] = t0, flat.T
         with np.errstate(all="ignore"):
-            out = f(t0, t1, h0, rtol, atol, ms, save_every, ts, ys, *cols, *[np.zeros_like(c) for c in cols])
+            out = f(t0, t1, h0, rtol, atol, ms, save_every, budget, ts, ys, *cols,
+                    *[np.zeros_like(c) for c in cols])
         status, t, _, nsteps, nrej, j, ts, ys = out[:8]
         ts = ts[:j]
         ys = ys[:j].transpose(0, 2, 1).reshape((j,) + y0.shape)
@@ -211,13 +214,23 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend):
     if status == 0:
         msg = "reached the end of t_span"
     else:
-        msg = (f"the step size fell below 10 eps |t| at t = {t:.6g} (overflow, NaN or a singularity); the "
-               f"last finite state is kept")
+        msg = stop_message(status, t, budget)
+        status = -1
         if np.all(np.isfinite(zf)) and ts[-1] != t:
             ts = np.append(ts, t)
             ys = np.concatenate([ys, zf[None]], axis=0)
     res = IntegrationResult(t=ts, y=ys, status=int(status), message=msg, nsteps=int(nsteps))
     return res, int(nsteps), int(nrej)
+
+
+def stop_message(status, t, max_steps):
+    """Why an adaptive run stopped before t1: status -1 (the step size collapsed) or -2 (the budget)."""
+    if status == -2:
+        return (f"the step budget of {max_steps} accepted steps was spent at t = {t:.6g} before the end of "
+                f"t_span (the solution needs smaller steps than that budget allows); pass a larger max_steps "
+                f"to go further")
+    return (f"the step size fell below 10 eps |t| at t = {t:.6g} (overflow, NaN or a singularity); the "
+            f"last finite state is kept")
 
 
 def step_function(pl, backend):
