@@ -66,6 +66,19 @@ def timed(cases):
 
 
 # ------------------------------------------------------------------------------------ batch
+def one_thread(go):
+    """go run with numba's parallel loops on one thread (the single-core figure beside the default)."""
+    def run(tol):
+        numba = numba_kernels.require()
+        before = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            return go(tol)
+        finally:
+            numba.set_num_threads(before)
+    return run
+
+
 def section_batch():
     nb = 2000 if QUICK else 10_000
     body = free_rigid_body(REFERENCE_INERTIA)
@@ -87,6 +100,8 @@ def section_batch():
     for be in ("numpy",) + (("numba",) if NUMBA else ()):
         for ens in ("shared", "independent"):
             cands[f"rkmk853 {be}, {ens} steps"] = liedyn(be, ens)
+    if NUMBA and numba_kernels.require().config.NUMBA_NUM_THREADS > 1:
+        cands["rkmk853 numba, independent steps, 1 thread"] = one_thread(liedyn("numba", "independent"))
     chosen = {}
     for k, go in cands.items():
         for tol in LADDER:
@@ -235,7 +250,9 @@ def main():
                         f"target 3x {'met' if r <= 3 else 'NOT met'})")
         line.append(f"hand-written kernel and liedyn's rkmk4 agree to {fig['kernel vs liedyn']:.1e}")
     md += ["- " + x for x in line] + [""]
-    md.append(f"Total benchmark time {time.perf_counter() - start:.0f} s{' (--quick)' if QUICK else ''}.")
+    md.append(f"Total benchmark time {time.perf_counter() - start:.0f} s{' (--quick)' if QUICK else ''}; load average "
+              f"{os.getloadavg()[0]:.1f} at the end (the numba rows with 2 threads need an idle machine: on a loaded "
+              "one the second thread is often not there, compare the 1-thread row).")
     update_section("batches", "## Batches and ensembles\n\n" + "\n".join(md),
                    "python benchmarks/batches.py" + (" --quick" if QUICK else ""))
 

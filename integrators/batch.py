@@ -18,7 +18,8 @@ Engines:
   reached t1 leave the arrays (the active set is compacted). The stages are those of
   :mod:`integrators.batchgen` (on so(3) the truncated dexp^-1 series summed with two brackets).
 * numba: :func:`integrators.batch_kernels.adaptive_independent` (a parallel loop over trajectories,
-  each running the compiled one-trajectory loop).
+  each running the compiled one-trajectory loop; on so(3) RKMK pairs vectorized lanes, refilled as
+  trajectories finish).
 """
 
 from __future__ import annotations

@@ -6,10 +6,12 @@ running the compiled one-trajectory code of :mod:`integrators.codegen` on its ow
   stages written by :mod:`integrators.batchgen`), so
   each result is the one its single run gives (to round-off: the compiled code may contract
   products into fused multiply-adds).
-  On so(3) RKMK pairs the trajectories go in lanes of LANES: the controller runs per lane, but one
-  attempt of all lanes is one loop of straight-line arithmetic (the stages of
+  On so(3) RKMK pairs the trajectories go in lanes (LANES per thread): the controller runs per
+  lane, but one attempt of all lanes is one loop of straight-line arithmetic (the stages of
   :func:`integrators.batchgen.attempt_lines` with the branch-free exponential: no call, no branch),
-  which the compiler vectorizes; finished lanes idle until their block is done.
+  which the compiler vectorizes, with JAM lanes per iteration interleaved (one lane's attempt is a
+  long chain of dependent operations: a single chain leaves the vector units waiting on latency);
+  a lane whose trajectory finished takes the next one of its thread's range.
 * :func:`fixed_parallel`: every trajectory runs :func:`integrators.codegen.fixed_source` (n fixed
   steps) and writes its saved states into its column of the ensemble's output.
 
@@ -22,12 +24,14 @@ numba's on-disk cache, so each structure compiles once per machine.
 from __future__ import annotations
 
 import hashlib
+import re
 
 import numpy as np
 
 from . import batchgen, codegen, numba_kernels
 
 _MODULES = {}
+_LANE_FNS = {}
 
 #: save_every of the runs that keep only the end point (larger than any step count)
 _NEVER = 1 << 62
@@ -66,62 +70,93 @@ def ensemble(h, nsteps, save_every, t0, Z, YS, DONE, J):
 
 #: lanes of the branch-free so(3) kernel: trajectories stepped together by one vectorizable loop
 LANES = 256
+#: the lanes' attempt loop computes JAM independent lanes per iteration (interleaved statement by
+#: statement): one lane's attempt is a chain of dependent operations (the stages, the series of the
+#: exponential), so a single vectorized chain waits on latency; JAM chains keep the units busy
+JAM = 2
+
+_NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
 
 def _indent(lines, k):
     return "\n".join("    " * k + ln.strip() for ln in lines)
 
 
-def lanes_source(pl):
-    """Module text of the lane kernel (so(3) RKMK pairs; see :func:`adaptive_independent`)."""
-    n, C = pl.st.n, LANES
+def jam(lines, names, copies):
+    """The straight-line ``lines`` written ``copies`` times, interleaved line by line; copy k > 0
+    renames every name in ``names`` and every name assigned in ``lines`` to name_J<k> (one lane's
+    attempt per copy: independent chains of operations the processor overlaps)."""
+    own = set(names)
+    for ln in lines:
+        own.update(v.strip() for v in ln.split("=", 1)[0].split(","))
+    out = []
+    for ln in lines:
+        for k in range(copies):
+            out.append(ln.strip() if k == 0 else
+                       _NAME.sub(lambda m: m.group(0) + f"_J{k}" if m.group(0) in own else m.group(0), ln.strip()))
+    return out
+
+
+def lanes_source(pl, copies=JAM):
+    """Module text of the lane kernel (so(3) RKMK pairs; see :func:`adaptive_independent`).
+
+    The trajectories are split into one contiguous group per thread (``numba.prange``); a group keeps
+    C = copies * S lanes, refilled from its range as trajectories finish (no lane idles while its
+    group has work left). One attempt of all lanes is the loop over s < S computing the lanes
+    s, s + S, ..., s + (copies - 1) S (:func:`jam`)."""
+    n = pl.st.n
     fl, w, al, d, wl = batchgen.attempt_lines(pl.st, pl.tab, pl.lie, pl.terms, lanes=True)
     order = pl.tab["err_order"]
     ex = -1.0 / (order + 1)
-    load = "; ".join(f"z{i} = Zc[{i}, b]" for i in range(n))
-    load_w = "; ".join(f"W0_{i} = Wc[{i}, b]" for i in range(n))
+    inputs = [f"z{i}" for i in range(n)] + [f"W0_{i}" for i in range(n)] + ["hs", "_big", "err"]
+    body = []
+    for k in range(copies):
+        lane, sfx = ("b", "") if k == 0 else (f"b + {k}*S", f"_J{k}")
+        body += [f"hs{sfx} = HS[{lane}]", f"_big{sfx} = 0.0"] + [f"z{i}{sfx} = Zc[{i}, {lane}]" for i in range(n)]
+        body += [f"W0_{i}{sfx} = Wc[{i}, {lane}]" for i in range(n)]
+    body += jam(al, inputs, copies)
+    for k in range(copies):  # d and wl are names assigned in al: copy k has them with the suffix
+        lane, sfx = ("b", "") if k == 0 else (f"b + {k}*S", f"_J{k}")
+        body += [f"ERR[{lane}] = err{sfx}", f"BIG[{lane}] = _big{sfx}"]
+        body += [f"Dc[{i}, {lane}] = {d[i]}{sfx}" for i in range(n)]
+        body += [f"Lc[{i}, {lane}] = {wl[i]}{sfx}" for i in range(n)]
+    load = [f"Zc[{i}, b] = Z[nxt, {i}]; Ec[{i}, b] = 0.0" for i in range(n)]
+    load += [f"z{i} = Zc[{i}, b]" for i in range(n)] + [ln.strip() for ln in fl]
+    load += [f"Wc[{i}, b] = {w[i]}" for i in range(n)]
+    load += ["IDX[b] = nxt; T[b] = t0; H[b] = H0[nxt]; ns[b] = 0; nr[b] = 0; nxt += 1"]
     return f"""
 @numba.njit(parallel=True, cache=CACHE, error_model="numpy")
-def ensemble(t0, t1, H0, rtol, atol, max_step, Z, OUT, ST, TE, NS, NR):
+def ensemble(t0, t1, H0, rtol, atol, max_step, Z, OUT, ST, TE, NS, NR, G):
     B = Z.shape[0]
     direction = 1.0 if t1 > t0 else -1.0
-    for c in numba.prange((B + {C} - 1) // {C}):
-        lo = c*{C}
-        m = min({C}, B - lo)
-        Zc = np.zeros(({n}, {C})); Ec = np.zeros(({n}, {C})); Wc = np.zeros(({n}, {C}))
-        Dc = np.zeros(({n}, {C})); Lc = np.zeros(({n}, {C})); ERR = np.zeros({C}); BIG = np.zeros({C})
-        T = np.full({C}, t0); H = np.zeros({C}); HS = np.zeros({C}); LAST = np.zeros({C}, np.bool_)
-        DONE = np.ones({C}, np.bool_); ns = np.zeros({C}, np.int64); nr = np.zeros({C}, np.int64)
-        for b in range(m):
-            DONE[b] = False
-            H[b] = H0[lo + b]
-            for i in range({n}):
-                Zc[i, b] = Z[lo + b, i]
-        for b in range({C}):
-            {load}
-{_indent(fl, 3)}
-            {"; ".join(f"Wc[{i}, b] = {w[i]}" for i in range(n))}
-        nact = m
+    per = (B + G - 1) // G
+    S = {LANES // copies}
+    C = {copies * (LANES // copies)}
+    for g in numba.prange(G):
+        lo = g*per
+        hi = min(B, lo + per)
+        Zc = np.zeros(({n}, C)); Ec = np.zeros(({n}, C)); Wc = np.zeros(({n}, C))
+        Dc = np.zeros(({n}, C)); Lc = np.zeros(({n}, C)); ERR = np.zeros(C); BIG = np.zeros(C)
+        T = np.full(C, t0); H = np.zeros(C); HS = np.zeros(C); LAST = np.zeros(C, np.bool_)
+        IDX = np.full(C, -1, np.int64); ns = np.zeros(C, np.int64); nr = np.zeros(C, np.int64)
+        nxt = lo
+        nact = 0
+        for b in range(C):
+            if nxt < hi:
+{_indent(load, 4)}
+                nact += 1
         while nact > 0:
-            for b in range({C}):
+            for b in range(C):
                 hb = min(H[b], max_step)
                 LAST[b] = direction*(T[b] + direction*hb - t1) >= 0.0
                 if LAST[b]:
                     hb = abs(t1 - T[b])
                 H[b] = hb
-                HS[b] = 0.0 if DONE[b] else direction*hb
-            for b in range({C}):
-                hs = HS[b]
-                {load}
-                {load_w}
-                _big = 0.0
-{_indent(al, 4)}
-                ERR[b] = err
-                BIG[b] = _big
-                {"; ".join(f"Dc[{i}, b] = {d[i]}" for i in range(n))}
-                {"; ".join(f"Lc[{i}, b] = {wl[i]}" for i in range(n))}
-            for b in range(m):
-                if DONE[b]:
+                HS[b] = 0.0 if IDX[b] < 0 else direction*hb
+            for b in range(S):
+{_indent(body, 4)}
+            for b in range(C):
+                if IDX[b] < 0:
                     continue
                 err = ERR[b]
                 if not (err == err) or BIG[b] > 256.0:
@@ -150,14 +185,18 @@ def ensemble(t0, t1, H0, rtol, atol, max_step, Z, OUT, ST, TE, NS, NR):
                         fin = True
                         status = -1
                 if fin:
-                    DONE[b] = True
-                    nact -= 1
+                    k = IDX[b]
                     for i in range({n}):
-                        OUT[lo + b, i] = Zc[i, b] + Ec[i, b]
-                    ST[lo + b] = status
-                    TE[lo + b] = T[b]
-                    NS[lo + b] = ns[b]
-                    NR[lo + b] = nr[b]
+                        OUT[k, i] = Zc[i, b] + Ec[i, b]
+                    ST[k] = status
+                    TE[k] = T[b]
+                    NS[k] = ns[b]
+                    NR[k] = nr[b]
+                    if nxt < hi:
+{_indent(load, 6)}
+                    else:
+                        IDX[b] = -1
+                        nact -= 1
 """
 
 
@@ -183,8 +222,12 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
     first step H0[b]; returns (Y (B, n) final states (the last finite one when a run failed),
     status (B,), t_end (B,), nsteps (B,), nrejected (B,))."""
     n = pl.st.n
-    if pl.st.closed == "so3" and pl.lie:
-        fn = _load(lanes_source(pl))
+    lanes = pl.st.closed == "so3" and pl.lie
+    if lanes:
+        key = (pl.st.key, pl.tab["name"], pl.terms, JAM)
+        fn = _LANE_FNS.get(key)
+        if fn is None:  # writing the source takes milliseconds: once per structure and method
+            fn = _LANE_FNS[key] = _load(lanes_source(pl))
     else:
         zb, zeros = _args(n)
         store = "\n".join(f"        OUT[b, {i}] = out[{8 + i}] + out[{8 + n + i}]" for i in range(n))
@@ -196,9 +239,12 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
     out = np.empty_like(Z)
     st, te = np.empty(B, np.int64), np.empty(B)
     ns, nr = np.empty(B, np.int64), np.empty(B, np.int64)
+    args = (float(t0), float(t1), np.ascontiguousarray(H0, dtype=float), float(rtol), float(atol), float(max_step),
+            Z, out, st, te, ns, nr)
+    if lanes:  # one group of trajectories per thread
+        args += (max(1, min(numba_kernels.require().get_num_threads(), B)),)
     with np.errstate(all="ignore"):
-        fn(float(t0), float(t1), np.ascontiguousarray(H0, dtype=float), float(rtol), float(atol), float(max_step),
-           Z, out, st, te, ns, nr)
+        fn(*args)
     return out, st, te, ns, nr
 
 

@@ -63,11 +63,16 @@ class EnsembleSource(codegen.Source):
 
 
 def _horner(u, dens):
-    """1 - u/d1 (1 - u/d2 (1 - ...)): sin t / t with d = (2k)(2k + 1) and cos t with d = (2k - 1)(2k),
-    u = t^2 (the Taylor series)."""
-    out = "1.0"
-    for d in reversed(dens):
-        out = f"(1.0 - {u}*{out}*{1.0 / d!r})"
+    """The series 1 - u/d1 (1 - u/d2 (1 - ...)) as c0 + u (c1 + u (c2 + ...)) with c_k = (-1)^k /
+    (d1 ... dk): sin t / t with d = (2k)(2k + 1) and cos t with d = (2k - 1)(2k), u = t^2 (the
+    Taylor series); two dependent operations per term (a product and a sum) instead of three."""
+    coeffs, prod = [1.0], 1
+    for k, d in enumerate(dens, 1):
+        prod *= d  # exact integer: each c_k is correctly rounded
+        coeffs.append((-1.0) ** k / prod)
+    out = repr(coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        out = f"({c!r} + {u}*{out})"
     return out
 
 

@@ -129,3 +129,31 @@ def test_bad_ensemble_arguments():
         integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", steps=10)
     with pytest.raises(IntegrationInputError, match="fast=False.*ensemble='shared'"):
         integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", fast=False)
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_lanes_refill_and_thread_count_do_not_change_results():
+    """600 trajectories (more than the 256 lanes of a thread, so finished lanes take new ones) with
+    |m| from 0.2 to 3 (step counts from a few to many), run with 1 and 2 threads: every final state
+    equals the single run of the one-trajectory code (numpy floats) from the same y0 and takes the
+    same steps."""
+    import numba
+
+    body = free_rigid_body(REFERENCE_INERTIA)
+    rng = np.random.default_rng(11)
+    Z = rng.standard_normal((600, 3))
+    Z *= (0.2 + 2.8 * rng.random(600))[:, None] / np.linalg.norm(Z, axis=1)[:, None]
+    kw = dict(method="rkmk45", rtol=1e-7, atol=1e-9)
+    pick = np.r_[0:600:37, 599]
+    single = [integrate(body, z, (0.0, 3.0), backend="numpy", **kw) for z in Z[pick]]
+    before = numba.get_num_threads()
+    try:
+        for th in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(th)
+            r = integrate(body, Z, (0.0, 3.0), ensemble="independent", backend="numba", **kw)
+            assert r.backend == "numba" and r.status == 0
+            assert np.max(np.abs(r.y[-1][pick] - np.array([s.y[-1] for s in single]))) <= 1e-13, th
+            assert list(r.nsteps_each[pick]) == [s.nsteps for s in single], th
+            assert np.ptp(r.nsteps_each) >= 5  # the trajectories do take different step counts
+    finally:
+        numba.set_num_threads(before)
