@@ -276,14 +276,16 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
     every = 1 if events is not None else save_every
     if pl is not None:
+        switch = backend == "auto" and fastpath.resolve_backend("auto") == "numba"
         res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
-                                                  max_steps)
+                                                  max_steps, switch)
     else:
         res, nsteps, nrej = _reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order,
                                             max_steps)
     res.nfev = extra + 1 + (nsteps + nrej) * len(tab["b"])
     res.nrejected = nrej
-    res.backend = mode if pl is not None else "numpy (generic reference)"
+    if pl is None:
+        res.backend = "numpy (generic reference)"
     if events is not None:
         step = fastpath.step_function(pl, mode) if pl is not None else ref.step
         res = _locate_events(problem, res, events, step, len(tab["b"]), save_every)

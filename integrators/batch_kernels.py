@@ -46,7 +46,7 @@ def ensemble(t0, t1, H0, rtol, atol, max_step, Z, OUT, ST, TE, NS, NR):
         ts = np.empty(2)
         ys = np.empty((2, {n}))
         ts[0] = t0
-        out = run(t0, t1, H0[b], rtol, atol, max_step, {never}, {never}, ts, ys, {zb}, {zeros})
+        out = run(t0, t1, H0[b], rtol, atol, max_step, {never}, {never}, 0, ts, ys, {zb}, {zeros})
         ST[b] = out[0]
         TE[b] = out[1]
         NS[b] = out[3]

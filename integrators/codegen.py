@@ -780,11 +780,12 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
     """Source of the whole adaptive loop (solve_ivp's controller: Hairer-Norsett-Wanner I, II.4;
     error norm as in scipy's RK45 / DOP853, max over an ensemble)::
 
-        run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, ts, ys, z..., e...) ->
+        run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z..., e...) ->
             (status, t, h, nsteps, nrej, nsave, ts, ys, z..., e...)
 
     status 0: reached t1; -1: the step size fell below 10 eps |t| (overflow or stiffness); -2: the
-    budget of ``max_steps`` accepted steps was spent before t1. With
+    budget of ``max_steps`` accepted steps was spent before t1 (t, the proposed h and z, e are returned,
+    so a second call continues the run; ``since``: accepted steps since the last saved one). With
     ``batch`` (the compiled ensemble) the state is Z, E of shape (B, n), ys (cap, B, n), and the
     stages run in a loop over the trajectories: run(..., ts, ys, Z, E) -> (status, t, h, nsteps,
     nrej, nsave, ts, ys). ``source_class``: a subclass of :class:`Source` to write the stages with.
@@ -798,7 +799,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
     order = tab["err_order"]
     fsal = tab["fsal"]
     if batch:
-        head = "def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, ts, ys, Z, E):"
+        head = "def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, Z, E):"
         src.emit(f"B = Z.shape[0]; D = np.empty((B, {n})); WL = np.empty((B, {n})); WF = np.empty((B, {n}))")
         src.emit("for b in range(B):")
         src.indent += 1
@@ -809,13 +810,14 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
             src.emit(f"WF[b, {i}] = {w0[i]}")
         src.indent -= 1
     else:
-        head = f"def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, ts, ys, {', '.join(z + e)}):"
+        head = (f"def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, "
+                f"{', '.join(z + e)}):")
         # first stage generator at z (FSAL: the last stage of an accepted step is the next first one)
         w0 = src.velocity(z) if lie else src.field(z)
         for i in range(n):
             src.emit(f"{W0[i]} = {w0[i]}")
     src.emit("t = t0; direction = 1.0 if t1 > t0 else -1.0")
-    src.emit("nsteps = 0; nrej = 0; j = 1; status = 0; since = 0")
+    src.emit("nsteps = 0; nrej = 0; j = 1; status = 0")
     src.emit("while direction*(t1 - t) > 0.0:")
     src.indent += 1
     src.emit("if nsteps >= max_steps:")

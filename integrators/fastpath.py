@@ -28,6 +28,9 @@ CHUNK = 4096
 
 #: "auto" compiles with numba only for runs of at least this many step-trajectories
 AUTO_NUMBA_WORK = 1_000_000
+#: an adaptive run in Python ("auto", numba installed) that has not ended after this many accepted steps
+#: (about 1-3 s) continues in the compiled loop
+NUMPY_CHUNK = 20_000
 
 
 def choose_backend(backend, work):
@@ -167,25 +170,51 @@ def _failed(ts, ys, done, h, t0):
                                      f"state is kept; reduce h")
 
 
-def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, max_steps=10**6):
+def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, switch):
+    """One trajectory by the generated loop, called in chunks of NUMPY_CHUNK accepted steps while it runs
+    as Python (``mode`` "scalar") and ``switch`` allows the compiled loop: a run that is still going after
+    a chunk continues compiled from the returned t, h, z, e (equal to an unchunked run to round-off: the
+    first stage's generator is recomputed from z). Returns (status, t, nsteps, nrej, ts, ys, zf, mode)."""
+    dim = pl.st.n
+    z, e = [float(v) for v in y0], [0.0] * dim
+    t, h, since, left, nsteps, nrej = t0, h0, 0, budget, 0, 0
+    T, Y = [np.array([t0])], [y0[None].copy()]
+    while True:
+        chunk = min(left, NUMPY_CHUNK) if mode == "scalar" and switch else left
+        ts, ys = np.empty(64), np.empty((64, dim))
+        ts[0] = t
+        with np.errstate(all="ignore"):
+            out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys,
+                                                *z, *e)
+        status, t, h, ns, nr, j, ts, ys = out[:8]
+        z, e = list(out[8:8 + dim]), list(out[8 + dim:])
+        T.append(ts[1:j])
+        Y.append(ys[1:j])
+        nsteps, nrej, left = nsteps + ns, nrej + nr, left - ns
+        if status != -2 or left <= 0:
+            break
+        since = (since + ns) % save_every
+        mode = "numba"
+    zf = None if status == 0 else np.array(z) + np.array(e)
+    return status, t, nsteps, nrej, np.concatenate(T), np.concatenate(Y), zf, mode
+
+
+def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, max_steps=10**6, switch=False):
     """The generated adaptive loop from y0 (..., dim) (an ensemble shares one step sequence), at most
-    ``max_steps`` accepted steps; returns (IntegrationResult, nsteps, nrejected)."""
+    ``max_steps`` accepted steps; ``switch``: a single trajectory that outlasts NUMPY_CHUNK steps in Python
+    continues compiled (backend "auto" with numba installed). Returns (IntegrationResult, nsteps,
+    nrejected); the result's ``backend`` says which loop ran."""
     dim = pl.st.n
     cap = 64
     mode = "numba" if backend == "numba" else "scalar"
     ms = math.inf if max_step is None else float(max_step)
     budget = int(max_steps)
+    used = backend
     if y0.ndim == 1:
-        f = pl.function("adaptive", mode)
-        ts = np.empty(cap)
-        ys = np.empty((cap, dim))
-        ts[0], ys[0] = t0, y0
-        with np.errstate(all="ignore"):
-            out = f(t0, t1, h0, rtol, atol, ms, save_every, budget, ts, ys, *(float(v) for v in y0),
-                    *([0.0] * dim))
-        status, t, _, nsteps, nrej, j, ts, ys = out[:8]
-        ts, ys = ts[:j], ys[:j]
-        zf = None if status == 0 else np.array(out[8:8 + dim]) + np.array(out[8 + dim:])
+        status, t, nsteps, nrej, ts, ys, zf, last = _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every,
+                                                                mode, budget, switch)
+        if last != mode:
+            used = f"numpy for the first {NUMPY_CHUNK} steps, then numba"
     elif mode == "numba":  # compiled ensemble: one loop over the trajectories inside every stage
         f = pl.function("adaptive_batch", "numba")
         Z = np.ascontiguousarray(y0.reshape(-1, dim))
@@ -194,7 +223,8 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         ys = np.empty((cap,) + Z.shape)
         ts[0], ys[0] = t0, Z
         with np.errstate(all="ignore"):
-            status, t, _, nsteps, nrej, j, ts, ys = f(t0, t1, h0, rtol, atol, ms, save_every, budget, ts, ys, Z, E)
+            status, t, _, nsteps, nrej, j, ts, ys = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys,
+                                                      Z, E)
         ts, ys = ts[:j], ys[:j].reshape((j,) + y0.shape)
         zf = (Z + E).reshape(y0.shape)
     else:
@@ -205,7 +235,7 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         ys = np.empty((cap, dim, flat.shape[0]))
         ts[0], ys[0] = t0, flat.T
         with np.errstate(all="ignore"):
-            out = f(t0, t1, h0, rtol, atol, ms, save_every, budget, ts, ys, *cols,
+            out = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys, *cols,
                     *[np.zeros_like(c) for c in cols])
         status, t, _, nsteps, nrej, j, ts, ys = out[:8]
         ts = ts[:j]
@@ -220,6 +250,7 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
             ts = np.append(ts, t)
             ys = np.concatenate([ys, zf[None]], axis=0)
     res = IntegrationResult(t=ts, y=ys, status=int(status), message=msg, nsteps=int(nsteps))
+    res.backend = used
     return res, int(nsteps), int(nrej)
 
 
