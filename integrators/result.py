@@ -126,7 +126,12 @@ def finish(problem, res):
     ``y = state_map(raw)`` with the raw states kept as ``outputs["z"]`` (unless "z" is declared)."""
     raw = res.y
     res.invariants, res.constraints = record(problem, raw)
-    res.outputs = {k: np.asarray(f(raw)) for k, f in (getattr(problem, "outputs", None) or {}).items()}
+    done = {}                                             # id(f) -> value: two names of one callable run once
+    res.outputs = {}
+    for k, f in (getattr(problem, "outputs", None) or {}).items():
+        if id(f) not in done:
+            done[id(f)] = np.asarray(f(raw))
+        res.outputs[k] = done[id(f)]
     state_map = getattr(problem, "state_map", None)
     if state_map is not None:
         res.y = np.asarray(state_map(raw))

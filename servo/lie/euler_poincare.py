@@ -98,7 +98,8 @@ class LieSystem:
     def _check_last(self, x, size, what, finite=False):
         """x as a float array (..., size); ServoError for complex or non-numeric input, a wrong last axis
         and, with ``finite`` (the public entries: states given by the user), a NaN or inf entry."""
-        x = self._real_array(x, what)
+        if not (type(x) is np.ndarray and x.dtype == np.float64):   # the integrators' states are already so
+            x = self._real_array(x, what)
         if x.ndim == 0 or x.shape[-1] != size:
             raise ServoError(f"{what} must have last axis of length {size} for {self.name}, got shape {x.shape}")
         if finite and not np.all(np.isfinite(x)):
@@ -139,10 +140,15 @@ class LieSystem:
         """The named components every integration of this system records, as callables on the variable z
         of the coadjoint problem (K, ..., n): z itself, velocities "w" and the multiplier ("multiplier", "lambda")."""
         state = self.from_problem
+
+        def multiplier(z: NDArray[np.float64]) -> NDArray[np.float64]:
+            return self.multiplier(state(z))
+
+        # "lambda" is the same callable as "multiplier": recorded once (integrators.result.finish)
         return {"z": lambda z: z,
                 "w": lambda z: self.velocity(state(z)),
-                "multiplier": lambda z: self.multiplier(state(z)),
-                "lambda": lambda z: self.multiplier(state(z))}
+                "multiplier": multiplier,
+                "lambda": multiplier}
 
     def to_problem(self, state: ArrayLike) -> NDArray[np.float64]:
         """The variable of the coadjoint problem for a state (identity unless overridden)."""
