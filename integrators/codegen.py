@@ -459,15 +459,7 @@ class Source:
         r_(k+1),j = r_k,(j-1) + r_k,(d-1) c_j, reduced here as polynomials in the invariants; the
         generated code evaluates the invariants and one polynomial per a_j."""
         d, gens, poly = rel
-        n = self.n
-        g = []
-        for kind, F in gens:  # the invariants at x
-            if kind == 1:
-                g.append(self.assign("gi", [lin([(F[i], x[i]) for i in range(n)])])[0])
-            else:
-                g.append(self.assign("gi", [lin([(F[i, i], f"{x[i]}*{x[i]}") for i in range(n)]
-                                                 + [(2.0 * F[i, j], f"{x[i]}*{x[j]}")
-                                                    for i in range(n) for j in range(i + 1, n)])])[0])
+        g = self._invariants(x, gens)
         c = [{mono: a for mono, a in poly.get(j, [])} for j in range(d)]
         a = [{(): float(coeffs[j])} if j < len(coeffs) else {} for j in range(d)]
         r = c
@@ -487,6 +479,78 @@ class Source:
             else:
                 out.append(self.assign("aa", [lin(terms).replace("*1.0", "")])[0])
         return out
+
+    def stage_act(self, x, z):
+        """exp(ad x)^T z for a stage value Y_i (the update of the step keeps :meth:`act`).
+
+        With no closed form, B = ad(x)^T obeys B^d = sum_j (-1)^(d-j) c_j(x) B^j (the relation of
+        -ad_x from :func:`ad_relation`, transposed), so the Taylor sum of the action over s substeps
+        of exp(B/s), with the same (s, m) as :meth:`_act_taylor` (``tplan``), folds into
+        exp(B/s) u = sum_{j<d} f_j B^j u, f_j = sum_{k<=m} r_kj / k! (r_k: B^k = sum_j r_kj B^j, a
+        scalar recurrence): d - 1 products with B per substep instead of m. The same truncated
+        series, so the stages agree with :meth:`act` to round-off."""
+        rel = ad_relation(self.st.C, self.n) if self.st.closed is None else None
+        if rel is None or not rel[0] or rel[0] > self.n:
+            return self.act(x, z, delta=False)
+        d, gens, poly = rel
+        n = self.n
+        bound = lin([(nr, f"abs({x[i]})") for i, nr in enumerate(self.st.norms)])
+        s, m, inv, bad = self.fresh("s"), self.fresh("m"), self.fresh("r"), self.fresh("nan")
+        self.emit(f"{s}, {m}, {bad} = tplan({bound})")
+        self.emit(f"{inv} = 1.0/{s}")
+        xs = self.assign("x", [f"{inv}*{x[i]}" for i in range(n)])
+        g = self._invariants(xs, gens)
+        # c'_j of B = ad(x)^T: (-1)^(d-j) c_j
+        c = [None] * d
+        for j, terms in poly.items():
+            sign = -1.0 if (d - j) % 2 else 1.0
+            c[j] = self.assign("cb", [lin([(sign * a, "*".join(g[i] for i in mono)) for mono, a in terms])])[0]
+        f = [self.fresh("f") for _ in range(d)]
+        for j in range(d):  # k < d: B^k itself
+            self.emit(f"{f[j]} = {_num(1.0 / math.factorial(j))}")
+        if any(cj is not None for cj in c):
+            r = [self.fresh("rk") for _ in range(d)]
+            fac = self.fresh("fac")
+            for j in range(d):
+                self.emit(f"{r[j]} = {c[j] if c[j] is not None else '0.0'}")
+            self.emit(f"{fac} = {_num(1.0 / math.factorial(d))}")
+            self.emit(f"for _k in range({d}, {m} + 1):")
+            self.indent += 1
+            self.emit(", ".join(f[j] for j in range(d)) + " = " + ", ".join(f"{f[j]} + {fac}*{r[j]}" for j in range(d)))
+            self.emit(f"{fac} = {fac}/(_k + 1.0)")
+            rhs = []
+            for j in range(d):
+                parts = ([r[j - 1]] if j > 0 else []) + ([f"{r[d - 1]}*{c[j]}"] if c[j] is not None else [])
+                rhs.append(" + ".join(parts) or "0.0")
+            self.emit(", ".join(r) + " = " + ", ".join(rhs))
+            self.indent -= 1
+        cur = self.assign("z", list(z))
+        self.emit(f"for _ in range({s}):")
+        self.indent += 1
+        us = list(cur)
+        pairs = [f"{f[0]}*{cur[i]}" for i in range(n)]
+        acc = [[p] for p in pairs]
+        for j in range(1, d):
+            us = self.coad(xs, us, prefix="t")
+            for i in range(n):
+                acc[i].append(f"{f[j]}*{us[i]}")
+        for i in range(n):
+            self.emit(f"{cur[i]} = " + " + ".join(acc[i]))
+        self.indent -= 1
+        return self.assign("y", [f"{cur[i]} + {bad}" for i in range(n)])
+
+    def _invariants(self, x, gens):
+        """Names of the invariant forms (1, f): f.x and (2, Q): x^T Q x at x."""
+        n = self.n
+        g = []
+        for kind, F in gens:
+            if kind == 1:
+                g.append(self.assign("gi", [lin([(F[i], x[i]) for i in range(n)])])[0])
+            else:
+                g.append(self.assign("gi", [lin([(F[i, i], f"{x[i]}*{x[i]}") for i in range(n)]
+                                                 + [(2.0 * F[i, j], f"{x[i]}*{x[j]}")
+                                                    for i in range(n) for j in range(i + 1, n)])])[0])
+        return g
 
     # ---------------------------------------------------------------- exponential
     def act(self, x, z, delta):
@@ -604,7 +668,7 @@ def _stages(src, tab, z, h, lie, terms, w0=None):
             continue
         if lie:
             theta = src.combo("th", pairs)
-            Y = src.act(theta, z, delta=False)
+            Y = src.stage_act(theta, z)
             w = src.velocity(Y)
             xh = src.assign("xh", [f"{h}*{w[j]}" for j in range(src.n)])
             Ks.append(src.dexpinv(theta, xh, terms) if terms > 1 else xh)
