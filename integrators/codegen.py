@@ -489,10 +489,20 @@ class Source:
         exp(B/s) u = sum_{j<d} f_j B^j u, f_j = sum_{k<=m} r_kj / k! (r_k: B^k = sum_j r_kj B^j, a
         scalar recurrence): d - 1 products with B per substep instead of m. The same truncated
         series, so the stages agree with :meth:`act` to round-off."""
-        rel = ad_relation(self.st.C, self.n) if self.st.closed is None else None
-        if rel is None or not rel[0] or rel[0] > self.n:
-            return self.act(x, z, delta=False)
-        d, gens, poly = rel
+        return self.fold_act(x, z, delta=False) if self.foldable() else self.act(x, z, delta=False)
+
+    def foldable(self):
+        """True when the exponential has no closed form and C has a relation of degree <= n."""
+        if self.st.closed is not None:
+            return False
+        rel = ad_relation(self.st.C, self.n)
+        return rel is not None and 0 < rel[0] <= self.n
+
+    def fold_act(self, x, z, delta):
+        """:meth:`stage_act`'s folded Taylor action; with ``delta`` the increment exp(B) z - z,
+        accumulated over the substeps from the terms j >= 1 (no cancellation), as in
+        :meth:`_act_taylor`."""
+        d, gens, poly = ad_relation(self.st.C, self.n)
         n = self.n
         bound = lin([(nr, f"abs({x[i]})") for i, nr in enumerate(self.st.norms)])
         s, m, inv, bad = self.fresh("s"), self.fresh("m"), self.fresh("r"), self.fresh("nan")
@@ -506,8 +516,8 @@ class Source:
             sign = -1.0 if (d - j) % 2 else 1.0
             c[j] = self.assign("cb", [lin([(sign * a, "*".join(g[i] for i in mono)) for mono, a in terms])])[0]
         f = [self.fresh("f") for _ in range(d)]
-        for j in range(d):  # k < d: B^k itself
-            self.emit(f"{f[j]} = {_num(1.0 / math.factorial(j))}")
+        for j in range(d):  # k < d: B^k itself (with delta, f[0] holds f_0 - 1: no cancellation)
+            self.emit(f"{f[j]} = {_num(0.0 if delta and j == 0 else 1.0 / math.factorial(j))}")
         if any(cj is not None for cj in c):
             r = [self.fresh("rk") for _ in range(d)]
             fac = self.fresh("fac")
@@ -516,28 +526,36 @@ class Source:
             self.emit(f"{fac} = {_num(1.0 / math.factorial(d))}")
             self.emit(f"for _k in range({d}, {m} + 1):")
             self.indent += 1
-            self.emit(", ".join(f[j] for j in range(d)) + " = " + ", ".join(f"{f[j]} + {fac}*{r[j]}" for j in range(d)))
+            live = [j for j in range(d) if j > 0 or c[0] is not None]  # r_k0 = 0 for all k when c_0 = 0
+            self.emit(", ".join(f[j] for j in live) + " = " + ", ".join(f"{f[j]} + {fac}*{r[j]}" for j in live))
             self.emit(f"{fac} = {fac}/(_k + 1.0)")
             rhs = []
-            for j in range(d):
-                parts = ([r[j - 1]] if j > 0 else []) + ([f"{r[d - 1]}*{c[j]}"] if c[j] is not None else [])
+            for j in live:
+                parts = ([r[j - 1]] if j - 1 in live else []) + ([f"{r[d - 1]}*{c[j]}"] if c[j] is not None else [])
                 rhs.append(" + ".join(parts) or "0.0")
-            self.emit(", ".join(r) + " = " + ", ".join(rhs))
+            self.emit(", ".join(r[j] for j in live) + " = " + ", ".join(rhs))
             self.indent -= 1
         cur = self.assign("z", list(z))
+        tot = self.assign("d", ["0.0"] * n) if delta else None
         self.emit(f"for _ in range({s}):")
         self.indent += 1
         us = list(cur)
-        pairs = [f"{f[0]}*{cur[i]}" for i in range(n)]
-        acc = [[p] for p in pairs]
+        acc = [[] for _ in range(n)]
         for j in range(1, d):
             us = self.coad(xs, us, prefix="t")
             for i in range(n):
                 acc[i].append(f"{f[j]}*{us[i]}")
-        for i in range(n):
-            self.emit(f"{cur[i]} = " + " + ".join(acc[i]))
+        f0 = [] if c[0] is None else [f"{f[0]}*{cur[i]}" for i in range(n)]  # (f_0 - 1) z or f_0 z
+        if delta:  # f_0 = 1 + O(x^d): its excess is a term of the increment too
+            inc = self.assign("v", [" + ".join(f0[i:i + 1] + acc[i]) or "0.0" for i in range(n)])
+            for i in range(n):
+                self.emit(f"{tot[i]} = {tot[i]} + {inc[i]}")
+                self.emit(f"{cur[i]} = {cur[i]} + {inc[i]}")
+        else:
+            for i in range(n):
+                self.emit(f"{cur[i]} = " + " + ".join((f0[i:i + 1] or [cur[i]]) + acc[i]))
         self.indent -= 1
-        return self.assign("y", [f"{cur[i]} + {bad}" for i in range(n)])
+        return self.assign("y", [f"{(tot if delta else cur)[i]} + {bad}" for i in range(n)])
 
     def _invariants(self, x, gens):
         """Names of the invariant forms (1, f): f.x and (2, Q): x^T Q x at x."""
@@ -683,7 +701,7 @@ def _stages(src, tab, z, h, lie, terms, w0=None):
 def _increment(src, Ks, b, z, lie):
     theta = src.combo("tb", list(zip(b, Ks)))
     if lie:
-        return theta, src.act(theta, z, delta=True)
+        return theta, (src.fold_act(theta, z, delta=True) if src.foldable() else src.act(theta, z, delta=True))
     return theta, theta
 
 
