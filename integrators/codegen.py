@@ -264,12 +264,11 @@ def ad_relation(C, dmax, samples=40, seed=2024):
     ad^5 = -2|w|^2 ad^3 - |w|^4 ad on se(3); found by least squares at random x and accepted when it
     holds to 1e-10 at other random x (relative to |A^d|)."""
     C = np.asarray(C, dtype=float)
-    key = (C.tobytes(), C.shape, dmax)
-    if key in _RELATIONS:
-        return _RELATIONS[key]
-    out = _find_relation(C, dmax, samples, seed)
-    _RELATIONS[key] = out
-    return out
+    key = (C.tobytes(), C.shape)
+    if key not in _RELATIONS:  # the smallest d <= n (Cayley-Hamilton gives d = n when any)
+        _RELATIONS[key] = _find_relation(C, C.shape[0], samples, seed)
+    out = _RELATIONS[key]
+    return out if out is not None and out[0] <= dmax else None
 
 
 def _find_relation(C, dmax, samples, seed):
@@ -508,57 +507,97 @@ class Source:
         s, m, inv, bad = self.fresh("s"), self.fresh("m"), self.fresh("r"), self.fresh("nan")
         self.emit(f"{s}, {m}, {bad} = tplan({bound})")
         self.emit(f"{inv} = 1.0/{s}")
-        xs = self.assign("x", [f"{inv}*{x[i]}" for i in range(n)])
-        g = self._invariants(xs, gens)
-        # c'_j of B = ad(x)^T: (-1)^(d-j) c_j
+        g = self._invariants(x, gens)
+        # c'_j of B = ad(x/s)^T: (-1)^(d-j) c_j(x) s^-(d-j) (c_j is homogeneous of degree d - j)
         c = [None] * d
         for j, terms in poly.items():
             sign = -1.0 if (d - j) % 2 else 1.0
-            c[j] = self.assign("cb", [lin([(sign * a, "*".join(g[i] for i in mono)) for mono, a in terms])])[0]
-        f = [self.fresh("f") for _ in range(d)]
-        for j in range(d):  # k < d: B^k itself (with delta, f[0] holds f_0 - 1: no cancellation)
-            self.emit(f"{f[j]} = {_num(0.0 if delta and j == 0 else 1.0 / math.factorial(j))}")
-        if any(cj is not None for cj in c):
-            r = [self.fresh("rk") for _ in range(d)]
-            fac = self.fresh("fac")
-            for j in range(d):
-                self.emit(f"{r[j]} = {c[j] if c[j] is not None else '0.0'}")
-            self.emit(f"{fac} = {_num(1.0 / math.factorial(d))}")
-            self.emit(f"for _k in range({d}, {m} + 1):")
-            self.indent += 1
-            live = [j for j in range(d) if j > 0 or c[0] is not None]  # r_k0 = 0 for all k when c_0 = 0
-            self.emit(", ".join(f[j] for j in live) + " = " + ", ".join(f"{f[j]} + {fac}*{r[j]}" for j in live))
-            self.emit(f"{fac} = {fac}/(_k + 1.0)")
-            rhs = []
-            for j in live:
-                parts = ([r[j - 1]] if j - 1 in live else []) + ([f"{r[d - 1]}*{c[j]}"] if c[j] is not None else [])
-                rhs.append(" + ".join(parts) or "0.0")
-            self.emit(", ".join(r[j] for j in live) + " = " + ", ".join(rhs))
-            self.indent -= 1
-        cur = self.assign("z", list(z))
-        tot = self.assign("d", ["0.0"] * n) if delta else None
-        self.emit(f"for _ in range({s}):")
+            c[j] = self.assign("cb", ["*".join([f"({lin([(sign * a, '*'.join(g[i] for i in mono)) for mono, a in terms])})"]
+                                               + [inv] * (d - j))])[0]
+        f = self._taylor_fold(c, m, 0.0 if delta else 1.0)
+        # B(x/s)^j = s^-j B(x)^j: the scaling goes into f_j, the products below are with B(x)
+        if d > 1:
+            self.emit(", ".join(f[1:]) + " = " + ", ".join(f"{f[j]}*{'*'.join([inv] * j)}" for j in range(1, d)))
+        def substep(u, prefix):  # f_0 u + sum_{j>=1} f_j B^j u ((f_0 - 1) u + ... with delta)
+            acc = [[f"{f[0]}*{u[i]}"] if c[0] is not None else ([] if delta else [u[i]]) for i in range(n)]
+            for j in range(1, d):
+                u = self.coad(x, u, prefix="t")
+                for i in range(n):
+                    acc[i].append(f"{f[j]}*{u[i]}")
+            return self.assign(prefix, [" + ".join(a) or "0.0" for a in acc])
+
+        # the first substep from z, the other s - 1 in a loop (no copies when s = 1)
+        out = substep(list(z), "d" if delta else "y")
+        self.emit(f"for _ in range({s} - 1):")
         self.indent += 1
-        us = list(cur)
-        acc = [[] for _ in range(n)]
-        for j in range(1, d):
-            us = self.coad(xs, us, prefix="t")
+        if delta:  # the state of the substep z + (increment so far); the increments are summed
+            u = self.assign("u", [f"{z[i]} + {out[i]}" for i in range(n)])
+            inc = substep(u, "v")
             for i in range(n):
-                acc[i].append(f"{f[j]}*{us[i]}")
-        f0 = [] if c[0] is None else [f"{f[0]}*{cur[i]}" for i in range(n)]  # (f_0 - 1) z or f_0 z
-        if delta:  # f_0 = 1 + O(x^d): its excess is a term of the increment too
-            inc = self.assign("v", [" + ".join(f0[i:i + 1] + acc[i]) or "0.0" for i in range(n)])
-            for i in range(n):
-                self.emit(f"{tot[i]} = {tot[i]} + {inc[i]}")
-                self.emit(f"{cur[i]} = {cur[i]} + {inc[i]}")
+                self.emit(f"{out[i]} = {out[i]} + {inc[i]}")
         else:
+            nxt = substep(out, "v")
             for i in range(n):
-                self.emit(f"{cur[i]} = " + " + ".join((f0[i:i + 1] or [cur[i]]) + acc[i]))
+                self.emit(f"{out[i]} = {nxt[i]}")
         self.indent -= 1
-        return self.assign("y", [f"{(tot if delta else cur)[i]} + {bad}" for i in range(n)])
+        return self.assign("y", [f"{out[i]} + {bad}" for i in range(n)])
+
+    def _taylor_fold(self, c, m, f0):
+        """Names f_0..f_(d-1) with sum_{k<=m} B^k / k! = sum_j f_j B^j (f_0 offset by f0 - 1: 0.0 for
+        an increment), given B^d = sum_j c_j B^j (names, None for 0): f_j = sum_k r_kj / k! with
+        r_d = c, r_(k+1),j = r_k,(j-1) + r_k,(d-1) c_j, in a runtime loop over k. The supports of r_k
+        (which j can be non-zero) are followed at generation time: when they alternate (a relation
+        with only even or only odd gaps d - j, as on so(4), se(3), sl(2)) the loop takes two k per
+        pass and writes only the live entries (it may add the term m + 1, below the truncation)."""
+        d = len(c)
+        f = [self.fresh("f") for _ in range(d)]
+        for j in range(d):  # k < d: B^k itself
+            self.emit(f"{f[j]} = {_num(f0 if j == 0 else 1.0 / math.factorial(j))}")
+        S0 = {j for j in range(d) if c[j] is not None}
+        if not S0:
+            return f
+
+        def step(S):
+            return {j for j in range(d) if j - 1 in S or (d - 1 in S and c[j] is not None)}
+
+        S1 = step(S0)
+        if S1 <= S0:
+            period = [S0]
+        elif step(S1) <= S0:
+            period = [S0, S1]
+        else:
+            U = set(S0)
+            while not step(U) <= U:
+                U |= step(U)
+            period = [U]
+        r = [self.fresh("rk") for _ in range(d)]
+        fac = self.fresh("fac")
+        for j in sorted(period[0]):
+            self.emit(f"{r[j]} = {c[j] if c[j] is not None else '0.0'}")
+        self.emit(f"{fac} = {_num(1.0 / math.factorial(d))}")
+        self.emit(f"for _k in range({d}, {m} + 1{', 2' if len(period) == 2 else ''}):")
+        self.indent += 1
+        for t, S in enumerate(period):
+            nxt = sorted(period[(t + 1) % len(period)])
+            live = sorted(S)
+            self.emit(", ".join(f[j] for j in live) + " = " + ", ".join(f"{f[j]} + {fac}*{r[j]}" for j in live))
+            self.emit(f"{fac} = {fac}/(_k + {float(t + 1)!r})")
+            rhs = []
+            for j in nxt:
+                parts = ([r[j - 1]] if j - 1 in S else []) + \
+                        ([f"{r[d - 1]}*{c[j]}"] if d - 1 in S and c[j] is not None else [])
+                rhs.append(" + ".join(parts) or "0.0")
+            self.emit(", ".join(r[j] for j in nxt) + " = " + ", ".join(rhs))
+        self.indent -= 1
+        return f
 
     def _invariants(self, x, gens):
-        """Names of the invariant forms (1, f): f.x and (2, Q): x^T Q x at x."""
+        """Names of the invariant forms (1, f): f.x and (2, Q): x^T Q x at x (written once per x: the
+        stage exponential and dexp^-1 of a stage share them)."""
+        cache = self.__dict__.setdefault("_inv_cache", {})
+        key = (tuple(x), id(gens))
+        if key in cache:
+            return cache[key]
         n = self.n
         g = []
         for kind, F in gens:
@@ -568,6 +607,7 @@ class Source:
                 g.append(self.assign("gi", [lin([(F[i, i], f"{x[i]}*{x[i]}") for i in range(n)]
                                                  + [(2.0 * F[i, j], f"{x[i]}*{x[j]}")
                                                     for i in range(n) for j in range(i + 1, n)])])[0])
+        cache[key] = g
         return g
 
     # ---------------------------------------------------------------- exponential
