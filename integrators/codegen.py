@@ -368,10 +368,11 @@ class Source:
             exprs.append(e if scale is None else f"{scale}*({e})")
         return self.assign(prefix, exprs)
 
-    def velocity(self, z):
+    def velocity(self, z, scale=None):
+        """w = W z + c, or scale*(W z + c) (the same rounding as w, then scale*w)."""
         W, c = self.st.W, self.st.c
-        return self.assign("w", [lin([(W[i, j], z[j]) for j in range(self.n)] + [(c[i], "1.0")])
-                                 for i in range(self.n)])
+        exprs = [lin([(W[i, j], z[j]) for j in range(self.n)] + [(c[i], "1.0")]) for i in range(self.n)]
+        return self.assign("w", exprs if scale is None else [f"{scale}*({e})" for e in exprs])
 
     def coad(self, x, m, prefix="g"):
         """(ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k, from the non-zero entries of C."""
@@ -727,8 +728,7 @@ def _stages(src, tab, z, h, lie, terms, w0=None):
         if lie:
             theta = src.combo("th", pairs)
             Y = src.stage_act(theta, z)
-            w = src.velocity(Y)
-            xh = src.assign("xh", [f"{h}*{w[j]}" for j in range(src.n)])
+            xh = src.velocity(Y, scale=h)
             Ks.append(src.dexpinv(theta, xh, terms) if terms > 1 else xh)
         else:
             dz = src.combo("dz", pairs)
