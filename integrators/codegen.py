@@ -517,8 +517,10 @@ class Source:
                                                + [inv] * (d - j))])[0]
         f = self._taylor_fold(c, m, 0.0 if delta else 1.0)
         # B(x/s)^j = s^-j B(x)^j: the scaling goes into f_j, the products below are with B(x)
+        # bad (0.0 or NaN from tplan) rides on f_1: a NaN f_1 makes every component NaN
         if d > 1:
-            self.emit(", ".join(f[1:]) + " = " + ", ".join(f"{f[j]}*{'*'.join([inv] * j)}" for j in range(1, d)))
+            self.emit(", ".join(f[1:]) + " = " + ", ".join(f"{f[j]}*{'*'.join([inv] * j)}" + (f" + {bad}" if j == 1 else "")
+                                                       for j in range(1, d)))
         def substep(u, prefix):  # f_0 u + sum_{j>=1} f_j B^j u ((f_0 - 1) u + ... with delta)
             acc = [[f"{f[0]}*{u[i]}"] if c[0] is not None else ([] if delta else [u[i]]) for i in range(n)]
             for j in range(1, d):
@@ -541,7 +543,7 @@ class Source:
             for i in range(n):
                 self.emit(f"{out[i]} = {nxt[i]}")
         self.indent -= 1
-        return self.assign("y", [f"{out[i]} + {bad}" for i in range(n)])
+        return out if d > 1 else self.assign("y", [f"{out[i]} + {bad}" for i in range(n)])
 
     def _taylor_fold(self, c, m, f0):
         """Names f_0..f_(d-1) with sum_{k<=m} B^k / k! = sum_j f_j B^j (f_0 offset by f0 - 1: 0.0 for
