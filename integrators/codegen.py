@@ -48,6 +48,8 @@ TAYLOR_STOP = 2.0 ** -54
 TAYLOR_RADIUS = 0.5
 
 _CACHE = {}
+#: NaN in generated code (inf * 0, folded by the compiler)
+_NAN = "(1e308*1e308*0.0)"
 
 
 # ----------------------------------------------------------------------------- recognition
@@ -505,9 +507,14 @@ class Source:
         d, gens, poly = ad_relation(self.st.C, self.n)
         n = self.n
         bound = lin([(nr, f"abs({x[i]})") for i, nr in enumerate(self.st.norms)])
-        s, m, inv, bad = self.fresh("s"), self.fresh("m"), self.fresh("r"), self.fresh("nan")
-        self.emit(f"{s}, {m}, {bad} = tplan({bound})")
+        s, bd, inv, bad, rb = (self.fresh(p) for p in ("s", "bd", "r", "nan", "rb"))
+        # the plan of tplan without its call: s substeps with r = bound / s < TAYLOR_RADIUS, the
+        # terms counted in the loop of _taylor_fold; NaN (carried by f_1) beyond 1e5 or for NaN
+        self.emit(f"{bd} = bmax({bound})")
+        self.emit(f"{bad} = 0.0 if {bd} <= 1e5 else {_NAN}")
+        self.emit(f"{s} = int({_num(1.0 / TAYLOR_RADIUS)}*{bd}) + 1 if {bd} <= 1e5 else 1")
         self.emit(f"{inv} = 1.0/{s}")
+        self.emit(f"{rb} = {bd}*{inv} if {bd} <= 1e5 else 0.0")
         g = self._invariants(x, gens)
         # c'_j of B = ad(x/s)^T: (-1)^(d-j) c_j(x) s^-(d-j) (c_j is homogeneous of degree d - j)
         c = [None] * d
@@ -515,7 +522,7 @@ class Source:
             sign = -1.0 if (d - j) % 2 else 1.0
             c[j] = self.assign("cb", ["*".join([f"({lin([(sign * a, '*'.join(g[i] for i in mono)) for mono, a in terms])})"]
                                                + [inv] * (d - j))])[0]
-        f = self._taylor_fold(c, m, 0.0 if delta else 1.0)
+        f = self._taylor_fold(c, rb, 0.0 if delta else 1.0)
         # B(x/s)^j = s^-j B(x)^j: the scaling goes into f_j, the products below are with B(x)
         # bad (0.0 or NaN from tplan) rides on f_1: a NaN f_1 makes every component NaN
         if d > 1:
@@ -545,13 +552,15 @@ class Source:
         self.indent -= 1
         return out if d > 1 else self.assign("y", [f"{out[i]} + {bad}" for i in range(n)])
 
-    def _taylor_fold(self, c, m, f0):
+    def _taylor_fold(self, c, rb, f0):
         """Names f_0..f_(d-1) with sum_{k<=m} B^k / k! = sum_j f_j B^j (f_0 offset by f0 - 1: 0.0 for
         an increment), given B^d = sum_j c_j B^j (names, None for 0): f_j = sum_k r_kj / k! with
-        r_d = c, r_(k+1),j = r_k,(j-1) + r_k,(d-1) c_j, in a runtime loop over k. The supports of r_k
-        (which j can be non-zero) are followed at generation time: when they alternate (a relation
-        with only even or only odd gaps d - j, as on so(4), se(3), sl(2)) the loop takes two k per
-        pass and writes only the live entries (it may add the term m + 1, below the truncation)."""
+        r_d = c, r_(k+1),j = r_k,(j-1) + r_k,(d-1) c_j, in a runtime loop over k that adds the term
+        k while e^r r^k / k! > 2^-54 (e^r <= 1.65 for r <= 1/2; ``rb`` names the bound r of the
+        substep: the m of ``tplan``, at most 30; Al-Mohy and Higham 2011). The supports of r_k (which
+        j can be non-zero) are followed at generation time: when they alternate (a relation with only
+        even or only odd gaps d - j, as on so(4), se(3), sl(2)) the loop takes two k per pass and
+        writes only the live entries (it may add the term m + 1, below the truncation)."""
         d = len(c)
         f = [self.fresh("f") for _ in range(d)]
         for j in range(d):  # k < d: B^k itself
@@ -574,23 +583,28 @@ class Source:
                 U |= step(U)
             period = [U]
         r = [self.fresh("rk") for _ in range(d)]
-        fac = self.fresh("fac")
+        fac, tail, kk = self.fresh("fac"), self.fresh("tail"), self.fresh("kf")
         for j in sorted(period[0]):
             self.emit(f"{r[j]} = {c[j] if c[j] is not None else '0.0'}")
         self.emit(f"{fac} = {_num(1.0 / math.factorial(d))}")
-        self.emit(f"for _k in range({d}, {m} + 1{', 2' if len(period) == 2 else ''}):")
+        self.emit(f"{tail} = {_num(1.65 / math.factorial(d))}*{'*'.join([rb] * d)}")  # 1.65 r^d / d!
+        self.emit(f"{kk} = {float(d)!r}")
+        self.emit(f"while {tail} > {TAYLOR_STOP!r} and {kk} <= 30.0:")
         self.indent += 1
         for t, S in enumerate(period):
             nxt = sorted(period[(t + 1) % len(period)])
             live = sorted(S)
             self.emit(", ".join(f[j] for j in live) + " = " + ", ".join(f"{f[j]} + {fac}*{r[j]}" for j in live))
-            self.emit(f"{fac} = {fac}/(_k + {float(t + 1)!r})")
+            self.emit(f"{fac} = {fac}/({kk} + {float(t + 1)!r})")
             rhs = []
             for j in nxt:
                 parts = ([r[j - 1]] if j - 1 in S else []) + \
                         ([f"{r[d - 1]}*{c[j]}"] if d - 1 in S and c[j] is not None else [])
                 rhs.append(" + ".join(parts) or "0.0")
             self.emit(", ".join(r[j] for j in nxt) + " = " + ", ".join(rhs))
+        p = len(period)
+        self.emit(f"{tail} = {tail}*{'*'.join([rb] * p)}/({' * '.join(f'({kk} + {float(t + 1)!r})' for t in range(p))})")
+        self.emit(f"{kk} = {kk} + {float(p)!r}")
         self.indent -= 1
         return f
 
