@@ -25,8 +25,20 @@ by numba, as compiled code. Functions are cached per (structure, method, mode).
 
 Lie-group (RKMK) steps: K_i = h dexpinv_{theta_i}(w(exp(theta_i) . z)), theta_i = sum_j a_ij K_j,
 theta = sum_i b_i K_i, z1 = exp(ad theta)^T z (Munthe-Kaas 1999), dexp^-1 as the Bernoulli series
-with the matching bracket -[x, y] (x -> ad*_x is an anti-homomorphism), truncated after ad^(q-2) for
-order q. Ambient Runge-Kutta steps: K_i = h F(z + sum_j a_ij K_j). The increment z1 - z is computed
+with the matching bracket -[x, y] (x -> ad*_x is an anti-homomorphism), truncated after the
+method's number of terms.
+
+Both series are polynomials in one operator (A = -ad_x for dexp^-1, B = ad(x)^T for the Taylor
+action), and ad_x obeys a relation A^d = sum_{j<d} c_j(x) A^j whose coefficients are ad-invariant
+polynomials of x (Cayley-Hamilton: the characteristic polynomial of ad_x is invariant), found from
+C by :func:`ad_relation` as polynomials in the invariant linear and quadratic forms (d = 3 on the
+3-dimensional simple algebras and se(2), 5 on so(4) and se(3), 2 on the Heisenberg algebra). The
+generated code then folds every power A^k, k >= d, into A^0..A^(d-1): the series costs d - 1
+brackets and a few scalars whatever its number of terms (9 terms of dexp^-1 for rkmk853: 4
+brackets on so(4), se(3) instead of 8), and the Taylor action of an algebra without a closed form
+costs d - 1 coadjoint products per substep with its m terms summed by a scalar recurrence. These
+are the same polynomials in A and B as the plain series, so the generated code still agrees with
+the generic reference to round-off. Ambient Runge-Kutta steps: K_i = h F(z + sum_j a_ij K_j). The increment z1 - z is computed
 without cancellation and added with Kahan's compensated summation (Hairer, McLachlan and
 Razakarivony 2008), so the round-off of the Casimirs walks like eps h sqrt(N), not eps sqrt(N).
 """
@@ -38,6 +50,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from liegroups.casimirs import _rref_float
 from liegroups.closed_forms import bernoulli_coefficients, closed_form_kind
 
 from . import genhelpers, numba_kernels
@@ -201,20 +214,7 @@ def _null_rows(M, tol):
         return np.zeros((0, 0))
     _, s, Vt = np.linalg.svd(M, full_matrices=True)
     rank = int(np.sum(s > tol))
-    N = Vt[rank:].copy()
-    row = 0
-    for col in range(N.shape[1]):  # Gauss-Jordan with partial pivoting
-        if row == N.shape[0]:
-            break
-        p = row + int(np.argmax(np.abs(N[row:, col])))
-        if abs(N[p, col]) < 1e-9:
-            continue
-        N[[row, p]] = N[[p, row]]
-        N[row] /= N[row, col]
-        for r in range(N.shape[0]):
-            if r != row:
-                N[r] -= N[r, col] * N[row]
-        row += 1
+    _, N, _ = _rref_float(Vt[rank:])  # Gauss-Jordan with partial pivoting
     N[np.abs(N) < 1e-13] = 0.0
     return np.vectorize(_snap)(N) if N.size else N
 
