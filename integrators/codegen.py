@@ -29,8 +29,20 @@ by numba, as compiled code. Functions are cached per (structure, method, mode).
 
 Lie-group (RKMK) steps: K_i = h dexpinv_{theta_i}(w(exp(theta_i) . z)), theta_i = sum_j a_ij K_j,
 theta = sum_i b_i K_i, z1 = exp(ad theta)^T z (Munthe-Kaas 1999), dexp^-1 as the Bernoulli series
-with the matching bracket -[x, y] (x -> ad*_x is an anti-homomorphism), truncated after ad^(q-2) for
-order q. Ambient Runge-Kutta steps: K_i = h F(z + sum_j a_ij K_j). The increment z1 - z is computed
+with the matching bracket -[x, y] (x -> ad*_x is an anti-homomorphism), truncated after the
+method's number of terms.
+
+Both series are polynomials in one operator (A = -ad_x for dexp^-1, B = ad(x)^T for the Taylor
+action), and ad_x obeys a relation A^d = sum_{j<d} c_j(x) A^j whose coefficients are ad-invariant
+polynomials of x (Cayley-Hamilton: the characteristic polynomial of ad_x is invariant), found from
+C by :func:`ad_relation` as polynomials in the invariant linear and quadratic forms (d = 3 on the
+3-dimensional simple algebras and se(2), 5 on so(4) and se(3), 2 on the Heisenberg algebra). The
+generated code then folds every power A^k, k >= d, into A^0..A^(d-1): the series costs d - 1
+brackets and a few scalars whatever its number of terms (9 terms of dexp^-1 for rkmk853: 4
+brackets on so(4), se(3) instead of 8), and the Taylor action of an algebra without a closed form
+costs d - 1 coadjoint products per substep with its m terms summed by a scalar recurrence. These
+are the same polynomials in A and B as the plain series, so the generated code still agrees with
+the generic reference to round-off. Ambient Runge-Kutta steps: K_i = h F(z + sum_j a_ij K_j). The increment z1 - z is computed
 without cancellation and added with Kahan's compensated summation (Hairer, McLachlan and
 Razakarivony 2008), so the round-off of the Casimirs walks like eps h sqrt(N), not eps sqrt(N).
 """
@@ -39,9 +51,11 @@ from __future__ import annotations
 
 import math
 import types
+from fractions import Fraction
 
 import numpy as np
 
+from liegroups.casimirs import _rref_float
 from liegroups.closed_forms import bernoulli_coefficients, closed_form_kind
 
 from . import genhelpers, numba_kernels
@@ -52,6 +66,8 @@ TAYLOR_STOP = 2.0 ** -54
 TAYLOR_RADIUS = 0.5
 
 _CACHE = {}
+#: NaN in generated code (inf * 0, folded by the compiler)
+_NAN = "(1e308*1e308*0.0)"
 
 
 # ----------------------------------------------------------------------------- recognition
@@ -388,6 +404,146 @@ def recognise(problem, y0):
     return entry.st
 
 
+# ----------------------------------------------------------------------------- relation of ad
+_RELATIONS = {}
+
+
+def invariant_forms(C, tol=1e-10):
+    """(linear, quadratic): the linear forms f with f([x, y]) = 0 (rows) and the symmetric forms Q with
+    Q([z, x], y) + Q(x, [z, y]) = 0 (ad-invariant), bases of the null spaces in reduced row echelon
+    form (sparse in a sparse basis)."""
+    C = np.asarray(C, dtype=float)
+    n = C.shape[0]
+    scale = max(1.0, float(np.max(np.abs(C)))) if C.size else 1.0
+    lin_forms = _null_rows(C.reshape(n * n, n), tol * scale)
+    iu = [(a, b) for a in range(n) for b in range(a, n)]
+    cols = []
+    for a, b in iu:  # Q = E_ab + E_ba: T[i, j, k] = sum_l C[i, j, l] Q[l, k] + C[i, k, l] Q[j, l]
+        Q = np.zeros((n, n))
+        Q[a, b] = Q[b, a] = 1.0
+        cols.append((np.einsum("ijl,lk->ijk", C, Q) + np.einsum("ikl,jl->ijk", C, Q)).ravel())
+    # quadratic forms not in the span of products of linear ones (those are monomials already)
+    span = [np.array([0.5 * (f[a] * g[b] + f[b] * g[a]) for a, b in iu]) for f in lin_forms for g in lin_forms]
+    quad = []
+    for row in _null_rows(np.array(cols).T, tol * scale):
+        if span:
+            S = np.array(span)
+            coef, *_ = np.linalg.lstsq(S.T, row, rcond=None)
+            if np.max(np.abs(S.T @ coef - row)) <= 1e-10 * np.max(np.abs(row)):
+                continue
+        span.append(row)
+        Q = np.zeros((n, n))
+        for (a, b), v in zip(iu, row):
+            Q[a, b] = Q[b, a] = v
+        quad.append(Q)
+    return lin_forms, quad
+
+
+def _null_rows(M, tol):
+    """A basis of {x: M x = 0} as rows in reduced row echelon form, entries below 1e-13 set to 0."""
+    if M.shape[1] == 0:
+        return np.zeros((0, 0))
+    _, s, Vt = np.linalg.svd(M, full_matrices=True)
+    rank = int(np.sum(s > tol))
+    _, N, _ = _rref_float(Vt[rank:])  # Gauss-Jordan with partial pivoting
+    N[np.abs(N) < 1e-13] = 0.0
+    return np.vectorize(_snap)(N) if N.size else N
+
+
+def _snap(a):
+    """a, or the rational p/q (q <= 1000) within 1e-13 |a| of it (a fitted coefficient such as
+    -1.0000000000000004 becomes -1)."""
+    if a == 0.0:
+        return 0.0
+    f = Fraction(a).limit_denominator(1000)
+    return float(f) if abs(float(f) - a) <= 1e-13 * abs(a) else a
+
+
+def _pmul(p, q):
+    """Product of polynomials {sorted tuple of generator indices: coefficient}."""
+    out = {}
+    for m1, a in p.items():
+        for m2, b in q.items():
+            m = tuple(sorted(m1 + m2))
+            out[m] = out.get(m, 0.0) + a * b
+    return out
+
+
+def _padd(p, q):
+    out = dict(p)
+    for m, b in q.items():
+        out[m] = out.get(m, 0.0) + b
+    return out
+
+
+def _monomials(degs, e, start=0):
+    """Tuples of generator indices (non-decreasing) whose degrees sum to e."""
+    if e == 0:
+        return [()]
+    out = []
+    for i in range(start, len(degs)):
+        if degs[i] <= e:
+            out += [(i,) + m for m in _monomials(degs, e - degs[i], i)]
+    return out
+
+
+def ad_relation(C, dmax, samples=40, seed=2024):
+    """(d, gens, poly) with A^d = sum_{j<d} c_j(x) A^j for A = -ad_x and every x (d <= dmax, the
+    smallest such d), c_j a polynomial in the invariant linear and quadratic forms of the algebra
+    (:func:`invariant_forms`): gens = [(1, f) or (2, Q)], poly = {j: [(generators, coefficient)]};
+    None when there is none. The coefficients of the characteristic polynomial of ad_x are
+    ad-invariant polynomials of x (Cayley-Hamilton), e.g. ad_x^3 = -|x|^2 ad_x on so(3),
+    ad^5 = -(|a|^2 + |b|^2) ad^3 - |a|^2 |b|^2 ad on so(4) = so(3) + so(3) and
+    ad^5 = -2|w|^2 ad^3 - |w|^4 ad on se(3); found by least squares at random x and accepted when it
+    holds to 1e-10 at other random x (relative to |A^d|)."""
+    C = np.asarray(C, dtype=float)
+    key = (C.tobytes(), C.shape)
+    if key not in _RELATIONS:  # the smallest d <= n (Cayley-Hamilton gives d = n when any)
+        _RELATIONS[key] = _find_relation(C, C.shape[0], samples, seed)
+    out = _RELATIONS[key]
+    return out if out is not None and out[0] <= dmax else None
+
+
+def _find_relation(C, dmax, samples, seed):
+    n = C.shape[0]
+    L, Qs = invariant_forms(C)
+    gens = [(1, f) for f in L] + [(2, Q) for Q in Qs]
+    degs = [k for k, _ in gens]
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((2 * samples, n))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    A = -np.einsum("si,ijk->skj", X, C)
+    G = np.array([[x @ f if k == 1 else x @ f @ x for k, f in gens] for x in X]).reshape(2 * samples, len(gens))
+    powers = [np.broadcast_to(np.eye(n), A.shape)]
+    for d in range(1, dmax + 1):
+        powers.append(powers[-1] @ A)
+        cols, labels = [], []
+        for j in range(d):
+            for mono in _monomials(degs, d - j):
+                cols.append(np.prod(G[:, list(mono)], axis=1)[:, None, None] * powers[j])
+                labels.append((j, mono))
+            if len(cols) > 200:
+                return None
+        target = powers[d]
+        if not cols:
+            if np.max(np.abs(target)) <= 1e-12:
+                return d, [], {}
+            continue
+        M = np.stack([c[:samples].ravel() for c in cols], axis=1)
+        coef, *_ = np.linalg.lstsq(M, target[:samples].ravel(), rcond=1e-12)
+        coef[np.abs(coef) < 1e-12 * max(1.0, np.max(np.abs(coef)))] = 0.0
+        check = sum((a * c[samples:] for a, c in zip(coef, cols) if a != 0.0), np.zeros_like(target[samples:]))
+        if np.max(np.abs(check - target[samples:])) <= 1e-10 * max(1.0, float(np.max(np.abs(target)))):
+            used = sorted({i for (j, mono), a in zip(labels, coef) if a != 0.0 for i in mono})
+            ren = {i: k for k, i in enumerate(used)}
+            poly = {}
+            for (j, mono), a in zip(labels, coef):
+                if a != 0.0:
+                    poly.setdefault(j, []).append((tuple(ren[i] for i in mono), _snap(float(a))))
+            return d, [gens[i] for i in used], poly
+    return None
+
+
 # ----------------------------------------------------------------------------- source writing
 def _num(c):
     return repr(float(c))
@@ -445,10 +601,11 @@ class Source:
             exprs.append(e if scale is None else f"{scale}*({e})")
         return self.assign(prefix, exprs)
 
-    def velocity(self, z):
+    def velocity(self, z, scale=None):
+        """w = W z + c, or scale*(W z + c) (the same rounding as w, then scale*w)."""
         W, c = self.st.W, self.st.c
-        return self.assign("w", [lin([(W[i, j], z[j]) for j in range(self.n)] + [(c[i], "1.0")])
-                                 for i in range(self.n)])
+        exprs = [lin([(W[i, j], z[j]) for j in range(self.n)] + [(c[i], "1.0")]) for i in range(self.n)]
+        return self.assign("w", exprs if scale is None else [f"{scale}*({e})" for e in exprs])
 
     def coad(self, x, m, prefix="g"):
         """(ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k, from the non-zero entries of C."""
@@ -501,22 +658,205 @@ class Source:
                                  for i in range(self.n)])
 
     def dexpinv(self, theta, v, terms):
-        """v + sum_{k=1}^{terms-1} B_k/k! (-ad_theta)^k v (Bernoulli series)."""
+        """v + sum_{k=1}^{terms-1} B_k/k! A^k v, A = -ad_theta (Bernoulli series), with the powers
+        A^k, k >= d, folded into A^0..A^(d-1) by the relation of :func:`ad_relation` when C has one
+        with d below the number of brackets (the same polynomial in A: fewer brackets, a few scalars)."""
         coeffs = list(bernoulli_coefficients(int(terms)))
         while len(coeffs) > 1 and coeffs[-1] == 0.0:  # B_3 = B_5 = 0: no bracket for a zero last term
             coeffs.pop()
-        pairs = [(1.0, v)]
+        rel = ad_relation(self.st.C, len(coeffs) - 2) if len(coeffs) > 2 else None
+        if rel is not None:
+            coeffs = self._fold(theta, coeffs, rel)
+        pairs = [(coeffs[0], v)]
         term = v
-        dense = self.dense() and len(coeffs) > 2
+        last = max((k for k, c in enumerate(coeffs) if c != 0.0), default=0)
+        dense = self.dense() and last > 1
         if dense:  # one matrix -ad(theta), then matrix-vector products
             A = self.matrix(theta, bracket=True)
-        for c in coeffs[1:]:
+        for c in coeffs[1:last + 1]:
             term = self.matvec(A, term, "q") if dense else self.neg_bracket(theta, term)
             if c != 0.0:
                 pairs.append((c, term))
-        if len(pairs) == 1:
+        if pairs == [(1.0, v)]:
             return v
-        return self.combo("k", pairs)
+        if all(not isinstance(c, str) for c, _ in pairs):
+            return self.combo("k", pairs)
+        named_c = [(c, V) for c, V in pairs if isinstance(c, str)]
+        plain = [(c, V) for c, V in pairs if not isinstance(c, str)]
+        return self.assign("k", [" + ".join([lin([(c, V[i]) for c, V in plain])] * bool(plain)
+                                            + [f"{c}*{V[i]}" for c, V in named_c]) for i in range(self.n)])
+
+    def _fold(self, x, coeffs, rel):
+        """Coefficients a_0..a_(d-1) (floats or names of scalars) with sum_k coeffs[k] A^k =
+        sum_{j<d} a_j A^j, from A^d = sum_{j<d} c_j(x) A^j: A^k = sum_j r_kj A^j with r_d = c and
+        r_(k+1),j = r_k,(j-1) + r_k,(d-1) c_j, reduced here as polynomials in the invariants; the
+        generated code evaluates the invariants and one polynomial per a_j."""
+        d, gens, poly = rel
+        g = self._invariants(x, gens)
+        c = [{mono: a for mono, a in poly.get(j, [])} for j in range(d)]
+        a = [{(): float(coeffs[j])} if j < len(coeffs) else {} for j in range(d)]
+        r = c
+        for k in range(d, len(coeffs)):
+            if k > d:
+                r = [_padd(r[j - 1] if j > 0 else {}, _pmul(r[d - 1], c[j])) for j in range(d)]
+            for j in range(d):
+                a[j] = _padd(a[j], {m: coeffs[k] * v for m, v in r[j].items()})
+        out = []
+        for j in range(d):
+            terms = [(v, "*".join(g[i] for i in m) or "1.0") for m, v in sorted(a[j].items(), key=lambda t: len(t[0]))]
+            terms = [(v, t) for v, t in terms if v != 0.0]
+            if not terms:
+                out.append(0.0)
+            elif len(terms) == 1 and terms[0][1] == "1.0":
+                out.append(terms[0][0])
+            else:
+                out.append(self.assign("aa", [lin(terms).replace("*1.0", "")])[0])
+        return out
+
+    def stage_act(self, x, z):
+        """exp(ad x)^T z for a stage value Y_i (the update of the step keeps :meth:`act`).
+
+        With no closed form, B = ad(x)^T obeys B^d = sum_j (-1)^(d-j) c_j(x) B^j (the relation of
+        -ad_x from :func:`ad_relation`, transposed), so the Taylor sum of the action over s substeps
+        of exp(B/s), with the same (s, m) as :meth:`_act_taylor` (``tplan``), folds into
+        exp(B/s) u = sum_{j<d} f_j B^j u, f_j = sum_{k<=m} r_kj / k! (r_k: B^k = sum_j r_kj B^j, a
+        scalar recurrence): d - 1 products with B per substep instead of m. The same truncated
+        series, so the stages agree with :meth:`act` to round-off."""
+        return self.fold_act(x, z, delta=False) if self.foldable() else self.act(x, z, delta=False)
+
+    def foldable(self):
+        """True when the exponential has no closed form and C has a relation of degree <= n."""
+        if self.st.closed is not None:
+            return False
+        rel = ad_relation(self.st.C, self.n)
+        return rel is not None and 0 < rel[0] <= self.n
+
+    def fold_act(self, x, z, delta):
+        """:meth:`stage_act`'s folded Taylor action; with ``delta`` the increment exp(B) z - z,
+        accumulated over the substeps from the terms j >= 1 (no cancellation), as in
+        :meth:`_act_taylor`."""
+        d, gens, poly = ad_relation(self.st.C, self.n)
+        n = self.n
+        bound = lin([(nr, f"abs({x[i]})") for i, nr in enumerate(self.st.norms)])
+        s, bd, inv, bad, rb = (self.fresh(p) for p in ("s", "bd", "r", "nan", "rb"))
+        # the plan of tplan without its call: s substeps with r = bound / s < TAYLOR_RADIUS, the
+        # terms counted in the loop of _taylor_fold; NaN (carried by f_1) beyond 1e5 or for NaN
+        self.emit(f"{bd} = bmax({bound})")
+        self.emit(f"{bad} = 0.0 if {bd} <= 1e5 else {_NAN}")
+        self.emit(f"{s} = int({_num(1.0 / TAYLOR_RADIUS)}*{bd}) + 1 if {bd} <= 1e5 else 1")
+        self.emit(f"{inv} = 1.0/{s}")
+        self.emit(f"{rb} = {bd}*{inv} if {bd} <= 1e5 else 0.0")
+        g = self._invariants(x, gens)
+        # c'_j of B = ad(x/s)^T: (-1)^(d-j) c_j(x) s^-(d-j) (c_j is homogeneous of degree d - j)
+        c = [None] * d
+        for j, terms in poly.items():
+            sign = -1.0 if (d - j) % 2 else 1.0
+            c[j] = self.assign("cb", ["*".join([f"({lin([(sign * a, '*'.join(g[i] for i in mono)) for mono, a in terms])})"]
+                                               + [inv] * (d - j))])[0]
+        f = self._taylor_fold(c, rb, 0.0 if delta else 1.0)
+        # B(x/s)^j = s^-j B(x)^j: the scaling goes into f_j, the products below are with B(x)
+        # bad (0.0 or NaN from tplan) rides on f_1: a NaN f_1 makes every component NaN
+        if d > 1:
+            self.emit(", ".join(f[1:]) + " = " + ", ".join(f"{f[j]}*{'*'.join([inv] * j)}" + (f" + {bad}" if j == 1 else "")
+                                                       for j in range(1, d)))
+        def substep(u, prefix):  # f_0 u + sum_{j>=1} f_j B^j u ((f_0 - 1) u + ... with delta)
+            acc = [[f"{f[0]}*{u[i]}"] if c[0] is not None else ([] if delta else [u[i]]) for i in range(n)]
+            for j in range(1, d):
+                u = self.coad(x, u, prefix="t")
+                for i in range(n):
+                    acc[i].append(f"{f[j]}*{u[i]}")
+            return self.assign(prefix, [" + ".join(a) or "0.0" for a in acc])
+
+        # the first substep from z, the other s - 1 in a loop (no copies when s = 1)
+        out = substep(list(z), "d" if delta else "y")
+        self.emit(f"for _ in range({s} - 1):")
+        self.indent += 1
+        if delta:  # the state of the substep z + (increment so far); the increments are summed
+            u = self.assign("u", [f"{z[i]} + {out[i]}" for i in range(n)])
+            inc = substep(u, "v")
+            for i in range(n):
+                self.emit(f"{out[i]} = {out[i]} + {inc[i]}")
+        else:
+            nxt = substep(out, "v")
+            for i in range(n):
+                self.emit(f"{out[i]} = {nxt[i]}")
+        self.indent -= 1
+        return out if d > 1 else self.assign("y", [f"{out[i]} + {bad}" for i in range(n)])
+
+    def _taylor_fold(self, c, rb, f0):
+        """Names f_0..f_(d-1) with sum_{k<=m} B^k / k! = sum_j f_j B^j (f_0 offset by f0 - 1: 0.0 for
+        an increment), given B^d = sum_j c_j B^j (names, None for 0): f_j = sum_k r_kj / k! with
+        r_d = c, r_(k+1),j = r_k,(j-1) + r_k,(d-1) c_j, in a runtime loop over k that adds the term
+        k while e^r r^k / k! > 2^-54 (e^r <= 1.65 for r <= 1/2; ``rb`` names the bound r of the
+        substep: the m of ``tplan``, at most 30; Al-Mohy and Higham 2011). The supports of r_k (which
+        j can be non-zero) are followed at generation time: when they alternate (a relation with only
+        even or only odd gaps d - j, as on so(4), se(3), sl(2)) the loop takes two k per pass and
+        writes only the live entries (it may add the term m + 1, below the truncation)."""
+        d = len(c)
+        f = [self.fresh("f") for _ in range(d)]
+        for j in range(d):  # k < d: B^k itself
+            self.emit(f"{f[j]} = {_num(f0 if j == 0 else 1.0 / math.factorial(j))}")
+        S0 = {j for j in range(d) if c[j] is not None}
+        if not S0:
+            return f
+
+        def step(S):
+            return {j for j in range(d) if j - 1 in S or (d - 1 in S and c[j] is not None)}
+
+        S1 = step(S0)
+        if S1 <= S0:
+            period = [S0]
+        elif step(S1) <= S0:
+            period = [S0, S1]
+        else:
+            U = set(S0)
+            while not step(U) <= U:
+                U |= step(U)
+            period = [U]
+        r = [self.fresh("rk") for _ in range(d)]
+        fac, tail, kk = self.fresh("fac"), self.fresh("tail"), self.fresh("kf")
+        for j in sorted(period[0]):
+            self.emit(f"{r[j]} = {c[j] if c[j] is not None else '0.0'}")
+        self.emit(f"{fac} = {_num(1.0 / math.factorial(d))}")
+        self.emit(f"{tail} = {_num(1.65 / math.factorial(d))}*{'*'.join([rb] * d)}")  # 1.65 r^d / d!
+        self.emit(f"{kk} = {float(d)!r}")
+        self.emit(f"while {tail} > {TAYLOR_STOP!r} and {kk} <= 30.0:")
+        self.indent += 1
+        for t, S in enumerate(period):
+            nxt = sorted(period[(t + 1) % len(period)])
+            live = sorted(S)
+            self.emit(", ".join(f[j] for j in live) + " = " + ", ".join(f"{f[j]} + {fac}*{r[j]}" for j in live))
+            self.emit(f"{fac} = {fac}/({kk} + {float(t + 1)!r})")
+            rhs = []
+            for j in nxt:
+                parts = ([r[j - 1]] if j - 1 in S else []) + \
+                        ([f"{r[d - 1]}*{c[j]}"] if d - 1 in S and c[j] is not None else [])
+                rhs.append(" + ".join(parts) or "0.0")
+            self.emit(", ".join(r[j] for j in nxt) + " = " + ", ".join(rhs))
+        p = len(period)
+        self.emit(f"{tail} = {tail}*{'*'.join([rb] * p)}/({' * '.join(f'({kk} + {float(t + 1)!r})' for t in range(p))})")
+        self.emit(f"{kk} = {kk} + {float(p)!r}")
+        self.indent -= 1
+        return f
+
+    def _invariants(self, x, gens):
+        """Names of the invariant forms (1, f): f.x and (2, Q): x^T Q x at x (written once per x: the
+        stage exponential and dexp^-1 of a stage share them)."""
+        cache = self.__dict__.setdefault("_inv_cache", {})
+        key = (tuple(x), id(gens))
+        if key in cache:
+            return cache[key]
+        n = self.n
+        g = []
+        for kind, F in gens:
+            if kind == 1:
+                g.append(self.assign("gi", [lin([(F[i], x[i]) for i in range(n)])])[0])
+            else:
+                g.append(self.assign("gi", [lin([(F[i, i], f"{x[i]}*{x[i]}") for i in range(n)]
+                                                 + [(2.0 * F[i, j], f"{x[i]}*{x[j]}")
+                                                    for i in range(n) for j in range(i + 1, n)])])[0])
+        cache[key] = g
+        return g
 
     # ---------------------------------------------------------------- exponential
     def act(self, x, z, delta):
@@ -721,9 +1061,8 @@ def _stages(src, tab, z, h, lie, terms, w0=None):
             continue
         if lie:
             theta = src.combo("th", pairs)
-            Y = src.act(theta, z, delta=False)
-            w = src.velocity(Y)
-            xh = src.assign("xh", [f"{h}*{w[j]}" for j in range(src.n)])
+            Y = src.stage_act(theta, z)
+            xh = src.velocity(Y, scale=h)
             Ks.append(src.dexpinv(theta, xh, terms) if terms > 1 else xh)
         else:
             dz = src.combo("dz", pairs)
@@ -736,7 +1075,7 @@ def _stages(src, tab, z, h, lie, terms, w0=None):
 def _increment(src, Ks, b, z, lie):
     theta = src.combo("tb", list(zip(b, Ks)))
     if lie:
-        return theta, src.act(theta, z, delta=True)
+        return theta, (src.fold_act(theta, z, delta=True) if src.foldable() else src.act(theta, z, delta=True))
     return theta, theta
 
 
