@@ -3,6 +3,22 @@ on g*), group reconstruction, event location and the comparison harness.
 
 Entry points: :func:`integrate` (like scipy's solve_ivp) and :func:`reconstruct` (g' = g w(t) from
 sampled velocities). Methods and what they keep: :data:`METHODS` (see :mod:`integrators.methods`).
+
+Where things are (a new method is data: a tableau in ``tableaux`` and a row in ``methods``):
+
+* the entry and its checks: ``driver`` (integrate), ``validation``, ``errors``, ``grid`` (step and
+  output grids), ``problems``, ``result`` (the one result type), ``export``, ``display``, ``progress``;
+* methods as data: ``methods``, ``tableaux``, ``dop853_tableau``;
+* the generic reference steppers: ``stepping`` over ``spaces`` (vector space and Lie-algebra
+  operations), ``moser_veselov``, ``rigid_body``;
+* the generated fast path: ``recognition`` (what the generator knows about a problem, from its data),
+  ``relations`` (the relation of ad_x), ``codegen`` (the code writer), ``programs`` (step, fixed loop,
+  adaptive loop; compiled per mode), ``genhelpers`` (helpers the generated code calls),
+  ``numba_kernels`` (the optional compiled backend), ``fastpath`` (running it), ``so3_fast``;
+* adaptive pairs and what sits on them: ``adaptive``, ``dense_output``, ``events``;
+* ensembles: ``batch``, ``batchgen``, ``batch_kernels``;
+* after a run: ``guard`` (resolution and invariant checks); ``reconstruction`` (g' = g w);
+  ``compare`` and ``scipy_adapter`` (honest comparisons with scipy).
 """
 
 from typing import TYPE_CHECKING

@@ -195,7 +195,7 @@ class _Reference:
 
 
 def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order, max_steps=10**6):
-    """The controller of :func:`codegen.adaptive_source`, written over numpy arrays (the reference)."""
+    """The controller of :func:`integrators.programs.adaptive_source`, written over numpy arrays (the reference)."""
     direction = 1.0 if t1 > t0 else -1.0
     ms = math.inf if max_step is None else max_step
     t, z, e = t0, y0.copy(), np.zeros_like(y0)

@@ -2,7 +2,7 @@
 
 ``integrate(problem, Y0 (B, ..., dim), ..., method="rkmk853", ensemble="independent")`` runs each
 trajectory with its own first step (Hairer's starting step of its own y0), its own step sizes and
-rejections: the controller of :func:`integrators.codegen.adaptive_source` (Hairer, Norsett and
+rejections: the controller of :func:`integrators.programs.adaptive_source` (Hairer, Norsett and
 Wanner, *Solving ODEs I*, II.4, as in solve_ivp) applied per trajectory, so each final state is the
 one the single run from that y0 gives (to round-off), and an RKMK pair keeps every trajectory's
 Casimirs to round-off as its single run does. Only the end points are saved (the step sequences

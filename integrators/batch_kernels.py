@@ -2,7 +2,7 @@
 running the compiled one-trajectory code of :mod:`integrators.codegen` on its own.
 
 * :func:`adaptive_independent`: every trajectory runs the whole adaptive loop of
-  :func:`integrators.codegen.adaptive_source` (its own step sizes, rejections and first step;
+  :func:`integrators.programs.adaptive_source` (its own step sizes, rejections and first step;
   stages written by :mod:`integrators.batchgen`), so
   each result is the one its single run gives (to round-off: the compiled code may contract
   products into fused multiply-adds).
@@ -12,7 +12,7 @@ running the compiled one-trajectory code of :mod:`integrators.codegen` on its ow
   which the compiler vectorizes, with JAM lanes per iteration interleaved (one lane's attempt is a
   long chain of dependent operations: a single chain leaves the vector units waiting on latency);
   a lane whose trajectory finished takes the next one of its thread's range.
-* :func:`fixed_parallel`: every trajectory runs :func:`integrators.codegen.fixed_source` (n fixed
+* :func:`fixed_parallel`: every trajectory runs :func:`integrators.programs.fixed_source` (n fixed
   steps) and writes its saved states into its column of the ensemble's output.
 
 The loop is ``numba.prange`` (threads: ``NUMBA_NUM_THREADS``, default the number of cores). The
@@ -28,7 +28,7 @@ import re
 
 import numpy as np
 
-from . import batchgen, codegen, numba_kernels
+from . import batchgen, numba_kernels, programs
 
 _MODULES = {}
 _LANE_FNS = {}
@@ -253,7 +253,7 @@ def fixed_parallel(pl, Z, t0, h, n, save_every, K):
     saves (B,)): a trajectory that overflowed has done < n and only its first saves[b] rows set."""
     dim = pl.st.n
     zb, zeros = _args(dim)
-    text = codegen.source("fixed", pl.st, pl.tab, pl.lie, pl.terms) + _FIXED.format(zb=zb, zeros=zeros)
+    text = programs.source("fixed", pl.st, pl.tab, pl.lie, pl.terms) + _FIXED.format(zb=zb, zeros=zeros)
     fn = _load(text)
     Z = np.ascontiguousarray(Z, dtype=float)
     B = Z.shape[0]

@@ -1,7 +1,7 @@
 """Generated code of the ensembles (:mod:`integrators.batch`, :mod:`integrators.batch_kernels`):
 the stages of :mod:`integrators.codegen`, with one change on so(3).
 
-On so(3) (recognised from the structure constants, :func:`integrators.codegen.closed_form`) the
+On so(3) (recognised from the structure constants, :func:`integrators.recognition.closed_form`) the
 truncated dexp^-1 series of an RKMK stage is summed with two brackets instead of q - 2: ad_x^3 =
 -|x|^2 ad_x (x cross (x cross (x cross v)) = -|x|^2 x cross v), so with A = -ad_x,
 sum_{k<=q-2} B_k/k! A^k v = v + B_1 A v + (sum over even k >= 2 of B_k/k! (-|x|^2)^(k/2-1)) A^2 v
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from liegroups.closed_forms import bernoulli_coefficients
 
-from . import codegen
+from . import codegen, programs
 
 
 class EnsembleSource(codegen.Source):
@@ -86,8 +86,8 @@ def attempt_lines(st, tab, lie, terms, lanes=False):
     w = first.velocity(z) if lie else first.field(z)
     src = EnsembleSource(st)
     src.lanes = lanes
-    Ks = codegen._stages(src, tab, z, "hs", lie, terms, w0=W0)
-    theta, d = codegen._increment(src, Ks, tab["b"], z, lie)
+    Ks = programs._stages(src, tab, z, "hs", lie, terms, w0=W0)
+    theta, d = programs._increment(src, Ks, tab["b"], z, lie)
     z1 = src.assign("z1_", [f"{z[i]} + {d[i]}" for i in range(n)])
     wl = src.velocity(z1) if lie else src.field(z1)
     if lie:
@@ -117,7 +117,7 @@ def attempt_source(st, tab, lie, terms):
     """Source of ``first(z...) -> w...`` (the first stage's generator, or field) and ``attempt(hs,
     rtol, atol, z..., w0...) -> (err, d..., wl...)``: one attempted step of signed size hs (arrays
     of shape (B,) allowed), its increment d = z1 - z, the generator wl at z1 (first stage of the next
-    step: FSAL) and the error norm of :func:`integrators.codegen.adaptive_source` per trajectory."""
+    step: FSAL) and the error norm of :func:`integrators.programs.adaptive_source` per trajectory."""
     n = st.n
     z = [f"z{i}" for i in range(n)]
     W0 = [f"W0_{i}" for i in range(n)]
@@ -129,6 +129,6 @@ def attempt_source(st, tab, lie, terms):
 
 
 def adaptive_source(st, tab, lie, terms):
-    """:func:`integrators.codegen.adaptive_source` (one trajectory, compiled) written with
+    """:func:`integrators.programs.adaptive_source` (one trajectory, compiled) written with
     :class:`EnsembleSource`."""
-    return codegen.adaptive_source(st, tab, lie, terms, source_class=EnsembleSource)
+    return programs.adaptive_source(st, tab, lie, terms, source_class=EnsembleSource)

@@ -1,4 +1,4 @@
-"""Running the generated code of :mod:`integrators.codegen`: backends, modes and results.
+"""Running the generated code of :mod:`integrators.programs`: backends, modes and results.
 
 ``backend`` is "numpy" (generated Python: floats for one trajectory, numpy columns for an ensemble),
 "numba" (the same source jitted; MethodError when numba is missing) or "auto" (numba when it is
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from . import batch_kernels, codegen, numba_kernels
+from . import batch_kernels, numba_kernels, programs, recognition
 from .errors import IntegrationInputError, MethodError
 from .result import IntegrationResult
 
@@ -58,13 +58,13 @@ class Plan:
         self.st, self.tab, self.lie, self.terms = st, tab, lie, terms
 
     def function(self, kind, mode):
-        return codegen.compile_function(kind, self.st, self.tab, self.lie, self.terms, mode)
+        return programs.compile_function(kind, self.st, self.tab, self.lie, self.terms, mode)
 
 
 def plan(problem, tab, lie, terms, y0):
     """A :class:`Plan` when the generated code applies (coadjoint problem with an affine velocity and
     no forcing, or for ambient Runge-Kutta also the multiplier forcing of linear invariants)."""
-    st = codegen.recognise(problem, y0)
+    st = recognition.recognise(problem, y0)
     if st is None or (lie and st.P is not None):
         return None
     return Plan(st, tab, lie, terms)
@@ -76,7 +76,7 @@ _FIELDS = {}
 def field(pl):
     """The vector field f(z) = (I - P) ad*_{W z + c} z of a plan's structure for one state z (n,), in
     numpy (a handful of calls; the problem's own rhs may validate its input at every call). The
-    structure was checked against the problem's callables at the initial state (codegen.recognise),
+    structure was checked against the problem's callables at the initial state (recognition.recognise),
     so this is the problem's rhs up to round-off; the starting step of the adaptive pairs uses it."""
     st = pl.st
     f = _FIELDS.get(st.key)

@@ -8,7 +8,7 @@ import pytest
 
 from scipy.linalg import expm
 
-from integrators import IntegrationInputError, codegen, integrate, numba_kernels
+from integrators import IntegrationInputError, integrate, numba_kernels, recognition
 from integrators.batchgen import EnsembleSource
 from integrators.rigid_body import REFERENCE_INERTIA, free_rigid_body
 from liegroups import named
@@ -77,7 +77,7 @@ def test_branch_free_so3_exponential_is_rodrigues():
     """The lane code's exp(ad x)^T z (series of sin u / u and cos u at u = |x|/16, three doublings)
     against scipy's expm of the 3x3 matrix of ad*_x, for |x| from 0 to 16, to the round-off of
     Rodrigues' formula itself (the term b x cross (x cross z) has size ~ |x|^2 |z|)."""
-    st = codegen.recognise(free_rigid_body(REFERENCE_INERTIA), np.ones(3))
+    st = recognition.recognise(free_rigid_body(REFERENCE_INERTIA), np.ones(3))
     src = EnsembleSource(st)
     src.lanes = True
     y = src.act(["x0", "x1", "x2"], ["z0", "z1", "z2"], delta=False)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy.integrate._ivp.common import select_initial_step
 
-from integrators import CoadjointProblem, codegen, fastpath, guard, integrate, tableaux
+from integrators import CoadjointProblem, fastpath, guard, integrate, recognition, tableaux
 from integrators.adaptive import initial_step
 from integrators.methods import CASIMIRS, LINEAR, QUADRATIC
 from integrators.result import finish
@@ -41,14 +41,14 @@ def _run(P, z0, method="rk853", **kw):
 def test_second_call_does_no_probing_and_is_bit_identical(monkeypatch):
     s, P, m0 = _suslov()
     derived = []
-    real = codegen._derive
-    monkeypatch.setattr(codegen, "_derive", lambda p: derived.append(p) or real(p))
+    real = recognition._derive
+    monkeypatch.setattr(recognition, "_derive", lambda p: derived.append(p) or real(p))
     first = _run(P, m0)
     second = _run(P, m0)
     other = _run(P, 0.5 * m0)                  # another initial state of the same problem: no probing either
     assert len(derived) == 1 and first.backend == "numpy"
     assert np.array_equal(first.t, second.t) and np.array_equal(first.y, second.y)
-    st = codegen.recognise(P, m0)
+    st = recognition.recognise(P, m0)
     c = A / INERTIA                            # the constraint covector I^-1 a; forcing along a
     assert np.allclose(st.P, np.outer(A, c) / (c @ A), atol=1e-12)
     # a plan cached at another y0 is the plan a fresh recognition at m0 finds: bit-identical runs
@@ -69,7 +69,7 @@ def test_changed_problem_gets_a_new_plan():
     ref = integrate(CoadjointProblem(named.so3(), lambda z: z @ W2.T), z0, (0.0, 5.0), method="rkmk853",
                     rtol=1e-8, atol=1e-10, backend="numpy")
     assert np.array_equal(two.y, ref.y) and np.max(np.abs(two.y[-1] - one.y[-1])) > 1e-2
-    assert np.array_equal(codegen.recognise(P, z0).W, W2)
+    assert np.array_equal(recognition.recognise(P, z0).W, W2)
     # a velocity that changes in place (a closure over a mutable matrix) is caught at a new y0
     M = W1.copy()
     R = CoadjointProblem(named.so3(), lambda z: z @ M.T)
@@ -83,13 +83,13 @@ def test_changed_problem_gets_a_new_plan():
     s, S, m0 = _suslov()
     assert _run(S, m0).backend == "numpy"
     S.forcing = lambda m: 0.1 * m
-    assert codegen.recognise(S, m0) is None
+    assert recognition.recognise(S, m0) is None
     assert _run(S, m0, check=False).backend == "numpy (generic reference)"
     # linear invariants changed in place: the multiplier projector is read off again (and refused)
     _, U, m1 = _suslov()
-    assert codegen.recognise(U, m1) is not None
+    assert recognition.recognise(U, m1) is not None
     U.linear_invariants[0] = [0.0, 0.0, 1.0]
-    assert codegen.recognise(U, m1) is None
+    assert recognition.recognise(U, m1) is None
 
 
 @pytest.mark.parametrize("seed", range(4))

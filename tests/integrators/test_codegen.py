@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from integrators import CoadjointProblem, IntegrationInputError, MethodError, integrate
-from integrators import codegen, fastpath, numba_kernels
+from integrators import fastpath, numba_kernels, recognition
 from liegroups import named
 
 from ._problems import quadratic_problem, start
@@ -43,19 +43,19 @@ def test_recognises_affine_velocity_and_closed_forms():
     K = rng.standard_normal((6, 6))
     c = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 2.5])  # heavy top: w = K z + c
     P = CoadjointProblem(named.se3(), lambda z: z @ K.T + c)
-    st = codegen.recognise(P, np.ones(6))
+    st = recognition.recognise(P, np.ones(6))
     assert st is not None and st.closed == "se3"
     assert np.allclose(st.W, K, atol=1e-14) and np.allclose(st.c, c, atol=1e-14)
     # the same constants under another name still get the closed form (structure, not name)
     P3 = CoadjointProblem(named.su2(), lambda z: 2.0 * z)
-    assert codegen.recognise(P3, np.ones(3)).closed == "so3"
+    assert recognition.recognise(P3, np.ones(3)).closed == "so3"
     # in another basis so(3) has no cross products, but ad_x^3 = -|x|^2 ad_x still gives a closed form
-    assert codegen.recognise(CoadjointProblem(_random_basis(named.so3(), 1), lambda z: z), np.ones(3)).closed == "ad3"
-    assert codegen.recognise(CoadjointProblem(named.so4(), lambda z: z), np.ones(6)).closed == "ad3x2"
-    assert codegen.recognise(CoadjointProblem(_random_basis(named.se3(), 1), lambda z: z), np.ones(6)).closed is None
+    assert recognition.recognise(CoadjointProblem(_random_basis(named.so3(), 1), lambda z: z), np.ones(3)).closed == "ad3"
+    assert recognition.recognise(CoadjointProblem(named.so4(), lambda z: z), np.ones(6)).closed == "ad3x2"
+    assert recognition.recognise(CoadjointProblem(_random_basis(named.se3(), 1), lambda z: z), np.ones(6)).closed is None
     # not affine: no generated path, and integrate still runs the reference
     Q = CoadjointProblem(named.so3(), lambda z: z + 0.1 * z ** 3)
-    assert codegen.recognise(Q, np.ones(3)) is None
+    assert recognition.recognise(Q, np.ones(3)) is None
     r = integrate(Q, np.array([0.3, 0.2, 0.1]), (0.0, 1.0), steps=10)
     assert not hasattr(r, "backend")
 
@@ -89,7 +89,7 @@ def _suslov():
 
 def test_multiplier_forcing_is_recognised_and_keeps_the_constraint():
     P, m0, c, a = _suslov()
-    st = codegen.recognise(P, m0)
+    st = recognition.recognise(P, m0)
     # P = a c^T / (c, a): the multiplier of (c, z)' = 0 along the force direction a
     assert np.allclose(st.P, np.outer(a, c) / (c @ a), atol=1e-12)
     for method in ("rk4", "rk45", "rk853"):
@@ -102,7 +102,7 @@ def test_multiplier_forcing_is_recognised_and_keeps_the_constraint():
     assert np.max(np.abs(fast.y - ref.y)) <= 1e-13
     # a forcing that is not a multiplier force of the declared invariant gets no generated path
     Q = CoadjointProblem(named.so3(), lambda m: m, forcing=lambda m: 0.1 * m, linear_invariants=c)
-    assert codegen.recognise(Q, m0) is None
+    assert recognition.recognise(Q, m0) is None
 
 
 @pytest.mark.parametrize("batch", [(), (4,)])

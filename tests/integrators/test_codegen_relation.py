@@ -1,4 +1,4 @@
-"""The relation A^d = sum_j c_j(x) A^j of A = -ad_x (integrators.codegen.ad_relation) and the folded
+"""The relation A^d = sum_j c_j(x) A^j of A = -ad_x (integrators.relations.ad_relation) and the folded
 dexp^-1 series and exponential written from it.
 
 Expected values: the invariance identities written out with the algebra's own bracket; matrix
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from integrators import codegen, integrate
+from integrators import codegen, integrate, programs, recognition, relations
 from integrators.spaces import dexpinv_series
 from liegroups import named
 
@@ -43,7 +43,7 @@ def _ad(g, x):
 
 @pytest.mark.parametrize("name,basis,g", ALL, ids=[f"{a}-{b}" for a, b, _ in ALL])
 def test_invariant_forms_are_invariant(name, basis, g):
-    L, Qs = codegen.invariant_forms(g.structure_constants)
+    L, Qs = relations.invariant_forms(g.structure_constants)
     rng = np.random.default_rng(1)
     x, y, z = rng.standard_normal((3, g.dim))
     for f in L:  # f([x, y]) = 0
@@ -60,7 +60,7 @@ def test_invariant_forms_are_invariant(name, basis, g):
 
 @pytest.mark.parametrize("name,basis,g", ALL, ids=[f"{a}-{b}" for a, b, _ in ALL])
 def test_relation_holds_for_the_powers_of_ad(name, basis, g):
-    rel = codegen.ad_relation(g.structure_constants, g.dim)
+    rel = relations.ad_relation(g.structure_constants, g.dim)
     if name in DEGREE:
         assert rel is not None and rel[0] == DEGREE[name], (name, basis, rel and rel[0])
     if rel is None:
@@ -81,7 +81,7 @@ def test_relation_holds_for_the_powers_of_ad(name, basis, g):
 
 def test_so3_relation_is_the_cross_product_identity():
     # a x (a x (a x v)) = -|a|^2 a x v: A^3 = -|x|^2 A with the Euclidean form
-    d, gens, poly = codegen.ad_relation(named.so3().structure_constants, 3)
+    d, gens, poly = relations.ad_relation(named.so3().structure_constants, 3)
     assert d == 3 and list(poly) == [1]
     (kind, Q), = gens
     assert kind == 2 and np.array_equal(Q, np.eye(3))
@@ -92,7 +92,7 @@ def _compile(st, body, args, result):
     src = codegen.Source(st)
     out = body(src)
     text = f"def f({', '.join(args)}):\n" + "\n".join(src.lines) + f"\n    return ({', '.join(out)},)\n"
-    env = codegen._env("scalar")
+    env = programs._env("scalar")
     exec(text, env)
     return env["f"], text
 
@@ -103,7 +103,7 @@ FOLDED = [(a, b, g) for a, b, g in ALL if a in ("sl2", "se2", "so4", "heisenberg
 @pytest.mark.parametrize("name,basis,g", FOLDED, ids=[f"{a}-{b}" for a, b, _ in FOLDED])
 def test_folded_exponential_is_the_coadjoint_action(name, basis, g):
     n = g.dim
-    st = codegen.Structure(g.structure_constants, np.eye(n), np.zeros(n))
+    st = recognition.Structure(g.structure_constants, np.eye(n), np.zeros(n))
     st.closed = None  # the folded series also where a closed form exists (so(3))
     src = codegen.Source(st)
     assert src.foldable()
@@ -139,7 +139,7 @@ def test_folded_exponential_is_the_coadjoint_action(name, basis, g):
 @pytest.mark.parametrize("terms", [5, 9])
 def test_folded_dexpinv_is_the_bernoulli_series(name, basis, g, terms):
     n = g.dim
-    st = codegen.Structure(g.structure_constants, np.eye(n), np.zeros(n))
+    st = recognition.Structure(g.structure_constants, np.eye(n), np.zeros(n))
     x = [f"x{i}" for i in range(n)]
     v = [f"v{i}" for i in range(n)]
     fn, _ = _compile(st, lambda s: s.dexpinv(x, v, terms), x + v, None)
@@ -153,7 +153,7 @@ def test_folded_dexpinv_is_the_bernoulli_series(name, basis, g, terms):
 def test_folded_dexpinv_uses_fewer_brackets():
     # so(4), 9 terms: ad^1..ad^4 (d = 5) instead of ad^1..ad^8
     g = named.so4()
-    st = codegen.Structure(g.structure_constants, np.eye(6), np.zeros(6))
+    st = recognition.Structure(g.structure_constants, np.eye(6), np.zeros(6))
     src = codegen.Source(st)
     src.dexpinv([f"x{i}" for i in range(6)], [f"v{i}" for i in range(6)], 9)
     assert sum(1 for line in src.lines if line.strip().startswith("q")) == 4 * 6

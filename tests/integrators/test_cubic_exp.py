@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from integrators import CoadjointProblem, integrate, numba_kernels
-from integrators import codegen, genhelpers
+from integrators import codegen, genhelpers, programs, recognition
 from liegroups import LieAlgebra, named
 
 from ._problems import quadratic_problem, start
@@ -76,12 +76,12 @@ def test_cq2_overflow_and_nan_give_nan():
 
 def test_recognised_from_the_structure_not_the_name():
     for name, alg in ALGEBRAS.items():
-        kind = codegen.closed_form(alg.structure_constants)
+        kind = recognition.closed_form(alg.structure_constants)
         assert kind == ("so3" if name == "su2" else "ad3"), name
     # ad_x^3 != q ad_x: Bianchi III ([e1, e3] = e1 only), IV
-    assert codegen.closed_form(named.bianchi("III").structure_constants) is None
-    assert not codegen.cubic_ad(named.bianchi("IV").structure_constants)
-    assert not codegen.cubic_ad(named.so4().structure_constants)
+    assert recognition.closed_form(named.bianchi("III").structure_constants) is None
+    assert not recognition.cubic_ad(named.bianchi("IV").structure_constants)
+    assert not recognition.cubic_ad(named.so4().structure_constants)
 
 
 def _so_pq(signs, name):
@@ -118,23 +118,23 @@ SPLIT = {"so4": named.so4(), "so4 random basis": named.so4().change_basis(
 
 
 def test_so4_splits_into_the_self_dual_and_anti_self_dual_ideals():
-    P1 = codegen.ideal_split(named.so4().structure_constants)
+    P1 = recognition.ideal_split(named.so4().structure_constants)
     # basis (L12, L13, L14, L23, L24, L34); Hodge star: L12 <-> L34, L13 <-> -L24, L14 <-> L23
     H = _hodge()
     assert min(np.max(np.abs(P1 - 0.5 * (np.eye(6) + s * H))) for s in (1.0, -1.0)) == 0.0
     for name, alg in SPLIT.items():
-        assert codegen.closed_form(alg.structure_constants) == "ad3x2", name
+        assert recognition.closed_form(alg.structure_constants) == "ad3x2", name
     # simple over R (sl(2, C)), or not semisimple: no split
-    assert codegen.ideal_split(_so31().structure_constants) is None
-    assert codegen.closed_form(_so31().structure_constants) is None
-    assert codegen.ideal_split(named.se3().structure_constants) is None
-    assert codegen.ideal_split(named.sl2().structure_constants) is None  # not 6-dimensional
+    assert recognition.ideal_split(_so31().structure_constants) is None
+    assert recognition.closed_form(_so31().structure_constants) is None
+    assert recognition.ideal_split(named.se3().structure_constants) is None
+    assert recognition.ideal_split(named.sl2().structure_constants) is None  # not 6-dimensional
 
 
 def _act_function(C, mode, kind="ad3"):
     """act(x..., z...) -> exp(ad x)^T z, written by codegen.Source with the closed form ``kind``."""
     n = C.shape[0]
-    st = codegen.Structure(C, np.eye(n), np.zeros(n), closed=kind)
+    st = recognition.Structure(C, np.eye(n), np.zeros(n), closed=kind)
     src = codegen.Source(st)
     xs, zs = [f"x{i}" for i in range(n)], [f"z{i}" for i in range(n)]
     y = src.act(xs, zs, delta=False)
@@ -142,7 +142,7 @@ def _act_function(C, mode, kind="ad3"):
             + f"\n    return ({', '.join(y)},)\n")
     if mode == "numba":
         return numba_kernels.compile_cached(text, "act")
-    env = codegen._env(mode)
+    env = programs._env(mode)
     exec(compile(text, "<test act>", "exec"), env)
     return env["act"]
 
