@@ -8,7 +8,7 @@ import pytest
 
 from scipy.linalg import expm
 
-from integrators import IntegrationInputError, integrate, numba_kernels, recognition
+from integrators import CoadjointProblem, IntegrationInputError, integrate, numba_kernels, recognition
 from integrators.batchgen import EnsembleSource
 from integrators.rigid_body import REFERENCE_INERTIA, free_rigid_body
 from liegroups import named
@@ -160,3 +160,49 @@ def test_compiled_lanes_refill_and_thread_count_do_not_change_results():
             assert np.ptp(r.nsteps_each) >= 5  # the trajectories do take different step counts
     finally:
         numba.set_num_threads(before)
+
+
+def _kirchhoff():
+    Mk = np.diag(1.0 / np.array([1.0, 2.0, 3.0, 1.0, 1.5, 2.0]))
+    return CoadjointProblem(named.se3(), lambda z: z @ Mk, velocity_matrix=Mk, name="Kirchhoff"), Mk
+
+
+def _with_angles(Z, Mk, ang, h):
+    """Z with its M rows scaled so that |omega h| = ang (omega = the rotation part of M Mk)."""
+    Z = Z.copy()
+    Z[:, :3] *= (ang / h / np.linalg.norm(Z[:, :3] @ Mk[:3, :3], axis=1))[:, None]
+    return Z
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_fixed_step_se3_lanes_equal_single_runs():
+    """se(3) RKMK4 fixed steps: the lane kernel (branch-free exponential, two lanes interleaved)
+    against each trajectory's single run with the one-trajectory code (co3: sin, cos, and the series
+    below t^2 = 1e-2), with |omega h| from 1e-9 to 3 (both sides of the series' branch point), more
+    trajectories than one chunk of lanes (a partly filled last chunk)."""
+    P, Mk = _kirchhoff()
+    h, steps, B = 0.5, 6, 300
+    Z = _with_angles(np.random.default_rng(11).standard_normal((B, 6)), Mk, np.logspace(-9, np.log10(3.0), B), h)
+    kw = dict(method="rkmk4", steps=steps, save_every=2, check=False)
+    r = integrate(P, Z, (0.0, h * steps), backend="numba", **kw)
+    assert r.status == 0 and r.y.shape == (4, B, 6)
+    for b in list(range(0, B, 23)) + [B - 1]:
+        s = integrate(P, Z[b], (0.0, h * steps), backend="numpy", **kw).y
+        assert np.max(np.abs(r.y[:, b] - s)) <= 1e-13 * np.max(np.abs(s)), b
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_fixed_step_se3_beyond_the_series_range_and_overflow():
+    """|omega h| = 20 (beyond the lanes' series range t <= 16; RKMK4 overflows at the third step)
+    is run again by the one-trajectory code: the ensemble equals the numpy ensemble (two finite
+    steps, then the overflow: the last finite state is kept); the trajectories beside it are unaffected."""
+    P, Mk = _kirchhoff()
+    h, steps = 0.5, 3
+    Z = _with_angles(np.random.default_rng(15).standard_normal((3, 6)), Mk, np.array([20.0, 0.5, 12.0]), h)
+    kw = dict(method="rkmk4", steps=steps, save_every=1, check=False)
+    with np.errstate(all="ignore"):
+        a = integrate(P, Z, (0.0, h * steps), backend="numba", **kw)
+        b = integrate(P, Z, (0.0, h * steps), backend="numpy", **kw)
+    assert a.status == b.status == -1 and a.y.shape == b.y.shape == (3, 3, 6)  # two steps, then overflow
+    for k in range(3):  # each trajectory at its own scale (the first reaches 1e45)
+        assert np.max(np.abs(a.y[:, k] - b.y[:, k])) <= 1e-12 * np.max(np.abs(b.y[:, k])), k
