@@ -13,13 +13,14 @@ running the compiled one-trajectory code of :mod:`integrators.codegen` on its ow
   long chain of dependent operations: a single chain leaves the vector units waiting on latency);
   a lane whose trajectory finished takes the next one of its thread's range.
 * :func:`fixed_parallel`: every trajectory runs :func:`integrators.programs.fixed_source` (n fixed
-  steps) and writes its saved states into its column of the ensemble's output. On se(3) RKMK
-  (:func:`fixed_lanes_source`) the trajectories go in lanes instead: one step of all lanes is one
-  loop of straight-line arithmetic with the branch-free se(3) exponential of
-  :class:`integrators.batchgen.EnsembleSource` (the one-trajectory code calls co3, whose branch
-  and sin, cos, sqrt keep the compiler from vectorizing), JAM lanes interleaved per iteration;
-  the few trajectories the lanes cannot take (|omega h| > 16, or not finite) run again with the
-  one-trajectory code. 10^5 Kirchhoff bodies, 20 steps: 5.3e6 -> 2.2e7 body-steps/s on one core.
+  steps) and writes its saved states into its column of the ensemble's output. On so(3) and se(3)
+  RKMK (:func:`fixed_lanes_source`) the trajectories go in lanes instead: one step of all lanes is
+  one loop of straight-line arithmetic with the branch-free exponentials of
+  :class:`integrators.batchgen.EnsembleSource` (the one-trajectory code calls co2 / co3, whose
+  branch and sin, cos, sqrt keep the compiler from vectorizing), JAM lanes interleaved per
+  iteration; the few trajectories the lanes cannot take (|omega h| > 16, or not finite) run again
+  with the one-trajectory code. 10^5 bodies, RKMK4, 20 steps, one core: se(3) 5.3e6 -> 2.2e7,
+  so(3) 6.5e6 -> 3.4e7 body-steps/s.
 
 The loop is ``numba.prange`` (threads: ``NUMBA_NUM_THREADS``, default the number of cores). The
 module text (generated source, a jitted copy of the one-trajectory function and the parallel
@@ -255,8 +256,8 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
 
 
 def fixed_lanes_source(pl, copies=JAM):
-    """Module text of the fixed-step lane kernel (se(3) RKMK: the step with the branch-free
-    exponential of :class:`integrators.batchgen.EnsembleSource`, no call, no branch).
+    """Module text of the fixed-step lane kernel (so(3) and se(3) RKMK: the step with the
+    branch-free exponential of :class:`integrators.batchgen.EnsembleSource`, no call, no branch).
 
     The trajectories go in chunks of C = copies * S lanes (one chunk per ``numba.prange``
     iteration); a step of all lanes is the loop over s < S computing the lanes s, s + S, ...,
@@ -320,7 +321,7 @@ def fixed_parallel(pl, Z, t0, h, n, save_every, K):
     ys[0] = Z
     done, saves = np.full(B, n, np.int64), np.full(B, K, np.int64)
     rest = np.arange(B)
-    if pl.st.closed == "se3" and pl.lie:  # the lane kernel; the trajectories it marks run below
+    if pl.st.closed in ("so3", "se3") and pl.lie:  # the lane kernel; the trajectories it marks run below
         key = ("fixed", pl.st.key, pl.tab["name"], pl.terms, JAM)
         fn = _LANE_FNS.get(key)
         if fn is None:
