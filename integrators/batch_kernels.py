@@ -13,7 +13,14 @@ running the compiled one-trajectory code of :mod:`integrators.codegen` on its ow
   long chain of dependent operations: a single chain leaves the vector units waiting on latency);
   a lane whose trajectory finished takes the next one of its thread's range.
 * :func:`fixed_parallel`: every trajectory runs :func:`integrators.programs.fixed_source` (n fixed
-  steps) and writes its saved states into its column of the ensemble's output.
+  steps) and writes its saved states into its column of the ensemble's output. On so(3) and se(3)
+  RKMK (:func:`fixed_lanes_source`) the trajectories go in lanes instead: one step of all lanes is
+  one loop of straight-line arithmetic with the branch-free exponentials of
+  :class:`integrators.batchgen.EnsembleSource` (the one-trajectory code calls co2 / co3, whose
+  branch and sin, cos, sqrt keep the compiler from vectorizing), JAM lanes interleaved per
+  iteration; the few trajectories the lanes cannot take (|omega h| > 16, or not finite) run again
+  with the one-trajectory code. 10^5 bodies, RKMK4, 20 steps, one core: se(3) 5.3e6 -> 2.2e7,
+  so(3) 6.5e6 -> 3.4e7 body-steps/s.
 
 The loop is ``numba.prange`` (threads: ``NUMBA_NUM_THREADS``, default the number of cores). The
 module text (generated source, a jitted copy of the one-trajectory function and the parallel
@@ -248,20 +255,90 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
     return out, st, te, ns, nr
 
 
+def fixed_lanes_source(pl, copies=JAM):
+    """Module text of the fixed-step lane kernel (so(3) and se(3) RKMK: the step with the
+    branch-free exponential of :class:`integrators.batchgen.EnsembleSource`, no call, no branch).
+
+    The trajectories go in chunks of C = copies * S lanes (one chunk per ``numba.prange``
+    iteration); a step of all lanes is the loop over s < S computing the lanes s, s + S, ...,
+    s + (copies - 1) S (:func:`jam`), then the compensated sums. ``BAD[b]`` marks a trajectory whose
+    exponential left the series' range (|x| > 16 in some step) or whose end state is not finite:
+    the caller runs it again with the one-trajectory code."""
+    n = pl.st.n
+    z = [f"z{i}" for i in range(n)]
+    src = batchgen.EnsembleSource(pl.st)
+    src.lanes = True
+    Ks = programs._stages(src, pl.tab, z, "h", pl.lie, pl.terms)
+    _, d = programs._increment(src, Ks, pl.tab["b"], z, pl.lie)
+    body = []
+    for k in range(copies):
+        lane, sfx = ("b", "") if k == 0 else (f"b + {k}*S", f"_J{k}")
+        body += [f"_big{sfx} = BIG[{lane}]"] + [f"z{i}{sfx} = Zc[{i}, {lane}]" for i in range(n)]
+    body += jam(src.lines, z + ["_big"], copies)
+    for k in range(copies):
+        lane, sfx = ("b", "") if k == 0 else (f"b + {k}*S", f"_J{k}")
+        body += [f"BIG[{lane}] = _big{sfx}"] + [f"Dc[{i}, {lane}] = {d[i]}{sfx}" for i in range(n)]
+    S = LANES // copies
+    return f"""
+@numba.njit(parallel=True, cache=CACHE, error_model="numpy")
+def ensemble(h, nsteps, save_every, Z, YS, BAD):
+    B = Z.shape[0]
+    S = {S}
+    C = {copies * S}
+    for g in numba.prange((B + C - 1) // C):
+        lo = g*C
+        m = min(B, lo + C) - lo
+        Zc = np.zeros(({n}, C)); Ec = np.zeros(({n}, C)); Dc = np.zeros(({n}, C)); BIG = np.zeros(C)
+        for b in range(m):
+            for i in range({n}):
+                Zc[i, b] = Z[lo + b, i]
+        j = 1
+        for k in range(1, nsteps + 1):
+            for b in range(S):
+{_indent(body, 4)}
+            for i in range({n}):
+                for b in range(C):
+                    _y = Dc[i, b] + Ec[i, b]; _s = Zc[i, b] + _y; Ec[i, b] = (Zc[i, b] - _s) + _y; Zc[i, b] = _s
+            if k % save_every == 0 or k == nsteps:
+                for b in range(m):
+                    for i in range({n}):
+                        YS[j, lo + b, i] = Zc[i, b] + Ec[i, b]
+                j += 1
+        for b in range(m):
+            chk = {" + ".join(f"Zc[{i}, b]" for i in range(n))}
+            BAD[lo + b] = not (BIG[b] <= 256.0) or not (chk - chk == 0.0)
+"""
+
+
 def fixed_parallel(pl, Z, t0, h, n, save_every, K):
     """n fixed steps of size h from each row of Z (B, dim); returns (ts (K,), ys (K, B, dim), done (B,),
     saves (B,)): a trajectory that overflowed has done < n and only its first saves[b] rows set."""
     dim = pl.st.n
     zb, zeros = _args(dim)
-    text = programs.source("fixed", pl.st, pl.tab, pl.lie, pl.terms) + _FIXED.format(zb=zb, zeros=zeros)
-    fn = _load(text)
     Z = np.ascontiguousarray(Z, dtype=float)
     B = Z.shape[0]
     ys = np.empty((K, B, dim))
     ys[0] = Z
-    done, saves = np.empty(B, np.int64), np.empty(B, np.int64)
-    with np.errstate(all="ignore"):
-        fn(float(h), int(n), int(save_every), float(t0), Z, ys, done, saves)
+    done, saves = np.full(B, n, np.int64), np.full(B, K, np.int64)
+    rest = np.arange(B)
+    if pl.st.closed in ("so3", "se3") and pl.lie:  # the lane kernel; the trajectories it marks run below
+        key = ("fixed", pl.st.key, pl.tab["name"], pl.terms, JAM)
+        fn = _LANE_FNS.get(key)
+        if fn is None:
+            fn = _LANE_FNS[key] = _load(fixed_lanes_source(pl, JAM))
+        bad = np.zeros(B, np.bool_)
+        with np.errstate(all="ignore"):
+            fn(float(h), int(n), int(save_every), Z, ys, bad)
+        rest = np.flatnonzero(bad)
+    if rest.size:
+        fn = _load(programs.source("fixed", pl.st, pl.tab, pl.lie, pl.terms) + _FIXED.format(zb=zb, zeros=zeros))
+        Zr = np.ascontiguousarray(Z[rest])
+        yr = np.empty((K, rest.size, dim))
+        yr[0] = Zr
+        dr, sr = np.empty(rest.size, np.int64), np.empty(rest.size, np.int64)
+        with np.errstate(all="ignore"):
+            fn(float(h), int(n), int(save_every), float(t0), Zr, yr, dr, sr)
+        ys[:, rest], done[rest], saves[rest] = yr, dr, sr
     ks = list(range(0, n + 1, save_every)) + ([n] if n % save_every else [])
     ts = t0 + np.array(ks, dtype=float) * h  # the times the generated loop writes: t0 + k*h
     return ts, ys, done, saves

@@ -14,9 +14,19 @@ branch) Rodrigues' coefficients a = sin t / t and b = (1 - cos t)/t^2 (Murray, L
 u^20 and u^22 at u = t/16 (truncation < 1e-19 for t <= 16), three doublings sin(2s)/(2s) = sigma
 cos s, cos 2s = 1 - 2 s^2 sigma^2 to s = t/2, then a = sigma cos(t/2), b = sigma^2 / 2. The
 largest t^2 of an attempt is recorded as ``_big``; an attempt with t > 16 is rejected by the caller.
+
+On se(3) the lanes' exponential (Ad_exp(x)^T of :meth:`integrators.codegen.Source._act_se3`) needs
+also c = (t - sin t)/t^3; at s = t/16 the four of sigma = sin s / s, cos s, beta = (1 - cos s)/s^2
+and c come from their Taylor series (:func:`_power_series`), then four doublings s -> 2s:
+sigma' = sigma cos s, cos 2s = 1 - 2 s^2 sigma^2, beta' = sigma^2 / 2 (1 - cos 2s = 2 sin^2 s) and
+c' = (c + sigma beta)/4 (1 - sin 2s/2s = (1 - sigma) + sigma (1 - cos s)); all without
+cancellation, so (a, b, c) = (sigma, beta, c) at t to a few ulp (relative) for t <= 16.
 """
 
 from __future__ import annotations
+
+import math
+from fractions import Fraction
 
 from liegroups.closed_forms import bernoulli_coefficients
 
@@ -45,6 +55,36 @@ class EnsembleSource(codegen.Source):
         self.emit(f"{cb} = 0.5*{s}*{s}")
         return self._rodrigues(ca, cb, x, z, delta)
 
+    def _act_se3(self, x, z, delta):
+        if not self.lanes:
+            return super()._act_se3(x, z, delta)
+        # codegen's se(3) action with its one call co3(t2) replaced by the branch-free coefficients
+        start = len(self.lines)
+        out = super()._act_se3(x, z, delta)
+        at = next(i for i in range(start, len(self.lines)) if "= co3(" in self.lines[i])
+        names, arg = self.lines[at].strip().split(" = co3(", 1)
+        saved, self.lines = self.lines[at + 1:], self.lines[:at]
+        self._co3_lanes(arg[:-1], [v.strip() for v in names.split(",")])
+        self.lines += saved
+        return out
+
+    def _co3_lanes(self, t2expr, names):
+        """Emit names = (a, b, c) = (sin t / t, (1 - cos t)/t^2, (t - sin t)/t^3), t^2 = t2expr,
+        without branch, call or sqrt (module docstring: series at s = t/16, four doublings); records
+        the largest t^2 in ``_big``."""
+        t2, sg, co, bb, cc = (self.fresh(p) for p in ("t2", "sg", "co", "bb", "cc"))
+        self.emit(f"{t2} = {t2expr}")
+        self.emit(f"_big = max(_big, {t2})")
+        u = f"{t2}*0.00390625"
+        self.emit(f"{sg}u = {u}")
+        for name, m in ((sg, 1), (co, 0), (bb, 2), (cc, 3)):  # sum_k (-1)^k u^k/(2k + m)!
+            self.emit(f"{name} = {_power_series(f'{sg}u', m)}")
+        for k in range(4):  # s -> 2s (s^2 = t^2 4^k/256)
+            s2 = 4.0 ** k * 0.00390625
+            self.emit(f"{cc}, {bb}, {sg}, {co} = 0.25*({cc} + {sg}*{bb}), 0.5*{sg}*{sg}, {sg}*{co}, "
+                      f"1.0 - {2.0 * s2!r}*{t2}*{sg}*{sg}")
+        self.emit(f"{names[0]}, {names[1]}, {names[2]} = {sg}, {bb}, {cc}")
+
     def dexpinv(self, theta, v, terms):
         coeffs = list(bernoulli_coefficients(int(terms)))
         if self.st.closed != "so3" or len(coeffs) <= 3:
@@ -70,6 +110,17 @@ def _horner(u, dens):
     for k, d in enumerate(dens, 1):
         prod *= d  # exact integer: each c_k is correctly rounded
         coeffs.append((-1.0) ** k / prod)
+    out = repr(coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        out = f"({c!r} + {u}*{out})"
+    return out
+
+
+def _power_series(u, m, terms=11):
+    """sum_{k < terms} (-1)^k u^k / (2k + m)! in Horner form (u = s^2): m = 1 sin s / s, m = 0 cos s,
+    m = 2 (1 - cos s)/s^2, m = 3 (s - sin s)/s^3 (the Taylor series; truncation below 1e-21 for
+    u <= 1); each coefficient is the correctly rounded 1/(2k + m)!."""
+    coeffs = [float(Fraction((-1) ** k, math.factorial(2 * k + m))) for k in range(terms)]
     out = repr(coeffs[-1])
     for c in reversed(coeffs[:-1]):
         out = f"({c!r} + {u}*{out})"

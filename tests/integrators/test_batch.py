@@ -8,7 +8,7 @@ import pytest
 
 from scipy.linalg import expm
 
-from integrators import IntegrationInputError, integrate, numba_kernels, recognition
+from integrators import CoadjointProblem, IntegrationInputError, integrate, numba_kernels, recognition
 from integrators.batchgen import EnsembleSource
 from integrators.rigid_body import REFERENCE_INERTIA, free_rigid_body
 from liegroups import named
@@ -160,3 +160,99 @@ def test_compiled_lanes_refill_and_thread_count_do_not_change_results():
             assert np.ptp(r.nsteps_each) >= 5  # the trajectories do take different step counts
     finally:
         numba.set_num_threads(before)
+
+
+def _kirchhoff():
+    Mk = np.diag(1.0 / np.array([1.0, 2.0, 3.0, 1.0, 1.5, 2.0]))
+    return CoadjointProblem(named.se3(), lambda z: z @ Mk, velocity_matrix=Mk, name="Kirchhoff"), Mk
+
+
+def _with_angles(Z, Mk, ang, h):
+    """Z with its M rows scaled so that |omega h| = ang (omega = the rotation part of M Mk)."""
+    Z = Z.copy()
+    Z[:, :3] *= (ang / h / np.linalg.norm(Z[:, :3] @ Mk[:3, :3], axis=1))[:, None]
+    return Z
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_fixed_step_se3_lanes_equal_single_runs():
+    """se(3) RKMK4 fixed steps: the lane kernel (branch-free exponential, two lanes interleaved)
+    against each trajectory's single run with the one-trajectory code (co3: sin, cos, and the series
+    below t^2 = 1e-2), with |omega h| from 1e-9 to 3 (both sides of the series' branch point), more
+    trajectories than one chunk of lanes (a partly filled last chunk)."""
+    P, Mk = _kirchhoff()
+    h, steps, B = 0.5, 6, 300
+    Z = _with_angles(np.random.default_rng(11).standard_normal((B, 6)), Mk, np.logspace(-9, np.log10(3.0), B), h)
+    kw = dict(method="rkmk4", steps=steps, save_every=2, check=False)
+    r = integrate(P, Z, (0.0, h * steps), backend="numba", **kw)
+    assert r.status == 0 and r.y.shape == (4, B, 6)
+    for b in list(range(0, B, 23)) + [B - 1]:
+        s = integrate(P, Z[b], (0.0, h * steps), backend="numpy", **kw).y
+        assert np.max(np.abs(r.y[:, b] - s)) <= 1e-13 * np.max(np.abs(s)), b
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_fixed_step_se3_beyond_the_series_range_and_overflow():
+    """|omega h| = 20 (beyond the lanes' series range t <= 16; RKMK4 overflows at the third step)
+    is run again by the one-trajectory code: the ensemble equals the numpy ensemble (two finite
+    steps, then the overflow: the last finite state is kept); the trajectories beside it are unaffected."""
+    P, Mk = _kirchhoff()
+    h, steps = 0.5, 3
+    Z = _with_angles(np.random.default_rng(15).standard_normal((3, 6)), Mk, np.array([20.0, 0.5, 12.0]), h)
+    kw = dict(method="rkmk4", steps=steps, save_every=1, check=False)
+    with np.errstate(all="ignore"):
+        a = integrate(P, Z, (0.0, h * steps), backend="numba", **kw)
+        b = integrate(P, Z, (0.0, h * steps), backend="numpy", **kw)
+    assert a.status == b.status == -1 and a.y.shape == b.y.shape == (3, 3, 6)  # two steps, then overflow
+    for k in range(3):  # each trajectory at its own scale (the first reaches 1e45)
+        assert np.max(np.abs(a.y[:, k] - b.y[:, k])) <= 1e-12 * np.max(np.abs(b.y[:, k])), k
+
+
+def test_branch_free_se3_exponential_is_the_coadjoint_action():
+    """The lane code's Ad*_exp(x) z on se(3) (branch-free a, b, c: series at |omega|/16, four
+    doublings) against scipy's expm of the 6x6 matrix of ad*_x, for |omega| from 0 to 16 (both sides
+    of the one-trajectory code's branch t^2 = 1e-2), to the round-off of the closed form (terms of
+    size ~ |omega|^2 |v| |z|)."""
+    P, _ = _kirchhoff()
+    st = recognition.recognise(P, np.ones(6))
+    src = EnsembleSource(st)
+    src.lanes = True
+    x, z = [f"x{i}" for i in range(6)], [f"z{i}" for i in range(6)]
+    y = src.act(x, z, delta=False)
+    env = {}
+    exec(f"def f({', '.join(x + z)}):\n    _big = 0.0\n" + "\n".join(src.lines)
+         + f"\n    return ({', '.join(y)}), _big\n", env)
+    C = named.se3().structure_constants
+    rng = np.random.default_rng(5)
+    for r in (0.0, 1e-9, 1e-4, 0.09, 0.11, 0.3, 2.0, 7.5, 15.9):
+        xv, zv = rng.standard_normal(6), rng.standard_normal(6)
+        xv[:3] *= r / np.linalg.norm(xv[:3])
+        adT = np.einsum("i,ijk->jk", xv, C)  # (ad*_x z)_j = x_i C[i, j, k] z_k
+        got, big = env["f"](*xv, *zv)
+        scale = np.linalg.norm(zv) * (1 + r * r) * (1 + np.linalg.norm(xv[3:]))
+        assert np.max(np.abs(np.array(got) - expm(adT) @ zv)) <= 8 * 2.2e-16 * scale, r
+        assert big == pytest.approx(r * r)
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_fixed_step_so3_lanes_equal_single_runs():
+    """so(3) RKMK4 fixed steps in lanes (branch-free Rodrigues, closed dexp^-1 sum) against the
+    single runs of the one-trajectory code (co2 with its series below t^2 = 1e-8, the dexp^-1 series
+    term by term), |omega h| from 1e-9 to 3, and |omega h| = 20 (rerun by the one-trajectory code)."""
+    body = free_rigid_body(REFERENCE_INERTIA)
+    ia = 1.0 / np.asarray(REFERENCE_INERTIA, dtype=float)
+    h, steps, B = 0.5, 4, 260
+    Z = np.random.default_rng(13).standard_normal((B, 3))
+    ang = np.concatenate([np.logspace(-9, np.log10(3.0), B - 1), [20.0]])
+    Z *= (ang / h / np.linalg.norm(Z * ia, axis=1))[:, None]  # omega = I^-1 m
+    kw = dict(method="rkmk4", steps=steps, save_every=1, check=False)
+    r = integrate(body, Z, (0.0, h * steps), backend="numba", **kw)
+    assert r.status == 0 and r.y.shape == (steps + 1, B, 3)
+    for b in list(range(0, B, 19)) + [B - 2]:
+        s = integrate(body, Z[b], (0.0, h * steps), backend="numpy", **kw).y
+        assert np.max(np.abs(r.y[:, b] - s)) <= 1e-13 * np.max(np.abs(s)), b
+    # |omega h| = 20: RKMK4 is far outside its stability region there and amplifies round-off (the
+    # compiled and the Python single runs differ by 1e-9 relative after one step), so the rerun is
+    # compared with the compiled single run, the code it runs
+    s = integrate(body, Z[-1], (0.0, h * steps), backend="numba", **kw).y
+    assert np.max(np.abs(r.y[:, -1] - s)) <= 1e-14 * np.max(np.abs(s))
