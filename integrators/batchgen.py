@@ -137,30 +137,8 @@ def attempt_lines(st, tab, lie, terms, lanes=False):
     w = first.velocity(z) if lie else first.field(z)
     src = EnsembleSource(st)
     src.lanes = lanes
-    Ks = programs._stages(src, tab, z, "hs", lie, terms, w0=W0)
-    theta, d = programs._increment(src, Ks, tab["b"], z, lie)
-    z1 = src.assign("z1_", [f"{z[i]} + {d[i]}" for i in range(n)])
-    wl = src.velocity(z1) if lie else src.field(z1)
-    if lie:
-        xl = src.assign("xl", [f"hs*{wl[j]}" for j in range(n)])
-        Klast = src.dexpinv(theta, xl, terms) if terms > 1 else xl
-    else:
-        Klast = src.assign("Kl", [f"hs*{wl[j]}" for j in range(n)])
-    Kall = Ks + ([Klast] if tab["fsal"] else [])
-    sc = src.assign("sc", [f"atol + rtol*mx(abs({z[i]}), abs({z1[i]}))" for i in range(n)])
-    sums = []
-    for Ev in tab["E"]:
-        et = src.combo("et", list(zip(Ev, Kall))) or ["0.0"] * n
-        if lie:  # state error to leading order: ad*_{err theta} z
-            et = src.coad(et, z, prefix="ez")
-        es = src.assign("es", [f"({et[i]})/{sc[i]}" for i in range(n)])
-        sums.append(" + ".join(f"{v}*{v}" for v in es))
-    if len(sums) == 1:
-        src.emit(f"err = sqrt(({sums[0]})/{float(n)!r})")
-    else:  # DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))
-        src.emit(f"_e5 = {sums[0]}")
-        src.emit(f"_e3 = {sums[1]}")
-        src.emit(f"err = _e5/sqrt({float(n)!r}*(_e5 + 0.01*_e3) + 1e-300)")
+    d, _, wl, err = programs.attempt(src, tab, z, lie, terms, W0)
+    src.emit(f"err = {err}")
     return first.lines, w, src.lines, d, wl
 
 

@@ -90,6 +90,39 @@ def fixed_source(st, tab, lie, terms):
     return head + "\n" + "\n".join(src.lines) + "\n"
 
 
+def attempt(src, tab, z, lie, terms, W0):
+    """Emit one attempted step of signed size ``hs`` from z (first stage's generator W0: FSAL): the
+    stages, the increment d, the generator wl at z1 = z + d (the next step's first one when accepted)
+    and the error norm, as solve_ivp's RK45 / DOP853 compute it (Hairer, Norsett and Wanner I, II.4;
+    the error vector of a Lie-group step mapped to the state to leading order by ad*_{err theta} z).
+    Returns (d, z1, wl, the error norm's expression)."""
+    n = src.n
+    Ks = _stages(src, tab, z, "hs", lie, terms, w0=W0)
+    theta, d = _increment(src, Ks, tab["b"], z, lie)
+    z1 = src.assign("z1_", [f"{z[i]} + {d[i]}" for i in range(n)])
+    wl = src.velocity(z1) if lie else src.field(z1)
+    if lie:
+        xl = src.assign("xl", [f"hs*{wl[j]}" for j in range(n)])
+        Klast = src.dexpinv(theta, xl, terms) if terms > 1 else xl
+    else:
+        Klast = src.assign("Kl", [f"hs*{wl[j]}" for j in range(n)])
+    Kall = Ks + ([Klast] if tab["fsal"] else [])
+    sc = src.assign("sc", [f"atol + rtol*mx(abs({z[i]}), abs({z1[i]}))" for i in range(n)])
+    sums = []
+    for Ev in tab["E"]:
+        et = src.combo("et", list(zip(Ev, Kall))) or ["0.0"] * n
+        if lie:
+            et = src.coad(et, z, prefix="ez")
+        es = src.assign("es", [f"({et[i]})/{sc[i]}" for i in range(n)])
+        sums.append(" + ".join(f"{v}*{v}" for v in es))
+    if len(sums) == 1:
+        return d, z1, wl, f"sqrt(({sums[0]})/{float(n)!r})"
+    # DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))
+    src.emit(f"_e5 = {sums[0]}")
+    src.emit(f"_e3 = {sums[1]}")
+    return d, z1, wl, f"_e5/sqrt({float(n)!r}*(_e5 + 0.01*_e3) + 1e-300)"
+
+
 def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
     """Source of the whole adaptive loop (solve_ivp's controller: Hairer-Norsett-Wanner I, II.4;
     error norm as in scipy's RK45 / DOP853, max over an ensemble)::
@@ -109,9 +142,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]
     W0 = [f"W0_{i}" for i in range(n)]
-    E = tab["E"]
     order = tab["err_order"]
-    fsal = tab["fsal"]
     if batch:
         head = "def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, Z, E):"
         src.emit(f"B = Z.shape[0]; D = np.empty((B, {n})); WL = np.empty((B, {n})); WF = np.empty((B, {n}))")
@@ -147,32 +178,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
         src.indent += 1
         for i in range(n):
             src.emit(f"z{i} = Z[b, {i}]; {W0[i]} = WF[b, {i}]")
-    Ks = _stages(src, tab, z, "hs", lie, terms, w0=W0)
-    theta, d = _increment(src, Ks, tab["b"], z, lie)
-    # FSAL stage at z1 = z + d (its generator is reused by the next step when accepted)
-    z1 = src.assign("z1_", [f"{z[i]} + {d[i]}" for i in range(n)])
-    wl = src.velocity(z1) if lie else src.field(z1)
-    if lie:
-        xl = src.assign("xl", [f"hs*{wl[j]}" for j in range(n)])
-        Klast = src.dexpinv(theta, xl, terms) if terms > 1 else xl
-    else:
-        Klast = src.assign("Kl", [f"hs*{wl[j]}" for j in range(n)])
-    Kall = Ks + ([Klast] if fsal else [])
-    sc = src.assign("sc", [f"atol + rtol*mx(abs({z[i]}), abs({z1[i]}))" for i in range(n)])
-    errs = []
-    for Ev in E:
-        et = src.combo("et", list(zip(Ev, Kall)))
-        if et is None:
-            et = ["0.0"] * n
-        if lie:  # state error to leading order: ad*_{err theta} z
-            et = src.coad(et, z, prefix="ez")
-        errs.append(src.assign("es", [f"({et[i]})/{sc[i]}" for i in range(n)]))
-    if len(errs) == 1:
-        expr = "sqrt((" + " + ".join(f"{v}*{v}" for v in errs[0]) + f")/{float(n)!r})"
-    else:  # DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2)) (Hairer-Norsett-Wanner, scipy)
-        src.emit("_e5 = " + " + ".join(f"{v}*{v}" for v in errs[0]))
-        src.emit("_e3 = " + " + ".join(f"{v}*{v}" for v in errs[1]))
-        expr = f"_e5/sqrt({float(n)!r}*(_e5 + 0.01*_e3) + 1e-300)"
+    d, z1, wl, expr = attempt(src, tab, z, lie, terms, W0)
     if batch:
         src.emit(f"errb = {expr}")
         src.emit("if not errb <= err: err = errb")
