@@ -39,16 +39,12 @@ import numpy as np  # noqa: E402
 from scipy.integrate import solve_ivp  # noqa: E402
 
 from benchmarks._results import markdown_table, update_section  # noqa: E402
-from benchmarks.compare_integrators import hand_rhs  # noqa: E402
+# the protocol of compare_integrators: repetitions, time span, target error, the numba check
+from benchmarks.compare_integrators import NUMBA, QUICK, REPS, TARGET, T, hand_rhs  # noqa: E402
 from integrators import CoadjointProblem, integrate, numba_kernels  # noqa: E402
 from integrators.rigid_body import REFERENCE_INERTIA, free_rigid_body  # noqa: E402
 from liegroups import named  # noqa: E402
 
-QUICK = "--quick" in sys.argv
-REPS = 5
-T = 10.0
-TARGET = 1e-8
-NUMBA = numba_kernels.available()
 LADDER = [10 ** (-k / 4) for k in range(28, 51)]  # 1e-7 .. 3e-13 in steps of 10^(1/4)
 
 

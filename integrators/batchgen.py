@@ -15,7 +15,7 @@ u^20 and u^22 at u = t/16 (truncation < 1e-19 for t <= 16), three doublings sin(
 cos s, cos 2s = 1 - 2 s^2 sigma^2 to s = t/2, then a = sigma cos(t/2), b = sigma^2 / 2. The
 largest t^2 of an attempt is recorded as ``_big``; an attempt with t > 16 is rejected by the caller.
 
-On se(3) the lanes' exponential (Ad_exp(x)^T of :meth:`integrators.codegen.Source._act_se3`) needs
+On se(3) the lanes' exponential (Ad_exp(x)^T of :meth:`integrators.exp_writer.ExponentialWriter._act_se3`) needs
 also c = (t - sin t)/t^3; at s = t/16 the four of sigma = sin s / s, cos s, beta = (1 - cos s)/s^2
 and c come from their Taylor series (:func:`_power_series`), then four doublings s -> 2s:
 sigma' = sigma cos s, cos 2s = 1 - 2 s^2 sigma^2, beta' = sigma^2 / 2 (1 - cos 2s = 2 sin^2 s) and
@@ -31,6 +31,7 @@ from fractions import Fraction
 from liegroups.closed_forms import bernoulli_coefficients
 
 from . import codegen, programs
+from .source_text import num
 
 
 class EnsembleSource(codegen.Source):
@@ -96,10 +97,10 @@ class EnsembleSource(codegen.Source):
         # (-ad)^k v = (-|x|^2)^(k/2 - 1) (-ad)^2 v for even k >= 2 (B_k = 0 for odd k >= 3)
         poly = "0.0"
         for c in reversed([c for k, c in enumerate(coeffs) if k >= 2 and k % 2 == 0]):  # Horner in -|x|^2
-            poly = f"({codegen._num(c)} - {t2}*{poly})" if poly != "0.0" else codegen._num(c)
+            poly = f"({num(c)} - {t2}*{poly})" if poly != "0.0" else num(c)
         cf = self.fresh("cf")
         self.emit(f"{cf} = {poly}")
-        return self.assign("k", [f"{v[i]} + {codegen._num(coeffs[1])}*{q1[i]} + {cf}*{q2[i]}" for i in range(3)])
+        return self.assign("k", [f"{v[i]} + {num(coeffs[1])}*{q1[i]} + {cf}*{q2[i]}" for i in range(3)])
 
 
 def _horner(u, dens):

@@ -6,7 +6,7 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
   Murray, Li and Sastry 1994, 2.2 and 2.4);
 * cq2(q) = (s1, s2): s1 = sinh(sqrt q)/sqrt q, s2 = (cosh(sqrt q) - 1)/q, the coefficients of
   exp(ad x) = 1 + s1 ad_x + s2 ad_x^2 on a 3-dimensional algebra with ad_x^3 = q ad_x
-  (:meth:`integrators.codegen.Source._act_ad3`, which derives it, and ``_act_ad3x2``); sin and
+  (:meth:`integrators.exp_writer.ExponentialWriter._act_ad3`, which derives it, and ``_act_ad3x2``); sin and
   1 - cos for q < 0, by half angles (no cancellation), their Taylor series for |q| < 1e-2;
 * tplan(bound) = (s, m): substeps and terms of the Taylor action of the exponential;
 * fin, mx, bmax, grow: finiteness test, max of two values, max over an ensemble (NaN -> inf),

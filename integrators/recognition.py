@@ -54,8 +54,9 @@ def closed_form(C):
       (:func:`liegroups.closed_forms.closed_form_kind`): Rodrigues' formula with cross products;
     * "ad3" when C is 3-dimensional with ad_x^3 = q(x) ad_x, q(x) = tr(ad_x^2)/2, for every x,
       checked on probes to 1e-12: the unimodular algebras (so(3), su(2), sl(2), so(2,1), se(2),
-      e(1,1), Heisenberg: Bianchi class A, in any basis; :meth:`Source._act_ad3` derives the
-      identity) and Bianchi V (there ad_x^2 = -x_3 ad_x);
+      e(1,1), Heisenberg: Bianchi class A, in any basis;
+      :meth:`integrators.exp_writer.ExponentialWriter._act_ad3` derives the identity) and Bianchi V
+      (there ad_x^2 = -x_3 ad_x);
     * "ad3x2" when C is 6-dimensional and the direct sum of two 3-dimensional ideals with that
       property (so(4) = so(3) + so(3), so(2,2) = sl(2) + sl(2), so(3) + sl(2), in any basis), found
       by :func:`ideal_split`;
