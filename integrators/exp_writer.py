@@ -204,22 +204,17 @@ class ExponentialWriter:
         wwv = self._cross(w, wv)
         p = self.assign("p", [f"{v[i]} + {cb}*{wv[i]} + {cc}*{wwv[i]}" for i in range(3)])
         pP = self._cross(p, Pm)
-        if delta:  # dM = rho(M - p x P) - p x P, dP = rho(P), rho(y) = R^T y - y
-            u = self.assign("u", [f"{M[i]} - {pP[i]}" for i in range(3)])
-            c1 = self._cross(w, u)
-            c2 = self._cross(w, c1)
-            d1 = self.assign("y", [f"{cb}*{c2[i]} - {ca}*{c1[i]} - {pP[i]}" for i in range(3)])
-            e1 = self._cross(w, Pm)
-            e2 = self._cross(w, e1)
-            d2 = self.assign("y", [f"{cb}*{e2[i]} - {ca}*{e1[i]}" for i in range(3)])
-            return d1 + d2
+        # M1 = R^T (M - p x P), P1 = R^T P with R^T y = y - a w x y + b w x (w x y); with delta the
+        # increments dM = rho(M - p x P) - p x P, dP = rho(P), rho(y) = R^T y - y (no cancellation)
         u = self.assign("u", [f"{M[i]} - {pP[i]}" for i in range(3)])
         c1 = self._cross(w, u)
         c2 = self._cross(w, c1)
-        d1 = self.assign("y", [f"{u[i]} - {ca}*{c1[i]} + {cb}*{c2[i]}" for i in range(3)])
+        d1 = self.assign("y", [f"{cb}*{c2[i]} - {ca}*{c1[i]} - {pP[i]}" if delta else
+                               f"{u[i]} - {ca}*{c1[i]} + {cb}*{c2[i]}" for i in range(3)])
         e1 = self._cross(w, Pm)
         e2 = self._cross(w, e1)
-        d2 = self.assign("y", [f"{Pm[i]} - {ca}*{e1[i]} + {cb}*{e2[i]}" for i in range(3)])
+        d2 = self.assign("y", [f"{cb}*{e2[i]} - {ca}*{e1[i]}" if delta else
+                               f"{Pm[i]} - {ca}*{e1[i]} + {cb}*{e2[i]}" for i in range(3)])
         return d1 + d2
 
     def _act_ad3(self, x, z, delta):
