@@ -10,6 +10,12 @@ Methods (:data:`integrators.methods.METHODS`):
   The error estimate is the state difference to leading order, ad*_{theta - theta_hat} z.
 * "rk45", "rk853": the same tableaux as ordinary Runge-Kutta methods on the ambient space (they keep
   linear invariants, e.g. the constraint of a servo-constraint of the first kind, to round-off).
+* "rk45_projected", "rk853_projected": "rk45", "rk853" with every accepted step projected onto the
+  level set {C_k = C_k(y0)} of the algebra's polynomial Casimirs (Hairer, Lubich and Wanner 2006,
+  IV.4, Algorithm 4.2; :mod:`integrators.projection`); the error estimate is the unprojected step's,
+  the next step starts (and evaluates its first stage) at the projected state, whose increment is
+  added with the same compensated sum; C(y0) of the initial state is the target of every step (also
+  when a run continues in chunks), and the states at ``t_eval`` and at events are projected too.
 
 Controller (Hairer, Norsett and Wanner, *Solving ODEs I*, II.4, as in solve_ivp): error norm
 RMS(err / (atol + rtol max(|z|, |z1|))) (DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))), accept when
@@ -33,7 +39,7 @@ import math
 
 import numpy as np
 
-from . import dense_output, fastpath, tableaux
+from . import dense_output, fastpath, projection, tableaux
 from .errors import IntegrationInputError
 from .events import EventTracker
 from .result import IntegrationResult
@@ -135,12 +141,18 @@ def initial_step(rhs, y0, t0, t1, order, rtol, atol, max_step, per_row=False):
 class _Reference:
     """The generic numpy stages of an embedded pair (RKMK on g* or ambient RK)."""
 
-    def __init__(self, problem, tab, lie, terms):
+    def __init__(self, problem, tab, lie, terms, proj=None, target=None):
         self.problem, self.tab, self.lie, self.terms = problem, tab, lie, terms
         if lie:
             self.space = CoadjointSpace(problem)
         self.rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
         self.fevals = len(tab["b"])
+        # the projection onto {C = target} (integrators.projection) of a projected pair, else None
+        self.proj, self.target = proj, target
+
+    def projection(self, z1):
+        """The projection increment at z1 (zero without a projection)."""
+        return self.proj.increment(z1, self.target) if self.proj is not None else 0.0
 
     def first(self, t, z):
         return self.space.field(t, z) if self.lie else self.rhs(t, z)
@@ -190,8 +202,9 @@ class _Reference:
         return m if m == m else math.inf
 
     def step(self, t, y, tau):
-        """One step of size tau (the continuous extension used for events)."""
-        return y + self.stages(t, y, tau, self.first(t, y))[2]
+        """One step of size tau (the continuous extension used for events), projected when the pair is."""
+        z1 = y + self.stages(t, y, tau, self.first(t, y))[2]
+        return z1 + self.projection(z1)
 
 
 def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order, max_steps=10**6):
@@ -219,6 +232,10 @@ def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order,
                 if not np.all(np.isfinite(d)):
                     status = -1
                     break
+                if ref.proj is not None:  # onto {C = C(y0)}; the next first stage at the projected state
+                    p = ref.projection(z1)
+                    d = d + p
+                    wl = ref.first(t + hs, z1 + p)
                 yk = d + e
                 s = z + yk
                 e = (z - s) + yk
@@ -263,8 +280,9 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         save_every = 1
     tab = tableaux.get(method.tableau)
     lie, terms, order = method.lie, method.terms, tab["err_order"]
-    ref = _Reference(problem, tab, lie, terms)
-    pl = fastpath.plan(problem, tab, lie, terms, y0) if fast else None
+    proj = projection.of_algebra(problem.algebra) if method.project else None
+    ref = _Reference(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
+    pl = fastpath.plan(problem, tab, lie, terms, y0, proj) if fast else None
     if first_step is None:
         rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
         f = fastpath.field(pl) if pl is not None and y0.ndim == 1 else (lambda y: rhs(t0, y))
@@ -282,17 +300,28 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     else:
         res, nsteps, nrej = _reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order,
                                             max_steps)
-    res.nfev = extra + 1 + (nsteps + nrej) * len(tab["b"])
+    # a projected pair evaluates the first stage of every step after the first anew (no FSAL)
+    res.nfev = extra + 1 + (nsteps + nrej) * len(tab["b"]) + (nsteps if proj is not None else 0)
     res.nrejected = nrej
     if pl is None:
         res.backend = "numpy (generic reference)"
     if events is not None:
         step = fastpath.step_function(pl, mode) if pl is not None else ref.step
+        if pl is not None and proj is not None:
+            step = _projected_step(step, ref)
         res = _locate_events(problem, res, events, step, len(tab["b"]), save_every)
     if t_eval is not None:  # integrators.dense_output: the continuous extension at t_eval
         te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
         res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te
     return res
+
+
+def _projected_step(step, ref):
+    """The generated one-step map followed by the projection of ``ref`` (events of a projected pair)."""
+    def go(t, y, tau):
+        z1 = step(t, y, tau)
+        return z1 + ref.projection(z1)
+    return go
 
 
 class _EventStepper:

@@ -5,7 +5,8 @@ trajectory with its own first step (Hairer's starting step of its own y0), its o
 rejections: the controller of :func:`integrators.programs.adaptive_source` (Hairer, Norsett and
 Wanner, *Solving ODEs I*, II.4, as in solve_ivp) applied per trajectory, so each final state is the
 one the single run from that y0 gives (to round-off), and an RKMK pair keeps every trajectory's
-Casimirs to round-off as its single run does. Only the end points are saved (the step sequences
+Casimirs to round-off as its single run does (a projected pair by projecting every accepted step
+onto the level set of its own initial Casimirs, :mod:`integrators.projection`). Only the end points are saved (the step sequences
 differ, there is no common time grid): ``t = [t0, t1]``, ``y`` of shape (2, B, ..., dim); the
 result also carries ``t_end``, ``nsteps_each`` and ``nrejected_each`` per trajectory (``nsteps``,
 ``nrejected`` and ``nfev`` are those of the longest run).
@@ -28,7 +29,7 @@ import math
 
 import numpy as np
 
-from . import batch_kernels, batchgen, fastpath, genhelpers, tableaux
+from . import batch_kernels, batchgen, fastpath, genhelpers, projection, tableaux
 from .adaptive import check_controls, initial_step
 from .errors import IntegrationInputError
 from .result import IntegrationResult
@@ -50,11 +51,12 @@ def check_mode(ensemble):
 
 
 def _functions(pl):
-    key = (pl.st.key, pl.tab["name"], pl.lie, pl.terms)
+    key = (pl.st.key, pl.tab["name"], pl.lie, pl.terms, None if pl.proj is None else pl.proj.key)
     fns = _CACHE.get(key)
     if fns is None:
         env = dict(genhelpers.ARRAY, np=np)
-        exec(compile(batchgen.attempt_source(pl.st, pl.tab, pl.lie, pl.terms), "<liedyn ensemble attempt>", "exec"), env)
+        exec(compile(batchgen.attempt_source(pl.st, pl.tab, pl.lie, pl.terms, pl.proj), "<liedyn ensemble attempt>",
+                     "exec"), env)
         fns = _CACHE[key] = (env["first"], env["attempt"])
     return fns
 
@@ -73,6 +75,7 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
     idx = np.arange(B)
     z = [np.ascontiguousarray(Z[:, i]) for i in range(n)]
     e = [np.zeros(B) for _ in range(n)]
+    cz = list(np.moveaxis(pl.targets(Z), -1, 0))   # a projected pair: C(y0) of each trajectory
     w0 = list(first(*z))
     t = np.full(B, float(t0))
     h = np.asarray(H0, dtype=float).copy()
@@ -83,7 +86,7 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
             last = direction * (t + direction * h - t1) >= 0.0
             h = np.where(last, np.abs(t1 - t), h)
             hs = direction * h
-            err, *rest = attempt(hs, rtol, atol, *z, *w0)
+            err, *rest = attempt(hs, rtol, atol, *z, *w0, *cz)
             d, wl = rest[:n], rest[n:]
             err = np.where(err == err, err, math.inf)
             acc = err <= 1.0
@@ -114,6 +117,7 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
                 z = [v[keep] for v in z]
                 e = [v[keep] for v in e]
                 w0 = [v[keep] for v in w0]
+                cz = [v[keep] for v in cz]
     return out, status, t_end, nsteps, nrej
 
 
@@ -122,7 +126,8 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     IntegrationInputError when the method has no generated path on this problem (or fast=False)."""
     check_controls(rtol, atol, first_step, max_step)
     tab = tableaux.get(method.tableau)
-    pl = fastpath.plan(problem, tab, method.lie, method.terms, y0) if fast else None
+    proj = projection.of_algebra(problem.algebra) if method.project else None
+    pl = fastpath.plan(problem, tab, method.lie, method.terms, y0, proj) if fast else None
     if pl is None:
         raise IntegrationInputError(
             f"ensemble='independent' runs generated code, which {method.name!r} does not have on {problem.name}"

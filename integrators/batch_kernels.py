@@ -5,7 +5,7 @@ running the compiled one-trajectory code of :mod:`integrators.codegen` on its ow
   :func:`integrators.programs.adaptive_source` (its own step sizes, rejections and first step;
   stages written by :mod:`integrators.batchgen`), so
   each result is the one its single run gives (to round-off: the compiled code may contract
-  products into fused multiply-adds).
+  products into fused multiply-adds); a projected pair passes each trajectory's targets C(y0).
   On so(3) RKMK pairs the trajectories go in lanes (LANES per thread): the controller runs per
   lane, but one attempt of all lanes is one loop of straight-line arithmetic (the stages of
   :func:`integrators.batchgen.attempt_lines` with the branch-free exponential: no call, no branch),
@@ -48,12 +48,12 @@ run = numba.njit(run, cache=CACHE, error_model="numpy")
 
 
 @numba.njit(parallel=True, cache=CACHE, error_model="numpy")
-def ensemble(t0, t1, H0, rtol, atol, max_step, Z, OUT, ST, TE, NS, NR):
+def ensemble(t0, t1, H0, rtol, atol, max_step, Z, OUT, ST, TE, NS, NR, CZ):
     for b in numba.prange(Z.shape[0]):
         ts = np.empty(2)
         ys = np.empty((2, {n}))
         ts[0] = t0
-        out = run(t0, t1, H0[b], rtol, atol, max_step, {never}, {never}, 0, ts, ys, {zb}, {zeros})
+        out = run(t0, t1, H0[b], rtol, atol, max_step, {never}, {never}, 0, ts, ys, {zb}, {zeros}{cz})
         ST[b] = out[0]
         TE[b] = out[1]
         NS[b] = out[3]
@@ -238,8 +238,9 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
     else:
         zb, zeros = _args(n)
         store = "\n".join(f"        OUT[b, {i}] = out[{8 + i}] + out[{8 + n + i}]" for i in range(n))
-        text = batchgen.adaptive_source(pl.st, pl.tab, pl.lie, pl.terms) + _ADAPTIVE.format(
-            n=n, never=_NEVER, zb=zb, zeros=zeros, store=store)
+        cz = "".join(f", CZ[b, {k}]" for k in range(0 if pl.proj is None else pl.proj.p))
+        text = batchgen.adaptive_source(pl.st, pl.tab, pl.lie, pl.terms, pl.proj) + _ADAPTIVE.format(
+            n=n, never=_NEVER, zb=zb, zeros=zeros, store=store, cz=cz)
         fn = _load(text)
     Z = np.ascontiguousarray(Z, dtype=float)
     B = Z.shape[0]
@@ -250,6 +251,8 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
             Z, out, st, te, ns, nr)
     if lanes:  # one group of trajectories per thread
         args += (max(1, min(numba_kernels.require().get_num_threads(), B)),)
+    else:      # the projection's targets C(y0) per trajectory (shape (B, 0) without one)
+        args += (np.ascontiguousarray(pl.targets(Z)),)
     with np.errstate(all="ignore"):
         fn(*args)
     return out, st, te, ns, nr

@@ -128,9 +128,11 @@ def _power_series(u, m, terms=11):
     return out
 
 
-def attempt_lines(st, tab, lie, terms, lanes=False):
+def attempt_lines(st, tab, lie, terms, lanes=False, proj=None):
     """(first lines, w names, attempt lines, d names, wl names): the bodies of :func:`attempt_source`
-    (``lanes``: the branch-free so(3) exponential, which also records ``_big``)."""
+    (``lanes``: the branch-free so(3) exponential, which also records ``_big``; ``proj``: the Casimir
+    projection of a projected pair, onto the targets c0, c1, ...: then d is the projected step's
+    increment and wl the generator at the projected point, :func:`integrators.programs._project_accepted`)."""
     n = st.n
     z = [f"z{i}" for i in range(n)]
     W0 = [f"W0_{i}" for i in range(n)]
@@ -138,27 +140,32 @@ def attempt_lines(st, tab, lie, terms, lanes=False):
     w = first.velocity(z) if lie else first.field(z)
     src = EnsembleSource(st)
     src.lanes = lanes
-    d, _, wl, err = programs.attempt(src, tab, z, lie, terms, W0)
+    d, z1, wl, err = programs.attempt(src, tab, z, lie, terms, W0)
     src.emit(f"err = {err}")
+    if proj is not None:
+        wl, inc = programs._project_accepted(src, proj, z1, [f"c{k}" for k in range(proj.p)], lie)
+        d = src.assign("dp", [f"{d[i]} + {inc[i]}" for i in range(n)])
     return first.lines, w, src.lines, d, wl
 
 
-def attempt_source(st, tab, lie, terms):
+def attempt_source(st, tab, lie, terms, proj=None):
     """Source of ``first(z...) -> w...`` (the first stage's generator, or field) and ``attempt(hs,
-    rtol, atol, z..., w0...) -> (err, d..., wl...)``: one attempted step of signed size hs (arrays
+    rtol, atol, z..., w0..., c...) -> (err, d..., wl...)``: one attempted step of signed size hs (arrays
     of shape (B,) allowed), its increment d = z1 - z, the generator wl at z1 (first stage of the next
-    step: FSAL) and the error norm of :func:`integrators.programs.adaptive_source` per trajectory."""
+    step: FSAL) and the error norm of :func:`integrators.programs.adaptive_source` per trajectory;
+    with ``proj`` (a projected pair) the step is projected onto {C = c} (the targets c... only then)."""
     n = st.n
     z = [f"z{i}" for i in range(n)]
     W0 = [f"W0_{i}" for i in range(n)]
-    fl, w, al, d, wl = attempt_lines(st, tab, lie, terms)
+    cz = [] if proj is None else [f"c{k}" for k in range(proj.p)]
+    fl, w, al, d, wl = attempt_lines(st, tab, lie, terms, proj=proj)
     text = f"def first({', '.join(z)}):\n" + "\n".join(fl) + f"\n    return ({', '.join(w)},)\n\n"
-    text += (f"def attempt(hs, rtol, atol, {', '.join(z + W0)}):\n" + "\n".join(al)
+    text += (f"def attempt(hs, rtol, atol, {', '.join(z + W0 + cz)}):\n" + "\n".join(al)
              + f"\n    return (err, {', '.join(d + wl)},)\n")
     return text
 
 
-def adaptive_source(st, tab, lie, terms):
+def adaptive_source(st, tab, lie, terms, proj=None):
     """:func:`integrators.programs.adaptive_source` (one trajectory, compiled) written with
     :class:`EnsembleSource`."""
-    return programs.adaptive_source(st, tab, lie, terms, source_class=EnsembleSource)
+    return programs.adaptive_source(st, tab, lie, terms, source_class=EnsembleSource, proj=proj)

@@ -8,9 +8,11 @@ step are recomputed (all such steps at once: the steps are a batch axis of the g
 
 is mapped to the state as the step maps theta(1): for the RKMK pairs z(t_n + s h_n) = exp(ad theta(s))^T
 z_n, through the same coadjoint action the step uses (so the Casimirs hold at every output point to
-round-off); for the ambient pairs y_n + theta(s). The K_i of an RKMK step are the increments of the
-Runge-Kutta method applied to theta' = dexp^-1_theta(w(exp(theta) . z_n)) (Munthe-Kaas 1999), so the
-RK continuous extension gives theta(s h) to its order and the state to the same order.
+round-off); for the ambient pairs y_n + theta(s), projected onto the level set of the Casimirs for
+the projected pairs (:mod:`integrators.projection`: the interpolant would leave it by its error).
+The K_i of an RKMK step are the increments of the Runge-Kutta method applied to theta' =
+dexp^-1_theta(w(exp(theta) . z_n)) (Munthe-Kaas 1999), so the RK continuous extension gives
+theta(s h) to its order and the state to the same order.
 
 Coefficients: Dormand-Prince 5(4) dense output of order 4 (Shampine 1986, "Some practical Runge-Kutta
 formulas", Math. Comp. 46; Hairer, Norsett and Wanner, *Solving ODEs I*, II.6), the seventh stage
@@ -154,5 +156,6 @@ def at_times(ref, ts, ys, t_eval):
     Kp = K[:, where]  # (stages, points, ...)
     th = np.einsum("pi,ip...->p...", B, Kp)
     zp = z[where]
-    out[inner] = zp + (ref.space.act_delta(th, zp) if ref.lie else th)
+    yp = zp + (ref.space.act_delta(th, zp) if ref.lie else th)
+    out[inner] = yp + ref.projection(yp)   # a projected pair: every output state on the level set
     return out

@@ -54,20 +54,26 @@ def resolve_backend(backend):
 class Plan:
     """A recognised structure and a tableau: what the generated code needs."""
 
-    def __init__(self, st, tab, lie, terms):
+    def __init__(self, st, tab, lie, terms, proj=None):
         self.st, self.tab, self.lie, self.terms = st, tab, lie, terms
+        self.proj = proj   # the Casimir projection of a projected pair (integrators.projection) or None
 
     def function(self, kind, mode):
-        return programs.compile_function(kind, self.st, self.tab, self.lie, self.terms, mode)
+        return programs.compile_function(kind, self.st, self.tab, self.lie, self.terms, mode, self.proj)
+
+    def targets(self, y0):
+        """The projection's targets C(y0), (..., p), for the generated adaptive loops (empty without one)."""
+        return np.zeros(y0.shape[:-1] + (0,)) if self.proj is None else self.proj.values(y0)
 
 
-def plan(problem, tab, lie, terms, y0):
+def plan(problem, tab, lie, terms, y0, proj=None):
     """A :class:`Plan` when the generated code applies (coadjoint problem with an affine velocity and
-    no forcing, or for ambient Runge-Kutta also the multiplier forcing of linear invariants)."""
+    no forcing, or for ambient Runge-Kutta also the multiplier forcing of linear invariants); ``proj``:
+    the Casimir projection of a projected pair."""
     st = recognition.recognise(problem, y0)
-    if st is None or (lie and st.P is not None):
+    if st is None or (lie and st.P is not None) or (proj is not None and st.P is not None):
         return None
-    return Plan(st, tab, lie, terms)
+    return Plan(st, tab, lie, terms, proj)
 
 
 _FIELDS = {}
@@ -177,6 +183,7 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
     first stage's generator is recomputed from z). Returns (status, t, nsteps, nrej, ts, ys, zf, mode)."""
     dim = pl.st.n
     z, e = [float(v) for v in y0], [0.0] * dim
+    cz = [float(v) for v in pl.targets(y0)]   # C(y0) of the initial state, for every chunk
     t, h, since, left, nsteps, nrej = t0, h0, 0, budget, 0, 0
     T, Y = [np.array([t0])], [y0[None].copy()]
     while True:
@@ -185,7 +192,7 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
         ts[0] = t
         with np.errstate(all="ignore"):
             out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys,
-                                                *z, *e)
+                                                *z, *e, *cz)
         status, t, h, ns, nr, j, ts, ys = out[:8]
         z, e = list(out[8:8 + dim]), list(out[8 + dim:])
         T.append(ts[1:j])
@@ -222,9 +229,10 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         ts = np.empty(cap)
         ys = np.empty((cap,) + Z.shape)
         ts[0], ys[0] = t0, Z
+        CZ = () if pl.proj is None else (np.ascontiguousarray(pl.targets(Z)),)
         with np.errstate(all="ignore"):
             status, t, _, nsteps, nrej, j, ts, ys = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys,
-                                                      Z, E)
+                                                      Z, E, *CZ)
         ts, ys = ts[:j], ys[:j].reshape((j,) + y0.shape)
         zf = (Z + E).reshape(y0.shape)
     else:
@@ -234,9 +242,10 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         ts = np.empty(cap)
         ys = np.empty((cap, dim, flat.shape[0]))
         ts[0], ys[0] = t0, flat.T
+        cz = [np.ascontiguousarray(v) for v in np.moveaxis(pl.targets(flat), -1, 0)]
         with np.errstate(all="ignore"):
             out = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys, *cols,
-                    *[np.zeros_like(c) for c in cols])
+                    *[np.zeros_like(c) for c in cols], *cz)
         status, t, _, nsteps, nrej, j, ts, ys = out[:8]
         ts = ts[:j]
         ys = ys[:j].transpose(0, 2, 1).reshape((j,) + y0.shape)

@@ -9,6 +9,8 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
   (:meth:`integrators.exp_writer.ExponentialWriter._act_ad3`, which derives it, and ``_act_ad3x2``); sin and
   1 - cos for q < 0, by half angles (no cancellation), their Taylor series for |q| < 1e-2;
 * tplan(bound) = (s, m): substeps and terms of the Taylor action of the exponential;
+* rinv(d, m) = 1/d, or 0 when d <= 1e-12 m or d is not finite (a pivot of the Casimir projection,
+  :mod:`integrators.projection`: a dependent direction is dropped, not divided by);
 * fin, mx, bmax, grow: finiteness test, max of two values, max over an ensemble (NaN -> inf),
   doubling of the output arrays.
 """
@@ -140,6 +142,15 @@ def _tplan_array(bound):
     return _tplan_float(b)
 
 
+def _rinv_float(d, m):
+    return 1.0 / d if 1e-12 * m < d < math.inf else 0.0
+
+
+def _rinv_array(d, m):
+    ok = (d > 1e-12 * m) & (d < np.inf)
+    return np.where(ok, 1.0 / np.where(ok, d, 1.0), 0.0)
+
+
 def _fin_float(x):
     return x - x == 0.0
 
@@ -186,7 +197,7 @@ def _grow3(ts, ys):
 
 
 #: per mode: the names the generated code calls
-SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "fin": _fin_float, "mx": _mx_float,
+SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
           "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow}
-ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "fin": _fin_array, "mx": np.maximum,
+ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs}

@@ -123,7 +123,16 @@ def attempt(src, tab, z, lie, terms, W0):
     return d, z1, wl, f"_e5/sqrt({float(n)!r}*(_e5 + 0.01*_e3) + 1e-300)"
 
 
-def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
+def _project_accepted(src, proj, z1, targets, lie):
+    """Emit the projection of an accepted step's end point z1 onto {C = targets} (Hairer, Lubich and
+    Wanner 2006, IV.4, Algorithm 4.2; :mod:`integrators.projection`) and the first stage's generator
+    (or field) of the next step at the projected point z1 + inc; returns (its names, inc)."""
+    inc = proj.write(src, z1, targets)
+    zp = src.assign("zp", [f"{z1[i]} + {inc[i]}" for i in range(src.n)])
+    return (src.velocity(zp) if lie else src.field(zp)), inc
+
+
+def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=None):
     """Source of the whole adaptive loop (solve_ivp's controller: Hairer-Norsett-Wanner I, II.4;
     error norm as in scipy's RK45 / DOP853, max over an ensemble)::
 
@@ -136,6 +145,11 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
     ``batch`` (the compiled ensemble) the state is Z, E of shape (B, n), ys (cap, B, n), and the
     stages run in a loop over the trajectories: run(..., ts, ys, Z, E) -> (status, t, h, nsteps,
     nrej, nsave, ts, ys). ``source_class``: a subclass of :class:`Source` to write the stages with.
+
+    ``proj`` (a :class:`integrators.projection.CasimirProjection`, for the projected pairs): every
+    accepted step is projected onto {C_k = c_k} (:func:`_project_accepted`), the targets c_k passed
+    after e... as ``cz0, ...`` (with ``batch``, after E as CZ of shape (B, p)); the next first stage
+    is evaluated at the projected state.
     """
     src = (source_class or Source)(st)
     n = st.n
@@ -144,7 +158,8 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
     W0 = [f"W0_{i}" for i in range(n)]
     order = tab["err_order"]
     if batch:
-        head = "def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, Z, E):"
+        head = ("def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, Z, E"
+                + (", CZ):" if proj is not None else "):"))
         src.emit(f"B = Z.shape[0]; D = np.empty((B, {n})); WL = np.empty((B, {n})); WF = np.empty((B, {n}))")
         src.emit("for b in range(B):")
         src.indent += 1
@@ -155,8 +170,9 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
             src.emit(f"WF[b, {i}] = {w0[i]}")
         src.indent -= 1
     else:
+        cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
         head = (f"def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, "
-                f"{', '.join(z + e)}):")
+                f"{', '.join(z + e + cz)}):")
         # first stage generator at z (FSAL: the last stage of an accepted step is the next first one)
         w0 = src.velocity(z) if lie else src.field(z)
         for i in range(n):
@@ -190,7 +206,19 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
         src.emit(f"err = bmax({expr})")
     src.emit("if err <= 1.0:")
     src.indent += 1
-    if batch:
+    if batch and proj is not None:
+        src.emit("chk = 0.0")
+        src.emit("for b in range(B):")
+        src.indent += 1
+        zb = src.assign("zq", [f"Z[b, {i}] + D[b, {i}]" for i in range(n)])  # z1 of the attempt
+        wp, inc = _project_accepted(src, proj, zb, [f"CZ[b, {k}]" for k in range(proj.p)], lie)
+        for i in range(n):
+            src.emit(f"_y = (D[b, {i}] + {inc[i]}) + E[b, {i}]; _s = Z[b, {i}] + _y; "
+                     f"E[b, {i}] = (Z[b, {i}] - _s) + _y; Z[b, {i}] = _s; chk += _y; WF[b, {i}] = {wp[i]}")
+        src.indent -= 1
+        src.emit("if not fin(chk):")
+        src.emit("    status = -1; break")
+    elif batch:
         src.emit("chk = 0.0")
         src.emit("for b in range(B):")
         src.emit(f"    for i in range({n}):")
@@ -202,6 +230,9 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None):
         src.emit("chk = " + " + ".join(d))
         src.emit("if not fin(chk):")
         src.emit("    status = -1; break")
+        if proj is not None:
+            wl, inc = _project_accepted(src, proj, z1, cz, lie)
+            d = [f"({d[i]} + {inc[i]})" for i in range(n)]
         _kahan(src, z, e, d)
         for i in range(n):
             src.emit(f"{W0[i]} = {wl[i]}")
@@ -255,14 +286,15 @@ def _env(mode):
     return dict(genhelpers.ARRAY if mode == "array" else genhelpers.SCALAR, np=np)
 
 
-def compile_function(kind, st, tab, lie, terms, mode):
+def compile_function(kind, st, tab, lie, terms, mode, proj=None):
     """The generated function ``kind`` ("fixed", "adaptive", "adaptive_batch", "step") for structure
     ``st`` and tableau ``tab`` in ``mode`` ("scalar": Python floats, "array": numpy (B,) columns, "numba": jitted),
-    cached per (structure, tableau, mode)."""
-    key = (kind, st.key, tab["name"], lie, terms, mode)
+    cached per (structure, tableau, mode, projection); ``proj``: the Casimir projection of the adaptive
+    loops of a projected pair (the one-step map "step" is the unprojected one)."""
+    key = (kind, st.key, tab["name"], lie, terms, mode, None if proj is None else proj.key)
     fn = _CACHE.get(key)
     if fn is None:
-        text = source(kind, st, tab, lie, terms)
+        text = source(kind, st, tab, lie, terms, proj)
         name = "run" if kind != "step" else "step"
         if mode == "numba":
             fn = numba_kernels.compile_cached(text, name, batch=kind == "adaptive_batch")
@@ -274,9 +306,12 @@ def compile_function(kind, st, tab, lie, terms, mode):
     return fn
 
 
-def source(kind, st, tab, lie, terms):
-    """The generated source text of ``kind`` ("fixed", "adaptive", "adaptive_batch", "step")."""
+def source(kind, st, tab, lie, terms, proj=None):
+    """The generated source text of ``kind`` ("fixed", "adaptive", "adaptive_batch", "step");
+    ``proj`` applies to the adaptive loops."""
     if kind == "adaptive_batch":
-        return adaptive_source(st, tab, lie, terms, batch=True)
-    writer = {"fixed": fixed_source, "adaptive": adaptive_source, "step": trial_source}[kind]
+        return adaptive_source(st, tab, lie, terms, batch=True, proj=proj)
+    if kind == "adaptive":
+        return adaptive_source(st, tab, lie, terms, proj=proj)
+    writer = {"fixed": fixed_source, "step": trial_source}[kind]
     return writer(st, tab, lie, terms)
