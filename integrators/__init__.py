@@ -16,7 +16,8 @@ Where things are (a new method is data: a tableau in ``tableaux`` and a row in `
   exponentials) and ``source_text`` (numbers as source), ``programs`` (step, fixed loop,
   adaptive loop; compiled per mode), ``genhelpers`` (helpers the generated code calls),
   ``numba_kernels`` (the optional compiled backend), ``fastpath`` (running it), ``so3_fast``;
-* adaptive pairs and what sits on them: ``adaptive``, ``dense_output``, ``events``;
+* adaptive pairs and what sits on them: ``adaptive``, ``dense_output``, ``events``, ``projection``
+  (the Casimir projection of the projected pairs);
 * ensembles: ``batch``, ``batchgen``, ``batch_kernels``;
 * after a run: ``guard`` (resolution and invariant checks); ``reconstruction`` (g' = g w);
   ``compare`` and ``scipy_adapter`` (honest comparisons with scipy).

@@ -96,7 +96,7 @@ class CasimirProjection:
     def write(self, src, z, targets):
         """Emit into ``src`` (a :class:`integrators.codegen.Source` or :class:`_Lines`) the
         projection of the point z (names) onto {C = targets} (names); return the names of the
-        increment G^T lambda (module docstring). The lines run on floats, numpy columns (every
+        increment G^T lambda (module docstring) and of the projected point z + G^T lambda. The lines run on floats, numpy columns (every
         test is a max over the columns: ``bmax``) and under numba."""
         n, p = self.n, self.p
         G = [[f"_pg{k}_{j}" for j in range(n)] for k in range(p)]
@@ -150,7 +150,7 @@ class CasimirProjection:
         inc = [f"_pp{j}" for j in range(n)]
         for j in range(n):
             src.emit(f"{inc[j]} = {lin([(1.0, f'{G[k][j]}*_pa{k}') for k in range(p) if j in nz[k]])}")
-        return inc
+        return inc, y
 
     def source(self):
         """Source of ``values(z...) -> (C_k...)`` and ``increment(z..., c...) -> (p_j...)``."""
@@ -158,7 +158,7 @@ class CasimirProjection:
         c = [f"c{k}" for k in range(self.p)]
         text = f"def values({', '.join(z)}):\n    return ({', '.join(self.value_exprs(z))},)\n\n"
         w = _Lines()
-        inc = self.write(w, z, c)
+        inc, _ = self.write(w, z, c)
         return (text + f"def increment({', '.join(z + c)}):\n" + "\n".join(w.lines)
                 + f"\n    return ({', '.join(inc)},)\n")
 
