@@ -39,8 +39,9 @@ import math
 
 import numpy as np
 
-from . import dense_output, fastpath, projection, tableaux
+from . import dense_output, fastpath, numba_kernels, projection, tableaux
 from .errors import IntegrationInputError
+from .genhelpers import _hstart
 from .events import EventTracker
 from .result import IntegrationResult
 from .spaces import CoadjointSpace, dexpinv_series
@@ -62,20 +63,13 @@ def _rms(x):
     return np.sqrt(np.mean(x * x, axis=-1))
 
 
-def _usable(h, interval):
-    """A starting step that the controller can work with: h itself when positive, else (0 or NaN, when
-    the derivative at y0 overflowed or is not finite) a step of 1e-300, from which the controller
-    either grows or fails with status -1 ("the step size fell below 10 eps |t|")."""
-    return h if h > 0.0 else min(1e-300, interval)
-
-
 def _initial_step_one(rhs, y0, t0, t1, order, rtol, atol, max_step):
     """Hairer's starting step for one trajectory y0 (dim,), in Python floats (two calls of rhs and no
-    other numpy call): the algorithm of :func:`initial_step` with norms that do not overflow
-    (math.hypot) and d2 = |f1 - f0| / h0 used through its logarithm (with y0 = 1e150 on sl(2)*, d2 is
-    beyond the float range while h1 is an ordinary number)."""
+    other numpy call): :func:`integrators.genhelpers._hstart` (the formula, shared with the generated
+    loop) with norms that do not overflow (math.hypot)."""
     direction = 1.0 if t1 > t0 else -1.0
     interval = abs(t1 - t0)
+    ms = math.inf if max_step is None else max_step
     f0 = np.asarray(rhs(y0), dtype=float)
     ys, fs = y0.tolist(), f0.tolist()
     root = math.sqrt(len(ys))
@@ -83,23 +77,13 @@ def _initial_step_one(rhs, y0, t0, t1, order, rtol, atol, max_step):
         [atol + abs(v) * rtol for v in ys]
     d0 = math.hypot(*[v / s for v, s in zip(ys, sc)]) / root
     d1 = math.hypot(*[f / s for f, s in zip(fs, sc)]) / root
+    h0 = _hstart(0, d0, d1, 0.0, 0.0, order, interval, ms)
     if not d1 < math.inf:  # f(y0) is not finite: the controller fails at once
-        return _usable(0.0, interval)
-    h0 = _usable(1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1, interval)
+        return h0
     with np.errstate(all="ignore"):
         f1 = np.asarray(rhs(y0 + (h0 * direction) * f0), dtype=float).tolist()
     d2h = math.hypot(*[(b - a) / s for a, b, s in zip(fs, f1, sc)]) / root   # d2 * h0
-    if not d2h < math.inf:
-        return _usable(0.0, interval)
-    if d1 <= 1e-15 and d2h <= 1e-15 * h0:
-        h1 = max(1e-6, h0 * 1e-3)
-    else:  # (0.01 / max(d1, d2)) ** (1 / (order + 1)) with log d2 = log(d2 h0) - log h0
-        logm = max(math.log(d1) if d1 > 0 else -math.inf, math.log(d2h) - math.log(h0) if d2h > 0 else -math.inf)
-        h1 = math.exp((math.log(0.01) - logm) / (order + 1))
-    h = min(100 * h0, h1, interval)
-    if max_step is not None:
-        h = min(h, max_step)
-    return _usable(h, interval)
+    return _hstart(1, d0, d1, d2h, h0, order, interval, ms)
 
 
 def initial_step(rhs, y0, t0, t1, order, rtol, atol, max_step, per_row=False):
@@ -124,7 +108,7 @@ def initial_step(rhs, y0, t0, t1, order, rtol, atol, max_step, per_row=False):
         scale = atol + np.abs(y0) * rtol
         d0, d1 = _rms(y0 / scale), _rms(f0 / scale)
         h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / np.where(d1 > 0, d1, 1.0))
-        h0 = np.where(h0 > 0.0, h0, min(1e-300, interval))     # NaN and 0: see _usable
+        h0 = np.where(h0 > 0.0, h0, min(1e-300, interval))     # NaN and 0: see genhelpers._hstart
         h0 = h0 if per_row else float(np.min(h0))
         f1 = rhs(y0 + np.expand_dims(h0, -1) * direction * f0)
         d2 = _rms((f1 - f0) / scale) / h0 if per_row else float(np.max(_rms((f1 - f0) / scale))) / h0
@@ -283,14 +267,15 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     proj = projection.of_algebra(problem.algebra) if method.project else None
     ref = _Reference(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
     pl = fastpath.plan(problem, tab, lie, terms, y0, proj) if fast else None
-    if first_step is None:
+    if first_step is not None:
+        h0, extra = float(first_step), 0
+    elif pl is not None and y0.ndim == 1 and (backend != "auto" or not numba_kernels.available()):
+        h0, extra = 0.0, 2   # the backend does not depend on h0: the generated loop takes the starting step
+    else:
         rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
         f = fastpath.field(pl) if pl is not None and y0.ndim == 1 else (lambda y: rhs(t0, y))
-        h0 = initial_step(f, y0, t0, t1, order, rtol, atol, max_step)
-        extra = 2
-    else:
-        h0, extra = float(first_step), 0
-    work = abs(t1 - t0) / h0 * max(1, y0.size // problem.dim)
+        h0, extra = initial_step(f, y0, t0, t1, order, rtol, atol, max_step), 2
+    work = abs(t1 - t0) / h0 * max(1, y0.size // problem.dim) if h0 > 0.0 else 0.0
     mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
     every = 1 if events is not None else save_every
     if pl is not None:

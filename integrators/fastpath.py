@@ -182,27 +182,31 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
     a chunk continues compiled from the returned t, h, z, e (equal to an unchunked run to round-off: the
     first stage's generator is recomputed from z). Returns (status, t, nsteps, nrej, ts, ys, zf, mode)."""
     dim = pl.st.n
-    z, e = [float(v) for v in y0], [0.0] * dim
-    cz = [float(v) for v in pl.targets(y0)]   # C(y0) of the initial state, for every chunk
+    z, e = y0.tolist(), [0.0] * dim
+    cz = pl.targets(y0).tolist()   # C(y0) of the initial state, for every chunk
     t, h, since, left, nsteps, nrej = t0, h0, 0, budget, 0, 0
-    T, Y = [np.array([t0])], [y0[None].copy()]
+    T, Y = [], []                 # the chunks' saved states (the first chunk's arrays start with y0)
+    ts, ys = np.empty(64), np.empty((64, dim))
+    ts[0], ys[0] = t0, y0
     while True:
         chunk = min(left, NUMPY_CHUNK) if mode == "scalar" and switch else left
-        ts, ys = np.empty(64), np.empty((64, dim))
-        ts[0] = t
         with np.errstate(all="ignore"):
             out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys,
                                                 *z, *e, *cz)
         status, t, h, ns, nr, j, ts, ys = out[:8]
         z, e = list(out[8:8 + dim]), list(out[8 + dim:])
-        T.append(ts[1:j])
-        Y.append(ys[1:j])
+        T.append(ts[:j] if not T else ts[1:j])
+        Y.append(ys[:j] if not Y else ys[1:j])
         nsteps, nrej, left = nsteps + ns, nrej + nr, left - ns
         if status != -2 or left <= 0:
             break
         since = (since + ns) % save_every
         mode = "numba"
+        ts, ys = np.empty(64), np.empty((64, dim))
+        ts[0] = t
     zf = None if status == 0 else np.array(z) + np.array(e)
+    if len(T) == 1:
+        return status, t, nsteps, nrej, T[0], Y[0], zf, mode
     return status, t, nsteps, nrej, np.concatenate(T), np.concatenate(Y), zf, mode
 
 

@@ -12,7 +12,11 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
 * rinv(d, m) = 1/d, or 0 when d <= 1e-12 m or d is not finite (a pivot of the Casimir projection,
   :mod:`integrators.projection`: a dependent direction is dropped, not divided by);
 * fin, mx, bmax, grow: finiteness test, max of two values, max over an ensemble (NaN -> inf),
-  doubling of the output arrays.
+  doubling of the output arrays;
+* hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
+  :func:`integrators.adaptive.initial_step`), its two phases around the second evaluation of the
+  field, in Python floats; :func:`integrators.adaptive._initial_step_one` and the generated adaptive
+  loop both call them (one copy of the formula).
 """
 
 from __future__ import annotations
@@ -172,6 +176,38 @@ def _bmax_float(x):
     return x if x == x else math.inf
 
 
+def _rmsq(m, s, n):
+    """The rms m sqrt(s / n) of n numbers v_i given m = max |v_i| (or 1 when all are 0) and
+    s = sum (v_i / m)^2: no overflow for |v_i| up to the float range; NaN when a v_i is NaN or inf
+    (then s is NaN)."""
+    return m * math.sqrt(s / n)
+
+
+def _hstart(phase, d0, d1, d2h, h0, order, interval, max_step):
+    """Hairer's starting step in two phases around the second evaluation of the field, with
+    d0 = rms(y0 / sc), d1 = rms(f0 / sc), sc = atol + rtol |y0|, f0 = f(y0):
+
+    * phase 0: h0 = 0.01 d0 / d1 (1e-6 when d0 or d1 < 1e-5);
+    * phase 1, given d2h = rms((f(y0 + h0 f0) - f0) / sc) = d2 h0: h = min(100 h0, h1, |t1 - t0|,
+      max_step), h1 = (0.01 / max(d1, d2))^(1 / (order + 1)) through logarithms (d2 can exceed the
+      float range while h1 is an ordinary number), h1 = max(1e-6, 1e-3 h0) when d1, d2 <= 1e-15.
+
+    A step that comes out 0 or NaN (d1 or d2h not finite: the derivative at y0 overflowed) is
+    replaced by 1e-300, from which the controller either grows or fails with status -1 ("the step
+    size fell below 10 eps |t|")."""
+    if not d1 < math.inf or (phase == 1 and not d2h < math.inf):
+        h = 0.0
+    elif phase == 0:
+        h = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    elif d1 <= 1e-15 and d2h <= 1e-15 * h0:
+        h = min(max(1e-6, h0 * 1e-3), 100.0 * h0, interval, max_step)
+    else:
+        l1 = math.log(d1) if d1 > 0.0 else -math.inf
+        l2 = math.log(d2h) - math.log(h0) if d2h > 0.0 else -math.inf
+        h = min(100.0 * h0, math.exp((math.log(0.01) - max(l1, l2)) / (order + 1)), interval, max_step)
+    return h if h > 0.0 else min(1e-300, interval)
+
+
 def _grow(ts, ys):
     t2 = np.empty(2 * ts.shape[0])
     t2[:ts.shape[0]] = ts
@@ -198,6 +234,7 @@ def _grow3(ts, ys):
 
 #: per mode: the names the generated code calls
 SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
-          "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow}
+          "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq}
 ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
-         "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs}
+         "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
+         "rmsq": _rmsq}

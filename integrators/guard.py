@@ -165,7 +165,9 @@ def check_resolution(problem, stepper, res, h, save_every, rtol=RESOLVE_RTOL):
 def truncate(res, j):
     """Keep the first j saved states of a result (t, y and every recorded (K, ...) array)."""
     res.t, res.y = res.t[:j], res.y[:j]
-    for table in (res.invariants, res.constraints, res.outputs):
+    if hasattr(res.outputs, "truncate"):      # result.Outputs: not computed before it is read
+        res.outputs.truncate(j)
+    for table in (res.invariants, res.constraints) + (() if hasattr(res.outputs, "truncate") else (res.outputs,)):
         for k, v in list(table.items()):
             if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] > j:
                 table[k] = v[:j]
@@ -222,46 +224,34 @@ def _figures(quantities, raw, inv, kept, rts):
     return worst, firsts, per_k
 
 
-def _mx(a, b):
-    """max(a, b) of two floats with NaN propagating (as np.maximum)."""
-    return a if (a >= b or a != a) else b
-
-
-def _figures_one(quantities, raw, kept, rts):
+def _figures_one(quantities, raw, inv, kept, rts):
     """:func:`_figures` for one trajectory with a few saved states (K <= SMALL_RUN), in Python floats:
-    the same formulas (NaN propagating through every max, NaN beyond every tolerance) without the
-    ~30 numpy calls on arrays of a few numbers that dominate the cost of a short run."""
+    the same formulas without the ~30 numpy calls on arrays of a few numbers that dominate the cost
+    of a short run. A state or a value that is not finite goes to :func:`_figures` (NaN propagates
+    there: NaN is beyond every tolerance)."""
     rows = raw.tolist()
     K = len(rows)
-    absmax = []
-    for row in rows:
-        m = abs(row[0])
-        for x in row[1:]:
-            m = _mx(m, abs(x))
-        absmax.append(m)
-    kbig, best = 0, -math.inf
-    for k, v in enumerate(absmax):
-        v = v if math.isfinite(v) else -1.0
-        if v > best:
-            kbig, best = k, v
+    absmax = [max(map(abs, r)) for r in rows]
+    vals = [q[2].tolist() for q in quantities]
+    if not (math.isfinite(sum(absmax)) and all(math.isfinite(sum(v)) for v in vals)):
+        return _figures(quantities, raw, np.array(inv), np.array(kept), rts)
+    kbig = absmax.index(max(absmax))
     probe = np.array([absmax[0], absmax[kbig]])[:, None, None] * np.eye(raw.shape[-1])
     with np.errstate(all="ignore"):
         S = _scales([q for _, _, _, q in quantities], probe).tolist()
     worst, firsts, per_k = [], [], []
-    for i, (kind, _, vals, _) in enumerate(quantities):
-        v = vals.tolist()
+    for i, (kind, v) in enumerate(zip(inv, vals)):
         S0, S1 = S[i]
-        if kind == "invariant":
-            base = _mx(abs(v[0]), S0)
-            d = _mx(_mx(base, S1) if kept[i] else base, _TINY)
-            fig = [abs(x - v[0]) / d for x in v]
+        if kind:
+            v0 = v[0]
+            d = max(abs(v0), S0, S1 if kept[i] else 0.0, _TINY)
+            fig = [abs(x - v0) / d for x in v]
         else:
-            fig = [abs(x) / _mx(_mx(_mx(S0, a), S1), _TINY) for x, a in zip(v, absmax)]
-        w = fig[0]
-        for x in fig[1:]:
-            w = _mx(w, x)
+            d = max(S0, S1, _TINY)
+            fig = [abs(x) / (a if a > d else d) for x, a in zip(v, absmax)]
+        w = max(fig)
         worst.append(w)
-        firsts.append(next((k for k, x in enumerate(fig) if not x <= rts[i]), K))
+        firsts.append(K if w <= rts[i] else next(k for k, x in enumerate(fig) if not x <= rts[i]))
         per_k.append(fig)
     return worst, firsts, per_k
 
@@ -294,7 +284,7 @@ def check_quantities(problem, res, tolerances=None):
                    tol["kept_invariant"] if kp else tol["invariant"])
            for (kind, name, _, _), kp in zip(quantities, kept)]
     if raw.ndim == 2 and K <= SMALL_RUN:
-        worst, firsts, per_k = _figures_one(quantities, raw, kept, rts)
+        worst, firsts, per_k = _figures_one(quantities, raw, inv.tolist(), kept.tolist(), rts)
     else:
         worst, firsts, per_k = _figures(quantities, raw, inv, kept, rts)
     first = None                                          # (index, message)

@@ -234,6 +234,35 @@ def _project_accepted(src, proj, z1, targets, lie):
     return (src.velocity(zp) if lie else src.field(zp)), inc
 
 
+def _rms(src, v, name):
+    """Emit ``name`` = rms of the expressions v without overflow (genhelpers.rmsq)."""
+    u = src.assign("u", v)
+    m = " ".join(f"mx(abs({x}), " for x in u[:-1]) + f"abs({u[-1]})" + ")" * (len(u) - 1)
+    src.emit(f"_m = {m}")
+    src.emit("_m = _m if _m > 0.0 else 1.0")
+    src.emit(f"{name} = rmsq(_m, " + " + ".join(f"({x}/_m)*({x}/_m)" for x in u) + f", {float(len(u))!r})")
+
+
+def _starting_step(src, z, f0, order):
+    """Emit Hairer's starting step into h when the caller passes h <= 0 (genhelpers.hstart, the formula
+    :func:`integrators.adaptive.initial_step` also calls): two evaluations of the ambient field, so a
+    single run needs no Python call before its loop. ``f0``: the field at z when already emitted."""
+    n = src.n
+    src.emit("if not h > 0.0:")
+    src.indent += 1
+    f0 = f0 if f0 is not None else src.field(z)
+    src.emit("_iv = abs(t1 - t0)")
+    sc = src.assign("sc", [f"atol + abs({z[i]})*rtol" for i in range(n)])
+    _rms(src, [f"{z[i]}/{sc[i]}" for i in range(n)], "_d0")
+    _rms(src, [f"{f0[i]}/{sc[i]}" for i in range(n)], "_d1")
+    src.emit(f"_h0 = hstart(0, _d0, _d1, 0.0, 0.0, {order}, _iv, max_step)")
+    dh = "(_h0 if t1 > t0 else -_h0)"
+    f1 = src.field(src.assign("y", [f"{z[i]} + {dh}*{f0[i]}" for i in range(n)]))
+    _rms(src, [f"({f1[i]} - {f0[i]})/{sc[i]}" for i in range(n)], "_d2h")
+    src.emit(f"h = hstart(1, _d0, _d1, _d2h, _h0, {order}, _iv, max_step)")
+    src.indent -= 1
+
+
 def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=None):
     """Source of the whole adaptive loop (solve_ivp's controller: Hairer-Norsett-Wanner I, II.4;
     error norm as in scipy's RK45 / DOP853, max over an ensemble)::
@@ -241,6 +270,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z..., e...) ->
             (status, t, h, nsteps, nrej, nsave, ts, ys, z..., e...)
 
+    h <= 0 (one trajectory): the loop starts with Hairer's starting step (:func:`_starting_step`).
     status 0: reached t1; -1: the step size fell below 10 eps |t| (overflow or stiffness); -2: the
     budget of ``max_steps`` accepted steps was spent before t1 (t, the proposed h and z, e are returned,
     so a second call continues the run; ``since``: accepted steps since the last saved one). With
@@ -279,6 +309,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         w0 = src.velocity(z) if lie else src.field(z)
         for i in range(n):
             src.emit(f"{W0[i]} = {w0[i]}")
+        _starting_step(src, z, w0 if not lie else None, order)
     src.emit("t = t0; direction = 1.0 if t1 > t0 else -1.0")
     src.emit("nsteps = 0; nrej = 0; j = 1; status = 0")
     src.emit("while direction*(t1 - t) > 0.0:")

@@ -74,10 +74,10 @@ class RunProgress:
 
     def __init__(self, progress: object, method: str, trajectories: int) -> None:
         self.bar: tqdm | None = None
-        self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        if not enabled(progress):
+        if not enabled(progress):   # the common case: nothing to draw, nothing built (a short run's cost)
             return
+        self._stop = threading.Event()
         stream = progress if _is_stream(progress) else sys.stderr
         self.delay = AUTO_DELAY if progress is None else 0.0
         what = f"{trajectories} trajectories" if trajectories != 1 else "1 trajectory"

@@ -3,13 +3,66 @@ outputs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from . import export
 from .display import result_markdown
+
+
+class Outputs(MutableMapping):
+    """The declared outputs of a result, name -> f(raw saved states), each computed when first read and
+    then kept (a run whose caller reads only ``y`` pays nothing for them; two names of one callable
+    run it once). Assigning a name stores an array as in a dict; a copy or a pickle is a plain dict
+    of the values."""
+
+    def __init__(self, raw: np.ndarray, funcs: dict[str, Callable[[np.ndarray], Any]]) -> None:
+        self._raw = raw
+        self._funcs = dict(funcs)
+        self._values: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._values:
+            f = self._funcs[name]
+            v = np.asarray(f(self._raw))
+            for k, g in self._funcs.items():
+                if g is f:
+                    self._values[k] = v
+        return self._values[name]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self._funcs.pop(name, None)
+        self._values[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._funcs and name not in self._values:
+            raise KeyError(name)
+        self._funcs.pop(name, None)
+        self._values.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._funcs, *self._values]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*self._funcs, *self._values]))
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+    def __reduce__(self):
+        return dict, (dict(self),)
+
+    def truncate(self, j: int) -> None:
+        """Keep the first j saved states: the computed arrays are cut, the rest will be computed on the
+        first j raw states."""
+        self._raw = self._raw[:j]
+        for k, v in list(self._values.items()):
+            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] > j:
+                self._values[k] = v[:j]
 
 
 @dataclass
@@ -36,8 +89,9 @@ class IntegrationResult:
     preserves : frozenset of what the method keeps on this problem
     t_events, y_events : lists (one entry per event function) of arrays of event times (n_e,) and
         states (n_e, dim); ``event_index`` gives the batch index of each (n_e, batch_ndim).
-    outputs : dict name -> (K, ...) or (K, ..., p) array of the problem's declared outputs on the
-        saved states. ``res[name]`` and ``res.name`` read them (see :meth:`__getitem__`).
+    outputs : mapping name -> (K, ...) or (K, ..., p) array of the problem's declared outputs on the
+        saved states, each computed when first read (:class:`Outputs`). ``res[name]`` and ``res.name``
+        read them (see :meth:`__getitem__`).
     events : list of records (t, label, index) written by hybrid systems (e.g. one-sided constraints:
         the times at which a contact opens or closes); empty for a smooth integration.
     system : the object that produced the result (e.g. a servo system), or None.
@@ -62,7 +116,7 @@ class IntegrationResult:
     t_events: list | None = None
     y_events: list | None = None
     event_index: list | None = None
-    outputs: dict = field(default_factory=dict)
+    outputs: MutableMapping = field(default_factory=dict)
     events: list = field(default_factory=list)
     system: object = None
     labels: tuple = ()
@@ -122,16 +176,11 @@ def record(problem, ys):
 
 def finish(problem, res):
     """Fill in what the problem declares, from the raw saved states ``res.y``: invariants and
-    constraints (always on the raw states), ``outputs`` (name -> f(raw)) and, with a ``state_map``,
+    constraints (always on the raw states), ``outputs`` (name -> f(raw), computed when read) and, with a ``state_map``,
     ``y = state_map(raw)`` with the raw states kept as ``outputs["z"]`` (unless "z" is declared)."""
     raw = res.y
     res.invariants, res.constraints = record(problem, raw)
-    done = {}                                             # id(f) -> value: two names of one callable run once
-    res.outputs = {}
-    for k, f in (getattr(problem, "outputs", None) or {}).items():
-        if id(f) not in done:
-            done[id(f)] = np.asarray(f(raw))
-        res.outputs[k] = done[id(f)]
+    res.outputs = Outputs(raw, getattr(problem, "outputs", None) or {})
     state_map = getattr(problem, "state_map", None)
     if state_map is not None:
         res.y = np.asarray(state_map(raw))

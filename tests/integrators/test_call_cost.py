@@ -239,3 +239,84 @@ def test_one_pass_check_gives_the_figures_of_each_quantity(batch, small, monkeyp
             assert math.isfinite(figure) or nan_from is not None
         if nan_from is not None:                 # NaN counts as beyond every tolerance: all are inf
             assert all(v == math.inf for v in got.values())
+
+
+def _generated_start(P, y0, tab, lie, terms, rtol, atol, mode, t1=1e3, max_step=math.inf):
+    """The starting step the generated loop takes when called with h = 0 and a budget of 0 steps: it
+    returns (status -2, t0, h) before its first step."""
+    pl = fastpath.plan(P, tableaux.get(tab), lie, terms, y0)
+    ts, ys = np.empty(4), np.empty((4, P.dim))
+    with np.errstate(all="ignore"):
+        out = pl.function("adaptive", mode)(0.0, t1, 0.0, rtol, atol, max_step, 1, 0, 0, ts, ys,
+                                            *y0.tolist(), *[0.0] * P.dim)
+    assert out[0] == -2 and out[1] == 0.0
+    return out[2]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("tab, order, lie, terms", [("dp5", 4, False, 1), ("dop853", 7, True, 9)])
+def test_generated_starting_step_is_hairers(seed, tab, order, lie, terms):
+    # the generated loop takes the starting step itself (one compiled call, no Python before it);
+    # expected: scipy's select_initial_step on the same field, and in the numba mode the same number
+    rng = np.random.default_rng(seed)
+    P = quadratic_problem(named.se3() if seed % 2 else named.so3(), seed)
+    y0 = rng.standard_normal(P.dim) * 10.0 ** rng.integers(-3, 3)
+    rtol, atol = 10.0 ** -rng.integers(3, 11), 10.0 ** -rng.integers(8, 13)
+    rhs = lambda y: P.rhs(0.0, y)  # noqa: E731
+    theirs = select_initial_step(lambda t, y: rhs(y), 0.0, y0, 1e3, np.inf, rhs(y0), 1.0, order, rtol, atol)
+    modes = ("scalar", "numba") if fastpath.numba_kernels.available() else ("scalar",)
+    for mode in modes:
+        assert _generated_start(P, y0, tab, lie, terms, rtol, atol, mode) == pytest.approx(theirs, rel=1e-13)
+    # max_step caps it; backwards in time the same size
+    assert _generated_start(P, y0, tab, lie, terms, rtol, atol, "scalar", max_step=0.5 * theirs) == 0.5 * theirs
+    # a whole run: the step the loop chose equals a run given that step as first_step, bit for bit
+    kw = dict(method="rk45" if tab == "dp5" else "rkmk853", rtol=rtol, atol=atol, backend="numpy")
+    a = integrate(P, y0, (0.0, 0.5), **kw)
+    b = integrate(P, y0, (0.0, 0.5), first_step=_generated_start(P, y0, tab, lie, terms, rtol, atol, "scalar",
+                                                                  t1=0.5), **kw)
+    assert a.nfev == b.nfev + 2 and np.array_equal(a.y, b.y) and np.array_equal(a.t, b.t)
+
+
+def test_generated_starting_step_at_zero_and_at_1e150():
+    # the norms of the generated start are scaled by their largest entry: no overflow where |f| ~ 1e300
+    # and d2 ~ 1e309 (expected: the 60-digit evaluation); y0 = 0 gives 1e-6 (h0 = 1e-6, h1 = 1e-6)
+    P, M = _sl2()
+    modes = ("scalar", "numba") if fastpath.numba_kernels.available() else ("scalar",)
+    big = np.full(3, 1e150)
+    for mode in modes:
+        assert _generated_start(P, np.zeros(3), "dp5", False, 1, 1e-9, 1e-12, mode, t1=1.0) == 1e-6
+        for tab, order, lie, terms in (("dp5", 4, False, 1), ("dop853", 7, True, 9)):
+            h = _generated_start(P, big, tab, lie, terms, 1e-9, 1e-12, mode, t1=1.0)
+            assert h == pytest.approx(_hairer_mp(P, M, big, order, 1e-9, 1e-12), rel=1e-12)
+    # a field that is not finite at y0: the step is 1e-300 and the run fails with status -1 at once
+    with np.errstate(all="ignore"):
+        huge = np.full(3, 1e200)
+        assert _generated_start(P, huge, "dp5", False, 1, 1e-9, 1e-12, "scalar", t1=1.0) == 1e-300
+
+
+def test_outputs_are_computed_when_read_and_once_per_callable():
+    # expected: the number of calls of a counting output, and its value on the saved raw states
+    calls = []
+
+    def energy(z):
+        calls.append(len(z))
+        return 0.5 * np.sum(z * z / INERTIA, axis=-1)
+
+    s, P, z0 = _suslov()
+    Q = CoadjointProblem(P.algebra, P.velocity, forcing=P.forcing, linear_invariants=P.linear_invariants,
+                         outputs={"T": energy, "T again": energy})
+    r = integrate(Q, z0, (0.0, 5.0), method="rk853", rtol=1e-8, atol=1e-10)
+    assert calls == [] and set(r.outputs) == {"T", "T again"}
+    want = 0.5 * np.sum(r.y * r.y / INERTIA, axis=-1)
+    assert np.array_equal(r.outputs["T"], want) and r["T again"] is r.outputs["T"] and calls == [len(r.t)]
+    # a truncated result computes the outputs on the states it keeps; a pickle is a plain dict
+    guard.truncate(r, 3)
+    assert np.array_equal(r.outputs["T"], want[:3]) and len(calls) == 1
+    import pickle
+    back = pickle.loads(pickle.dumps(r.outputs))
+    assert type(back) is dict and np.array_equal(back["T again"], want[:3])
+    r.outputs["user"] = np.ones(3)
+    assert list(r.outputs) == ["T", "T again", "user"] and len(r.outputs) == 3
+    del r.outputs["T"]
+    with pytest.raises(KeyError):
+        r.outputs["T"]
