@@ -23,7 +23,7 @@ from ..errors import CatalogError
 from .run import chooses_own_steps, drift, simulate
 
 DEFAULT_METHODS = ("rk4", "midpoint", "lie_euler", "rkmk4", "cf4", "splitting", "rkmk45", "rkmk853", "rk853",
-                   "scipy:DOP853", "scipy:RK45")
+                   "rk853_projected", "scipy:DOP853", "scipy:RK45")
 #: the final error at which the methods' times are compared
 TARGET_ERROR = 1e-8
 #: runs timed at the setting that reaches TARGET_ERROR (median)

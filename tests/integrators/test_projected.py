@@ -1,0 +1,218 @@
+"""The projected pairs rk45_projected, rk853_projected (Hairer, Lubich and Wanner 2006, IV.4,
+Algorithm 4.2: each accepted step projected onto the level set of the algebra's polynomial Casimirs).
+
+Expected values: the Casimirs evaluated by the algebra's own sympy polynomials (liegroups'
+Casimir objects, lambdified: not the generated straight-line code under test) at t = 0; the exact
+elliptic solution of the free rigid body (integrators.rigid_body); scipy's DOP853 at rtol 1e-13 as
+an independent tight reference; the unprojected rk853 for the order (the projection keeps it, GNI
+Theorem IV.4.2); the generic numpy reference loop for the generated code; single runs for the
+independent ensembles; counted calls of the velocity for nfev.
+"""
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from integrators import CoadjointProblem, MethodError, applicable_methods, fastpath, integrate, numba_kernels
+from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
+from liegroups import named
+
+from ._problems import ALGEBRAS, quadratic_problem, start
+
+PROJECTED = ("rk45_projected", "rk853_projected")
+NUMBA = numba_kernels.available()
+BACKENDS = ["reference", "numpy"] + (["numba"] if NUMBA else [])
+
+
+def _random_basis(algebra, seed):
+    rng = np.random.default_rng(seed)
+    return algebra.change_basis(np.eye(algebra.dim) + 0.3 * rng.standard_normal((algebra.dim, algebra.dim)))
+
+
+CASES = {**{k: f for k, f in ALGEBRAS.items()}, "so4 random basis": lambda: _random_basis(named.so4(), 4),
+         "se3 random basis": lambda: _random_basis(named.se3(), 5)}
+
+
+def _drift(algebra, y):
+    """max over the Casimirs and saved states of |C(y_k) - C(y_0)| / S(y_0), S = sum_j |y_j dC/dy_j| at
+    y_0 (the size of the terms of C, whose rounding a state at round-off distance shows), per
+    trajectory."""
+    worst = 0.0
+    for c in algebra.casimirs():
+        v = c(y)
+        S = np.sum(np.abs(y[0] * c.grad(y[0])), axis=-1)
+        worst = max(worst, float(np.max(np.abs(v - v[0]) / S)))
+    return worst
+
+
+def _run(P, z0, method, backend, **kw):
+    opts = dict(fast=False) if backend == "reference" else dict(backend=backend)
+    return integrate(P, z0, (0.0, 20.0), method=method, **opts, **kw)
+
+
+#: numba compiles every structure and method once per machine (tens of seconds for DOP853): one case
+COMPILED = [("so4 random basis", "numba", "rk45_projected")]
+
+
+@pytest.mark.parametrize("case, backend, method", [(c, b, m) for c in sorted(CASES) for b in ("reference", "numpy")
+                                                   for m in PROJECTED] + (COMPILED if NUMBA else []))
+def test_casimirs_kept_to_round_off_after_many_steps(case, backend, method):
+    algebra = CASES[case]()
+    P = quadratic_problem(algebra, seed=11)
+    z0 = start(P.dim, 11, batch=(3,))     # one trajectory and an ensemble (numpy: the array mode)
+    for y0 in (z0[0], z0):
+        r = _run(P, y0, method, backend, rtol=1e-6, atol=1e-8, max_step=0.1)
+        assert r.status == 0 and "casimirs" in r.preserves
+        assert r.nsteps >= 200, r.nsteps
+        assert _drift(algebra, r.y) <= 1e-14, (case, method, backend, _drift(algebra, r.y))
+    # without the projection the same pair drifts far beyond round-off: the test can fail
+    plain = _run(P, z0[0], "rk853", "numpy", rtol=1e-6, atol=1e-8)
+    assert _drift(algebra, plain.y) > 1e-10
+
+
+@pytest.mark.parametrize("rtol", [1e-7, 1e-9])
+def test_final_error_follows_rtol_on_the_exact_rigid_body(rtol):
+    body = free_rigid_body(REFERENCE_INERTIA)
+    m0 = np.array(REFERENCE_M0)
+    exact = rigid_body_exact(REFERENCE_INERTIA, m0, 10.0)
+    for method in PROJECTED:
+        r = integrate(body, m0, (0.0, 10.0), method=method, rtol=rtol, atol=rtol * 1e-3)
+        assert float(np.max(np.abs(r.y[-1] - exact))) <= 3.0 * rtol * np.linalg.norm(m0), method
+
+
+@pytest.mark.parametrize("alg", ["se3", "so4"])
+def test_error_against_a_tight_reference_tracks_rtol_like_rk853(alg):
+    P = quadratic_problem(ALGEBRAS[alg](), seed=3)
+    z0 = start(P.dim, 3)
+    ref = solve_ivp(lambda t, z: P.rhs(t, z), (0.0, 10.0), z0, method="DOP853", rtol=1e-13, atol=1e-15).y[:, -1]
+    err = {}
+    for method in ("rk853", "rk853_projected"):
+        for rtol in (1e-6, 1e-10):
+            r = integrate(P, z0, (0.0, 10.0), method=method, rtol=rtol, atol=rtol * 1e-2)
+            err[method, rtol] = float(np.max(np.abs(r.y[-1] - ref)))
+    for rtol in (1e-6, 1e-10):
+        assert err["rk853_projected", rtol] <= 5.0 * err["rk853", rtol] + 1e-12, err
+    assert err["rk853_projected", 1e-10] < err["rk853_projected", 1e-6] / 1000, err
+
+
+@pytest.mark.parametrize("method", PROJECTED)
+@pytest.mark.parametrize("alg", ["so3", "se3", "sl2", "so4"])
+def test_generated_loops_agree_with_the_reference_loop(method, alg):
+    """Scalar (one trajectory), array (an ensemble sharing its steps) and numba (so(3)) against the
+    generic numpy reference loop: a projected step from the same state and h equal to round-off;
+    whole runs to the tolerance (the error estimate is a difference of nearly equal sums, so its
+    rounding, 1e-6 relative, moves the step sizes by ~1e-9: the runs are not equal to round-off)."""
+    P = quadratic_problem(ALGEBRAS[alg](), seed=7)
+    z0 = start(P.dim, 7, batch=(4,))
+    backends = ("numpy",) + (("numba",) if NUMBA and alg == "so3" else ())
+    for y0 in (z0[0], z0):
+        one = dict(method=method, rtol=1e-3, atol=1e-5, first_step=0.05, max_steps=1, check=False)
+        ref = integrate(P, y0, (0.0, 5.0), fast=False, **one)
+        assert ref.nsteps == 1 and ref.nrejected == 0 and ref.t[1] == 0.05
+        for be in backends:
+            r = integrate(P, y0, (0.0, 5.0), backend=be, **one)
+            assert r.nsteps == 1 and r.t[1] == 0.05 and not r.backend.startswith("numpy (generic")
+            np.testing.assert_allclose(r.y[1], ref.y[1], rtol=0, atol=1e-14 * np.max(np.abs(ref.y[1])))
+        kw = dict(method=method, rtol=1e-8, atol=1e-10)
+        ref = integrate(P, y0, (0.0, 5.0), fast=False, **kw)
+        for be in backends:
+            r = integrate(P, y0, (0.0, 5.0), backend=be, **kw)
+            assert abs(r.nsteps - ref.nsteps) <= 1, (be, r.nsteps, ref.nsteps)
+            np.testing.assert_allclose(r.y[-1], ref.y[-1], rtol=0, atol=1e-7 * np.max(np.abs(ref.y)))
+
+
+@pytest.mark.parametrize("backend, method", [("numpy", "rk853_projected")]
+                         + ([("numba", "rk45_projected")] if NUMBA else []))
+def test_independent_ensemble_equals_single_runs(backend, method):
+    P = quadratic_problem(named.se3(), seed=9)
+    z0 = start(6, 9, batch=(5,))
+    kw = dict(method=method, rtol=1e-8, atol=1e-10, backend=backend)
+    r = integrate(P, z0, (0.0, 5.0), ensemble="independent", **kw)
+    for b in range(5):
+        one = integrate(P, z0[b], (0.0, 5.0), **kw)
+        assert r.nsteps_each[b] == one.nsteps
+        np.testing.assert_allclose(r.y[-1, b], one.y[-1], rtol=0, atol=1e-12)
+    assert _drift(named.se3(), r.y) <= 1e-14
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_states_at_t_eval_and_events_lie_on_the_level_set(fast):
+    """The interpolant between steps leaves the level set by its error; the returned states are projected."""
+    algebra = named.so4()
+    P = quadratic_problem(algebra, seed=2)
+    z0 = start(6, 2)
+    te = np.linspace(0.0, 10.0, 41)
+    r = integrate(P, z0, (0.0, 10.0), method="rk853_projected", rtol=1e-5, atol=1e-7, t_eval=te, fast=fast)
+    np.testing.assert_array_equal(r.t, te)
+    assert _drift(algebra, r.y) <= 1e-14
+    # the continuous extension is accurate to the tolerance: against the tight reference at t_eval
+    ref = solve_ivp(lambda t, z: P.rhs(t, z), (0.0, 10.0), z0, method="DOP853", rtol=1e-13, atol=1e-15,
+                    t_eval=te).y.T
+    assert np.max(np.abs(r.y - ref)) <= 1e-3
+    ev = lambda t, y: y[..., 0]  # noqa: E731
+    r = integrate(P, z0, (0.0, 10.0), method="rk853_projected", rtol=1e-5, atol=1e-7, events=ev, fast=fast)
+    ye = np.concatenate([z0[None], r.y_events[0]])
+    assert len(r.t_events[0]) >= 1 and np.max(np.abs(r.y_events[0][:, 0])) <= 1e-10
+    assert _drift(algebra, ye) <= 1e-14
+
+
+def test_the_generated_loop_projects_onto_the_targets_it_is_given():
+    """A continuation (a later chunk) projects onto C(y0) of the initial state, passed in, not onto C at
+    its own start: started off the level set, the run lands on the targets."""
+    from integrators import projection, tableaux
+    P = quadratic_problem(named.se3(), seed=1)
+    z0 = start(6, 1)
+    proj = projection.of_algebra(P.algebra)
+    pl = fastpath.plan(P, tableaux.get("dop853"), False, 1, z0, proj)
+    target = proj.values(z0)
+    zs = z0 * (1.0 + 1e-6)                  # the "chunk" starts 1e-6 off the level set
+    ts, ys = np.empty(64), np.empty((64, 6))
+    ts[0], ys[0] = 0.0, zs
+    out = pl.function("adaptive", "scalar")(0.0, 1.0, 0.01, 1e-8, 1e-10, np.inf, 1, 10**6, 0, ts, ys,
+                                            *zs, *([0.0] * 6), *target)
+    zf = np.array(out[8:14]) + np.array(out[14:20])
+    for k, c in enumerate(P.algebra.casimirs()):
+        assert abs(c(zf) - target[k]) <= 1e-14 * np.sum(np.abs(zf * c.grad(zf))), k
+        assert abs(c(zf) - c(zs)) > 1e-8
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_a_long_python_run_continues_compiled_on_the_same_level_set(monkeypatch):
+    P = free_rigid_body((2.0, 1.0, 0.5))
+    y0 = np.array([0.3, -0.8, 0.5])
+    kw = dict(method="rk853_projected", rtol=1e-12, atol=1e-14, save_every=7)
+    whole = integrate(P, y0, (0.0, 100.0), backend="numpy", **kw)
+    monkeypatch.setattr(fastpath, "NUMPY_CHUNK", 40)
+    chunked = integrate(P, y0, (0.0, 100.0), backend="auto", **kw)
+    assert chunked.backend.startswith("numpy for the first 40 steps, then numba") and whole.nsteps > 120
+    assert abs(chunked.nsteps - whole.nsteps) <= 1   # compiled code may round the error estimate otherwise
+    np.testing.assert_allclose(chunked.y[-1], whole.y[-1], rtol=0, atol=1e-10)
+    assert _drift(P.algebra, chunked.y) <= 1e-14
+
+
+def test_nfev_counts_velocity_calls():
+    """The reference loop: 2 calls for the starting step, 1 at y0, one per stage and attempt, and one
+    more per accepted step (the next first stage at the projected state: no FSAL)."""
+    calls = []
+    body = free_rigid_body(REFERENCE_INERTIA)
+    vel = body.velocity
+    body.velocity = lambda z: (calls.append(1), vel(z))[1]
+    r = integrate(body, np.array(REFERENCE_M0), (0.0, 5.0), method="rk45_projected", rtol=1e-8, atol=1e-10,
+                  fast=False, check=False)
+    assert r.nfev == len(calls) == 3 + 6 * (r.nsteps + r.nrejected) + r.nsteps
+
+
+def test_methods_that_do_not_apply_say_why_and_name_what_applies():
+    bianchi4 = CoadjointProblem(named.bianchi("IV"), lambda z: z, velocity_matrix=np.eye(3))
+    assert len(bianchi4.algebra.casimirs()) == 0
+    for method in PROJECTED:
+        assert method not in applicable_methods(bianchi4)
+        with pytest.raises(MethodError, match=r"no polynomial Casimir.*rk853") as e:
+            integrate(bianchi4, np.ones(3), (0.0, 1.0), method=method)
+        assert "rk853_projected" not in str(e.value).split("apply:")[1]
+    forced = CoadjointProblem(named.so3(), lambda z: z, velocity_matrix=np.eye(3), forcing=lambda z: 0.1 * z)
+    for method in PROJECTED:
+        assert method not in applicable_methods(forced)
+        with pytest.raises(MethodError, match=r"unforced.*methods that apply: .*rk853"):
+            integrate(forced, np.ones(3), (0.0, 1.0), method=method)
+    assert set(PROJECTED) <= set(applicable_methods(free_rigid_body(REFERENCE_INERTIA)))
