@@ -161,7 +161,7 @@ def section_single():
     for title, P, z0, keeps in systems():
         f = hand_rhs(P)
         ref = solve_ivp(f, (0.0, T), z0, method="DOP853", rtol=1e-13, atol=1e-15).y[:, -1]
-        geo = ["rkmk853", "rkmk45"] if keeps == "casimirs" else ["rk853", "rk45"]
+        geo = ["rkmk853", "rkmk45", "rk853_projected"] if keeps == "casimirs" else ["rk853", "rk45"]
         cands = {"scipy DOP853 (solve_ivp)": lambda z, tol, f=f: run_dop(f, z, tol),
                  "Fortran dop853 (scipy ode)": lambda z, tol, f=f: run_fortran(f, z, tol)}
         for m in geo:
