@@ -125,27 +125,33 @@ class CasimirProjection:
         for k in range(p):
             src.emit(f"_pt{k} = 4.440892098500626e-16*("
                      + " + ".join(f"abs({G[k][j]}*{z[j]})" for j in nz[k] or [0]) + ")")
-            src.emit(f"_pa{k} = 0.0")
         vals = self.value_exprs(z)
         for k in range(p):
             src.emit(f"_pr{k} = ({vals[k]}) - {targets[k]}")
         y = [f"_py{j}" for j in range(n)]
-        src.emit(f"for _pit in range({MAX_ITER}):")
+
+        def iteration(first):
+            # lambda <- lambda - M^-1 r: forward (L), diagonal (D^-1), backward (L^T); then r at z + G^T lambda
+            for i in range(p):
+                src.emit(f"_pu{i} = " + " - ".join([f"_pr{i}"] + [f"{L[i, k]}*_pu{k}" for k in range(i)]))
+            for i in reversed(range(p)):
+                src.emit(f"_pv{i} = " + " - ".join([f"_pu{i}*{iD[i]}"] + [f"{L[k, i]}*_pv{k}" for k in range(i + 1, p)]))
+            for k in range(p):   # lambda_0 = 0: the first iterate is -v (no constant start, see below)
+                src.emit(f"_pa{k} = -_pv{k}" if first else f"_pa{k} = _pa{k} - _pv{k}")
+            for j in range(n):
+                src.emit(f"{y[j]} = {z[j]} + ({lin([(1.0, f'{G[k][j]}*_pa{k}') for k in range(p) if j in nz[k]])})")
+            for k, v in enumerate(self.value_exprs(y)):
+                src.emit(f"_pr{k} = ({v}) - {targets[k]}")
+
+        # The first iteration is written before the loop: a variable set to a constant in the body of a
+        # numba.prange loop (lambda = 0.0) may be hoisted out of it by numba's parfor pass, which then
+        # carries lambda over from one accepted step to the next (seen in the lane kernel on se(3)).
+        iteration(True)
+        src.emit(f"for _pit in range({MAX_ITER - 1}):")
         src.indent += 1
-        # lambda <- lambda - M^-1 r: forward (L), diagonal (D^-1), backward (L^T)
-        for i in range(p):
-            src.emit(f"_pu{i} = " + " - ".join([f"_pr{i}"] + [f"{L[i, k]}*_pu{k}" for k in range(i)]))
-        for i in reversed(range(p)):
-            src.emit(f"_pv{i} = " + " - ".join([f"_pu{i}*{iD[i]}"] + [f"{L[k, i]}*_pv{k}" for k in range(i + 1, p)]))
-        for k in range(p):
-            src.emit(f"_pa{k} = _pa{k} - _pv{k}")
-        for j in range(n):
-            src.emit(f"{y[j]} = {z[j]} + ({lin([(1.0, f'{G[k][j]}*_pa{k}') for k in range(p) if j in nz[k]])})")
-        vals = self.value_exprs(y)
-        for k in range(p):
-            src.emit(f"_pr{k} = ({vals[k]}) - {targets[k]}")
         src.emit("if " + " and ".join(f"bmax(abs(_pr{k}) - _pt{k}) <= 0.0" for k in range(p)) + ":")
         src.emit("    break")
+        iteration(False)
         src.indent -= 1
         inc = [f"_pp{j}" for j in range(n)]
         for j in range(n):

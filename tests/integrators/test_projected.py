@@ -216,3 +216,18 @@ def test_methods_that_do_not_apply_say_why_and_name_what_applies():
         with pytest.raises(MethodError, match=r"unforced.*methods that apply: .*rk853"):
             integrate(forced, np.ones(3), (0.0, 1.0), method=method)
     assert set(PROJECTED) <= set(applicable_methods(free_rigid_body(REFERENCE_INERTIA)))
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_lanes_refill_and_equal_the_numpy_ensemble():
+    """600 rigid bodies, more than the 256 lanes of a thread (finished lanes take new trajectories):
+    the compiled lane kernel (projection per lane after acceptance) against the numpy engine."""
+    body = free_rigid_body(REFERENCE_INERTIA)
+    z0 = np.array(REFERENCE_M0) + 0.1 * np.random.default_rng(5).standard_normal((600, 3))
+    kw = dict(method="rk45_projected", rtol=1e-7, atol=1e-9, ensemble="independent")
+    a = integrate(body, z0, (0.0, 3.0), backend="numba", **kw)
+    b = integrate(body, z0, (0.0, 3.0), backend="numpy", **kw)
+    assert a.backend == "numba" and b.backend == "numpy"
+    assert np.max(np.abs(a.nsteps_each - b.nsteps_each)) <= 1
+    np.testing.assert_allclose(a.y[-1], b.y[-1], rtol=0, atol=1e-9)
+    assert _drift(body.algebra, a.y) <= 1e-14
