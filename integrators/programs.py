@@ -7,7 +7,10 @@ Lie-group (RKMK) steps: K_i = h dexpinv_{theta_i}(w(exp(theta_i) . z)), theta_i 
 theta = sum_i b_i K_i, z1 = exp(ad theta)^T z (Munthe-Kaas 1999); ambient Runge-Kutta steps
 K_i = h F(z + sum_j a_ij K_j). The increment is added with Kahan's compensated summation (Hairer,
 McLachlan and Razakarivony 2008). The adaptive loop is solve_ivp's controller (Hairer, Norsett and
-Wanner I, II.4).
+Wanner I, II.4); for the projected pairs every accepted step is projected onto the level set of the
+Casimirs (Hairer, Lubich and Wanner 2006, IV.4, :mod:`integrators.projection`). The adaptive loop of
+an ambient pair in mode "array" is written by :class:`RowSource` (stage sums as np.dot over a buffer
+of stage rows); the scalar and numba text is that of :class:`integrators.codegen.Source`.
 """
 
 from __future__ import annotations
