@@ -56,9 +56,14 @@ class Plan:
 
     def __init__(self, st, tab, lie, terms):
         self.st, self.tab, self.lie, self.terms = st, tab, lie, terms
+        self._functions = {}
 
     def function(self, kind, mode):
-        return programs.compile_function(kind, self.st, self.tab, self.lie, self.terms, mode)
+        fn = self._functions.get((kind, mode))
+        if fn is None:
+            fn = self._functions[kind, mode] = programs.compile_function(kind, self.st, self.tab, self.lie,
+                                                                        self.terms, mode)
+        return fn
 
 
 def plan(problem, tab, lie, terms, y0):
@@ -67,7 +72,15 @@ def plan(problem, tab, lie, terms, y0):
     st = recognition.recognise(problem, y0)
     if st is None or (lie and st.P is not None):
         return None
-    return Plan(st, tab, lie, terms)
+    key = (st.key, tab["name"], lie, terms)
+    pl = _PLANS.get(key)
+    if pl is None:      # one per structure and method: its functions are looked up once
+        pl = _PLANS[key] = Plan(st, tab, lie, terms)
+    return pl
+
+
+#: (structure key, tableau, lie, terms) -> Plan
+_PLANS = {}
 
 
 _FIELDS = {}
@@ -183,9 +196,12 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
     ts[0], ys[0] = t0, y0
     while True:
         chunk = min(left, NUMPY_CHUNK) if mode == "scalar" and switch else left
-        with np.errstate(all="ignore"):
-            out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys,
-                                                *z, *e)
+        if mode == "numba":   # compiled: no floating-point warnings to silence
+            out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys, *z, *e)
+        else:
+            with np.errstate(all="ignore"):
+                out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys,
+                                                    *z, *e)
         status, t, h, ns, nr, j, ts, ys = out[:8]
         z, e = list(out[8:8 + dim]), list(out[8 + dim:])
         T.append(ts[:j] if not T else ts[1:j])
