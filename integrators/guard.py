@@ -229,7 +229,9 @@ def _figures(quantities, raw, inv, kept, rts):
 def _record_one(problem, res, raw):
     """Record the declared invariants and constraints of one trajectory (raw (K, n), all finite) on
     res, each quantity called once on the saved states and the probe rows of its scale together
-    (r e_i at r = |y_0|_inf and at the largest saved state, see :func:`_scales`); returns
+    (r e_i at r = |y_0|_inf and at the largest saved state, see :func:`_scales`; a quantity is a
+    function of each state, one row each; one that fails on the stacked rows or does not return one
+    value per row, e.g. a quantity that reads a time grid by row, is called on the two apart); returns
     ({name: (S(y_0), S(y_big))}, [|y_k|_inf]), or None (nothing recorded) when a state is not finite."""
     K, n = raw.shape
     absmax = np.abs(raw).max(axis=1).tolist()
@@ -248,9 +250,18 @@ def _record_one(problem, res, raw):
         for table, decl in ((res.invariants, getattr(problem, "invariants", {})),
                             (res.constraints, getattr(problem, "constraints", {}))):
             for name, q in decl.items():
-                v = np.asarray(q(stacked), dtype=float)
-                table[name] = v[:K]
-                p = v[K:].tolist() if v.shape == (K + 2 * n,) else [0.0] * (2 * n)
+                try:
+                    v = np.asarray(q(stacked), dtype=float)
+                    both = v.shape[:1] == (K + 2 * n,)
+                except Exception:       # noqa: BLE001 (a quantity that is not one row per state, e.g.
+                    both = False        # one that reads a time grid by row: called apart, as before)
+                if both:
+                    table[name], p = v[:K], v[K:]
+                else:
+                    table[name] = v = np.asarray(q(raw), dtype=float)
+                    # the scale only of a quantity the check looks at (one number per state)
+                    p = np.asarray(q(probe.reshape(2, n, n)), dtype=float).reshape(-1) if v.shape == (K,) else v
+                p = p.tolist() if p.shape == (2 * n,) else [0.0] * (2 * n)
                 S = [sum(map(abs, p[:n])), sum(map(abs, p[n:]))]
                 if not math.isfinite(S[0] + S[1]):   # a non-finite value counts 0 (as in _scales)
                     S = [sum(abs(x) for x in p[:n] if math.isfinite(x)), sum(abs(x) for x in p[n:] if math.isfinite(x))]
