@@ -77,6 +77,18 @@ def _max_last(a):
     return out
 
 
+def _sum_last(a):
+    """sum over the last axis, by a chain of additions over the columns when the axis is short (see
+    :func:`_max_last`)."""
+    d = a.shape[-1]
+    if d > 16:
+        return np.sum(a, axis=-1)
+    out = a[..., 0].copy()
+    for i in range(1, d):
+        np.add(out, a[..., i], out=out)
+    return out
+
+
 def _absmax_last(a):
     """max_i |a_i| over the last axis (see :func:`_max_last`)."""
     return _max_last(np.abs(a))
@@ -188,8 +200,9 @@ def _scales(qs, probe):
     for q in qs:
         v = np.asarray(q(probe), dtype=float)
         vs.append(v if v.shape == want else np.zeros(want))
-    v = np.array(vs)
-    return np.sum(np.where(np.isfinite(v), np.abs(v), 0.0), axis=-1)
+    v = np.abs(np.array(vs))
+    v[~(v < np.inf)] = 0.0
+    return _sum_last(v)
 
 
 def _kept(name, preserves):
