@@ -47,13 +47,17 @@ from .result import IntegrationResult
 from .spaces import CoadjointSpace, dexpinv_series
 
 
+#: the smallest rtol of the adaptive pairs (100 eps)
+_MIN_RTOL = 100 * float(np.finfo(float).eps)
+
+
 def check_controls(rtol, atol, first_step, max_step):
     """rtol, atol > 0 finite; first_step, max_step None or > 0 (IntegrationInputError otherwise)."""
     for name, v in (("rtol", rtol), ("atol", atol)):
         if not (isinstance(v, (int, float, np.floating)) and math.isfinite(v) and v > 0):
             raise IntegrationInputError(f"{name} must be a positive finite number, got {v!r}")
-    if rtol < 100 * np.finfo(float).eps:
-        raise IntegrationInputError(f"rtol must be at least 100 eps = {100 * np.finfo(float).eps:.1e}, got {rtol!r}")
+    if rtol < _MIN_RTOL:
+        raise IntegrationInputError(f"rtol must be at least 100 eps = {_MIN_RTOL:.1e}, got {rtol!r}")
     for name, v in (("first_step", first_step), ("max_step", max_step)):
         if v is not None and not (math.isfinite(v) and v > 0) and not (name == "max_step" and v == math.inf):
             raise IntegrationInputError(f"{name} must be a positive number, got {v!r}")

@@ -225,9 +225,9 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
     res.preserves = preserved(m, problem)
     if check and m.fixed_step and problem.kind != "reconstruction":
         guard.check_resolution(problem, make_stepper(m, problem), res, res.h, save_every)
-    finish(problem, res)
+    finish(problem, res, record_values=not check)
     if check:
-        guard.check_quantities(problem, res)
+        guard.check_quantities(problem, res, record=True)
     return res
 
 

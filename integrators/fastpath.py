@@ -57,9 +57,14 @@ class Plan:
     def __init__(self, st, tab, lie, terms, proj=None):
         self.st, self.tab, self.lie, self.terms = st, tab, lie, terms
         self.proj = proj   # the Casimir projection of a projected pair (integrators.projection) or None
+        self._functions = {}
 
     def function(self, kind, mode):
-        return programs.compile_function(kind, self.st, self.tab, self.lie, self.terms, mode, self.proj)
+        fn = self._functions.get((kind, mode))
+        if fn is None:
+            fn = self._functions[kind, mode] = programs.compile_function(kind, self.st, self.tab, self.lie,
+                                                                        self.terms, mode, self.proj)
+        return fn
 
     def targets(self, y0):
         """The projection's targets C(y0), (..., p), for the generated adaptive loops (empty without one)."""
@@ -73,7 +78,15 @@ def plan(problem, tab, lie, terms, y0, proj=None):
     st = recognition.recognise(problem, y0)
     if st is None or (lie and st.P is not None) or (proj is not None and st.P is not None):
         return None
-    return Plan(st, tab, lie, terms, proj)
+    key = (st.key, tab["name"], lie, terms, None if proj is None else proj.key)
+    pl = _PLANS.get(key)
+    if pl is None:      # one per structure, method and projection: its functions are looked up once
+        pl = _PLANS[key] = Plan(st, tab, lie, terms, proj)
+    return pl
+
+
+#: (structure key, tableau, lie, terms, projection key) -> Plan
+_PLANS = {}
 
 
 _FIELDS = {}
@@ -190,9 +203,13 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
     ts[0], ys[0] = t0, y0
     while True:
         chunk = min(left, NUMPY_CHUNK) if mode == "scalar" and switch else left
-        with np.errstate(all="ignore"):
-            out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys,
-                                                *z, *e, *cz)
+        if mode == "numba":   # compiled: no floating-point warnings to silence
+            out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys, *z, *e,
+                                                *cz)
+        else:
+            with np.errstate(all="ignore"):
+                out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys,
+                                                    *z, *e, *cz)
         status, t, h, ns, nr, j, ts, ys = out[:8]
         z, e = list(out[8:8 + dim]), list(out[8 + dim:])
         T.append(ts[:j] if not T else ts[1:j])

@@ -50,6 +50,7 @@ from liegroups import LieGroupsError
 
 from .errors import IntegratorError
 from .methods import CASIMIRS, LINEAR, QUADRATIC
+from .result import record as record_quantities
 
 #: a step whose companion estimate of its local error exceeds this fraction of the state is unresolved
 RESOLVE_RTOL = 0.25
@@ -58,6 +59,7 @@ TOLERANCES = {"kept_invariant": 1e-6, "invariant": 0.5, "constraint": 0.5}
 _TINY = 1e-300
 #: the end-of-run check of one trajectory with at most this many saved states runs in Python floats
 SMALL_RUN = 16
+_EYE2 = {}                 # n -> the rows e_1..e_n twice (the probe of the scales, see _record_one)
 #: how many of the most-changing saved intervals are checked (besides the first and the last)
 N_SUSPECTS = 2
 
@@ -72,6 +74,18 @@ def _max_last(a):
     out = a[..., 0].copy()
     for i in range(1, d):
         np.maximum(out, a[..., i], out=out)
+    return out
+
+
+def _sum_last(a):
+    """sum over the last axis, by a chain of additions over the columns when the axis is short (see
+    :func:`_max_last`)."""
+    d = a.shape[-1]
+    if d > 16:
+        return np.sum(a, axis=-1)
+    out = a[..., 0].copy()
+    for i in range(1, d):
+        np.add(out, a[..., i], out=out)
     return out
 
 
@@ -186,8 +200,9 @@ def _scales(qs, probe):
     for q in qs:
         v = np.asarray(q(probe), dtype=float)
         vs.append(v if v.shape == want else np.zeros(want))
-    v = np.array(vs)
-    return np.sum(np.where(np.isfinite(v), np.abs(v), 0.0), axis=-1)
+    v = np.abs(np.array(vs))
+    v[~(v < np.inf)] = 0.0
+    return _sum_last(v)
 
 
 def _kept(name, preserves):
@@ -224,48 +239,110 @@ def _figures(quantities, raw, inv, kept, rts):
     return worst, firsts, per_k
 
 
-def _figures_one(quantities, raw, inv, kept, rts):
+def _record_one(problem, res, raw):
+    """Record the declared invariants and constraints of one trajectory (raw (K, n), all finite) on
+    res, each quantity called once on the saved states and the probe rows of its scale together
+    (r e_i at r = |y_0|_inf and at the largest saved state, see :func:`_scales`; a quantity is a
+    function of each state, one row each; one that fails on the stacked rows or does not return one
+    value per row, e.g. a quantity that reads a time grid by row, is called on the two apart); returns
+    ({name: (S(y_0), S(y_big))}, [|y_k|_inf]), or None (nothing recorded) when a state is not finite."""
+    K, n = raw.shape
+    absmax = np.abs(raw).max(axis=1).tolist()
+    if not math.isfinite(sum(absmax)):
+        return None
+    kbig = absmax.index(max(absmax))
+    probe = _EYE2.get(n)
+    if probe is None:
+        probe = _EYE2[n] = np.concatenate([np.eye(n), np.eye(n)])
+    probe = probe.copy()
+    probe[:n] *= absmax[0]
+    probe[n:] *= absmax[kbig]
+    stacked = np.concatenate([raw, probe])
+    scales = {}
+    with np.errstate(all="ignore"):
+        for table, decl in ((res.invariants, getattr(problem, "invariants", {})),
+                            (res.constraints, getattr(problem, "constraints", {}))):
+            for name, q in decl.items():
+                try:
+                    v = np.asarray(q(stacked), dtype=float)
+                    both = v.shape[:1] == (K + 2 * n,)
+                except Exception:       # noqa: BLE001 (a quantity that is not one row per state, e.g.
+                    both = False        # one that reads a time grid by row: called apart, as before)
+                if both:
+                    table[name], p = v[:K], v[K:]
+                else:
+                    table[name] = v = np.asarray(q(raw), dtype=float)
+                    # the scale only of a quantity the check looks at (one number per state)
+                    p = np.asarray(q(probe.reshape(2, n, n)), dtype=float).reshape(-1) if v.shape == (K,) else v
+                p = p.tolist() if p.shape == (2 * n,) else [0.0] * (2 * n)
+                S = [sum(map(abs, p[:n])), sum(map(abs, p[n:]))]
+                if not math.isfinite(S[0] + S[1]):   # a non-finite value counts 0 (as in _scales)
+                    S = [sum(abs(x) for x in p[:n] if math.isfinite(x)), sum(abs(x) for x in p[n:] if math.isfinite(x))]
+                scales[name] = S
+    return scales, absmax
+
+
+def _figures_one(quantities, raw, inv, kept, rts, scales=None):
     """:func:`_figures` for one trajectory with a few saved states (K <= SMALL_RUN), in Python floats:
     the same formulas without the ~30 numpy calls on arrays of a few numbers that dominate the cost
-    of a short run. A state or a value that is not finite goes to :func:`_figures` (NaN propagates
-    there: NaN is beyond every tolerance)."""
-    rows = raw.tolist()
-    K = len(rows)
-    absmax = [max(map(abs, r)) for r in rows]
+    of a short run (``scales``: what :func:`_record_one` computed, the S of each quantity and |y_k|_inf). A
+    state or a value that is not finite goes to :func:`_figures` (NaN propagates there: NaN is
+    beyond every tolerance)."""
+    K = len(raw)
+    absmax = [max(map(abs, r)) for r in raw.tolist()] if scales is None else scales[1]
     vals = [q[2].tolist() for q in quantities]
     if not (math.isfinite(sum(absmax)) and all(math.isfinite(sum(v)) for v in vals)):
         return _figures(quantities, raw, np.array(inv), np.array(kept), rts)
-    kbig = absmax.index(max(absmax))
-    probe = np.array([absmax[0], absmax[kbig]])[:, None, None] * np.eye(raw.shape[-1])
-    with np.errstate(all="ignore"):
-        S = _scales([q for _, _, _, q in quantities], probe).tolist()
+    if scales is None:
+        kbig = absmax.index(max(absmax))
+        probe = np.array([absmax[0], absmax[kbig]])[:, None, None] * np.eye(raw.shape[-1])
+        with np.errstate(all="ignore"):
+            S = _scales([q for _, _, _, q in quantities], probe).tolist()
+    else:
+        S = [scales[0][name] for _, name, _, _ in quantities]
     worst, firsts, per_k = [], [], []
     for i, (kind, v) in enumerate(zip(inv, vals)):
         S0, S1 = S[i]
-        if kind:
+        fig = None
+        if kind:   # max_k |v_k - v_0| is max(v) - v_0 or v_0 - min(v) (rounding is monotone)
             v0 = v[0]
             d = max(abs(v0), S0, S1 if kept[i] else 0.0, _TINY)
-            fig = [abs(x - v0) / d for x in v]
+            w = max(max(v) - v0, v0 - min(v)) / d
         else:
             d = max(S0, S1, _TINY)
             fig = [abs(x) / (a if a > d else d) for x, a in zip(v, absmax)]
-        w = max(fig)
+            w = max(fig)
         worst.append(w)
-        firsts.append(K if w <= rts[i] else next(k for k, x in enumerate(fig) if not x <= rts[i]))
+        if w <= rts[i]:            # within tolerance: the per-state figures are not needed
+            firsts.append(K)
+            per_k.append(None)
+            continue
+        if fig is None:
+            fig = [abs(x - v0) / d for x in v]
+        firsts.append(next(k for k, x in enumerate(fig) if not x <= rts[i]))
         per_k.append(fig)
     return worst, firsts, per_k
 
 
-def check_quantities(problem, res, tolerances=None):
+def check_quantities(problem, res, tolerances=None, record=False):
     """End-of-run check of the declared invariants and constraints (in place): records the worst
     figure of each in ``res.checks`` ("invariant:<name>", "constraint:<name>") and, for the first one
     beyond its tolerance, cuts the result there with status -1 and a message naming it.
 
     One pass: the values of all the quantities are stacked, (Q, K, ...), and their figures (module
-    docstring) computed together; each quantity's callable runs once more, on the probe of its scale."""
+    docstring) computed together; each quantity's callable runs once more, on the probe of its scale.
+    With ``record`` (the driver, when it checks), the values themselves are evaluated here and stored
+    in res.invariants / res.constraints (else :func:`integrators.result.finish` did it): for one
+    trajectory with a few finite saved states, in the same call of each quantity as its probe."""
+    raw = res.outputs.get("z", res.y) if getattr(problem, "state_map", None) is not None else res.y
+    scales = None
+    if record:
+        if raw.ndim == 2 and 0 < len(raw) <= SMALL_RUN:
+            scales = _record_one(problem, res, raw)
+        if scales is None:
+            res.invariants, res.constraints = record_quantities(problem, raw)
     if len(res.t) == 0 or problem.kind == "reconstruction":
         return res
-    raw = res.outputs.get("z", res.y) if getattr(problem, "state_map", None) is not None else res.y
     quantities = []                                       # (kind, name, values, callable)
     for kind, table in (("invariant", res.invariants), ("constraint", res.constraints)):
         decl = getattr(problem, kind + "s", {})
@@ -278,15 +355,15 @@ def check_quantities(problem, res, tolerances=None):
     own = dict(getattr(problem, "tolerances", None) or {})
     tol = dict(TOLERANCES, **(tolerances or {}))
     K = len(raw)
-    inv = np.array([kind == "invariant" for kind, _, _, _ in quantities])
-    kept = np.array([kind == "constraint" or _kept(name, res.preserves) for kind, name, _, _ in quantities])
+    inv = [kind == "invariant" for kind, _, _, _ in quantities]
+    kept = [kind == "constraint" or _kept(name, res.preserves) for kind, name, _, _ in quantities]
     rts = [own.get(name, tol["constraint"] if kind == "constraint" else
                    tol["kept_invariant"] if kp else tol["invariant"])
            for (kind, name, _, _), kp in zip(quantities, kept)]
     if raw.ndim == 2 and K <= SMALL_RUN:
-        worst, firsts, per_k = _figures_one(quantities, raw, inv.tolist(), kept.tolist(), rts)
+        worst, firsts, per_k = _figures_one(quantities, raw, inv, kept, rts, scales)
     else:
-        worst, firsts, per_k = _figures(quantities, raw, inv, kept, rts)
+        worst, firsts, per_k = _figures(quantities, raw, np.array(inv), np.array(kept), rts)
     first = None                                          # (index, message)
     for i, (kind, name, _, _) in enumerate(quantities):
         res.checks[f"{kind}:{name}"] = math.inf if math.isnan(worst[i]) else worst[i]

@@ -174,12 +174,13 @@ def record(problem, ys):
     return inv, con
 
 
-def finish(problem, res):
+def finish(problem, res, record_values=True):
     """Fill in what the problem declares, from the raw saved states ``res.y``: invariants and
     constraints (always on the raw states), ``outputs`` (name -> f(raw), computed when read) and, with a ``state_map``,
     ``y = state_map(raw)`` with the raw states kept as ``outputs["z"]`` (unless "z" is declared)."""
     raw = res.y
-    res.invariants, res.constraints = record(problem, raw)
+    if record_values:   # else integrators.guard.check_quantities records them with its own evaluations
+        res.invariants, res.constraints = record(problem, raw)
     res.outputs = Outputs(raw, getattr(problem, "outputs", None) or {})
     state_map = getattr(problem, "state_map", None)
     if state_map is not None:

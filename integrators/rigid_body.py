@@ -40,7 +40,7 @@ def free_rigid_body(inertia, name=None):
         raise IntegrationInputError(f"inertia must be three positive finite moments, got {inertia!r}")
     a = 1.0 / Iv
     return CoadjointProblem(named.so3(), lambda m: m * a, velocity_matrix=np.diag(a),
-                            hamiltonian=lambda m: 0.5 * np.sum(m * m * a, axis=-1),
+                            hamiltonian=lambda m: 0.5 * ((m * m) @ a),
                             name=name or f"free rigid body I = {tuple(float(v) for v in Iv)}")
 
 

@@ -32,6 +32,8 @@ SCIPY_MAX_WALL_TIME = 120.0
 def real_array(x, what, dtype=float):
     """x as a float array; IntegrationInputError for complex, boolean-free non-numeric (sympy, str,
     object) input, naming ``what``."""
+    if type(x) is np.ndarray and x.dtype.kind == "f":   # the common case, without the checks below
+        return np.array(x, dtype=dtype)
     if isinstance(x, (str, bytes)):
         raise IntegrationInputError(f"{what} must be a real numeric array, got the string {x!r:.60}")
     try:
@@ -67,6 +69,8 @@ def finite_array(x, what):
 
 def step_count(steps, what="steps"):
     """A positive integer step count (int or an integral float); refuses bool, 1.5, inf, nan, strings."""
+    if type(steps) is int and steps >= 1:
+        return steps
     if isinstance(steps, (bool, np.bool_)) or not isinstance(steps, (numbers.Real, np.number)):
         raise IntegrationInputError(f"{what} must be a positive integer, got {steps!r} ({type(steps).__name__})")
     f = float(steps)
@@ -85,6 +89,8 @@ def step_budget(n):
 
 def positive(value, what, allow_inf=False, noun="number"):
     """A positive finite real number (bool, complex, NaN, strings refused)."""
+    if type(value) is float and 0.0 < value < math.inf:
+        return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.number)):
         raise IntegrationInputError(f"{what} must be a positive finite {noun}, got {value!r} ({type(value).__name__})")
     v = float(value)
@@ -96,7 +102,7 @@ def positive(value, what, allow_inf=False, noun="number"):
 def tolerances(rtol, atol):
     """rtol and atol: positive finite numbers (atol may also be an array of them)."""
     r = positive(rtol, "rtol")
-    if np.ndim(atol) == 0:
+    if type(atol) is float or np.ndim(atol) == 0:
         return r, positive(atol, "atol")
     a = finite_array(atol, "atol")
     if np.any(a <= 0):

@@ -320,3 +320,27 @@ def test_outputs_are_computed_when_read_and_once_per_callable():
     del r.outputs["T"]
     with pytest.raises(KeyError):
         r.outputs["T"]
+
+
+def test_a_quantity_read_by_row_of_a_time_grid_is_checked_apart():
+    # the check evaluates each quantity once on the saved states and its probe rows stacked; one
+    # that reads a grid by row (here it fails with more rows than saved states) is called on the two
+    # apart. Expected: the same values and figures as the plain row-wise twin (the same formula).
+    a = 1.0 / INERTIA
+    grid = np.zeros(11)                                   # 10 steps saved every step: 11 states
+
+    def energy(m):
+        return 0.5 * np.sum(m * m * a, axis=-1)
+
+    def by_grid(m):
+        # one grid entry per state along the first axis: (17,) + (11,) does not broadcast
+        return energy(m) + grid[:len(m)].reshape((-1,) + (1,) * (m.ndim - 2))
+
+    def build(q):
+        return CoadjointProblem(named.so3(), lambda m: m * a, velocity_matrix=np.diag(a), invariants={"E": q})
+
+    m0 = np.array([0.3, -0.8, 0.5])
+    plain = integrate(build(energy), m0, (0.0, 1.0), method="rkmk4", steps=10)
+    grid_run = integrate(build(by_grid), m0, (0.0, 1.0), method="rkmk4", steps=10)
+    assert len(plain.t) == 11 and np.array_equal(grid_run.invariants["E"], energy(plain.y))
+    assert grid_run.checks["invariant:E"] == plain.checks["invariant:E"] > 0.0
