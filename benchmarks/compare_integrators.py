@@ -14,7 +14,9 @@ same rhs. The hand-written rhs is checked against problem.rhs before timing. Num
 compilation (the compiled code is cached on disk; see integrators/numba_kernels.py). liedyn is called
 as a user calls it: ``integrate(s.problem(), ...)`` with the system's own problem (its invariants,
 constraints and outputs recorded and checked), default save_every (every step kept, as solve_ivp
-keeps them).
+keeps them). The liedyn candidates keep what the system needs to round-off: on the Casimir systems
+rkmk853, rkmk45 (RKMK form) and rk853_projected (the DOP853 pair projected onto the Casimirs after
+every step), on the constrained ones rk853, rk45 (linear invariants).
 """
 
 from __future__ import annotations
