@@ -15,7 +15,8 @@ Methods (:data:`integrators.methods.METHODS`):
   IV.4, Algorithm 4.2; :mod:`integrators.projection`); the error estimate is the unprojected step's,
   the next step starts (and evaluates its first stage) at the projected state, whose increment is
   added with the same compensated sum; C(y0) of the initial state is the target of every step (also
-  when a run continues in chunks), and the states at ``t_eval`` and at events are projected too.
+  when a run continues in chunks), and the states at ``t_eval`` are projected too (onto C(y0)), those
+  at events onto C of the located step's start (on that level set to round-off).
 
 Controller (Hairer, Norsett and Wanner, *Solving ODEs I*, II.4, as in solve_ivp): error norm
 RMS(err / (atol + rtol max(|z|, |z1|))) (DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))), accept when
@@ -190,9 +191,15 @@ class _Reference:
         return m if m == m else math.inf
 
     def step(self, t, y, tau):
-        """One step of size tau (the continuous extension used for events), projected when the pair is."""
-        z1 = y + self.stages(t, y, tau, self.first(t, y))[2]
-        return z1 + self.projection(z1)
+        """One step of size tau (the continuous extension used for events), projected when the pair is
+        (:meth:`project_step`)."""
+        return self.project_step(y, y + self.stages(t, y, tau, self.first(t, y))[2])
+
+    def project_step(self, y, z1):
+        """z1 (the end of a trial step from y) projected onto {C = C(y)}: the targets of the step's start,
+        on the level set of C(y0) to round-off, and of the shape of y whether it is one trajectory of an
+        ensemble (event location steps each alone) or all of them."""
+        return z1 if self.proj is None else z1 + self.proj.increment(z1, self.proj.values(y))
 
 
 def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order, max_steps=10**6):
@@ -308,8 +315,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
 def _projected_step(step, ref):
     """The generated one-step map followed by the projection of ``ref`` (events of a projected pair)."""
     def go(t, y, tau):
-        z1 = step(t, y, tau)
-        return z1 + ref.projection(z1)
+        return ref.project_step(y, step(t, y, tau))
     return go
 
 

@@ -154,6 +154,14 @@ def test_states_at_t_eval_and_events_lie_on_the_level_set(fast):
     ye = np.concatenate([z0[None], r.y_events[0]])
     assert len(r.t_events[0]) >= 1 and np.max(np.abs(r.y_events[0][:, 0])) <= 1e-10
     assert _drift(algebra, ye) <= 1e-14
+    # an ensemble: event location steps each trajectory alone, projected onto its own level set
+    zb = start(6, 3, batch=(3,))
+    r = integrate(P, zb, (0.0, 10.0), method="rk853_projected", rtol=1e-5, atol=1e-7, events=ev, fast=fast)
+    assert len(r.t_events[0]) >= 3
+    for c in algebra.casimirs():
+        S = np.sum(np.abs(zb * c.grad(zb)), axis=-1)           # (3,): the scale of each trajectory
+        rel = np.abs(c(r.y_events[0])[:, None] - c(zb)[None]) / S[None]
+        assert np.max(np.min(rel, axis=1)) <= 1e-14          # each event state on one trajectory's level set
 
 
 def test_the_generated_loop_projects_onto_the_targets_it_is_given():
