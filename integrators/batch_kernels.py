@@ -240,7 +240,7 @@ def _load(text):
     directory is writable, else compiled in memory for this process)."""
     numba_kernels.require("the compiled ensemble")
     on_disk = numba_kernels.cache_dir() is not None
-    full = numba_kernels._HEADER.format(batch=False) + f"import numba\nCACHE = {on_disk}\n\n" + text
+    full = numba_kernels.header(False) + f"import numba\nCACHE = {on_disk}\n\n" + text
     digest = hashlib.sha1(full.encode()).hexdigest()[:20]
     fn = _MODULES.get(digest)
     if fn is None:

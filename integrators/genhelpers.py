@@ -9,8 +9,9 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
   (:meth:`integrators.exp_writer.ExponentialWriter._act_ad3`, which derives it, and ``_act_ad3x2``); sin and
   1 - cos for q < 0, by half angles (no cancellation), their Taylor series for |q| < 1e-2;
 * tplan(bound) = (s, m): substeps and terms of the Taylor action of the exponential;
-* rinv(d, m) = 1/d, or 0 when d <= 1e-12 m or d is not finite (a pivot of the Casimir projection,
-  :mod:`integrators.projection`: a dependent direction is dropped, not divided by);
+* rinv(d, m) = 1/d, or 0 when d <= 1e-12 m, d <= 1e-290 (1/d would overflow) or d is not finite (a
+  pivot of the Casimir projection, :mod:`integrators.projection`: a dependent direction, or a state
+  so small that its gradients underflow, is left unprojected, not divided by);
 * fin, mx, bmax, grow: finiteness test, max of two values, max over an ensemble (NaN -> inf),
   doubling of the output arrays;
 * hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
@@ -147,11 +148,11 @@ def _tplan_array(bound):
 
 
 def _rinv_float(d, m):
-    return 1.0 / d if 1e-12 * m < d < math.inf else 0.0
+    return 1.0 / d if 1e-12 * m < d < math.inf and d > 1e-290 else 0.0
 
 
 def _rinv_array(d, m):
-    ok = (d > 1e-12 * m) & (d < np.inf)
+    ok = (d > 1e-12 * m) & (d < np.inf) & (d > 1e-290)
     return np.where(ok, 1.0 / np.where(ok, d, 1.0), 0.0)
 
 

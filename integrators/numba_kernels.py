@@ -72,6 +72,19 @@ sqrt = math.sqrt
 """
 
 
+_HELPERS_DIGEST = []
+
+
+def header(batch=False):
+    """The first lines of a generated module: imports, the jitted helpers and the digest of the helpers'
+    source (:mod:`integrators.genhelpers`). numba's disk cache of a generated module keys on the module's
+    own text, and the compiled code holds the helpers it calls inlined: the digest changes the module
+    (its name is the hash of its text) when a helper changes, so no stale helper stays cached."""
+    if not _HELPERS_DIGEST:
+        _HELPERS_DIGEST.append(hashlib.sha1(Path(genhelpers.__file__).read_bytes()).hexdigest()[:16])
+    return _HEADER.format(batch=batch) + f"# helpers {_HELPERS_DIGEST[0]}\n"
+
+
 def cache_dir():
     """The directory of the generated modules (created on demand), or None when not writable."""
     d = Path(os.environ.get("LIEDYN_CACHE_DIR") or Path.home() / ".cache" / "liedyn")
@@ -110,7 +123,7 @@ def compile_cached(text, name, batch=False):
     """The function ``name`` of the generated ``text``, jitted (with numba's disk cache when the
     cache directory is writable)."""
     require()
-    full = _HEADER.format(batch=batch) + text
+    full = header(batch) + text
     digest = hashlib.sha1(full.encode()).hexdigest()[:20]
     if digest in _MODULES:
         return _MODULES[digest]

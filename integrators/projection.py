@@ -19,7 +19,8 @@ error estimate of the pair stays that of the unprojected step (GNI IV.4).
 
 G G^T (symmetric, positive definite when the gradients are independent) is factored once per step as
 L D L^T (straight-line code for any p, no square root; the usual p is 1 to 3); a pivot D_j below
-1e-12 M_jj (the gradients dependent at z~, e.g. |m|^2 at m = 0) or not finite drops that direction
+1e-12 M_jj (the gradients dependent at z~, e.g. |m|^2 at m = 0), below 1e-290 (a state so small that
+|grad C|^2 underflows, |z| ~ 1e-145 for a quadratic Casimir) or not finite drops that direction
 (1/D_j replaced by 0), so a degenerate point is left unprojected rather than divided by zero.
 
 C and grad C are written as straight-line source from the sympy polynomials once per algebra

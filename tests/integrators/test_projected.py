@@ -239,3 +239,16 @@ def test_compiled_lanes_refill_and_equal_the_numpy_ensemble():
     assert np.max(np.abs(a.nsteps_each - b.nsteps_each)) <= 1
     np.testing.assert_allclose(a.y[-1], b.y[-1], rtol=0, atol=1e-9)
     assert _drift(body.algebra, a.y) <= 1e-14
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_zero_and_tiny_states_are_left_unprojected_not_divided_by_zero(backend):
+    """At m = 0 the gradient of |m|^2 vanishes; at |m| = 1e-160 |grad C|^2 underflows: the projection
+    drops the direction (rinv) instead of returning NaN; the runs end normally with rk45's states
+    (the reference: the unprojected pair, identical when nothing is projected)."""
+    P = quadratic_problem(named.sl2(), seed=1)
+    for y0 in (np.zeros(3), np.array([1e-160, 0.0, 0.0])):
+        r = _run(P, y0, "rk45_projected", backend, rtol=1e-6, atol=1e-8)
+        plain = _run(P, y0, "rk45", backend, rtol=1e-6, atol=1e-8)
+        assert r.status == 0 and np.all(np.isfinite(r.y))
+        np.testing.assert_allclose(r.y[-1], plain.y[-1], rtol=1e-12, atol=0)
