@@ -113,8 +113,9 @@ class LieSystem:
         """Integrate from ``state0`` over [0, t_end] with ``integrators.integrate``.
 
         Without ``method`` the table :data:`servo.lie.method_choice.METHOD_TABLE` picks the fastest method
-        that keeps what the system's claims need: an adaptive pair choosing its own steps (rkmk853 keeping
-        the Casimirs, rk853 keeping the linear constraint of a forced system; rtol 1e-12, atol 1e-14 unless
+        that keeps what the system's claims need: an adaptive pair choosing its own steps (rk853_projected
+        keeping the Casimirs, rkmk853 on an algebra without a polynomial Casimir, rk853 keeping the linear
+        constraint of a forced system; rtol 1e-12, atol 1e-14 unless
         given), with the states on the output grid of ``steps`` (or ``h``) from its continuous extension,
         or at its accepted steps with ``steps=None`` and no ``h``. Other options (``h``, ``save_every``, ``rtol``, ``atol``, ``events``)
         go to ``integrators.integrate``. States off the constraint raise

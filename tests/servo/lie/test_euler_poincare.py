@@ -27,7 +27,7 @@ def test_free_rigid_body_matches_reference_values():
     m0 = np.array([np.cos(1.1), 0.0, np.sin(1.1)])
     assert s.hamiltonian(m0) == pytest.approx(0.6471252793138366, rel=1e-14)
     res = s.simulate(m0, 1.0, steps=100)
-    assert res.method == "rkmk853"  # servo.lie.method_choice.METHOD_TABLE
+    assert res.method == "rk853_projected"  # servo.lie.method_choice.METHOD_TABLE
     assert np.allclose(res.y[-1], [0.36911008, -0.37284632, 0.85131861], atol=2e-8)
     assert np.max(np.abs(res.invariants["energy"] - res.invariants["energy"][0])) < 1e-9
 

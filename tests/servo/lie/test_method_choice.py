@@ -50,7 +50,7 @@ def test_the_table_is_data_and_says_what_each_row_keeps():
     assert needs(SYSTEMS["Suslov so(3)"][0].problem()) == "linear_invariants"
     assert choose(SYSTEMS["Suslov so(3)"][0].problem()) == ("rk853", ADAPTIVE_OPTIONS)
     assert SYSTEMS["servo 1st kind se(2)"][0].default_method == "rk853"
-    assert SYSTEMS["heavy top se(3)*"][0].default_method == "rkmk853"
+    assert SYSTEMS["heavy top se(3)*"][0].default_method == "rk853_projected"
     with pytest.raises(ServoError, match="coadjoint"):
         needs(type("P", (), {"kind": "ode"})())
 
@@ -81,3 +81,15 @@ def test_default_keeps_what_the_claims_need_and_reaches_its_accuracy(name, grid)
     ref = scipy.integrate.solve_ivp(problem.rhs, (0.0, T), z0, method="DOP853", rtol=1e-13, atol=1e-15)
     err = float(np.max(np.abs(z[-1] - ref.y[:, -1])))
     assert err < 1e-9, err
+
+
+def test_without_a_polynomial_casimir_the_lie_group_pair_keeps_the_orbit():
+    # Bianchi IV has no polynomial Casimir (its Casimir is not polynomial): the projected pair does not
+    # apply there, and the table's fallback, rkmk853, is what simulate takes
+    g = named.bianchi("IV")
+    assert g.casimirs() == []
+    s = EulerPoincare(g, [2.0, 1.0, 0.5])
+    assert choose(s.problem()) == ("rkmk853", ADAPTIVE_OPTIONS)
+    assert choose(SYSTEMS["free so(3)"][0].problem()) == ("rk853_projected", ADAPTIVE_OPTIONS)
+    res = s.simulate(np.array([0.3, 0.2, 0.4]), 2.0, steps=20)
+    assert res.method == "rkmk853" and res.status == 0
