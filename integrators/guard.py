@@ -64,29 +64,27 @@ _EYE2 = {}                 # n -> the rows e_1..e_n twice (the probe of the scal
 N_SUSPECTS = 2
 
 
-def _max_last(a):
-    """max over the last axis (NaN propagates, as np.max): a chain of np.maximum over the columns when the
-    axis is short (the algebra index, a batch of one), since numpy's reduction along a short contiguous
-    axis costs ~20x more on the (K, n) arrays of a run."""
+def _fold_last(a, ufunc, whole):
+    """``whole(a, axis=-1)`` (np.max, np.sum) as a chain of ``ufunc`` (np.maximum, np.add) over the
+    columns when the axis is short (the algebra index, a batch of one), since numpy's reduction along a
+    short contiguous axis costs ~20x more on the (K, n) arrays of a run (NaN propagates as in np.max)."""
     d = a.shape[-1]
     if d > 16:
-        return np.max(a, axis=-1)
+        return whole(a, axis=-1)
     out = a[..., 0].copy()
     for i in range(1, d):
-        np.maximum(out, a[..., i], out=out)
+        ufunc(out, a[..., i], out=out)
     return out
+
+
+def _max_last(a):
+    """max over the last axis (:func:`_fold_last`)."""
+    return _fold_last(a, np.maximum, np.max)
 
 
 def _sum_last(a):
-    """sum over the last axis, by a chain of additions over the columns when the axis is short (see
-    :func:`_max_last`)."""
-    d = a.shape[-1]
-    if d > 16:
-        return np.sum(a, axis=-1)
-    out = a[..., 0].copy()
-    for i in range(1, d):
-        np.add(out, a[..., i], out=out)
-    return out
+    """sum over the last axis (:func:`_fold_last`)."""
+    return _fold_last(a, np.add, np.sum)
 
 
 def _absmax_last(a):
