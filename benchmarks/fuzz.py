@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.fuzz_cases import KINDS, classify  # noqa: E402
+from tests.fuzz_cases import KINDS, METHODS, classify  # noqa: E402
 
 from _results import markdown_table, update_section  # noqa: E402
 
@@ -122,7 +122,7 @@ def main(argv=None):
         f"{done} fuzzed calls (seed {args.seed}; {done} of the {args.n} requested within the time budget) in "
         f"{wall:.0f} s with {args.workers} worker process(es): Euler-Poincare and servo simulations on so(3), "
         f"se(2), se(3), sl(2), heisenberg, so(2,1) with random inertia, covectors, velocities from 1e-2 to 1e4, "
-        f"1-200 steps, t_end 0.01-10 and 10 methods (every constrained run with status 0 audited: (a, w) "
+        f"1-200 steps, t_end 0.01-10 and {len(METHODS)} methods (every constrained run with status 0 audited: (a, w) "
         f"recomputed from its states); extreme and bad inputs (NaN, inf, 1e300, complex, wrong step counts) to "
         f"the algebra operations, exponentials and `integrate`; and `liedyn simulate` on catalog entries.",
         markdown_table(["cases", "calls"] + cols + ["slowest [s]"], rows),

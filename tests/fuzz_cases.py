@@ -30,7 +30,7 @@ from servo import EulerPoincare, Nonholonomic, ServoError, ServoFirstKind, Servo
 PROJECT_ERRORS = (LieGroupsError, IntegratorError, ServoError, CatalogError)
 ALGEBRAS = ("so3", "se2", "se3", "sl2", "heisenberg", "so21")
 METHODS = ("rk4", "midpoint", "lie_euler", "rkmk2", "rkmk4", "cf4", "cg3", "scipy:RK45", "scipy:DOP853",
-           "scipy:Radau")
+           "scipy:Radau", "rk853", "rkmk853", "rk45_projected", "rk853_projected")
 MODELS = ("free", "servo1", "servo2", "nonholonomic", "vakonomic")
 SPECIAL = (0.0, 1e-300, 1e300, np.nan, np.inf, -np.inf, 1e154, -1e-9)
 CLI_ENTRIES = ("euler_top", "servo_sleigh", "beghin_body", "heavy_top", "chaplygin_sleigh")
