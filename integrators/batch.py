@@ -61,7 +61,7 @@ def _functions(pl):
     return fns
 
 
-def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
+def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6):
     """The vectorized controller (module docstring); same returns as
     :func:`integrators.batch_kernels.adaptive_independent`."""
     first, attempt = _functions(pl)
@@ -106,11 +106,12 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
                            np.where(err < 1e300, np.maximum(0.2, p), 0.2))
             h = h * fac
             tiny = ~acc & ((h < 10.0 * 2.2e-16 * np.abs(t)) | (h < 1e-300))
-            done = (good & last) | bad | tiny
+            spent = good & ~last & (ns >= max_steps)
+            done = (good & last) | bad | tiny | spent
             if done.any():
                 k = idx[done]
                 out[k] = np.stack([z[i][done] + e[i][done] for i in range(n)], -1)
-                status[k] = np.where((bad | tiny)[done], -1, 0)
+                status[k] = np.where((bad | tiny)[done], -1, np.where(spent[done], -2, 0))
                 t_end[k], nsteps[k], nrej[k] = t[done], ns[done], nr[done]
                 keep = ~done
                 idx, t, h, ns, nr = idx[keep], t[keep], h[keep], ns[keep], nr[keep]
@@ -121,8 +122,10 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
     return out, status, t_end, nsteps, nrej
 
 
-def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, backend, fast=True):
-    """Integrate every trajectory of the ensemble y0 (B, ..., dim) on its own (module docstring).
+def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, backend, fast=True,
+                      max_steps=10**6):
+    """Integrate every trajectory of the ensemble y0 (B, ..., dim) on its own (module docstring), at
+    most ``max_steps`` accepted steps each (beyond: that trajectory stops, status -1 and a message).
     IntegrationInputError when the method has no generated path on this problem (or fast=False)."""
     check_controls(rtol, atol, first_step, max_step)
     tab = tableaux.get(method.tableau)
@@ -144,18 +147,23 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     work = float(np.sum(abs(t1 - t0) / H0))
     mode = fastpath.choose_backend(backend, work)
     if mode == "numba":
-        out, status, t_end, ns, nr = batch_kernels.adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, ms)
+        out, status, t_end, ns, nr = batch_kernels.adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, ms,
+                                                                        max_steps)
     else:  # in chunks: the temporaries of one attempt stay in cache
-        parts = [_numpy_independent(pl, Z[s:s + CHUNK], H0[s:s + CHUNK], t0, t1, rtol, atol, ms)
+        parts = [_numpy_independent(pl, Z[s:s + CHUNK], H0[s:s + CHUNK], t0, t1, rtol, atol, ms, max_steps)
                  for s in range(0, Z.shape[0], CHUNK)]
         out, status, t_end, ns, nr = (np.concatenate(v) for v in zip(*parts))
     ys = np.stack([Z, out]).reshape((2,) + y0.shape)
     failed = np.flatnonzero(status != 0)
     if failed.size:
         b = int(failed[0])
-        msg = (f"{failed.size} of {Z.shape[0]} trajectories stopped early: the step size fell below 10 eps |t| "
-               f"(overflow, NaN or a singularity), the first at flat index {b}, t = {t_end[b]:.6g}; their last "
-               f"finite states are kept (t_end says where)")
+        collapsed, spent = int(np.sum(status == -1)), int(np.sum(status == -2))
+        why = "; ".join(w for w in (
+            f"{collapsed} because the step size fell below 10 eps |t| (overflow, NaN or a singularity)" if collapsed else "",
+            f"{spent} because the step budget of {max_steps} accepted steps was spent (max_steps)" if spent else "")
+            if w)
+        msg = (f"{failed.size} of {Z.shape[0]} trajectories stopped early: {why}; the first at flat index {b}, "
+               f"t = {t_end[b]:.6g}; their last finite states are kept (t_end says where)")
     else:
         msg = "reached the end of t_span"
     res = IntegrationResult(t=np.array([t0, t1], dtype=float), y=ys, status=-1 if failed.size else 0, message=msg,

@@ -51,12 +51,12 @@ run = numba.njit(run, cache=CACHE, error_model="numpy")
 
 
 @numba.njit(parallel=True, cache=CACHE, error_model="numpy")
-def ensemble(t0, t1, H0, rtol, atol, max_step, Z, OUT, ST, TE, NS, NR, CZ):
+def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ):
     for b in numba.prange(Z.shape[0]):
         ts = np.empty(2)
         ys = np.empty((2, {n}))
         ts[0] = t0
-        out = run(t0, t1, H0[b], rtol, atol, max_step, {never}, {never}, 0, ts, ys, {zb}, {zeros}{cz})
+        out = run(t0, t1, H0[b], rtol, atol, max_step, {never}, max_steps, 0, ts, ys, {zb}, {zeros}{cz})
         ST[b] = out[0]
         TE[b] = out[1]
         NS[b] = out[3]
@@ -163,7 +163,7 @@ def _accept_lines(pl):
 
 _LANES = """
 @numba.njit(parallel=True, cache=CACHE, error_model="numpy")
-def ensemble(t0, t1, H0, rtol, atol, max_step, Z, OUT, ST, TE, NS, NR, CZ, G):
+def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, G):
     B = Z.shape[0]
     direction = 1.0 if t1 > t0 else -1.0
     per = (B + G - 1) // G
@@ -212,6 +212,9 @@ def ensemble(t0, t1, H0, rtol, atol, max_step, Z, OUT, ST, TE, NS, NR, CZ, G):
                         fac = 10.0 if err == 0.0 else min(10.0, 0.9*err**({ex!r}))
                         H[b] = H[b]*fac
                         fin = LAST[b]
+                        if not fin and ns[b] >= max_steps:
+                            fin = True
+                            status = -2
                 else:
                     nr[b] += 1
                     fac = 0.2 if not (err < 1e300) else max(0.2, 0.9*err**({ex!r}))
@@ -252,10 +255,11 @@ def _args(n):
     return (", ".join(f"Z[b, {i}]" for i in range(n)), ", ".join(["0.0"] * n))
 
 
-def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
+def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6):
     """Each row of Z (B, n) integrated from t0 to t1 by the adaptive pair of plan ``pl`` with its own
-    first step H0[b]; returns (Y (B, n) final states (the last finite one when a run failed),
-    status (B,), t_end (B,), nsteps (B,), nrejected (B,))."""
+    first step H0[b], at most ``max_steps`` accepted steps each; returns (Y (B, n) final states (the
+    last finite one when a run failed, the state reached when the budget was spent), status (B,): 0,
+    -1 (the step size collapsed) or -2 (the budget), t_end (B,), nsteps (B,), nrejected (B,))."""
     n = pl.st.n
     lanes = (pl.st.closed == "so3" and pl.lie) or (not pl.lie and pl.proj is not None)
     if lanes:
@@ -276,7 +280,7 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step):
     st, te = np.empty(B, np.int64), np.empty(B)
     ns, nr = np.empty(B, np.int64), np.empty(B, np.int64)
     args = (float(t0), float(t1), np.ascontiguousarray(H0, dtype=float), float(rtol), float(atol), float(max_step),
-            Z, out, st, te, ns, nr)
+            int(max_steps), Z, out, st, te, ns, nr)
     args += (np.ascontiguousarray(pl.targets(Z)),)   # the projection's targets C(y0) per trajectory ((B, 0): none)
     if lanes:  # one group of trajectories per thread
         args += (max(1, min(numba_kernels.require().get_num_threads(), B)),)

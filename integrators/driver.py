@@ -156,7 +156,7 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         are in ``result.checks``. False skips them (a few percent faster on short runs).
     max_steps, max_wall_time : the budget of the scipy methods (accepted steps, default 10^6;
         seconds, default 120) and the step budget of the adaptive pairs (accepted steps, default
-        10^6; with ensemble="shared"): beyond it the run stops with status -1 and says so. A right-hand side
+        10^6, per trajectory with ensemble="independent"): beyond it the run stops with status -1 and says so. A right-hand side
         that returns NaN or inf stops any method with status -1 at the step where it appears.
     progress : None (default), True, False or a writable text stream: a line on stderr (or the stream) with
         the method, the number of trajectories and the elapsed time. None draws it only when stderr is a
@@ -213,7 +213,7 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
                     raise IntegrationInputError("ensemble='independent' saves only the end points; events and "
                                                 "output grids (t_eval, h, steps) need ensemble='shared'")
                 res = batch.solve_independent(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, backend,
-                                              fast)
+                                              fast, budget[0])
             else:
                 res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every),
                                      events, backend, fast, t_eval, budget[0])

@@ -61,3 +61,28 @@ def test_a_long_python_run_continues_compiled_with_the_same_output(monkeypatch):
     np.testing.assert_array_equal(chunked.t[:8], whole.t[:8])  # before the first chunk ends: identical
     np.testing.assert_allclose(chunked.t, whole.t, rtol=1e-12, atol=0)  # every 7th step, across chunks
     np.testing.assert_allclose(chunked.y, whole.y, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["rkmk853", "rk853", "rk853_projected"])
+def test_independent_ensembles_have_the_budget_per_trajectory(method):
+    # one trajectory of the ensemble needs ~1e150 steps (sl(2) from |z| = 1e150), the other a few tens:
+    # the first stops at its budget (status -1, the message says so) and the second still reaches t1.
+    # Expected: the stopped trajectory equals the shared-steps single run of the same method with the
+    # same budget and first step (the same steps: the ensemble's code rounds the error estimates
+    # differently, so the times agree to ~1e-9, and with a frequency ~1e150 the states to ~1e-8); the
+    # finished one equals its own single run
+    M = np.diag([1.0, 2.0, 0.7])
+    P = CoadjointProblem(named.sl2(), lambda z: z @ M, velocity_matrix=M)
+    Y = np.array([[0.3, -0.2, 0.5], [0.3e150, -0.2e150, 0.5e150]])
+    backends = ("numpy", "numba") if numba_kernels.available() else ("numpy",)
+    for be in backends:
+        r = integrate(P, Y, (0.0, 1.0), method=method, max_steps=300, ensemble="independent", backend=be,
+                      first_step=1e-152)
+        assert r.status == -1 and "1 of 2 trajectories" in r.message, (be, r.message)
+        assert "step budget of 300 accepted steps" in r.message
+        assert r.nsteps_each[1] == 300 and 0.0 < r.t_end[1] < 1.0 and r.t_end[0] == 1.0
+        big = integrate(P, Y[1], (0.0, 1.0), method=method, max_steps=300, backend=be, first_step=1e-152)
+        assert big.status == -1 and big.nsteps == 300 and big.t[-1] == pytest.approx(r.t_end[1], rel=1e-7)
+        np.testing.assert_allclose(r.y[-1, 1], big.y[-1], rtol=1e-6, atol=0)
+        small = integrate(P, Y[0], (0.0, 1.0), method=method, max_steps=300, backend=be, first_step=1e-152)
+        np.testing.assert_allclose(r.y[-1, 0], small.y[-1], rtol=0, atol=1e-12)
