@@ -13,7 +13,8 @@ Where things are (a new method is data: a tableau in ``tableaux`` and a row in `
   operations), ``moser_veselov``, ``rigid_body``;
 * the generated fast path: ``recognition`` (what the generator knows about a problem, from its data),
   ``relations`` (the relation of ad_x), ``codegen`` (the code writer) with ``exp_writer`` (its
-  exponentials) and ``source_text`` (numbers as source), ``programs`` (step, fixed loop,
+  exponentials), ``row_source`` (its variant for the numpy columns of an ambient pair's ensemble:
+  stage sums as np.dot) and ``source_text`` (numbers as source), ``programs`` (step, fixed loop,
   adaptive loop; compiled per mode), ``genhelpers`` (helpers the generated code calls),
   ``numba_kernels`` (the optional compiled backend), ``fastpath`` (running it), ``so3_fast``;
 * adaptive pairs and what sits on them: ``adaptive``, ``dense_output``, ``events``, ``projection``

@@ -177,9 +177,12 @@ def check_resolution(problem, stepper, res, h, save_every, rtol=RESOLVE_RTOL):
 def truncate(res, j):
     """Keep the first j saved states of a result (t, y and every recorded (K, ...) array)."""
     res.t, res.y = res.t[:j], res.y[:j]
+    tables = [res.invariants, res.constraints]
     if hasattr(res.outputs, "truncate"):      # result.Outputs: not computed before it is read
         res.outputs.truncate(j)
-    for table in (res.invariants, res.constraints) + (() if hasattr(res.outputs, "truncate") else (res.outputs,)):
+    else:
+        tables.append(res.outputs)
+    for table in tables:
         for k, v in list(table.items()):
             if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] > j:
                 table[k] = v[:j]
