@@ -6,9 +6,9 @@ rejections: the controller of :func:`integrators.programs.adaptive_source` (Hair
 Wanner, *Solving ODEs I*, II.4, as in solve_ivp) applied per trajectory, so each final state is the
 one the single run from that y0 gives (to round-off), and an RKMK pair keeps every trajectory's
 Casimirs to round-off as its single run does (a projected pair by projecting every accepted step
-onto the level set of its own initial Casimirs, :mod:`integrators.projection`). Only the end points are saved (the step sequences
-differ, there is no common time grid): ``t = [t0, t1]``, ``y`` of shape (2, B, ..., dim); the
-result also carries ``t_end``, ``nsteps_each`` and ``nrejected_each`` per trajectory (``nsteps``,
+onto the level set of its own initial Casimirs, :mod:`integrators.projection`). Only the end points
+are saved (the step sequences differ, there is no common time grid): ``t = [t0, t1]``, ``y`` of
+shape (2, B, ..., dim); the result also carries ``t_end``, ``nsteps_each`` and ``nrejected_each`` per trajectory (``nsteps``,
 ``nrejected`` and ``nfev`` are those of the longest run).
 
 Engines:
@@ -158,10 +158,12 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     if failed.size:
         b = int(failed[0])
         collapsed, spent = int(np.sum(status == -1)), int(np.sum(status == -2))
-        why = "; ".join(w for w in (
-            f"{collapsed} because the step size fell below 10 eps |t| (overflow, NaN or a singularity)" if collapsed else "",
-            f"{spent} because the step budget of {max_steps} accepted steps was spent (max_steps)" if spent else "")
-            if w)
+        why = []
+        if collapsed:
+            why.append(f"{collapsed} because the step size fell below 10 eps |t| (overflow, NaN or a singularity)")
+        if spent:
+            why.append(f"{spent} because the step budget of {max_steps} accepted steps was spent (max_steps)")
+        why = "; ".join(why)
         msg = (f"{failed.size} of {Z.shape[0]} trajectories stopped early: {why}; the first at flat index {b}, "
                f"t = {t_end[b]:.6g}; their last finite states are kept (t_end says where)")
     else:

@@ -9,8 +9,9 @@ K_i = h F(z + sum_j a_ij K_j). The increment is added with Kahan's compensated s
 McLachlan and Razakarivony 2008). The adaptive loop is solve_ivp's controller (Hairer, Norsett and
 Wanner I, II.4); for the projected pairs every accepted step is projected onto the level set of the
 Casimirs (Hairer, Lubich and Wanner 2006, IV.4, :mod:`integrators.projection`). The adaptive loop of
-an ambient pair in mode "array" is written by :class:`integrators.row_source.RowSource` (stage sums as np.dot over a buffer
-of stage rows); the scalar and numba text is that of :class:`integrators.codegen.Source`.
+an ambient pair in mode "array" is written by :class:`integrators.row_source.RowSource` (stage sums
+as np.dot over a buffer of stage rows); the scalar and numba text is that of
+:class:`integrators.codegen.Source`.
 """
 
 from __future__ import annotations
