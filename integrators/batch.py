@@ -8,8 +8,8 @@ one the single run from that y0 gives (to round-off), and an RKMK pair keeps eve
 Casimirs to round-off as its single run does (a projected pair by projecting every accepted step
 onto the level set of its own initial Casimirs, :mod:`integrators.projection`). Only the end points
 are saved (the step sequences differ, there is no common time grid): ``t = [t0, t1]``, ``y`` of
-shape (2, B, ..., dim); the result also carries ``t_end``, ``nsteps_each`` and ``nrejected_each`` per trajectory (``nsteps``,
-``nrejected`` and ``nfev`` are those of the longest run).
+shape (2, B, ..., dim); the result also carries ``t_end``, ``nsteps_each`` and ``nrejected_each``
+per trajectory (``nsteps``, ``nrejected`` and ``nfev`` are those of the longest run).
 
 Engines:
 
