@@ -12,7 +12,7 @@ Writes the section "batches" of benchmarks/RESULTS.md.
   liedyn: the methods that keep the Casimir |m|^2 to round-off, rkmk853 (RKMK form) and rk853_projected,
   rk45_projected (the ambient pairs projected onto the Casimirs after every step, Hairer, Lubich and
   Wanner 2006, IV.4), with the ensemble sharing one step sequence (``ensemble="shared"``) and with
-  each trajectory its own steps (``ensemble="independent"``, :mod:`integrators.batch`), numpy and
+  each trajectory its own steps (``ensemble="independent"``, :mod:`integrators.engine.batch`), numpy and
   numba; every row gives the largest relative drift of |m|^2 over the batch at t = 10. The independent
   results are compared with single runs (round-off).
 * Ensembles of 10^5 bodies, RKMK4 fixed step (h = 0.01, 20 steps): body-steps per second on se(3)*
@@ -44,8 +44,9 @@ from scipy.integrate import solve_ivp  # noqa: E402
 from benchmarks._results import markdown_table, update_section  # noqa: E402
 # the protocol of compare_integrators: repetitions, time span, target error, the numba check
 from benchmarks.compare_integrators import NUMBA, QUICK, REPS, TARGET, T, hand_rhs  # noqa: E402
-from integrators import CoadjointProblem, integrate, numba_kernels  # noqa: E402
-from integrators.rigid_body import REFERENCE_INERTIA, free_rigid_body  # noqa: E402
+from integrators import CoadjointProblem, integrate  # noqa: E402
+from integrators.backends import numba_kernels
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, free_rigid_body  # noqa: E402
 from liegroups import named  # noqa: E402
 
 LADDER = [10 ** (-k / 4) for k in range(20, 51)]  # 1e-5 .. 3e-13 in steps of 10^(1/4)

@@ -34,8 +34,9 @@ import numpy as np  # noqa: E402
 from scipy.integrate import ode, solve_ivp  # noqa: E402
 
 from benchmarks._results import markdown_table, update_section  # noqa: E402
-from integrators import CoadjointProblem, integrate, numba_kernels  # noqa: E402
-from integrators.rigid_body import REFERENCE_INERTIA, free_rigid_body  # noqa: E402
+from integrators import CoadjointProblem, integrate  # noqa: E402
+from integrators.backends import numba_kernels
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, free_rigid_body  # noqa: E402
 from liegroups import named  # noqa: E402
 from servo.lie import EulerPoincare, Nonholonomic, ServoFirstKind, ServoSecondKind  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Cost of output on a grid of 1000 points for the adaptive pairs (integrators.dense_output) against the
+"""Cost of output on a grid of 1000 points for the adaptive pairs (integrators.reference.dense_output) against the
 same adaptive run returning only its own accepted steps: paired, interleaved, median of the per-pair
 ratios over several repetitions. Systems: the free rigid body (generated so(3) path) and Euler-Poincare
 on se(3); rtol 1e-10, atol 1e-12, t in [0, 10].
@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 from integrators import integrate
-from integrators.rigid_body import free_rigid_body
+from integrators.analysis.rigid_body import free_rigid_body
 from liegroups import named
 from servo import EulerPoincare
 

@@ -1,4 +1,4 @@
-"""Cost of the guards of integrators.guard (check=True, the default) against check=False, same runs,
+"""Cost of the guards of integrators.engine.guard (check=True, the default) against check=False, same runs,
 interleaved, median of several repetitions: fixed-step runs on the generic numpy path (Euler-Poincare
 on se(3), servo of the first kind on so(3)) and on the generated so(3) path (free rigid body), and a
 short adaptive run on the compiled path (Suslov's problem, rk45 numba, the run of
@@ -15,8 +15,9 @@ import statistics
 import time
 
 import numpy as np
-from integrators import integrate, numba_kernels
-from integrators.rigid_body import REFERENCE_INERTIA, free_rigid_body
+from integrators import integrate
+from integrators.backends import numba_kernels
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, free_rigid_body
 from liegroups import named
 from servo import EulerPoincare, Nonholonomic, ServoFirstKind
 

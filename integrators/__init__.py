@@ -4,24 +4,19 @@ on g*), group reconstruction, event location and the comparison harness.
 Entry points: :func:`integrate` (like scipy's solve_ivp) and :func:`reconstruct` (g' = g w(t) from
 sampled velocities). Methods and what they keep: :data:`METHODS` (see :mod:`integrators.methods`).
 
-Where things are (a new method is data: a tableau in ``tableaux`` and a row in ``methods``):
+Where things are: rooms, bottom up; a file imports only from its own room or one below
+(``tests/test_house.py`` checks it):
 
-* the entry and its checks: ``driver`` (integrate), ``validation``, ``errors``, ``grid`` (step and
-  output grids), ``problems``, ``result`` (the one result type), ``export``, ``display``, ``progress``;
-* methods as data: ``methods``, ``tableaux``, ``dop853_tableau``;
-* the generic reference steppers: ``stepping`` over ``spaces`` (vector space and Lie-algebra
-  operations), ``moser_veselov``, ``rigid_body``;
-* the generated fast path: ``recognition`` (what the generator knows about a problem, from its data),
-  ``relations`` (the relation of ad_x), ``codegen`` (the code writer) with ``exp_writer`` (its
-  exponentials), ``row_source`` (its variant for the numpy columns of an ambient pair's ensemble:
-  stage sums as np.dot) and ``source_text`` (numbers as source), ``programs`` (step, fixed loop,
-  adaptive loop; compiled per mode), ``genhelpers`` (helpers the generated code calls),
-  ``numba_kernels`` (the optional compiled backend), ``fastpath`` (running it), ``so3_fast``;
-* adaptive pairs and what sits on them: ``adaptive``, ``dense_output``, ``events``, ``projection``
-  (the Casimir projection of the projected pairs);
-* ensembles: ``batch``, ``batchgen``, ``batch_kernels``;
-* after a run: ``guard`` (resolution and invariant checks); ``reconstruction`` (g' = g w);
-  ``compare`` and ``scipy_adapter`` (honest comparisons with scipy).
+* ``core``: problems, the result type, errors, validation, grids, export, display, progress;
+* ``tableaux``: coefficients only, one file per family with its citation;
+* ``methods``: the registry :data:`METHODS` (a method is data: a kind applied to a tableau), what applies
+  to a problem and what each method keeps;
+* ``geometry``: spaces (vector space, g*, the group), the relation of ad_x, recognition of a problem's structure;
+* ``reference``: the numpy reference steppers (the definition of correct), dense output, helper formulas;
+* ``codegen``: writes source text only (steps, loops, ensembles, projection, the so(3) steppers);
+* ``backends``: turns that text into callables (numpy, numba) and runs them;
+* ``engine``: ``integrate`` and its loops, events, ensembles, guards, the scipy adapter, reconstruction;
+* ``analysis``: the comparison harness and the free rigid body's exact solution.
 """
 
 from typing import TYPE_CHECKING
@@ -29,14 +24,14 @@ from typing import TYPE_CHECKING
 from liegroups._lazy import exports
 
 if TYPE_CHECKING:
-    from .compare import Comparison, compare
-    from .driver import integrate
-    from .errors import ConvergenceError, IntegrationInputError, IntegratorError, MethodError
-    from .grid import DEFAULT_STEPS
+    from .analysis.compare import Comparison, compare
+    from .engine.driver import integrate
+    from .core.errors import ConvergenceError, IntegrationInputError, IntegratorError, MethodError
+    from .core.grid import DEFAULT_STEPS
     from .methods import ALIASES, METHODS, applicable_methods
-    from .problems import CoadjointProblem, ODEProblem, ReconstructionProblem
-    from .reconstruction import reconstruct
-    from .result import IntegrationResult
+    from .core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
+    from .engine.reconstruction import reconstruct
+    from .core.result import IntegrationResult
 
 exports(__name__, __file__)
 

@@ -33,7 +33,7 @@ def test_promise(kind):
 
 def test_the_constraint_audit_flags_a_drifting_status_0_run():
     # a status-0 result whose (a, w) drifts is a leak; the same run with (a, w) = 0 passes
-    from integrators.result import IntegrationResult
+    from integrators.core.result import IntegrationResult
     from tests.fuzz_cases import PromiseBroken, audit_constraint
     inertia, a = np.array([1.0, 2.0, 3.0]), np.array([0.0, 0.0, 1.0])
     kept = np.array([[1.0, 2.0, 0.0], [0.5, 1.0, 0.0]])

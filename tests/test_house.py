@@ -19,6 +19,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOORS = ("liegroups", "integrators", "servo", "catalog")
+#: the rooms of integrators/, bottom up: a file imports only from its own room or a room below
+#: (the package's own ``__init__`` re-exports the public names and is above them all)
+INTEGRATOR_ROOMS = ("core", "tableaux", "methods", "geometry", "reference", "codegen", "backends", "engine",
+                    "analysis")
 LAZY_OK = {"galgebra", "matplotlib", "numba", "dask", "distributed", "pandas", "xarray", "tqdm", "sympy",
            "mpmath", "tomllib", "tomli", "IPython", "nbclient", "nbformat"}
 
@@ -75,6 +79,23 @@ def upward_imports(G, floors):
     return [(u, v) for u, v in G.edges if rank[v.split(".")[0]] > rank[u.split(".")[0]]]
 
 
+def upward_room_imports(G, package, rooms):
+    """Imports from a room of ``package`` to a room above it (files directly in the package, such as its
+    ``__init__``, stand above every room; a room missing from ``rooms`` is reported as one)."""
+    rank = {r: i for i, r in enumerate(rooms)}
+    out = []
+    for u, v in G.edges:
+        pu, pv = u.split("."), v.split(".")
+        if pu[0] != package or pv[0] != package or len(pu) < 3:
+            continue
+        ru, rv = pu[1], (pv[1] if len(pv) > 1 else None)
+        if ru not in rank or (rv is not None and rv not in rank):
+            out.append((u, v))
+        elif rv is None or rank[rv] > rank[ru]:
+            out.append((u, v))
+    return out
+
+
 def file_cycles(G):
     return sorted(sorted(c) for c in nx.simple_cycles(G))
 
@@ -110,6 +131,19 @@ def test_checker_finds_a_cycle_an_upward_import_and_a_lazy_import(tmp_path):
                                      "low.b:3 imports numpy inside a function"]
 
 
+def test_room_checker_finds_an_upward_import_between_rooms(tmp_path):
+    pkg = tmp_path / "p"
+    for room in ("base", "top"):
+        (pkg / room).mkdir(parents=True)
+        (pkg / room / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("from .top.t import x\n")
+    (pkg / "base" / "b.py").write_text("from ..top.t import x\n")
+    (pkg / "top" / "t.py").write_text("from ..base.b import y\nx = 1\n")
+    G, _ = import_graph(tmp_path, ("p",))
+    assert upward_room_imports(G, "p", ("base", "top")) == [("p.base.b", "p.top.t")]
+    assert upward_room_imports(G, "p", ("top",)) == [("p.base.b", "p.top.t"), ("p.top.t", "p.base.b")]
+
+
 @pytest.fixture(scope="module")
 def project():
     return _project_graph()
@@ -118,6 +152,11 @@ def project():
 def test_no_upward_import(project):
     G, _ = project
     assert upward_imports(G, FLOORS) == []
+
+
+def test_integrator_rooms_import_only_downward(project):
+    G, _ = project
+    assert upward_room_imports(G, "integrators", INTEGRATOR_ROOMS) == []
 
 
 def test_no_import_cycle_between_files(project):

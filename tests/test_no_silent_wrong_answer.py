@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from catalog.cli.main import main
-from integrators import IntegratorError, ODEProblem, compare, integrate, reconstruct
-from integrators.rigid_body import free_rigid_body
+from integrators import IntegratorError, ODEProblem, integrate, reconstruct
+from integrators import compare
+from integrators.analysis.rigid_body import free_rigid_body
 from liegroups import SO3, LieAlgebra, LieGroupsError, named
 from servo import EulerPoincare, ServoError, ServoFirstKind, ServoSecondKind
 

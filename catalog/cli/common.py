@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from integrators.progress import quiet
+from integrators.core.progress import quiet
 
 
 def add_entry_args(p):

@@ -12,7 +12,7 @@ Floating-point warnings are not printed: what they would say is in the status an
 from __future__ import annotations
 
 import numpy as np
-from integrators.export import column_name
+from integrators.core.export import column_name
 
 from ..errors import CatalogError
 from ..verify.run import drift, exact_error
@@ -21,7 +21,7 @@ from .common import Progress, add_common, add_entry_args, emit_json, is_json_pat
 
 def trajectory_columns(run):
     """{column name: (full name, array (K,))}: t, the state labels, then the first integrals, with names a
-    program can read (``integrators.export.column_name``: "energy (m, I^-1 m)/2" -> "energy")."""
+    program can read (``integrators.core.export.column_name``: "energy (m, I^-1 m)/2" -> "energy")."""
     K = len(run.t)
     series = [("t", run.t)]
     y = run.y.reshape(K, -1)

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from integrators.progress import quiet
+from integrators.core.progress import quiet
 
 __all__ = ["Steps", "enabled"]
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 REALIZABILITY_RTOL = 1e-10
 #: |(a, w)| <= CONSTRAINT_RTOL |a| max(|w|, 1) counts as on the constraint
 CONSTRAINT_RTOL = 1e-9
-#: the end-of-run check of an integration (integrators.guard): the equations keep (a, w) = 0 exactly
+#: the end-of-run check of an integration (integrators.engine.guard): the equations keep (a, w) = 0 exactly
 #: (a linear invariant, or by construction), so a relative residual above this is a failure
 CONSTRAINT_CHECK_RTOL = 1e-6
 

@@ -145,7 +145,7 @@ class LieSystem:
         def multiplier(z: NDArray[np.float64]) -> NDArray[np.float64]:
             return self.multiplier(state(z))
 
-        # "lambda" is the same callable as "multiplier": recorded once (integrators.result.finish)
+        # "lambda" is the same callable as "multiplier": recorded once (integrators.core.result.finish)
         return {"z": lambda z: z,
                 "w": lambda z: self.velocity(state(z)),
                 "multiplier": multiplier,

@@ -22,7 +22,7 @@ What the claims need follows from the problem a system hands to ``integrators.in
 
 The pair chooses its own steps (tens on t in [0, 10] for the catalog's systems). When the caller asks for
 an output grid (``steps`` or ``h``), the states on it come from the pair's continuous extension
-(:mod:`integrators.dense_output`, order 7), projected too (for RKMK through the coadjoint action), so the
+(:mod:`integrators.reference.dense_output`, order 7), projected too (for RKMK through the coadjoint action), so the
 Casimirs hold at every output point; without a grid the states at the accepted steps are returned. Why no fixed-step
 column: measured on every Lie-group entry of the catalog with 1000 (or 1500) output points, the pair with
 dense output took 0.46-1.0 times the time of rk4 / rkmk4 on the same grid and reached a smaller final

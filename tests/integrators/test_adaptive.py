@@ -1,6 +1,6 @@
 """Adaptive embedded pairs rkmk45, rkmk853 (RKMK form) and rk45, rk853 (ambient).
 
-Expected values: the exact elliptic solution of the free rigid body (integrators.rigid_body), the
+Expected values: the exact elliptic solution of the free rigid body (integrators.analysis.rigid_body), the
 algebra's Casimirs at t = 0, a root of the exact solution found by brentq for event times, counted
 calls of the velocity for nfev, and the generic numpy reference for the generated code.
 """
@@ -10,10 +10,10 @@ import pytest
 import scipy.optimize
 
 from integrators import IntegrationInputError, MethodError, ODEProblem, integrate, tableaux
-from integrators.adaptive import _Reference
-from integrators.fastpath import plan, step_function
+from integrators.engine.adaptive import _Reference
+from integrators.backends.fastpath import plan, step_function
 from integrators.methods import METHODS
-from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
 from liegroups import named
 
 from ._problems import ALGEBRAS, quadratic_problem, start

@@ -5,7 +5,7 @@ import pytest
 
 from integrators import (DEFAULT_STEPS, METHODS, CoadjointProblem, ConvergenceError, IntegrationInputError,
                          MethodError, ODEProblem, integrate)
-from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body
 from liegroups import named
 
 from ._problems import quadratic_problem, start
@@ -120,7 +120,7 @@ def test_plain_ode_orders():
 
 
 def test_chunked_ensemble_equals_unchunked(monkeypatch):
-    from integrators import so3_fast
+    from integrators.codegen import so3_fast
 
     z0 = start(3, 6, batch=(5, 2))
     whole = integrate(BODY, z0, (0.0, 1.0), method="rkmk4", steps=10, save_every=5)

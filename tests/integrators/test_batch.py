@@ -1,4 +1,4 @@
-"""Independent ensembles (integrators.batch, integrators.batch_kernels): every trajectory of an
+"""Independent ensembles (integrators.engine.batch, integrators.backends.batch_kernels): every trajectory of an
 ensemble integrated on its own equals its single run; expected values are the single runs of the
 one-trajectory generated code (which sums the dexp^-1 series term by term, where the ensemble code
 sums it in closed form on so(3)), and the Casimirs of the initial states."""
@@ -8,9 +8,13 @@ import pytest
 
 from scipy.linalg import expm
 
-from integrators import CoadjointProblem, IntegrationInputError, integrate, numba_kernels, recognition
-from integrators.batchgen import EnsembleSource
-from integrators.rigid_body import REFERENCE_INERTIA, free_rigid_body
+from integrators import CoadjointProblem, IntegrationInputError, integrate
+
+from integrators.backends import numba_kernels
+
+from integrators.geometry import recognition
+from integrators.codegen.batchgen import EnsembleSource
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, free_rigid_body
 from liegroups import named
 
 from ._problems import ALGEBRAS, quadratic_problem, start

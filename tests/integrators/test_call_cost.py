@@ -16,10 +16,16 @@ import numpy as np
 import pytest
 from scipy.integrate._ivp.common import select_initial_step
 
-from integrators import CoadjointProblem, fastpath, guard, integrate, recognition, tableaux
-from integrators.adaptive import initial_step
+from integrators import CoadjointProblem, integrate, tableaux
+
+from integrators.backends import fastpath
+
+from integrators.engine import guard
+
+from integrators.geometry import recognition
+from integrators.engine.adaptive import initial_step
 from integrators.methods import CASIMIRS, LINEAR, QUADRATIC
-from integrators.result import finish
+from integrators.core.result import finish
 from liegroups import named
 from servo.lie import Nonholonomic
 
@@ -175,7 +181,7 @@ def test_initial_step_at_zero_and_at_1e150():
 
 
 def _figures_one_by_one(problem, res, tol):
-    """The guard's figures (module docstring of integrators.guard), one quantity at a time: returns
+    """The guard's figures (module docstring of integrators.engine.guard), one quantity at a time: returns
     {key: figure} and the (k, name) of the first quantity beyond its tolerance."""
     raw = res.y
     own = problem.tolerances

@@ -7,10 +7,12 @@ import mpmath
 import numpy as np
 import pytest
 
-from integrators import METHODS, CoadjointProblem, integrate, so3_fast
+from integrators import METHODS, CoadjointProblem, integrate
+
+from integrators.codegen import so3_fast
 from integrators.methods import get_method
-from integrators.problems import ReconstructionProblem
-from integrators.spaces import AffineCoadjointSpace, GroupSpace, se3_coadjoint_exp
+from integrators.core.problems import ReconstructionProblem
+from integrators.geometry.spaces import AffineCoadjointSpace, GroupSpace, se3_coadjoint_exp
 from liegroups import SE3, LieAlgebra, named
 
 ANGLES = [1e-8, 1e-4, 1e-2, 0.5, 3.0]

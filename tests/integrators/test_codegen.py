@@ -1,4 +1,4 @@
-"""The generated code (integrators.codegen / fastpath) against the generic numpy steppers (the reference).
+"""The generated code (integrators.codegen.writer / fastpath) against the generic numpy steppers (the reference).
 
 Expected values: the generic path (fast=False) on the same problem and method; the structure read off
 by probing against the matrices the problem was built from; exact invariants (the linear invariant
@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from integrators import CoadjointProblem, IntegrationInputError, MethodError, integrate
-from integrators import fastpath, numba_kernels, recognition
+from integrators.backends import fastpath
+from integrators.backends import numba_kernels
+from integrators.geometry import recognition
 from liegroups import named
 
 from ._problems import quadratic_problem, start

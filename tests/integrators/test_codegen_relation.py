@@ -1,10 +1,10 @@
-"""The relation A^d = sum_j c_j(x) A^j of A = -ad_x (integrators.relations.ad_relation) and the folded
+"""The relation A^d = sum_j c_j(x) A^j of A = -ad_x (integrators.geometry.relations.ad_relation) and the folded
 dexp^-1 series and exponential written from it.
 
 Expected values: the invariance identities written out with the algebra's own bracket; matrix
 powers of ad_x built column by column from algebra.bracket; the cross-product identity
 a x (a x (a x v)) = -|a|^2 a x v on so(3); scipy.linalg.expm of the matrix of ad(x)^T built from
-algebra.coad; the plain Bernoulli series of integrators.spaces.dexpinv_series with the bracket
+algebra.coad; the plain Bernoulli series of integrators.geometry.spaces.dexpinv_series with the bracket
 -[x, y]; the degrees d from the eigenvalues of ad_x (so(4) = so(3) + so(3): 0, +-i|a|, +-i|b|,
 minimal polynomial l (l^2 + |a|^2)(l^2 + |b|^2); se(3): l (l^2 + |w|^2)^2; a 3-dimensional simple
 algebra: l (l^2 + k); Heisenberg: ad_x^2 = 0; abelian: ad_x = 0).
@@ -14,8 +14,16 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from integrators import codegen, integrate, programs, recognition, relations
-from integrators.spaces import dexpinv_series
+from integrators import integrate
+
+from integrators.codegen import writer as codegen
+
+from integrators.backends import loader
+
+from integrators.geometry import recognition
+
+from integrators.geometry import relations
+from integrators.geometry.spaces import dexpinv_series
 from liegroups import named
 
 from ._problems import quadratic_problem
@@ -92,7 +100,7 @@ def _compile(st, body, args, result):
     src = codegen.Source(st)
     out = body(src)
     text = f"def f({', '.join(args)}):\n" + "\n".join(src.lines) + f"\n    return ({', '.join(out)},)\n"
-    env = programs._env("scalar")
+    env = loader._env("scalar")
     exec(text, env)
     return env["f"], text
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from integrators import compare
-from integrators.compare import work_at_error
-from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
+from integrators.analysis.compare import work_at_error
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
 
 
 def test_compare_measures_declared_orders_and_drift():

@@ -1,5 +1,5 @@
 """The closed-form exponential of the generated code on 3-dimensional algebras with ad_x^3 = q ad_x
-(integrators.codegen "ad3": exp(ad x) = 1 + s1(q) ad x + s2(q) ad_x^2, genhelpers cq2) and on
+(integrators.codegen.writer "ad3": exp(ad x) = 1 + s1(q) ad x + s2(q) ad_x^2, genhelpers cq2) and on
 6-dimensional direct sums of two such ideals ("ad3x2": so(4) = so(3) + so(3), so(2,2), so(3) + sl(2)).
 
 Expected values come from elsewhere:
@@ -21,8 +21,13 @@ import mpmath
 import numpy as np
 import pytest
 
-from integrators import CoadjointProblem, integrate, numba_kernels
-from integrators import codegen, genhelpers, programs, recognition
+from integrators import CoadjointProblem, integrate
+
+from integrators.backends import numba_kernels
+from integrators.codegen import writer as codegen
+from integrators.reference import genhelpers
+from integrators.backends import loader
+from integrators.geometry import recognition
 from liegroups import LieAlgebra, named
 
 from ._problems import quadratic_problem, start
@@ -142,7 +147,7 @@ def _act_function(C, mode, kind="ad3"):
             + f"\n    return ({', '.join(y)},)\n")
     if mode == "numba":
         return numba_kernels.compile_cached(text, "act")
-    env = programs._env(mode)
+    env = loader._env(mode)
     exec(compile(text, "<test act>", "exec"), env)
     return env["act"]
 

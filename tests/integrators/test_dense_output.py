@@ -1,6 +1,6 @@
-"""Output at requested times for the adaptive pairs (integrators.dense_output).
+"""Output at requested times for the adaptive pairs (integrators.reference.dense_output).
 
-Expected values: the exact elliptic solution of the free rigid body (integrators.rigid_body); the
+Expected values: the exact elliptic solution of the free rigid body (integrators.analysis.rigid_body); the
 Casimir |m|^2 at t = 0; the solver's own accepted states (a run without t_eval); the order conditions
 of a continuous extension, sum_i b_i(s) c_i^(k-1) = s^k / k and sum_i b_i(s) (A c)_i = s^3 / 6
 (Hairer, Norsett and Wanner I, II.6), and exp(s h) for y' = y.
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from integrators import IntegrationInputError, integrate, tableaux
-from integrators.adaptive import _Reference
-from integrators.dense_output import EXTRA, at_times, weights
+from integrators.engine.adaptive import _Reference
+from integrators.reference.dense_output import EXTRA, at_times, weights
 from integrators.methods import METHODS
-from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
 
 PROBLEM = free_rigid_body(REFERENCE_INERTIA)
 M0 = np.array(REFERENCE_M0)

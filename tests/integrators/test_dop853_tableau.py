@@ -1,10 +1,10 @@
-"""The DOP853 coefficients written out in integrators.dop853_tableau, checked against the order conditions
+"""The DOP853 coefficients written out in integrators.tableaux.dop853, checked against the order conditions
 they must satisfy (Hairer, Norsett and Wanner 1993, II.2): row sums of A equal the nodes c, and the weights
 integrate t^(k-1) exactly, sum_i b_i c_i^(k-1) = 1/k for k = 1..8 (order 8)."""
 
 import numpy as np
 
-from integrators import dop853_tableau as d
+from integrators.tableaux import dop853 as d
 
 
 def test_row_sums_are_the_nodes_and_the_quadrature_has_order_8():

@@ -9,7 +9,7 @@ import pytest
 import scipy.special
 
 from integrators import ODEProblem, integrate
-from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body
 
 OSC = ODEProblem(lambda t, y: np.stack([y[..., 1], -y[..., 0]], axis=-1), 2, name="oscillator")
 

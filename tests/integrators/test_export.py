@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from integrators import integrate
-from integrators.errors import IntegrationInputError
-from integrators.export import column_name
-from integrators.rigid_body import free_rigid_body
+from integrators.core.errors import IntegrationInputError
+from integrators.core.export import column_name
+from integrators.analysis.rigid_body import free_rigid_body
 
 I = np.array([2.0, 1.0, 2.0 / 3.0])
 

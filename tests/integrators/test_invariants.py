@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from integrators import METHODS, integrate
-from integrators.rigid_body import free_rigid_body
+from integrators.analysis.rigid_body import free_rigid_body
 from liegroups import named
 
 from ._problems import RIGID_ONLY, ALGEBRAS, quadratic_problem, start

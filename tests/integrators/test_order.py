@@ -11,7 +11,7 @@ import pytest
 
 from integrators import METHODS, integrate
 from integrators.methods import CF4_SWAPPED
-from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
 from liegroups import named
 
 from ._problems import RIGID_ONLY, quadratic_problem, start

@@ -1,4 +1,4 @@
-"""The progress line of integrators.integrate (integrators.progress): it never changes a result, it is
+"""The progress line of integrators.integrate (integrators.core.progress): it never changes a result, it is
 written to the given stream when forced on, and nothing is written when off, when the stream is not a
 terminal, or under a caller's quiet()."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from integrators import CoadjointProblem, IntegrationInputError, integrate
-from integrators import progress as progress_mod
+from integrators.core import progress as progress_mod
 from liegroups import named
 
 

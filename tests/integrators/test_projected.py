@@ -3,7 +3,7 @@ Algorithm 4.2: each accepted step projected onto the level set of the algebra's 
 
 Expected values: the Casimirs evaluated by the algebra's own sympy polynomials (liegroups'
 Casimir objects, lambdified: not the generated straight-line code under test) at t = 0; the exact
-elliptic solution of the free rigid body (integrators.rigid_body); scipy's DOP853 at rtol 1e-13 as
+elliptic solution of the free rigid body (integrators.analysis.rigid_body); scipy's DOP853 at rtol 1e-13 as
 an independent tight reference; the unprojected rk853 for the order (the projection keeps it, GNI
 Theorem IV.4.2); the generic numpy reference loop for the generated code; single runs for the
 independent ensembles; counted calls of the velocity for nfev.
@@ -13,8 +13,12 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from integrators import CoadjointProblem, MethodError, applicable_methods, fastpath, integrate, numba_kernels
-from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
+from integrators import CoadjointProblem, MethodError, applicable_methods, integrate
+
+from integrators.backends import fastpath
+
+from integrators.backends import numba_kernels
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
 from liegroups import named
 
 from ._problems import ALGEBRAS, quadratic_problem, start
@@ -167,7 +171,8 @@ def test_states_at_t_eval_and_events_lie_on_the_level_set(fast):
 def test_the_generated_loop_projects_onto_the_targets_it_is_given():
     """A continuation (a later chunk) projects onto C(y0) of the initial state, passed in, not onto C at
     its own start: started off the level set, the run lands on the targets."""
-    from integrators import projection, tableaux
+    from integrators import tableaux
+    from integrators.codegen import projection
     P = quadratic_problem(named.se3(), seed=1)
     z0 = start(6, 1)
     proj = projection.of_algebra(P.algebra)

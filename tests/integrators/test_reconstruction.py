@@ -10,7 +10,7 @@ import pytest
 import scipy.integrate
 
 from integrators import CoadjointProblem, IntegrationInputError, ReconstructionProblem, integrate, reconstruct
-from integrators.rigid_body import free_rigid_body
+from integrators.analysis.rigid_body import free_rigid_body
 from liegroups import SE2, SE3, SO3
 
 GROUPS = {"SO3": SO3, "SE2": SE2, "SE3": SE3}
@@ -132,7 +132,7 @@ def test_fast_path_agrees_with_the_generic_stepper(gname, method):
 
 def test_fast_path_batches_and_vectorized_callable():
     """A batch of velocities against a batch of g0 (shapes broadcast), a vectorized w(t), chunked scans."""
-    import integrators.reconstruction as rec
+    import integrators.engine.reconstruction as rec
     rng = np.random.default_rng(5)
     A = rng.standard_normal((4, 6))
     g0 = SE3.exp(rng.standard_normal((4, 6)) * 0.5)
@@ -193,7 +193,7 @@ def test_constant_velocity_over_1e5_steps_stays_at_round_off(gname):
 
 
 def test_prefix_increments_is_the_running_product():
-    from integrators.reconstruction import prefix_increments
+    from integrators.engine.reconstruction import prefix_increments
     rng = np.random.default_rng(7)
     D = 0.3 * rng.standard_normal((37, 2, 3, 3))
     running, want = np.broadcast_to(np.eye(3), (2, 3, 3)).copy(), []

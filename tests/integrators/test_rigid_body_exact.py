@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from integrators import integrate
-from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
 
 
 def test_independent_reference_values():

@@ -10,9 +10,11 @@ and states equal to round-off, since only the first stage's generator after a ch
 import numpy as np
 import pytest
 
-from integrators import CoadjointProblem, integrate, numba_kernels
-from integrators import fastpath
-from integrators.rigid_body import free_rigid_body
+from integrators import CoadjointProblem, integrate
+
+from integrators.backends import numba_kernels
+from integrators.backends import fastpath
+from integrators.analysis.rigid_body import free_rigid_body
 from liegroups import named
 
 Y0 = np.array([1.0, 0.2, 0.3])

@@ -1,0 +1,324 @@
+"""Running the generated code of :mod:`integrators.codegen.programs`: backends, modes and results.
+
+``backend`` is "numpy" (generated Python: floats for one trajectory, numpy columns for an ensemble),
+"numba" (the same source jitted; MethodError when numba is missing) or "auto" (numba when it is
+installed, else numpy). :func:`plan` says whether a problem/method pair has a generated path at all;
+the generic steppers remain the reference (``fast=False`` in :func:`integrators.integrate`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import batch_kernels, loader, numba_kernels
+from ..geometry import recognition
+from ..core.errors import IntegrationInputError, MethodError
+from ..core.result import IntegrationResult
+
+BACKENDS = ("auto", "numpy", "numba")
+
+#: fixed-step ensembles up to this size run the one-trajectory code per trajectory (the numpy
+#: columns only pay off for larger ones)
+SMALL_BATCH = 8
+
+#: ensembles are stepped in chunks of this many trajectories (temporaries stay in cache)
+CHUNK = 4096
+
+
+#: "auto" compiles with numba only for runs of at least this many step-trajectories
+AUTO_NUMBA_WORK = 1_000_000
+#: an adaptive run in Python ("auto", numba installed) that has not ended after this many accepted steps
+#: (about 1-3 s) continues in the compiled loop
+NUMPY_CHUNK = 20_000
+
+
+def choose_backend(backend, work):
+    """resolve_backend, with "auto" -> numpy for runs too small to pay for compiling."""
+    if backend == "auto" and work < AUTO_NUMBA_WORK:
+        return "numpy"
+    return resolve_backend(backend)
+
+
+def resolve_backend(backend):
+    """"numpy" or "numba" for a requested backend; MethodError naming the valid ones otherwise."""
+    if backend not in BACKENDS:
+        raise MethodError(f"unknown backend {backend!r}; backends: {', '.join(BACKENDS)}")
+    if backend == "auto":
+        return "numba" if numba_kernels.available() else "numpy"
+    if backend == "numba":
+        numba_kernels.require("backend='numba'")
+    return backend
+
+
+class Plan:
+    """A recognised structure and a tableau: what the generated code needs."""
+
+    def __init__(self, st, tab, lie, terms, proj=None):
+        self.st, self.tab, self.lie, self.terms = st, tab, lie, terms
+        self.proj = proj   # the Casimir projection of a projected pair (integrators.codegen.projection) or None
+        self._functions = {}
+
+    def function(self, kind, mode):
+        fn = self._functions.get((kind, mode))
+        if fn is None:
+            fn = self._functions[kind, mode] = loader.compile_function(kind, self.st, self.tab, self.lie,
+                                                                        self.terms, mode, self.proj)
+        return fn
+
+    def targets(self, y0):
+        """The projection's targets C(y0), (..., p), for the generated adaptive loops (empty without one)."""
+        return np.zeros(y0.shape[:-1] + (0,)) if self.proj is None else self.proj.values(y0)
+
+
+def plan(problem, tab, lie, terms, y0, proj=None):
+    """A :class:`Plan` when the generated code applies (coadjoint problem with an affine velocity and
+    no forcing, or for ambient Runge-Kutta also the multiplier forcing of linear invariants); ``proj``:
+    the Casimir projection of a projected pair."""
+    st = recognition.recognise(problem, y0)
+    if st is None or (lie and st.P is not None) or (proj is not None and st.P is not None):
+        return None
+    key = (st.key, tab["name"], lie, terms, None if proj is None else proj.key)
+    pl = _PLANS.get(key)
+    if pl is None:      # one per structure, method and projection: its functions are looked up once
+        pl = _PLANS[key] = Plan(st, tab, lie, terms, proj)
+    return pl
+
+
+#: (structure key, tableau, lie, terms, projection key) -> Plan
+_PLANS = {}
+
+
+_FIELDS = {}
+
+
+def field(pl):
+    """The vector field f(z) = (I - P) ad*_{W z + c} z of a plan's structure for one state z (n,), in
+    numpy (a handful of calls; the problem's own rhs may validate its input at every call). The
+    structure was checked against the problem's callables at the initial state (recognition.recognise),
+    so this is the problem's rhs up to round-off; the starting step of the adaptive pairs uses it."""
+    st = pl.st
+    f = _FIELDS.get(st.key)
+    if f is None:
+        n = st.n
+        T = np.ascontiguousarray(st.C.transpose(1, 0, 2).reshape(n, n * n))   # (j, i n + k) <- C[i, j, k]
+        WT, c = np.ascontiguousarray(st.W.T), st.c.copy()
+        Q = None if st.P is None else np.eye(n) - st.P
+
+        def f(z):
+            g = T @ np.multiply.outer(z @ WT + c, z).ravel()   # (ad*_w z)_j = sum_ik w_i C[i, j, k] z_k
+            return g if Q is None else Q @ g
+
+        if len(_FIELDS) >= 256:        # a sweep over many problems: keep the table small
+            _FIELDS.clear()
+        _FIELDS[st.key] = f
+    return f
+
+
+def _nsaves(n, save_every):
+    return n // save_every + 1 + (1 if n % save_every else 0)
+
+
+def run_fixed(pl, y0, t0, h, n, save_every, backend):
+    """n fixed steps of size h from y0 (..., dim) with the generated code; an IntegrationResult."""
+    dim = pl.st.n
+    K = _nsaves(n, save_every)
+    mode = "numba" if backend == "numba" else "scalar"
+    if y0.ndim == 1:
+        f = pl.function("fixed", mode)
+        ts = np.empty(K)
+        ys = np.empty((K, dim))
+        ts[0], ys[0] = t0, y0
+        with np.errstate(all="ignore"):
+            out = f(h, n, save_every, ts, ys, t0, *(float(v) for v in y0), *([0.0] * dim))
+        done, j = out[0], out[1]
+        if done < n:  # the step done + 1 overflowed: keep the last finite state
+            zf = np.array(out[2:2 + dim]) + np.array(out[2 + dim:])
+            ts, ys = ts[:j], ys[:j]
+            if ts[-1] != t0 + done * h:
+                ts = np.append(ts, t0 + done * h)
+                ys = np.concatenate([ys, zf[None]], axis=0)
+            return _failed(ts, ys, done, h, t0)
+        return IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+    flat = y0.reshape(-1, dim)
+    B = flat.shape[0]
+    ts = np.empty(K)
+    ys = np.empty((K, B, dim))
+    ys[0] = flat
+    if mode == "numba":  # a parallel compiled loop over the trajectories (integrators.backends.batch_kernels)
+        ts, ys, done, saves = batch_kernels.fixed_parallel(pl, flat, t0, h, n, save_every, K)
+        for b in np.flatnonzero(done < n):
+            ys[saves[b]:, b] = np.nan
+    elif B <= SMALL_BATCH:  # one trajectory after the other
+        f = pl.function("fixed", mode)
+        done_all = n
+        for b in range(B):
+            tb = np.empty(K)
+            yb = np.empty((K, dim))
+            tb[0], yb[0] = t0, flat[b]
+            with np.errstate(all="ignore"):
+                out = f(h, n, save_every, tb, yb, t0, *(float(v) for v in flat[b]), *([0.0] * dim))
+            ys[:, b] = yb
+            ts = tb
+            if out[0] < n:
+                ys[out[1]:, b] = np.nan
+                done_all = min(done_all, out[0])
+    else:
+        f = pl.function("fixed", "array")
+        yv = ys.transpose(0, 2, 1)  # (K, dim, B) view
+        for s0 in range(0, B, CHUNK):
+            sl = slice(s0, s0 + CHUNK)
+            cols = [np.ascontiguousarray(flat[sl, i]) for i in range(dim)]
+            ysl = np.empty((K, dim, cols[0].shape[0]))
+            with np.errstate(all="ignore"):
+                f(h, n, save_every, ts, ysl, t0, *cols, *[np.zeros_like(cols[0]) for _ in range(dim)])
+            yv[1:, :, sl] = ysl[1:]
+        ts[0] = t0
+    ys = ys.reshape((K,) + y0.shape)
+    ok = np.isfinite(ys).reshape(K, -1).all(axis=1)
+    if not ok.all():
+        bad = int(np.argmin(ok))
+        return _failed(ts[:bad], ys[:bad], None, h, t0)
+    return IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+
+
+def _failed(ts, ys, done, h, t0):
+    where = f"after step {done} (t = {t0 + done * h:.6g})" if done is not None else f"after t = {ts[-1]:.6g}"
+    return IntegrationResult(t=ts, y=ys, status=-1, nsteps=done if done is not None else len(ts) - 1, h=h,
+                             message=f"the solution overflowed or became NaN {where}; the last finite "
+                                     f"state is kept; reduce h")
+
+
+def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, switch):
+    """One trajectory by the generated loop, called in chunks of NUMPY_CHUNK accepted steps while it runs
+    as Python (``mode`` "scalar") and ``switch`` allows the compiled loop: a run that is still going after
+    a chunk continues compiled from the returned t, h, z, e (equal to an unchunked run to round-off: the
+    first stage's generator is recomputed from z). Returns (status, t, nsteps, nrej, ts, ys, zf, mode)."""
+    dim = pl.st.n
+    z, e = y0.tolist(), [0.0] * dim
+    cz = pl.targets(y0).tolist()   # C(y0) of the initial state, for every chunk
+    t, h, since, left, nsteps, nrej = t0, h0, 0, budget, 0, 0
+    T, Y = [], []                 # the chunks' saved states (the first chunk's arrays start with y0)
+    ts, ys = np.empty(64), np.empty((64, dim))
+    ts[0], ys[0] = t0, y0
+    while True:
+        chunk = min(left, NUMPY_CHUNK) if mode == "scalar" and switch else left
+        if mode == "numba":   # compiled: no floating-point warnings to silence
+            out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys, *z, *e,
+                                                *cz)
+        else:
+            with np.errstate(all="ignore"):
+                out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys,
+                                                    *z, *e, *cz)
+        status, t, h, ns, nr, j, ts, ys = out[:8]
+        z, e = list(out[8:8 + dim]), list(out[8 + dim:])
+        T.append(ts[:j] if not T else ts[1:j])
+        Y.append(ys[:j] if not Y else ys[1:j])
+        nsteps, nrej, left = nsteps + ns, nrej + nr, left - ns
+        if status != -2 or left <= 0:
+            break
+        since = (since + ns) % save_every
+        mode = "numba"
+        ts, ys = np.empty(64), np.empty((64, dim))
+        ts[0] = t
+    zf = None if status == 0 else np.array(z) + np.array(e)
+    if len(T) == 1:
+        return status, t, nsteps, nrej, T[0], Y[0], zf, mode
+    return status, t, nsteps, nrej, np.concatenate(T), np.concatenate(Y), zf, mode
+
+
+def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, max_steps=10**6, switch=False):
+    """The generated adaptive loop from y0 (..., dim) (an ensemble shares one step sequence), at most
+    ``max_steps`` accepted steps; ``switch``: a single trajectory that outlasts NUMPY_CHUNK steps in Python
+    continues compiled (backend "auto" with numba installed). Returns (IntegrationResult, nsteps,
+    nrejected); the result's ``backend`` says which loop ran."""
+    dim = pl.st.n
+    cap = 64
+    mode = "numba" if backend == "numba" else "scalar"
+    ms = math.inf if max_step is None else float(max_step)
+    budget = int(max_steps)
+    used = backend
+    if y0.ndim == 1:
+        status, t, nsteps, nrej, ts, ys, zf, last = _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every,
+                                                                mode, budget, switch)
+        if last != mode:
+            used = f"numpy for the first {NUMPY_CHUNK} steps, then numba"
+    elif mode == "numba":  # compiled ensemble: one loop over the trajectories inside every stage
+        f = pl.function("adaptive_batch", "numba")
+        Z = np.ascontiguousarray(y0.reshape(-1, dim))
+        E = np.zeros_like(Z)
+        ts = np.empty(cap)
+        ys = np.empty((cap,) + Z.shape)
+        ts[0], ys[0] = t0, Z
+        CZ = () if pl.proj is None else (np.ascontiguousarray(pl.targets(Z)),)
+        with np.errstate(all="ignore"):
+            status, t, _, nsteps, nrej, j, ts, ys = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys,
+                                                      Z, E, *CZ)
+        ts, ys = ts[:j], ys[:j].reshape((j,) + y0.shape)
+        zf = (Z + E).reshape(y0.shape)
+    else:
+        f = pl.function("adaptive", "array")
+        flat = y0.reshape(-1, dim)
+        cols = [np.ascontiguousarray(flat[:, i]) for i in range(dim)]
+        ts = np.empty(cap)
+        ys = np.empty((cap, dim, flat.shape[0]))
+        ts[0], ys[0] = t0, flat.T
+        cz = [np.ascontiguousarray(v) for v in np.moveaxis(pl.targets(flat), -1, 0)]
+        with np.errstate(all="ignore"):
+            out = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys, *cols,
+                    *[np.zeros_like(c) for c in cols], *cz)
+        status, t, _, nsteps, nrej, j, ts, ys = out[:8]
+        ts = ts[:j]
+        ys = ys[:j].transpose(0, 2, 1).reshape((j,) + y0.shape)
+        zf = (np.stack(out[8:8 + dim], -1) + np.stack(out[8 + dim:], -1)).reshape(y0.shape)
+    if status == 0:
+        msg = "reached the end of t_span"
+    else:
+        msg = stop_message(status, t, budget)
+        status = -1
+        if np.all(np.isfinite(zf)) and ts[-1] != t:
+            ts = np.append(ts, t)
+            ys = np.concatenate([ys, zf[None]], axis=0)
+    res = IntegrationResult(t=ts, y=ys, status=int(status), message=msg, nsteps=int(nsteps))
+    res.backend = used
+    return res, int(nsteps), int(nrej)
+
+
+def stop_message(status, t, max_steps):
+    """Why an adaptive run stopped before t1: status -1 (the step size collapsed) or -2 (the budget)."""
+    if status == -2:
+        return (f"the step budget of {max_steps} accepted steps was spent at t = {t:.6g} before the end of "
+                f"t_span (the solution needs smaller steps than that budget allows); pass a larger max_steps "
+                f"to go further")
+    return (f"the step size fell below 10 eps |t| at t = {t:.6g} (overflow, NaN or a singularity); the "
+            f"last finite state is kept")
+
+
+def step_function(pl, backend):
+    """One step z -> z1 of the method with step tau, for event location: f(t, y, tau)."""
+    mode = "numba" if backend == "numba" else "scalar"
+    f1 = pl.function("step", mode)
+    fa = None
+
+    def step(t, y, tau):
+        y = np.asarray(y, dtype=float)
+        if y.ndim == 1:
+            return np.array(f1(float(tau), *(float(v) for v in y)))
+        nonlocal fa
+        if fa is None:
+            fa = pl.function("step", "array")
+        flat = y.reshape(-1, y.shape[-1])
+        out = fa(float(tau), *(np.ascontiguousarray(flat[:, i]) for i in range(flat.shape[1])))
+        return np.stack(out, -1).reshape(y.shape)
+
+    return step
+
+
+def check_backend_args(backend, fast):
+    """backend must be one of BACKENDS; fast=False (the reference) with backend='numba' is contradictory."""
+    if backend not in BACKENDS:
+        raise MethodError(f"unknown backend {backend!r}; backends: {', '.join(BACKENDS)}")
+    if not fast and backend == "numba":
+        raise IntegrationInputError("fast=False asks for the generic numpy reference; backend='numba' "
+                                    "asks for compiled code: give one of them")

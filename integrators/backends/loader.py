@@ -1,0 +1,39 @@
+"""Turning generated source text into callables: exec'd Python (modes "scalar": floats, "array": numpy
+(B,) columns) or numba-jitted (mode "numba", :mod:`integrators.backends.numba_kernels`), cached per
+(kind, structure, tableau, mode, projection)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..codegen.programs import source
+from ..reference import genhelpers
+from . import numba_kernels
+
+_CACHE = {}
+
+
+def _env(mode):
+    return dict(genhelpers.ARRAY if mode == "array" else genhelpers.SCALAR, np=np)
+
+
+def compile_function(kind, st, tab, lie, terms, mode, proj=None):
+    """The generated function ``kind`` ("fixed", "adaptive", "adaptive_batch", "step") for structure
+    ``st`` and tableau ``tab`` in ``mode`` ("scalar": Python floats, "array": numpy (B,) columns, "numba": jitted),
+    cached per (structure, tableau, mode, projection); ``proj``: the Casimir projection of the adaptive
+    loops of a projected pair (the one-step map "step" is the unprojected one)."""
+    key = (kind, st.key, tab["name"], lie, terms, mode, None if proj is None else proj.key)
+    fn = _CACHE.get(key)
+    if fn is None:
+        text = source(kind, st, tab, lie, terms, proj, mode)
+        name = "run" if kind != "step" else "step"
+        if mode == "numba":
+            fn = numba_kernels.compile_cached(text, name, batch=kind == "adaptive_batch")
+        else:
+            env = _env(mode)
+            exec(compile(text, f"<liedyn {kind} {tab['name']} {mode}>", "exec"), env)
+            fn = env[name]
+        _CACHE[key] = fn
+    return fn
+
+

@@ -1,0 +1,328 @@
+"""The generated programs: one step, the fixed-step loop and the adaptive loop of a method, written by
+:class:`integrators.codegen.writer.Source` from a recognised :class:`integrators.geometry.recognition.Structure` and
+an explicit tableau, and compiled once per (structure, method, mode): "scalar" (Python floats, one
+trajectory), "array" (numpy (B,) columns, an ensemble) or "numba" (jitted).
+
+Lie-group (RKMK) steps: K_i = h dexpinv_{theta_i}(w(exp(theta_i) . z)), theta_i = sum_j a_ij K_j,
+theta = sum_i b_i K_i, z1 = exp(ad theta)^T z (Munthe-Kaas 1999); ambient Runge-Kutta steps
+K_i = h F(z + sum_j a_ij K_j). The increment is added with Kahan's compensated summation (Hairer,
+McLachlan and Razakarivony 2008). The adaptive loop is solve_ivp's controller (Hairer, Norsett and
+Wanner I, II.4); for the projected pairs every accepted step is projected onto the level set of the
+Casimirs (Hairer, Lubich and Wanner 2006, IV.4, :mod:`integrators.codegen.projection`). The adaptive loop of
+an ambient pair in mode "array" is written by :class:`integrators.codegen.row_source.RowSource` (stage sums
+as np.dot over a buffer of stage rows); the scalar and numba text is that of
+:class:`integrators.codegen.writer.Source`.
+"""
+
+from __future__ import annotations
+
+
+from .writer import Source
+from .row_source import RowSource
+
+def _stages(src, tab, z, h, lie, terms, w0=None):
+    """Emit the stages; return the list of K_i (vectors, already multiplied by h) and the last
+    stage's velocity (for FSAL). ``w0`` is the first stage's generator when given (FSAL)."""
+    A = tab["A"]   # autonomous fields: the nodes c_i are not needed
+    Ks = []
+    for i, row in enumerate(A):
+        pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
+        if not pairs:
+            if lie:
+                w = src.velocity(z) if w0 is None else w0
+            else:
+                w = src.field(z) if w0 is None else w0
+            Ks.append(src.assign("K", [f"{h}*{w[j]}" for j in range(src.n)]))
+            continue
+        if lie:
+            theta = src.combo("th", pairs)
+            Y = src.stage_act(theta, z)
+            xh = src.velocity(Y, scale=h)
+            Ks.append(src.dexpinv(theta, xh, terms) if terms > 1 else xh)
+        else:
+            if isinstance(src, RowSource):
+                Ks.append(src.field_increment(src.point(z, pairs), h))
+                continue
+            dz = src.combo("dz", pairs)
+            Y = src.assign("Y", [f"{z[j]} + {dz[j]}" for j in range(src.n)])
+            w = src.field(Y)
+            Ks.append(src.assign("K", [f"{h}*{w[j]}" for j in range(src.n)]))
+    return Ks
+
+
+def _increment(src, Ks, b, z, lie):
+    theta = src.combo("tb", list(zip(b, Ks)))
+    if lie:
+        return theta, (src.fold_act(theta, z, delta=True) if src.foldable() else src.act(theta, z, delta=True))
+    return theta, theta
+
+
+def _kahan(src, z, e, d):
+    for j in range(src.n):
+        src.emit(f"_y = {d[j]} + {e[j]}; _s = {z[j]} + _y; {e[j]} = ({z[j]} - _s) + _y; {z[j]} = _s")
+
+
+def fixed_source(st, tab, lie, terms):
+    """Source of run(h, n, save_every, ts, ys, t0, z..., e...): n Kahan-compensated steps, the state
+    z + e stored in ys[j] (j-th save); returns (steps done, saves, z..., e...). A step whose state is
+    not finite stops the loop (scalar modes); ensembles are checked by the caller."""
+    src = Source(st)
+    n = st.n
+    z = [f"z{i}" for i in range(n)]
+    e = [f"e{i}" for i in range(n)]
+    head = f"def run(h, nsteps, save_every, ts, ys, t0, {', '.join(z + e)}):"
+    src.emit("j = 1")
+    src.emit("done = 0")
+    src.emit("for k in range(1, nsteps + 1):")
+    src.indent += 1
+    Ks = _stages(src, tab, z, "h", lie, terms)
+    _, d = _increment(src, Ks, tab["b"], z, lie)
+    src.emit("_chk = " + " + ".join(d))
+    src.emit("if not fin(_chk):")
+    src.emit("    break")
+    _kahan(src, z, e, d)
+    src.emit("done = k")
+    src.emit("if k % save_every == 0 or k == nsteps:")
+    src.indent += 1
+    src.emit("ts[j] = t0 + k*h")
+    for i in range(n):
+        src.emit(f"ys[j, {i}] = z{i} + e{i}")
+    src.emit("j += 1")
+    src.indent -= 2
+    src.emit(f"return done, j, {', '.join(z + e)}")
+    return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+def attempt(src, tab, z, lie, terms, W0):
+    """Emit one attempted step of signed size ``hs`` from z (first stage's generator W0: FSAL): the
+    stages, the increment d, the generator wl at z1 = z + d (the next step's first one when accepted)
+    and the error norm, as solve_ivp's RK45 / DOP853 compute it (Hairer, Norsett and Wanner I, II.4;
+    the error vector of a Lie-group step mapped to the state to leading order by ad*_{err theta} z).
+    Returns (d, z1, wl, the error norm's expression)."""
+    n = src.n
+    Ks = _stages(src, tab, z, "hs", lie, terms, w0=W0)
+    theta, d = _increment(src, Ks, tab["b"], z, lie)
+    z1 = src.assign("z1_", [f"{z[i]} + {d[i]}" for i in range(n)])
+    wl = src.velocity(z1) if lie else src.field(z1)
+    if lie:
+        xl = src.assign("xl", [f"hs*{wl[j]}" for j in range(n)])
+        Klast = src.dexpinv(theta, xl, terms) if terms > 1 else xl
+    else:
+        Klast = src.assign("Kl", [f"hs*{wl[j]}" for j in range(n)])
+    Kall = Ks + ([Klast] if tab["fsal"] else [])
+    sc = src.assign("sc", [f"atol + rtol*mx(abs({z[i]}), abs({z1[i]}))" for i in range(n)])
+    sums = []
+    for Ev in tab["E"]:
+        et = src.combo("et", list(zip(Ev, Kall))) or ["0.0"] * n
+        if lie:
+            et = src.coad(et, z, prefix="ez")
+        es = src.assign("es", [f"({et[i]})/{sc[i]}" for i in range(n)])
+        sums.append(" + ".join(f"{v}*{v}" for v in es))
+    if len(sums) == 1:
+        return d, z1, wl, f"sqrt(({sums[0]})/{float(n)!r})"
+    # DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))
+    src.emit(f"_e5 = {sums[0]}")
+    src.emit(f"_e3 = {sums[1]}")
+    return d, z1, wl, f"_e5/sqrt({float(n)!r}*(_e5 + 0.01*_e3) + 1e-300)"
+
+
+def _project_accepted(src, proj, z1, targets, lie):
+    """Emit the projection of an accepted step's end point z1 onto {C = targets} (Hairer, Lubich and
+    Wanner 2006, IV.4, Algorithm 4.2; :mod:`integrators.codegen.projection`) and the first stage's generator
+    (or field) of the next step at the projected point z1 + inc; returns (its names, inc)."""
+    inc, zp = proj.write(src, z1, targets)
+    return (src.velocity(zp) if lie else src.field(zp)), inc
+
+
+def _rms(src, v, name):
+    """Emit ``name`` = rms of the expressions v without overflow (genhelpers.rmsq)."""
+    u = src.assign("u", v)
+    m = " ".join(f"mx(abs({x}), " for x in u[:-1]) + f"abs({u[-1]})" + ")" * (len(u) - 1)
+    src.emit(f"_m = {m}")
+    src.emit("_m = _m if _m > 0.0 else 1.0")
+    src.emit(f"{name} = rmsq(_m, " + " + ".join(f"({x}/_m)*({x}/_m)" for x in u) + f", {float(len(u))!r})")
+
+
+def _starting_step(src, z, f0, order):
+    """Emit Hairer's starting step into h when the caller passes h <= 0 (genhelpers.hstart, the formula
+    :func:`integrators.engine.adaptive.initial_step` also calls): two evaluations of the ambient field, so a
+    single run needs no Python call before its loop. ``f0``: the field at z when already emitted."""
+    n = src.n
+    src.emit("if not h > 0.0:")
+    src.indent += 1
+    f0 = f0 if f0 is not None else src.field(z)
+    src.emit("_iv = abs(t1 - t0)")
+    sc = src.assign("sc", [f"atol + abs({z[i]})*rtol" for i in range(n)])
+    _rms(src, [f"{z[i]}/{sc[i]}" for i in range(n)], "_d0")
+    _rms(src, [f"{f0[i]}/{sc[i]}" for i in range(n)], "_d1")
+    src.emit(f"_h0 = hstart(0, _d0, _d1, 0.0, 0.0, {order}, _iv, max_step)")
+    dh = "(_h0 if t1 > t0 else -_h0)"
+    f1 = src.field(src.assign("y", [f"{z[i]} + {dh}*{f0[i]}" for i in range(n)]))
+    _rms(src, [f"({f1[i]} - {f0[i]})/{sc[i]}" for i in range(n)], "_d2h")
+    src.emit(f"h = hstart(1, _d0, _d1, _d2h, _h0, {order}, _iv, max_step)")
+    src.indent -= 1
+
+
+def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=None):
+    """Source of the whole adaptive loop (solve_ivp's controller: Hairer-Norsett-Wanner I, II.4;
+    error norm as in scipy's RK45 / DOP853, max over an ensemble)::
+
+        run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z..., e...) ->
+            (status, t, h, nsteps, nrej, nsave, ts, ys, z..., e...)
+
+    h <= 0 (one trajectory): the loop starts with Hairer's starting step (:func:`_starting_step`).
+    status 0: reached t1; -1: the step size fell below 10 eps |t| (overflow or stiffness); -2: the
+    budget of ``max_steps`` accepted steps was spent before t1 (t, the proposed h and z, e are returned,
+    so a second call continues the run; ``since``: accepted steps since the last saved one). With
+    ``batch`` (the compiled ensemble) the state is Z, E of shape (B, n), ys (cap, B, n), and the
+    stages run in a loop over the trajectories: run(..., ts, ys, Z, E) -> (status, t, h, nsteps,
+    nrej, nsave, ts, ys). ``source_class``: a subclass of :class:`Source` to write the stages with.
+
+    ``proj`` (a :class:`integrators.codegen.projection.CasimirProjection`, for the projected pairs): every
+    accepted step is projected onto {C_k = c_k} (:func:`_project_accepted`), the targets c_k passed
+    after e... as ``cz0, ...`` (with ``batch``, after E as CZ of shape (B, p)); the next first stage
+    is evaluated at the projected state.
+    """
+    src = (source_class or Source)(st)
+    n = st.n
+    z = [f"z{i}" for i in range(n)]
+    e = [f"e{i}" for i in range(n)]
+    W0 = [f"W0_{i}" for i in range(n)]
+    order = tab["err_order"]
+    if batch:
+        head = ("def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, Z, E"
+                + (", CZ):" if proj is not None else "):"))
+        src.emit(f"B = Z.shape[0]; D = np.empty((B, {n})); WL = np.empty((B, {n})); WF = np.empty((B, {n}))")
+        src.emit("for b in range(B):")
+        src.indent += 1
+        for i in range(n):
+            src.emit(f"z{i} = Z[b, {i}]")
+        w0 = src.velocity(z) if lie else src.field(z)
+        for i in range(n):
+            src.emit(f"WF[b, {i}] = {w0[i]}")
+        src.indent -= 1
+    else:
+        cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
+        head = (f"def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, "
+                f"{', '.join(z + e + cz)}):")
+        # first stage generator at z (FSAL: the last stage of an accepted step is the next first one)
+        w0 = src.velocity(z) if lie else src.field(z)
+        for i in range(n):
+            src.emit(f"{W0[i]} = {w0[i]}")
+        _starting_step(src, z, w0 if not lie else None, order)
+    src.emit("t = t0; direction = 1.0 if t1 > t0 else -1.0")
+    src.emit("nsteps = 0; nrej = 0; j = 1; status = 0")
+    src.emit("while direction*(t1 - t) > 0.0:")
+    src.indent += 1
+    src.emit("if nsteps >= max_steps:")
+    src.emit("    status = -2; break")
+    src.emit("if h > max_step: h = max_step")
+    src.emit("last = False")
+    src.emit("if direction*(t + direction*h - t1) >= 0.0:")
+    src.emit("    h = abs(t1 - t); last = True")
+    src.emit("hs = direction*h")
+    if batch:
+        src.emit("err = 0.0")
+        src.emit("for b in range(B):")
+        src.indent += 1
+        for i in range(n):
+            src.emit(f"z{i} = Z[b, {i}]; {W0[i]} = WF[b, {i}]")
+    d, z1, wl, expr = attempt(src, tab, z, lie, terms, W0)
+    if batch:
+        src.emit(f"errb = {expr}")
+        src.emit("if not errb <= err: err = errb")
+        for i in range(n):
+            src.emit(f"D[b, {i}] = {d[i]}; WL[b, {i}] = {wl[i]}")
+        src.indent -= 1
+        src.emit("if not err == err: err = 1e308")
+    else:
+        src.emit(f"err = bmax({expr})")
+    src.emit("if err <= 1.0:")
+    src.indent += 1
+    if batch and proj is not None:
+        src.emit("chk = 0.0")
+        src.emit("for b in range(B):")
+        src.indent += 1
+        zb = src.assign("zq", [f"Z[b, {i}] + D[b, {i}]" for i in range(n)])  # z1 of the attempt
+        wp, inc = _project_accepted(src, proj, zb, [f"CZ[b, {k}]" for k in range(proj.p)], lie)
+        for i in range(n):
+            src.emit(f"_y = (D[b, {i}] + {inc[i]}) + E[b, {i}]; _s = Z[b, {i}] + _y; "
+                     f"E[b, {i}] = (Z[b, {i}] - _s) + _y; Z[b, {i}] = _s; chk += _y; WF[b, {i}] = {wp[i]}")
+        src.indent -= 1
+        src.emit("if not fin(chk):")
+        src.emit("    status = -1; break")
+    elif batch:
+        src.emit("chk = 0.0")
+        src.emit("for b in range(B):")
+        src.emit(f"    for i in range({n}):")
+        src.emit("        _y = D[b, i] + E[b, i]; _s = Z[b, i] + _y; E[b, i] = (Z[b, i] - _s) + _y; Z[b, i] = _s")
+        src.emit("        chk += _y; WF[b, i] = WL[b, i]")
+        src.emit("if not fin(chk):")
+        src.emit("    status = -1; break")
+    else:
+        src.emit("chk = " + " + ".join(d))
+        src.emit("if not fin(chk):")
+        src.emit("    status = -1; break")
+        if proj is not None:
+            wl, inc = _project_accepted(src, proj, z1, cz, lie)
+            d = [f"({d[i]} + {inc[i]})" for i in range(n)]
+        _kahan(src, z, e, d)
+        for i in range(n):
+            src.emit(f"{W0[i]} = {wl[i]}")
+    src.emit("t = t1 if last else t + hs")
+    src.emit("nsteps += 1; since += 1")
+    src.emit("if since == save_every or last:")
+    src.indent += 1
+    src.emit("since = 0")
+    src.emit("if j >= ts.shape[0]:")
+    src.emit("    ts, ys = grow(ts, ys)")
+    src.emit("ts[j] = t")
+    if batch:
+        src.emit("ys[j] = Z + E")
+    else:
+        for i in range(n):
+            src.emit(f"ys[j, {i}] = z{i} + e{i}")
+    src.emit("j += 1")
+    src.indent -= 1
+    src.emit(f"fac = 10.0 if err == 0.0 else min(10.0, 0.9*err**({-1.0 / (order + 1)!r}))")
+    src.emit("h = h*fac")
+    src.indent -= 1
+    src.emit("else:")
+    src.indent += 1
+    src.emit("nrej += 1")
+    src.emit(f"fac = 0.2 if not (err < 1e300) else max(0.2, 0.9*err**({-1.0 / (order + 1)!r}))")
+    src.emit("h = h*fac")
+    src.emit("if h < 10.0*2.2e-16*abs(t) or h < 1e-300:")
+    src.emit("    status = -1; break")
+    src.indent -= 2
+    if batch:
+        src.emit("return status, t, h, nsteps, nrej, j, ts, ys")
+    else:
+        src.emit(f"return status, t, h, nsteps, nrej, j, ts, ys, {', '.join(z + e)}")
+    return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+def trial_source(st, tab, lie, terms):
+    """Source of one step (no error estimate) from z with step h: step(h, z...) -> z1 (a tuple), for
+    event location by the method's own continuous extension."""
+    src = Source(st)
+    n = st.n
+    z = [f"z{i}" for i in range(n)]
+    head = f"def step(h, {', '.join(z)}):"
+    Ks = _stages(src, tab, z, "h", lie, terms)
+    _, d = _increment(src, Ks, tab["b"], z, lie)
+    src.emit("return (" + ", ".join(f"{z[i]} + {d[i]}" for i in range(n)) + ",)")
+    return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+def source(kind, st, tab, lie, terms, proj=None, mode=None):
+    """The generated source text of ``kind`` ("fixed", "adaptive", "adaptive_batch", "step");
+    ``proj`` applies to the adaptive loops; the adaptive loop of an ambient pair in ``mode`` "array"
+    writes its stage sums with :class:`RowSource`."""
+    if kind == "adaptive_batch":
+        return adaptive_source(st, tab, lie, terms, batch=True, proj=proj)
+    if kind == "adaptive":
+        rows = (lambda s: RowSource(s, len(tab["A"]))) if mode == "array" and not lie else None
+        return adaptive_source(st, tab, lie, terms, source_class=rows, proj=proj)
+    writer = {"fixed": fixed_source, "step": trial_source}[kind]
+    return writer(st, tab, lie, terms)

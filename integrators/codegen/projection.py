@@ -1,0 +1,211 @@
+"""Projection onto the level set of the Casimirs, for the projected Runge-Kutta pairs.
+
+The standard projection method (Hairer, Lubich and Wanner, *Geometric Numerical Integration*, 2nd
+ed. (2006), Section IV.4, Algorithm 4.2): after each accepted step z~ of an ordinary embedded
+Runge-Kutta pair, the state is moved orthogonally onto {C_k(z) = C_k(z0), k = 1..p}, the level set
+of ALL polynomial Casimirs C_k of the algebra (:meth:`liegroups.LieAlgebra.casimirs`, linear ones
+too: one Newton system, so no Casimir is broken by the projection along another's gradient):
+
+    z1 = z~ + G^T lambda,   G = grad C(z~)  (p x n, fixed: simplified Newton),
+    lambda_0 = 0,  lambda_{i+1} = lambda_i - (G G^T)^-1 (C(z~ + G^T lambda_i) - C(z0)),
+
+until every residual |C_k(z~ + G^T lambda) - C_k(z0)| is at round-off, at most :data:`MAX_ITER`
+iterations: the residual after an iteration is O(|r_0|^2 / |G|^2) (quadratic Casimirs: 1-2 iterations
+at the tolerances of the pairs). "Round-off" for C_k at z is 4 eps sum_j |G_kj z_j| (for a
+homogeneous C of degree d, sum_j z_j dC/dz_j = d C: the size of the terms whose rounding the
+residual sees). The projection keeps the order of the underlying method (GNI, Theorem IV.4.2) and
+every Casimir to round-off after every step, with no drift growing with the number of steps; the
+error estimate of the pair stays that of the unprojected step (GNI IV.4).
+
+G G^T (symmetric, positive definite when the gradients are independent) is factored once per step as
+L D L^T (straight-line code for any p, no square root; the usual p is 1 to 3); a pivot D_j below
+1e-12 M_jj (the gradients dependent at z~, e.g. |m|^2 at m = 0), below 1e-290 (a state so small that
+|grad C|^2 underflows, |z| ~ 1e-145 for a quadratic Casimir) or not finite drops that direction
+(1/D_j replaced by 0), so a degenerate point is left unprojected rather than divided by zero.
+
+C and grad C are written as straight-line source from the sympy polynomials once per algebra
+(structure constants) and cached; the same writer emits the projection into the generated programs
+of :mod:`integrators.codegen.programs` (scalar, numpy columns, numba) and gives the numpy function used by the
+generic reference loop, the dense output and events.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from liegroups._lazy import lazy_module
+
+from ..reference import genhelpers
+from .source_text import lin
+
+#: at most this many simplified Newton iterations per projection
+MAX_ITER = 8
+
+_CACHE = {}
+
+sp = lazy_module("sympy")  # only where an algebra's Casimirs are turned into data
+
+
+class _Lines:
+    """The minimal writer interface of :class:`integrators.codegen.writer.Source` (emit, indent) for the
+    projection's own functions."""
+
+    def __init__(self):
+        self.lines, self.indent = [], 1
+
+    def emit(self, line):
+        self.lines.append("    " * self.indent + line)
+
+
+def _monomial(exps, z):
+    return "*".join(v for e, v in zip(exps, z) for _ in range(e)) or "1.0"
+
+
+class CasimirProjection:
+    """The polynomial Casimirs of an algebra as data: ``polys`` (one tuple of (coefficient, exponents)
+    per Casimir), ``p`` of them on g* of dimension ``n``; ``key`` identifies them in the caches of
+    the generated code."""
+
+    def __init__(self, polys, n):
+        self.polys, self.p, self.n = tuple(polys), len(polys), int(n)
+        self.key = ("casimir-projection", self.n, self.polys)
+        text = self.source()
+        env = dict(genhelpers.ARRAY, np=np)
+        exec(compile(text, "<liedyn casimir projection>", "exec"), env)
+        self._values, self._increment = env["values"], env["increment"]
+
+    # ------------------------------------------------------------------ writing source
+    def value_exprs(self, z):
+        """Source of C_k(z) for the names z."""
+        return [lin([(c, _monomial(ex, z)) for c, ex in poly]) for poly in self.polys]
+
+    def grad_exprs(self, z):
+        """Source of dC_k/dz_j, a p x n list of expressions."""
+        out = []
+        for poly in self.polys:
+            row = []
+            for j in range(self.n):
+                terms = []
+                for c, ex in poly:
+                    if ex[j]:
+                        lower = ex[:j] + (ex[j] - 1,) + ex[j + 1:]
+                        terms.append((c * ex[j], _monomial(lower, z)))
+                row.append(lin(terms))
+            out.append(row)
+        return out
+
+    def write(self, src, z, targets):
+        """Emit into ``src`` (a :class:`integrators.codegen.writer.Source` or :class:`_Lines`) the
+        projection of the point z (names) onto {C = targets} (names); return the names of the
+        increment G^T lambda (module docstring) and of the projected point z + G^T lambda. The lines run on floats, numpy columns (every
+        test is a max over the columns: ``bmax``) and under numba."""
+        n, p = self.n, self.p
+        G = [[f"_pg{k}_{j}" for j in range(n)] for k in range(p)]
+        grads = self.grad_exprs(z)
+        nz = [[j for j in range(n) if grads[k][j] != "0.0"] for k in range(p)]
+        for k in range(p):
+            for j in nz[k]:
+                src.emit(f"{G[k][j]} = {grads[k][j]}")
+        M = {}
+        for k in range(p):
+            for m in range(k + 1):
+                common = [j for j in nz[k] if j in nz[m]]
+                M[k, m] = f"_pm{k}_{m}"
+                src.emit(f"{M[k, m]} = {lin([(1.0, f'{G[k][j]}*{G[m][j]}') for j in common])}")
+        # L D L^T of M (unit lower L), 1/D_j or 0 for a dependent direction (rinv)
+        L, iD = {}, []
+        for j in range(p):
+            dj = " - ".join([M[j, j]] + [f"{L[j, k]}*{L[j, k]}*_pd{k}" for k in range(j)])
+            src.emit(f"_pd{j} = {dj}")
+            src.emit(f"_pi{j} = rinv(_pd{j}, {M[j, j]})")
+            iD.append(f"_pi{j}")
+            for i in range(j + 1, p):
+                s = " - ".join([M[i, j]] + [f"{L[i, k]}*{L[j, k]}*_pd{k}" for k in range(j)])
+                L[i, j] = f"_pl{i}_{j}"
+                src.emit(f"{L[i, j]} = ({s})*_pi{j}")
+        for k in range(p):
+            src.emit(f"_pt{k} = 4.440892098500626e-16*("
+                     + " + ".join(f"abs({G[k][j]}*{z[j]})" for j in nz[k] or [0]) + ")")
+        vals = self.value_exprs(z)
+        for k in range(p):
+            src.emit(f"_pr{k} = ({vals[k]}) - {targets[k]}")
+        y = [f"_py{j}" for j in range(n)]
+
+        def iteration(first):
+            # lambda <- lambda - M^-1 r: forward (L), diagonal (D^-1), backward (L^T); then r at z + G^T lambda
+            for i in range(p):
+                src.emit(f"_pu{i} = " + " - ".join([f"_pr{i}"] + [f"{L[i, k]}*_pu{k}" for k in range(i)]))
+            for i in reversed(range(p)):
+                src.emit(f"_pv{i} = " + " - ".join([f"_pu{i}*{iD[i]}"] + [f"{L[k, i]}*_pv{k}" for k in range(i + 1, p)]))
+            for k in range(p):   # lambda_0 = 0: the first iterate is -v (no constant start, see below)
+                src.emit(f"_pa{k} = -_pv{k}" if first else f"_pa{k} = _pa{k} - _pv{k}")
+            for j in range(n):
+                src.emit(f"{y[j]} = {z[j]} + ({lin([(1.0, f'{G[k][j]}*_pa{k}') for k in range(p) if j in nz[k]])})")
+            for k, v in enumerate(self.value_exprs(y)):
+                src.emit(f"_pr{k} = ({v}) - {targets[k]}")
+
+        # The first iteration is written before the loop: a variable set to a constant in the body of a
+        # numba.prange loop (lambda = 0.0) may be hoisted out of it by numba's parfor pass, which then
+        # carries lambda over from one accepted step to the next (seen in the lane kernel on se(3)).
+        iteration(True)
+        src.emit(f"for _pit in range({MAX_ITER - 1}):")
+        src.indent += 1
+        src.emit("if " + " and ".join(f"bmax(abs(_pr{k}) - _pt{k}) <= 0.0" for k in range(p)) + ":")
+        src.emit("    break")
+        iteration(False)
+        src.indent -= 1
+        inc = [f"_pp{j}" for j in range(n)]
+        for j in range(n):
+            src.emit(f"{inc[j]} = {lin([(1.0, f'{G[k][j]}*_pa{k}') for k in range(p) if j in nz[k]])}")
+        return inc, y
+
+    def source(self):
+        """Source of ``values(z...) -> (C_k...)`` and ``increment(z..., c...) -> (p_j...)``."""
+        z = [f"z{j}" for j in range(self.n)]
+        c = [f"c{k}" for k in range(self.p)]
+        text = f"def values({', '.join(z)}):\n    return ({', '.join(self.value_exprs(z))},)\n\n"
+        w = _Lines()
+        inc, _ = self.write(w, z, c)
+        return (text + f"def increment({', '.join(z + c)}):\n" + "\n".join(w.lines)
+                + f"\n    return ({', '.join(inc)},)\n")
+
+    # ------------------------------------------------------------------ numpy
+    def values(self, z):
+        """C_k(z) for z of shape (..., n): shape (..., p)."""
+        z = np.asarray(z, dtype=float)
+        out = self._values(*np.moveaxis(z, -1, 0))
+        return np.stack([np.broadcast_to(v, z.shape[:-1]) for v in out], -1)
+
+    def increment(self, z, targets):
+        """The increment G^T lambda that projects z (..., n) onto {C = targets} (targets (..., p) or
+        (p,)), every row on its own (module docstring; the iterations stop when every row's residual
+        is at round-off)."""
+        z = np.asarray(z, dtype=float)
+        targets = np.broadcast_to(np.asarray(targets, dtype=float), z.shape[:-1] + (self.p,))
+        with np.errstate(all="ignore"):
+            inc = self._increment(*np.moveaxis(z, -1, 0), *np.moveaxis(targets, -1, 0))
+        return np.stack([np.broadcast_to(v, z.shape[:-1]) for v in inc], -1)
+
+    def project(self, z, targets):
+        """z (..., n) projected onto {C = targets}: z + :meth:`increment`."""
+        return np.asarray(z, dtype=float) + self.increment(z, targets)
+
+
+def polynomials(algebra):
+    """The polynomial Casimirs of ``algebra`` as tuples of (coefficient, exponents), sympy once."""
+    out = []
+    for cas in algebra.casimirs():
+        poly = sp.Poly(cas.expr, *cas.symbols)
+        out.append(tuple((float(c), tuple(int(e) for e in ex)) for ex, c in sorted(poly.terms())))
+    return tuple(out)
+
+
+def of_algebra(algebra):
+    """The :class:`CasimirProjection` of ``algebra`` (None when it has no polynomial Casimir), cached
+    per structure constants."""
+    C = np.ascontiguousarray(algebra.structure_constants, dtype=float)
+    key = (C.shape, C.tobytes())
+    if key not in _CACHE:
+        polys = polynomials(algebra)
+        _CACHE[key] = CasimirProjection(polys, algebra.dim) if polys else None
+    return _CACHE[key]

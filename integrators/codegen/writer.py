@@ -1,0 +1,208 @@
+"""The code writer: straight-line source, component by component, for the pieces of a step.
+
+:class:`Source` emits one line per component (every component a separate variable; only the non-zero
+entries of the structure constants C, of W and of the tableau appear), and the same text runs on
+Python floats (one trajectory: no numpy call at all), on numpy arrays of shape (B,) (an ensemble: one
+ufunc call per term) and, jitted by numba, as compiled code. What it writes from a recognised
+:class:`integrators.geometry.recognition.Structure`:
+
+* the velocity w = W z + c, the coadjoint action ad*_w z, the multiplier projection of a forced
+  problem, a plain right-hand side;
+* exp(ad x)^T z (and exp(ad x)^T z - z without cancellation): Rodrigues' formula on so(3), Ad^T of
+  exp(omega, v) on se(3), exp(ad x) = 1 + s1(q) ad x + s2(q) (ad x)^2 on a 3-dimensional algebra with
+  ad_x^3 = q(x) ad_x (Cayley-Hamilton, :meth:`ExponentialWriter._act_ad3`; Iserles, Munthe-Kaas, Norsett and
+  Zanna 2000), the sum of two such formulas on so(4)-like algebras (:meth:`ExponentialWriter._act_ad3x2`);
+  otherwise a Taylor series of the action exp(A) z = sum_k A^k z / k!, A = ad(x)^T, on A / s with
+  ||A / s||_1 <= 1/2 (s substeps), with as many terms as a truncation below 2^-54 |z| needs (Al-Mohy
+  and Higham 2011, "Computing the action of the matrix exponential");
+* dexp^-1 as the Bernoulli series with the matching bracket -[x, y] (x -> ad*_x is an
+  anti-homomorphism), truncated after the method's number of terms (Munthe-Kaas 1999).
+
+Both series are polynomials in one operator (A = -ad_x for dexp^-1, B = ad(x)^T for the Taylor
+action), and ad_x obeys a relation A^d = sum_{j<d} c_j(x) A^j (:func:`integrators.geometry.relations.ad_relation`):
+every power A^k, k >= d, is folded into A^0..A^(d-1) when the source is written, so the series costs
+d - 1 brackets and a few scalars whatever its number of terms (9 terms of dexp^-1 for rkmk853: 4
+brackets on so(4), se(3) instead of 8), and the Taylor action costs d - 1 coadjoint products per
+substep. These are the same polynomials as the plain series, so the generated code agrees with the
+generic reference to round-off. The programs built from these pieces (one step, the fixed loop, the
+adaptive loop) are in :mod:`integrators.codegen.programs`; the exponentials are written by the mixin
+:class:`integrators.codegen.exp_writer.ExponentialWriter`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from liegroups.closed_forms import bernoulli_coefficients
+
+from .exp_writer import ExponentialWriter
+from ..geometry.relations import _padd, _pmul, ad_relation
+from .source_text import lin
+
+
+class Source(ExponentialWriter):
+    """Accumulates the lines of one generated function; vectors are lists of variable names."""
+
+    def __init__(self, st):
+        self.st = st
+        self.n = st.n
+        self.lines = []
+        self.count = 0
+        self.indent = 1
+
+    def emit(self, line):
+        self.lines.append("    " * self.indent + line)
+
+    def fresh(self, prefix):
+        self.count += 1
+        return f"{prefix}{self.count}_"
+
+    def assign(self, prefix, exprs):
+        base = self.fresh(prefix)
+        names = [f"{base}{i}" for i in range(len(exprs))]
+        for nm, e in zip(names, exprs):
+            self.emit(f"{nm} = {e}")
+        return names
+
+    # ---------------------------------------------------------------- algebra
+    def combo(self, prefix, pairs, scale=None):
+        """scale * sum_j c_j V_j for pairs (c_j, V_j); None when every c_j vanishes."""
+        pairs = [(float(c), V) for c, V in pairs if float(c) != 0.0]
+        if not pairs:
+            return None
+        exprs = []
+        for i in range(len(pairs[0][1])):
+            e = lin([(c, V[i]) for c, V in pairs])
+            exprs.append(e if scale is None else f"{scale}*({e})")
+        return self.assign(prefix, exprs)
+
+    def velocity(self, z, scale=None):
+        """w = W z + c, or scale*(W z + c) (the same rounding as w, then scale*w)."""
+        W, c = self.st.W, self.st.c
+        exprs = [lin([(W[i, j], z[j]) for j in range(self.n)] + [(c[i], "1.0")]) for i in range(self.n)]
+        return self.assign("w", exprs if scale is None else [f"{scale}*({e})" for e in exprs])
+
+    def coad(self, x, m, prefix="g"):
+        """(ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k, from the non-zero entries of C."""
+        C = self.st.C
+        out = []
+        for j in range(self.n):
+            terms = [(C[i, j, k], f"{x[i]}*{m[k]}") for i in range(self.n) for k in range(self.n)
+                     if C[i, j, k] != 0.0]
+            out.append(lin(terms))
+        return self.assign(prefix, out)
+
+    def dense(self):
+        """True when C has more non-zero entries than n^2 (a generic basis): then repeated products
+        with the same x go through the matrix of ad(x)."""
+        return int(np.count_nonzero(self.st.C)) > self.n * self.n
+
+    def matrix(self, x, bracket=False):
+        """Names of the entries of ad(x)^T, (A y)_j = (ad*_x y)_j = sum_{i,k} x_i C[i, j, k] y_k, or
+        with ``bracket`` of -ad(x), (A y)_j = -[x, y]_j = -sum_{i,k} x_i y_k C[i, k, j]."""
+        C, n = self.st.C, self.n
+        rows = []
+        for j in range(n):
+            if bracket:  # (-[x, y])_j = -sum_{i,k} x_i y_k C[i, k, j]
+                exprs = [lin([(-C[i, k, j], x[i]) for i in range(n)]) for k in range(n)]
+            else:        # (ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k
+                exprs = [lin([(C[i, j, k], x[i]) for i in range(n)]) for k in range(n)]
+            rows.append(self.assign("A", exprs))
+        return rows
+
+    def matvec(self, A, v, prefix):
+        return self.assign(prefix, [lin([(1.0, f"{A[j][k]}*{v[k]}") for k in range(self.n) if A[j][k]])
+                                    for j in range(self.n)])
+
+    def neg_bracket(self, x, y):
+        """-[x, y]_k = -sum_{i,j} x_i y_j C[i, j, k] (the bracket matching the coadjoint action)."""
+        C = self.st.C
+        out = []
+        for k in range(self.n):
+            out.append(lin([(-C[i, j, k], f"{x[i]}*{y[j]}") for i in range(self.n) for j in range(self.n)
+                            if C[i, j, k] != 0.0]))
+        return self.assign("q", out)
+
+    def field(self, z):
+        """Ambient right-hand side (I - P) ad*_{W z + c} z."""
+        g = self.coad(self.velocity(z), z)
+        P = self.st.P
+        if P is None:
+            return g
+        return self.assign("f", [lin([((1.0 if i == j else 0.0) - P[i, j], g[j]) for j in range(self.n)])
+                                 for i in range(self.n)])
+
+    def dexpinv(self, theta, v, terms):
+        """v + sum_{k=1}^{terms-1} B_k/k! A^k v, A = -ad_theta (Bernoulli series), with the powers
+        A^k, k >= d, folded into A^0..A^(d-1) by the relation of :func:`integrators.geometry.relations.ad_relation` when C has one
+        with d below the number of brackets (the same polynomial in A: fewer brackets, a few scalars)."""
+        coeffs = list(bernoulli_coefficients(int(terms)))
+        while len(coeffs) > 1 and coeffs[-1] == 0.0:  # B_3 = B_5 = 0: no bracket for a zero last term
+            coeffs.pop()
+        rel = ad_relation(self.st.C, len(coeffs) - 2) if len(coeffs) > 2 else None
+        if rel is not None:
+            coeffs = self._fold(theta, coeffs, rel)
+        pairs = [(coeffs[0], v)]
+        term = v
+        last = max((k for k, c in enumerate(coeffs) if c != 0.0), default=0)
+        dense = self.dense() and last > 1
+        if dense:  # one matrix -ad(theta), then matrix-vector products
+            A = self.matrix(theta, bracket=True)
+        for c in coeffs[1:last + 1]:
+            term = self.matvec(A, term, "q") if dense else self.neg_bracket(theta, term)
+            if c != 0.0:
+                pairs.append((c, term))
+        if pairs == [(1.0, v)]:
+            return v
+        if all(not isinstance(c, str) for c, _ in pairs):
+            return self.combo("k", pairs)
+        named_c = [(c, V) for c, V in pairs if isinstance(c, str)]
+        plain = [(c, V) for c, V in pairs if not isinstance(c, str)]
+        return self.assign("k", [" + ".join([lin([(c, V[i]) for c, V in plain])] * bool(plain)
+                                            + [f"{c}*{V[i]}" for c, V in named_c]) for i in range(self.n)])
+
+    def _fold(self, x, coeffs, rel):
+        """Coefficients a_0..a_(d-1) (floats or names of scalars) with sum_k coeffs[k] A^k =
+        sum_{j<d} a_j A^j, from A^d = sum_{j<d} c_j(x) A^j: A^k = sum_j r_kj A^j with r_d = c and
+        r_(k+1),j = r_k,(j-1) + r_k,(d-1) c_j, reduced here as polynomials in the invariants; the
+        generated code evaluates the invariants and one polynomial per a_j."""
+        d, gens, poly = rel
+        g = self._invariants(x, gens)
+        c = [{mono: a for mono, a in poly.get(j, [])} for j in range(d)]
+        a = [{(): float(coeffs[j])} if j < len(coeffs) else {} for j in range(d)]
+        r = c
+        for k in range(d, len(coeffs)):
+            if k > d:
+                r = [_padd(r[j - 1] if j > 0 else {}, _pmul(r[d - 1], c[j])) for j in range(d)]
+            for j in range(d):
+                a[j] = _padd(a[j], {m: coeffs[k] * v for m, v in r[j].items()})
+        out = []
+        for j in range(d):
+            terms = [(v, "*".join(g[i] for i in m) or "1.0") for m, v in sorted(a[j].items(), key=lambda t: len(t[0]))]
+            terms = [(v, t) for v, t in terms if v != 0.0]
+            if not terms:
+                out.append(0.0)
+            elif len(terms) == 1 and terms[0][1] == "1.0":
+                out.append(terms[0][0])
+            else:
+                out.append(self.assign("aa", [lin(terms).replace("*1.0", "")])[0])
+        return out
+
+    def _invariants(self, x, gens):
+        """Names of the invariant forms (1, f): f.x and (2, Q): x^T Q x at x (written once per x: the
+        stage exponential and dexp^-1 of a stage share them)."""
+        cache = self.__dict__.setdefault("_inv_cache", {})
+        key = (tuple(x), id(gens))
+        if key in cache:
+            return cache[key]
+        n = self.n
+        g = []
+        for kind, F in gens:
+            if kind == 1:
+                g.append(self.assign("gi", [lin([(F[i], x[i]) for i in range(n)])])[0])
+            else:
+                g.append(self.assign("gi", [lin([(F[i, i], f"{x[i]}*{x[i]}") for i in range(n)]
+                                                 + [(2.0 * F[i, j], f"{x[i]}*{x[j]}")
+                                                    for i in range(n) for j in range(i + 1, n)])])[0])
+        cache[key] = g
+        return g

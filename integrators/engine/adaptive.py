@@ -1,0 +1,351 @@
+"""Adaptive step size with error control, shaped like scipy.integrate.solve_ivp.
+
+Methods (:data:`integrators.methods.METHODS`):
+
+* "rkmk45", "rkmk853": the Dormand-Prince 5(4) and DOP853 tableaux in Runge-Kutta-Munthe-Kaas form
+  on g* (Munthe-Kaas 1999; Engo 2000, "On the construction of geometric integrators in the RKMK
+  class", for embedded RKMK pairs): K_i = h dexpinv_{theta_i}(w(exp(theta_i) . z)), dexp^-1 truncated
+  after ad^(q-2) for the order q = 5, 8 of the pair. Every accepted step is z1 = exp(ad theta)^T z, so
+  an adaptive step only changes h and the Casimirs are kept to round-off as by the fixed-step methods.
+  The error estimate is the state difference to leading order, ad*_{theta - theta_hat} z.
+* "rk45", "rk853": the same tableaux as ordinary Runge-Kutta methods on the ambient space (they keep
+  linear invariants, e.g. the constraint of a servo-constraint of the first kind, to round-off).
+* "rk45_projected", "rk853_projected": "rk45", "rk853" with every accepted step projected onto the
+  level set {C_k = C_k(y0)} of the algebra's polynomial Casimirs (Hairer, Lubich and Wanner 2006,
+  IV.4, Algorithm 4.2; :mod:`integrators.codegen.projection`); the error estimate is the unprojected step's,
+  the next step starts (and evaluates its first stage) at the projected state, whose increment is
+  added with the same compensated sum; C(y0) of the initial state is the target of every step (also
+  when a run continues in chunks), and the states at ``t_eval`` are projected too (onto C(y0)), those
+  at events onto C of the located step's start (on that level set to round-off).
+
+Controller (Hairer, Norsett and Wanner, *Solving ODEs I*, II.4, as in solve_ivp): error norm
+RMS(err / (atol + rtol max(|z|, |z1|))) (DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))), accept when
+<= 1, next h = h min(10, max(0.2, 0.9 err^(-1/(k+1)))) with k the order of the error estimator; an
+ensemble shares one step sequence (the largest error of its trajectories decides). The first step is
+Hairer's starting-step algorithm unless ``first_step`` is given; ``max_step`` caps |h|.
+
+Events are located by the method's own continuous extension (one step of size tau from the step's
+start, see :mod:`integrators.engine.events`), so event times are as accurate as the states. Output at
+``t_eval`` (or the grid of h / steps) comes from the pairs' continuous extensions,
+:mod:`integrators.reference.dense_output`.
+
+Paths: the generated code (:mod:`integrators.codegen.writer`, numpy or numba backend) when the problem's
+structure is recognised, else (and with ``fast=False``) the generic numpy stages written here, the
+reference both are tested against.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..reference import dense_output
+from ..backends import fastpath, numba_kernels
+from ..codegen import projection
+from .. import tableaux
+from ..core.errors import IntegrationInputError
+from ..reference.genhelpers import _hstart
+from .events import EventTracker
+from ..core.result import IntegrationResult
+from ..geometry.spaces import CoadjointSpace, dexpinv_series
+
+
+#: the smallest rtol of the adaptive pairs (100 eps)
+_MIN_RTOL = 100 * float(np.finfo(float).eps)
+
+
+def check_controls(rtol, atol, first_step, max_step):
+    """rtol, atol > 0 finite; first_step, max_step None or > 0 (IntegrationInputError otherwise)."""
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if not (isinstance(v, (int, float, np.floating)) and math.isfinite(v) and v > 0):
+            raise IntegrationInputError(f"{name} must be a positive finite number, got {v!r}")
+    if rtol < _MIN_RTOL:
+        raise IntegrationInputError(f"rtol must be at least 100 eps = {_MIN_RTOL:.1e}, got {rtol!r}")
+    for name, v in (("first_step", first_step), ("max_step", max_step)):
+        if v is not None and not (math.isfinite(v) and v > 0) and not (name == "max_step" and v == math.inf):
+            raise IntegrationInputError(f"{name} must be a positive number, got {v!r}")
+
+
+def _rms(x):
+    return np.sqrt(np.mean(x * x, axis=-1))
+
+
+def _initial_step_one(rhs, y0, t0, t1, order, rtol, atol, max_step):
+    """Hairer's starting step for one trajectory y0 (dim,), in Python floats (two calls of rhs and no
+    other numpy call): :func:`integrators.reference.genhelpers._hstart` (the formula, shared with the generated
+    loop) with norms that do not overflow (math.hypot)."""
+    direction = 1.0 if t1 > t0 else -1.0
+    interval = abs(t1 - t0)
+    ms = math.inf if max_step is None else max_step
+    f0 = np.asarray(rhs(y0), dtype=float)
+    ys, fs = y0.tolist(), f0.tolist()
+    root = math.sqrt(len(ys))
+    sc = [a + abs(v) * rtol for a, v in zip(atol.tolist(), ys)] if isinstance(atol, np.ndarray) else \
+        [atol + abs(v) * rtol for v in ys]
+    d0 = math.hypot(*[v / s for v, s in zip(ys, sc)]) / root
+    d1 = math.hypot(*[f / s for f, s in zip(fs, sc)]) / root
+    h0 = _hstart(0, d0, d1, 0.0, 0.0, order, interval, ms)
+    if not d1 < math.inf:  # f(y0) is not finite: the controller fails at once
+        return h0
+    with np.errstate(all="ignore"):
+        f1 = np.asarray(rhs(y0 + (h0 * direction) * f0), dtype=float).tolist()
+    d2h = math.hypot(*[(b - a) / s for a, b, s in zip(fs, f1, sc)]) / root   # d2 * h0
+    return _hstart(1, d0, d1, d2h, h0, order, interval, ms)
+
+
+def initial_step(rhs, y0, t0, t1, order, rtol, atol, max_step, per_row=False):
+    """Hairer's starting step (Hairer, Norsett, Wanner I, II.4, as scipy's solve_ivp takes it), the
+    smallest over an ensemble (with ``per_row``, an array: each trajectory's own, as its single run
+    would take):
+
+        d0 = rms(y0 / sc), d1 = rms(f0 / sc), sc = atol + rtol |y0|, f0 = f(y0);
+        h0 = 0.01 d0 / d1 (1e-6 when d0 or d1 < 1e-5);  d2 = rms((f(y0 + h0 f0) - f0) / sc) / h0;
+        h1 = (0.01 / max(d1, d2))^(1 / (order + 1)) (max(1e-6, 1e-3 h0) when both <= 1e-15);
+        h = min(100 h0, h1, |t1 - t0|, max_step).
+
+    A step that comes out 0 or NaN (the derivative at y0 overflows) is replaced by 1e-300, from which
+    the controller fails with status -1 instead of dividing by zero. One trajectory runs in Python
+    floats (:func:`_initial_step_one`)."""
+    if not per_row and y0.ndim == 1:
+        return _initial_step_one(rhs, y0, t0, t1, order, rtol, atol, max_step)
+    direction = 1.0 if t1 > t0 else -1.0
+    interval = abs(t1 - t0)
+    with np.errstate(all="ignore"):
+        f0 = rhs(y0)
+        scale = atol + np.abs(y0) * rtol
+        d0, d1 = _rms(y0 / scale), _rms(f0 / scale)
+        h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / np.where(d1 > 0, d1, 1.0))
+        h0 = np.where(h0 > 0.0, h0, min(1e-300, interval))     # NaN and 0: see genhelpers._hstart
+        h0 = h0 if per_row else float(np.min(h0))
+        f1 = rhs(y0 + np.expand_dims(h0, -1) * direction * f0)
+        d2 = _rms((f1 - f0) / scale) / h0 if per_row else float(np.max(_rms((f1 - f0) / scale))) / h0
+        d1m = d1 if per_row else float(np.max(d1))
+        h1 = np.where((d1m <= 1e-15) & (d2 <= 1e-15), np.maximum(1e-6, h0 * 1e-3),
+                      (0.01 / np.maximum(d1m, d2)) ** (1.0 / (order + 1)))
+        h = np.minimum(np.minimum(100 * h0, h1), interval)
+        if max_step is not None:
+            h = np.minimum(h, max_step)
+        h = np.where(h > 0.0, h, min(1e-300, interval))
+    return h if per_row else float(h)
+
+
+class _Reference:
+    """The generic numpy stages of an embedded pair (RKMK on g* or ambient RK)."""
+
+    def __init__(self, problem, tab, lie, terms, proj=None, target=None):
+        self.problem, self.tab, self.lie, self.terms = problem, tab, lie, terms
+        if lie:
+            self.space = CoadjointSpace(problem)
+        self.rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
+        self.fevals = len(tab["b"])
+        # the projection onto {C = target} (integrators.codegen.projection) of a projected pair, else None
+        self.proj, self.target = proj, target
+
+    def projection(self, z1):
+        """The projection increment at z1 (zero without a projection)."""
+        return self.proj.increment(z1, self.target) if self.proj is not None else 0.0
+
+    def first(self, t, z):
+        return self.space.field(t, z) if self.lie else self.rhs(t, z)
+
+    def stages(self, t, z, hs, w0):
+        """(Ks, theta, d, z1, w_last, K_last) of one attempt with the signed step hs."""
+        A, c = self.tab["A"], self.tab["c"]
+        Ks = []
+        for i, row in enumerate(A):
+            pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
+            if not pairs:
+                Ks.append(hs * w0)
+                continue
+            th = sum(a * K for a, K in pairs)
+            ti = t + c[i] * hs
+            if self.lie:
+                w = self.space.field(ti, self.space.act(th, z))
+                Ks.append(dexpinv_series(self.space.bracket, th, hs * w, self.terms) if self.terms > 1 else hs * w)
+            else:
+                Ks.append(hs * self.rhs(ti, z + th))
+        theta = sum(b * K for b, K in zip(self.tab["b"], Ks) if b != 0.0)
+        d = self.space.act_delta(theta, z) if self.lie else theta
+        z1 = z + d
+        wl = self.first(t + hs, z1)
+        if self.lie:
+            Kl = dexpinv_series(self.space.bracket, theta, hs * wl, self.terms) if self.terms > 1 else hs * wl
+        else:
+            Kl = hs * wl
+        return Ks, theta, d, z1, wl, Kl
+
+    def error(self, z, z1, Ks, Kl, rtol, atol):
+        Kall = Ks + ([Kl] if self.tab["fsal"] else [])
+        sc = atol + rtol * np.maximum(np.abs(z), np.abs(z1))
+        errs = []
+        for E in self.tab["E"]:
+            et = sum(e * K for e, K in zip(E, Kall) if e != 0.0)
+            if self.lie:
+                et = self.space.algebra.coad(et, z)
+            errs.append(et / sc)
+        n = z.shape[-1]
+        if len(errs) == 1:
+            err = np.sqrt(np.sum(errs[0] ** 2, axis=-1) / n)
+        else:
+            e5, e3 = np.sum(errs[0] ** 2, axis=-1), np.sum(errs[1] ** 2, axis=-1)
+            err = e5 / np.sqrt(n * (e5 + 0.01 * e3) + 1e-300)
+        m = float(np.max(err))
+        return m if m == m else math.inf
+
+    def step(self, t, y, tau):
+        """One step of size tau (the continuous extension used for events), projected when the pair is
+        (:meth:`project_step`)."""
+        return self.project_step(y, y + self.stages(t, y, tau, self.first(t, y))[2])
+
+    def project_step(self, y, z1):
+        """z1 (the end of a trial step from y) projected onto {C = C(y)}: the targets of the step's start,
+        on the level set of C(y0) to round-off, and of the shape of y whether it is one trajectory of an
+        ensemble (event location steps each alone) or all of them."""
+        return z1 if self.proj is None else z1 + self.proj.increment(z1, self.proj.values(y))
+
+
+def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order, max_steps=10**6):
+    """The controller of :func:`integrators.codegen.programs.adaptive_source`, written over numpy arrays (the reference)."""
+    direction = 1.0 if t1 > t0 else -1.0
+    ms = math.inf if max_step is None else max_step
+    t, z, e = t0, y0.copy(), np.zeros_like(y0)
+    ts, ys = [t0], [y0.copy()]
+    nsteps = nrej = since = 0
+    status = 0
+    w0 = ref.first(t, z)
+    with np.errstate(all="ignore"):
+        while direction * (t1 - t) > 0.0:
+            if nsteps >= max_steps:
+                status = -2
+                break
+            h = min(h, ms)
+            last = False
+            if direction * (t + direction * h - t1) >= 0.0:
+                h, last = abs(t1 - t), True
+            hs = direction * h
+            Ks, theta, d, z1, wl, Kl = ref.stages(t, z, hs, w0)
+            err = ref.error(z, z1, Ks, Kl, rtol, atol)
+            if err <= 1.0:
+                if not np.all(np.isfinite(d)):
+                    status = -1
+                    break
+                if ref.proj is not None:  # onto {C = C(y0)}; the next first stage at the projected state
+                    p = ref.projection(z1)
+                    d = d + p
+                    wl = ref.first(t + hs, z1 + p)
+                yk = d + e
+                s = z + yk
+                e = (z - s) + yk
+                z = s
+                w0 = wl
+                t = t1 if last else t + hs
+                nsteps += 1
+                since += 1
+                if since == save_every or last:
+                    since = 0
+                    ts.append(t)
+                    ys.append(z + e)
+                fac = 10.0 if err == 0.0 else min(10.0, 0.9 * err ** (-1.0 / (order + 1)))
+                h = h * fac
+            else:
+                nrej += 1
+                fac = 0.2 if not err < 1e300 else max(0.2, 0.9 * err ** (-1.0 / (order + 1)))
+                h = h * fac
+                if h < 10.0 * 2.2e-16 * abs(t) or h < 1e-300:
+                    status = -1
+                    break
+    if status == 0:
+        msg = "reached the end of t_span"
+    else:
+        msg = fastpath.stop_message(status, t, max_steps)
+        status = -1
+        zf = z + e
+        if np.all(np.isfinite(zf)) and ts[-1] != t:
+            ts.append(t)
+            ys.append(zf)
+    res = IntegrationResult(t=np.array(ts), y=np.array(ys), status=status, message=msg, nsteps=nsteps)
+    return res, nsteps, nrej
+
+
+def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, save_every, events,
+                   backend, fast, t_eval=None, max_steps=10**6):
+    """Integrate with an embedded pair (see the module docstring), at most ``max_steps`` accepted steps
+    (beyond: status -1, saying so); an IntegrationResult with nfev, nsteps, ``nrejected`` and, with
+    events, t_events / y_events as for the fixed-step methods."""
+    check_controls(rtol, atol, first_step, max_step)
+    if t_eval is not None:
+        save_every = 1
+    tab = tableaux.get(method.tableau)
+    lie, terms, order = method.lie, method.terms, tab["err_order"]
+    proj = projection.of_algebra(problem.algebra) if method.project else None
+    ref = _Reference(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
+    pl = fastpath.plan(problem, tab, lie, terms, y0, proj) if fast else None
+    if first_step is not None:
+        h0, extra = float(first_step), 0
+    elif pl is not None and y0.ndim == 1 and (backend != "auto" or not numba_kernels.available()):
+        h0, extra = 0.0, 2   # the backend does not depend on h0: the generated loop takes the starting step
+    else:
+        rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
+        f = fastpath.field(pl) if pl is not None and y0.ndim == 1 else (lambda y: rhs(t0, y))
+        h0, extra = initial_step(f, y0, t0, t1, order, rtol, atol, max_step), 2
+    work = abs(t1 - t0) / h0 * max(1, y0.size // problem.dim) if h0 > 0.0 else 0.0
+    mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
+    every = 1 if events is not None else save_every
+    if pl is not None:
+        switch = backend == "auto" and fastpath.resolve_backend("auto") == "numba"
+        res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
+                                                  max_steps, switch)
+    else:
+        res, nsteps, nrej = _reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order,
+                                            max_steps)
+    # a projected pair evaluates the first stage of every step after the first anew (no FSAL)
+    res.nfev = extra + 1 + (nsteps + nrej) * len(tab["b"]) + (nsteps if proj is not None else 0)
+    res.nrejected = nrej
+    if pl is None:
+        res.backend = "numpy (generic reference)"
+    if events is not None:
+        step = fastpath.step_function(pl, mode) if pl is not None else ref.step
+        if pl is not None and proj is not None:
+            step = _projected_step(step, ref)
+        res = _locate_events(problem, res, events, step, len(tab["b"]), save_every)
+    if t_eval is not None:  # integrators.reference.dense_output: the continuous extension at t_eval
+        te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
+        res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te
+    return res
+
+
+def _projected_step(step, ref):
+    """The generated one-step map followed by the projection of ``ref`` (events of a projected pair)."""
+    def go(t, y, tau):
+        return ref.project_step(y, step(t, y, tau))
+    return go
+
+
+class _EventStepper:
+    def __init__(self, step, fevals):
+        self.step, self.fevals = step, fevals
+
+
+def _locate_events(problem, res, events, step, fevals, save_every):
+    """Scan the accepted steps for sign changes of the events (integrators.engine.events.EventTracker)."""
+    ts, ys = res.t, res.y
+    tracker = EventTracker(events, problem, _EventStepper(step, fevals), ts[0], ys[0])
+    keep_t, keep_y = [ts[0]], [ys[0]]
+    stopped = False
+    for k in range(1, len(ts)):
+        y_new = tracker.after_step(ts[k - 1], ys[k - 1], ts[k], ys[k], ts[k] - ts[k - 1])
+        if k % save_every == 0 or k == len(ts) - 1 or tracker.all_stopped():
+            keep_t.append(ts[k])
+            keep_y.append(y_new)
+        if tracker.all_stopped():
+            stopped = True
+            break
+    res.t, res.y = np.array(keep_t), np.array(keep_y)
+    if stopped:
+        res.status, res.message = 1, "a terminal event stopped every trajectory"
+    tracker.finish(res)
+    if res.status == 1 and np.ndim(ys[0]) == 1:
+        res.t = np.append(res.t[:-1], tracker.stop_time)
+        res.y = np.concatenate([res.y[:-1], tracker.stop_state[None]], axis=0)
+    return res

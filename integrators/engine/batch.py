@@ -1,0 +1,181 @@
+"""Independent ensembles of the adaptive pairs: every trajectory takes its own steps.
+
+``integrate(problem, Y0 (B, ..., dim), ..., method="rkmk853", ensemble="independent")`` runs each
+trajectory with its own first step (Hairer's starting step of its own y0), its own step sizes and
+rejections: the controller of :func:`integrators.codegen.programs.adaptive_source` (Hairer, Norsett and
+Wanner, *Solving ODEs I*, II.4, as in solve_ivp) applied per trajectory, so each final state is the
+one the single run from that y0 gives (to round-off), and an RKMK pair keeps every trajectory's
+Casimirs to round-off as its single run does (a projected pair by projecting every accepted step
+onto the level set of its own initial Casimirs, :mod:`integrators.codegen.projection`). Only the end points
+are saved (the step sequences differ, there is no common time grid): ``t = [t0, t1]``, ``y`` of
+shape (2, B, ..., dim); the result also carries ``t_end``, ``nsteps_each`` and ``nrejected_each``
+per trajectory (``nsteps``, ``nrejected`` and ``nfev`` are those of the longest run).
+
+Engines:
+
+* numpy: the stages of :mod:`integrators.codegen.writer` written once for arrays of shape (B,) (one ufunc
+  call per term for the whole ensemble) and a vectorized controller: each trajectory has its own t,
+  h and error; an attempt is accepted or rejected per trajectory (masks), and trajectories that
+  reached t1 leave the arrays (the active set is compacted). The stages are those of
+  :mod:`integrators.codegen.batchgen` (on so(3) the truncated dexp^-1 series summed with two brackets).
+* numba: :func:`integrators.backends.batch_kernels.adaptive_independent` (a parallel loop over trajectories,
+  each running the compiled one-trajectory loop; on so(3) RKMK pairs vectorized lanes, refilled as
+  trajectories finish).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..backends import batch_kernels, fastpath
+from ..codegen import batchgen, projection
+from ..reference import genhelpers
+from .. import tableaux
+from .adaptive import check_controls, initial_step
+from ..core.errors import IntegrationInputError
+from ..core.result import IntegrationResult
+
+ENSEMBLE_MODES = ("shared", "independent")
+
+_CACHE = {}
+
+#: the numpy engine integrates this many trajectories at a time (arrays of a few 10 kB: in cache)
+CHUNK = 2048
+
+
+def check_mode(ensemble):
+    """``ensemble`` must be one of ENSEMBLE_MODES (IntegrationInputError otherwise)."""
+    if ensemble not in ENSEMBLE_MODES:
+        raise IntegrationInputError(f"ensemble must be one of {', '.join(map(repr, ENSEMBLE_MODES))} "
+                                    f"(one step sequence for the whole ensemble, or each trajectory its own); "
+                                    f"got {ensemble!r}")
+
+
+def _functions(pl):
+    key = (pl.st.key, pl.tab["name"], pl.lie, pl.terms, None if pl.proj is None else pl.proj.key)
+    fns = _CACHE.get(key)
+    if fns is None:
+        env = dict(genhelpers.ARRAY, np=np)
+        exec(compile(batchgen.attempt_source(pl.st, pl.tab, pl.lie, pl.terms, pl.proj), "<liedyn ensemble attempt>",
+                     "exec"), env)
+        fns = _CACHE[key] = (env["first"], env["attempt"])
+    return fns
+
+
+def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6):
+    """The vectorized controller (module docstring); same returns as
+    :func:`integrators.backends.batch_kernels.adaptive_independent`."""
+    first, attempt = _functions(pl)
+    B, n = Z.shape
+    order = pl.tab["err_order"]
+    expo = -1.0 / (order + 1)
+    direction = 1.0 if t1 > t0 else -1.0
+    out = Z.copy()
+    status, t_end = np.zeros(B, np.int64), np.full(B, float(t0))
+    nsteps, nrej = np.zeros(B, np.int64), np.zeros(B, np.int64)
+    idx = np.arange(B)
+    z = [np.ascontiguousarray(Z[:, i]) for i in range(n)]
+    e = [np.zeros(B) for _ in range(n)]
+    cz = list(np.moveaxis(pl.targets(Z), -1, 0))   # a projected pair: C(y0) of each trajectory
+    w0 = list(first(*z))
+    t = np.full(B, float(t0))
+    h = np.asarray(H0, dtype=float).copy()
+    ns, nr = np.zeros(B, np.int64), np.zeros(B, np.int64)
+    with np.errstate(all="ignore"):
+        while idx.size:
+            h = np.minimum(h, max_step)
+            last = direction * (t + direction * h - t1) >= 0.0
+            h = np.where(last, np.abs(t1 - t), h)
+            hs = direction * h
+            err, *rest = attempt(hs, rtol, atol, *z, *w0, *cz)
+            d, wl = rest[:n], rest[n:]
+            err = np.where(err == err, err, math.inf)
+            acc = err <= 1.0
+            bad = acc & ~np.isfinite(sum(d))
+            good = acc & ~bad
+            for i in range(n):
+                y = d[i] + e[i]
+                s = z[i] + y
+                e[i] = np.where(good, (z[i] - s) + y, e[i])
+                z[i] = np.where(good, s, z[i])
+                w0[i] = np.where(good, wl[i], w0[i])
+            t = np.where(good, np.where(last, t1, t + hs), t)
+            ns += good
+            nr += ~acc
+            p = 0.9 * err ** expo
+            fac = np.where(acc, np.where(err == 0.0, 10.0, np.minimum(10.0, p)),
+                           np.where(err < 1e300, np.maximum(0.2, p), 0.2))
+            h = h * fac
+            tiny = ~acc & ((h < 10.0 * 2.2e-16 * np.abs(t)) | (h < 1e-300))
+            spent = good & ~last & (ns >= max_steps)
+            done = (good & last) | bad | tiny | spent
+            if done.any():
+                k = idx[done]
+                out[k] = np.stack([z[i][done] + e[i][done] for i in range(n)], -1)
+                status[k] = np.where((bad | tiny)[done], -1, np.where(spent[done], -2, 0))
+                t_end[k], nsteps[k], nrej[k] = t[done], ns[done], nr[done]
+                keep = ~done
+                idx, t, h, ns, nr = idx[keep], t[keep], h[keep], ns[keep], nr[keep]
+                z = [v[keep] for v in z]
+                e = [v[keep] for v in e]
+                w0 = [v[keep] for v in w0]
+                cz = [v[keep] for v in cz]
+    return out, status, t_end, nsteps, nrej
+
+
+def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, backend, fast=True,
+                      max_steps=10**6):
+    """Integrate every trajectory of the ensemble y0 (B, ..., dim) on its own (module docstring), at
+    most ``max_steps`` accepted steps each (beyond: that trajectory stops, status -1 and a message).
+    IntegrationInputError when the method has no generated path on this problem (or fast=False)."""
+    check_controls(rtol, atol, first_step, max_step)
+    tab = tableaux.get(method.tableau)
+    proj = projection.of_algebra(problem.algebra) if method.project else None
+    pl = fastpath.plan(problem, tab, method.lie, method.terms, y0, proj) if fast else None
+    if pl is None:
+        raise IntegrationInputError(
+            f"ensemble='independent' runs generated code, which {method.name!r} does not have on {problem.name}"
+            f"{' (fast=False)' if not fast else ''}; use ensemble='shared' (one step sequence for the ensemble)")
+    n = problem.dim
+    Z = np.ascontiguousarray(y0.reshape(-1, n), dtype=float)
+    if first_step is None:
+        rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
+        H0 = initial_step(lambda y: rhs(t0, y), Z, t0, t1, tab["err_order"], rtol, atol, max_step, per_row=True)
+        extra = 2
+    else:
+        H0, extra = np.full(Z.shape[0], float(first_step)), 0
+    ms = math.inf if max_step is None else float(max_step)
+    work = float(np.sum(abs(t1 - t0) / H0))
+    mode = fastpath.choose_backend(backend, work)
+    if mode == "numba":
+        out, status, t_end, ns, nr = batch_kernels.adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, ms,
+                                                                        max_steps)
+    else:  # in chunks: the temporaries of one attempt stay in cache
+        parts = [_numpy_independent(pl, Z[s:s + CHUNK], H0[s:s + CHUNK], t0, t1, rtol, atol, ms, max_steps)
+                 for s in range(0, Z.shape[0], CHUNK)]
+        out, status, t_end, ns, nr = (np.concatenate(v) for v in zip(*parts))
+    ys = np.stack([Z, out]).reshape((2,) + y0.shape)
+    failed = np.flatnonzero(status != 0)
+    if failed.size:
+        b = int(failed[0])
+        collapsed, spent = int(np.sum(status == -1)), int(np.sum(status == -2))
+        why = []
+        if collapsed:
+            why.append(f"{collapsed} because the step size fell below 10 eps |t| (overflow, NaN or a singularity)")
+        if spent:
+            why.append(f"{spent} because the step budget of {max_steps} accepted steps was spent (max_steps)")
+        why = "; ".join(why)
+        msg = (f"{failed.size} of {Z.shape[0]} trajectories stopped early: {why}; the first at flat index {b}, "
+               f"t = {t_end[b]:.6g}; their last finite states are kept (t_end says where)")
+    else:
+        msg = "reached the end of t_span"
+    res = IntegrationResult(t=np.array([t0, t1], dtype=float), y=ys, status=-1 if failed.size else 0, message=msg,
+                            nsteps=int(ns.max(initial=0)))
+    shape = y0.shape[:-1]
+    res.t_end, res.nsteps_each, res.nrejected_each = t_end.reshape(shape), ns.reshape(shape), nr.reshape(shape)
+    res.nrejected = int(nr.max(initial=0))
+    res.nfev = extra + 1 + int(np.max(ns + nr, initial=0)) * len(tab["b"])
+    res.backend = mode
+    return res

@@ -1,0 +1,369 @@
+"""``integrate``: the one entry point (shaped like scipy.integrate.solve_ivp) and its stepping loop."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Literal, TextIO, Union
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from liegroups import LieGroupsError
+
+from ..core.errors import IntegrationInputError
+from .events import EventTracker
+from ..core.grid import DEFAULT_STEPS, output_grid, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
+from . import batch
+from ..backends import fastpath
+from .. import tableaux
+from .adaptive import solve_adaptive
+from ..methods import LINEAR, RKMK, Embedded, ExplicitRK, ScipyMethod, get_method, preserved
+from ..core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
+from ..core.progress import RunProgress
+from ..core.result import IntegrationResult, finish
+from .scipy_adapter import solve_scipy
+from . import guard
+from ..core import validation
+from ..codegen import so3_fast
+from ..reference.stepping import make_stepper
+
+_KINDS = ("ode", "coadjoint", "reconstruction")
+
+#: what ``integrate`` takes as its problem (or a plain callable f(t, y))
+Problem = Union[ODEProblem, CoadjointProblem, ReconstructionProblem]
+#: an event function g(t, y), zero at the event (attributes ``terminal``, ``direction`` as in solve_ivp)
+Event = Callable[[float, NDArray[np.float64]], float]
+
+
+def _as_problem(problem, y0):
+    """The problem, or a plain callable f(t, y) wrapped as ODEProblem(f, dim=y0.shape[-1]);
+    returns (problem, y0 as an array)."""
+    if getattr(problem, "kind", None) in _KINDS:
+        return problem, y0
+    if callable(problem):
+        y0 = np.atleast_1d(validation.real_array(y0, "y0"))
+        name = getattr(problem, "__name__", None) or type(problem).__name__
+        return ODEProblem(problem, dim=y0.shape[-1], name=f"ODE y' = {name}(t, y)"), y0
+    raise IntegrationInputError(
+        f"problem must be an ODEProblem, CoadjointProblem, ReconstructionProblem or a callable f(t, y); "
+        f"got {type(problem).__name__} {problem!r:.80}")
+
+
+def _check_inputs(problem, y0, t_span):
+    y0 = validation.real_array(y0, "y0")
+    if problem.kind == "reconstruction":
+        N = problem.group.matrix_size
+        if y0.shape[-2:] != (N, N):
+            raise IntegrationInputError(f"y0 must be (..., {N}, {N}) group elements of {problem.group.name}, "
+                                        f"got shape {y0.shape}")
+    elif y0.shape[-1:] != (problem.dim,):
+        raise IntegrationInputError(f"y0 must have last axis of length {problem.dim} (the dimension of "
+                                    f"{problem.name}), got shape {y0.shape}")
+    if not np.isfinite(y0).all():
+        bad = np.argwhere(~np.isfinite(y0))
+        raise IntegrationInputError(f"y0 must be finite: entry {tuple(int(v) for v in bad[0])} is "
+                                    f"{y0[tuple(bad[0])]} ({len(bad)} non-finite entries)")
+    if type(t_span) in (tuple, list) and len(t_span) == 2 and all(type(v) is float or (type(v) is int and abs(v) < 2 ** 53) for v in t_span):
+        t0, t1 = float(t_span[0]), float(t_span[1])   # the common case, without an array
+    else:
+        ts = validation.real_array(t_span, "t_span")
+        if ts.shape != (2,):
+            raise IntegrationInputError(f"t_span must be a pair (t0, t1) of numbers, got {t_span!r}")
+        t0, t1 = float(ts[0]), float(ts[1])
+    if not (math.isfinite(t0) and math.isfinite(t1)) or t1 == t0:
+        raise IntegrationInputError(f"t_span must be two different finite times, got ({t0}, {t1})")
+    return y0, t0, t1
+
+
+def _trajectories(problem, y0):
+    """The number of trajectories of a batch y0 (its size over the size of one state)."""
+    one = problem.group.matrix_size ** 2 if problem.kind == "reconstruction" else problem.dim
+    return max(1, int(np.size(y0)) // one)
+
+
+def _check_t_eval(t_eval, t0, t1):
+    """t_eval as a 1-d float array, sorted in the direction of integration and within t_span."""
+    try:
+        te = np.array(t_eval, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise IntegrationInputError(f"t_eval must be a 1-d array of times, got {t_eval!r:.80}") from exc
+    if te.ndim != 1 or te.size == 0 or not np.all(np.isfinite(te)):
+        raise IntegrationInputError(f"t_eval must be a non-empty 1-d array of finite times, got shape {te.shape}")
+    lo, hi = min(t0, t1), max(t0, t1)
+    if te.min() < lo or te.max() > hi:
+        raise IntegrationInputError(f"t_eval must lie within t_span = ({t0}, {t1}); got values from "
+                                    f"{te.min()} to {te.max()}")
+    d = np.diff(te) if t1 > t0 else -np.diff(te)
+    if np.any(d < 0):
+        k = int(np.argmax(d < 0))
+        raise IntegrationInputError(f"t_eval must be sorted in the direction of integration "
+                                    f"({'increasing' if t1 > t0 else 'decreasing'}); t_eval[{k}] = {te[k]} is "
+                                    f"followed by {te[k + 1]}")
+    return te
+
+
+def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLike], y0: ArrayLike,
+              t_span: Sequence[float], method: str = "rkmk4", h: float | None = None, steps: int | None = None,
+              save_every: int = 1, events: Event | Sequence[Event] | None = None,
+              rtol: float | ArrayLike = 1e-9, atol: float | ArrayLike = 1e-12, fast: bool = True,
+              t_eval: ArrayLike | None = None, backend: Literal["auto", "numpy", "numba"] = "auto",
+              first_step: float | None = None, max_step: float | None = None, check: bool = True,
+              max_steps: int | None = None, max_wall_time: float | None = None,
+              ensemble: Literal["shared", "independent"] = "shared",
+              progress: bool | TextIO | None = None) -> IntegrationResult:
+    """Integrate ``problem`` from ``y0`` over ``t_span = (t0, t1)`` with ``method``.
+
+    Parameters
+    ----------
+    problem : ODEProblem (y' = f(t, y)), CoadjointProblem (z' = ad*_{w(z)} z + f(z)),
+        ReconstructionProblem (g' = g w(t)), or a plain callable f(t, y) (as for solve_ivp), taken as
+        ``ODEProblem(f, dim=y0.shape[-1])``. Anything else raises IntegrationInputError.
+    y0 : (..., dim) array (a batch of initial conditions on the leading axes), or (..., N, N) group
+        elements for a reconstruction problem.
+    method : str or Method
+        One of "rk4", "midpoint", "lie_euler", "rkmk2", "rkmk4", "cf4", "cg3", "splitting",
+        "splitting4", "splitting6", "moser_veselov", "scipy:RK45", "scipy:RK23", "scipy:DOP853",
+        "scipy:Radau", "scipy:BDF", "scipy:LSODA" (see :mod:`integrators.methods`); the bare scipy
+        names ("DOP853", ...) are aliases. An unknown or inapplicable name raises ``MethodError``
+        (a ValueError) listing the valid ones.
+    h, steps : fixed-step methods take the step h (rounded down so that an integer number of steps
+        covers t_span exactly: h = (t1 - t0) / ceil(|t1 - t0| / h)) or the number of steps;
+        with neither, DEFAULT_STEPS = 1000 steps. For the scipy methods and the adaptive pairs, h or
+        steps only set the output grid (dense output is evaluated there, see
+        :mod:`integrators.reference.dense_output`); without them the solver's own steps are returned.
+    save_every : keep every save_every-th step (the last step is always kept).
+    events : callable g(t, y) -> (...) or list of them, with optional attributes ``terminal`` and
+        ``direction`` as in solve_ivp; see :mod:`integrators.engine.events`.
+    t_eval : 1-d array of output times for the scipy methods and the adaptive pairs (as in solve_ivp: within t_span, sorted
+        in the direction of integration; not together with h, steps or save_every). The fixed-step
+        methods take h / steps / save_every instead and raise IntegrationInputError for t_eval.
+    backend : "auto" (default), "numpy" or "numba": how the generated code of
+        :mod:`integrators.codegen.writer` runs (fixed-step RKMK / RK and the adaptive pairs on coadjoint
+        problems whose velocity is affine). "numba" needs the extra ``liedyn[fast]`` (MethodError
+        naming the backends that apply without it); "auto" takes numba when installed and the run
+        has at least :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` step-trajectories (compiling costs
+        about a second per problem structure), else numpy. ``result.backend`` says which ran.
+    first_step, max_step : initial and largest step of the adaptive methods (rkmk45, rkmk853,
+        rk45, rk853), as in solve_ivp; their results also carry ``nrejected``.
+    ensemble : "shared" (default) or "independent", for the adaptive methods on an ensemble y0:
+        one step sequence for all trajectories (the largest error decides; every step saved), or each
+        trajectory its own steps, equal to its single run, with only t0 and t1 saved
+        (:mod:`integrators.engine.batch`; numpy, or a parallel compiled loop with numba). Fixed-step
+        methods step every trajectory alike either way.
+    rtol, atol : tolerances of the adaptive methods and of the scipy adapters (which also pass ``problem.jac``, when the problem
+        has one, to Radau, BDF and LSODA).
+    check : run the guards of :mod:`integrators.engine.guard` (default True): a fixed-step run whose step does
+        not resolve the solution, or any run whose declared invariants or constraints leave their
+        tolerance, ends with status -1 and a message saying what, where and by how much; the figures
+        are in ``result.checks``. False skips them (a few percent faster on short runs).
+    max_steps, max_wall_time : the budget of the scipy methods (accepted steps, default 10^6;
+        seconds, default 120) and the step budget of the adaptive pairs (accepted steps, default
+        10^6, per trajectory with ensemble="independent"): beyond it the run stops with status -1 and says so. A right-hand side
+        that returns NaN or inf stops any method with status -1 at the step where it appears.
+    progress : None (default), True, False or a writable text stream: a line on stderr (or the stream) with
+        the method, the number of trajectories and the elapsed time. None draws it only when stderr is a
+        terminal and the run lasts more than a second (never with LIEDYN_PROGRESS=0); False never; see
+        :mod:`integrators.core.progress`. It never changes the result.
+    fast : use the generated straight-line so(3) steppers (:mod:`integrators.codegen.so3_fast`) when they
+        apply (unforced so(3)* problem with a velocity_matrix, no events); False forces the generic
+        numpy path (the reference; both agree to round-off).
+
+    Returns
+    -------
+    IntegrationResult with t (K,), y (K, ..., dim), status, message, nfev, nsteps, wall_time,
+    invariants / constraints (name -> (K, ...)) evaluated on the saved (raw) states, preserves,
+    method (the canonical name) and the problem's ``outputs`` (with a ``state_map``, y is the mapped
+    state and the raw one is ``outputs["z"]``).
+
+    Without events or projection, each step's increment y_{n+1} - y_n is computed without
+    cancellation (e.g. exp(ad x)^T z - z = (exp(ad x)^T - I) z) and added with Kahan's compensated
+    summation (Hairer, McLachlan and Razakarivony 2008), so round-off drift of the invariants grows like
+    eps h sqrt(N) rather than eps sqrt(N).
+    """
+    problem, y0 = _as_problem(problem, y0)
+    m = get_method(method, problem)
+    y0, t0, t1 = _check_inputs(problem, y0, t_span)
+    save_every = validation.step_count(save_every, "save_every")
+    rtol, atol = validation.tolerances(rtol, atol)
+    budget = (validation.SCIPY_MAX_STEPS if max_steps is None else validation.step_count(max_steps, "max_steps"),
+              validation.SCIPY_MAX_WALL_TIME if max_wall_time is None else
+              validation.positive(max_wall_time, "max_wall_time", allow_inf=True))
+    if t_eval is not None:
+        if not isinstance(m, (ScipyMethod, Embedded)):
+            raise IntegrationInputError(f"t_eval is for the scipy methods and the adaptive pairs; the fixed-step "
+                                        f"method {m.name!r} saves every save_every-th step of h or steps instead")
+        if h is not None or steps is not None or int(save_every) != 1:
+            raise IntegrationInputError("give either t_eval or h / steps / save_every (output grid), not both")
+        t_eval = _check_t_eval(t_eval, t0, t1)
+    fastpath.check_backend_args(backend, fast)
+    batch.check_mode(ensemble)
+    if m.fixed_step or h is not None or steps is not None:  # a step grid, or an output grid (before allocating it)
+        n, _ = step_grid(t0, t1, h, steps)
+        validation.output_size(n // save_every + 2, y0, f"integrating {n} steps" if m.fixed_step else
+                               f"an output grid of {n} intervals")
+        if m.fixed_step:
+            validation.step_budget(n)
+    start = time.perf_counter()
+    with RunProgress(progress, m.name, _trajectories(problem, y0)) as bar:
+        if isinstance(m, ScipyMethod):
+            res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol, t_eval, budget)
+        elif isinstance(m, Embedded):
+            if h is not None or steps is not None:  # an output grid, as for the scipy methods
+                t_eval = output_grid(t0, t1, h, steps, int(save_every))
+            if ensemble == "independent":
+                if events is not None or t_eval is not None:
+                    raise IntegrationInputError("ensemble='independent' saves only the end points; events and "
+                                                "output grids (t_eval, h, steps) need ensemble='shared'")
+                res = batch.solve_independent(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, backend,
+                                              fast, budget[0])
+            else:
+                res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every),
+                                     events, backend, fast, t_eval, budget[0])
+        else:
+            res = _fixed_step(problem, m, y0, t0, t1, h, steps, int(save_every), events, fast, backend)
+        bar.done(res.nsteps)
+    res.wall_time = time.perf_counter() - start
+    res.method = m.name
+    res.preserves = preserved(m, problem)
+    if check and m.fixed_step and problem.kind != "reconstruction":
+        guard.check_resolution(problem, make_stepper(m, problem), res, res.h, save_every)
+    finish(problem, res, record_values=not check)
+    if check:
+        guard.check_quantities(problem, res, record=True)
+    return res
+
+
+def _projector(problem, method, y0):
+    """Orthogonal projection onto {C z = C z0} for Lie-group methods on a forced coadjoint problem
+    that declares linear invariants C (see CoadjointProblem); None when not needed."""
+    C = getattr(problem, "linear_invariants", None)
+    if C is None or problem.kind != "coadjoint" or problem.forcing is None or LINEAR in method.preserves:
+        return None
+    F = np.asarray(problem.rhs(0.0, y0), dtype=float)
+    res = np.abs(F @ C.T)
+    scale = np.linalg.norm(C, axis=1) * np.max(np.abs(F)) + 1e-300
+    worst = float(np.max(res / np.maximum(scale, 1.0)))
+    if worst > 1e-9:
+        i = int(np.argmax(np.max(res.reshape(-1, C.shape[0]), axis=0)))
+        raise IntegrationInputError(
+            f"linear_invariants[{i}] is not conserved by the vector field: (c, f(z0)) = "
+            f"{float(np.max(res[..., i])):.3e} at the initial state (should be 0 for every z); "
+            f"check the forcing lambda(z) b")
+    G = np.linalg.solve(C @ C.T, C)  # (p, n): z <- z - C^T (C C^T)^-1 (C z - C z0)
+    target = y0 @ C.T
+    return lambda z: z - (z @ C.T - target) @ G
+
+
+def _fast(problem, method, y0, t0, h, n, save_every):
+    so3_fast.check_velocity_matrix(problem, y0)
+    K = n // save_every + 1 + (1 if n % save_every else 0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ts, ys = so3_fast.run(method, problem, y0, t0, h, n, save_every, K)
+    ok = np.isfinite(ys).reshape(K, -1).all(axis=1)
+    res = IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h,
+                            nfev=n * make_stepper(method, problem).fevals)
+    if not ok.all():
+        bad = int(np.argmin(ok))
+        res.t, res.y, res.status = ts[:bad], ys[:bad], -1
+        res.message = (f"the solution overflowed or became NaN before t = {ts[bad]:.6g}; the last finite "
+                       f"saved state is kept; reduce h")
+    return res
+
+
+class _Projected:
+    """A stepper followed by the projection (so event location uses the same map)."""
+
+    def __init__(self, inner, project):
+        self.inner, self.project, self.fevals = inner, project, inner.fevals
+
+    def step(self, t, y, h):
+        return self.project(self.inner.step(t, y, h))
+
+
+def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
+    """The fixed-step run by generated code (:mod:`integrators.backends.fastpath`), or None when it does not
+    apply (the so(3) generator :mod:`integrators.codegen.so3_fast` keeps the numpy backend on so(3))."""
+    if not isinstance(method, (RKMK, ExplicitRK)) or problem.kind != "coadjoint":
+        return None
+    lie = isinstance(method, RKMK)
+    be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
+    if be == "numpy" and so3_fast.applies(method, problem):
+        return None
+    pl = fastpath.plan(problem, tableaux.of_method(method), lie, getattr(method, "terms", 1), y0)
+    if pl is None:
+        return None
+    res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be)
+    res.nfev = res.nsteps * fevals
+    res.backend = be
+    return res
+
+
+def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=True, backend="auto"):
+    n, h = step_grid(t0, t1, h, steps)
+    stepper = make_stepper(method, problem)
+    if fast and events is None:
+        res = _generated(problem, method, y0, t0, h, n, save_every, backend, stepper.fevals)
+        if res is not None:
+            return res
+    if fast and so3_fast.applies(method, problem):
+        if events is None:
+            return _fast(problem, method, y0, t0, h, n, save_every)
+        so3_fast.check_velocity_matrix(problem, y0)
+        stepper = so3_fast.FastStepper(method, problem, stepper.fevals)
+    project = _projector(problem, method, y0)
+    if project is not None:
+        stepper = _Projected(stepper, project)
+    K = n // save_every + 1 + (1 if n % save_every else 0)
+    ys = np.empty((K,) + y0.shape)
+    ts = np.empty(K)
+    ys[0], ts[0] = y0, t0
+    y, t, j = y0, t0, 1
+    tracker = None
+    if events is not None:
+        tracker = EventTracker(events, problem, stepper, t0, y0)
+    compensated = tracker is None and not isinstance(stepper, _Projected)
+    e = np.zeros_like(y0)
+    status, message, done = 0, "reached the end of t_span", n
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k in range(1, n + 1):
+            t_new = t0 + k * h
+            if compensated:  # Kahan: y + e is the state, e the carried rounding error
+                yk = stepper.delta(t, y, h) + e
+                y_new = y + yk
+                e = (y - y_new) + yk
+            else:
+                try:
+                    y_new = stepper.step(t, y, h)
+                except (LieGroupsError, ArithmeticError):  # a stage overflowed inside an exponential: a NaN
+                    y_new = np.full_like(y, np.nan)
+            if not np.isfinite(y_new).all():
+                status, done = -1, k - 1
+                message = (f"the solution overflowed or became NaN in step {k} (t = {t:.6g} -> {t_new:.6g}); "
+                           f"the last finite state is kept; reduce h")
+                break
+            if tracker is not None:
+                y_new = tracker.after_step(t, y, t_new, y_new, h)
+            t, y = t_new, y_new
+            if k % save_every == 0 or k == n:
+                ys[j], ts[j] = y + e, t
+                j += 1
+            if tracker is not None and tracker.all_stopped():
+                status, done = 1, k
+                message = "a terminal event stopped every trajectory"
+                if k % save_every and k != n:
+                    ys[j], ts[j] = y, t
+                    j += 1
+                break
+    if status == -1 and ts[j - 1] != t:
+        ys[j], ts[j] = y, t  # the last finite state
+        j += 1
+    ys, ts = ys[:j], ts[:j]
+    nfev = getattr(stepper, "nfev_total", done * stepper.fevals)
+    res = IntegrationResult(t=ts, y=ys, status=status, message=message, nsteps=done, h=h, nfev=int(nfev))
+    if tracker is not None:
+        tracker.finish(res)
+        if res.status == 1 and np.ndim(y0) == 1:
+            res.t = np.append(res.t[:-1], tracker.stop_time)
+            res.y = np.concatenate([res.y[:-1], tracker.stop_state[None]], axis=0)
+    return res

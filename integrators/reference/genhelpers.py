@@ -1,0 +1,241 @@
+"""Helper functions called by the generated code of :mod:`integrators.codegen.writer`, one version per mode:
+Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
+
+* co2(t2) = (a, b), co3(t2) = (a, b, c): a = sin t / t, b = (1 - cos t)/t^2 = 2 sin^2(t/2)/t^2 (no
+  cancellation), c = (t - sin t)/t^3 (series below t^2 = 1e-2), given t^2 (Rodrigues' coefficients,
+  Murray, Li and Sastry 1994, 2.2 and 2.4);
+* cq2(q) = (s1, s2): s1 = sinh(sqrt q)/sqrt q, s2 = (cosh(sqrt q) - 1)/q, the coefficients of
+  exp(ad x) = 1 + s1 ad_x + s2 ad_x^2 on a 3-dimensional algebra with ad_x^3 = q ad_x
+  (:meth:`integrators.codegen.exp_writer.ExponentialWriter._act_ad3`, which derives it, and ``_act_ad3x2``); sin and
+  1 - cos for q < 0, by half angles (no cancellation), their Taylor series for |q| < 1e-2;
+* tplan(bound) = (s, m): substeps and terms of the Taylor action of the exponential;
+* rinv(d, m) = 1/d, or 0 when d <= 1e-12 m, d <= 1e-290 (1/d would overflow) or d is not finite (a
+  pivot of the Casimir projection, :mod:`integrators.codegen.projection`: a dependent direction, or a state
+  so small that its gradients underflow, is left unprojected, not divided by);
+* fin, mx, bmax, grow: finiteness test, max of two values, max over an ensemble (NaN -> inf),
+  doubling of the output arrays;
+* hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
+  :func:`integrators.engine.adaptive.initial_step`), its two phases around the second evaluation of the
+  field, in Python floats; :func:`integrators.engine.adaptive._initial_step_one` and the generated adaptive
+  loop both call them (one copy of the formula).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+def _co2_float(t2):
+    if not t2 < 1e300:
+        return math.nan, math.nan
+    if t2 < 1e-8:
+        return 1.0 - t2 / 6.0 + t2 * t2 / 120.0, 0.5 - t2 / 24.0 + t2 * t2 / 720.0
+    t = math.sqrt(t2)
+    s = math.sin(0.5 * t) / (0.5 * t)
+    return math.sin(t) / t, 0.5 * s * s
+
+
+def _c_series(t2):
+    # c = (t - sin t)/t^3 = 1/6 - t^2/120 + t^4/5040 - t^6/362880 + t^8/39916800
+    return 1.0 / 6.0 - t2 * (1.0 / 120.0 - t2 * (1.0 / 5040.0 - t2 * (1.0 / 362880.0 - t2 / 39916800.0)))
+
+
+def _co3_float(t2):
+    if not t2 < 1e300:
+        return math.nan, math.nan, math.nan
+    if t2 < 1e-2:  # the series of a, b, c = (t - sin t)/t^3 (truncation < 1e-20)
+        a = 1.0 - t2 / 6.0 * (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0 * (1.0 - t2 / 72.0 * (1.0 - t2 / 110.0))))
+        b = 0.5 - t2 / 24.0 * (1.0 - t2 / 30.0 * (1.0 - t2 / 56.0 * (1.0 - t2 / 90.0 * (1.0 - t2 / 132.0))))
+        c = 1.0 / 6.0 - t2 * (1.0 / 120.0 - t2 * (1.0 / 5040.0 - t2 * (1.0 / 362880.0 - t2 / 39916800.0)))
+        return a, b, c
+    t = math.sqrt(t2)
+    s = math.sin(0.5 * t) / (0.5 * t)
+    a = math.sin(t) / t
+    return a, 0.5 * s * s, (1.0 - a) / t2
+
+
+def _co2_array(t2):
+    t = np.maximum(np.sqrt(t2), 1e-150)
+    s = np.sin(0.5 * t)
+    st = s / t
+    return 2.0 * np.cos(0.5 * t) * st, 2.0 * st * st
+
+
+def _co3_array(t2):
+    a, b = _co2_array(t2)
+    small = t2 < 1e-2
+    return a, b, np.where(small, _c_series(t2), (1.0 - a) / np.where(small, 1.0, t2))
+
+
+#: below this |q| the coefficients of cq2 are their Taylor series
+CQ2_SERIES = 1e-2
+#: above this q (growth e^sqrt(q) > 1e137 in one step) cq2 gives NaN: an overflow, not a step
+CQ2_MAX = 1e5
+
+
+def _cq2_float(q):
+    """(s1, s2) = (sinh r / r, (cosh r - 1)/r^2), r = sqrt(q) (r = i t for q = -t^2 < 0: sin t / t,
+    (1 - cos t)/t^2), accurate to a few ulp for every q <= CQ2_MAX:
+
+    * |q| < 1e-2: s1 = sum_k q^k/(2k+1)!, s2 = sum_k q^k/(2k+2)!, k = 0..6 (truncation
+      < 1e-14/15! ~ 1e-26 relative; the same Horner form as :func:`_cq2_series`, written out here
+      because numba compiles this function alone);
+    * otherwise, with u = r/2: s1 = (sinh u / u) cosh u and s2 = (sinh u / u)^2 / 2 (cosh r - 1 =
+      2 sinh^2 u; q < 0 the same with sin, cos), products of accurate factors, no cancellation.
+
+    NaN for q > CQ2_MAX, q = -inf or NaN (an overflowed state: the caller's finiteness test stops)."""
+    if not -1e300 < q <= CQ2_MAX:
+        return math.nan, math.nan
+    if -CQ2_SERIES < q < CQ2_SERIES:
+        s1 = 1.0 + q / 6.0 * (1.0 + q / 20.0 * (1.0 + q / 42.0 * (1.0 + q / 72.0 * (1.0 + q / 110.0 * (1.0 + q / 156.0)))))
+        s2 = 0.5 + q / 24.0 * (1.0 + q / 30.0 * (1.0 + q / 56.0 * (1.0 + q / 90.0 * (1.0 + q / 132.0 * (1.0 + q / 182.0)))))
+        return s1, s2
+    if q < 0.0:
+        u = 0.5 * math.sqrt(-q)
+        s = math.sin(u) / u
+        return s * math.cos(u), 0.5 * s * s
+    u = 0.5 * math.sqrt(q)
+    s = math.sinh(u) / u
+    return s * math.cosh(u), 0.5 * s * s
+
+
+def _cq2_series(q):
+    # s1 = sum_{k<=6} q^k/(2k+1)!, s2 = sum_{k<=6} q^k/(2k+2)! in Horner form (see _cq2_float)
+    s1 = 1.0 + q / 6.0 * (1.0 + q / 20.0 * (1.0 + q / 42.0 * (1.0 + q / 72.0 * (1.0 + q / 110.0 * (1.0 + q / 156.0)))))
+    s2 = 0.5 + q / 24.0 * (1.0 + q / 30.0 * (1.0 + q / 56.0 * (1.0 + q / 90.0 * (1.0 + q / 132.0 * (1.0 + q / 182.0)))))
+    return s1, s2
+
+
+def _cq2_array(q):
+    """:func:`_cq2_float` elementwise on an array of q (both signs in one ensemble)."""
+    q = np.asarray(q, dtype=float)
+    with np.errstate(all="ignore"):
+        small = np.abs(q) < CQ2_SERIES
+        u = 0.5 * np.sqrt(np.where(small, 1.0, np.abs(q)))
+        neg = q < 0.0
+        up = np.minimum(u, 400.0)  # sinh(400) is finite; larger q are NaN below
+        s = np.where(neg, np.sin(u), np.sinh(up)) / u
+        c = np.where(neg, np.cos(u), np.cosh(up))
+        a1, a2 = _cq2_series(q)
+        s1 = np.where(small, a1, s * c)
+        s2 = np.where(small, a2, 0.5 * s * s)
+        bad = ~((q > -1e300) & (q <= CQ2_MAX))
+    return np.where(bad, np.nan, s1), np.where(bad, np.nan, s2)
+
+
+def _tplan_float(bound):
+    """(s, m, bad): s substeps with r = bound / s <= 1/2 and the fewest terms m with
+    e^r r^(m+1) / (m+1)! <= 2^-54 (at most 30); bad = 0.0, or NaN (with s = m = 1) when the bound is
+    not finite or above 1e5 (an exponential of that size is overflow, not a step)."""
+    if not bound <= 1e5:
+        return 1, 1, math.nan
+    s = 1
+    if bound > 0.5:
+        s = int(math.ceil(bound / 0.5))
+    r = bound / s
+    tail = 1.65 * r  # e^r r^(m+1)/(m+1)! for m = 0, with e^r <= 1.65
+    m = 0
+    while tail > 5.551115123125783e-17 and m < 30:
+        m += 1
+        tail = tail * r / (m + 1)
+    return s, max(m, 1), 0.0
+
+
+def _tplan_array(bound):
+    b = float(np.max(bound)) if np.size(bound) else 0.0
+    return _tplan_float(b)
+
+
+def _rinv_float(d, m):
+    return 1.0 / d if 1e-12 * m < d < math.inf and d > 1e-290 else 0.0
+
+
+def _rinv_array(d, m):
+    ok = (d > 1e-12 * m) & (d < np.inf) & (d > 1e-290)
+    return np.where(ok, 1.0 / np.where(ok, d, 1.0), 0.0)
+
+
+def _fin_float(x):
+    return x - x == 0.0
+
+
+def _fin_array(x):
+    return True  # ensembles: the caller checks the saved states
+
+
+def _mx_float(a, b):
+    return a if a > b else b
+
+
+def _bmax_array(x):
+    m = np.max(x)
+    return float(m) if m == m else math.inf
+
+
+def _bmax_float(x):
+    return x if x == x else math.inf
+
+
+def _rmsq(m, s, n):
+    """The rms m sqrt(s / n) of n numbers v_i given m = max |v_i| (or 1 when all are 0) and
+    s = sum (v_i / m)^2: no overflow for |v_i| up to the float range; NaN when a v_i is NaN or inf
+    (then s is NaN)."""
+    return m * math.sqrt(s / n)
+
+
+def _hstart(phase, d0, d1, d2h, h0, order, interval, max_step):
+    """Hairer's starting step in two phases around the second evaluation of the field, with
+    d0 = rms(y0 / sc), d1 = rms(f0 / sc), sc = atol + rtol |y0|, f0 = f(y0):
+
+    * phase 0: h0 = 0.01 d0 / d1 (1e-6 when d0 or d1 < 1e-5);
+    * phase 1, given d2h = rms((f(y0 + h0 f0) - f0) / sc) = d2 h0: h = min(100 h0, h1, |t1 - t0|,
+      max_step), h1 = (0.01 / max(d1, d2))^(1 / (order + 1)) through logarithms (d2 can exceed the
+      float range while h1 is an ordinary number), h1 = max(1e-6, 1e-3 h0) when d1, d2 <= 1e-15.
+
+    A step that comes out 0 or NaN (d1 or d2h not finite: the derivative at y0 overflowed) is
+    replaced by 1e-300, from which the controller either grows or fails with status -1 ("the step
+    size fell below 10 eps |t|")."""
+    if not d1 < math.inf or (phase == 1 and not d2h < math.inf):
+        h = 0.0
+    elif phase == 0:
+        h = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    elif d1 <= 1e-15 and d2h <= 1e-15 * h0:
+        h = min(max(1e-6, h0 * 1e-3), 100.0 * h0, interval, max_step)
+    else:
+        l1 = math.log(d1) if d1 > 0.0 else -math.inf
+        l2 = math.log(d2h) - math.log(h0) if d2h > 0.0 else -math.inf
+        h = min(100.0 * h0, math.exp((math.log(0.01) - max(l1, l2)) / (order + 1)), interval, max_step)
+    return h if h > 0.0 else min(1e-300, interval)
+
+
+def _grow(ts, ys):
+    t2 = np.empty(2 * ts.shape[0])
+    t2[:ts.shape[0]] = ts
+    y2 = np.empty((2 * ys.shape[0],) + ys.shape[1:])
+    y2[:ys.shape[0]] = ys
+    return t2, y2
+
+
+def _grow2(ts, ys):
+    t2 = np.empty(2 * ts.shape[0])
+    t2[:ts.shape[0]] = ts
+    y2 = np.empty((2 * ys.shape[0], ys.shape[1]))
+    y2[:ys.shape[0]] = ys
+    return t2, y2
+
+
+def _grow3(ts, ys):
+    t2 = np.empty(2 * ts.shape[0])
+    t2[:ts.shape[0]] = ts
+    y2 = np.empty((2 * ys.shape[0], ys.shape[1], ys.shape[2]))
+    y2[:ys.shape[0]] = ys
+    return t2, y2
+
+
+#: per mode: the names the generated code calls
+SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
+          "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq}
+ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
+         "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
+         "rmsq": _rmsq}
