@@ -118,7 +118,7 @@ def lanes_source(pl, copies=JAM):
     s, s + S, ..., s + (copies - 1) S (:func:`jam`)."""
     n = pl.st.n
     fl, w, al, d, wl = batchgen.attempt_lines(pl.st, pl.tab, pl.lie, pl.terms, lanes=True)
-    order = pl.tab["err_order"]
+    order = pl.tab.err_order
     ex = -1.0 / (order + 1)
     inputs = [f"z{i}" for i in range(n)] + [f"W0_{i}" for i in range(n)] + ["hs", "_big", "err"]
     body = []
@@ -264,7 +264,7 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**
     n = pl.st.n
     lanes = (pl.st.closed == "so3" and pl.lie) or (not pl.lie and pl.proj is not None)
     if lanes:
-        key = (pl.st.key, pl.tab["name"], pl.lie, pl.terms, JAM, None if pl.proj is None else pl.proj.key)
+        key = (pl.st.key, pl.tab.name, pl.lie, pl.terms, JAM, None if pl.proj is None else pl.proj.key)
         fn = _LANE_FNS.get(key)
         if fn is None:  # writing the source takes milliseconds: once per structure and method
             fn = _LANE_FNS[key] = _load(lanes_source(pl))
@@ -304,7 +304,7 @@ def fixed_lanes_source(pl, copies=JAM):
     src = batchgen.EnsembleSource(pl.st)
     src.lanes = True
     Ks = programs._stages(src, pl.tab, z, "h", pl.lie, pl.terms)
-    _, d = programs._increment(src, Ks, pl.tab["b"], z, pl.lie)
+    _, d = programs._increment(src, Ks, pl.tab.b, z, pl.lie)
     body = []
     for k in range(copies):
         lane, sfx = ("b", "") if k == 0 else (f"b + {k}*S", f"_J{k}")
@@ -357,7 +357,7 @@ def fixed_parallel(pl, Z, t0, h, n, save_every, K):
     done, saves = np.full(B, n, np.int64), np.full(B, K, np.int64)
     rest = np.arange(B)
     if pl.st.closed in ("so3", "se3") and pl.lie:  # the lane kernel; the trajectories it marks run below
-        key = ("fixed", pl.st.key, pl.tab["name"], pl.terms, JAM)
+        key = ("fixed", pl.st.key, pl.tab.name, pl.terms, JAM)
         fn = _LANE_FNS.get(key)
         if fn is None:
             fn = _LANE_FNS[key] = _load(fixed_lanes_source(pl, JAM))

@@ -79,7 +79,7 @@ def plan(problem, tab, lie, terms, y0, proj=None):
     st = recognition.recognise(problem, y0)
     if st is None or (lie and st.P is not None) or (proj is not None and st.P is not None):
         return None
-    key = (st.key, tab["name"], lie, terms, None if proj is None else proj.key)
+    key = (st.key, tab.name, lie, terms, None if proj is None else proj.key)
     pl = _PLANS.get(key)
     if pl is None:      # one per structure, method and projection: its functions are looked up once
         pl = _PLANS[key] = Plan(st, tab, lie, terms, proj)
@@ -313,6 +313,27 @@ def step_function(pl, backend):
         return np.stack(out, -1).reshape(y.shape)
 
     return step
+
+
+def no_plan_reason(problem, lie, proj):
+    """Why :func:`plan` found no generated path for ``problem`` (for the MethodError of backend='numba')."""
+    if getattr(problem, "kind", None) != "coadjoint":
+        return f"only coadjoint problems have generated code ({problem.name} is a {problem.kind} problem)"
+    st = recognition.recognise(problem, np.zeros(problem.dim) + 0.5)
+    if st is None:
+        return (f"the generator does not recognise {problem.name}: its velocity must be affine in z (w = W z + c), "
+                f"its forcing a multiplier force of its linear invariants, its dimension at most 12")
+    if lie:
+        return (f"the RKMK form has no generated code for the multiplier forcing of {problem.name} (its rk and "
+                f"projected forms do)")
+    return f"the Casimir projection has no generated code for the forcing of {problem.name}"
+
+
+def require_compiled(backend, why):
+    """backend='numba' on a run with no compiled path: MethodError saying why (the option is never ignored)."""
+    if backend == "numba":
+        raise MethodError(f"backend='numba' asks for compiled code, which this run does not have: {why}; "
+                          f"backend='auto' compiles where a compiled path exists, 'numpy' runs the numpy code")
 
 
 def check_backend_args(backend, fast):

@@ -22,7 +22,7 @@ def compile_function(kind, st, tab, lie, terms, mode, proj=None):
     ``st`` and tableau ``tab`` in ``mode`` ("scalar": Python floats, "array": numpy (B,) columns, "numba": jitted),
     cached per (structure, tableau, mode, projection); ``proj``: the Casimir projection of the adaptive
     loops of a projected pair (the one-step map "step" is the unprojected one)."""
-    key = (kind, st.key, tab["name"], lie, terms, mode, None if proj is None else proj.key)
+    key = (kind, st.key, tab.name, lie, terms, mode, None if proj is None else proj.key)
     fn = _CACHE.get(key)
     if fn is None:
         text = source(kind, st, tab, lie, terms, proj, mode)
@@ -31,7 +31,7 @@ def compile_function(kind, st, tab, lie, terms, mode, proj=None):
             fn = numba_kernels.compile_cached(text, name, batch=kind == "adaptive_batch")
         else:
             env = _env(mode)
-            exec(compile(text, f"<liedyn {kind} {tab['name']} {mode}>", "exec"), env)
+            exec(compile(text, f"<liedyn {kind} {tab.name} {mode}>", "exec"), env)
             fn = env[name]
         _CACHE[key] = fn
     return fn

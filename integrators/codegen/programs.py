@@ -23,7 +23,7 @@ from .row_source import RowSource
 def _stages(src, tab, z, h, lie, terms, w0=None):
     """Emit the stages; return the list of K_i (vectors, already multiplied by h) and the last
     stage's velocity (for FSAL). ``w0`` is the first stage's generator when given (FSAL)."""
-    A = tab["A"]   # autonomous fields: the nodes c_i are not needed
+    A = tab.A   # autonomous fields: the nodes c_i are not needed
     Ks = []
     for i, row in enumerate(A):
         pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
@@ -76,7 +76,7 @@ def fixed_source(st, tab, lie, terms):
     src.emit("for k in range(1, nsteps + 1):")
     src.indent += 1
     Ks = _stages(src, tab, z, "h", lie, terms)
-    _, d = _increment(src, Ks, tab["b"], z, lie)
+    _, d = _increment(src, Ks, tab.b, z, lie)
     src.emit("_chk = " + " + ".join(d))
     src.emit("if not fin(_chk):")
     src.emit("    break")
@@ -101,7 +101,7 @@ def attempt(src, tab, z, lie, terms, W0):
     Returns (d, z1, wl, the error norm's expression)."""
     n = src.n
     Ks = _stages(src, tab, z, "hs", lie, terms, w0=W0)
-    theta, d = _increment(src, Ks, tab["b"], z, lie)
+    theta, d = _increment(src, Ks, tab.b, z, lie)
     z1 = src.assign("z1_", [f"{z[i]} + {d[i]}" for i in range(n)])
     wl = src.velocity(z1) if lie else src.field(z1)
     if lie:
@@ -109,10 +109,10 @@ def attempt(src, tab, z, lie, terms, W0):
         Klast = src.dexpinv(theta, xl, terms) if terms > 1 else xl
     else:
         Klast = src.assign("Kl", [f"hs*{wl[j]}" for j in range(n)])
-    Kall = Ks + ([Klast] if tab["fsal"] else [])
+    Kall = Ks + ([Klast] if tab.fsal else [])
     sc = src.assign("sc", [f"atol + rtol*mx(abs({z[i]}), abs({z1[i]}))" for i in range(n)])
     sums = []
-    for Ev in tab["E"]:
+    for Ev in tab.E:
         et = src.combo("et", list(zip(Ev, Kall))) or ["0.0"] * n
         if lie:
             et = src.coad(et, z, prefix="ez")
@@ -188,7 +188,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]
     W0 = [f"W0_{i}" for i in range(n)]
-    order = tab["err_order"]
+    order = tab.err_order
     if batch:
         head = ("def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, Z, E"
                 + (", CZ):" if proj is not None else "):"))
@@ -310,7 +310,7 @@ def trial_source(st, tab, lie, terms):
     z = [f"z{i}" for i in range(n)]
     head = f"def step(h, {', '.join(z)}):"
     Ks = _stages(src, tab, z, "h", lie, terms)
-    _, d = _increment(src, Ks, tab["b"], z, lie)
+    _, d = _increment(src, Ks, tab.b, z, lie)
     src.emit("return (" + ", ".join(f"{z[i]} + {d[i]}" for i in range(n)) + ",)")
     return head + "\n" + "\n".join(src.lines) + "\n"
 
@@ -322,7 +322,7 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
     if kind == "adaptive_batch":
         return adaptive_source(st, tab, lie, terms, batch=True, proj=proj)
     if kind == "adaptive":
-        rows = (lambda s: RowSource(s, len(tab["A"]))) if mode == "array" and not lie else None
+        rows = (lambda s: RowSource(s, len(tab.A))) if mode == "array" and not lie else None
         return adaptive_source(st, tab, lie, terms, source_class=rows, proj=proj)
     writer = {"fixed": fixed_source, "step": trial_source}[kind]
     return writer(st, tab, lie, terms)

@@ -35,7 +35,7 @@ import numpy as np
 from liegroups import so3_coefficients
 
 from ..core.errors import IntegrationInputError
-from ..methods import RKMK, CommutatorFree, Splitting
+from ..methods import CommutatorFree, RungeKutta, Splitting
 
 _CACHE = {}
 
@@ -186,7 +186,8 @@ def _source_split(method, W):
 
 def applies(method, problem):
     """True when the so(3) fast path can run ``method`` on ``problem``."""
-    if not isinstance(method, (RKMK, CommutatorFree, Splitting)):
+    if not (isinstance(method, (CommutatorFree, Splitting)) or (isinstance(method, RungeKutta) and method.lie
+                                                                  and method.fixed_step)):
         return False
     return (problem.kind == "coadjoint" and problem.forcing is None
             and problem.algebra.closed_form == "so3"
@@ -217,7 +218,7 @@ def step_function(method, problem, scalar):
     if key not in _CACHE:
         if isinstance(method, Splitting):
             g = _source_split(method, W)
-        elif isinstance(method, RKMK):
+        elif isinstance(method, RungeKutta):
             g = _source_rkmk(method, W)
         else:
             g = _source_cf(method, W)

@@ -97,6 +97,8 @@ class IntegrationResult:
     system : the object that produced the result (e.g. a servo system), or None.
     labels : tuple of names of the components of y's last axis (optional, may be empty).
     name : str, what was integrated (a catalog entry's name, for example; optional).
+    backend : str, which code ran: "numpy" (the numpy reference or generated Python), "numba" (compiled),
+        "scipy" (the scipy adapters), or a sentence when a run changed backend on the way.
     checks : dict of the figures of the end-of-run checks of :mod:`integrators.engine.guard` ("step_error",
         "invariant:<name>", "constraint:<name>", each with its ":tolerance"); empty with check=False.
     """
@@ -122,6 +124,7 @@ class IntegrationResult:
     labels: tuple = ()
     name: str = ""
     checks: dict = field(default_factory=dict)
+    backend: str = ""
 
     @property
     def success(self) -> bool:

@@ -43,7 +43,6 @@ import numpy as np
 from ..reference import dense_output
 from ..backends import fastpath, numba_kernels
 from ..codegen import projection
-from .. import tableaux
 from ..core.errors import IntegrationInputError
 from ..reference.genhelpers import _hstart
 from .events import EventTracker
@@ -138,7 +137,7 @@ class _Reference:
         if lie:
             self.space = CoadjointSpace(problem)
         self.rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
-        self.fevals = len(tab["b"])
+        self.fevals = len(tab.b)
         # the projection onto {C = target} (integrators.codegen.projection) of a projected pair, else None
         self.proj, self.target = proj, target
 
@@ -151,7 +150,7 @@ class _Reference:
 
     def stages(self, t, z, hs, w0):
         """(Ks, theta, d, z1, w_last, K_last) of one attempt with the signed step hs."""
-        A, c = self.tab["A"], self.tab["c"]
+        A, c = self.tab.A, self.tab.c
         Ks = []
         for i, row in enumerate(A):
             pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
@@ -165,7 +164,7 @@ class _Reference:
                 Ks.append(dexpinv_series(self.space.bracket, th, hs * w, self.terms) if self.terms > 1 else hs * w)
             else:
                 Ks.append(hs * self.rhs(ti, z + th))
-        theta = sum(b * K for b, K in zip(self.tab["b"], Ks) if b != 0.0)
+        theta = sum(b * K for b, K in zip(self.tab.b, Ks) if b != 0.0)
         d = self.space.act_delta(theta, z) if self.lie else theta
         z1 = z + d
         wl = self.first(t + hs, z1)
@@ -176,10 +175,10 @@ class _Reference:
         return Ks, theta, d, z1, wl, Kl
 
     def error(self, z, z1, Ks, Kl, rtol, atol):
-        Kall = Ks + ([Kl] if self.tab["fsal"] else [])
+        Kall = Ks + ([Kl] if self.tab.fsal else [])
         sc = atol + rtol * np.maximum(np.abs(z), np.abs(z1))
         errs = []
-        for E in self.tab["E"]:
+        for E in self.tab.E:
             et = sum(e * K for e, K in zip(E, Kall) if e != 0.0)
             if self.lie:
                 et = self.space.algebra.coad(et, z)
@@ -276,11 +275,13 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     check_controls(rtol, atol, first_step, max_step)
     if t_eval is not None:
         save_every = 1
-    tab = tableaux.get(method.tableau)
-    lie, terms, order = method.lie, method.terms, tab["err_order"]
+    tab = method.tableau
+    lie, terms, order = method.lie, method.terms, tab.err_order
     proj = projection.of_algebra(problem.algebra) if method.project else None
     ref = _Reference(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
     pl = fastpath.plan(problem, tab, lie, terms, y0, proj) if fast else None
+    if pl is None and backend == "numba":
+        fastpath.require_compiled(backend, fastpath.no_plan_reason(problem, lie, proj))
     if first_step is not None:
         h0, extra = float(first_step), 0
     elif pl is not None and y0.ndim == 1 and (backend != "auto" or not numba_kernels.available()):
@@ -300,7 +301,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         res, nsteps, nrej = _reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order,
                                             max_steps)
     # a projected pair evaluates the first stage of every step after the first anew (no FSAL)
-    res.nfev = extra + 1 + (nsteps + nrej) * len(tab["b"]) + (nsteps if proj is not None else 0)
+    res.nfev = extra + 1 + (nsteps + nrej) * len(tab.b) + (nsteps if proj is not None else 0)
     res.nrejected = nrej
     if pl is None:
         res.backend = "numpy (generic reference)"
@@ -308,7 +309,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         step = fastpath.step_function(pl, mode) if pl is not None else ref.step
         if pl is not None and proj is not None:
             step = _projected_step(step, ref)
-        res = _locate_events(problem, res, events, step, len(tab["b"]), save_every)
+        res = _locate_events(problem, res, events, step, len(tab.b), save_every)
     if t_eval is not None:  # integrators.reference.dense_output: the continuous extension at t_eval
         te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
         res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te

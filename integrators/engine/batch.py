@@ -32,7 +32,6 @@ import numpy as np
 from ..backends import batch_kernels, fastpath
 from ..codegen import batchgen, projection
 from ..reference import genhelpers
-from .. import tableaux
 from .adaptive import check_controls, initial_step
 from ..core.errors import IntegrationInputError
 from ..core.result import IntegrationResult
@@ -54,7 +53,7 @@ def check_mode(ensemble):
 
 
 def _functions(pl):
-    key = (pl.st.key, pl.tab["name"], pl.lie, pl.terms, None if pl.proj is None else pl.proj.key)
+    key = (pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key)
     fns = _CACHE.get(key)
     if fns is None:
         env = dict(genhelpers.ARRAY, np=np)
@@ -69,7 +68,7 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6)
     :func:`integrators.backends.batch_kernels.adaptive_independent`."""
     first, attempt = _functions(pl)
     B, n = Z.shape
-    order = pl.tab["err_order"]
+    order = pl.tab.err_order
     expo = -1.0 / (order + 1)
     direction = 1.0 if t1 > t0 else -1.0
     out = Z.copy()
@@ -131,9 +130,11 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     most ``max_steps`` accepted steps each (beyond: that trajectory stops, status -1 and a message).
     IntegrationInputError when the method has no generated path on this problem (or fast=False)."""
     check_controls(rtol, atol, first_step, max_step)
-    tab = tableaux.get(method.tableau)
+    tab = method.tableau
     proj = projection.of_algebra(problem.algebra) if method.project else None
     pl = fastpath.plan(problem, tab, method.lie, method.terms, y0, proj) if fast else None
+    if pl is None and fast and backend == "numba":
+        fastpath.require_compiled(backend, fastpath.no_plan_reason(problem, method.lie, proj))
     if pl is None:
         raise IntegrationInputError(
             f"ensemble='independent' runs generated code, which {method.name!r} does not have on {problem.name}"
@@ -142,7 +143,7 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     Z = np.ascontiguousarray(y0.reshape(-1, n), dtype=float)
     if first_step is None:
         rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
-        H0 = initial_step(lambda y: rhs(t0, y), Z, t0, t1, tab["err_order"], rtol, atol, max_step, per_row=True)
+        H0 = initial_step(lambda y: rhs(t0, y), Z, t0, t1, tab.err_order, rtol, atol, max_step, per_row=True)
         extra = 2
     else:
         H0, extra = np.full(Z.shape[0], float(first_step)), 0
@@ -176,6 +177,6 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     shape = y0.shape[:-1]
     res.t_end, res.nsteps_each, res.nrejected_each = t_end.reshape(shape), ns.reshape(shape), nr.reshape(shape)
     res.nrejected = int(nr.max(initial=0))
-    res.nfev = extra + 1 + int(np.max(ns + nr, initial=0)) * len(tab["b"])
+    res.nfev = extra + 1 + int(np.max(ns + nr, initial=0)) * len(tab.b)
     res.backend = mode
     return res

@@ -16,9 +16,8 @@ from .events import EventTracker
 from ..core.grid import DEFAULT_STEPS, output_grid, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
 from . import batch
 from ..backends import fastpath
-from .. import tableaux
 from .adaptive import solve_adaptive
-from ..methods import LINEAR, RKMK, Embedded, ExplicitRK, ScipyMethod, get_method, preserved
+from ..methods import LINEAR, RungeKutta, get_method, method_table, preserved
 from ..core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
 from ..core.progress import RunProgress
 from ..core.result import IntegrationResult, finish
@@ -190,7 +189,7 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
               validation.SCIPY_MAX_WALL_TIME if max_wall_time is None else
               validation.positive(max_wall_time, "max_wall_time", allow_inf=True))
     if t_eval is not None:
-        if not isinstance(m, (ScipyMethod, Embedded)):
+        if m.runner == "fixed":
             raise IntegrationInputError(f"t_eval is for the scipy methods and the adaptive pairs; the fixed-step "
                                         f"method {m.name!r} saves every save_every-th step of h or steps instead")
         if h is not None or steps is not None or int(save_every) != 1:
@@ -206,9 +205,9 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
             validation.step_budget(n)
     start = time.perf_counter()
     with RunProgress(progress, m.name, _trajectories(problem, y0)) as bar:
-        if isinstance(m, ScipyMethod):
+        if m.runner == "scipy":
             res = solve_scipy(problem, m, y0, t0, t1, h, steps, int(save_every), events, rtol, atol, t_eval, budget)
-        elif isinstance(m, Embedded):
+        elif m.runner == "adaptive":
             if h is not None or steps is not None:  # an output grid, as for the scipy methods
                 t_eval = output_grid(t0, t1, h, steps, int(save_every))
             if ensemble == "independent":
@@ -225,6 +224,8 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         bar.done(res.nsteps)
     res.wall_time = time.perf_counter() - start
     res.method = m.name
+    if not res.backend:
+        res.backend = "scipy" if m.runner == "scipy" else "numpy"
     res.preserves = preserved(m, problem)
     if check and m.fixed_step and problem.kind != "reconstruction":
         guard.check_resolution(problem, make_stepper(m, problem), res, res.h, save_every)
@@ -284,13 +285,13 @@ class _Projected:
 def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
     """The fixed-step run by generated code (:mod:`integrators.backends.fastpath`), or None when it does not
     apply (the so(3) generator :mod:`integrators.codegen.so3_fast` keeps the numpy backend on so(3))."""
-    if not isinstance(method, (RKMK, ExplicitRK)) or problem.kind != "coadjoint":
+    if not isinstance(method, RungeKutta) or method.project or problem.kind != "coadjoint":
         return None
-    lie = isinstance(method, RKMK)
+    lie = method.lie
     be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
     if be == "numpy" and so3_fast.applies(method, problem):
         return None
-    pl = fastpath.plan(problem, tableaux.of_method(method), lie, getattr(method, "terms", 1), y0)
+    pl = fastpath.plan(problem, method.tableau, lie, method.terms, y0)
     if pl is None:
         return None
     res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be)
@@ -306,6 +307,14 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
         res = _generated(problem, method, y0, t0, h, n, save_every, backend, stepper.fevals)
         if res is not None:
             return res
+    if backend == "numba":
+        if not isinstance(method, RungeKutta):
+            why = f"{method.name} has no generated code (the Runge-Kutta tableaux in rk and rkmk form have)"
+        elif events is not None:
+            why = "the events of a fixed-step method are located in the numpy loop"
+        else:
+            why = fastpath.no_plan_reason(problem, method.lie, None)
+        fastpath.require_compiled(backend, why)
     if fast and so3_fast.applies(method, problem):
         if events is None:
             return _fast(problem, method, y0, t0, h, n, save_every)

@@ -53,7 +53,7 @@ from liegroups import SE2, SE3, SO3
 
 from ..core.validation import finite_array
 from ..core.errors import IntegrationInputError
-from ..methods import RKMK, Method, get_method, preserved
+from ..methods import Method, RungeKutta, get_method, preserved
 from ..core.problems import ReconstructionProblem
 from ..core.result import IntegrationResult
 from ..geometry.spaces import GroupSpace, dexpinv_series
@@ -177,7 +177,7 @@ def _velocities(wf, times, vectorized, batch_ndim_hint=None):
 def _step_increments(G, m, space, Wc, H):
     """D_n = exp(hat Theta_n) - I for every step at once (RKMK), or the product of the update's
     exponentials minus I (commutator-free), from the stage velocities Wc[c] (S, ..., dim), steps H."""
-    if isinstance(m, RKMK):
+    if isinstance(m, RungeKutta):
         Ks = []
         for i, row in enumerate(m.A):
             theta = lincomb(row, Ks)

@@ -1,205 +1,124 @@
-"""Integration methods as small data classes: a tableau, an order and the set of things kept.
+"""The registry of integration methods: :data:`METHODS` (name -> method), what applies to a problem and
+what each keeps. A method is data: a kind of :mod:`integrators.methods.kinds` applied to coefficients of
+:mod:`integrators.tableaux`; adding a Runge-Kutta method is one tableau there and one row here. The
+table of every method with its order, what it keeps and its reference is :func:`method_table` (the
+docstring of :func:`integrators.integrate` is built from it).
 
-A method is data (diffrax style); the stepping code lives in :mod:`integrators.reference.stepping` and the loop
-in :mod:`integrators.engine.driver`. Every method declares ``order`` and ``preserves``, a subset of
-{"casimirs", "linear_invariants", "quadratic_invariants", "group"} (GeometricIntegrators.jl style);
-the tests measure both.
+Notes on the rows:
 
-Methods and sources:
-
-* ``rk4``: the classical Runge-Kutta method of Kutta (1901), order 4, keeps linear invariants.
-* ``midpoint``: implicit midpoint rule, order 2, keeps all quadratic (hence linear) invariants
-  (Cooper 1987), solved by fixed-point iteration to a stated tolerance.
-* ``lie_euler``, ``rkmk2``, ``rkmk4``: Runge-Kutta-Munthe-Kaas methods, Munthe-Kaas (1999): theta' =
-  dexp^-1_theta(xi), y = exp(theta) . y0, with dexp^-1 truncated after ad^(q-2) for order q.
-* ``cf4``: the commutator-free method of Celledoni, Marthinsen and Owren (2003), order 4, two final
-  exponentials exp(h sum beta2_i F_i) exp(h sum beta1_i F_i) with beta1 = (1/4, 1/6, 1/6, -1/12)
-  acting FIRST; swapping them gives order 2 (tested).
-* ``cg3``: Crouch and Grossman (1993), order 3 (Hairer, Lubich and Wanner (2006), section IV.8.1).
-* ``splitting``, ``splitting4``: McLachlan (1993) splitting of the free rigid body on so(3)* into
-  exact axis rotations, Strang (order 2), Yoshida's triple jump (order 4) and, as ``splitting6``,
-  Yoshida's (1990) seven-stage order-6 composition (solution A).
-* ``moser_veselov``: the discrete Moser-Veselov (1991) rigid body, order 2, keeps |m|^2 and the
-  energy, i.e. every quadratic invariant of the free rigid body (so(3) only; tested).
-* ``rkmk45``, ``rkmk853``: adaptive embedded pairs (Dormand-Prince 5(4), DOP853) in RKMK form, keep
-  the Casimirs; ``rk45``, ``rk853``: the same pairs as ordinary Runge-Kutta methods, keep linear
-  invariants (:mod:`integrators.engine.adaptive`; rtol, atol, first_step, max_step as in solve_ivp).
-* ``rk45_projected``, ``rk853_projected``: the same ordinary pairs followed, after every accepted
-  step, by the orthogonal projection onto the level set of all polynomial Casimirs of the algebra
-  (the standard projection method, Hairer, Lubich and Wanner (2006), Section IV.4, Algorithm 4.2;
-  simplified Newton iterations to round-off, :mod:`integrators.codegen.projection`): order 5 and 8 as the
-  pairs (GNI Theorem IV.4.2), the polynomial Casimirs kept to round-off without drift. Unforced
-  coadjoint problems on an algebra with at least one polynomial Casimir (Bianchi IV, for example,
-  has none).
-  Order q needs dexp^-1 only up to ad^(q-2) (Hairer, Lubich and Wanner (2006), IV.8), but the
-  truncation error is the same in both solutions of the pair, so the error estimate cannot see it;
-  with ad^(q-2) the measured error on the free rigid body was 13x (rkmk45) and 10x (rkmk853) the
-  tolerance. The series is therefore carried one nonzero Bernoulli term further, to ad^4 (rkmk45,
-  5 terms) and ad^8 (rkmk853, 9 terms): a bracket or two more per stage, and the error follows rtol.
-* ``scipy:RK45``, ``scipy:RK23``, ``scipy:DOP853``, ``scipy:Radau``, ``scipy:BDF``, ``scipy:LSODA``:
-  adapters to scipy.integrate.solve_ivp (for the variable-order BDF and LSODA ``order`` is the
-  largest order they use). The bare scipy names ("DOP853", "Radau", ...) are aliases of these
-  (:data:`ALIASES`); a result always carries the canonical name.
+* the adaptive RKMK pairs carry dexp^-1 one nonzero Bernoulli term further than their order needs
+  (ad^(q-2) for order q, Hairer, Lubich and Wanner (2006), IV.8): the truncation error is the same in
+  both solutions of the pair, so the error estimate cannot see it; with ad^(q-2) the measured error on
+  the free rigid body was 13x (rkmk45) and 10x (rkmk853) the tolerance; with 5 and 9 terms it follows rtol;
+* ``midpoint`` keeps all quadratic invariants (Cooper 1987), solved by fixed-point iteration;
+* ``cf4``: Celledoni, Marthinsen and Owren (2003); ``cg3``: Crouch and Grossman (1993); the splittings:
+  McLachlan (1993) with Yoshida's (1990) compositions; ``moser_veselov``: Moser and Veselov (1991);
+* the scipy adapters: for the variable-order BDF and LSODA ``order`` is the largest order they use. The
+  bare scipy names ("DOP853", "Radau", ...) are aliases (:data:`ALIASES`); a result carries the canonical name.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..core.errors import MethodError
 from ..core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
+from ..tableaux import DOP853, DP5, EULER, HEUN, RK4, TSIT5, lie_group
+from .kinds import (CASIMIRS, GROUP, LINEAR, QUADRATIC, CommutatorFree, ImplicitMidpoint, Method,
+                    MoserVeselov, RungeKutta, ScipyMethod, Splitting)
 
-CASIMIRS = "casimirs"
-LINEAR = "linear_invariants"
-QUADRATIC = "quadratic_invariants"
-GROUP = "group"
-
-
-@dataclass(frozen=True)
-class Method:
-    """Base: ``name``, ``order`` and ``preserves`` (for an unforced coadjoint problem)."""
-
-    name: str
-    order: int
-    preserves: frozenset = field(default_factory=frozenset)
-    kinds: tuple = ("ode", "coadjoint", "reconstruction")
-    fixed_step: bool = True
-
-
-@dataclass(frozen=True)
-class ExplicitRK(Method):
-    """Explicit Runge-Kutta tableau (A strictly lower triangular, b, c) on the plain ODE."""
-
-    A: tuple = ()
-    b: tuple = ()
-    c: tuple = ()
-
-
-@dataclass(frozen=True)
-class ImplicitMidpoint(Method):
-    """y1 = y0 + h f(t + h/2, (y0 + y1)/2), fixed-point iteration to ``tol`` (relative, max-norm)."""
-
-    tol: float = 1e-15
-    max_iter: int = 100
-
-
-@dataclass(frozen=True)
-class RKMK(Method):
-    """Runge-Kutta-Munthe-Kaas: explicit tableau in the algebra, dexp^-1 with ``terms`` terms."""
-
-    A: tuple = ()
-    b: tuple = ()
-    c: tuple = ()
-    terms: int = 1
-    kinds: tuple = ("coadjoint", "reconstruction")
-
-
-@dataclass(frozen=True)
-class CommutatorFree(Method):
-    """Commutator-free / Crouch-Grossman: each stage Y_i and the update are products of exponentials.
-
-    ``stages[i]`` is a list of coefficient vectors (over the F_j of earlier stages); the exponentials
-    are applied to y0 in list order, Y_i = exp(h alpha_{i,last} . F) ... exp(h alpha_{i,0} . F) y0.
-    ``update`` likewise gives y1.
-    """
-
-    stages: tuple = ()
-    update: tuple = ()
-    c: tuple = ()
-    kinds: tuple = ("coadjoint", "reconstruction")
-
-
-@dataclass(frozen=True)
-class Splitting(Method):
-    """Composition of Strang steps of the free rigid body with substep fractions ``gammas``."""
-
-    gammas: tuple = (1.0,)
-    kinds: tuple = ("coadjoint",)
-
-
-@dataclass(frozen=True)
-class MoserVeselov(Method):
-    """Discrete Moser-Veselov rigid body (implicit; see :mod:`integrators.reference.moser_veselov`)."""
-
-    kinds: tuple = ("coadjoint",)
-
-
-@dataclass(frozen=True)
-class ScipyMethod(Method):
-    """Adapter to scipy.integrate.solve_ivp (adaptive; rtol/atol)."""
-
-    scipy_name: str = "RK45"
-    fixed_step: bool = False
-    kinds: tuple = ("ode", "coadjoint")
-
-
-@dataclass(frozen=True)
-class Embedded(Method):
-    """Embedded Runge-Kutta pair with step-size control (see :mod:`integrators.engine.adaptive`): the
-    tableau ``tableau`` (:mod:`integrators.tableaux`) in RKMK form on g* (``lie``, dexp^-1 with
-    ``terms`` terms) or as an ordinary Runge-Kutta method on the ambient space; ``project``: every
-    accepted step is projected onto the level set of the algebra's polynomial Casimirs
-    (:mod:`integrators.codegen.projection`)."""
-
-    tableau: str = "dp5"
-    lie: bool = True
-    terms: int = 1
-    project: bool = False
-    fixed_step: bool = False
-    kinds: tuple = ("coadjoint",)
-
-
-_RK4 = dict(A=((), (0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)), b=(1 / 6, 1 / 3, 1 / 3, 1 / 6), c=(0.0, 0.5, 0.5, 1.0))
 _LP = frozenset({CASIMIRS, GROUP})
+_LIN = frozenset({LINEAR})
 
-_CF4_BETA1 = (0.25, 1 / 6, 1 / 6, -1 / 12)
-_CF4_BETA2 = (-1 / 12, 1 / 6, 1 / 6, 0.25)
-_CG3 = dict(stages=((), ((0.75,),), ((119 / 216,), (0.0, 17 / 108))),
-            update=((13 / 51,), (0.0, -2 / 3), (0.0, 0.0, 24 / 17)), c=(0.0, 0.75, 17 / 24))
-_Y4 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
-# Yoshida (1990) order-6 composition, solution A: w3 w2 w1 w0 w1 w2 w3
-_W6 = (0.784513610477560, 0.235573213359357, -1.17767998417887)
-_Y6 = _W6 + (1.0 - 2.0 * sum(_W6),) + _W6[::-1]
+
+def _rk(name, tab):
+    """The ordinary Runge-Kutta form of ``tab`` (keeps linear invariants)."""
+    kinds = ("ode", "coadjoint") if tab.adaptive else ("ode", "coadjoint", "reconstruction")
+    return RungeKutta(name, tab.order, _LIN, kinds, tableau=tab, form="rk")
+
+
+def _rkmk(name, tab, terms):
+    """The RKMK form of ``tab`` with dexp^-1 to ``terms`` terms (keeps the Casimirs and the group)."""
+    kinds = ("coadjoint",) if tab.adaptive else ("coadjoint", "reconstruction")
+    return RungeKutta(name, tab.order, frozenset({CASIMIRS}) if tab.adaptive else _LP, kinds, tableau=tab,
+                      form="rkmk", terms=terms)
+
+
+def _projected(name, tab):
+    """The Casimir-projected form of ``tab`` (keeps the polynomial Casimirs)."""
+    return RungeKutta(name, tab.order, frozenset({CASIMIRS}), ("coadjoint",), tableau=tab, form="projected")
+
+
+def _scipy(name, order):
+    return ScipyMethod(f"scipy:{name}", order, _LIN, scipy_name=name, reference="scipy.integrate.solve_ivp")
+
 
 METHODS = {
-    "rk4": ExplicitRK("rk4", 4, frozenset({LINEAR}), **_RK4),
-    "midpoint": ImplicitMidpoint("midpoint", 2, frozenset({LINEAR, QUADRATIC})),
-    "lie_euler": RKMK("lie_euler", 1, _LP, A=((),), b=(1.0,), c=(0.0,), terms=1),
-    "rkmk2": RKMK("rkmk2", 2, _LP, A=((), (1.0,)), b=(0.5, 0.5), c=(0.0, 1.0), terms=1),
-    "rkmk4": RKMK("rkmk4", 4, _LP, terms=3, **_RK4),
-    "cf4": CommutatorFree(
-        "cf4", 4, _LP,
-        stages=((), ((0.5,),), ((0.0, 0.5),), ((0.5,), (-0.5, 0.0, 1.0))),
-        update=(_CF4_BETA1, _CF4_BETA2), c=(0.0, 0.5, 0.5, 1.0)),
-    "cg3": CommutatorFree("cg3", 3, _LP, **_CG3),
-    "splitting": Splitting("splitting", 2, frozenset({CASIMIRS}), gammas=(1.0,)),
-    "splitting4": Splitting("splitting4", 4, frozenset({CASIMIRS}),
-                            gammas=(_Y4, 1.0 - 2.0 * _Y4, _Y4)),
-    "splitting6": Splitting("splitting6", 6, frozenset({CASIMIRS}), gammas=_Y6),
-    "moser_veselov": MoserVeselov("moser_veselov", 2, frozenset({CASIMIRS, QUADRATIC})),
-    "scipy:RK45": ScipyMethod("scipy:RK45", 5, frozenset({LINEAR}), scipy_name="RK45"),
-    "scipy:DOP853": ScipyMethod("scipy:DOP853", 8, frozenset({LINEAR}), scipy_name="DOP853"),
-    "scipy:Radau": ScipyMethod("scipy:Radau", 5, frozenset({LINEAR}), scipy_name="Radau"),
-    "scipy:RK23": ScipyMethod("scipy:RK23", 3, frozenset({LINEAR}), scipy_name="RK23"),
-    "scipy:BDF": ScipyMethod("scipy:BDF", 5, frozenset({LINEAR}), scipy_name="BDF"),
-    "scipy:LSODA": ScipyMethod("scipy:LSODA", 12, frozenset({LINEAR}), scipy_name="LSODA"),
-    "rkmk45": Embedded("rkmk45", 5, frozenset({CASIMIRS}), tableau="dp5", lie=True, terms=5),
-    "rkmk853": Embedded("rkmk853", 8, frozenset({CASIMIRS}), tableau="dop853", lie=True, terms=9),
-    "rk45": Embedded("rk45", 5, frozenset({LINEAR}), tableau="dp5", lie=False, kinds=("ode", "coadjoint")),
-    "rk853": Embedded("rk853", 8, frozenset({LINEAR}), tableau="dop853", lie=False, kinds=("ode", "coadjoint")),
-    "rk45_projected": Embedded("rk45_projected", 5, frozenset({CASIMIRS}), tableau="dp5", lie=False, project=True),
-    "rk853_projected": Embedded("rk853_projected", 8, frozenset({CASIMIRS}), tableau="dop853", lie=False,
-                                project=True),
+    "rk4": _rk("rk4", RK4),
+    "midpoint": ImplicitMidpoint("midpoint", 2, frozenset({LINEAR, QUADRATIC}), reference="Cooper (1987)"),
+    "lie_euler": _rkmk("lie_euler", EULER, 1),
+    "rkmk2": _rkmk("rkmk2", HEUN, 1),
+    "rkmk4": _rkmk("rkmk4", RK4, 3),
+    "cf4": CommutatorFree("cf4", 4, _LP, stages=lie_group.CF4_STAGES, update=lie_group.CF4_UPDATE,
+                          c=lie_group.CF4_C, reference="Celledoni, Marthinsen and Owren (2003)"),
+    "cg3": CommutatorFree("cg3", 3, _LP, stages=lie_group.CG3_STAGES, update=lie_group.CG3_UPDATE,
+                          c=lie_group.CG3_C, reference="Crouch and Grossman (1993)"),
+    "splitting": Splitting("splitting", 2, frozenset({CASIMIRS}), gammas=lie_group.STRANG,
+                           reference="McLachlan (1993)"),
+    "splitting4": Splitting("splitting4", 4, frozenset({CASIMIRS}), gammas=lie_group.YOSHIDA4,
+                            reference="McLachlan (1993); Yoshida (1990)"),
+    "splitting6": Splitting("splitting6", 6, frozenset({CASIMIRS}), gammas=lie_group.YOSHIDA6,
+                            reference="McLachlan (1993); Yoshida (1990)"),
+    "moser_veselov": MoserVeselov("moser_veselov", 2, frozenset({CASIMIRS, QUADRATIC}),
+                                  reference="Moser and Veselov (1991)"),
+    "scipy:RK45": _scipy("RK45", 5),
+    "scipy:DOP853": _scipy("DOP853", 8),
+    "scipy:Radau": _scipy("Radau", 5),
+    "scipy:RK23": _scipy("RK23", 3),
+    "scipy:BDF": _scipy("BDF", 5),
+    "scipy:LSODA": _scipy("LSODA", 12),
+    "rkmk45": _rkmk("rkmk45", DP5, 5),
+    "rkmk853": _rkmk("rkmk853", DOP853, 9),
+    "rk45": _rk("rk45", DP5),
+    "rk853": _rk("rk853", DOP853),
+    "rk45_projected": _projected("rk45_projected", DP5),
+    "rk853_projected": _projected("rk853_projected", DOP853),
+    "tsit5": _rk("tsit5", TSIT5),
+    "rkmk_tsit5": _rkmk("rkmk_tsit5", TSIT5, 5),
+    "tsit5_projected": _projected("tsit5_projected", TSIT5),
 }
 
 #: the bare scipy.integrate.solve_ivp names, accepted wherever a method name is
 ALIASES = {m.scipy_name: name for name, m in METHODS.items() if isinstance(m, ScipyMethod)}
 
 #: CF4 with its two final exponentials in the WRONG order (for the test that it drops to order 2)
-CF4_SWAPPED = CommutatorFree("cf4_swapped", 2, _LP, stages=METHODS["cf4"].stages,
-                             update=(_CF4_BETA2, _CF4_BETA1), c=METHODS["cf4"].c)
+CF4_SWAPPED = CommutatorFree("cf4_swapped", 2, _LP, stages=lie_group.CF4_STAGES,
+                             update=lie_group.CF4_SWAPPED_UPDATE, c=lie_group.CF4_C)
+
+
+def describe(m):
+    """One line on a method: its kind, steps and what it keeps (built from its data)."""
+    if isinstance(m, RungeKutta):
+        form = {"rk": "Runge-Kutta", "rkmk": "Runge-Kutta-Munthe-Kaas",
+                "projected": "Runge-Kutta + Casimir projection"}[m.form]
+        steps = (f"adaptive {m.tableau.order}({m.tableau.err_order}) pair"
+                 + (f", dense output of order {m.tableau.dense_order}" if m.tableau.P is not None else "")
+                 if m.tableau.adaptive else "fixed step")
+        kind = f"{form}, tableau {m.tableau.name}, {steps}"
+    elif isinstance(m, ScipyMethod):
+        kind = f"scipy.integrate.solve_ivp {m.scipy_name} (adaptive)"
+    else:
+        kind = {ImplicitMidpoint: "implicit midpoint rule, fixed step",
+                CommutatorFree: "commutator-free Lie-group method, fixed step",
+                Splitting: "splitting of the free rigid body on so(3)*, fixed step",
+                MoserVeselov: "discrete Moser-Veselov map of the free rigid body, fixed step"}[type(m)]
+    keeps = ", ".join(sorted(m.preserves)) or "nothing exactly"
+    return f"{kind}; order {m.order}; keeps {keeps}; {m.reference}"
+
+
+def method_table(indent=""):
+    """Every method of :data:`METHODS`, a line each (``name``: :func:`describe`), for docstrings."""
+    return "\n".join(f"{indent}* ``{name}``: {describe(m)}" for name, m in METHODS.items())
 
 
 def is_so3_free_rigid_body(problem):
@@ -216,11 +135,12 @@ def applies(method, problem):
         return False
     if isinstance(method, (Splitting, MoserVeselov)):
         return is_so3_free_rigid_body(problem)
+    lie = isinstance(method, CommutatorFree) or (isinstance(method, RungeKutta) and method.lie)
     if problem.kind == "reconstruction":
-        return isinstance(method, (RKMK, CommutatorFree))
-    if isinstance(method, Embedded) and method.project:
+        return lie
+    if isinstance(method, RungeKutta) and method.project:
         return getattr(problem, "forcing", None) is None and has_polynomial_casimirs(problem)
-    if isinstance(method, Embedded) and method.lie:
+    if isinstance(method, RungeKutta) and method.lie and not method.fixed_step:
         return getattr(problem, "forcing", None) is None
     return True
 
@@ -261,12 +181,12 @@ def get_method(method, problem):
     if not applies(m, problem):
         if isinstance(m, (Splitting, MoserVeselov)):
             why = "it needs an unforced so(3) free rigid body with a diagonal velocity_matrix"
-        elif isinstance(m, Embedded) and m.project and problem.kind == "coadjoint":
+        elif isinstance(m, RungeKutta) and m.project and problem.kind == "coadjoint":
             why = ("the projected pairs need an unforced coadjoint problem (a forcing changes the Casimirs they "
                    "project onto; use rk45 or rk853 with a forcing)"
                    if problem.forcing is not None else
                    f"the algebra {problem.algebra.name} has no polynomial Casimir (up to degree 4) to project onto")
-        elif isinstance(m, Embedded) and m.lie and problem.kind == "coadjoint":
+        elif isinstance(m, RungeKutta) and m.lie and not m.fixed_step and problem.kind == "coadjoint":
             why = "the adaptive RKMK pairs need an unforced coadjoint problem (use rk45 or rk853 with a forcing)"
         else:
             why = f"it does not apply to {problem.kind} problems"
@@ -277,7 +197,7 @@ def get_method(method, problem):
 
 def preserved(method, problem):
     """What ``method`` keeps on ``problem``: Casimirs only without forcing (by the Lie-group step, or for
-    rk45_projected / rk853_projected by the projection onto the polynomial Casimirs, which they need
+    the projected forms by the projection onto the polynomial Casimirs, which they need
     to apply at all); "group" on reconstruction."""
     keep = set(method.preserves)
     if getattr(problem, "forcing", None) is not None:
@@ -285,7 +205,7 @@ def preserved(method, problem):
     if problem.kind != "coadjoint":
         keep.discard(CASIMIRS)
     if (getattr(problem, "forcing", None) is not None and getattr(problem, "linear_invariants", None) is not None
-            and isinstance(method, (RKMK, CommutatorFree))):
+            and (isinstance(method, CommutatorFree) or (isinstance(method, RungeKutta) and method.lie))):
         keep.add(LINEAR)  # by the orthogonal projection of the driver
     if problem.kind != "reconstruction":
         keep.discard(GROUP)

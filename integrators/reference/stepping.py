@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import ConvergenceError, MethodError
-from ..methods import RKMK, CommutatorFree, ExplicitRK, ImplicitMidpoint, MoserVeselov, Splitting
+from ..methods import CommutatorFree, ImplicitMidpoint, MoserVeselov, RungeKutta, Splitting
 from .moser_veselov import MoserVeselovStepper
 from ..geometry.spaces import AffineCoadjointSpace, CoadjointSpace, GroupSpace, dexpinv_series
 
@@ -233,10 +233,14 @@ class SplittingStepper(Stepper):
         return y
 
 
-_STEPPERS = {ExplicitRK: RKStepper, ImplicitMidpoint: MidpointStepper, RKMK: RKMKStepper,
-             CommutatorFree: CFStepper, Splitting: SplittingStepper, MoserVeselov: MoserVeselovStepper}
+_STEPPERS = {ImplicitMidpoint: MidpointStepper, CommutatorFree: CFStepper, Splitting: SplittingStepper,
+             MoserVeselov: MoserVeselovStepper}
 
 
 def make_stepper(method, problem):
-    """The stepper for a fixed-step ``method`` on ``problem``."""
+    """The stepper for a fixed-step ``method`` on ``problem`` (a Runge-Kutta tableau in its "rk" or "rkmk" form)."""
+    if isinstance(method, RungeKutta):
+        if method.project or not method.fixed_step:
+            raise MethodError(f"{method.name} is not a fixed-step method of the rk or rkmk form")
+        return RKMKStepper(method, problem) if method.lie else RKStepper(method, problem)
     return _STEPPERS[type(method)](method, problem)

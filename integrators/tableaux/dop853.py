@@ -1,9 +1,23 @@
-"""The coefficients of DOP853 (Dormand and Prince 1980; Hairer, Norsett and Wanner 1993, section II.10):
-the explicit Runge-Kutta pair of order 8 with the error estimators of orders 5 and 3, as floats.
+"""DOP853 (Dormand and Prince 1980; Hairer, Norsett and Wanner 1993, section II.10): the explicit
+Runge-Kutta pair of order 8 with error estimators of orders 5 and 3 and a continuous extension of order 7.
 
 Stage count ``N_STAGES``; ``A`` the strictly lower triangular rows, ``B`` the weights, ``C`` the nodes,
-``E5`` and ``E3`` the two error estimators of Hairer's code (the same numbers as scipy's DOP853).
+``E5`` and ``E3`` the two error estimators of Hairer's code (the same numbers as scipy's DOP853), combined
+as err5^2 / sqrt(err5^2 + 0.01 err3^2) (the engine's error norm for a tableau with two estimators). The
+dense output is Hairer's (dop853.f, subroutine CONTD8): three extra stages 14-16 (``EXTRA_A`` rows over
+the stages 1-13, the 13th the FSAL stage h f(y1); nodes ``EXTRA_C``) and the order-7 interpolant
+
+    theta(s) = s (F0 + (1-s) (F1 + s (F2 + (1-s) (F3 + s (F4 + (1-s) (F5 + s F6))))))
+
+with F0 = sum b_i K_i, F1 = K_1 - F0, F2 = 2 F0 - K_1 - K_13, F_{3..6} = sum_i D[j-3, i] K_i (the numbers
+of scipy's dop853_coefficients), expanded here once into the monomial rows P of :class:`Tableau`
+(the expansion moves the weights by at most 2e-13).
 """
+
+import numpy as np
+from numpy.polynomial import polynomial as _poly
+
+from .tableau import Tableau
 
 N_STAGES = 12
 
@@ -46,4 +60,53 @@ E3 = (
     1.8915178993145003, -5.801203960010585, -0.4226823213237919,
     -0.1521609496625161, 0.20136540080403034, 0.02265179219836082,
     0.0,
+)
+
+EXTRA_A = (
+    (0.056167502283047954, 0.0, 0.0, 0.0, 0.0, 0.0, 0.25350021021662483, -0.2462390374708025,
+     -0.12419142326381637, 0.15329179827876568, 0.00820105229563469, 0.007567897660545699, -0.008298),
+    (0.03183464816350214, 0.0, 0.0, 0.0, 0.0, 0.028300909672366776, 0.053541988307438566,
+     -0.05492374857139099, 0.0, 0.0, -0.00010834732869724932, 0.0003825710908356584,
+     -0.00034046500868740456, 0.1413124436746325),
+    (-0.42889630158379194, 0.0, 0.0, 0.0, 0.0, -4.697621415361164, 7.683421196062599, 4.06898981839711,
+     0.3567271874552811, 0.0, 0.0, 0.0, -0.0013990241651590145, 2.9475147891527724, -9.15095847217987),
+)
+EXTRA_C = (0.1, 0.2, 7 / 9)
+D = (
+    (-8.428938276109013, 0.0, 0.0, 0.0, 0.0, 0.5667149535193777, -3.0689499459498917, 2.38466765651207,
+     2.117034582445028, -0.871391583777973, 2.2404374302607883, 0.6315787787694688, -0.08899033645133331,
+     18.148505520854727, -9.194632392478356, -4.436036387594894),
+    (10.427508642579134, 0.0, 0.0, 0.0, 0.0, 242.28349177525817, 165.20045171727028, -374.5467547226902,
+     -22.113666853125306, 7.733432668472264, -30.674084731089398, -9.332130526430229, 15.697238121770845,
+     -31.139403219565178, -9.35292435884448, 35.81684148639408),
+    (19.985053242002433, 0.0, 0.0, 0.0, 0.0, -387.0373087493518, -189.17813819516758, 527.8081592054236,
+     -11.57390253995963, 6.8812326946963, -1.0006050966910838, 0.7777137798053443, -2.778205752353508,
+     -60.19669523126412, 84.32040550667716, 11.99229113618279),
+    (-25.69393346270375, 0.0, 0.0, 0.0, 0.0, -154.18974869023643, -231.5293791760455, 357.6391179106141,
+     93.40532418362432, -37.45832313645163, 104.0996495089623, 29.8402934266605, -43.53345659001114,
+     96.32455395918828, -39.17726167561544, -149.72683625798564),
+)
+
+
+def _monomial_rows():
+    """P[i, q-1] (16, 7): the nested interpolant above expanded in powers of s, per stage increment."""
+    F = np.zeros((7, 16))
+    F[0, :N_STAGES] = B
+    F[1] = -F[0]
+    F[1, 0] += 1.0
+    F[2] = 2.0 * F[0]
+    F[2, 0] -= 1.0
+    F[2, N_STAGES] -= 1.0
+    F[3:] = D
+    polys = [np.zeros(1)] * 16
+    for k, row in enumerate(F[::-1]):          # innermost first: F6 s, then + F5 times (1 - s), ...
+        factor = (0.0, 1.0) if k % 2 == 0 else (1.0, -1.0)
+        polys = [_poly.polymul(_poly.polyadd(p, (r,)), factor) for p, r in zip(polys, row)]
+    return np.array([np.pad(p, (0, 8 - len(p)))[1:] for p in polys])
+
+
+DOP853 = Tableau(
+    "dop853", A=A[:N_STAGES], b=B, c=C[:N_STAGES], order=8, E=(E5, E3), err_order=7, fsal=True,
+    P=_monomial_rows(), dense_order=7, extra_A=EXTRA_A, extra_c=EXTRA_C,
+    reference="Dormand and Prince (1980); Hairer, Norsett and Wanner (1993), II.10",
 )

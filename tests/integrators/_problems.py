@@ -24,3 +24,14 @@ def start(n, seed, batch=()):
 RIGID_ONLY = ("splitting", "splitting4", "splitting6", "moser_veselov")
 
 ALGEBRAS = {"so3": named.so3, "se3": named.se3, "sl2": named.sl2, "so4": named.so4}
+
+#: the adaptive Runge-Kutta methods of the registry, by form (every test of the pairs reads these)
+def _rk_methods(form):
+    from integrators.methods import METHODS, RungeKutta
+
+    return [n for n, m in METHODS.items() if isinstance(m, RungeKutta) and not m.fixed_step and m.form == form]
+
+
+ADAPTIVE_RK = _rk_methods("rk")
+ADAPTIVE_RKMK = _rk_methods("rkmk")
+ADAPTIVE_PROJECTED = _rk_methods("projected")

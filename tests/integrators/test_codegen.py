@@ -12,12 +12,14 @@ from integrators import CoadjointProblem, IntegrationInputError, MethodError, in
 from integrators.backends import fastpath
 from integrators.backends import numba_kernels
 from integrators.geometry import recognition
+from integrators.methods import METHODS, RungeKutta
 from liegroups import named
 
 from ._problems import quadratic_problem, start
 
 NAMED = named.all_named()
-FIXED = ("rkmk4", "rkmk2", "lie_euler", "rk4")
+#: every fixed-step Runge-Kutta method of the registry (the generated code is written from its tableau)
+FIXED = tuple(n for n, m in METHODS.items() if isinstance(m, RungeKutta) and m.fixed_step)
 
 
 def _random_basis(algebra, seed):
@@ -59,7 +61,14 @@ def test_recognises_affine_velocity_and_closed_forms():
     Q = CoadjointProblem(named.so3(), lambda z: z + 0.1 * z ** 3)
     assert recognition.recognise(Q, np.ones(3)) is None
     r = integrate(Q, np.array([0.3, 0.2, 0.1]), (0.0, 1.0), steps=10)
-    assert not hasattr(r, "backend")
+    assert r.backend == "numpy"
+    # backend='numba' is never ignored: there is no compiled path here, and the error says why
+    with pytest.raises(MethodError, match="backend='numba'.*not recognise.*affine"):
+        integrate(Q, np.array([0.3, 0.2, 0.1]), (0.0, 1.0), steps=10, backend="numba")
+    with pytest.raises(MethodError, match="backend='numba'.*not recognise"):
+        integrate(Q, np.array([0.3, 0.2, 0.1]), (0.0, 1.0), method="rk853", backend="numba")
+    with pytest.raises(MethodError, match="backend='numba'.*cf4 has no generated code"):
+        integrate(P3, np.array([0.3, 0.2, 0.1]), (0.0, 1.0), method="cf4", steps=10, backend="numba")
 
 
 def test_heavy_top_linear_term_agrees_with_reference():

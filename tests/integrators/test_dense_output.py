@@ -11,57 +11,68 @@ import pytest
 
 from integrators import IntegrationInputError, integrate, tableaux
 from integrators.engine.adaptive import _Reference
-from integrators.reference.dense_output import EXTRA, at_times, weights
+from integrators.reference.dense_output import at_times, weights
 from integrators.methods import METHODS
+
+from ._problems import ADAPTIVE_RK, ADAPTIVE_RKMK
 from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
 
 PROBLEM = free_rigid_body(REFERENCE_INERTIA)
 M0 = np.array(REFERENCE_M0)
 
 
-def _extended(tableau):
+DENSE = [t.name for t in tableaux.TABLEAUX.values() if t.P is not None]
+
+
+def _extended(tab):
     """(A, c) over the stages, the FSAL stage (row b, node 1) and the interpolant's extra stages."""
-    tab = tableaux.get(tableau)
-    rows = list(tab["A"]) + [tab["b"]] + list(EXTRA[tableau][0])
-    c = list(tab["c"]) + [1.0] + list(EXTRA[tableau][1])
+    rows = list(tab.A) + ([tab.b] if tab.fsal else []) + list(tab.extra_A)
+    c = list(tab.c) + ([1.0] if tab.fsal else []) + list(tab.extra_c)
     A = np.zeros((len(rows), len(rows)))
     for i, row in enumerate(rows):
         A[i, :len(row)] = row
     return A, np.array(c)
 
 
-@pytest.mark.parametrize("tableau, order", [("dp5", 4), ("dop853", 7)])
-def test_continuous_extension_order_conditions(tableau, order):
-    A, c = _extended(tableau)
+@pytest.mark.parametrize("name", DENSE)
+def test_continuous_extension_order_conditions(name):
+    """The bushy-tree and two tall-tree conditions written out by hand (the full set over all trees is
+    test_tableaux.py's), theta(1) = the step, and the extra stages' own row-sum conditions."""
+    tab = tableaux.get(name)
+    order = tab.dense_order
+    A, c = _extended(tab)
     s = np.linspace(0.0, 1.0, 11)
-    B = weights(tableau, s)
+    B = weights(tab, s)
     for k in range(1, order + 1):
         np.testing.assert_allclose(B @ c ** (k - 1), s ** k / k, atol=1e-12)
     np.testing.assert_allclose(B @ (A @ c), s ** 3 / 6, atol=1e-12)
     np.testing.assert_allclose(B @ (A @ c ** 2), s ** 4 / 12, atol=1e-12)
-    n = len(tableaux.get(tableau)["b"])
-    np.testing.assert_allclose(B[-1, :n], tableaux.get(tableau)["b"], atol=1e-13)  # theta(1) is the step
+    n = tab.s
+    np.testing.assert_allclose(B[-1, :n], tab.b, atol=1e-13)  # theta(1) is the step
     np.testing.assert_allclose(B[-1, n:], 0.0, atol=1e-13)
     # stage weights sum_j a_ij c_j^(k-1) = c_i^k / k the extra stages need for the stated order
     for k in range(1, 3):
         np.testing.assert_allclose(A[n + 1:] @ c ** (k - 1), c[n + 1:] ** k / k, atol=1e-12)
 
 
-@pytest.mark.parametrize("tableau, order, h0", [("dp5", 4, 0.1), ("dop853", 7, 0.4)])
-def test_dense_output_on_y_equals_y_has_the_stated_order(tableau, order, h0):
-    A, c = _extended(tableau)
+@pytest.mark.parametrize("name", DENSE)
+def test_dense_output_on_y_equals_y_has_the_stated_order(name):
+    """On y' = y the interpolant's local error is O(h^(dense_order + 1)) against exp(s h)."""
+    tab = tableaux.get(name)
+    order, h0 = tab.dense_order, 0.04 if tab.dense_order < 6 else 0.4
+    A, c = _extended(tab)
     s = np.array([0.3, 0.5, 0.77])
     errs = []
     for h in (h0, h0 / 2, h0 / 4):
         K = np.zeros(len(c))
         for i in range(len(c)):
             K[i] = h * (1.0 + A[i] @ K)
-        errs.append(np.abs(1.0 + weights(tableau, s) @ K - np.exp(s * h)))
+        errs.append(np.abs(1.0 + weights(tab, s) @ K - np.exp(s * h)))
     ratios = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
     assert np.all(ratios > order + 0.7), ratios  # local error O(h^(order + 1))
 
 
-@pytest.mark.parametrize("method", ["rkmk45", "rk45", "rkmk853", "rk853"])
+@pytest.mark.parametrize("method", ADAPTIVE_RKMK + ADAPTIVE_RK)
 def test_grid_of_1000_points_matches_the_exact_rigid_body(method):
     te = np.linspace(0.0, 10.0, 1000)
     r = integrate(PROBLEM, M0, (0.0, 10.0), method=method, t_eval=te, rtol=1e-10, atol=1e-12)
@@ -73,7 +84,7 @@ def test_grid_of_1000_points_matches_the_exact_rigid_body(method):
     assert err <= 1.5 * err_steps + 3e-10 and err <= 3e-9, (err, err_steps)
 
 
-@pytest.mark.parametrize("method", ["rkmk45", "rkmk853"])
+@pytest.mark.parametrize("method", ADAPTIVE_RKMK)
 def test_rkmk_grid_keeps_the_casimir_at_every_output_point(method):
     r = integrate(PROBLEM, M0, (0.0, 10.0), method=method, steps=999, rtol=1e-10, atol=1e-12)
     assert len(r.t) == 1000 and r.t[-1] == 10.0
@@ -81,7 +92,7 @@ def test_rkmk_grid_keeps_the_casimir_at_every_output_point(method):
     assert np.max(np.abs(np.sum(r.y ** 2, axis=1) - c0)) / c0 <= 1e-14
 
 
-@pytest.mark.parametrize("method", ["rkmk45", "rk45", "rkmk853", "rk853"])
+@pytest.mark.parametrize("method", ADAPTIVE_RKMK + ADAPTIVE_RK)
 def test_output_at_accepted_steps_is_the_solvers_own_state(method):
     bare = integrate(PROBLEM, M0, (0.0, 5.0), method=method, rtol=1e-8, atol=1e-10)
     r = integrate(PROBLEM, M0, (0.0, 5.0), method=method, rtol=1e-8, atol=1e-10, t_eval=bare.t)
@@ -92,8 +103,9 @@ def test_output_at_accepted_steps_is_the_solvers_own_state(method):
     np.testing.assert_allclose(r2.y, bare.y[1:], atol=1e-8)
 
 
-@pytest.mark.parametrize("method, tableau", [("rkmk45", "dp5"), ("rkmk853", "dop853")])
-def test_batch_equals_the_single_evaluations_on_the_same_steps(method, tableau):
+@pytest.mark.parametrize("method", ADAPTIVE_RKMK)
+def test_batch_equals_the_single_evaluations_on_the_same_steps(method):
+    tableau = METHODS[method].tableau.name
     rng = np.random.default_rng(3)
     Y0 = rng.standard_normal((4, 3))
     te = np.linspace(0.0, 3.0, 57)

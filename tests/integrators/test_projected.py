@@ -21,9 +21,9 @@ from integrators.backends import numba_kernels
 from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
 from liegroups import named
 
-from ._problems import ALGEBRAS, quadratic_problem, start
+from ._problems import ADAPTIVE_PROJECTED, ADAPTIVE_RK, ADAPTIVE_RKMK, ALGEBRAS, quadratic_problem, start
 
-PROJECTED = ("rk45_projected", "rk853_projected")
+PROJECTED = tuple(ADAPTIVE_PROJECTED)
 NUMBA = numba_kernels.available()
 BACKENDS = ["reference", "numpy"] + (["numba"] if NUMBA else [])
 

@@ -1,0 +1,57 @@
+"""Tsitouras's 5(4) pair (Tsitouras 2011, "Runge-Kutta pairs of order 5(4) satisfying only the first
+column simplifying assumption", Comput. Math. Appl. 62, 770-775) with its continuous extension.
+
+6 stages, FSAL (the 7th entry weighs h f(t + h, y1)); the embedded solution bhat has order 4 and
+E = b - bhat. The paper prints the 7th entry of bhat with the wrong sign: bhat_7 = 1/66, so E_7 = -1/66
+(the correction adopted by OrdinaryDiffEq.jl and diffrax; without it the weights E do not sum to 0 and
+the creation check of :class:`Tableau` refuses them). The interpolant is the paper's, of order 4, with
+its weights b_i(theta) in the printed factored form, expanded here once into powers of theta.
+"""
+
+import numpy as np
+from numpy.polynomial import polynomial as _poly
+
+from .tableau import Tableau
+
+_A = ((),
+      (0.161,),
+      (-0.008480655492356988544426874250230774675, 0.3354806554923569885444268742502307746751),
+      (2.897153057105493432130432594192938764925, -6.359448489975074843148159912383825625953,
+       4.362295432869581411017727318190886861028),
+      (5.325864828439256604428877920840511317836, -11.74888356406282787774717033978577296189,
+       7.495539342889836208304604784564358155659, -0.09249506636175524925650207933207191611350),
+      (5.861455442946420028659251486982647890394, -12.92096931784710929170611868178335939542,
+       8.159367898576158643180400794539253485182, -0.07158497328140099722453054252582973869127,
+       -0.02826905039406838290900305721271224146718))
+_B = (0.09646076681806522951816731316512876333712, 0.01, 0.4798896504144995747752495322905965199130,
+      1.379008574103741893192274821856872770756, -3.290069515436080679901047585711363850116,
+      2.324710524099773982415355918398765796109)
+_BHAT = (0.09468075576583945807478876255758922856118, 0.009183565540343253096776363936645313759814,
+         0.4877705284247615707855642599631228241517, 1.234297566930478985655109673884237654036,
+         -2.707712349983525454881109975059321670690, 1.866628418170587035753719399566211498666, 1 / 66)
+_C = (0.0, 0.161, 0.327, 0.9, 0.9800255409045096857298102862870245954942, 1.0)
+
+
+def _interpolant():
+    """P[i, q-1]: the paper's b_i(theta), i = 1..7, expanded in powers of theta (no constant term)."""
+    t2 = (0.0, 0.0, 1.0)
+    mul = _poly.polymul
+    rows = [
+        -1.0530884977290216 * mul(mul((0.0, 1.0), (-1.3299890189751412, 1.0)),
+                                  (0.7139816917074209, -1.4364028541716351, 1.0)),
+        0.1017 * mul(t2, (1.2949852507374631, -2.1966568338249754, 1.0)),
+        2.490627285651252793 * mul(t2, (1.57803468208092486, -2.38535645472061657, 1.0)),
+        -16.54810288924490272 * mul(mul((-1.21712927295533244, 1.0), (-0.61620406037800089, 1.0)), t2),
+        47.37952196281928122 * mul(mul((-1.203071208372362603, 1.0), (-0.658047292653547382, 1.0)), t2),
+        -34.87065786149660974 * mul(mul((-1.2, 1.0), (-2.0 / 3.0, 1.0)), t2),
+        2.5 * mul(mul((-1.0, 1.0), (-0.6, 1.0)), t2),
+    ]
+    return np.array([np.pad(r, (0, 5 - len(r)))[1:] for r in rows])
+
+
+TSIT5 = Tableau(
+    "tsit5", A=_A, b=_B, c=_C, order=5,
+    E=(tuple(np.append(_B, 0.0) - np.array(_BHAT)),), err_order=4, fsal=True,
+    P=_interpolant(), dense_order=4,
+    reference="Tsitouras (2011)",
+)
