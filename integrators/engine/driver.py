@@ -121,11 +121,12 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
     y0 : (..., dim) array (a batch of initial conditions on the leading axes), or (..., N, N) group
         elements for a reconstruction problem.
     method : str or Method
-        One of "rk4", "midpoint", "lie_euler", "rkmk2", "rkmk4", "cf4", "cg3", "splitting",
-        "splitting4", "splitting6", "moser_veselov", "scipy:RK45", "scipy:RK23", "scipy:DOP853",
-        "scipy:Radau", "scipy:BDF", "scipy:LSODA" (see :mod:`integrators.methods`); the bare scipy
-        names ("DOP853", ...) are aliases. An unknown or inapplicable name raises ``MethodError``
-        (a ValueError) listing the valid ones.
+        A name of :data:`integrators.METHODS` (this list is built from it):
+
+{METHODS}
+
+        The bare scipy names ("DOP853", ...) are aliases. An unknown or inapplicable name raises
+        ``MethodError`` (a ValueError) listing the valid ones.
     h, steps : fixed-step methods take the step h (rounded down so that an integer number of steps
         covers t_span exactly: h = (t1 - t0) / ceil(|t1 - t0| / h)) or the number of steps;
         with neither, DEFAULT_STEPS = 1000 steps. For the scipy methods and the adaptive pairs, h or
@@ -376,3 +377,8 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
             res.t = np.append(res.t[:-1], tracker.stop_time)
             res.y = np.concatenate([res.y[:-1], tracker.stop_state[None]], axis=0)
     return res
+
+
+# the method list of the docstring, from the registry (a new method appears without an edit here)
+if integrate.__doc__:
+    integrate.__doc__ = integrate.__doc__.replace("{METHODS}", method_table(indent="        "))

@@ -104,3 +104,12 @@ def test_creation_checks_refuse_broken_coefficients():
         RungeKutta("x", 3, tableau=TABLEAUX["rk4"])
     with pytest.raises(MethodError, match="form must be one of"):
         RungeKutta("x", 4, tableau=TABLEAUX["rk4"], form="lie")
+
+
+def test_the_docstring_of_integrate_lists_every_method_from_the_registry():
+    from integrators import integrate
+
+    for name, m in METHODS.items():
+        assert f"``{name}``" in integrate.__doc__, name
+        assert f"order {m.order}" in integrate.__doc__
+    assert "{METHODS}" not in integrate.__doc__
