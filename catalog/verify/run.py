@@ -28,6 +28,7 @@ from integrators.methods import METHODS, ScipyMethod, canonical_name
 
 from ..errors import CatalogError
 from ..registry import Entry
+from . import reference
 
 #: the longest t_end and the most steps a catalog run accepts (beyond: CatalogError, not hours of work)
 MAX_T_END = 1e9
@@ -60,9 +61,24 @@ def orientation(run):
     return run.outputs["R"]
 
 
+#: what a check compares against, by its kind (``Verdict.what``): the report's verdict box says it
+AGAINST = {
+    "exact": "exact solution",
+    "integral": "conserved quantity",
+    "constraint": "residual",
+    "claim": "paper's claim",
+    "reference": "independent reference",
+    "relation": "relation",
+    "run": "run",
+    "build/run": "run",
+}
+
+
 @dataclass
 class Verdict:
-    """One check: ``what`` ("integral", "exact", "constraint", "relation"), the measured ``value``, ``tol``."""
+    """One check: ``what`` ("integral", "exact", "constraint", "claim", "reference", "relation", "run"), the
+    measured ``value``, its ``tol``; ``data``: what a figure of the check needs (e.g. the errors of a limit
+    rate at each N)."""
 
     check: str
     what: str
@@ -71,10 +87,25 @@ class Verdict:
     detail: str = ""
 
     reached: bool = True
+    data: dict | None = None
 
     @property
     def passed(self):
         return bool(self.reached and np.isfinite(self.value) and self.value <= self.tol)
+
+    @property
+    def against(self):
+        """What the check compares against: exact solution, conserved quantity, residual, paper's claim,
+        independent reference, relation (see :data:`AGAINST`)."""
+        return AGAINST.get(self.what, self.what)
+
+    @property
+    def margin(self):
+        """tol / value: how many times the tolerance exceeds the measured value (inf for an exact zero, 0 for
+        a value that is not finite); > 1 passes."""
+        if not np.isfinite(self.value) or not self.reached:
+            return 0.0
+        return float("inf") if self.value == 0 else float(self.tol / self.value)
 
     def line(self):
         status = "PASS" if self.passed else "FAIL"
@@ -83,8 +114,8 @@ class Verdict:
                 f"{self.detail}{tail}")
 
     def as_dict(self):
-        return {"check": self.check, "what": self.what, "value": self.value, "tol": self.tol,
-                "passed": self.passed, "reached": self.reached}
+        return {"check": self.check, "what": self.what, "against": self.against, "value": self.value,
+                "tol": self.tol, "margin": self.margin, "passed": self.passed, "reached": self.reached}
 
 
 def _default_method(entry):
@@ -205,6 +236,11 @@ def checks(entry: Entry, run: integrators.IntegrationResult) -> list[Verdict]:
         r = np.asarray(r, dtype=float)
         out.append(Verdict(k, "constraint", float(np.max(np.abs(r))) if r.size else 0.0,
                            tol.get("constraint", 1e-9), " max residual", reached=reached))
+    if entry.exact_solution is None and reference.applies(entry) and len(run.t) > 1:
+        ref = reference.reference(entry, run.t)
+        out.append(Verdict("equations written in catalog.verify.reference, scipy DOP853 (rtol 1e-12)", "reference",
+                           float(np.max(np.abs(run.y - ref))), tol.get("reference", 1e-8), " max state difference",
+                           reached=reached))
     for name, fn in entry.extras.get("checks", {}).items():
         value, tl = fn(run)
         out.append(Verdict(name, "claim", float(value), float(tl), reached=reached))
