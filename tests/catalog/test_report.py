@@ -392,3 +392,26 @@ def test_every_page_loads_in_a_headless_browser(site):
         (out / "eq" / "beghin_body_0l.svg").unlink()
         problems = b.visit((out / "beghin_body.html").as_uri())
         assert any("broken image eq/beghin_body_0l.svg" in p for p in problems)
+
+
+def test_descriptions_name_the_axes_as_the_equations_do():
+    # the model prints (a, w) = 0 and lambda b: the descriptions say a and b (the parameters l, n in brackets)
+    for name in ("beghin_body", "suslov"):
+        e = catalog.get(name)
+        assert "(a, " in describe.model_text(e) or "a" in describe.model_text(e)
+        assert "axis a" in e.description and "axis l" not in e.description and "axis n" not in e.description
+    assert "(I^-1 a, b)" in catalog.get("beghin_body").description
+
+
+def test_rate_figure_draws_every_n_on_log_axes():
+    from catalog.verify.relations import _rate
+
+    Ns = [25.0, 50.0, 100.0, 200.0]
+    v = _rate([2.0 / N for N in Ns], Ns, "a -> b", "")
+    fig = plots.rate_figure([v])
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    data = [ln for ln in ax.get_lines() if ln.get_label().startswith("a -> b")][0]
+    assert np.allclose(data.get_xdata(), Ns) and np.allclose(data.get_ydata(), [2.0 / N for N in Ns])
+    plots.plt.close(fig)
+    assert plots.rate_figure([]) is None
