@@ -73,8 +73,9 @@ def _entry(name, model, p, l, n, description, t_end, steps, tags):
 def suslov(l, t_end, steps, **p):
     """Rigid body with the nonholonomic constraint (w, l) = 0 (Suslov's problem)."""
     return _entry("suslov", "nonholonomic", p, l, l,
-                  "Suslov's problem: a rigid body whose angular velocity stays orthogonal to an axis l fixed in "
-                  "the body, the constraint being ideal (reaction torque along l). The energy is conserved.",
+                  "Suslov's problem: a rigid body whose angular velocity stays orthogonal to an axis a fixed in "
+                  "the body (parameter l), the constraint (a, w) = 0 being ideal (reaction torque along a). The "
+                  "energy is conserved.",
                   t_end, steps, ("nonholonomic",))
 
 
@@ -84,9 +85,10 @@ def suslov(l, t_end, steps, **p):
 def beghin_body(l, n, t_end, steps, **p):
     """Rigid body with a servo-constraint of the first kind: control torque lambda n keeps (w, l) = 0."""
     return _entry("beghin_body", "servo1", p, l, n,
-                  "Beghin's example: a rigid body whose angular velocity is kept orthogonal to the axis l by a "
-                  "control torque along the axis n. Realizable iff (I^-1 l, n) != 0; for n = l it is Suslov's "
-                  "problem. The control does work, so the energy is not conserved.",
+                  "Beghin's example: a rigid body whose angular velocity is kept orthogonal to the axis a "
+                  "(parameter l), (a, w) = 0, by a control torque lambda b along the axis b (parameter n). "
+                  "Realizable iff (I^-1 a, b) != 0; for b = a it is Suslov's problem. The control does work, so "
+                  "the energy is not conserved.",
                   t_end, steps, ("servo1",))
 
 

@@ -255,8 +255,40 @@ def integrals(entry):
         items = fi.items() if isinstance(fi, dict) else ((getattr(f, "name", str(f)), f) for f in (fi or ()))
         for k, f in items:
             expr = getattr(f, "expr", None)
-            out.append({"name": str(k), "source": "system", "expr": None if expr is None else expression_text(expr)})
+            out.append({"name": str(k), "source": "system", "expr": None if expr is None else expression_text(expr),
+                        "latex": None if expr is None else expression_text(expr, "latex")})
     return out
+
+
+_GREEK = {"lambda": "\\lambda", "Gamma": "\\Gamma", "sum": "\\sum"}
+
+
+def integral_title(name):
+    """(LaTeX, text) of a first integral's name as ``servo`` spells it: 'casimir:m1**2 + m2**2 + m3**2(m + lambda b)'
+    -> F(m + λ b) with F = m1² + m2² + m3² ('Casimir F(m + \\lambda b)' in LaTeX), 'linear:1' -> 'linear
+    integral 1', 'energy' -> 'energy'."""
+    import re
+
+    kind, _, rest = str(name).partition(":")
+    if not rest:
+        return f"\\mathrm{{{kind}}}", kind
+    arg = ""
+    mo = re.search(r"\((m [^()]*)\)$", rest)
+    if mo:
+        arg, rest = mo.group(1), rest[:mo.start()]
+    if kind == "casimir":
+        try:
+            F = sp.sympify(rest)
+        except (sp.SympifyError, TypeError, SyntaxError):
+            return f"\\mathrm{{Casimir}}", name
+        if arg:
+            ftex = expression_text(F, "latex")
+            atex = re.sub(r"\b(lambda|Gamma|sum)", lambda w: _GREEK[w.group(1)], arg)
+            text_arg = arg.replace("lambda", "\u03bb").replace("sum", "\u03a3")
+            return (f"\\mathrm{{Casimir}}\\ F({atex}),\\ F = {ftex},\\ F({atex})",
+                    f"Casimir F({text_arg}), F = {expression_text(F)}")
+        return "\\mathrm{Casimir}", f"Casimir {expression_text(F)}"
+    return f"\\mathrm{{{kind}\\ integral\\ {rest}}}", f"{kind} integral {rest}"
 
 
 def quadratic_system(entry):

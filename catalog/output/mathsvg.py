@@ -33,8 +33,9 @@ def svg_of(latex: str, size: float = 13.0) -> str:
         raise MathRenderError("empty formula")
     buf = io.BytesIO()
     try:
-        mathtext.math_to_image(f"${latex}$", buf, prop=FontProperties(size=size, math_fontfamily="cm"),
-                               format="svg")
+        with matplotlib.rc_context({"svg.fonttype": "path"}):  # glyphs as paths: Computer Modern needs no font
+            mathtext.math_to_image(f"${latex}$", buf, prop=FontProperties(size=size, math_fontfamily="cm"),
+                                   format="svg")
     except Exception as exc:  # mathtext's parser raises ValueError (and sometimes others) on unknown TeX
         raise MathRenderError(f"mathtext cannot draw {latex[:80]!r}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     text = buf.getvalue().decode("utf-8")

@@ -1,12 +1,16 @@
 """The report as a small static site: ``liedyn report --out DIR`` writes
 
-* ``DIR/index.html``: one row per system (family, model, realizability, verdicts, a thumbnail);
-* ``DIR/<name>.html``: one page per system: description, references, parameters, the equations drawn
-  as SVG (matplotlib's mathtext, no network, no JavaScript) with their LaTeX and unicode text to copy,
-  realizability, first integrals with their measured drift, figures, one verdict line per check;
-* ``DIR/relations.html``: the relation graph with a verdict per edge; ``DIR/integrators.html``: the
-  integrator comparison (fitted order, error, drift, work-precision);
-* ``DIR/style.css``, ``DIR/fig/*.png``, ``DIR/eq/*.svg``.
+* ``DIR/index.html``: provenance (date, version, commit, library versions), one row per system (family,
+  model, realizability, the checks and what they compare against, a thumbnail linking to its page);
+* ``DIR/<name>.html``: one page per system: a verdict box first (each check: what it compares against -
+  exact solution, conserved quantity, residual, a paper's claim, an independent reference -, value,
+  tolerance, margin), description, parameters, references, the equations drawn as SVG (matplotlib's
+  mathtext, no network, no JavaScript) with their LaTeX and unicode text to copy, realizability, first
+  integrals as formulas with their measured drift, the figures (the motion, the path with the blade, the
+  tumbling body as an animated SVG, the heavy top's apex on the sphere, the phase portrait);
+* ``DIR/relations.html``: the relation graph with a verdict per edge and the log-log figure of the limit
+  rates; ``DIR/integrators.html``: the integrator comparison (HTML tables, work-precision figures);
+* ``DIR/style.css``, ``DIR/fig/*.svg``, ``DIR/eq/*.svg``.
 
 Everything is written into a temporary directory beside ``DIR`` and moved into place at the end, so an
 interrupted run leaves the previous report whole (never an old index.html beside a mix of figures).
@@ -23,20 +27,31 @@ import traceback
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import describe
-from . import plots
+import numpy as np
+
+from . import animation, describe, plots
 from .mathsvg import MathRenderError, write_svg
 from .progress import Steps
+from .provenance import provenance
 from ..verify.run import Verdict, checks, drift, simulate
 
 CSS = """body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;color:#222;line-height:1.4}
 h1{margin-bottom:.2em}h2{border-bottom:2px solid #8ecae6;margin-top:1.6em}
-pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%}
+pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%;white-space:pre-wrap;word-break:break-word}
 table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:middle}
-.PASS{color:#1a7f37;font-weight:bold}.FAIL{color:#c62828;font-weight:bold}img{max-width:100%}
-.small{font-size:85%;color:#555}.thumb{width:200px}nav a{margin-right:1em}
+th{background:#f3f6f9}caption{caption-side:top;text-align:left;font-size:85%;color:#555;padding:.3em 0}
+.scroll{overflow-x:auto;max-width:100%}
+.PASS{color:#1a7f37;font-weight:bold}.FAIL{color:#c62828;font-weight:bold}img{max-width:100%;height:auto}
+.small{font-size:85%;color:#555}nav a{margin-right:1em}
+.figs{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}
+figure{margin:0;max-width:100%;flex:0 0 auto}figcaption{font-size:85%;color:#444;max-width:520px}
+.verdict{border:2px solid #1a7f37;border-radius:6px;padding:.4em .9em .7em;margin:1em 0;background:#f5fbf6}
+.verdict.failed{border-color:#c62828;background:#fdf4f4}.verdict h2{border:none;margin:.2em 0 .4em}
+.num{font-family:monospace;white-space:nowrap}table.nums td{white-space:nowrap}
+.prov{margin-bottom:1em}
+.prov td{font-family:monospace}.thumb{display:block;width:200px}
 table.eq td{border:none;padding:2px 4px}table.eq td.l{text-align:right}table.eq td.r{text-align:left}
-table.eq img{vertical-align:middle}.model img{vertical-align:middle}"""
+table.eq img{vertical-align:middle}.model img{vertical-align:middle}.int img{vertical-align:middle}"""
 
 #: entries of the integrator comparison: free (exact), semidirect product, second kind (Casimir F(m + lambda b)),
 #: first kind (exact servo-sleigh solution)
@@ -51,17 +66,72 @@ def _e(x):
 def _page(title, body, nav=True):
     links = ("<nav><a href='index.html'>all systems</a><a href='relations.html'>relations</a>"
              "<a href='integrators.html'>integrators</a></nav>") if nav else ""
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{_e(title)}</title>"
             f"<link rel='stylesheet' href='style.css'></head><body>{links}\n{body}\n</body></html>\n")
 
 
-def _verdicts_html(verdicts):
+class Markup(str):
+    """A table cell already in HTML (not escaped again)."""
+
+
+def _cell(x, span=1):
+    sp = f" colspan='{span}'" if span > 1 else ""
+    return f"<td{sp}>{x if isinstance(x, Markup) else _e(x)}</td>"
+
+
+def _table(header, rows, caption="", cls=""):
+    """An HTML table in a box that scrolls sideways rather than widen the page; a row shorter than the
+    header spans its last cell over the rest."""
+    c = f" class='{cls}'" if cls else ""
+    cap = f"<caption>{_e(caption)}</caption>" if caption else ""
+    head = "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>" if header else ""
+    body = []
+    for r in rows:
+        r = list(r)
+        span = max(1, len(header) - len(r) + 1) if header else 1
+        body.append("<tr>" + "".join(_cell(x) for x in r[:-1]) + _cell(r[-1], span) + "</tr>")
+    return f"<div class='scroll'><table{c}>{cap}{head}{''.join(body)}</table></div>"
+
+
+def _status(v):
+    s = "PASS" if v.passed else "FAIL"
+    return Markup(f"<span class='{s}'>{s}</span>")
+
+
+def _margin(v):
+    m = v.margin
+    if not v.passed:
+        return "-" if m == 0 else f"{m:.2g}x (over the tolerance)"
+    return "exact (value 0)" if m == float("inf") else f"{m:.3g}x"
+
+
+def against_summary(verdicts):
+    """'2 conserved quantities, 1 residual': what the checks compare against, counted."""
+    counts = {}
+    for v in verdicts:
+        counts[v.against] = counts.get(v.against, 0) + 1
+    plural = {"conserved quantity": "conserved quantities", "exact solution": "exact solutions",
+              "residual": "residuals", "paper's claim": "papers' claims", "independent reference":
+              "independent references", "relation": "relations", "run": "runs"}
+    return ", ".join(f"{n} {plural.get(k, k) if n > 1 else k}" for k, n in counts.items())
+
+
+def verdict_box(verdicts, run=None):
+    """The box at the top of a system page: one row per check with what it compares against (exact
+    solution, conserved quantity, residual, a paper's claim, an independent reference), the value, the
+    tolerance and the margin (tolerance / value)."""
     if not verdicts:
-        return "<p class='small'>(nothing to check)</p>"
-    rows = "".join(f"<li><span class='{'PASS' if v.passed else 'FAIL'}'>{'PASS' if v.passed else 'FAIL'}</span> "
-                   f"{_e(v.what)}: {_e(v.check)} = {v.value:.3e} (tolerance {v.tol:.2g}){_e(v.detail)}</li>"
-                   for v in verdicts)
-    return f"<ul>{rows}</ul>"
+        return "<div class='verdict'><h2>Verdict</h2><p>Nothing to check.</p></div>"
+    nf = sum(not v.passed for v in verdicts)
+    head = (f"<span class='{'FAIL' if nf else 'PASS'}'>{'FAIL' if nf else 'PASS'}</span> "
+            f"{len(verdicts) - nf} of {len(verdicts)} checks pass, against: {_e(against_summary(verdicts))}")
+    how = "" if run is None else f" Run: {_e(run.method)}, {len(run.t)} output points to t = {run.t[-1]:.6g}."
+    rows = [[_status(v), v.against, (v.check + v.detail), Markup(f"<span class='num'>{v.value:.3e}</span>"),
+             f"{v.tol:.2g}", _margin(v)] for v in verdicts]
+    table = _table(["", "compared against", "check", "value", "tolerance", "margin"], rows)
+    return (f"<div class='verdict{' failed' if nf else ''}'><h2>Verdict</h2><p>{head}.{how}</p>{table}"
+            "<p class='small'>margin = tolerance / value: how far inside its tolerance a check lands.</p></div>")
 
 
 def _img(rel, alt, cls=""):
@@ -72,6 +142,10 @@ def _img(rel, alt, cls=""):
 def _figure(fig, out, rel):
     plots.save(fig, out / rel)
     return rel
+
+
+def _fig_html(rel, alt, caption):
+    return f"<figure>{_img(rel, alt)}<figcaption>{_e(caption)}</figcaption></figure>"
 
 
 def _math(latex, out, rel, alt):
@@ -102,7 +176,7 @@ def equations_html(entry, out, name):
             break
         cells.append(f"<tr><td class='l'>{a}</td><td>{o}</td><td class='r'>{b}</td></tr>")
     if drawn:
-        parts.append("<table class='eq'>" + "".join(cells) + "</table>")
+        parts.append("<div class='scroll'><table class='eq'>" + "".join(cells) + "</table></div>")
     parts.append("<p class='small'>Text:</p><pre>" + _e("\n".join(text) or "(not available)") + "</pre>")
     if latex:
         parts.append(f"<p class='small'>LaTeX (paste into a paper):</p><pre>{_e(latex)}</pre>")
@@ -137,68 +211,117 @@ def _lines_html(lines):
     rows = []
     for L in lines:
         rho = L.kovalevskaya_exponents
-        rows.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in (
-            "(" + ", ".join(_num(x) for x in L.direction) + ")", _num(L.c), "yes" if L.is_real else "no",
-            L.multiplicity, L.stability or "-", "-" if rho is None else ", ".join(_num(x) for x in rho))) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("direction xi", "c", "real", "multiplicity", "stability",
-                                              "Kovalevskaya exponents"))
-    return (f"<h2>Invariant lines of the reduced system</h2><p class='small'>{_e(lines.reason or '')}</p>"
-            f"<table><tr>{head}</tr>{''.join(rows)}</table>")
+        rows.append(["(" + ", ".join(_num(x) for x in L.direction) + ")", _num(L.c), "yes" if L.is_real else "no",
+                     L.multiplicity, L.stability or "-", "-" if rho is None else ", ".join(_num(x) for x in rho)])
+    return ("<h2>Invariant lines of the reduced system</h2>"
+            + _table(["direction xi", "c", "real", "multiplicity", "stability", "Kovalevskaya exponents"], rows,
+                     lines.reason or ""))
+
+
+def _system_integrals_html(entry, out, name):
+    """The first integrals the system lists, drawn as formulas (name and expression), text to copy beside."""
+    items = [f for f in describe.integrals(entry) if f["source"] == "system"]
+    if not items:
+        return ""
+    lis = []
+    for k, f in enumerate(items):
+        title_tex, title_text = describe.integral_title(f["name"])
+        img = None
+        if f.get("latex"):
+            img = _math(f"{title_tex} = {f['latex']}", out, f"eq/{name}_int{k}.svg", f"{title_text} = {f['expr']}")
+        lis.append(f"<li class='int'>{img or _e(title_text)}<br><span class='small'>text: "
+                   f"<code>{_e(title_text)} = {_e(f.get('expr') or '')}</code></span></li>")
+    return "<p class='small'>First integrals listed by the system itself (servo):</p><ul>" + "".join(lis) + "</ul>"
+
+
+def _figures(entry, run, out, counter, name):
+    """The figures of a system page as (html, thumbnail-free); each panel its own SVG."""
+    from ..verify.run import heavy_top_attitude, orientation, planar_pose
+
+    pre = f"fig/{counter:02d}_{name}"
+    figs = [_fig_html(_figure(plots.motion_figure(entry, run), out, f"{pre}_motion.svg"), f"motion of {name}",
+                      "The state against time" + (" (dotted: the exact solution)."
+                                                  if run.outputs.get("exact") is not None else "."))]
+    fig = plots.drift_figure(run)
+    if fig is not None:
+        figs.append(_fig_html(_figure(fig, out, f"{pre}_drift.svg"), f"drift of {name}",
+                              "Relative drift of the first integrals, constraint residuals and the error against the "
+                              "exact solution (log scale; below machine epsilon drawn on it)."))
+    pose = planar_pose(run)
+    fig = plots.path_figure(entry, run, pose)
+    if fig is not None:
+        cap = ("Both points in the plane; dotted segments join their positions at the same instants."
+               if pose is None else "The path of the contact point with the blade drawn along the heading at evenly "
+               "spaced instants" + ("; the events where the motion leaves or joins the constraint are marked."
+                                    if getattr(run, "events", None) else "."))
+        figs.append(_fig_html(_figure(fig, out, f"{pre}_path.svg"), f"path of {name}", cap))
+    R = orientation(run)
+    if R is not None:
+        ex = entry.extras
+        w = np.asarray(run.outputs["w"], float)[:, :3] if "w" in run.outputs else None
+        svg = animation.tumbling_svg(R, run.t, ex.get("inertia", np.eye(3)), w=w, a=ex.get("a"), b=ex.get("b"),
+                                     title=f"{name}: the body tumbling")
+        (out / f"{pre}_tumbling.svg").write_text(svg, encoding="utf-8")
+        figs.append(_fig_html(f"{pre}_tumbling.svg", f"animation of {name}",
+                              "The body tumbling (animated SVG, no script): the box of its principal axes, the body "
+                              "axes, the constraint axis a and the control axis b fixed in the body, the angular "
+                              "velocity R w in space."))
+        figs.append(_fig_html(_figure(plots.orientation_figure(entry, run), out, f"{pre}_group.svg"),
+                              f"motion of {name} on SO(3)", "The tips of the body axes on the unit sphere."))
+        figs.append(_fig_html(_figure(plots.orthogonality_figure(entry, run), out, f"{pre}_orth.svg"),
+                              "orthogonality defect", "|R^T R - 1| of the attitude reconstructed by g' = g w."))
+    if {"chi", "Gamma0"} <= set(entry.parameters) and "w" in run.outputs:
+        _, apex, gap = heavy_top_attitude(run, entry.parameters["chi"], entry.parameters["Gamma0"])
+        figs.append(_fig_html(_figure(plots.apex_figure(entry, apex, gap), out, f"{pre}_apex.svg"),
+                              f"apex of {name}", "The apex of the top's axis on the unit sphere (attitude from "
+                              "R' = R Omega with R(0)^T e3 = Gamma(0))."))
+    if entry.kind == "lie-group" and run.invariants:
+        try:
+            ref = simulate(entry, method="scipy:DOP853", rtol=1e-8, atol=1e-10)
+            figs.append(_fig_html(_figure(plots.drift_comparison_figure(entry, [run, ref]), out, f"{pre}_methods.svg"),
+                                  f"invariant drift of {run.method} and DOP853",
+                                  f"Drift of the integrals: {run.method} against scipy's DOP853 (rtol 1e-8)."))
+        except (ValueError, ArithmeticError) as exc:
+            figs.append(f"<p class='small'>(no scipy comparison: {_e(exc)})</p>")
+    return "<div class='figs'>" + "".join(figs) + "</div>"
 
 
 def entry_page(entry, out, counter):
     """Write ``<name>.html`` and its figures; return (index row data, verdicts)."""
     name = entry.name
-    parts = [f"<h1>{_e(name)}</h1>", f"<p>{_e(entry.description)}</p>",
+    run = simulate(entry)
+    verdicts = list(checks(entry, run))
+    parts = [f"<h1>{_e(name)}</h1>", f"<p>{_e(entry.description)}</p>", verdict_box(verdicts, run),
              f"<p class='small'>model: {_e(entry.model)}; kind: {_e(entry.kind)}</p>"]
     if entry.parameters:
-        parts.append("<table><tr><th>parameter</th><th>value</th></tr>" + "".join(
-            f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in entry.parameters.items()) + "</table>")
+        parts.append(_table(["parameter", "value"], [[k, v] for k, v in entry.parameters.items()]))
     if entry.references:
         parts.append("<h2>References</h2><ul>" + "".join(f"<li>{_e(r)}</li>" for r in describe.references(entry))
                      + "</ul>")
     parts.append(equations_html(entry, out, name))
     rhtml, rshort = _realizability_html(entry)
     parts.append(rhtml)
-    run = simulate(entry)
-    verdicts = list(checks(entry, run))
     if run.invariants:
-        rows = "".join(f"<tr><td>{_e(k)}</td><td>{run.invariants[k][0]:.12g}</td><td>{drift(run, k):.3e}</td></tr>"
-                       for k in run.invariants)
-        parts.append("<h2>First integrals and measured drift</h2><table><tr><th>integral</th><th>initial value</th>"
-                     f"<th>relative drift ({_e(run.method)}, {run.nsteps} steps)</th></tr>{rows}</table>")
-    sys_ints = [f for f in describe.integrals(entry) if f["source"] == "system"]
-    if sys_ints:
-        parts.append("<p class='small'>integrals listed by the system:</p><ul>" + "".join(
-            f"<li>{_e(f['name'])}" + (f": <code>{_e(f['expr'])}</code>" if f.get("expr") else "") + "</li>"
-            for f in sys_ints) + "</ul>")
-    parts.append("<h2>Figures</h2>")
-    motion = _figure(plots.trajectory_figure(entry, run), out, f"fig/{counter:02d}_{name}_motion.png")
-    parts.append(f"<p>{_img(motion, f'motion of {name}')}</p>")
-    fig = plots.orientation_figure(entry, run)
-    if fig is not None:
-        rel = _figure(fig, out, f"fig/{counter:02d}_{name}_group.png")
-        parts.append(f"<p>{_img(rel, f'motion of {name} on SO(3)')}</p>")
-    if entry.kind == "lie-group" and run.invariants:
-        try:
-            ref = simulate(entry, method="scipy:DOP853", rtol=1e-8, atol=1e-10)
-            rel = _figure(plots.drift_comparison_figure(entry, [run, ref]), out, f"fig/{counter:02d}_{name}_drift.png")
-            parts.append(f"<p>{_img(rel, f'invariant drift of {run.method} and DOP853')}</p>")
-        except (ValueError, ArithmeticError) as exc:
-            parts.append(f"<p class='small'>(no scipy comparison: {_e(exc)})</p>")
+        parts.append("<h2>First integrals and measured drift</h2>" + _table(
+            ["integral", "initial value", f"relative drift ({run.method}, {run.nsteps} steps)"],
+            [[k, f"{run.invariants[k][0]:.12g}", f"{drift(run, k):.3e}"] for k in run.invariants]))
+    parts.append(_system_integrals_html(entry, out, name))
+    parts.append("<h2>Figures</h2>" + _figures(entry, run, out, counter, name))
     try:
         q = describe.quadratic_system(entry)
     except (ValueError, ImportError, AttributeError, NotImplementedError):
         q = None
-    if q is not None and q.p in (2, 3) and hasattr(q, "phase_portrait"):
+    if q is not None and q.p in (2, 3):
         try:
             fig = plots.phase_portrait_figure(q, f"{name}: reduced system")
             if fig is None:
                 parts.append("<p class='small'>The reduced quadratic field vanishes identically: every state is "
                              "an equilibrium, there is no phase portrait to draw.</p>")
             else:
-                rel = _figure(fig, out, f"fig/{counter:02d}_{name}_phase.png")
-                parts.append(f"<p>{_img(rel, f'phase portrait of {name}')}</p>")
+                rel = _figure(fig, out, f"fig/{counter:02d}_{name}_phase.svg")
+                parts.append("<div class='figs'>" + _fig_html(rel, f"phase portrait of {name}",
+                             "Phase portrait of the reduced homogeneous quadratic system x' = v(x) with its "
+                             "invariant lines.") + "</div>")
         except Exception as exc:  # a figure that cannot be drawn is noted, it does not sink the entry
             parts.append(f"<p class='small'>(no phase portrait: {_e(type(exc).__name__)}: {_e(exc)})</p>")
     if q is not None:
@@ -210,44 +333,48 @@ def entry_page(entry, out, counter):
             iv = None
             parts.append(f"<p class='small'>(no invariant lines or integrability verdict: {_e(exc)})</p>")
         if iv is not None:
-            head = "".join(f"<th>{_e(h)}</th>" for h in iv["header"])
-            body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in iv["rows"])
-            parts.append("<h2>Integrability at the invariant lines</h2><p class='small'>Kovalevskaya exponents "
-                         "at the Darboux points d = -xi/c: a degree is ruled out when some point has no "
-                         "resonance (servo.quadratic.kovalevskaya).</p>"
-                         f"<table><tr>{head}</tr>{body}</table>")
-    parts.append("<h2>Verdicts</h2>" + _verdicts_html(verdicts))
-    (out / f"{name}.html").write_text(_page(f"liedyn: {name}", "\n".join(parts)), encoding="utf-8")
-    thumb = _figure(plots.thumbnail_figure(entry, run), out, f"fig/{counter:02d}_{name}_thumb.png")
+            parts.append("<h2>Integrability at the invariant lines</h2>" + _table(
+                iv["header"], iv["rows"], "Kovalevskaya exponents at the Darboux points d = -xi/c: a degree is ruled "
+                "out when some point has no resonance (servo.quadratic.kovalevskaya)."))
+    (out / f"{name}.html").write_text(_page(f"liedyn: {name}", "\n".join(p for p in parts if p)), encoding="utf-8")
+    thumb = _figure(plots.thumbnail_figure(entry, run), out, f"fig/{counter:02d}_{name}_thumb.svg")
     return {"name": name, "model": entry.model, "realizability": rshort, "thumb": thumb}, verdicts
 
 
 def compare_page(entries, out):
-    from ..verify.compare import compare_entry, format_summary
+    from ..verify.compare import SUMMARY_HEADER, compare_entry, summary_caption, summary_rows
 
     parts = ["<h1>Integrator comparison</h1>",
              "<p>Final error at t_end over a step-halving ladder (fixed-step methods) or a tolerance ladder "
              "(adaptive methods), the fitted order, the largest relative drift of the claimed first integrals, and "
-             "each method's time to reach a final error of 1e-8 as a ratio to scipy's DOP853.</p>"]
+             "each method's time to reach a final error of 1e-8 as a ratio to scipy's DOP853. Every method keeps "
+             "its colour and marker on every figure.</p>"]
     for e in entries:
         rows, summary, reference = compare_entry(e)
-        parts.append(f"<h2>{_e(e.name)}</h2><pre>{_e(format_summary(summary, reference))}</pre>")
-        rel = _figure(plots.compare_figure(rows, f"{e.name}: work-precision"), out, f"fig/compare_{e.name}.png")
-        parts.append(f"<p>{_img(rel, f'work-precision on {e.name}')}</p>")
+        parts.append(f"<h2>{_e(e.name)}</h2>" + _table(list(SUMMARY_HEADER), summary_rows(summary),
+                                                        summary_caption(reference), cls="nums"))
+        figs = []
+        for x, what in (("wall_time", "wall time"), ("nfev", "right-hand-side evaluations")):
+            rel = _figure(plots.compare_figure(rows, f"{e.name}: error against {what}", x=x), out,
+                          f"fig/compare_{e.name}_{x}.svg")
+            figs.append(_fig_html(rel, f"work-precision on {e.name} ({what})",
+                                  f"Work-precision: final error against {what}, one point per step count or tolerance."))
+        parts.append("<div class='figs'>" + "".join(figs) + "</div>")
     if not entries:
         parts.append("<p class='small'>(none of the comparison entries is in this report)</p>")
     (out / "integrators.html").write_text(_page("liedyn: integrators", "\n".join(parts)), encoding="utf-8")
 
 
 def relations_page(out, names=None):
-    """The relation graph figure and a verdict per edge (only edges between ``names`` if given)."""
+    """The relation graph figure, a verdict per edge (only edges between ``names`` if given) and the log-log
+    figure of the limit rates."""
     from ..graph import graph
     from ..verify.relations import check_edge
 
     G = graph()
     if names is not None:
         G = G.subgraph(names).copy()
-    rel = _figure(plots.graph_figure(G), out, "fig/graph.png")
+    rel = _figure(plots.graph_figure(G), out, "fig/graph.svg")
     rows, verdicts = [], []
     for u, v, d in sorted(G.edges(data=True), key=lambda e: (e[0], e[1])):
         try:
@@ -255,36 +382,52 @@ def relations_page(out, names=None):
         except Exception as exc:  # a failing relation check is a FAIL in the report, not a crash
             verdict = Verdict(f"{u} -> {v}", "relation", float("nan"), 0.0, f" ({exc})")
         verdicts.append(verdict)
-        status = "PASS" if verdict.passed else "FAIL"
-        rows.append(f"<tr><td><a href='{_e(u)}.html'>{_e(u)}</a></td><td>{_e(d['relation'])}</td>"
-                    f"<td><a href='{_e(v)}.html'>{_e(v)}</a></td><td>{_e(d['note'])}</td>"
-                    f"<td><span class='{status}'>{status}</span> {verdict.value:.3e} (tol {verdict.tol:.2g}) "
-                    f"{_e(verdict.detail)}</td></tr>")
-    table = ("<table><tr><th>from</th><th>relation</th><th>to</th><th>how</th><th>check</th></tr>"
-             + "".join(rows) + "</table>") if rows else "<p class='small'>(no relation between these systems)</p>"
+        rows.append([Markup(f"<a href='{_e(u)}.html'>{_e(u)}</a>"), d["relation"],
+                     Markup(f"<a href='{_e(v)}.html'>{_e(v)}</a>"), d["note"],
+                     Markup(f"{_status(verdict)} {verdict.value:.3e} (tol {verdict.tol:.2g}){_e(verdict.detail)}")])
+    table = _table(["from", "relation", "to", "how", "check"], rows) if rows else \
+        "<p class='small'>(no relation between these systems)</p>"
     body = ("<h1>Relations between the systems</h1><p>An arrow u &rarr; v reads &ldquo;u is a &lt;relation&gt; "
-            "v&rdquo;; each is checked numerically.</p>" + f"<p>{_img(rel, 'relation graph')}</p>" + table)
+            "v&rdquo;; each is checked numerically against something independent of the run: an exact solution, "
+            "equations written by hand, or the rate promised by a theorem.</p>"
+            + f"<p>{_img(rel, 'relation graph')}</p>" + table)
+    fig = plots.rate_figure(verdicts)
+    if fig is not None:
+        rrel = _figure(fig, out, "fig/limit_rates.svg")
+        body += ("<h2>Limit rates</h2><p>Each limit N &rarr; &infin; promises an error O(1/N): the error at five "
+                 "values of N, each twice the one before, on log-log axes with the slope -1 dotted; the check passes "
+                 "when every doubling of N divides the error by 2<sup>1 &plusmn; 0.15</sup>.</p><div class='figs'>"
+                 + _fig_html(rrel, "limit rates", "Error against N, log-log.") + "</div>")
     (out / "relations.html").write_text(_page("liedyn: relations", body), encoding="utf-8")
     return verdicts
 
 
 def _index(out, rows, n_pass, n_checks, seconds, relation_verdicts):
+    prov = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in provenance())
     head = ("<h1>liedyn: catalog report</h1>"
             f"<p>{len(rows)} systems, {n_pass} of {n_checks} checks pass; generated in {seconds:.0f} s. "
             f"Relations: {sum(v.passed for v in relation_verdicts)} of {len(relation_verdicts)} pass "
-            "(<a href='relations.html'>graph</a>); <a href='integrators.html'>integrator comparison</a>.</p>")
+            "(<a href='relations.html'>graph</a>); <a href='integrators.html'>integrator comparison</a>.</p>"
+            "<p class='small'>Each check says what it compares against: an <b>exact solution</b>, a <b>conserved "
+            "quantity</b> (relative drift), a constraint <b>residual</b>, a <b>paper's claim</b>, or an "
+            "<b>independent reference</b> (equations written by hand and solved by scipy). Click a system or its "
+            "picture for its page.</p>"
+            f"<div class='scroll'><table class='prov'><caption>Provenance</caption>{prov}</table></div>")
     trs = []
     for r in rows:
         vs = r["verdicts"]
         nf = sum(not v.passed for v in vs)
         status = "FAIL" if nf or r.get("error") else "PASS"
-        thumb = _img(r["thumb"], f"motion of {r['name']}", "thumb") if r.get("thumb") else _e(r.get("error", ""))
-        trs.append(f"<tr><td><a href='{_e(r['name'])}.html'>{_e(r['name'])}</a><br><span class='small'>"
+        link = f"{_e(r['name'])}.html"
+        thumb = (f"<a href='{link}'>{_img(r['thumb'], 'motion of ' + r['name'], 'thumb')}</a>"
+                 if r.get("thumb") else _e(r.get("error", "")))
+        trs.append(f"<tr><td><a href='{link}'>{_e(r['name'])}</a><br><span class='small'>"
                    f"{_e(r['title'])}</span></td><td>{_e(r['family'])}</td><td>{_e(r.get('model', ''))}</td>"
                    f"<td>{_e(r.get('realizability', ''))}</td><td><span class='{status}'>{status}</span> "
-                   f"{len(vs) - nf}/{len(vs)}</td><td>{thumb}</td></tr>")
-    table = ("<table><tr><th>system</th><th>family</th><th>model</th><th>realizability</th><th>checks</th>"
-             "<th>motion</th></tr>" + "".join(trs) + "</table>")
+                   f"{len(vs) - nf}/{len(vs)}<br><span class='small'>against: {_e(against_summary(vs))}</span></td>"
+                   f"<td>{thumb}</td></tr>")
+    table = ("<div class='scroll'><table><tr><th>system</th><th>family</th><th>model</th><th>realizability</th>"
+             "<th>checks</th><th>motion</th></tr>" + "".join(trs) + "</table></div>")
     (out / "index.html").write_text(_page("liedyn report", head + table, nav=False), encoding="utf-8")
 
 

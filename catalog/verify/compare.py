@@ -193,27 +193,50 @@ def _declared(method, entry, attr):
     return v
 
 
-def format_summary(summary, reference):
-    """Plain-text table of :func:`catalog.verify.compare.compare_entry`'s summary."""
-    lines = [f"error at t_end against the {reference}; Casimirs / others: largest relative drift of the claimed "
-             "Casimirs and of the other integrals (e.g. energy) over the ladder; t(1e-8)/DOP853: time to reach "
-             f"final error {TARGET_ERROR:.0e} (median of {REPEATS} runs at the cheapest setting found, shown with the "
-             "error it reached) over DOP853's ('-' when not reached within the search)",
-             f"{'method':14s} {'order':>6s} {'declared':>8s} {'best error':>11s} {'Casimirs':>9s} {'others':>9s} "
-             f"{'time [s]':>9s} {'t(1e-8)/DOP853':>14s} {'setting at 1e-8':>16s} {'error':>8s}  preserves"]
+SUMMARY_HEADER = ("method", "order", "declared", "best error", "Casimirs", "others", "time [s]", "t(1e-8)/DOP853",
+                  "setting at 1e-8", "error", "preserves")
+
+
+def summary_caption(reference):
+    """What the columns of the summary table mean."""
+    return (f"error at t_end against the {reference}; order: the least-squares slope of log(error) against "
+            "log(h) over the ladder (declared: the method's own); Casimirs / others: largest relative drift of the "
+            "claimed Casimirs and of the other integrals (e.g. energy) over the ladder; t(1e-8)/DOP853: time to "
+            f"reach final error {TARGET_ERROR:.0e} (median of {REPEATS} runs at the cheapest setting found, shown "
+            "with the error it reached) over DOP853's ('-' when not reached within the search)")
+
+
+def summary_rows(summary):
+    """One row of strings per method, in the columns of :data:`SUMMARY_HEADER` (a method that does not apply:
+    its name and the reason)."""
+    rows = []
     for m, s in summary.items():
         if "error" in s and "best_error" not in s:
-            lines.append(f"{m:14s} not applicable: {s['error']}")
+            rows.append([m, f"not applicable: {s['error']}"])
             continue
-        order = "-" if s["order"] is None else f"{s['order']:.2f}"
-        dec = "-" if s["declared_order"] is None else str(s["declared_order"])
-        pres = ", ".join(s["preserves"] or []) or "-"
-        cd = "-" if s.get("casimir_drift") is None else f"{s['casimir_drift']:.2e}"
-        od = "-" if s.get("other_drift") is None else f"{s['other_drift']:.2e}"
         r = s.get("vs_DOP853_at_1e-8")
-        ratio = "-" if r is None else f"{r:.2f}x"
-        setting = s.get("setting_at_1e-8") or "-"
-        reached = "-" if s.get("error_at_1e-8") is None else f"{s['error_at_1e-8']:.1e}"
-        lines.append(f"{m:14s} {order:>6s} {dec:>8s} {s['best_error']:11.3e} {cd:>9s} {od:>9s} "
-                     f"{s['wall_time']:9.3f} {ratio:>14s} {setting:>16s} {reached:>8s}  {pres}")
+        rows.append([
+            m, "-" if s["order"] is None else f"{s['order']:.2f}",
+            "-" if s["declared_order"] is None else str(s["declared_order"]), f"{s['best_error']:.3e}",
+            "-" if s.get("casimir_drift") is None else f"{s['casimir_drift']:.2e}",
+            "-" if s.get("other_drift") is None else f"{s['other_drift']:.2e}", f"{s['wall_time']:.3f}",
+            "-" if r is None else f"{r:.2f}x", s.get("setting_at_1e-8") or "-",
+            "-" if s.get("error_at_1e-8") is None else f"{s['error_at_1e-8']:.1e}",
+            ", ".join(s["preserves"] or []) or "-"])
+    return rows
+
+
+def format_summary(summary, reference):
+    """Plain-text table of :func:`catalog.verify.compare.compare_entry`'s summary (the CLI's; the report
+    draws :func:`summary_rows` as an HTML table)."""
+    widths = (14, 6, 8, 11, 9, 9, 9, 14, 16, 8)
+    lines = [summary_caption(reference),
+             " ".join(f"{h:{'<' if i == 0 else '>'}{w}s}" for i, (h, w) in enumerate(zip(SUMMARY_HEADER, widths)))
+             + "  preserves"]
+    for row in summary_rows(summary):
+        if len(row) == 2:
+            lines.append(f"{row[0]:14s} {row[1]}")
+            continue
+        lines.append(" ".join(f"{c:{'<' if i == 0 else '>'}{w}s}" for i, (c, w) in enumerate(zip(row, widths)))
+                     + f"  {row[-1]}")
     return "\n".join(lines)

@@ -28,10 +28,15 @@ from integrators.methods import METHODS, ScipyMethod, canonical_name
 
 from ..errors import CatalogError
 from ..registry import Entry
+from . import reference
 
 #: the longest t_end and the most steps a catalog run accepts (beyond: CatalogError, not hours of work)
 MAX_T_END = 1e9
 MAX_STEPS = 10**8
+
+#: default tolerance of the check against the hand-written reference (relative to max(1, max |y|)): a
+#: fixed-step method at the catalog's step counts is accurate to it, a wrong model or axis is off by O(1)
+REFERENCE_TOL = 1e-6
 
 #: the floor of the drift's denominator: max_k |F(y_k) - F(y_0)| / max(DRIFT_FLOOR, |F(y_0)|)
 DRIFT_FLOOR = 1.0
@@ -60,9 +65,57 @@ def orientation(run):
     return run.outputs["R"]
 
 
+#: what a check compares against, by its kind (``Verdict.what``): the report's verdict box says it
+AGAINST = {
+    "exact": "exact solution",
+    "integral": "conserved quantity",
+    "constraint": "residual",
+    "claim": "paper's claim",
+    "reference": "independent reference",
+    "relation": "relation",
+    "run": "run",
+    "build/run": "run",
+}
+
+
+def planar_pose(run):
+    """(x, y, heading) (K, 3) of a body moving in the plane, or None: the SE(2) reconstruction g' = g w of a
+    run on se(2) (``servo.planar_path``), else the coordinates (x, y, theta or phi) of a system in
+    coordinates whose first three coordinates are those; cached in ``run.outputs["pose"]``."""
+    if "pose" not in run.outputs:
+        pose = None
+        alg = getattr(getattr(run, "system", None), "algebra", None)
+        if "w" in run.outputs and getattr(alg, "name", "") == "se(2)":
+            x, y, phi = servo.planar_path(servo.reconstruct_motion(run).y)
+            pose = np.stack([x, y, np.unwrap(phi)], -1)
+        elif tuple(run.labels[:3]) in (("x", "y", "theta"), ("x", "y", "phi")):
+            pose = np.asarray(run.y[:, :3], float)
+        run.outputs["pose"] = pose
+    return run.outputs["pose"]
+
+
+def heavy_top_attitude(run, chi, gamma0):
+    """The heavy top's attitude R(t) from R' = R Omega^ (``integrators.reconstruct`` on SO(3), Omega the
+    first three components of the run's w) with R(0)^T e3 = Gamma(0) (the vertical in the body), and the
+    apex R chi / |chi| on the unit sphere. Returns (R (K, 3, 3), apex (K, 3), max_k |R_k^T e3 - Gamma_k|):
+    the last number checks the reconstruction against the run's own Gamma (they share no code)."""
+    g3 = np.asarray(gamma0, float) / np.linalg.norm(gamma0)
+    e1 = np.cross([0.0, 1.0, 0.0] if abs(g3[1]) < 0.9 else [1.0, 0.0, 0.0], g3)
+    e1 /= np.linalg.norm(e1)
+    R0 = np.stack([e1, np.cross(g3, e1), g3])              # rows: R0^T e3 = its third row = Gamma(0)
+    omega = np.asarray(run.outputs["w"], float)[:, :3]
+    R = np.asarray(integrators.reconstruct("SO3", omega, R0, run.t, substeps=4).y, float)
+    chi = np.asarray(chi, float)
+    apex = R @ (chi / np.linalg.norm(chi))
+    gamma = np.asarray(run.y, float)[:, 3:6]
+    return R, apex, float(np.max(np.abs(R[:, 2, :] - gamma)))
+
+
 @dataclass
 class Verdict:
-    """One check: ``what`` ("integral", "exact", "constraint", "relation"), the measured ``value``, ``tol``."""
+    """One check: ``what`` ("integral", "exact", "constraint", "claim", "reference", "relation", "run"), the
+    measured ``value``, its ``tol``; ``data``: what a figure of the check needs (e.g. the errors of a limit
+    rate at each N)."""
 
     check: str
     what: str
@@ -71,10 +124,25 @@ class Verdict:
     detail: str = ""
 
     reached: bool = True
+    data: dict | None = None
 
     @property
     def passed(self):
         return bool(self.reached and np.isfinite(self.value) and self.value <= self.tol)
+
+    @property
+    def against(self):
+        """What the check compares against: exact solution, conserved quantity, residual, paper's claim,
+        independent reference, relation (see :data:`AGAINST`)."""
+        return AGAINST.get(self.what, self.what)
+
+    @property
+    def margin(self):
+        """tol / value: how many times the tolerance exceeds the measured value (inf for an exact zero, 0 for
+        a value that is not finite); > 1 passes."""
+        if not np.isfinite(self.value) or not self.reached:
+            return 0.0
+        return float("inf") if self.value == 0 else float(self.tol / self.value)
 
     def line(self):
         status = "PASS" if self.passed else "FAIL"
@@ -83,8 +151,8 @@ class Verdict:
                 f"{self.detail}{tail}")
 
     def as_dict(self):
-        return {"check": self.check, "what": self.what, "value": self.value, "tol": self.tol,
-                "passed": self.passed, "reached": self.reached}
+        return {"check": self.check, "what": self.what, "against": self.against, "value": self.value,
+                "tol": self.tol, "margin": self.margin, "passed": self.passed, "reached": self.reached}
 
 
 def _default_method(entry):
@@ -205,6 +273,17 @@ def checks(entry: Entry, run: integrators.IntegrationResult) -> list[Verdict]:
         r = np.asarray(r, dtype=float)
         out.append(Verdict(k, "constraint", float(np.max(np.abs(r))) if r.size else 0.0,
                            tol.get("constraint", 1e-9), " max residual", reached=reached))
+    if entry.exact_solution is None and reference.applies(entry) and len(run.t) > 1:
+        ref = reference.reference(entry, run.t)
+        scale = max(1.0, float(np.max(np.abs(ref))))
+        out.append(Verdict("equations written in catalog.verify.reference, scipy DOP853 (rtol 1e-12)", "reference",
+                           float(np.max(np.abs(run.y - ref))) / scale, tol.get("reference", REFERENCE_TOL),
+                           " max state difference / max(1, max |y|)", reached=reached))
+    if {"chi", "Gamma0"} <= set(entry.parameters) and "w" in run.outputs and len(run.t) > 1:
+        _, _, gap = heavy_top_attitude(run, entry.parameters["chi"], entry.parameters["Gamma0"])
+        out.append(Verdict("Gamma = R^T e3 with R from R' = R Omega (integrators.reconstruct)", "reference", gap,
+                           tol.get("attitude", 1e-6), " max |R^T e3 - Gamma| (the attitude carries the vertical)",
+                           reached=reached))
     for name, fn in entry.extras.get("checks", {}).items():
         value, tl = fn(run)
         out.append(Verdict(name, "claim", float(value), float(tl), reached=reached))

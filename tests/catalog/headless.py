@@ -22,6 +22,29 @@ BROKEN_IMAGES_JS = ("Array.from(document.images).filter(i => !i.complete || i.na
                     ".map(i => i.getAttribute('src'))")
 
 
+#: elements that stick out of the viewport (not inside a box that scrolls or clips sideways), and the page's
+#: own horizontal overflow
+WIDE_JS = """(() => {
+  const W = document.documentElement.clientWidth, out = [];
+  if (document.documentElement.scrollWidth > W + 1) out.push('page scrolls sideways: ' +
+      document.documentElement.scrollWidth + ' > ' + W);
+  const clipped = el => { for (let p = el.parentElement; p; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll' || o === 'hidden') return true; }
+    return false; };
+  for (const el of document.body.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && (r.right > W + 1 || r.left < -1) && !clipped(el))
+      out.push(el.tagName.toLowerCase() + (el.getAttribute('src') ? ' ' + el.getAttribute('src') : '') +
+               ' spans ' + Math.round(r.left) + '..' + Math.round(r.right) + ' px of ' + W);
+  }
+  return out.slice(0, 20);
+})()"""
+
+#: every image: its src, drawn width in CSS px at 100 %, natural width
+IMAGES_JS = ("Array.from(document.images).map(i => ({src: i.getAttribute('src'), "
+             "width: i.getBoundingClientRect().width, natural: i.naturalWidth}))")
+
+
 class Browser:
     def __init__(self, executable=CHROMIUM, timeout=60.0):
         self.timeout = timeout
@@ -83,6 +106,19 @@ class Browser:
             if any(e.get("method") == method for e in self.events):
                 return
             self.events.append(self._read(deadline))
+
+    def evaluate(self, expression):
+        """The value of a JavaScript expression in the page."""
+        return self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True},
+                         session=True)["result"]["value"]
+
+    def wide_elements(self):
+        """Elements wider than the page (see :data:`WIDE_JS`), as text; [] when everything fits."""
+        return self.evaluate(WIDE_JS)
+
+    def images(self):
+        """[{src, width, natural}] of the page's images (width: CSS px drawn at 100 %)."""
+        return self.evaluate(IMAGES_JS)
 
     def visit(self, url, screenshot=None, width=1100, height=1400):
         """Load ``url``; return a list of problems (console errors, exceptions, failed loads, broken images)."""
