@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 try:
@@ -85,12 +86,37 @@ def _gallery_argv(gallery_conf, script_vars):
     figures beside themselves, ``examples/output/``, as when run by hand; sphinx-gallery leaves
     ``__file__`` undefined and ``__doc__`` empty, and this hook runs after the script's globals exist, before its code)."""
     src = Path(script_vars["src_file"])
+    _started[0] = time.time()
     script_vars["example_globals"]["__file__"] = str(src)
     script_vars["example_globals"]["__doc__"] = ast.get_docstring(ast.parse(src.read_text(encoding="utf-8")))
     return ["--serial"] if Path(script_vars["src_file"]).name.startswith("sweep_") else []
 
 
+_started = [0.0]
+
+
+def _saved_figures(block, block_vars, gallery_conf):
+    """Image scraper for the scripts that save their figures and close them (through
+    ``catalog.output.plots.save`` or ``SweepResult.save``): the PNG files the script wrote under
+    ``examples/output/`` since it started. Runs before matplotlib's scraper and only when no figure is
+    left open, so a figure is never shown twice."""
+    import matplotlib.pyplot as plt
+    from sphinx_gallery.scrapers import figure_rst
+
+    if plt.get_fignums():
+        return ""
+    out_dir = Path(block_vars["src_file"]).parent / "output"
+    new = sorted(p for p in out_dir.rglob("*.png") if p.stat().st_mtime >= _started[0] - 1e-3)
+    names = []
+    for png, target in zip(new, block_vars["image_path_iterator"]):
+        shutil.copyfile(png, target)
+        names.append(target)
+    _started[0] = time.time() + 1e9       # each file once, in the block that wrote it
+    return figure_rst(names, gallery_conf["src_dir"])
+
+
 sphinx_gallery_conf = {
+    "image_scrapers": (_saved_figures, "matplotlib"),
     "examples_dirs": str(ROOT / "examples"),
     "gallery_dirs": "auto_examples",
     "filename_pattern": r".*\.py$",        # execute every script
@@ -208,7 +234,14 @@ def _gallery_text(app, docname, source):
     source[0] = "\n".join(out)
 
 
+def _no_object_base(app, name, obj, options, bases):
+    """"Bases: object" says nothing: show a class's bases only when it has real ones."""
+    if object in bases:
+        bases.remove(object)
+
+
 def setup(app):
     app.connect("builder-inited", _prepare)
+    app.connect("autodoc-process-bases", _no_object_base)
     app.connect("autodoc-process-docstring", _plain_bars)
     app.connect("source-read", _gallery_text)
