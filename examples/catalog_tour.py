@@ -1,4 +1,7 @@
-"""A tour of the catalog: list the named systems, simulate one and check its claims, read a user's own
+"""A tour of the catalog
+=====================
+
+A tour of the catalog: list the named systems, simulate one and check its claims, read a user's own
 system from TOML, look at the invariant lines of a reduced system, and draw the relation graph.
 
 Run:  .venv/bin/python examples/catalog_tour.py     (figures in examples/output/)

@@ -1,4 +1,7 @@
-"""Realization of one-sided constraints by anisotropic viscous friction.
+"""One-sided constraints realized by friction
+==========================================
+
+Realization of one-sided constraints by anisotropic viscous friction.
 
 Part 1 (Kozlov, Theor. Appl. Mech. 46 (2019), section 4): the Chaplygin sleigh with the force -N v on
 the blade only while v < 0, started at the joining state u = -u0, v = 0, w0 < 0. Kozlov shows
@@ -8,8 +11,10 @@ Part 2 (Salnikova, Kugushev, Demidov, Doklady 2023, section 4 and Table 1): a di
 the violated side and -k u on the allowed side of u = x' sin phi - y' cos phi <= 0, |velocity| = 1,
 w = 1, t in [0, 10], for N in {0.1, 1, 10, 100, 5000} and k in {0.1, 0, 100}. The reading that
 reproduces their table, measured from the IDEAL circle (centre (0, 1), radius 1):
+
   dp = |mean of the samples of the whole run - ideal centre|,
   dR = |mean distance of the samples from the ideal centre - 1|.
+
 With it the N = 100 and N = 5000 rows reproduce (dp 0.20 / 0.19 against their 0.19 / 0.18; dR 0.044 /
 0.0009 against 0.04 / 0.0009); the rows with N <= 1 do not (dp 4.36 against 3.53 at N = 0.1, k = 0.1),
 and cannot all be outputs of the model: at N <= 1 their k = 100 columns repeat the k = 0.1 columns

@@ -1,11 +1,16 @@
-"""Invariant lines of the reduced servo systems of the catalog as their parameters vary.
+"""Invariant lines of the catalog's servo systems
+==============================================
+
+Invariant lines of the reduced servo systems of the catalog as their parameters vary.
 
 Bifurcation diagrams of the number of real invariant lines x = s xi, v(xi) = c xi (Kozlov, slide
 "Общие свойства приведенных систем") for
+
 - beghin_body (rigid body, servo-constraint of the first kind, omega_3 = 0, force direction
   n = (0, sin phi, cos phi)): p = 2;
 - flywheel_body (second kind, b = (0, b2, 1)): p = 3 (the extra coordinate is lambda);
 - servo_sleigh (u' = alpha u w, w' = beta u w, varying c_w): p = 2.
+
 Each panel shows the c of every real line against the parameter (crosses: lines of equilibria,
 c = 0) and the number of real lines (step curve, right axis). Unrealizable parameter values
 ((I^-1 a, b) = 0) are skipped and reported.

@@ -1,4 +1,7 @@
-"""Survey of the invariant lines of random homogeneous quadratic systems x' = v(x), p = 2..6.
+"""Invariant lines of random quadratic systems
+===========================================
+
+Survey of the invariant lines of random homogeneous quadratic systems x' = v(x), p = 2..6.
 
 For each p, seeded random systems with Q[i,j,k] ~ N(0, 1) are solved by homotopy continuation
 (servo.quadratic.invariant_lines). Claim 4 of the slide "Общие свойства приведенных систем" (Kozlov's lectures) says:

@@ -1,4 +1,7 @@
-"""Kozlov's one-sided Chaplygin sleigh (Theor. Appl. Mech. 46 (2019), section 3): v >= 0.
+"""Kozlov's one-sided Chaplygin sleigh
+===================================
+
+Kozlov's one-sided Chaplygin sleigh (Theor. Appl. Mech. 46 (2019), section 3): v >= 0.
 
 Start with v = 0, u = u0 > 0, w0 < 0: the sleigh leaves the constraint at once, slides on a straight
 line with constant speed while the blade turns, joins the constraint after half a turn

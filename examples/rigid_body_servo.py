@@ -1,4 +1,7 @@
-"""Rigid body with a left-invariant servo-constraint (Kozlov, servo-constraint slides, "Твердое тело с
+"""Rigid body with a left-invariant servo-constraint
+=================================================
+
+Rigid body with a left-invariant servo-constraint (Kozlov, servo-constraint slides, "Твердое тело с
 левоинвариантной сервосвязью", "Инвариантные многообразия").
 
 so(3), constraint w3 = 0 (a = e3), control b = (0, b2, b3). The script prints the symbolic second-kind

@@ -1,4 +1,7 @@
-"""Chaplygin's servo-sleigh on E(2) (Kozlov, servo-constraint slides, "Сервосани Чаплыгина").
+"""Chaplygin's servo-sleigh on E(2)
+================================
+
+Chaplygin's servo-sleigh on E(2) (Kozlov, servo-constraint slides, "Сервосани Чаплыгина").
 
 T = m (u^2 + v^2)/2 + I w^2/2 on se(2) with velocities (u, v, w); the constraint v = 0 (a = (0, 1, 0)) is
 realized by the control force lambda (a_u, b_v, c_w) (a servo-constraint of the first kind). The script

@@ -1,7 +1,11 @@
-"""The Chaplygin skate on an inclined plane: nonholonomic, vakonomic and added-mass motions side by side.
+"""The skate on an inclined plane: three models
+============================================
+
+The Chaplygin skate on an inclined plane: nonholonomic, vakonomic and added-mass motions side by side.
 
 L = (x'^2 + y'^2 + phi'^2)/2 + x, constraint x' sin phi - y' cos phi = 0, start at rest with phi' = w
 (Kozlov's lectures on servo-constraints):
+
 - nonholonomic (Cetaev): x = sin^2(wt)/(2w^2), y = (wt - sin 2wt / 2)/(2w^2), phi = wt
   ("on the average the skate does not slide down the inclined plane");
 - vakonomic with lambda(0) = 0: phi'' = t^2 sin phi cos phi, x' = t cos^2 phi, y' = t sin phi cos phi;

@@ -1,4 +1,7 @@
-"""Realizability map of Beghin's body over the direction of the control axis n.
+"""Realizability map of Beghin's body (sweep)
+==========================================
+
+Realizability map of Beghin's body over the direction of the control axis n.
 
 Beghin's example (Kozlov 2019, sections 6-7; Kozlov's lectures on servo-constraints): a rigid body whose
 angular velocity is kept orthogonal to the body axis l = e3 by a control torque lambda n. The

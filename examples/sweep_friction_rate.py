@@ -1,4 +1,7 @@
-"""Realization of the Chaplygin sleigh by anisotropic friction: the rate in N, as a sweep.
+"""Friction rate of the Chaplygin sleigh (sweep)
+=============================================
+
+Realization of the Chaplygin sleigh by anisotropic friction: the rate in N, as a sweep.
 
 Kozlov's Theorem 1 (Kozlov's lectures on servo-constraints; Kozlov 2019, section 4): replacing the blade
 of the Chaplygin sleigh (entry ``chaplygin_sleigh``) by viscous friction -N v across it (entry

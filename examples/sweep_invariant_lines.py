@@ -1,4 +1,7 @@
-"""Invariant-line structure of two reduced systems over two parameters: where real lines appear,
+"""Invariant-line structure over two parameters (sweep)
+====================================================
+
+Invariant-line structure of two reduced systems over two parameters: where real lines appear,
 merge, or change stability.
 
 * The Chaplygin servo-sleigh (entry ``servo_sleigh``; Kozlov's lectures on servo-constraints) reduces to

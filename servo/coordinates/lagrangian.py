@@ -82,6 +82,8 @@ class LagrangianSystem:
     q : list of ``dynamicsymbols`` (functions of t only).
     forces : None or n sympy expressions F_i(q, q', t) (generalized forces, covector).
 
+    Notes
+    -----
     Equations of motion: [T] = F - dV/dq, numerically A q'' = F - b (see the module docstring).
     ``constrain`` adds constraints with the models of ``servo.coordinates.constraint_models`` and
     ``servo.coordinates.one_sided``; ``with_friction`` / ``with_added_mass`` build the realizations of

@@ -214,6 +214,8 @@ class EulerPoincare(LieSystem):
     linear_term : (n,) array_like, optional (keyword)
         c in H(m) = (m, K m)/2 + (c, m), so w = K m + c (heavy top on se(3)*: c = (0, 0, 0, m g chi)).
 
+    Notes
+    -----
     The state is m (..., n). ``H`` is a first integral, and so is every Casimir F(m).
     """
 

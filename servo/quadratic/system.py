@@ -39,7 +39,10 @@ class QuadraticSystem:
         not change v. Real input is stored as float64, complex input as complex128.
     variables : optional sequence of names (for printing and sympy export).
 
-    Raises QuadraticSystemError (a ValueError) for a wrong shape or non-finite entries.
+    Raises
+    ------
+    QuadraticSystemError
+        (a ValueError) for a wrong shape or non-finite entries.
     """
 
     def __init__(self, Q: ArrayLike, variables: Sequence[Any] | None = None) -> None:
