@@ -43,7 +43,7 @@ from .build import MODELS, lie_system
 from ..verify.motion import group_kind, plane_path
 from ..verify.claims import constraint_residuals, model_integrals
 from ..errors import TomlEntryError
-from ..registry import Entry
+from ..registry import Entry, names, register
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -277,3 +277,24 @@ def _build(path, data):
         labels=labels, tags=tuple(tags) + ("user",), extras=extras,
         path=plane_path if group_kind(system) == "se2" else None,
     )
+
+
+def register_file(path: str | os.PathLike[str]) -> str:
+    """Register the system of a TOML file in the catalog's registry under its ``name`` (family "user",
+    its numbers as the documented defaults), so that ``catalog.get(name, **{"b[0]": 0.5})`` and the
+    report (``liedyn report my.toml``) treat it as a named entry; returns the name. A name that is
+    already a different entry raises TomlEntryError."""
+    path = Path(path)
+    entry = from_file(path)
+    if entry.name in names():
+        from ..registry import specs
+
+        if specs()[entry.name].family != "user":
+            raise TomlEntryError(f"{path}: key 'name': {entry.name!r} is a catalog entry; give your system another name")
+
+    def builder(**params):
+        return from_file(path, **params)
+
+    builder.__doc__ = entry.description
+    register(entry.name, defaults=entry.parameters, family="user", title=f"{entry.name} ({path.name})")(builder)
+    return entry.name

@@ -9,7 +9,7 @@ kinematics; Kozlov's lectures on servo-constraints, "Системы на гру�
 * SO(3): the attitude R(t) (body to space), columns R11, R12, ..., R33; R e_i is body axis i in space;
 * SE(3) (rotations first, then translations): the position x, y, z of the body frame's origin and R(t).
 
-:func:`motion` gives these as named columns (cached in ``run.outputs["motion"]``); :func:`group_kind` says
+:func:`motion` gives these as named columns (g(t) is cached in ``run.outputs["g"]``); :func:`group_kind` says
 whether a run or an entry has one; :func:`plane_path` is ``Entry.path`` for any system on SE(2).
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import servo
 
-__all__ = ["group_kind", "motion", "plane_path", "GROUPS"]
+__all__ = ["group_kind", "group_motion", "motion", "plane_path", "attitude", "GROUPS"]
 
 #: the algebras whose motion is reconstructed (``LieAlgebra.closed_form``)
 GROUPS = ("so3", "se2", "se3")
@@ -48,29 +48,37 @@ def _velocities(run):
     return w
 
 
+def group_motion(run: Any) -> np.ndarray | None:
+    """g(t), (K, N, N), from g' = g w with g(0) = identity on SO(3), SE(2) or SE(3) (cached in
+    ``run.outputs["g"]``), or None when the run is not on one of these or has no velocities ``w``."""
+    if "g" in run.outputs:
+        return run.outputs["g"]
+    kind = group_kind(run)
+    if kind is None or "w" not in run.outputs or len(run.t) < 2:
+        return None
+    from liegroups import SE2, SE3, SO3
+
+    w = _velocities(run)[:len(run.t)]  # a run cut at its last finite state keeps its first len(t) outputs
+    if kind == "so3" and w.shape[-1] == 6:  # attitude of a Lie-Poisson system on se(3)*: Omega only
+        w = w[:, :3]
+    group = {"so3": SO3, "se2": SE2, "se3": SE3}[kind]
+    g = np.asarray(servo.reconstruct_motion((run.t, w), group=group).y, dtype=float)
+    run.outputs["g"] = g
+    return g
+
+
 def motion(run: Any) -> dict[str, np.ndarray] | None:
     """{column: (K,) array} of the motion on the group (see the module docstring), or None when the run
     is not on so(3), se(2), se(3) or has no velocities ``w``."""
-    if "motion" in run.outputs:
-        return run.outputs["motion"]
-    kind = group_kind(run)
-    out = None
-    if kind is not None and "w" in run.outputs and len(run.t) > 1:
-        from liegroups import SE2, SE3, SO3
-
-        w = _velocities(run)
-        if kind == "so3" and w.shape[-1] == 6:  # attitude of a Lie-Poisson system on se(3)*: Omega only
-            w = w[:, :3]
-        group = {"so3": SO3, "se2": SE2, "se3": SE3}[kind]
-        g = np.asarray(servo.reconstruct_motion((run.t, w), group=group).y, dtype=float)
-        if kind == "se2":
-            x, y, th = servo.planar_path(g)
-            out = {"x": x, "y": y, "theta": np.unwrap(th)}
-        else:
-            R = g[:, :3, :3]
-            out = {} if kind == "so3" else {"x": g[:, 0, 3], "y": g[:, 1, 3], "z": g[:, 2, 3]}
-            out.update({f"R{i + 1}{j + 1}": R[:, i, j] for i in range(3) for j in range(3)})
-    run.outputs["motion"] = out
+    g = group_motion(run)
+    if g is None:
+        return None
+    if g.shape[-1] == 3 and group_kind(run) == "se2":
+        x, y, th = servo.planar_path(g)
+        return {"x": x, "y": y, "theta": np.unwrap(th)}
+    R = g[:, :3, :3]
+    out = {} if g.shape[-1] == 3 else {"x": g[:, 0, 3], "y": g[:, 1, 3], "z": g[:, 2, 3]}
+    out.update({f"R{i + 1}{j + 1}": R[:, i, j] for i in range(3) for j in range(3)})
     return out
 
 
