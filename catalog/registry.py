@@ -21,7 +21,14 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import CatalogError
-from .output.display import entry_markdown
+from liegroups.errors import LieGroupsError
+from integrators import IntegratorError
+from servo.errors import ServoError
+
+#: the exceptions of the packages below, which say themselves what is wrong (ServoError's
+#: UnrealizableConstraintError, for one, is what a sweep of realizability records)
+ProjectError = (LieGroupsError, IntegratorError, ServoError)
+from .output.display import entry_markdown, entry_text
 
 #: the modules that register entries (imported on first use)
 ENTRY_MODULES = ("catalog.entries.rigid", "catalog.entries.constrained_bodies", "catalog.entries.sleighs",
@@ -70,6 +77,22 @@ class Entry:
     extras: dict = field(default_factory=dict)
 
     _repr_markdown_ = entry_markdown
+    __repr__ = entry_text   # print(entry): a summary of at most 30 lines, not the arrays
+
+    @classmethod
+    def from_system(cls, system: Any, state: Any, t_end: float, **fields: Any) -> "Entry":
+        """A researcher's own Lie-group system as an entry, its claims filled in from what the system
+        knows: its first integrals (Casimirs, energy, linear and quadratic integrals of the reduced
+        system), its constraint (a, w) = 0, and on SE(2) the path in the plane
+        (:mod:`catalog.entries.own`). ``fields`` (name, steps, method, description, references,
+        first_integrals, exact_solution, labels, tolerances, parameters, tags, extras) override.
+
+        ``Entry.from_system(ServoSecondKind(named.se2(), [1, 2, 0.7], a=[0, 1, 0], b=[0.3, 1, 0.2]),
+        [1, 0, 0.35, 0], 10.0)`` can be simulated, checked, shown and swept (its initial state ``y0[i]``;
+        a factory ``lambda b0: Entry.from_system(...)`` to sweep the data)."""
+        from .entries.own import entry_fields
+
+        return cls(**entry_fields(system, state, t_end, **fields))
 
 
 @dataclass
@@ -175,7 +198,13 @@ def get(name: str, **params: Any) -> Entry:
     merged = dict(spec.defaults)
     for k, v in params.items():
         merged[k] = _coerce(name, k, spec.defaults[k], v)
-    entry = spec.builder(**merged)
+    try:
+        entry = spec.builder(**merged)
+    except (CatalogError, *ProjectError):
+        raise
+    except (ArithmeticError, ValueError, TypeError) as exc:  # e.g. a division by a zero parameter
+        given = ", ".join(f"{k}={v!r}" for k, v in params.items()) or "the defaults"
+        raise CatalogError(f"entry {name!r} cannot be built with {given}: {type(exc).__name__}: {exc}") from None
     entry.parameters = merged
     return entry
 

@@ -17,7 +17,8 @@ def add_entry_args(p):
     """NAME plus ``-p key=value`` parameter overrides."""
     p.add_argument("name", metavar="NAME", help="catalog entry name (see `liedyn list`) or a path to a .toml file")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a documented default parameter (repeatable)")
+                   help="override a documented default parameter, or for a TOML file any number of it "
+                        "(b[0]=0.5, inertia[1][1]=2, w[0]=1, t_end=20) (repeatable)")
 
 
 def add_common(p):
@@ -31,9 +32,7 @@ def resolve(name, params=()):
     from ..entries.toml_loader import from_file
 
     if name.endswith(".toml") or Path(name).is_file():
-        if params:
-            raise CatalogError("-p/--param applies to catalog entries, not to TOML files (edit the file)")
-        return from_file(name)
+        return from_file(name, **parse_params(params))
     return get(name, **parse_params(params))
 
 

@@ -12,6 +12,11 @@ def cmd_report(args):
     from ..output.report import write_report
 
     names = [n.strip() for n in args.only.split(",")] if args.only else None
+    if args.files:  # a researcher's own systems: registered under their names, then reported like the catalog's
+        from ..entries.toml_loader import register_file
+
+        own = [register_file(f) for f in args.files]
+        names = own + [n for n in (names or []) if n not in own]
     if names:
         from ..registry import get
 
@@ -39,7 +44,9 @@ def cmd_report(args):
 
 
 def add_parsers(sub):
-    p = sub.add_parser("report", help="write the HTML report of every catalog entry")
+    p = sub.add_parser("report", help="write the HTML report of every catalog entry (or of your TOML systems)")
+    p.add_argument("files", nargs="*", metavar="FILE.toml",
+                   help="report these TOML systems (with the entries of --only, if given) instead of the catalog")
     p.add_argument("--out", default="out/report", help="output directory (default out/report); a .json path writes the checks as JSON")
     p.add_argument("--only", default=None, help="comma-separated entry names (default: all)")
     p.add_argument("--no-compare", action="store_true", help="skip the integrator comparison section")

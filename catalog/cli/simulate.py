@@ -19,9 +19,19 @@ from ..verify.run import drift, exact_error
 from .common import Progress, add_common, add_entry_args, emit_json, is_json_path, resolve, write_json
 
 
+#: the full names of the motion's columns (catalog.verify.motion)
+MOTION_NAMES = {"x": "x (position of the body frame's origin)", "y": "y (position of the body frame's origin)",
+                "z": "z (position of the body frame's origin)", "theta": "theta (heading on SE(2), unwrapped)",
+                **{f"R{i}{j}": f"R{i}{j} (attitude R, body to space)" for i in (1, 2, 3) for j in (1, 2, 3)}}
+
+
 def trajectory_columns(run):
-    """{column name: (full name, array (K,))}: t, the state labels, then the first integrals, with names a
-    program can read (``integrators.core.export.column_name``: "energy (m, I^-1 m)/2" -> "energy")."""
+    """{column name: (full name, array (K,))}: t, the state labels, the motion on the group (SE(2): x, y,
+    theta; SO(3): R11..R33; SE(3): x, y, z, R11..R33; :mod:`catalog.verify.motion`), then the first
+    integrals, with names a program can read (``integrators.core.export.column_name``: "energy (m, I^-1 m)/2" ->
+    "energy")."""
+    from ..verify.motion import motion
+
     K = len(run.t)
     series = [("t", run.t)]
     y = run.y.reshape(K, -1)
@@ -29,6 +39,14 @@ def trajectory_columns(run):
     if len(labels) != y.shape[1]:
         labels = [f"y{i + 1}" for i in range(y.shape[1])]
     series += [(lab, y[:, i]) for i, lab in enumerate(labels)]
+    try:
+        with np.errstate(all="ignore"):
+            mo = motion(run) if y.ndim == 2 else None
+    except ValueError:  # velocities that overflow after a failed run: no motion to write
+        mo = None
+    taken = set(labels)
+    for k, v in (mo or {}).items():
+        series.append((MOTION_NAMES[k] if k not in taken else f"{k} (motion)", v))
     series += [(k, np.asarray(v, float).reshape(K)) for k, v in run.invariants.items()]
     out = {}
     for full, v in series:
@@ -80,8 +98,21 @@ def cmd_simulate(args):
         write_json(args.out, dict(d, t=run.t, y=run.y, integrals=dict(run.invariants)))
     elif args.out:
         write_csv(args.out, run)
+    plot_paths = []
     if args.plot:
-        plots.save(plots.trajectory_figure(entry, run), args.plot)
+        from pathlib import Path
+
+        from ..output.motion_figure import motion_figure
+
+        plot_paths.append(plots.save(plots.trajectory_figure(entry, run), args.plot))
+        if run.outputs.get("path") is None:  # SO(3), SE(3): the attitude in a second figure beside it
+            with np.errstate(all="ignore"):
+                fig = motion_figure(entry, run)
+            if fig is not None:
+                p = Path(args.plot)
+                second = p.with_name(f"{p.stem}-motion{p.suffix or '.png'}")
+                fig.savefig(second, dpi=150)
+                plot_paths.append(str(second))
     if args.json:
         emit_json(d)
         return code
@@ -94,9 +125,10 @@ def cmd_simulate(args):
         print(v.line())
     if not verdicts:
         print("(no first integral, exact solution or constraint to check)")
-    for what, path in (("trajectory", args.out), ("figure", args.plot)):
-        if path:
-            print(f"{what}: {path}")
+    if args.out:
+        print(f"trajectory: {args.out}")
+    for path in plot_paths:
+        print(f"figure: {path}")
     return code
 
 
@@ -108,6 +140,7 @@ def add_parsers(sub):
     p.add_argument("--method", default=None, help="integrator name, e.g. rkmk4, cf4, rk4, scipy:DOP853")
     p.add_argument("--out", default=None, metavar="traj.csv|traj.json",
                    help="write the trajectory as CSV, or with the summary as JSON (by the suffix)")
-    p.add_argument("--plot", default=None, metavar="path.png", help="save a figure of the motion")
+    p.add_argument("--plot", default=None, metavar="path.png",
+                   help="save a figure of the motion (on SO(3) / SE(3) also path-motion.png: the attitude)")
     add_common(p)
     p.set_defaults(func=cmd_simulate)

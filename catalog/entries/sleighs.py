@@ -122,6 +122,7 @@ def servo_sleigh(M, I, a_u, b_v, c_w, u0, w0, t_end, steps):
     In = np.diag([M, M, I])
     a = np.array([0.0, 1.0, 0.0])
     b = np.array([a_u, b_v, c_w])
+    system = lie_system("servo1", g, In, a, b)  # UnrealizableConstraintError for b_v = 0: (I^-1 a, b) = b_v/M
     alpha, beta = a_u / b_v, M * c_w / (I * b_v)
     uw = servo_sleigh_u(alpha, beta, u0, w0)
     exact = lambda t: (lambda s: np.stack([M * s[..., 0], 0 * s[..., 0], I * s[..., 1]], -1))(uw(t))
@@ -129,7 +130,7 @@ def servo_sleigh(M, I, a_u, b_v, c_w, u0, w0, t_end, steps):
     ints = dict(model_integrals(g, In, "servo1", a, b))
     ints["gamma = beta u - alpha w"] = gamma
     return Entry(
-        name="servo_sleigh", system=lie_system("servo1", g, In, a, b), initial_state=In @ np.array([u0, 0.0, w0]),
+        name="servo_sleigh", system=system, initial_state=In @ np.array([u0, 0.0, w0]),
         t_end=t_end, parameters={}, steps=int(steps), method=None, model="servo1", kind="lie-group",
         description=("The Chaplygin servo-sleigh: a body on the plane whose transverse velocity v is kept zero "
                      "by a control force lambda (a_u, b_v, c_w) instead of a blade. The reduced system "

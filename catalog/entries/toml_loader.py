@@ -23,6 +23,11 @@ Format (every key but ``algebra``, ``inertia`` and ``initial`` is optional)::
     method = "rkmk4"
 
 Errors raise :class:`TomlEntryError` (a ``ValueError``) naming the file and the bad key.
+
+Every number of the file is a parameter of its entry under a key (:mod:`catalog.entries.toml_keys`:
+``b[0]``, ``inertia[1][1]``, ``w[2]``, ``lambda``, ``t_end``, ``algebra.a``): ``from_file(path, **overrides)``
+sets them (``from_file("my.toml", **{"b[0]": 0.5}, t_end=20)``), ``entry.parameters`` lists them, and
+``liedyn sweep my.toml -p "b[0]=0:1:11"`` sweeps any of them.
 """
 
 from __future__ import annotations
@@ -33,10 +38,12 @@ from pathlib import Path
 
 import numpy as np
 
+from . import toml_keys
 from .build import MODELS, lie_system
+from ..verify.motion import group_kind, plane_path
 from ..verify.claims import constraint_residuals, model_integrals
 from ..errors import TomlEntryError
-from ..registry import Entry
+from ..registry import Entry, names, register
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -122,15 +129,42 @@ def _algebra(path, spec):
         raise _err(path, "algebra", str(exc)) from None
 
 
-def from_file(path: str | os.PathLike[str]) -> Entry:
-    """Read a TOML system file and return an :class:`catalog.registry.Entry` (kind "lie-group")."""
+def read(path: str | os.PathLike[str]) -> dict:
+    """The data of a TOML system file (TomlEntryError when it is missing or not TOML)."""
     path = Path(path)
     if not path.is_file():
         raise TomlEntryError(f"{path}: no such file")
     try:
-        data = tomllib.loads(path.read_text())
+        return tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise TomlEntryError(f"{path}: not valid TOML: {exc}") from None
+
+
+def from_file(path: str | os.PathLike[str], **overrides) -> Entry:
+    """Read a TOML system file and return an :class:`catalog.registry.Entry` (kind "lie-group").
+
+    ``overrides`` set numbers (or lists, or the method) of the file by key: ``b=[0.3, 1, 0.2]``,
+    ``**{"b[0]": 0.5, "inertia[1][1]": 2.0}``, ``t_end=20`` (see :mod:`catalog.entries.toml_keys`); the
+    entry's ``parameters`` are the file's numbers after the overrides."""
+    path = Path(path)
+    data = toml_keys.apply(path, read(path), overrides)
+    return _build(path, data)
+
+
+def _check_method(path, method, system):
+    from integrators.methods import applicable_methods, applies, get_method
+
+    problem = system.problem()
+    try:
+        m = get_method(method, problem)
+    except ValueError as exc:
+        raise _err(path, "simulation.method", " ".join(str(exc).split())) from None
+    if not applies(m, problem):
+        raise _err(path, "simulation.method", f"method {method!r} does not apply to this system; methods that "
+                                              f"apply: {', '.join(applicable_methods(problem))}")
+
+
+def _build(path, data):
     unknown = sorted(set(data) - KNOWN_KEYS)
     if unknown:
         raise _err(path, unknown[0], f"unknown key; known keys: {', '.join(sorted(KNOWN_KEYS))}")
@@ -227,6 +261,8 @@ def from_file(path: str | os.PathLike[str]) -> Entry:
         system = lie_system(model, g, I, a, b)
     except (ValueError, ArithmeticError) as exc:
         raise TomlEntryError(f"{path}: {type(exc).__name__}: {exc}") from None
+    if method is not None:
+        _check_method(path, method, system)
     extras = {"algebra": g, "inertia": I, "a": a, "b": b, "source": str(path)}
     if a is not None:
         extras["constraints"] = constraint_residuals(I, a, n)
@@ -234,9 +270,31 @@ def from_file(path: str | os.PathLike[str]) -> Entry:
     labels = tuple(f"m{i + 1}" for i in range(n)) + (lam_labels if second else ())
     return Entry(
         name=str(data.get("name", path.stem)), system=system, initial_state=y0,
-        t_end=t_end, parameters={"file": str(path)},
+        t_end=t_end, parameters=toml_keys.numbers(data),
         description=str(data.get("description", f"User system from {path.name}: {model} on {g.name}.")),
         references=list(refs), first_integrals=model_integrals(g, I, model, a, b),
         kind="lie-group", model=model, steps=steps, method=method,
         labels=labels, tags=tuple(tags) + ("user",), extras=extras,
+        path=plane_path if group_kind(system) == "se2" else None,
     )
+
+
+def register_file(path: str | os.PathLike[str]) -> str:
+    """Register the system of a TOML file in the catalog's registry under its ``name`` (family "user",
+    its numbers as the documented defaults), so that ``catalog.get(name, **{"b[0]": 0.5})`` and the
+    report (``liedyn report my.toml``) treat it as a named entry; returns the name. A name that is
+    already a different entry raises TomlEntryError."""
+    path = Path(path)
+    entry = from_file(path)
+    if entry.name in names():
+        from ..registry import specs
+
+        if specs()[entry.name].family != "user":
+            raise TomlEntryError(f"{path}: key 'name': {entry.name!r} is a catalog entry; give your system another name")
+
+    def builder(**params):
+        return from_file(path, **params)
+
+    builder.__doc__ = entry.description
+    register(entry.name, defaults=entry.parameters, family="user", title=f"{entry.name} ({path.name})")(builder)
+    return entry.name

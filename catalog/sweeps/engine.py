@@ -41,8 +41,9 @@ from numpy.typing import NDArray
 
 from ..registry import Entry
 from .grid import Grid, SweepError, as_grid
+from .line_tracking import track_lines
 from .measures import Measure, Point, get_measure
-from .output import chunk_columns, figure, save, tidy_table
+from .output import chunk_columns, figure, save, sweep_text, tidy_table
 from .target import Target, make_target
 
 if TYPE_CHECKING:
@@ -69,6 +70,8 @@ class SweepResult:
     measure: str
     target: str
     info: dict[str, Any] = field(default_factory=dict)
+
+    __repr__ = sweep_text  # print(result): a summary of at most 30 lines, not the arrays
 
     @property
     def table(self) -> DataFrame | dict[str, NDArray[Any]]:
@@ -266,4 +269,7 @@ def sweep(entry_or_factory: str | Entry | Callable[..., Entry], grid: Grid | dic
     if np.any(seen != 1):  # cannot happen unless a task returned a wrong chunk; never hand back a bad table
         bad = np.nonzero(seen != 1)[0]
         raise SweepError(f"sweep returned {len(bad)} points not exactly once (first: {bad[:5].tolist()})")
-    return SweepResult(tidy_table(g, out), g, m.name, target.label, info)
+    columns = tidy_table(g, out)
+    if m.name == "invariant_lines":  # c_k is line k at every point (its direction followed by continuity)
+        columns, info["lines"] = track_lines(columns, g)
+    return SweepResult(columns, g, m.name, target.label, info)

@@ -8,10 +8,13 @@ A measure maps one point to a flat row ``{column: number, bool or str}``. The bu
   ``UnrealizableConstraintError`` that refuses to build a system where it vanishes);
 * ``invariant_lines``: the invariant lines x = s xi, v(xi) = c xi, of the entry's reduced homogeneous
   quadratic system (``servo.invariant_lines``; Kozlov's lectures on servo-constraints): the number of
-  real lines, and for each real line (sorted by c) its c, the stability of the ray +xi on the sphere of
-  directions and, where ``InvariantLine`` provides them, its Kovalevskaya exponents;
+  real lines, and for each real line its c, the stability of the ray +xi on the sphere of directions, its
+  direction xi and, where ``InvariantLine`` provides them, its Kovalevskaya exponents; column ``c_k`` is
+  line k followed across the sweep by continuity from its direction where it first appears
+  (:mod:`catalog.sweeps.line_tracking`);
 * ``integrals_drift`` (options method, steps, t_end): ``catalog.simulate`` then, for each first integral
-  F the entry claims, the relative drift max_k |F(y_k) - F(y_0)| / max(1, |F(y_0)|);
+  F the entry claims (or, for an entry that claims none, each one its system finds for itself:
+  ``system.first_integrals()``, e.g. its Casimirs), the relative drift max_k |F(y_k) - F(y_0)| / max(1, |F(y_0)|);
 * ``exact_error`` (same options): max_k |y_k - y_exact(t_k)| against the entry's exact solution;
 * ``friction_rate`` (same options): for an entry with an edge "limit N -> infinity" in the relation graph
   (friction or added masses, Kozlov's Theorems 1 and 2), the distance e(N) = max_k |y_N(t_k) - y_lim(t_k)|
@@ -213,6 +216,7 @@ def _invariant_lines(point, rng=0):
     for k, (L, s) in enumerate(zip(real, stab), 1):
         row[f"c_{k}"] = float(np.real(L.c))
         row[f"stability_{k}"] = s
+        row[f"xi_{k}"] = ";".join(f"{x:.12g}" for x in np.real(L.direction))
         ke = getattr(L, "kovalevskaya_exponents", None)
         if ke is not None:
             row[f"kovalevskaya_{k}"] = _fmt_exponents(ke)
@@ -225,15 +229,30 @@ def _simulate(point, method, steps, t_end):
     return simulate(point.entry, t_end=t_end, steps=steps, method=method)
 
 
+def _integrals(entry):
+    """The entry's claimed first integrals, else those its system finds for itself (may be empty)."""
+    if entry.first_integrals:
+        return entry.first_integrals
+    from ..entries.own import system_integrals
+
+    try:
+        return system_integrals(entry.system)
+    except (ValueError, ArithmeticError, NotImplementedError):
+        return {}
+
+
 def _check_integrals(entry, method=None, steps=None, t_end=None):
-    if not entry.first_integrals:
-        raise SweepError(f"measure 'integrals_drift': {entry.name} claims no first integrals")
+    if not _integrals(entry):
+        raise SweepError(f"measure 'integrals_drift': {entry.name} claims no first integrals and its system "
+                         f"finds none")
 
 
 @register_measure("integrals_drift", check=_check_integrals, method=None, steps=None, t_end=None)
 def _integrals_drift(point, method=None, steps=None, t_end=None):
-    """Relative drift of each claimed first integral along ``catalog.simulate(entry, method=...)``."""
+    """Relative drift of each claimed first integral (or the system's own) along ``catalog.simulate``."""
     run = _simulate(point, method, steps, t_end)
+    if not point.entry.first_integrals:
+        run.invariants = {k: np.asarray(F(run.y), dtype=float) for k, F in _integrals(point.entry).items()}
     row = {f"drift[{k}]": drift(run, k) for k in run.invariants}
     row["max_drift"] = max(row.values())
     return row

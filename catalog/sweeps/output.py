@@ -347,3 +347,47 @@ def report_section(result: SweepOutcome) -> dict[str, Any]:
     fig = figure(result) if len(g.varying) in (1, 2) and not _all_failed(result) else None
     return {"title": f"Sweep: {result.measure} of {result.target}", "text": text, "figure": fig,
             "table": summary_rows(result)}
+
+
+#: the most lines ``print(sweep_result)`` writes
+MAX_LINES = 30
+
+
+def sweep_text(result: SweepOutcome) -> str:
+    """Plain text for ``print(result)`` and the REPL (at most :data:`MAX_LINES` lines): what was swept
+    over what, the engine, the failures, and per measure column its range over the measured points
+    (:func:`summary_rows`), never the whole table."""
+    g = result.grid
+    info = result.info
+    lines = [f"SweepResult: {result.measure} of {result.target} over {g.describe()}"]
+    if info:
+        lines.append(f"  engine {info.get('engine')}: {info.get('workers')} workers, {info.get('tasks')} tasks of "
+                     f"{info.get('chunk')} points, {info.get('wall_time', float('nan')):.3g} s")
+    if result.failed:
+        first = next((e for e in result.columns["error"] if e), "")
+        lines.append(f"  {result.failed} of {g.size} points failed (column 'error'), e.g. {first[:80]}")
+    rows = summary_rows(result)
+    body = []
+    for r in rows:
+        if "values" in r:
+            body.append(f"  {r['column'][:40]}: {r['values'][:66] or '(none)'}")
+        elif r["points"]:
+            body.append(f"  {r['column'][:40]}: min {r['min']:.6g}, max {r['max']:.6g}, mean {r['mean']:.6g} "
+                        f"({r['points']} points)")
+        else:
+            body.append(f"  {r['column'][:40]}: no value")
+    nl = len(info.get("lines", []))
+    room = MAX_LINES - len(lines) - 2 - (min(nl, 4) + (nl > 4))
+    if body:
+        lines.append("columns (over the measured points):")
+        if len(body) > room:
+            body = body[:room - 1] + [f"  ... {len(body) - room + 1} more columns (result.columns)"]
+        lines += body
+    for ln in info.get("lines", [])[:4]:
+        d = ", ".join(f"{x:.4g}" for x in ln["direction"])
+        lines.append(f"  line {ln['line']} (c_{ln['line']}): direction ({d}) at point {ln['first_point']}")
+    if len(info.get("lines", [])) > 4:
+        lines.append(f"  ... {len(info['lines']) - 4} more lines (result.info['lines'])")
+    lines.append(f"table: result.table ({g.size} rows x {len(result.columns)} columns), result.on_grid(name), "
+                 f"result.save(dir)")
+    return "\n".join(x if len(x) <= 112 else x[:109] + "..." for x in lines)

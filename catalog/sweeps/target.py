@@ -6,7 +6,9 @@ Keys of a sweep:
 * ``name``: a documented parameter of the entry (``catalog.defaults(name)``), or an argument of the factory;
 * ``name[i]``: component i of a vector parameter (e.g. ``n[2]`` of ``beghin_body``);
 * ``y0[i]`` (Lie-group entries) or ``q0[i]``, ``qd0[i]`` (entries in coordinates): component i of the
-  initial state, set after the entry is built.
+  initial state, set after the entry is built;
+* for a TOML system file (a path ending in .toml): any number of the file by its key, ``b[0]``,
+  ``inertia[1][1]``, ``w[2]``, ``lambda``, ``t_end``, ``algebra.a`` (:mod:`catalog.entries.toml_keys`).
 
 Only the name (or the factory) and the point's values travel to a worker; each point's entry is built
 where it is measured.
@@ -22,6 +24,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from pathlib import Path
+
+from ..entries import toml_keys
+from ..entries.toml_loader import from_file, read
+from ..errors import TomlEntryError
 from ..registry import Entry, defaults, get, names
 from .grid import SweepError
 
@@ -49,9 +56,13 @@ class Target:
     base: dict[str, Any] = field(default_factory=dict)
     accepted: dict[str, Any] | None = None
     entry: Any = None  # a built Entry not in the registry: only its initial state can vary
+    toml: str | None = None  # a TOML system file: any number of it can vary
 
     def check_keys(self, keys: Iterable[str]) -> None:
         """Raise :class:`SweepError` naming a key that is not a parameter (or component) of the target."""
+        if self.toml is not None:
+            self._check_toml_keys(keys)
+            return
         for key in keys:
             base, idx = split_key(key)
             if base in INITIAL_KEYS:
@@ -76,8 +87,37 @@ class Target:
             if not vector and isinstance(d, (bool, str)):
                 raise SweepError(f"{self.label}: parameter {base!r} is not numeric (default {d!r}); it cannot be swept")
 
+    def _check_toml_keys(self, keys: Iterable[str]) -> None:
+        data = read(self.toml)
+        known = toml_keys.numbers(data)
+        for key in keys:
+            base, idx = split_key(key) if str(key).startswith("y0[") else (key, None)
+            if base == "y0":
+                if idx is None:
+                    raise SweepError(f"sweep key {key!r}: the initial state needs a component index, e.g. y0[0]")
+                continue
+            try:
+                toml_keys.apply(self.toml, data, {key: 1.0})
+            except TomlEntryError as exc:
+                if "not a key of the file" in str(exc) or "the file has no" in str(exc):
+                    raise SweepError(f"{self.label} has no parameter {key!r}; the numbers of the file: "
+                                     f"{', '.join(known)}; the initial state: y0[i]") from None
+                raise SweepError(str(exc)) from None
+
     def build(self, point: Mapping[str, float]) -> Entry:
         """The entry at ``point`` ({key: value})."""
+        if self.toml is not None:
+            over = dict(self.base)
+            initial = []
+            for key, v in point.items():
+                if str(key).startswith("y0["):
+                    initial.append((*split_key(key), float(v)))
+                else:
+                    over[key] = float(v)
+            entry = from_file(self.toml, **over)
+            for base, idx, v in initial:
+                _set_initial(entry, base, idx, v)
+            return entry
         params = dict(self.base)
         initial = []
         for key, v in point.items():
@@ -128,10 +168,19 @@ def _set_initial(entry: Entry, base: str, idx: int, v: float) -> None:
 def make_target(obj: str | Entry | Callable[..., Entry], **fixed: Any) -> Target:
     """A :class:`Target` from an entry name, an :class:`Entry`, or a factory; ``fixed`` parameters hold
     for every point."""
+    if isinstance(obj, (str, Path)) and (str(obj).endswith(".toml") or Path(obj).is_file()):
+        path = str(obj)
+        t = Target(label=f"file {Path(path).name!r}", toml=path, accepted=dict(toml_keys.numbers(read(path))))
+        if fixed:
+            t.check_keys(list(fixed))
+            t.base.update(fixed)
+        return t
     if isinstance(obj, str):
         acc = defaults(obj)  # CatalogError for an unknown name
         t = Target(label=f"entry {obj!r}", name=obj, accepted=acc)
     elif isinstance(obj, Entry):
+        if obj.extras.get("source") and str(obj.extras["source"]).endswith(".toml"):  # from_file: its numbers
+            return make_target(obj.extras["source"], **{**obj.parameters, **fixed})
         if obj.name in names() and obj.parameters:
             t = Target(label=f"entry {obj.name!r}", name=obj.name, base=dict(obj.parameters),
                        accepted=defaults(obj.name))

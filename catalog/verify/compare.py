@@ -4,7 +4,13 @@ step-halving ladder and for scipy's adaptive methods over a tolerance ladder.
 
 The error is measured at t_end against the entry's exact solution when it has one, else against
 scipy DOP853 at rtol = 1e-12, atol = 1e-14 (labelled "reference: DOP853"). The measured order is the
-least-squares slope of log(error) against log(h) over the ladder (Hairer-Norsett-Wanner I, II.4).
+least-squares slope of log(error) against log(h) over the asymptotic range of the ladder only
+(Hairer-Norsett-Wanner I, II.4: error = C h^p + O(h^(p+1)) holds for small h): the rungs whose error lies
+between :data:`ROUNDOFF_ERROR` and :data:`ASYMPTOTIC_ERROR` times max(1, |y(t_end)|), of which the finest run
+whose consecutive local orders log(e_i/e_(i+1))/log(h_i/h_(i+1)) agree within :data:`ORDER_AGREEMENT`
+(at least two rungs). Where no rung qualifies, the order is None and ``order_note`` says why (errors of
+order 1 say nothing about the order); the ladder is ``steps`` (fixed-step methods) and ``tols``
+(adaptive ones), ``liedyn compare --steps 100,200,400,800 --rtol 1e-6,1e-8,1e-10``.
 
 Time to reach a final error of :data:`TARGET_ERROR` = 1e-8, per method: the cheapest setting found
 whose final error is <= 1e-8 (fixed-step: the step count predicted from the ladder's finest rung and the
@@ -30,6 +36,42 @@ TARGET_ERROR = 1e-8
 REPEATS = 3
 #: a fixed-step method predicted to need more steps than this is reported as not reaching TARGET_ERROR
 MAX_SEARCH_STEPS = 20_000
+#: the largest error (relative to max(1, |y(t_end)|)) counted in the asymptotic range of the order fit
+ASYMPTOTIC_ERROR = 1e-2
+#: the smallest: below it round-off, not the step, sets the error
+ROUNDOFF_ERROR = 1e-12
+#: consecutive local orders of the asymptotic range differ by at most this much
+ORDER_AGREEMENT = 0.3
+
+
+def fit_order(h, err, scale=1.0):
+    """(order or None, indices of the rungs used, note): the least-squares slope of log(err) against log(h)
+    over the asymptotic range (see the module docstring); ``scale`` is max(1, |y(t_end)|)."""
+    h, err = np.asarray(h, float), np.asarray(err, float)
+    o = np.argsort(h)  # finest first
+    h, err = h[o], err[o]
+    ok = np.isfinite(err) & (err > ROUNDOFF_ERROR * scale) & (err < ASYMPTOTIC_ERROR * scale)
+    # the finest contiguous rungs inside the error window
+    idx = [i for i in range(len(h)) if ok[i]]
+    run = []
+    for i in idx:
+        if run and i != run[-1] + 1:
+            break
+        run.append(i)
+    if len(run) < 2:
+        lo, hi = float(np.nanmin(err)), float(np.nanmax(err))
+        why = ("every error is at round-off" if np.all(err <= ROUNDOFF_ERROR * scale) else
+               f"no two rungs with error between {ROUNDOFF_ERROR:.0e} and {ASYMPTOTIC_ERROR:.0e} of the solution "
+               f"(errors {lo:.1e} to {hi:.1e})")
+        return None, [], f"no asymptotic range: {why}; try finer or other --steps"
+    local = np.log(err[run][1:] / err[run][:-1]) / np.log(h[run][1:] / h[run][:-1])
+    keep = 1
+    while keep < len(local) and abs(local[keep] - local[keep - 1]) <= ORDER_AGREEMENT * max(1.0, abs(local[keep - 1])):
+        keep += 1
+    use = run[:keep + 1]
+    p = float(np.polyfit(np.log(h[use]), np.log(err[use]), 1)[0])
+    note = "" if len(use) >= 3 else "two rungs only"
+    return p, [int(o[i]) for i in use], note
 
 
 def _applicable(entry, methods, explicit=False):
@@ -61,7 +103,25 @@ def _final_error(run, ref_final):
     return float(np.max(np.abs(run.y[-1] - ref_final)))
 
 
-def compare_entry(entry, methods=None, t_end=None, ladder=(100, 200, 400), tols=(1e-6, 1e-8, 1e-10),
+def _ladder(values, what, integer):
+    vals = list(values)
+    if len(vals) < 2:
+        raise CatalogError(f"{what}: give at least two values to compare, got {vals}")
+    out = []
+    for v in vals:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            raise CatalogError(f"{what}: {v!r} is not a number") from None
+        if not (np.isfinite(f) and f > 0) or integer and not f.is_integer():
+            raise CatalogError(f"{what}: {v!r} must be a positive {'integer' if integer else 'number'}")
+        out.append(int(f) if integer else f)
+    if len(set(out)) != len(out):
+        raise CatalogError(f"{what}: the values {vals} repeat")
+    return tuple(out)
+
+
+def compare_entry(entry, methods=None, t_end=None, ladder=(100, 200, 400, 800), tols=(1e-6, 1e-8, 1e-10),
                   progress=None):
     """Rows (one per method and step count / tolerance) and a summary per method.
 
@@ -74,6 +134,8 @@ def compare_entry(entry, methods=None, t_end=None, ladder=(100, 200, 400), tols=
         raise ValueError(f"{entry.name}: the integrator comparison applies to Lie-group entries "
                          f"(this one is {entry.kind!r})")
     t_end = float(entry.t_end if t_end is None else t_end)
+    ladder = _ladder(ladder, "steps", True)
+    tols = _ladder(tols, "rtol", False)
     methods = _applicable(entry, methods or DEFAULT_METHODS, explicit=bool(methods))
     if entry.exact_solution is not None:
         ref_final = np.asarray(entry.exact_solution(np.array([t_end])), float)[-1]
@@ -82,6 +144,7 @@ def compare_entry(entry, methods=None, t_end=None, ladder=(100, 200, 400), tols=
         ref = simulate(entry, t_end=t_end, steps=50, method="scipy:DOP853", rtol=1e-12, atol=1e-14)
         ref_final = ref.y[-1]
         reference = "DOP853 (rtol 1e-12, atol 1e-14)"
+    scale = max(1.0, float(np.max(np.abs(ref_final))))
     rows, summary = [], {}
     for m in methods:
         scipy = m.startswith("scipy:") or chooses_own_steps(m)  # adaptive: a tolerance ladder
@@ -107,13 +170,11 @@ def compare_entry(entry, methods=None, t_end=None, ladder=(100, 200, 400), tols=
         if not mrows:
             continue
         rows += mrows
-        order = None
+        order, used, note = None, [], "adaptive: no step to fit an order to" if scipy else ""
         if not scipy:
-            h = np.array([r["h"] for r in mrows])
-            e = np.array([r["error"] for r in mrows])
-            if np.all(e > 1e-13):
-                order = float(np.polyfit(np.log(h), np.log(e), 1)[0])
-        summary[m] = {"order": order, "declared_order": _declared(m, entry, "order"),
+            order, used, note = fit_order([r["h"] for r in mrows], [r["error"] for r in mrows], scale)
+        summary[m] = {"order": order, "order_steps": [mrows[i]["steps"] for i in sorted(used)],
+                      "order_note": note, "declared_order": _declared(m, entry, "order"),
                       "preserves": _declared(m, entry, "preserves"),
                       "best_error": min(r["error"] for r in mrows), "max_drift": max(r["drift"] for r in mrows),
                       "casimir_drift": _max_or_none(r["casimir_drift"] for r in mrows),
@@ -200,7 +261,7 @@ SUMMARY_HEADER = ("method", "order", "declared", "best error", "Casimirs", "othe
 def summary_caption(reference):
     """What the columns of the summary table mean."""
     return (f"error at t_end against the {reference}; order: the least-squares slope of log(error) against "
-            "log(h) over the ladder (declared: the method's own); Casimirs / others: largest relative drift of the "
+            "log(h) over the asymptotic range of the ladder (declared: the method's own); Casimirs / others: largest relative drift of the "
             "claimed Casimirs and of the other integrals (e.g. energy) over the ladder; t(1e-8)/DOP853: time to "
             f"reach final error {TARGET_ERROR:.0e} (median of {REPEATS} runs at the cheapest setting found, shown "
             "with the error it reached) over DOP853's ('-' when not reached within the search)")
@@ -216,7 +277,7 @@ def summary_rows(summary):
             continue
         r = s.get("vs_DOP853_at_1e-8")
         rows.append([
-            m, "-" if s["order"] is None else f"{s['order']:.2f}",
+            m, "-" if s["order"] is None else f"{s['order']:.2f}" + ("*" if s.get("order_note") else ""),
             "-" if s["declared_order"] is None else str(s["declared_order"]), f"{s['best_error']:.3e}",
             "-" if s.get("casimir_drift") is None else f"{s['casimir_drift']:.2e}",
             "-" if s.get("other_drift") is None else f"{s['other_drift']:.2e}", f"{s['wall_time']:.3f}",
@@ -239,4 +300,15 @@ def format_summary(summary, reference):
             continue
         lines.append(" ".join(f"{c:{'<' if i == 0 else '>'}{w}s}" for i, (c, w) in enumerate(zip(row, widths)))
                      + f"  {row[-1]}")
+    notes = []
+    for m, s in summary.items():
+        if s.get("order_steps"):
+            notes.append(f"  {m}: order fitted on {s['order_steps'][0]}-{s['order_steps'][-1]} steps"
+                         + (f" ({s['order_note']})" if s.get("order_note") else ""))
+        elif s.get("order_note") and not s["order_note"].startswith("adaptive"):
+            notes.append(f"  {m}: {s['order_note']}")
+    if notes:
+        lines += [f"order: slope of log(error) over log(h) in the asymptotic range only (errors between "
+                  f"{ROUNDOFF_ERROR:.0e} and {ASYMPTOTIC_ERROR:.0e} of the solution, local orders agreeing; "
+                  f"* marks a fit on two rungs)"] + notes
     return "\n".join(lines)

@@ -8,7 +8,8 @@ with the entry's view of it:
 * ``invariants``: the entry's claimed first integrals evaluated along the run (the claims are written in
   the catalog independently of ``servo``); ``constraints``: the constraint residuals;
 * ``outputs["exact"]`` the exact solution at the output times where the entry knows one, and
-  ``outputs["path"]`` the path in the plane where the entry draws one (besides the system's own outputs).
+  ``outputs["path"]`` the path in the plane where the entry draws one, and for every system on SE(2)
+  (besides the system's own outputs); the attitude on SO(3) / SE(3) is :func:`catalog.verify.motion.motion`.
 
 :func:`checks` turns a run into verdicts: for each claimed first integral F the relative drift
 max_k |F(y_k) - F(y_0)| / max(1, |F(y_0)|), for an exact solution the maximal error
@@ -29,6 +30,7 @@ from integrators.methods import METHODS, ScipyMethod, canonical_name
 from ..errors import CatalogError
 from ..registry import Entry
 from . import reference
+from .motion import group_kind, plane_path
 
 #: the longest t_end and the most steps a catalog run accepts (beyond: CatalogError, not hours of work)
 MAX_T_END = 1e9
@@ -242,10 +244,13 @@ def simulate(entry: Entry, t_end: float | None = None, steps: int | None = None,
         except (ValueError, ArithmeticError) as exc:
             raise CatalogError(f"{entry.name}: the exact solution cannot be evaluated up to t = {t[-1]:.6g}: "
                                f"{exc}") from None
-    if entry.path is not None and len(t) > 1:
+    path = entry.path
+    if path is None and entry.kind == "lie-group" and group_kind(run) == "se2" and "w" in run.outputs:
+        path = plane_path  # every system on SE(2) has its path in the plane
+    if path is not None and len(t) > 1:
         try:
             with np.errstate(all="ignore"):
-                run.outputs["path"] = np.asarray(entry.path(run), dtype=float)
+                run.outputs["path"] = np.asarray(path(run), dtype=float)
         except ValueError:  # e.g. velocities that overflow after a failed run: no path to draw
             if run.status >= 0:
                 raise

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import export
-from .display import result_markdown
+from .display import result_markdown, result_text
 
 
 class Outputs(MutableMapping):
@@ -160,6 +160,7 @@ class IntegrationResult:
         return np.max(np.abs(self.constraints[name]), axis=0)
 
     _repr_markdown_ = result_markdown
+    __repr__ = result_text   # print(res) and the REPL: a summary of at most 30 lines, never the arrays
 
     # ------------------------------------------------------------------ export (integrators.core.export)
     to_dict = export.to_dict

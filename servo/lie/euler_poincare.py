@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ServoError, SymbolicParameterError
 from .display import system_markdown
 from .first_integrals import FirstIntegral, free_integrals
-from .method_choice import choose
+from .method_choice import choose, document_default
 from .parameters import Parameter, Scalar, check_inertia, check_inverse_inertia, check_real_vector, free_symbols
 from .reduction import Reduced, reduce_free
 from .symbolic import Equations, free_equations
@@ -313,3 +313,6 @@ class EulerPoincare(LieSystem):
 
     def _reduced(self):
         return reduce_free(self)
+
+
+document_default(EulerPoincare, "casimirs")

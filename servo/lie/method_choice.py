@@ -36,7 +36,7 @@ from integrators.methods import METHODS, applies
 
 from ..errors import ServoError
 
-__all__ = ["METHOD_TABLE", "FALLBACK", "ADAPTIVE_OPTIONS", "needs", "choose"]
+__all__ = ["METHOD_TABLE", "FALLBACK", "ADAPTIVE_OPTIONS", "needs", "choose", "default_method_doc", "document_default"]
 
 #: what the claims need -> the method ``simulate`` uses when none is named
 METHOD_TABLE = {
@@ -66,3 +66,22 @@ def choose(problem):
     if name in FALLBACK and not applies(METHODS[name], problem):
         name = FALLBACK[name]
     return name, dict(ADAPTIVE_OPTIONS)
+
+
+def default_method_doc(need: str) -> str:
+    """The sentence a system's docstring gives about its default method, built from :data:`METHOD_TABLE`
+    (so that ``help(ServoSecondKind)`` names the method ``simulate`` really uses)."""
+    name = METHOD_TABLE[need]
+    opts = ", ".join(f"{k} {v:g}" for k, v in ADAPTIVE_OPTIONS.items())
+    what = {"casimirs": "keeps the Casimirs of z to round-off",
+            "linear_invariants": "keeps the linear constraint (a, w) = 0 to round-off"}[need]
+    alt = f" ({FALLBACK[name]} on an algebra without a polynomial Casimir)" if name in FALLBACK else ""
+    return (f"The default method of ``simulate`` is {name!r}{alt} at {opts}: it {what} "
+            f"(servo.lie.method_choice.METHOD_TABLE).")
+
+
+def document_default(cls: type, need: str) -> type:
+    """Append :func:`default_method_doc` to the docstring of ``cls`` (nothing under ``python -OO``)."""
+    if cls.__doc__:
+        cls.__doc__ = cls.__doc__.rstrip() + "\n\n    " + default_method_doc(need) + "\n"
+    return cls

@@ -13,10 +13,15 @@ remaining velocities) and write w = E x.
 
 Q[i,j,k] = (1/2) d^2 v_i / dx_j dx_k. The maps: state = to_state @ x, x = from_state @ state, where the
 state is m (first kind, free) or (m, lambda) (second kind) and from_state @ to_state = identity.
+
+The reduced system prints exactly: :meth:`Reduced.exact_exprs` redoes the reduction in sympy with every
+float datum replaced by its exact rational (:func:`servo.lie.printing.exact_number`: 0.7 -> 7/10), so
+``print(red)`` reads ``u̇ = (109/100) w λ + (3/10) u w`` and ``red.latex()`` is an align block to paste.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -26,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ServoError, SymbolicParameterError
 from ..quadratic.system import QuadraticSystem
+from .printing import exact, polynomial_text, symbol_text
 from .symbols import coad_sym
 
 __all__ = ["Reduced", "reduce_free", "reduce_first_kind", "reduce_second_kind", "constraint_basis"]
@@ -99,9 +105,66 @@ class Reduced:
         self.system  # raises for symbolic parameters
         return np.asarray(state, dtype=float) @ self.from_state.T
 
+    @property
+    def exact_exprs(self) -> list[sp.Expr]:
+        """v_i(x) with exact rational coefficients: the reduction redone in sympy on the exact data
+        (floats of the data as their exact rationals, :func:`servo.lie.printing.exact`); for data that are
+        no short decimal or small fraction, the floats stay."""
+        if "_exact" not in self.__dict__:
+            if not self.is_numeric:
+                self._exact = [exact(e) for e in self.exprs]
+            else:
+                kind = getattr(self.source, "kind", "")
+                reducer = {"free": reduce_free, "servo1": reduce_first_kind, "nonholonomic": reduce_first_kind,
+                           "servo2": reduce_second_kind, "vakonomic": reduce_second_kind,
+                           "one_sided_servo2": reduce_second_kind}.get(kind)
+                if reducer is None or not hasattr(self.source, "algebra"):
+                    self._exact = [exact(e) for e in self.exprs]
+                else:
+                    red = reducer(_ExactData(self.source))
+                    self._exact = [sp.expand(e) for e in red.exprs]
+        return self._exact
+
+    def _rows(self, style):
+        names = [re.sub(r"^([A-Za-z]+)(\d+)$", r"\1_\2", str(v)) for v in self.variables]  # m1 -> m_1: m₁
+        return [(symbol_text(n, style, dot=True), polynomial_text(e, list(self.variables), names, style))
+                for n, e in zip(names, self.exact_exprs)]
+
+    def text(self) -> str:
+        """One line per equation in unicode, exact coefficients: ``u̇ = (3/10) u ω + (109/100) ω λ``."""
+        return "\n".join(f"{lhs} = {rhs}" for lhs, rhs in self._rows("unicode"))
+
+    def latex(self, env: str = "align") -> str:
+        """The reduced system as a LaTeX ``align`` block (``env="aligned"`` inside $$...$$), exact coefficients."""
+        body = " \\\\\n".join(f"{lhs} &= {rhs}" for lhs, rhs in self._rows("latex"))
+        return f"\\begin{{{env}}}\n{body}\n\\end{{{env}}}"
+
+    def _repr_latex_(self) -> str:
+        return "$$" + self.latex(env="aligned") + "$$"
+
+    def __str__(self) -> str:
+        return f"reduced system of {self.source.name}, p = {self.p}:\n" + self.text()
+
     def __repr__(self):
-        body = ", ".join(f"{v}' = {sp.sstr(e)}" for v, e in zip(self.variables, self.exprs))
+        body = ", ".join(f"{v}' = {sp.sstr(e)}" for v, e in zip(self.variables, self.exact_exprs))
         return f"<Reduced p={self.p}: {body}>"
+
+
+class _ExactData:
+    """A system's data with every float replaced by its exact rational, for the symbolic reduction
+    (the reducers read these attributes only)."""
+
+    def __init__(self, system):
+        self.name, self.algebra, self.n = system.name, system.algebra, system.n
+        self.k = getattr(system, "k", 0)
+        self.is_numeric = False
+        self.has_linear_term = getattr(system, "has_linear_term", False)
+        I_sym = getattr(system, "I_sym", None)
+        self.I_sym = None if I_sym is None else exact(I_sym)
+        self.Iinv_sym = self.I_sym.inv() if self.I_sym is not None else exact(system.Iinv_sym)
+        for key in ("A_sym", "B_sym"):
+            if getattr(system, key, None) is not None:
+                setattr(self, key, exact(getattr(system, key)))
 
 
 def constraint_basis(a_sym):

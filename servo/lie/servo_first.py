@@ -30,6 +30,7 @@ from .constrained import CONSTRAINT_CHECK_RTOL, LeftInvariantConstrained
 from .first_integrals import first_kind_integrals
 from .symbolic import first_kind_equations
 from .reduction import reduce_first_kind
+from .method_choice import document_default
 
 if TYPE_CHECKING:
     from liegroups import LieAlgebra
@@ -152,3 +153,7 @@ class Nonholonomic(ServoFirstKind):
     @classmethod
     def _build(cls, algebra, inertia, a, b, name):
         return cls(algebra, inertia, a=a, name=name)
+
+
+document_default(ServoFirstKind, "linear_invariants")
+document_default(Nonholonomic, "linear_invariants")

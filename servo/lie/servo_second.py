@@ -34,6 +34,7 @@ from .constrained import CONSTRAINT_CHECK_RTOL, LeftInvariantConstrained
 from .first_integrals import second_kind_integrals
 from .symbolic import second_kind_equations
 from .reduction import reduce_second_kind
+from .method_choice import document_default
 
 if TYPE_CHECKING:
     from liegroups import LieAlgebra
@@ -47,8 +48,8 @@ __all__ = ["ServoSecondKind", "Vakonomic"]
 class ServoSecondKind(LeftInvariantConstrained):
     """(m + lambda b)' = ad*_w (m + lambda b), (a, w) = 0, m = I w (Kozlov's servo-constraint of type II).
 
-    Parameters as :class:`servo.ServoFirstKind`. The state is (m_1..m_n, lambda). The default method is
-    "rkmk4", a Lie-Poisson method on z = m + lambda b.
+    Parameters as :class:`servo.ServoFirstKind`. The state is (m_1..m_n, lambda); the integrated variable
+    is z = m + lambda b, a pure coadjoint motion.
     """
 
     kind = "servo2"
@@ -193,3 +194,7 @@ class Vakonomic(ServoSecondKind):
     @classmethod
     def _build(cls, algebra, inertia, a, b, name):
         return cls(algebra, inertia, a=a, name=name)
+
+
+document_default(ServoSecondKind, "casimirs")
+document_default(Vakonomic, "casimirs")

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import QuadraticSystemError
 from .display import format_number
 
-__all__ = ["InvariantLine", "FamilyWitness", "InvariantLines", "invariant_lines_markdown"]
+__all__ = ["InvariantLine", "FamilyWitness", "InvariantLines", "invariant_lines_markdown", "invariant_lines_text"]
 
 
 @dataclass
@@ -174,6 +174,9 @@ class InvariantLines:
     def _repr_markdown_(self) -> str:
         return invariant_lines_markdown(self)
 
+    def __str__(self) -> str:
+        return invariant_lines_text(self)
+
     def __repr__(self) -> str:
         return (f"InvariantLines(p={self.p}, lines={len(self.lines)}, total_multiplicity="
                 f"{self.total_multiplicity}, real={self.real_count}, families="
@@ -204,3 +207,28 @@ def invariant_lines_markdown(lines: InvariantLines) -> str:
         rows.append("| (no real line) | | | | | |")
     return head + "\n\n" + "\n".join(rows)
 
+
+
+def invariant_lines_text(lines: InvariantLines, most: int = 20) -> str:
+    """Plain text for ``print(lines)``: the counts and the certificate, then one row per real line (the
+    first ``most``, by c) with its direction, c, multiplicity, stability of the ray +xi and the blow-up
+    time 1/(c s0) for s0 = 1; at most 30 lines."""
+    cert = lines.certificate or "none"
+    out = [f"InvariantLines: p = {lines.p}, {len(lines)} lines ({lines.real_count} real), total multiplicity "
+           f"{lines.total_multiplicity} of 2^p - 1 = {2 ** lines.p - 1}, families {len(lines.positive_dimensional)}, "
+           f"certificate {cert}"]
+    real = sorted(lines.real, key=lambda L: float(np.real(L.c)))
+    if real:
+        out.append(f"  {'direction xi (|xi| = 1)':40s} {'c':>12s} {'mult':>4s} {'stability of +xi':16s} blow-up (s0 = 1)")
+    for L in real[:most]:
+        d = "(" + ", ".join(format_number(v, 4) for v in np.real_if_close(L.direction)) + ")"
+        c = float(np.real(L.c))
+        blow = f"{1.0 / c:.6g}" if c > 0 else "none"
+        out.append(f"  {d:40s} {format_number(L.c):>12s} {L.multiplicity:4d} {str(L.stability):16s} {blow}")
+    if len(real) > most:
+        out.append(f"  ... {len(real) - most} more real lines (lines.real)")
+    if not real:
+        out.append("  (no real line)")
+    if len(lines) > len(real):
+        out.append(f"  {len(lines) - len(real)} complex lines (lines.lines)")
+    return "\n".join(out)

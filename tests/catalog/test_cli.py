@@ -68,7 +68,7 @@ def test_simulate_csv_plot_and_json(tmp_path):
     d = json.loads(p.stdout)
     assert png.stat().st_size > 1000
     data = np.loadtxt(csv, delimiter=",", skiprows=1)
-    assert data.shape == (201, 1 + 3 + 1)  # t, p_u, p_v, p_w, gamma
+    assert data.shape == (201, 1 + 3 + 3 + 1)  # t, p_u, p_v, p_w, x, y, theta (the path on SE(2)), gamma
     # u(2) from u = gamma/(beta + C e^(gamma t)) with the entry's defaults (alpha = 0.5, beta = -0.5, u0 = 1, w0 = 0.5)
     alpha, beta, u0, w0 = 0.5, -0.5, 1.0, 0.5
     gamma = beta * u0 - alpha * w0
