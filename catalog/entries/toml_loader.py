@@ -140,7 +140,7 @@ def read(path: str | os.PathLike[str]) -> dict:
         raise TomlEntryError(f"{path}: not valid TOML: {exc}") from None
 
 
-def from_file(path: str | os.PathLike[str], **overrides) -> Entry:
+def from_file(path: str | os.PathLike[str], **overrides: float) -> Entry:
     """Read a TOML system file and return an :class:`catalog.registry.Entry` (kind "lie-group").
 
     ``overrides`` set numbers (or lists, or the method) of the file by key: ``b=[0.3, 1, 0.2]``,

@@ -9,6 +9,8 @@ and one row per constraint with its largest residual.
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 __all__ = ["result_markdown", "result_text"]
@@ -50,7 +52,6 @@ def _cut(items, most, what):
 def result_text(res) -> str:
     """Plain text for ``print(res)`` and the REPL: the run, the final state, the drift of each invariant
     and the residual of each constraint, the named outputs; at most :data:`MAX_LINES` lines."""
-    import textwrap
 
     t = np.asarray(res.t)
     y = np.asarray(res.y)
