@@ -20,6 +20,7 @@ Where things are (a new method is data: a tableau in ``tableaux`` and a row in `
 * adaptive pairs and what sits on them: ``adaptive``, ``dense_output``, ``events``, ``projection``
   (the Casimir projection of the projected pairs);
 * ensembles: ``batch``, ``batchgen``, ``batch_kernels``;
+* phase space: ``phase_space`` (Lyapunov spectra with MEGNO, Poincare sections);
 * after a run: ``guard`` (resolution and invariant checks); ``reconstruction`` (g' = g w);
   ``compare`` and ``scipy_adapter`` (honest comparisons with scipy).
 """
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .errors import ConvergenceError, IntegrationInputError, IntegratorError, MethodError
     from .grid import DEFAULT_STEPS
     from .methods import ALIASES, METHODS, applicable_methods
+    from .phase_space import LyapunovResult, PoincareResult, lyapunov_spectrum, poincare_section
     from .problems import CoadjointProblem, ODEProblem, ReconstructionProblem
     from .reconstruction import reconstruct
     from .result import IntegrationResult
@@ -42,4 +44,5 @@ exports(__name__, __file__)
 
 __all__ = ["compare", "Comparison", "ODEProblem", "CoadjointProblem", "ReconstructionProblem", "integrate", "reconstruct",
            "IntegrationResult", "METHODS", "ALIASES", "IntegratorError", "MethodError", "IntegrationInputError",
-           "ConvergenceError", "applicable_methods", "DEFAULT_STEPS"]
+           "ConvergenceError", "applicable_methods", "DEFAULT_STEPS", "lyapunov_spectrum", "poincare_section",
+           "LyapunovResult", "PoincareResult"]
