@@ -137,7 +137,7 @@ def _entry(name, vel, power, h, period, v0, w0, t_end, steps, description, refs,
 
 
 @register("sleigh_oscillating_mass", family="forced sleigh",
-          defaults={"M": 1.0, "J": 1.0, "ell": 0.5, "m": 0.5, "xi": -0.5, "eta0": 0.3, "A": 1.0, "Omega": 1.0,
+          defaults={"M": 1.0, "J": 1.0, "ell": 0.5, "m": 0.5, "xi": 0.5, "eta0": 0.3, "A": 2.0, "Omega": 1.0,
                     "v0": 0.5, "w0": 0.0, "t_end": 60.0, "steps": 6000},
           title="Chaplygin sleigh with an oscillating mass (parametric excitation)")
 def sleigh_oscillating_mass(M, J, ell, m, xi, eta0, A, Omega, v0, w0, t_end, steps):
@@ -154,8 +154,8 @@ def sleigh_oscillating_mass(M, J, ell, m, xi, eta0, A, Omega, v0, w0, t_end, ste
 
 
 @register("sleigh_rotor", family="forced sleigh",
-          defaults={"M": 1.0, "J": 0.0, "ell": 1.0, "k1": 1.0, "Omega": 0.05, "v0": 0.5, "w0": 0.0,
-                    "t_end": 400.0, "steps": 4000},
+          defaults={"M": 1.0, "J": 0.0, "ell": 1.0, "k1": 0.5, "Omega": 0.05, "v0": 0.3, "w0": 0.0,
+                    "t_end": 2000.0, "steps": 20000},
           title="Chaplygin sleigh with a rotor of periodic gyrostatic momentum")
 def sleigh_rotor(M, J, ell, k1, Omega, v0, w0, t_end, steps):
     """Chaplygin sleigh with a rotor, gyrostatic momentum k1 sin(Omega t) (Bizyaev, Borisov, Kozlov and Mamaev 2019)."""
