@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import integrators
 
+from ..registry import Entry
 from .grid import SweepError
 
 
@@ -37,7 +38,7 @@ class LargestExponent:
     transient: float = 50.0
     steps_per_period: int = 40
 
-    def __call__(self, entry):
+    def __call__(self, entry: Entry) -> dict[str, float | bool]:
         red, y0, T = _reduced(entry)
         T = T or 1.0
         res = integrators.lyapunov_spectrum(red, y0, self.t_end, dt=T, h=T / self.steps_per_period,
@@ -56,7 +57,7 @@ class AccelerationExponent:
     t_to: float = 1000.0
     steps_per_period: int = 40
 
-    def __call__(self, entry):
+    def __call__(self, entry: Entry) -> dict[str, float | bool]:
         red, y0, T = _reduced(entry)
         if T is None:
             raise SweepError(f"{entry.name} has no period: the acceleration exponent samples it stroboscopically")
