@@ -125,6 +125,28 @@ _WORKS = [
     _e("cetaev1932", "article", ["N. G. Četaev"], "On the Gauss principle",
        "Izvestiya Fiziko-Matematicheskogo Obshchestva pri Kazanskom Universitete, Ser. 3", 1932,
        volume="6", pages="68-71", note="1932-1933, in Russian", aliases=("Chetaev",)),
+    _e("bizyaev2017", "article", ["I. A. Bizyaev", "A. V. Borisov", "I. S. Mamaev"],
+       "The Chaplygin sleigh with parametric excitation: chaotic dynamics and nonholonomic acceleration",
+       "Regular and Chaotic Dynamics", 2017, volume="22", pages="955-975"),
+    _e("bizyaev2019", "article", ["I. A. Bizyaev", "A. V. Borisov", "V. V. Kozlov", "I. S. Mamaev"],
+       "Fermi-like acceleration and power-law energy growth in nonholonomic systems",
+       "Nonlinearity", 2019, volume="32", pages="3209"),
+    _e("benettin1980", "article", ["G. Benettin", "L. Galgani", "A. Giorgilli", "J.-M. Strelcyn"],
+       "Lyapunov characteristic exponents for smooth dynamical systems and for Hamiltonian systems; a method for "
+       "computing all of them. Part 1: Theory", "Meccanica", 1980, volume="15", pages="9-20"),
+    _e("shimada1979", "article", ["I. Shimada", "T. Nagashima"],
+       "A numerical approach to ergodic problem of dissipative dynamical systems",
+       "Progress of Theoretical Physics", 1979, volume="61", pages="1605-1616"),
+    _e("cincotta2000", "article", ["P. M. Cincotta", "C. Simó"],
+       "Simple tools to study global dynamics in non-axisymmetric galactic potentials - I",
+       "Astronomy and Astrophysics Supplement Series", 2000, volume="147", pages="205-228"),
+    _e("dowell1971", "article", ["M. Dowell", "P. Jarratt"],
+       "A modified regula falsi method for computing the root of an equation", "BIT", 1971, volume="11",
+       pages="168-174"),
+    _e("sparrow1982", "book", ["C. Sparrow"], "The Lorenz Equations: Bifurcations, Chaos, and Strange Attractors",
+       "Springer, New York", 1982),
+    _e("wolf1985", "article", ["A. Wolf", "J. B. Swift", "H. L. Swinney", "J. A. Vastano"],
+       "Determining Lyapunov exponents from a time series", "Physica D", 1985, volume="16", pages="285-317"),
     _e("chaplygin1911", "article", ["S. A. Chaplygin"],
        "On the theory of motion of nonholonomic systems. The reducing-multiplier theorem",
        "Matematicheskii Sbornik", 1911, volume="28", pages="303-314",
@@ -341,7 +363,8 @@ def citations_in(text: str) -> list[tuple[str, int]]:
 
 
 def lookup(name: str, year: int) -> list[str]:
-    """Keys of the works of ``year`` with ``name`` among their authors ("Moser-Veselov" means both)."""
+    """Keys of the works of ``year`` with ``name`` among their authors ("Moser-Veselov" means both); of
+    several, those with ``name`` as first author."""
     parts = [_fold(p) for p in name.split("-")]
     whole = _fold(name)
     hits = []
@@ -351,6 +374,9 @@ def lookup(name: str, year: int) -> list[str]:
         tokens = _name_tokens(w)
         if whole in tokens or all(p in tokens for p in parts):
             hits.append(w.key)
+    if len(hits) > 1:  # "Kozlov (2019)" is the work Kozlov wrote first, not one he co-wrote that year
+        first = [k for k in hits if _fold(WORKS[k].surnames()[0]) in (whole, parts[0])]
+        hits = first or hits
     return hits
 
 

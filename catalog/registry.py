@@ -33,7 +33,7 @@ from .output.display import entry_markdown, entry_text
 #: the modules that register entries (imported on first use)
 ENTRY_MODULES = ("catalog.entries.rigid", "catalog.entries.constrained_bodies", "catalog.entries.sleighs",
                  "catalog.entries.multi_constrained", "catalog.entries.coordinates",
-                 "catalog.entries.talamucci")
+                 "catalog.entries.talamucci", "catalog.entries.forced_sleighs")
 
 
 @dataclass

@@ -16,7 +16,8 @@ Where things are: rooms, bottom up; a file imports only from its own room or one
 * ``codegen``: writes source text only (steps, loops, ensembles, projection, the so(3) steppers);
 * ``backends``: turns that text into callables (numpy, numba) and runs them;
 * ``engine``: ``integrate`` and its loops, events, ensembles, guards, the scipy adapter, reconstruction;
-* ``analysis``: the comparison harness and the free rigid body's exact solution.
+* ``analysis``: the comparison harness, the free rigid body's exact solution, and the phase-space tools
+  (Lyapunov spectra with MEGNO, Poincare sections).
 """
 
 from typing import TYPE_CHECKING
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from .core.errors import ConvergenceError, IntegrationInputError, IntegratorError, MethodError
     from .core.grid import DEFAULT_STEPS
     from .methods import ALIASES, METHODS, applicable_methods
+    from .analysis.phase_space import LyapunovResult, PoincareResult, lyapunov_spectrum, poincare_section
     from .core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
     from .engine.reconstruction import reconstruct
     from .core.result import IntegrationResult
@@ -37,4 +39,5 @@ exports(__name__, __file__)
 
 __all__ = ["compare", "Comparison", "ODEProblem", "CoadjointProblem", "ReconstructionProblem", "integrate", "reconstruct",
            "IntegrationResult", "METHODS", "ALIASES", "IntegratorError", "MethodError", "IntegrationInputError",
-           "ConvergenceError", "applicable_methods", "DEFAULT_STEPS"]
+           "ConvergenceError", "applicable_methods", "DEFAULT_STEPS", "lyapunov_spectrum", "poincare_section",
+           "LyapunovResult", "PoincareResult"]

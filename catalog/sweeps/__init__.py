@@ -8,6 +8,8 @@
 * ``grid``: the points (:func:`grid`, :func:`samples`); ``target``: the entry of one point;
 * ``measures``: the registry of measures (:func:`register_measure`, :func:`get_measure`);
 * ``engine``: :func:`sweep` (dask.distributed when installed, else serial) and :class:`SweepResult`;
+* ``store``: the resumable sweep (``store=PATH``); ``phase_measures``: :class:`LargestExponent`,
+  :class:`AccelerationExponent`;
 * ``output``: the tidy table, its files and figure, :func:`fit_rate`, :func:`report_section`.
 """
 
@@ -20,9 +22,10 @@ if TYPE_CHECKING:
     from .measures import MEASURES, Measure, get_measure, register_measure
     from .output import fit_rate, report_section, summary_rows, write_table
     from .engine import SweepResult, SweepWarning, default_chunk, sweep
+    from .phase_measures import AccelerationExponent, LargestExponent
 
 exports(__name__, __file__)
 
 __all__ = ["sweep", "grid", "samples", "Grid", "SweepResult", "SweepError", "SweepWarning", "Measure", "MEASURES",
            "get_measure", "register_measure", "fit_rate", "report_section", "summary_rows", "write_table",
-           "default_chunk"]
+           "default_chunk", "LargestExponent", "AccelerationExponent"]

@@ -44,6 +44,7 @@ from .grid import Grid, SweepError, as_grid
 from .line_tracking import track_lines
 from .measures import Measure, Point, get_measure
 from .output import chunk_columns, figure, save, sweep_text, tidy_table
+from .store import ChunkStore, done_mask, fingerprint
 from .target import Target, make_target
 
 if TYPE_CHECKING:
@@ -130,9 +131,11 @@ def default_chunk(n: int, threads: int) -> int:
     return max(1, min(10_000, math.ceil(n / (4 * max(1, threads)))))
 
 
-def _chunks(g: Grid, chunk: int) -> Iterator[tuple[NDArray[np.int64], dict[str, NDArray[np.float64]]]]:
-    for s in range(0, g.size, chunk):
-        idx = np.arange(s, min(s + chunk, g.size))
+def _chunks(g: Grid, chunk: int, todo: NDArray[np.int64] | None = None
+            ) -> Iterator[tuple[NDArray[np.int64], dict[str, NDArray[np.float64]]]]:
+    todo = np.arange(g.size) if todo is None else todo
+    for s in range(0, len(todo), chunk):
+        idx = todo[s:s + chunk]
         yield idx, {k: v[idx] for k, v in g.values.items()}
 
 
@@ -151,8 +154,12 @@ def _validate(target: Target, g: Grid, m: Measure) -> None:
         m.validate(entry)
 
 
-def _run_serial(target, m, g, chunk, errors):
-    out = [_evaluate_chunk(target, m, idx, vals, errors) for idx, vals in _chunks(g, chunk)]
+def _run_serial(target, m, g, chunk, errors, todo=None, keep=None):
+    out = []
+    for idx, vals in _chunks(g, chunk, todo):
+        out.append(_evaluate_chunk(target, m, idx, vals, errors))
+        if keep is not None:
+            keep(*out[-1])
     return out, {"engine": "serial", "workers": 1, "chunk": chunk, "tasks": len(out)}
 
 
@@ -177,7 +184,7 @@ def _connect(scheduler):
         raise SweepError(f"cannot reach the dask scheduler at {scheduler!r}: {' '.join(str(exc).split())}") from None
 
 
-def _run_dask(client, target, m, g, chunk, errors, progress):
+def _run_dask(client, target, m, g, chunk, errors, progress, todo=None, keep=None):
     import distributed
 
     threads = sum(client.nthreads().values())
@@ -185,7 +192,7 @@ def _run_dask(client, target, m, g, chunk, errors, progress):
     tag = uuid.uuid4().hex[:8]
     futures = [client.submit(_evaluate_chunk, target, m, idx, vals, errors, pure=False,
                              key=f"sweep-{m.name}-{tag}-{i}")
-               for i, (idx, vals) in enumerate(_chunks(g, chunk))]
+               for i, (idx, vals) in enumerate(_chunks(g, chunk, todo))]
     try:
         if progress:
             with contextlib.redirect_stdout(sys.stderr):  # the bar on stderr: stdout may carry --json
@@ -195,6 +202,8 @@ def _run_dask(client, target, m, g, chunk, errors, progress):
         # running chunk, not every result it was holding); the exception of a failed task is raised here
         for fut, res in distributed.as_completed(futures, with_results=True):
             out.append(res)
+            if keep is not None:
+                keep(*res)
             fut.release()
     finally:
         client.cancel(futures)
@@ -205,7 +214,8 @@ def _run_dask(client, target, m, g, chunk, errors, progress):
 def sweep(entry_or_factory: str | Entry | Callable[..., Entry], grid: Grid | dict[str, Any],
           measure: str | Callable[..., Any], client: Any = None, chunk: int | None = None, *,
           options: dict[str, Any] | None = None, fixed: dict[str, Any] | None = None, errors: str = "record", workers: int | None = None,
-          scheduler: str | None = None, serial: bool = False, progress: bool | None = None) -> SweepResult:
+          scheduler: str | None = None, serial: bool = False, progress: bool | None = None,
+          store: str | PathLike[str] | None = None) -> SweepResult:
     """Evaluate ``measure`` at every point of ``grid`` for ``entry_or_factory``; a :class:`SweepResult`.
 
     Parameters
@@ -222,6 +232,9 @@ def sweep(entry_or_factory: str | Entry | Callable[..., Entry], grid: Grid | dic
     chunk : points per task (default :func:`default_chunk`). ``fixed``: parameters held for every point.
     errors : "record" (failed points get their message in the ``error`` column) or "raise".
     progress : dask's progress bar on stderr (default: only when stderr is a terminal).
+    store : a directory: finished chunks are written there as they end, and a rerun with the same
+        arguments evaluates only the points not stored yet (the same table as an uninterrupted run;
+        :mod:`catalog.sweeps.store`). ``info["resumed"]`` counts the points read back.
     """
     if errors not in ("record", "raise"):
         raise SweepError(f"errors must be 'record' or 'raise', got {errors!r}")
@@ -237,6 +250,12 @@ def sweep(entry_or_factory: str | Entry | Callable[..., Entry], grid: Grid | dic
     if progress is None:
         progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
     t0 = time.perf_counter()
+    stored, todo, keep = [], None, None
+    if store is not None:
+        cs = ChunkStore(store, fingerprint(target, g, m, fixed, errors))
+        stored = cs.load(g.size)
+        todo, keep = np.nonzero(~done_mask(stored, g.size))[0], cs.write
+        serial = serial or len(todo) == 0        # everything stored: no cluster to start
     if not serial and client is None:
         try:
             import distributed  # noqa: F401
@@ -247,7 +266,9 @@ def sweep(entry_or_factory: str | Entry | Callable[..., Entry], grid: Grid | dic
             log.warning(msg)
             serial = True
     if serial:
-        out, info = _run_serial(target, m, g, int(chunk or max(1, min(g.size, 10_000))), errors)
+        # with a store, chunks small enough that an interruption loses little (about 16 per sweep)
+        serial_chunk = default_chunk(g.size, 4) if store is not None else max(1, min(g.size, 10_000))
+        out, info = _run_serial(target, m, g, int(chunk or serial_chunk), errors, todo, keep)
     else:
         own = []
         try:
@@ -258,11 +279,14 @@ def sweep(entry_or_factory: str | Entry | Callable[..., Entry], grid: Grid | dic
                 else:
                     client, cluster = _local_cluster(workers)
                     own = [client, cluster]
-            out, info = _run_dask(client, target, m, g, chunk, errors, progress)
+            out, info = _run_dask(client, target, m, g, chunk, errors, progress, todo, keep)
         finally:
             for obj in own:
                 obj.close()
     info["wall_time"] = time.perf_counter() - t0
+    if store is not None:
+        out = stored + list(out)
+        info["resumed"] = int(sum(len(i) for i, _ in stored))
     seen = np.zeros(g.size, dtype=np.int64)
     for idx, _ in out:
         np.add.at(seen, idx, 1)

@@ -1,0 +1,302 @@
+"""Lyapunov spectra on the leaf, their running estimates, a convergence check and MEGNO.
+
+:func:`lyapunov_spectrum` is Benettin's method (Benettin, Galgani, Giorgilli and Strelcyn 1980;
+Shimada and Nagashima 1979): the state y and n tangent vectors V solve
+
+    y' = F(t, y),   V' = DF(t, y) V,
+
+integrated together by the Runge-Kutta tableau of ``method`` (an explicit Runge-Kutta method applied to
+the variational system gives exactly the derivative of its own step map, so the spectrum is that of the
+method's map); every ``dt`` the tangent vectors are re-orthonormalised by a QR decomposition V = Q R
+(diagonal of R made positive) and log R_ii accumulated:
+
+    lambda_i(t_k) = (1 / (t_k - t_tr)) sum_{m <= k} log R_ii(t_m).
+
+Leaf (Lie-Poisson and constrained systems): the first p = n - r vectors start in the tangent space of
+the leaf through y0 (the complement of its r normals: Casimir gradients, rows of the linear invariants,
+see :func:`integrators.analysis.phase_space.tangent.leaf_normals`) and are projected back onto it at every QR step
+(removing the drift of the method); the flow maps the leaf into itself, so the first p exponents are
+those of the flow on the leaf (``exponents``, largest first) and the remaining r, those of the quotient
+flow across the leaves, are reported apart (``transverse``: zero on a Lie-Poisson system, whose
+Casimirs are constant). Exponents along the Casimirs are therefore absent from ``exponents``.
+
+MEGNO (Cincotta and Simo 2000): with delta(t) the first tangent vector, Y(t) = (2/t) int_0^t s
+(delta' . delta / |delta|^2) ds = 2 (L(t) - (1/t) int_0^t L ds), L = log |delta|, and its mean
+<Y>(t) = (1/t) int_0^t Y ds (trapezoid rule on the QR grid). <Y> tends to 0 on a stable periodic
+(isochronous) orbit, to 2 on a quasi-periodic one and grows like lambda t / 2 on a chaotic one.
+
+Convergence check: the running estimates of the last quarter of the run must stay within
+``tol * max(1, max |lambda|)`` of each other; otherwise ``converged`` is False, ``status`` is 1 and the
+message says by how much (run longer).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...core.errors import IntegrationInputError, MethodError
+from ...methods import RungeKutta, get_method
+from ...core import validation
+from .tangent import leaf_normals, tangent_field
+
+#: how many running estimates are kept by default (the QR steps are thinned to at most this many)
+MAX_SAVED = 2000
+
+
+@dataclass
+class LyapunovResult:
+    """The outcome of :func:`lyapunov_spectrum`.
+
+    ``exponents``: (p,) or (B, p), largest first, on the leaf; ``transverse``: (r,) or (B, r) across the
+    leaves; ``t`` (K,) the times of the running estimates ``running`` (K, [B,] p) and
+    ``running_transverse``; ``megno`` and ``running_megno`` (mean MEGNO <Y>); ``converged`` per trajectory;
+    ``status`` 0 (converged), 1 (not converged), -1 (the solution overflowed); ``per_period``: the
+    exponents of the stroboscopic map (exponents * period) when a period was given."""
+
+    exponents: NDArray[np.float64]
+    transverse: NDArray[np.float64]
+    t: NDArray[np.float64]
+    running: NDArray[np.float64]
+    running_transverse: NDArray[np.float64]
+    megno: NDArray[np.float64]
+    running_megno: NDArray[np.float64]
+    converged: NDArray[np.bool_]
+    status: int
+    message: str
+    y: NDArray[np.float64]
+    method: str
+    h: float
+    dt: float
+    jacobian: str
+    period: float | None = None
+    nsteps: int = 0
+    wall_time: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def largest(self) -> NDArray[np.float64]:
+        """The largest exponent (per trajectory of an ensemble)."""
+        return self.exponents[..., 0]
+
+    @property
+    def per_period(self) -> NDArray[np.float64] | None:
+        return None if self.period is None else self.exponents * self.period
+
+    @property
+    def kaplan_yorke(self) -> NDArray[np.float64]:
+        """The Kaplan-Yorke dimension of the leaf spectrum, j + sum_{i<=j} lambda_i / |lambda_{j+1}|."""
+        lam = np.atleast_2d(self.exponents)
+        out = np.empty(lam.shape[0])
+        for b, row in enumerate(lam):
+            s = np.cumsum(row)
+            j = int(np.sum(s >= 0))
+            out[b] = float(len(row)) if j == len(row) else (0.0 if j == 0 else j + s[j - 1] / abs(row[j]))
+        return out if np.ndim(self.exponents) == 2 else out[0]
+
+
+def _tableau(method, problem):
+    m = get_method(method, problem)
+    if not (isinstance(m, RungeKutta) and m.fixed_step and not m.project):
+        raise MethodError(f"lyapunov_spectrum integrates the tangent flow with an explicit Runge-Kutta tableau: "
+                          f"method {m.name!r} has none; use rk4 (or rkmk4, rkmk2, lie_euler: their tableaux)")
+    return m
+
+
+def rk_tangent_step(tf, m, t, y, V, h):
+    """One step of the tableau of ``m`` on (y, V): y' = F, V' = DF V (vectorized over the batch)."""
+    ks, Ks = [], []
+    for i, row in enumerate(m.A):
+        yi, Vi = y, V
+        for a, k, K in zip(row, ks, Ks):
+            if a != 0.0:
+                yi = yi + (h * a) * k
+                Vi = Vi + (h * a) * K
+        ti = t + m.c[i] * h
+        ks.append(np.asarray(tf.f(ti, yi), dtype=float))
+        Ks.append(tf.jvp(ti, yi, Vi))
+    y1, V1 = y, V
+    for b, k, K in zip(m.b, ks, Ks):
+        if b != 0.0:
+            y1 = y1 + (h * b) * k
+            V1 = V1 + (h * b) * K
+    return y1, V1
+
+
+def rk_step(tf, m, t, y, h):
+    """One step of the tableau on y alone (the transient)."""
+    ks = []
+    for i, row in enumerate(m.A):
+        yi = y
+        for a, k in zip(row, ks):
+            if a != 0.0:
+                yi = yi + (h * a) * k
+        ks.append(np.asarray(tf.f(t + m.c[i] * h, yi), dtype=float))
+    for b, k in zip(m.b, ks):
+        if b != 0.0:
+            y = y + (h * b) * k
+    return y
+
+
+def _project_out(N, V):
+    """V minus its component along the columns of N (..., n, r)."""
+    G = np.swapaxes(N, -1, -2) @ N
+    return V - N @ np.linalg.solve(G, np.swapaxes(N, -1, -2) @ V)
+
+
+def initial_frame(normals, y):
+    """(V0, p): an orthonormal frame whose first p columns span the complement of the normals at y."""
+    B, n = y.shape
+    if normals is None:
+        return np.broadcast_to(np.eye(n), (B, n, n)).copy(), n
+    N = np.asarray(normals(y), dtype=float).reshape(B, n, -1)
+    r = N.shape[-1]
+    s = np.linalg.svd(N, compute_uv=False)
+    if np.any(s[:, -1] <= 1e-10 * np.maximum(s[:, 0], 1e-300)):
+        b = int(np.argmin(s[:, -1] / np.maximum(s[:, 0], 1e-300)))
+        raise IntegrationInputError(f"the leaf through y0[{b}] = {y[b]} is singular (its {r} normals, Casimir "
+                                    f"gradients or linear invariants, are dependent there): give another y0 "
+                                    f"or leaf=None")
+    Qf, _ = np.linalg.qr(N, mode="complete")
+    return np.concatenate([Qf[..., r:], Qf[..., :r]], axis=-1), n - r
+
+
+def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = None, h: float | None = None,
+                      method: str = "rk4", t0: float = 0.0, transient: float = 0.0, leaf: Any = "auto",
+                      jac: Any = None, period: float | None = None, tol: float = 1e-2,
+                      save_every: int | None = None) -> LyapunovResult:
+    """The Lyapunov spectrum of ``problem`` along the orbit(s) from ``y0`` (Benettin's method, see the
+    module docstring).
+
+    Parameters
+    ----------
+    problem : ODEProblem y' = f(t, y) (time-dependent allowed) or CoadjointProblem.
+    y0 : (n,) or (B, n): one orbit or an ensemble (one spectrum per orbit, vectorized).
+    t_end : length of the averaging after the transient (the run covers t0 .. t0 + transient + t_end).
+    dt : time between QR re-orthonormalisations (default: ``period`` when given, else 1.0); a whole
+        number of steps h.
+    h : step of the method (default dt / 10, rounded so that dt / h is an integer).
+    method : an explicit Runge-Kutta method ("rk4") or an RKMK method, whose tableau is used on the
+        variational system; other methods raise MethodError.
+    transient : time integrated before averaging (the state only).
+    leaf : "auto", None or a callable of normals (see :func:`integrators.analysis.phase_space.tangent.leaf_normals`).
+    jac : callable (t, y) -> (..., n, n), the Jacobian of the vector field (default: closed form for an
+        affine coadjoint problem, ``problem.jac``, else central differences).
+    period : the period of a time-periodic vector field: the stroboscopic exponents are
+        ``per_period`` = exponents * period.
+    tol : the convergence check's tolerance (relative to max(1, max |lambda|)).
+    save_every : keep the running estimates every save_every QR steps (default: at most 2000 kept).
+    """
+    start = time.perf_counter()
+    m = _tableau(method, problem)
+    tf = tangent_field(problem, jac)
+    y0 = validation.real_array(y0, "y0")
+    n = tf.n
+    if y0.shape[-1:] != (n,) or y0.ndim > 2 or not np.all(np.isfinite(y0)):
+        raise IntegrationInputError(f"y0 must be finite, of shape ({n},) or (B, {n}); got shape {y0.shape}")
+    single = y0.ndim == 1
+    y = np.atleast_2d(y0).copy()
+    B = y.shape[0]
+    t_end = validation.positive(t_end, "t_end")
+    transient = float(transient)
+    if not math.isfinite(transient) or transient < 0:
+        raise IntegrationInputError(f"transient must be a finite time >= 0, got {transient!r}")
+    if period is not None:
+        period = validation.positive(period, "period")
+    dt = validation.positive(dt if dt is not None else (period or 1.0), "dt")
+    if h is None:
+        h = dt / 10.0
+    h = validation.positive(h, "h")
+    sub = max(1, int(round(dt / h)))
+    if abs(sub * h - dt) > 1e-9 * dt and h < dt:
+        sub = math.ceil(dt / h)
+    h = dt / sub
+    nqr = int(round(t_end / dt))
+    if nqr < 4:
+        raise IntegrationInputError(f"t_end = {t_end} covers {nqr} QR intervals of dt = {dt}: at least 4 are "
+                                    f"needed (a larger t_end or a smaller dt)")
+    validation.step_budget(nqr * sub)
+    if save_every is None:
+        save_every = max(1, math.ceil(nqr / MAX_SAVED))
+    save_every = validation.step_count(save_every, "save_every")
+    tol = validation.positive(tol, "tol")
+    normals = leaf_normals(problem, leaf)
+    t = float(t0)
+    status, message = 0, ""
+    with np.errstate(over="ignore", invalid="ignore"):
+        ntr = int(round(transient / h))
+        for _ in range(ntr):
+            y = rk_step(tf, m, t, y, h)
+            t += h
+        if not np.all(np.isfinite(y)):
+            raise IntegrationInputError(f"the solution overflowed during the transient (before t = {t:.6g})")
+        V, p = initial_frame(normals, y)
+        logs = np.zeros((B, n))
+        tstart = t
+        L_prev, intL, intY, Y_prev = np.zeros(B), np.zeros(B), np.zeros(B), np.zeros(B)
+        ts, run, runM = [], [], []
+        done = 0
+        for k in range(1, nqr + 1):
+            for _ in range(sub):
+                y, V = rk_tangent_step(tf, m, t, y, V, h)
+                t += h
+            if normals is not None and p < n:
+                V[..., :p] = _project_out(np.asarray(normals(y), dtype=float).reshape(B, n, -1), V[..., :p])
+            Qm, R = np.linalg.qr(V)
+            d = np.diagonal(R, axis1=-2, axis2=-1)
+            if not (np.all(np.isfinite(d)) and np.all(np.isfinite(y))) or np.any(d == 0):
+                status, message = -1, (f"the solution or its tangent vectors overflowed or became singular in the "
+                                       f"QR interval ending at t = {t:.6g}; the estimates up to there are kept")
+                break
+            V = Qm * np.sign(d)[:, None, :]
+            logs += np.log(np.abs(d))
+            done = k
+            tk = k * dt
+            L = logs[:, 0]
+            intL += 0.5 * dt * (L + L_prev)
+            Yk = 2.0 * (L - intL / tk)
+            intY += 0.5 * dt * (Yk + Y_prev)
+            L_prev, Y_prev = L.copy(), Yk
+            if k % save_every == 0 or k == nqr:
+                ts.append(tstart + tk)
+                run.append(logs / tk)
+                runM.append(intY / tk)
+    if done == 0:
+        raise IntegrationInputError(f"the tangent flow overflowed in the first QR interval: {message}")
+    tk = done * dt
+    lam = logs / tk
+    ts_a, run_a, runM_a = np.asarray(ts), np.asarray(run), np.asarray(runM)
+    last = ts_a >= tstart + 0.75 * tk
+    if np.count_nonzero(last) < 2:
+        last = np.arange(len(ts_a)) >= len(ts_a) - 2
+    spread = np.ptp(run_a[last][..., :p], axis=0).max(axis=-1) if p else np.zeros(B)
+    bound = tol * np.maximum(1.0, np.abs(lam[:, :p]).max(axis=-1) if p else 1.0)
+    converged = spread <= bound
+    if status == 0:
+        if np.all(converged):
+            message = (f"converged: the running estimates of the last quarter stay within {float(spread.max()):.3g} "
+                       f"(tolerance {float(bound.min()):.3g})")
+        else:
+            status = 1
+            b = int(np.argmax(spread - bound))
+            message = (f"not converged: {int(np.count_nonzero(~converged))} of {B} spectra still move by up to "
+                       f"{float(spread[b]):.3g} over the last quarter of the run (tolerance {float(bound[b]):.3g}); "
+                       f"run longer (larger t_end) or raise tol")
+    order = np.argsort(-lam[:, :p], axis=-1, kind="stable")
+    ex = np.take_along_axis(lam[:, :p], order, axis=-1)
+    tr = np.sort(lam[:, p:], axis=-1)[:, ::-1]
+    run_leaf = np.take_along_axis(run_a[..., :p], order[None], axis=-1) if len(run_a) else run_a
+    run_tr = np.sort(run_a[..., p:], axis=-1)[..., ::-1] if len(run_a) else run_a
+    pick = (lambda a: a[0]) if single else (lambda a: a)
+    pickr = (lambda a: a[:, 0]) if single else (lambda a: a)
+    return LyapunovResult(
+        exponents=pick(ex), transverse=pick(tr), t=ts_a, running=pickr(run_leaf), running_transverse=pickr(run_tr),
+        megno=pick(intY / tk), running_megno=pickr(runM_a), converged=pick(converged), status=status,
+        message=message, y=pick(y), method=m.name, h=h, dt=dt, jacobian=tf.kind, period=period,
+        nsteps=done * sub + int(round(transient / h)), wall_time=time.perf_counter() - start,
+        info={"leaf_dimension": p, "qr_steps": done, "trajectories": B})
