@@ -55,6 +55,9 @@ CASIMIRS = "casimirs"
 LINEAR = "linear_invariants"
 QUADRATIC = "quadratic_invariants"
 GROUP = "group"
+#: the discrete schemes in coordinates keep A(q) v = 0 at every step; REVERSIBLE: the map is reversible
+NONHOLONOMIC = "nonholonomic_constraint"
+REVERSIBLE = "reversibility"
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,19 @@ class Embedded(Method):
     kinds: tuple = ("coadjoint",)
 
 
+@dataclass(frozen=True)
+class DiscreteMechanics(Method):
+    """A discrete Lagrange-d'Alembert / discrete Euler-Poincare scheme of :mod:`integrators.nonholonomic`
+    (``scheme``: "dlas", "dvak", "mp", "rattle"; ``retraction``: "exp" or "cay"; ``structure``: the
+    ``problem.discrete.structure`` it needs; ``reference``: the work it implements)."""
+
+    scheme: str = "dlas"
+    retraction: str = "exp"
+    structure: str = "lie_nonholonomic"
+    reference: str = ""
+    kinds: tuple = ("coadjoint", "ode")
+
+
 _RK4 = dict(A=((), (0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)), b=(1 / 6, 1 / 3, 1 / 3, 1 / 6), c=(0.0, 0.5, 0.5, 1.0))
 _LP = frozenset({CASIMIRS, GROUP})
 
@@ -192,6 +208,20 @@ METHODS = {
     "rk45_projected": Embedded("rk45_projected", 5, frozenset({CASIMIRS}), tableau="dp5", lie=False, project=True),
     "rk853_projected": Embedded("rk853_projected", 8, frozenset({CASIMIRS}), tableau="dop853", lie=False,
                                 project=True),
+    # integrators.nonholonomic (the state keeps A w = 0, resp. A(q) v = 0, to round-off at every step)
+    "dlas_exp": DiscreteMechanics("dlas_exp", 2, frozenset({LINEAR}), scheme="dlas", retraction="exp",
+                                  structure="lie_nonholonomic", reference="fedorov-zenkov2005"),
+    "dlas_cay": DiscreteMechanics("dlas_cay", 2, frozenset({LINEAR}), scheme="dlas", retraction="cay",
+                                  structure="lie_nonholonomic", reference="fedorov-zenkov2005"),
+    "dvak_exp": DiscreteMechanics("dvak_exp", 2, frozenset({CASIMIRS}), scheme="dvak", retraction="exp",
+                                  structure="lie_second_kind", reference="benito-martin-de-diego2005"),
+    "dvak_cay": DiscreteMechanics("dvak_cay", 2, frozenset({CASIMIRS}), scheme="dvak", retraction="cay",
+                                  structure="lie_second_kind", reference="benito-martin-de-diego2005"),
+    "mp_lda": DiscreteMechanics("mp_lda", 2, frozenset({NONHOLONOMIC, REVERSIBLE}), scheme="mp",
+                                structure="lagrange_dalembert", reference="mclachlan-perlmutter2006"),
+    "nh_rattle": DiscreteMechanics("nh_rattle", 2, frozenset({NONHOLONOMIC}), scheme="rattle",
+                                   structure="lagrange_dalembert",
+                                   reference="ferraro-iglesias-martin-de-diego2008"),
 }
 
 #: the bare scipy.integrate.solve_ivp names, accepted wherever a method name is
@@ -214,6 +244,10 @@ def applies(method, problem):
     """Whether ``method`` can integrate ``problem``."""
     if problem.kind not in method.kinds:
         return False
+    if isinstance(method, DiscreteMechanics):
+        d = getattr(problem, "discrete", None)
+        return d is not None and d.structure == method.structure and (
+            method.retraction != "cay" or getattr(d, "group", None) is not None)
     if isinstance(method, (Splitting, MoserVeselov)):
         return is_so3_free_rigid_body(problem)
     if problem.kind == "reconstruction":
@@ -261,6 +295,10 @@ def get_method(method, problem):
     if not applies(m, problem):
         if isinstance(m, (Splitting, MoserVeselov)):
             why = "it needs an unforced so(3) free rigid body with a diagonal velocity_matrix"
+        elif isinstance(m, DiscreteMechanics):
+            why = (f"it needs a problem carrying {m.structure!r} data (problem.discrete, see "
+                   f"integrators.nonholonomic.problems" + ("; the Cayley schemes also need the group's hat/vee"
+                                                          if m.retraction == "cay" else "") + ")")
         elif isinstance(m, Embedded) and m.project and problem.kind == "coadjoint":
             why = ("the projected pairs need an unforced coadjoint problem (a forcing changes the Casimirs they "
                    "project onto; use rk45 or rk853 with a forcing)"

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import ConvergenceError, MethodError
-from .methods import RKMK, CommutatorFree, ExplicitRK, ImplicitMidpoint, MoserVeselov, Splitting
+from .methods import RKMK, DiscreteMechanics, CommutatorFree, ExplicitRK, ImplicitMidpoint, MoserVeselov, Splitting
 from .moser_veselov import MoserVeselovStepper
+from .nonholonomic import steppers as nonholonomic_steppers
 from .spaces import AffineCoadjointSpace, CoadjointSpace, GroupSpace, dexpinv_series
 
 
@@ -239,4 +240,6 @@ _STEPPERS = {ExplicitRK: RKStepper, ImplicitMidpoint: MidpointStepper, RKMK: RKM
 
 def make_stepper(method, problem):
     """The stepper for a fixed-step ``method`` on ``problem``."""
+    if isinstance(method, DiscreteMechanics):
+        return nonholonomic_steppers.make_stepper(method, problem)
     return _STEPPERS[type(method)](method, problem)
