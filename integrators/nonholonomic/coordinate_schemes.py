@@ -63,6 +63,7 @@ class MPStepper(_CoordStepper):
         Ah = d.A(qh)
         u = np.concatenate([v0, np.zeros(y.shape[:-1] + (k,))], axis=-1)
         scale = max(1.0, float(np.max(np.abs(y))))
+        prev = np.inf
         for it in range(1, 31):
             v1, lam = u[..., :n], u[..., n:]
             q1 = qh + 0.5 * h * v1
@@ -79,8 +80,9 @@ class MPStepper(_CoordStepper):
             if not np.isfinite(dn):
                 raise newton.ConvergenceError(f"{self.name}: Newton produced a non-finite iterate at t = {t:.6g}; "
                                               f"reduce h")
-            if dn <= 4e-16 * scale:
+            if dn <= 4e-16 * scale or (dn >= prev and dn <= 4e-13 * scale):   # converged, or at round-off
                 break
+            prev = dn
         else:
             raise newton.ConvergenceError(f"{self.name}: Newton did not converge at t = {t:.6g} (last increment "
                                           f"{dn:.3e} after 30 iterations); reduce h")
