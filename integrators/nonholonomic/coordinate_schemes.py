@@ -57,6 +57,8 @@ class MPStepper(_CoordStepper):
     def step(self, t, y, h):
         d, n, k = self.d, self.d.n, self.d.k
         y = np.asarray(y, dtype=float)
+        if h == 0:                 # the identity (event location evaluates steps of length 0)
+            return y.copy()
         q0, v0 = y[..., :n], y[..., n:]
         qh = q0 + 0.5 * h * v0
         F = -np.asarray(d.grad_V(qh), dtype=float)

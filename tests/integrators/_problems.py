@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from integrators import CoadjointProblem
+from integrators import METHODS, CoadjointProblem
+from integrators.methods import DiscreteMechanics
 from liegroups import named
 
 
@@ -24,3 +25,8 @@ def start(n, seed, batch=()):
 RIGID_ONLY = ("splitting", "splitting4", "splitting6", "moser_veselov")
 
 ALGEBRAS = {"so3": named.so3, "se3": named.se3, "sl2": named.sl2, "so4": named.so4}
+
+
+#: the discrete mechanics schemes need a problem carrying its structure (problem.discrete); they are tested
+#: on their own problems in test_nonholonomic.py
+STRUCTURED = tuple(n for n, m in METHODS.items() if isinstance(m, DiscreteMechanics))

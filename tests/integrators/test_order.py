@@ -14,9 +14,9 @@ from integrators.methods import CF4_SWAPPED
 from integrators.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
 from liegroups import named
 
-from ._problems import RIGID_ONLY, quadratic_problem, start
+from ._problems import RIGID_ONLY, STRUCTURED, quadratic_problem, start
 
-FIXED = [n for n, m in METHODS.items() if m.fixed_step]
+FIXED = [n for n, m in METHODS.items() if m.fixed_step and n not in STRUCTURED]
 LADDER = {1: (200, 400, 800, 1600), 2: (50, 100, 200, 400), 3: (25, 50, 100, 200), 4: (20, 40, 80, 160),
           6: (20, 40, 80, 160)}
 
