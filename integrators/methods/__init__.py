@@ -5,12 +5,13 @@ splitting, Moser-Veselov, implicit midpoint, the scipy adapters) applied to coef
 :mod:`integrators.tableaux`; the rows are in :mod:`integrators.methods.registry`.
 """
 
-from .kinds import (CASIMIRS, FORMS, GROUP, LINEAR, QUADRATIC, CommutatorFree, ImplicitMidpoint, Method,
-                    MoserVeselov, RungeKutta, ScipyMethod, Splitting)
+from .kinds import (CASIMIRS, FORMS, GROUP, LINEAR, NONHOLONOMIC, QUADRATIC, REVERSIBLE, CommutatorFree,
+                    DiscreteMechanics, ImplicitMidpoint, Method, MoserVeselov, RungeKutta, ScipyMethod, Splitting)
 from .registry import (ALIASES, CF4_SWAPPED, METHODS, applicable_methods, applies, canonical_name, describe,
                        get_method, has_polynomial_casimirs, is_so3_free_rigid_body, method_table, preserved)
 
-__all__ = ["CASIMIRS", "FORMS", "GROUP", "LINEAR", "QUADRATIC", "CommutatorFree", "ImplicitMidpoint", "Method",
+__all__ = ["CASIMIRS", "FORMS", "GROUP", "LINEAR", "NONHOLONOMIC", "QUADRATIC", "REVERSIBLE", "DiscreteMechanics",
+           "CommutatorFree", "ImplicitMidpoint", "Method",
            "MoserVeselov", "RungeKutta", "ScipyMethod", "Splitting", "ALIASES", "CF4_SWAPPED", "METHODS",
            "applicable_methods", "applies", "canonical_name", "describe", "get_method", "has_polynomial_casimirs",
            "is_so3_free_rigid_body", "method_table", "preserved"]

@@ -20,6 +20,9 @@ CASIMIRS = "casimirs"
 LINEAR = "linear_invariants"
 QUADRATIC = "quadratic_invariants"
 GROUP = "group"
+#: the discrete schemes in coordinates keep A(q) v = 0 at every step; REVERSIBLE: the map is reversible
+NONHOLONOMIC = "nonholonomic_constraint"
+REVERSIBLE = "reversibility"
 
 #: the forms a Runge-Kutta tableau is applied in
 FORMS = ("rk", "rkmk", "projected")
@@ -131,6 +134,18 @@ class MoserVeselov(Method):
     """Discrete Moser-Veselov rigid body (implicit; see :mod:`integrators.reference.moser_veselov`)."""
 
     kinds: tuple = ("coadjoint",)
+
+
+@dataclass(frozen=True)
+class DiscreteMechanics(Method):
+    """A discrete Lagrange-d'Alembert / discrete Euler-Poincare scheme of
+    :mod:`integrators.reference.nonholonomic` (implicit: a Newton solve per step; ``scheme``: "dlas", "dvak",
+    "mp", "rattle"; ``retraction``: "exp" or "cay"; ``structure``: the ``problem.discrete.structure`` it needs)."""
+
+    scheme: str = "dlas"
+    retraction: str = "exp"
+    structure: str = "lie_nonholonomic"
+    kinds: tuple = ("coadjoint", "ode")
 
 
 @dataclass(frozen=True)

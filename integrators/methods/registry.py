@@ -24,8 +24,8 @@ import numpy as np
 from ..core.errors import MethodError
 from ..core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
 from ..tableaux import DOP853, DP5, EULER, HEUN, RK4, TSIT5, lie_group
-from .kinds import (CASIMIRS, GROUP, LINEAR, QUADRATIC, CommutatorFree, ImplicitMidpoint, Method,
-                    MoserVeselov, RungeKutta, ScipyMethod, Splitting)
+from .kinds import (CASIMIRS, GROUP, LINEAR, NONHOLONOMIC, QUADRATIC, REVERSIBLE, CommutatorFree,
+                    DiscreteMechanics, ImplicitMidpoint, Method, MoserVeselov, RungeKutta, ScipyMethod, Splitting)
 
 _LP = frozenset({CASIMIRS, GROUP})
 _LIN = frozenset({LINEAR})
@@ -86,6 +86,20 @@ METHODS = {
     "tsit5": _rk("tsit5", TSIT5),
     "rkmk_tsit5": _rkmk("rkmk_tsit5", TSIT5, 5),
     "tsit5_projected": _projected("tsit5_projected", TSIT5),
+    # integrators.reference.nonholonomic (the state keeps A w = 0, resp. A(q) v = 0, to round-off at every step)
+    "dlas_exp": DiscreteMechanics("dlas_exp", 2, frozenset({LINEAR}), scheme="dlas", retraction="exp",
+                                  structure="lie_nonholonomic", reference="Fedorov and Zenkov (2005)"),
+    "dlas_cay": DiscreteMechanics("dlas_cay", 2, frozenset({LINEAR}), scheme="dlas", retraction="cay",
+                                  structure="lie_nonholonomic", reference="Fedorov and Zenkov (2005)"),
+    "dvak_exp": DiscreteMechanics("dvak_exp", 2, frozenset({CASIMIRS}), scheme="dvak", retraction="exp",
+                                  structure="lie_second_kind", reference="Benito and Martin de Diego (2005)"),
+    "dvak_cay": DiscreteMechanics("dvak_cay", 2, frozenset({CASIMIRS}), scheme="dvak", retraction="cay",
+                                  structure="lie_second_kind", reference="Benito and Martin de Diego (2005)"),
+    "mp_lda": DiscreteMechanics("mp_lda", 2, frozenset({NONHOLONOMIC, REVERSIBLE}), scheme="mp",
+                                structure="lagrange_dalembert", reference="McLachlan and Perlmutter (2006)"),
+    "nh_rattle": DiscreteMechanics("nh_rattle", 2, frozenset({NONHOLONOMIC}), scheme="rattle",
+                                   structure="lagrange_dalembert",
+                                   reference="Ferraro, Iglesias and Martin de Diego (2008)"),
 }
 
 #: the bare scipy.integrate.solve_ivp names, accepted wherever a method name is
@@ -111,7 +125,8 @@ def describe(m):
         kind = {ImplicitMidpoint: "implicit midpoint rule, fixed step",
                 CommutatorFree: "commutator-free Lie-group method, fixed step",
                 Splitting: "splitting of the free rigid body on so(3)*, fixed step",
-                MoserVeselov: "discrete Moser-Veselov map of the free rigid body, fixed step"}[type(m)]
+                MoserVeselov: "discrete Moser-Veselov map of the free rigid body, fixed step",
+                DiscreteMechanics: "discrete mechanics (variational, implicit: Newton per step), fixed step"}[type(m)]
     keeps = ", ".join(sorted(m.preserves)) or "nothing exactly"
     return f"{kind}; order {m.order}; keeps {keeps}; {m.reference}"
 
@@ -133,6 +148,10 @@ def applies(method, problem):
     """Whether ``method`` can integrate ``problem``."""
     if problem.kind not in method.kinds:
         return False
+    if isinstance(method, DiscreteMechanics):
+        d = getattr(problem, "discrete", None)
+        return d is not None and d.structure == method.structure and (
+            method.retraction != "cay" or getattr(d, "group", None) is not None)
     if isinstance(method, (Splitting, MoserVeselov)):
         return is_so3_free_rigid_body(problem)
     lie = isinstance(method, CommutatorFree) or (isinstance(method, RungeKutta) and method.lie)
@@ -181,6 +200,10 @@ def get_method(method, problem):
     if not applies(m, problem):
         if isinstance(m, (Splitting, MoserVeselov)):
             why = "it needs an unforced so(3) free rigid body with a diagonal velocity_matrix"
+        elif isinstance(m, DiscreteMechanics):
+            why = (f"it needs a problem carrying {m.structure!r} data (problem.discrete, see "
+                   f"integrators.reference.nonholonomic.problems" + ("; the Cayley schemes also need the group's "
+                                                                    "hat/vee" if m.retraction == "cay" else "") + ")")
         elif isinstance(m, RungeKutta) and m.project and problem.kind == "coadjoint":
             why = ("the projected pairs need an unforced coadjoint problem (a forcing changes the Casimirs they "
                    "project onto; use rk45 or rk853 with a forcing)"

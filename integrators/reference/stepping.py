@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import ConvergenceError, MethodError
-from ..methods import CommutatorFree, ImplicitMidpoint, MoserVeselov, RungeKutta, Splitting
+from ..methods import CommutatorFree, DiscreteMechanics, ImplicitMidpoint, MoserVeselov, RungeKutta, Splitting
 from .moser_veselov import MoserVeselovStepper
+from .nonholonomic import steppers as nonholonomic_steppers
 from ..geometry.spaces import AffineCoadjointSpace, CoadjointSpace, GroupSpace, dexpinv_series
 
 
@@ -238,7 +239,10 @@ _STEPPERS = {ImplicitMidpoint: MidpointStepper, CommutatorFree: CFStepper, Split
 
 
 def make_stepper(method, problem):
-    """The stepper for a fixed-step ``method`` on ``problem`` (a Runge-Kutta tableau in its "rk" or "rkmk" form)."""
+    """The stepper for a fixed-step ``method`` on ``problem`` (a Runge-Kutta tableau in its "rk" or "rkmk" form,
+    the discrete mechanics schemes of :mod:`integrators.reference.nonholonomic`, the other kinds)."""
+    if isinstance(method, DiscreteMechanics):
+        return nonholonomic_steppers.make_stepper(method, problem)
     if isinstance(method, RungeKutta):
         if method.project or not method.fixed_step:
             raise MethodError(f"{method.name} is not a fixed-step method of the rk or rkmk form")

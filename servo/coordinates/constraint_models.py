@@ -34,6 +34,8 @@ import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 from sympy.physics.mechanics import dynamicsymbols
 
+from integrators.reference.nonholonomic import LagrangeDAlembertData
+
 from . import integration
 from .lagrangian import LagrangianSystem, register_model
 from .symbolic import (control_rows, free_parameters, require_numeric, second_kind_pieces, subs_control,
@@ -284,6 +286,43 @@ class ConstrainedSystem(HomogeneityMixin):
                                  f"{self.model} at t = {t}", P, strict=strict)
         return a0 - np.einsum("...ij,...j->...i", P, lamd), lamd
 
+    def nonholonomic_problem(self) -> LagrangeDAlembertData:
+        """The data of the discrete Lagrange-d'Alembert schemes of :mod:`integrators.reference.nonholonomic`
+        ("mp_lda", "nh_rattle"): L = q'^T M q'/2 - V(q) with a constant mass matrix M, no other forces and
+        constraints phi = A(q) q' (linear, homogeneous in q', time-independent), the nonholonomic model.
+        A, grad V and dA/dq are differentiated and lambdified once. LagrangianError naming what fails."""
+        S = self.system
+        require_numeric(self.symbols, "nonholonomic_problem", repr(self))
+        why = None
+        if self.model != "nonholonomic":
+            why = f"the model is {self.model!r}, not 'nonholonomic'"
+        elif any(sp.simplify(S.plain(f)) != 0 for f in S.forces):
+            why = "the system has generalized forces besides the potential"
+        elif (S.A_sym.free_symbols & (set(S.qs) | set(S.us) | {S.t})) or sp.simplify(
+                S.plain(S.T) - (sp.Matrix(S.us).T * S.A_sym * sp.Matrix(S.us))[0] / 2) != 0:
+            why = "the kinetic energy is not q'^T M q'/2 with a constant mass matrix M"
+        elif S.plain(S.V).free_symbols & (set(S.us) | {S.t}):
+            why = "the potential depends on q' or t"
+        elif (self.J_sym.free_symbols & (set(S.us) | {S.t})) or \
+                any(sp.simplify(e) != 0 for e in (self.P_sym - self.J_sym * sp.Matrix(S.us))):
+            why = "the constraints are not of the form A(q) q' = 0"
+        if why is not None:
+            raise LagrangianError(f"the discrete Lagrange-d'Alembert schemes do not apply to {self!r}: {why}")
+        n, k = S.n, self.k
+        Vp = S.plain(S.V)
+        gradV = vectorize([sp.diff(Vp, x) for x in S.qs], S.qs)
+        A = vectorize(list(self.J_sym), S.qs)
+        dA = vectorize([sp.diff(self.J_sym[i, j], x) for i in range(k) for j in range(n) for x in S.qs], S.qs)
+
+        def split(q):
+            q = np.asarray(q, dtype=float)
+            return [q[..., i] for i in range(n)]
+
+        M = np.array(S.A_sym.tolist(), dtype=float)
+        return LagrangeDAlembertData(M, lambda q: gradV(*split(q)),
+                                     lambda q: A(*split(q)).reshape(np.shape(q)[:-1] + (k, n)),
+                                     lambda q: dA(*split(q)).reshape(np.shape(q)[:-1] + (k, n, n)))
+
     def simulate(self, q0: ArrayLike, qd0: ArrayLike, t_end: float, steps: int = 200, lam0: ArrayLike | None = None,
                  t0: float = 0.0, method: str = integration.DEFAULT_METHOD, rtol: float = 1e-12,
                  atol: float = 1e-12, tol: float = 1e-9) -> integration.IntegrationResult:
@@ -323,6 +362,8 @@ class ConstrainedSystem(HomogeneityMixin):
         problem = integration.first_order_problem(n, acc, extra=len(extra), name=repr(self))
         grid = integration.time_grid(t0, t_end, steps)
         problem.constraints["phi"] = lambda Y: self.constraint_values(grid[:len(Y)], Y[:, :n], Y[:, n:2 * n])
+        if self.model == "nonholonomic" and integration.canonical_name(method) in integration.DISCRETE_METHODS:
+            problem.discrete = self.nonholonomic_problem()   # mp_lda, nh_rattle by name
         res = integration.run(problem, np.concatenate([q0, qd0, extra]), t0, t_end, method, rtol, atol,
                               t_eval=grid, steps=steps)
         Y = res.y

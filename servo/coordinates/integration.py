@@ -22,6 +22,10 @@ from integrators.methods import METHODS, canonical_name
 
 from ..errors import IntegrationError, LagrangianError
 
+#: the discrete Lagrange-d'Alembert methods (integrators.reference.nonholonomic), for which ``simulate`` of a
+#: nonholonomic ``ConstrainedSystem`` attaches its ``nonholonomic_problem()`` to the problem
+DISCRETE_METHODS = ("mp_lda", "nh_rattle")
+
 #: the default method of every ``simulate`` in coordinates (bare scipy names such as "DOP853" are aliases)
 DEFAULT_METHOD = "scipy:DOP853"
 

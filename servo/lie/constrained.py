@@ -25,6 +25,9 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
+from integrators.reference.nonholonomic import LieConstraintData
+from liegroups import group_for
+
 from ..errors import ConstraintViolationError, CovectorError, ServoError, UnrealizableConstraintError
 from .euler_poincare import LieSystem
 from .parameters import Parameter, check_covectors, check_inertia
@@ -219,6 +222,23 @@ class LeftInvariantConstrained(LieSystem):
             return bool(s[self.k] <= 1e-12 * s[0]) if len(s) > self.k else True
         M = sp.Matrix.hstack(self.A_sym, self.B_sym)
         return M.rank(simplify=True) == self.k
+
+    def discrete_data(self) -> LieConstraintData:
+        """What the discrete schemes of :mod:`integrators.reference.nonholonomic` need (``problem().discrete``):
+        inertia, constraints, controls, the structure ("lie_second_kind" for servo-constraints of the second
+        kind and the vakonomic model, "lie_nonholonomic" for the nonholonomic model) and the matrix group of
+        so(3), se(2), se(3) for the Cayley schemes. ServoError for a servo-constraint of the first kind
+        with b not parallel to a (no discrete Lagrange-d'Alembert principle)."""
+        self._require_numeric("discrete_data")
+        second = self.kind in ("servo2", "vakonomic")
+        if not second and not self.b_parallel_a:
+            raise ServoError(f"{self.name}: the discrete Lagrange-d'Alembert schemes need the nonholonomic model "
+                             f"(b parallel to a); a servo-constraint of the first kind with b = {self.b.tolist()} "
+                             f"is not variational")
+        cf = self.algebra.closed_form
+        group = group_for(cf) if cf in ("so3", "se2", "se3") else None
+        return LieConstraintData(self.algebra, self.I, self.A, self.B if second else None,
+                                 structure="lie_second_kind" if second else "lie_nonholonomic", group=group)
 
     def constraint_residual(self, state: ArrayLike) -> NDArray[np.float64]:
         """(a_i, w) along the state: shape (...) for one covector, (..., k) for several."""

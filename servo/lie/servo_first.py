@@ -118,7 +118,9 @@ class ServoFirstKind(LeftInvariantConstrained):
         return self._w_on_constraint(w, project) @ self.I.T
 
     def problem(self) -> CoadjointProblem:
-        """:class:`integrators.CoadjointProblem` with w(z) = I^-1 z and forcing f(z) = lambda(z) b."""
+        """:class:`integrators.CoadjointProblem` with w(z) = I^-1 z and forcing f(z) = lambda(z) b; for the
+        nonholonomic model (b parallel to a) it carries :meth:`discrete_data` as ``discrete``, so that the
+        discrete Lagrange-d'Alembert-Suslov methods "dlas_exp" / "dlas_cay" run on it by name."""
         self._require_numeric("problem")
         inv = {}
         if self.b_parallel_a:
@@ -127,10 +129,13 @@ class ServoFirstKind(LeftInvariantConstrained):
         # Lie-group methods project each step back onto the constraint
         cons = {"(a, w)": self.constraint_residual} if self.k == 1 else \
             {f"(a_{i + 1}, w)": (lambda m, i=i: self.velocity(m) @ self.A[i]) for i in range(self.k)}
-        return CoadjointProblem(self.algebra, self.velocity, forcing=self.forcing, velocity_matrix=self.Iinv,
-                                invariants=inv, constraints=cons, linear_invariants=self.IinvA,
-                                name=self.name, outputs=self.outputs(),
-                                tolerances={k: CONSTRAINT_CHECK_RTOL for k in cons})
+        problem = CoadjointProblem(self.algebra, self.velocity, forcing=self.forcing, velocity_matrix=self.Iinv,
+                                   invariants=inv, constraints=cons, linear_invariants=self.IinvA,
+                                   name=self.name, outputs=self.outputs(),
+                                   tolerances={k: CONSTRAINT_CHECK_RTOL for k in cons})
+        if self.b_parallel_a:   # the discrete Lagrange-d'Alembert-Suslov schemes (dlas_exp, dlas_cay) apply
+            problem.discrete = self.discrete_data()
+        return problem
 
     def _equations(self):
         return first_kind_equations(self, self.kind)

@@ -146,7 +146,8 @@ class ServoSecondKind(LeftInvariantConstrained):
     def problem(self) -> CoadjointProblem:
         """:class:`integrators.CoadjointProblem` z' = ad*_{Wz} z, with ``velocity_matrix`` W and no forcing.
 
-        For b parallel to a, W is symmetric and H(z) = (z, W z)/2 = T is recorded as "energy".
+        For b parallel to a, W is symmetric and H(z) = (z, W z)/2 = T is recorded as "energy". It carries
+        :meth:`discrete_data` as ``discrete`` (the discrete vakonomic methods "dvak_exp", "dvak_cay").
         """
         self._require_numeric("problem")
         ham = None
@@ -155,10 +156,12 @@ class ServoSecondKind(LeftInvariantConstrained):
 
             def ham(z):
                 return 0.5 * np.einsum("...i,...i->...", z, z @ W.T)
-        return CoadjointProblem(self.algebra, self.velocity_z, velocity_matrix=self.W, hamiltonian=ham,
-                                constraints=self._constraints_z(),
-                                name=self.name, outputs=self.outputs(), state_map=self.from_problem,
-                                tolerances={k: CONSTRAINT_CHECK_RTOL for k in self._constraints_z()})
+        problem = CoadjointProblem(self.algebra, self.velocity_z, velocity_matrix=self.W, hamiltonian=ham,
+                                   constraints=self._constraints_z(),
+                                   name=self.name, outputs=self.outputs(), state_map=self.from_problem,
+                                   tolerances={k: CONSTRAINT_CHECK_RTOL for k in self._constraints_z()})
+        problem.discrete = self.discrete_data()   # the discrete vakonomic methods dvak_exp / dvak_cay
+        return problem
 
     def _constraints_z(self):
         if self.k == 1:

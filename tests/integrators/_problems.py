@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from integrators import CoadjointProblem
+from integrators import METHODS, CoadjointProblem
+from integrators.methods import DiscreteMechanics
 from liegroups import named
 
 
@@ -35,3 +36,7 @@ def _rk_methods(form):
 ADAPTIVE_RK = _rk_methods("rk")
 ADAPTIVE_RKMK = _rk_methods("rkmk")
 ADAPTIVE_PROJECTED = _rk_methods("projected")
+
+#: the discrete mechanics schemes need a problem carrying its structure (problem.discrete); they are tested
+#: on their own problems in test_nonholonomic.py
+STRUCTURED = tuple(n for n, m in METHODS.items() if isinstance(m, DiscreteMechanics))

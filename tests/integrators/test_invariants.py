@@ -19,9 +19,10 @@ from integrators import METHODS, integrate
 from integrators.analysis.rigid_body import free_rigid_body
 from liegroups import named
 
-from ._problems import RIGID_ONLY, ALGEBRAS, quadratic_problem, start
+from ._problems import RIGID_ONLY, STRUCTURED, ALGEBRAS, quadratic_problem, start
 
-CASIMIR_METHODS = [n for n, m in METHODS.items() if "casimirs" in m.preserves and n not in RIGID_ONLY and m.fixed_step]
+CASIMIR_METHODS = [n for n, m in METHODS.items() if "casimirs" in m.preserves and n not in RIGID_ONLY + STRUCTURED
+                   and m.fixed_step]
 # the adaptive pairs (no steps=) are tested in test_adaptive.py
 
 
@@ -132,7 +133,7 @@ def test_a_linear_invariant_that_is_not_conserved_is_refused():
 
 
 @pytest.mark.parametrize("alg", ["so3", "se3"])
-@pytest.mark.parametrize("name", [n for n in METHODS if METHODS[n].fixed_step and n not in RIGID_ONLY])
+@pytest.mark.parametrize("name", [n for n in METHODS if METHODS[n].fixed_step and n not in RIGID_ONLY + STRUCTURED])
 def test_linear_invariants_with_forcing(alg, name):
     algebra = ALGEBRAS[alg]()
     P, c = _forced(algebra, 11)

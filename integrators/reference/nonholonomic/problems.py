@@ -1,0 +1,164 @@
+"""The problems of the discrete mechanics schemes: what a constrained system must tell an integrator
+beyond its vector field, attached to the ordinary problem as ``problem.discrete``.
+
+* :class:`LieConstraintData`: a left-invariant kinetic energy T = (I w, w)/2 on a Lie group with k
+  left-invariant constraints A w = 0 (rows a_i in g*) and controls B (rows b_i). ``structure`` is
+  "lie_nonholonomic" for the Euler-Poincare-Suslov equations m' = ad*_w m + A^T lambda (B = A, the
+  state z = m) and "lie_second_kind" for servo-constraints of the second kind and the vakonomic model,
+  (m + B^T lambda)' = ad*_w (m + B^T lambda) (the state z = m + B^T lambda; Kozlov's lectures on
+  servo-constraints). ``group`` (liegroups.SO3, SE2, SE3: hat / vee) is needed by the Cayley schemes only.
+* :class:`LagrangeDAlembertData`: a mechanical Lagrangian in coordinates L(q, v) = v^T M v / 2 - V(q)
+  with a constant mass matrix M and Cetaev-linear constraints A(q) v = 0 (k x n); the state is y = (q, v).
+  ``grad_V(q)`` -> (..., n), ``A(q)`` -> (..., k, n), optional ``dA(q)`` -> (..., k, n, n) with
+  dA[..., i, j, l] = dA_ij / dq_l (without it dA is taken by complex steps of A, which must then accept
+  complex arrays).
+
+:func:`suslov_problem` and :func:`lagrange_dalembert_problem` build complete problems (vector field,
+energy, constraint residuals, outputs) from the data, for users without a servo system; the servo systems
+attach the data to the problems they build (``Nonholonomic.problem()``, ``ConstrainedSystem.simulate``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.errors import IntegrationInputError
+from ...core.problems import CoadjointProblem, ODEProblem
+
+
+def _matrix(x, shape, what):
+    a = np.asarray(x, dtype=float)
+    if a.shape != shape or not np.all(np.isfinite(a)):
+        raise IntegrationInputError(f"{what} must be a finite array of shape {shape}, got {np.shape(x)}")
+    return a
+
+
+class LieConstraintData:
+    """Inertia I (n, n), constraints A (k, n) and controls B (k, n) on ``algebra`` (see the module docstring)."""
+
+    def __init__(self, algebra, inertia, A, B=None, structure="lie_nonholonomic", group=None):
+        n = algebra.dim
+        if structure not in ("lie_nonholonomic", "lie_second_kind"):
+            raise IntegrationInputError(f"structure must be 'lie_nonholonomic' or 'lie_second_kind', got {structure!r}")
+        self.algebra, self.structure, self.group = algebra, structure, group
+        self.n = n
+        self.I = _matrix(inertia, (n, n), "inertia")
+        A = np.atleast_2d(np.asarray(A, dtype=float))
+        self.A = _matrix(A, (A.shape[0], n), "the constraint covectors A")
+        self.k = self.A.shape[0]
+        self.B = self.A.copy() if B is None else _matrix(np.atleast_2d(np.asarray(B, dtype=float)), (self.k, n),
+                                                          "the control covectors B")
+        if not np.allclose(self.I, self.I.T) or np.min(np.linalg.eigvalsh(self.I)) <= 0:
+            raise IntegrationInputError("inertia must be symmetric positive definite")
+        self.Iinv = np.linalg.inv(self.I)
+        self.R = self.A @ self.Iinv @ self.B.T
+        if np.linalg.matrix_rank(self.R) < self.k:
+            raise IntegrationInputError(f"the constraints are not realizable: A I^-1 B^T = {self.R.tolist()} is singular")
+        if structure == "lie_nonholonomic" and not np.allclose(self.A, self.B):
+            raise IntegrationInputError("the Euler-Poincare-Suslov schemes need the nonholonomic model B = A; a "
+                                        "servo-constraint of the first kind with B != A has no discrete "
+                                        "Lagrange-d'Alembert principle")
+        if group is not None and getattr(group, "dim", n) != n:
+            raise IntegrationInputError(f"group {group.name} has dimension {group.dim}, the algebra {n}")
+
+
+class LagrangeDAlembertData:
+    """L = v^T M v / 2 - V(q), constraints A(q) v = 0 (see the module docstring)."""
+
+    structure = "lagrange_dalembert"
+
+    def __init__(self, M, grad_V, A, dA=None, k=None):
+        M = np.atleast_2d(np.asarray(M, dtype=float))
+        n = M.shape[0]
+        self.M = _matrix(M, (n, n), "the mass matrix M")
+        if not np.allclose(self.M, self.M.T) or np.min(np.linalg.eigvalsh(self.M)) <= 0:
+            raise IntegrationInputError("the mass matrix M must be symmetric positive definite")
+        if not (callable(grad_V) and callable(A)) or (dA is not None and not callable(dA)):
+            raise IntegrationInputError("grad_V, A (and dA when given) must be callables of q")
+        self.n = n
+        self.Minv = np.linalg.inv(self.M)
+        self.grad_V, self._A, self._dA = grad_V, A, dA
+        A0 = np.asarray(A(np.zeros(n)))
+        if A0.ndim != 2 or A0.shape[1] != n:
+            raise IntegrationInputError(f"A(q) must return (..., k, {n}), got shape {A0.shape} at q = 0")
+        self.k = A0.shape[0]
+
+    def A(self, q):
+        """A(q), (..., k, n)."""
+        return np.asarray(self._A(q))
+
+    def dA(self, q):
+        """dA_ij/dq_l (..., k, n, n), given or by complex steps of A."""
+        if self._dA is not None:
+            return np.asarray(self._dA(q), dtype=float)
+        q = np.asarray(q, dtype=float)
+        n, e = self.n, 1e-30
+        Q = q[None] + 1j * e * np.eye(n).reshape((n,) + (1,) * (q.ndim - 1) + (n,))
+        return np.moveaxis(np.imag(np.asarray(self._A(Q))) / e, 0, -1)
+
+    def multiplier(self, q, v):
+        """The Lagrange-d'Alembert multiplier: (A M^-1 A^T) lambda = A M^-1 grad V - (dA[v]) v."""
+        A = self.A(q)
+        dAv = np.einsum("...ijl,...l->...ij", self.dA(q), v)
+        rhs = np.einsum("...ij,jl,...l->...i", A, self.Minv, self.grad_V(q)) - np.einsum("...ij,...j->...i", dAv, v)
+        G = np.einsum("...ij,jl,...ml->...im", A, self.Minv, A)
+        return np.linalg.solve(G, rhs[..., None])[..., 0]
+
+    def acceleration(self, q, v):
+        """v' = M^-1 (-grad V + A^T lambda)."""
+        lam = self.multiplier(q, v)
+        F = -np.asarray(self.grad_V(q)) + np.einsum("...ij,...i->...j", self.A(q), lam)
+        return F @ self.Minv.T
+
+
+def suslov_problem(algebra, inertia, A, group=None, name=None):
+    """The Euler-Poincare-Suslov problem m' = ad*_w m + A^T lambda(m), A w = 0, w = I^-1 m, as a
+    CoadjointProblem carrying :class:`LieConstraintData` (energy, constraint residuals, linear invariants
+    I^-1 a_i, output "lambda")."""
+    d = LieConstraintData(algebra, inertia, A, group=group)
+    IA = d.A @ d.Iinv                                       # rows I^-1 a_i
+
+    def velocity(m):
+        return np.asarray(m) @ d.Iinv
+
+    def multiplier(m):
+        c = algebra._coad(velocity(m), m)
+        return -np.linalg.solve(d.R, (c @ IA.T)[..., None])[..., 0]
+
+    def forcing(m):
+        return multiplier(m) @ d.A
+
+    def energy(m):
+        return 0.5 * np.einsum("...i,...i->...", m, velocity(m))
+
+    cons = {f"(a_{i + 1}, w)": (lambda m, i=i: velocity(m) @ d.A[i]) for i in range(d.k)}
+    p = CoadjointProblem(algebra, velocity, forcing=forcing, velocity_matrix=d.Iinv, invariants={"energy": energy},
+                         constraints=cons, linear_invariants=IA, name=name or f"Euler-Poincare-Suslov on {algebra.name}",
+                         outputs={"lambda": multiplier, "w": velocity}, tolerances={c: 1e-6 for c in cons})
+    p.discrete = d
+    return p
+
+
+def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None):
+    """The Lagrange-d'Alembert equations M q'' = -grad V + A^T lambda, A(q) q' = 0 as an ODEProblem on
+    y = (q, v) carrying :class:`LagrangeDAlembertData` (constraint residual "A(q) v", energy when
+    ``potential`` V(q) is given, outputs "q", "v", "lambda")."""
+    d = LagrangeDAlembertData(M, grad_V, A, dA)
+    n = d.n
+
+    def f(t, y):
+        y = np.asarray(y, dtype=float)
+        q, v = y[..., :n], y[..., n:]
+        return np.concatenate([v, d.acceleration(q, v)], axis=-1)
+
+    inv = {}
+    if potential is not None:
+        inv["energy"] = lambda y: 0.5 * np.einsum("...i,ij,...j->...", y[..., n:], d.M, y[..., n:]) + potential(y[..., :n])
+    cons = {f"A(q) v [{i}]": (lambda y, i=i: np.einsum("...j,...j->...", d.A(y[..., :n])[..., i, :], y[..., n:]))
+            for i in range(d.k)}
+    p = ODEProblem(f, 2 * n, invariants=inv, constraints=cons, name=name or "Lagrange-d'Alembert system",
+                   outputs={"q": lambda y: y[..., :n], "v": lambda y: y[..., n:],
+                            "lambda": lambda y: d.multiplier(y[..., :n], y[..., n:])},
+                   tolerances={c: 1e-6 for c in cons})
+    p.discrete = d
+    return p
