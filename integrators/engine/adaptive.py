@@ -25,7 +25,10 @@ ensemble shares one step sequence (the largest error of its trajectories decides
 Hairer's starting-step algorithm unless ``first_step`` is given; ``max_step`` caps |h|.
 
 Events are located by the method's own continuous extension (one step of size tau from the step's
-start, see :mod:`integrators.engine.events`), so event times are as accurate as the states. Output at
+start, see :mod:`integrators.engine.events`), so event times are as accurate as the states; they are
+checked as the run goes, after each segment of 8, 16, ... 4096 accepted steps of the same loop (continued
+from its own state, so the segments are the unsegmented run to round-off), and a terminal event ends the
+run in the segment where it happens. Output at
 ``t_eval`` (or the grid of h / steps) comes from the pairs' continuous extensions,
 :mod:`integrators.reference.dense_output`.
 
@@ -204,67 +207,93 @@ class _Reference:
         return z1 if self.proj is None else z1 + self.proj.increment(z1, self.proj.values(y))
 
 
+class _ReferenceRun:
+    """The controller of :func:`integrators.codegen.programs.adaptive_source`, written over numpy arrays (the
+    reference), as a run that advances by segments (:meth:`advance`, the same interface as
+    :class:`integrators.backends.fastpath.AdaptiveRun`): t, the proposed h, z, the compensation e and the
+    first stage's generator are carried from call to call."""
+
+    def __init__(self, ref, y0, t0, t1, h, rtol, atol, max_step, order):
+        self.ref, self.t1, self.rtol, self.atol, self.order = ref, t1, rtol, atol, order
+        self.direction = 1.0 if t1 > t0 else -1.0
+        self.ms = math.inf if max_step is None else max_step
+        self.t, self.h, self.z, self.e = t0, h, y0.copy(), np.zeros_like(y0)
+        self.w0 = ref.first(t0, self.z)
+        self.nsteps = self.nrej = 0
+
+    def state(self):
+        return self.z + self.e
+
+    def advance(self, budget, save_every=1):
+        """At most ``budget`` accepted steps: (status, ts, ys) of the saved ones (every ``save_every``-th and
+        the last), status 0 (reached t1), -1 (the step size collapsed) or -2 (the budget was spent)."""
+        ref, direction, t1, order = self.ref, self.direction, self.t1, self.order
+        t, h, z, e, w0 = self.t, self.h, self.z, self.e, self.w0
+        ts, ys = [], []
+        done = since = 0
+        status = 0
+        with np.errstate(all="ignore"):
+            while direction * (t1 - t) > 0.0:
+                if done >= budget:
+                    status = -2
+                    break
+                h = min(h, self.ms)
+                last = False
+                if direction * (t + direction * h - t1) >= 0.0:
+                    h, last = abs(t1 - t), True
+                hs = direction * h
+                Ks, theta, d, z1, wl, Kl = ref.stages(t, z, hs, w0)
+                err = ref.error(z, z1, Ks, Kl, self.rtol, self.atol)
+                if err <= 1.0:
+                    if not np.all(np.isfinite(d)):
+                        status = -1
+                        break
+                    if ref.proj is not None:  # onto {C = C(y0)}; the next first stage at the projected state
+                        p = ref.projection(z1)
+                        d = d + p
+                        wl = ref.first(t + hs, z1 + p)
+                    yk = d + e
+                    s = z + yk
+                    e = (z - s) + yk
+                    z = s
+                    w0 = wl
+                    t = t1 if last else t + hs
+                    done += 1
+                    since += 1
+                    if since == save_every or last:
+                        since = 0
+                        ts.append(t)
+                        ys.append(z + e)
+                    fac = 10.0 if err == 0.0 else min(10.0, 0.9 * err ** (-1.0 / (order + 1)))
+                    h = h * fac
+                else:
+                    self.nrej += 1
+                    fac = 0.2 if not err < 1e300 else max(0.2, 0.9 * err ** (-1.0 / (order + 1)))
+                    h = h * fac
+                    if h < 10.0 * 2.2e-16 * abs(t) or h < 1e-300:
+                        status = -1
+                        break
+        self.t, self.h, self.z, self.e, self.w0 = t, h, z, e, w0
+        self.nsteps += done
+        shape = (len(ts),) + z.shape
+        return status, np.array(ts, dtype=float), (np.array(ys) if ys else np.empty(shape))
+
+
 def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order, max_steps=10**6):
-    """The controller of :func:`integrators.codegen.programs.adaptive_source`, written over numpy arrays (the reference)."""
-    direction = 1.0 if t1 > t0 else -1.0
-    ms = math.inf if max_step is None else max_step
-    t, z, e = t0, y0.copy(), np.zeros_like(y0)
-    ts, ys = [t0], [y0.copy()]
-    nsteps = nrej = since = 0
-    status = 0
-    w0 = ref.first(t, z)
-    with np.errstate(all="ignore"):
-        while direction * (t1 - t) > 0.0:
-            if nsteps >= max_steps:
-                status = -2
-                break
-            h = min(h, ms)
-            last = False
-            if direction * (t + direction * h - t1) >= 0.0:
-                h, last = abs(t1 - t), True
-            hs = direction * h
-            Ks, theta, d, z1, wl, Kl = ref.stages(t, z, hs, w0)
-            err = ref.error(z, z1, Ks, Kl, rtol, atol)
-            if err <= 1.0:
-                if not np.all(np.isfinite(d)):
-                    status = -1
-                    break
-                if ref.proj is not None:  # onto {C = C(y0)}; the next first stage at the projected state
-                    p = ref.projection(z1)
-                    d = d + p
-                    wl = ref.first(t + hs, z1 + p)
-                yk = d + e
-                s = z + yk
-                e = (z - s) + yk
-                z = s
-                w0 = wl
-                t = t1 if last else t + hs
-                nsteps += 1
-                since += 1
-                if since == save_every or last:
-                    since = 0
-                    ts.append(t)
-                    ys.append(z + e)
-                fac = 10.0 if err == 0.0 else min(10.0, 0.9 * err ** (-1.0 / (order + 1)))
-                h = h * fac
-            else:
-                nrej += 1
-                fac = 0.2 if not err < 1e300 else max(0.2, 0.9 * err ** (-1.0 / (order + 1)))
-                h = h * fac
-                if h < 10.0 * 2.2e-16 * abs(t) or h < 1e-300:
-                    status = -1
-                    break
+    """The whole reference run in one segment: (IntegrationResult, nsteps, nrejected)."""
+    run = _ReferenceRun(ref, y0, t0, t1, h, rtol, atol, max_step, order)
+    status, ts, ys = run.advance(max_steps, save_every)
+    ts, ys = np.concatenate([[t0], ts]), np.concatenate([y0[None], ys], axis=0)
     if status == 0:
         msg = "reached the end of t_span"
     else:
-        msg = fastpath.stop_message(status, t, max_steps)
+        msg = fastpath.stop_message(status, run.t, max_steps)
         status = -1
-        zf = z + e
-        if np.all(np.isfinite(zf)) and ts[-1] != t:
-            ts.append(t)
-            ys.append(zf)
-    res = IntegrationResult(t=np.array(ts), y=np.array(ys), status=status, message=msg, nsteps=nsteps)
-    return res, nsteps, nrej
+        zf = run.state()
+        if np.all(np.isfinite(zf)) and ts[-1] != run.t:
+            ts, ys = np.append(ts, run.t), np.concatenate([ys, zf[None]], axis=0)
+    res = IntegrationResult(t=ts, y=ys, status=status, message=msg, nsteps=run.nsteps)
+    return res, run.nsteps, run.nrej
 
 
 def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, save_every, events,
@@ -293,7 +322,16 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     work = abs(t1 - t0) / h0 * max(1, y0.size // problem.dim) if h0 > 0.0 else 0.0
     mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
     every = 1 if events is not None else save_every
-    if pl is not None:
+    if events is not None:   # the events are located as the run goes: a terminal event ends it there
+        step = fastpath.step_function(pl, mode) if pl is not None else ref.step
+        if pl is not None and proj is not None:
+            step = _projected_step(step, ref)
+        run = (fastpath.AdaptiveRun(pl, y0, t0, t1, h0, rtol, atol, max_step, mode) if pl is not None else
+               _ReferenceRun(ref, y0, t0, t1, h0, rtol, atol, max_step, order))
+        res = _run_with_events(problem, run, y0, t0, events, step, len(tab.b), save_every, max_steps)
+        nsteps, nrej = run.nsteps, run.nrej
+        res.backend = mode
+    elif pl is not None:
         switch = backend == "auto" and fastpath.resolve_backend("auto") == "numba"
         res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
                                                   max_steps, switch)
@@ -301,15 +339,10 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         res, nsteps, nrej = _reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order,
                                             max_steps)
     # a projected pair evaluates the first stage of every step after the first anew (no FSAL)
-    res.nfev = extra + 1 + (nsteps + nrej) * len(tab.b) + (nsteps if proj is not None else 0)
+    res.nfev += extra + 1 + (nsteps + nrej) * len(tab.b) + (nsteps if proj is not None else 0)
     res.nrejected = nrej
     if pl is None:
         res.backend = "numpy (generic reference)"
-    if events is not None:
-        step = fastpath.step_function(pl, mode) if pl is not None else ref.step
-        if pl is not None and proj is not None:
-            step = _projected_step(step, ref)
-        res = _locate_events(problem, res, events, step, len(tab.b), save_every)
     if t_eval is not None:  # integrators.reference.dense_output: the continuous extension at t_eval
         te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
         res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te
@@ -328,25 +361,55 @@ class _EventStepper:
         self.step, self.fevals = step, fevals
 
 
-def _locate_events(problem, res, events, step, fevals, save_every):
-    """Scan the accepted steps for sign changes of the events (integrators.engine.events.EventTracker)."""
-    ts, ys = res.t, res.y
-    tracker = EventTracker(events, problem, _EventStepper(step, fevals), ts[0], ys[0])
-    keep_t, keep_y = [ts[0]], [ys[0]]
+#: the first segment of a run with events (accepted steps); each next one is twice as long, up to SEGMENT_MAX
+SEGMENT_FIRST = 8
+SEGMENT_MAX = 4096
+
+
+def _run_with_events(problem, run, y0, t0, events, step, fevals, save_every, max_steps):
+    """Advance ``run`` (:class:`_ReferenceRun` or :class:`integrators.backends.fastpath.AdaptiveRun`) by
+    segments of accepted steps, 8, 16, ... up to SEGMENT_MAX, and scan each accepted step for sign changes
+    of the events (:class:`integrators.engine.events.EventTracker`, located on the method's one-step map)
+    right after its segment: when a terminal event has stopped every trajectory the run ends there, so a
+    run to a terminal event costs about what a run to the event time costs (at most the rest of its last
+    segment more), whatever t_span says. Saves every ``save_every``-th step, the last and the event state."""
+    tracker = EventTracker(events, problem, _EventStepper(step, fevals), t0, y0)
+    keep_t, keep_y = [t0], [y0]
+    t_prev, y_prev, y_out = t0, y0, y0
+    k = 0
     stopped = False
-    for k in range(1, len(ts)):
-        y_new = tracker.after_step(ts[k - 1], ys[k - 1], ts[k], ys[k], ts[k] - ts[k - 1])
-        if k % save_every == 0 or k == len(ts) - 1 or tracker.all_stopped():
-            keep_t.append(ts[k])
-            keep_y.append(y_new)
-        if tracker.all_stopped():
-            stopped = True
-            break
-    res.t, res.y = np.array(keep_t), np.array(keep_y)
+    status = -2
+    budget = SEGMENT_FIRST
+    while status == -2 and run.nsteps < max_steps and not stopped:
+        status, ts, ys = run.advance(min(budget, max_steps - run.nsteps))
+        for t_new, y_raw in zip(ts, ys):
+            k += 1
+            y_new = tracker.after_step(t_prev, y_prev, t_new, y_raw, t_new - t_prev)
+            t_prev, y_prev, y_out = t_new, y_raw, y_new
+            last = status == 0 and t_new == ts[-1]
+            if k % save_every == 0 or last or tracker.all_stopped():
+                keep_t.append(t_new)
+                keep_y.append(y_new)
+            if tracker.all_stopped():
+                stopped = True
+                break
+        budget = min(2 * budget, SEGMENT_MAX)
     if stopped:
-        res.status, res.message = 1, "a terminal event stopped every trajectory"
+        st, msg = 1, "a terminal event stopped every trajectory"
+    elif status == 0:
+        st, msg = 0, "reached the end of t_span"
+    else:
+        st, msg = -1, fastpath.stop_message(-1 if status == -1 else -2, run.t, max_steps)
+        zf = run.state()
+        if np.all(np.isfinite(zf)) and keep_t[-1] != run.t:
+            keep_t.append(run.t)
+            keep_y.append(zf)
+    if not stopped and keep_t[-1] != t_prev:   # the last accepted step is always kept
+        keep_t.append(t_prev)
+        keep_y.append(y_out)
+    res = IntegrationResult(t=np.array(keep_t), y=np.array(keep_y), status=st, message=msg, nsteps=run.nsteps)
     tracker.finish(res)
-    if res.status == 1 and np.ndim(ys[0]) == 1:
+    if res.status == 1 and np.ndim(y0) == 1:
         res.t = np.append(res.t[:-1], tracker.stop_time)
         res.y = np.concatenate([res.y[:-1], tracker.stop_state[None]], axis=0)
     return res

@@ -165,9 +165,10 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         the method, the number of trajectories and the elapsed time. None draws it only when stderr is a
         terminal and the run lasts more than a second (never with LIEDYN_PROGRESS=0); False never; see
         :mod:`integrators.core.progress`. It never changes the result.
-    fast : use the generated straight-line so(3) steppers (:mod:`integrators.codegen.so3_fast`) when they
-        apply (unforced so(3)* problem with a velocity_matrix, no events); False forces the generic
-        numpy path (the reference; both agree to round-off).
+    fast : use generated code where it applies (default True): the straight-line loops written from the
+        method's tableau for coadjoint problems whose structure is recognised (:mod:`integrators.codegen`,
+        run as numpy or numba by ``backend``) and the so(3) steppers (:mod:`integrators.codegen.so3_fast`).
+        False forces the generic numpy path (the reference; both agree to round-off).
 
     Returns
     -------

@@ -1,4 +1,5 @@
-"""Event location inside a step for the fixed-step methods.
+"""Event location inside a step, for every method of the engine's loops (fixed-step and adaptive; the scipy
+adapters use solve_ivp's own events).
 
 An event is a callable g(t, y) -> (...) (one value per trajectory) with optional attributes
 ``terminal`` (bool, stop that trajectory at the event) and ``direction`` (+1 only rising zero
@@ -13,6 +14,9 @@ method with step tau from y_n. This is the method's own continuous extension: it
 error O(tau^(p+1)) of the method, so the event time is as accurate as the states themselves (better
 than a cubic Hermite interpolant for p = 4), and for Lie-Poisson methods the event state stays on the
 coadjoint orbit. Each G evaluation costs one step; these evaluations are added to ``nfev``.
+
+The adaptive pairs check the events as the run goes, segment by segment
+(:func:`integrators.engine.adaptive._run_with_events`), so a terminal event ends the run where it happens.
 
 Batches: every trajectory is located separately (its slice y[idx] is stepped alone, so the problem's
 callables must accept a single state). A terminal event freezes that trajectory at its event state

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 import scipy.special
 
-from integrators import ODEProblem, integrate
+from integrators import METHODS, ODEProblem, integrate
+from integrators.backends import numba_kernels
+from integrators.engine.adaptive import SEGMENT_FIRST
+from integrators.methods import RungeKutta
 from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body
 
 OSC = ODEProblem(lambda t, y: np.stack([y[..., 1], -y[..., 0]], axis=-1), 2, name="oscillator")
@@ -87,3 +90,63 @@ def test_scipy_terminal_event_ends_the_grid():
         crossing.terminal = False
     assert res.status == 1
     assert abs(res.t[-1] - np.pi / 2) < 1e-10
+
+
+ADAPTIVE = [n for n, m in METHODS.items() if isinstance(m, RungeKutta) and not m.fixed_step]
+PATHS = [dict(fast=False), dict(backend="numpy")] + ([dict(backend="numba")] if numba_kernels.available() else [])
+
+
+@pytest.mark.parametrize("name", ADAPTIVE)
+def test_terminal_event_ends_an_adaptive_run_where_it_happens(name):
+    """The free rigid body on t_span = (0, 1e5) with the terminal event g = t - 1: the run stops at t = 1
+    after about as many steps as a run to t = 1 takes (it used to integrate to 1e5 first, 2e5 steps), and
+    its state there is that run's state (to the tolerance: the step sequences differ only in the last step)."""
+    body = free_rigid_body(REFERENCE_INERTIA)
+    m0 = np.array(REFERENCE_M0)
+
+    def g(t, y):
+        return t - 1.0
+
+    g.terminal = True
+    for kw in PATHS:
+        to_one = integrate(body, m0, (0.0, 1.0), method=name, rtol=1e-9, atol=1e-12, **kw)
+        r = integrate(body, m0, (0.0, 1e5), method=name, rtol=1e-9, atol=1e-12, events=g, **kw)
+        assert r.status == 1 and r.t[-1] == pytest.approx(1.0, abs=1e-12), (name, kw)
+        assert r.t_events[0] == pytest.approx([1.0], abs=1e-12)
+        assert r.nsteps <= 2 * to_one.nsteps + 8, (name, kw, r.nsteps, to_one.nsteps)
+        np.testing.assert_allclose(r.y[-1], to_one.y[-1], atol=1e-7)
+
+
+@pytest.mark.parametrize("kw", PATHS)
+def test_events_across_segments_equal_the_elliptic_zeros(kw):
+    """Non-terminal events of a long adaptive run (many segments): every zero of m2 of the free rigid body
+    up to t = 40 found, at the Jacobi-elliptic times (sn(u) = 0)."""
+    body = free_rigid_body(REFERENCE_INERTIA)
+    T = 40.0
+    res = integrate(body, np.array(REFERENCE_M0), (0.0, T), method="rk853", rtol=1e-12, atol=1e-14,
+                    events=lambda t, y: y[..., 1], **kw)
+    expected = _m2_zeros(REFERENCE_INERTIA, REFERENCE_M0, T)
+    te = res.t_events[0]
+    te = te[te > 1e-9]  # m2(0) = 0 is the start, not a crossing
+    assert res.nsteps > 2 * SEGMENT_FIRST and len(expected) >= 4
+    np.testing.assert_allclose(te, expected, atol=1e-8, rtol=0)
+    assert res.status == 0 and res.t[-1] == T
+
+
+@pytest.mark.parametrize("kw", PATHS[1:])
+def test_an_ensemble_with_events_stops_when_every_trajectory_has_stopped(kw):
+    """Two trajectories with terminal events at t = 0.5 |m|^2 (|m| is conserved: 0.5 and 0.845): the
+    first is frozen at its event state, the run ends at 0.845, long before t1 = 1e4."""
+    body = free_rigid_body(REFERENCE_INERTIA)
+    Y = np.stack([np.array(REFERENCE_M0), 1.3 * np.array(REFERENCE_M0)])
+    stop = 0.5 * np.sum(Y ** 2, axis=-1)
+
+    def g(t, y):
+        return t - 0.5 * np.sum(y ** 2, axis=-1)
+
+    g.terminal = True
+    r = integrate(body, Y, (0.0, 1e4), method="rk45", rtol=1e-9, atol=1e-12, events=g, **kw)
+    assert r.status == 1 and r.t[-1] < 1.0 and r.nsteps < 200
+    np.testing.assert_allclose(sorted(r.t_events[0]), stop, atol=1e-12)
+    single = integrate(body, Y[0], (0.0, 0.5), method="rk45", rtol=1e-9, atol=1e-12, **kw)
+    np.testing.assert_allclose(r.y[-1, 0], single.y[-1], atol=1e-7)
