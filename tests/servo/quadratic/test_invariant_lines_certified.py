@@ -1,5 +1,6 @@
 """Never a silent wrong answer: certified invariant lines agree with the exact path, the outside fuzz
 cases are regression tests, the alpha test's radius holds the true root, bad arguments raise."""
+import os
 import subprocess
 import sys
 
@@ -148,7 +149,8 @@ def test_results_are_bit_identical_across_runs_and_processes():
     here = [[(l.direction.tobytes().hex(), complex(l.c), l.multiplicity) for l in L] for L in runs]
     assert here[0] == here[1]
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": ":".join(sys.path), "OPENBLAS_NUM_THREADS": "1"})
+                         env={**os.environ, "PYTHONPATH": ":".join(sys.path),
+                              "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")})
     assert out.stdout.strip() == repr(here[0])
     assert [l.c for l in q.invariant_lines(seed=5)] != [] and runs[0].certified
 
