@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from servo import QuadraticSystem
 from servo.errors import ExactCheckError, QuadraticSystemError
@@ -219,7 +219,12 @@ def test_certified_p3_agrees_with_groebner(seed, mixed):
     if not L.certified:
         assert L.reason
         return
-    assert compare_with_exact(L, exact_invariant_lines(q)) == []
+    try:
+        E = exact_invariant_lines(q)
+    except ExactCheckError as exc:          # long dyadic entries (a sum of 2^14 and 2^-22): no exact check
+        assume("short rational" not in str(exc))
+        raise
+    assert compare_with_exact(L, E) == []
     assert all(l.backward_error <= ROUNDOFF for l in L)
 
 
