@@ -217,9 +217,10 @@ def _solve_once(q, seed, tol, cluster_tol):
 def _make_line(q, Qs, wsc, dsc, ssc, z, mult, is_real, cycles, alpha, tol, precision=None, ball=None,
                c_nonzero=None):
     """The InvariantLine of the scaled root z = (y, c'): xi = d y, c = s c', normalised; ``is_real`` None: decide
-    by the look of the numbers (not a proof; the certificate says whether reality was proved). ``c_nonzero``
-    (ball certificate): True if the proved enclosure of c' excludes 0, so that c != 0 however small against Q
-    (the relative ``tol`` is then not applied); False: the enclosure contains 0 and c counts as 0."""
+    by the look of the numbers (not a proof; the certificate says whether reality was proved). c counts as 0
+    below the relative ``tol`` as everywhere (also on a ball-certified line, whose proved enclosure of c' in
+    ``InvariantLine.ball`` may exclude 0: then c is tiny against the scale of Q but not 0). ``c_nonzero``
+    (True / False) overrides the relative test (c != 0 exactly when True)."""
     p = q.p
     xi, c = z[:p] * dsc, z[p] * ssc
     n = np.linalg.norm(xi)
@@ -275,8 +276,7 @@ def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol):
     if undecided:
         return None, f"reality of {len(undecided)} proved root(s) not decided"
     lines = [_make_line(q, Qs, wsc, dsc, ssc, r.mid, 1, bool(r.real) if q.is_real else False, (1,),
-                        float("inf"), tol, precision=r.precision, ball=(r, dsc, ssc),
-                        c_nonzero=not (r.enclosure[p, 0].real.contains(0) and r.enclosure[p, 0].imag.contains(0)))
+                        float("inf"), tol, precision=r.precision, ball=(r, dsc, ssc))
              for r in B.lines]
     _finish(q, Qs, wsc, lines, [r.mid for r in B.lines])
     lines += list(singular_lines)
