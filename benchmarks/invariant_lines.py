@@ -125,6 +125,8 @@ def bertini_stats(p, lines):
 
 
 KINDS = ("integer", "mixed", "degenerate")
+#: the wide-scale systems of issue 25: p = 3, entries +-{1, 2, 3} 2^e, e uniform in [-40, 40], 30 % zeros
+WIDE_EXPONENT = 40
 
 
 def fuzz_system(kind, p, rng):
@@ -132,9 +134,10 @@ def fuzz_system(kind, p, rng):
     Q = rng.integers(-3, 4, size=(p, p, p)).astype(float)
     if kind == "integer":
         Q[rng.random(Q.shape) < 0.3] = 0
-    elif kind == "mixed":
+    elif kind in ("mixed", "wide"):
+        e = 27 if kind == "mixed" else WIDE_EXPONENT
         Q = (rng.integers(1, 4, size=Q.shape) * rng.choice([-1, 1], size=Q.shape)
-             * np.ldexp(1.0, rng.integers(-27, 28, size=Q.shape)))
+             * np.ldexp(1.0, rng.integers(-e, e + 1, size=Q.shape)))
         Q[rng.random(Q.shape) < 0.3] = 0
     else:
         mode = int(rng.integers(0, 5))
@@ -153,22 +156,24 @@ def fuzz_system(kind, p, rng):
     return QuadraticSystem(np.where((J <= K)[None], Q, Q.transpose(0, 2, 1)))
 
 
-def fuzz(n, seed=0, log=print):
-    """Run n fuzz systems; returns {(kind, p): counts} and the wrong cases (kind, p, Q, problems)."""
+def fuzz(n, seed=0, log=print, wide=False):
+    """Run n fuzz systems; returns {(kind, p): counts} and the wrong cases (kind, p, Q, problems).
+    wide=True: the wide-scale kind only, p = 3."""
     rng = np.random.default_rng(seed)
     stats, wrong = {}, []
     for k in range(n):
         if k and k % 250 == 0:
             log(f"{k}/{n} systems, {sum(s['wrong'] for s in stats.values())} certified but wrong so far")
-        kind = KINDS[k % 3]
-        p = 2 if rng.random() < 0.9 else 3
+        kind = "wide" if wide else KINDS[k % 3]
+        p = 3 if wide else 2 if rng.random() < 0.9 else 3
         q = fuzz_system(kind, p, rng)
         L = q.invariant_lines()
-        s = stats.setdefault((kind, p), dict(n=0, alpha=0, count=0, family=0, wrong=0, unchecked=0))
+        s = stats.setdefault((kind, p), dict(n=0, alpha=0, count=0, family=0, ball=0, wrong=0, unchecked=0))
         s["n"] += 1
         if not L.certified:
             continue
-        s[{"alpha": "alpha", "alpha+count": "count", "family": "family"}[L.certificate]] += 1
+        s[{"alpha": "alpha", "alpha+count": "count", "family": "family", "krawczyk": "ball",
+           "krawczyk+count": "ball"}[L.certificate]] += 1
         try:
             E = exact_invariant_lines(q)
         except ExactCheckError as exc:
@@ -188,6 +193,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="a tenth of the systems, no RESULTS.md update")
     ap.add_argument("--fuzz", type=int, default=0, help="run only the fuzz, on this many systems")
     ap.add_argument("--seed", type=int, default=0, help="seed of the fuzz run")
+    ap.add_argument("--wide", action="store_true", help="with --fuzz: the wide-scale p = 3 systems of issue 25 "
+                    "(entries +-{1, 2, 3} 2^e, |e| <= 40); printed only")
     args = ap.parse_args(argv)
     try:
         import bertini  # noqa: F401
@@ -234,21 +241,23 @@ def main(argv=None):
 def fuzz_report(args):
     nf = args.fuzz
     t0 = time.perf_counter()
-    stats, wrong = fuzz(nf, args.seed)
+    stats, wrong = fuzz(nf, args.seed, wide=args.wide)
     tf = time.perf_counter() - t0
     frows = []
     for (kind, p), s in sorted(stats.items()):
-        cert = s["alpha"] + s["count"] + s["family"]
+        cert = s["alpha"] + s["count"] + s["family"] + s["ball"]
         frows.append([kind, p, s["n"], f"{cert} ({cert / s['n']:.1%})", s["alpha"], s["count"], s["family"],
-                      s["unchecked"], s["wrong"]])
-    tot = {k: sum(s[k] for s in stats.values()) for k in ("n", "alpha", "count", "family", "unchecked", "wrong")}
-    cert = tot["alpha"] + tot["count"] + tot["family"]
+                      s["ball"], s["unchecked"], s["wrong"]])
+    tot = {k: sum(s[k] for s in stats.values())
+           for k in ("n", "alpha", "count", "family", "ball", "unchecked", "wrong")}
+    cert = tot["alpha"] + tot["count"] + tot["family"] + tot["ball"]
     frows.append(["all", "2, 3", tot["n"], f"{cert} ({cert / tot['n']:.1%})", tot["alpha"], tot["count"],
-                  tot["family"], tot["unchecked"], f"**{tot['wrong']}**"])
+                  tot["family"], tot["ball"], tot["unchecked"], f"**{tot['wrong']}**"])
     ftable = markdown_table(["kind", "p", "systems", "certified", "alpha", "alpha+count", "family",
-                             "certified, exact path cannot check", "certified but wrong"], frows)
+                             "krawczyk (ball arithmetic)", "certified, exact path cannot check",
+                             "certified but wrong"], frows)
     print(ftable)
-    if not args.quick:
+    if not args.quick and not args.wide:
         fnote = (f"**Fuzz, {tot['n']} systems** (seed {args.seed}, {tf / 60:.1f} min): every certified answer "
                  f"compared with the verified exact path (count, reality, multiplicities, c, directions). "
                  f"Target 0 certified-but-wrong: {'met' if tot['wrong'] == 0 else 'NOT met'} "

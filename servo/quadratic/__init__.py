@@ -10,6 +10,9 @@ nothing here depends on where a system came from:
   results (multiplicity, reality, stability; a Markdown table); ``families``: the local dimension test
   for positive-dimensional solution sets; ``completeness``: the verdict of what was proved;
 * ``certify``: equilibration and the a posteriori certificates (Smale's alpha test, exact singular roots);
+* ``krawczyk``: the Krawczyk test in ball arithmetic (python-flint, the ``certify`` extra) and the grouping of
+  proved roots; ``certify_roots``: its front end for any square polynomial system (sympy) and given points;
+  ``certify_lines``: the invariant lines proved in higher precision where double precision does not decide;
 * ``exact``: the exact (sympy) cross-check for rational Q; ``polynomials``: the exact polynomial algebra
   over Q it shares with ``kovalevskaya`` (rational Q, standard monomials, multiplication matrices);
 * ``kovalevskaya``: Kovalevskaya exponents at the Darboux points and the obstructions to polynomial
@@ -27,7 +30,9 @@ from liegroups._lazy import exports
 if TYPE_CHECKING:
     from .system import QuadraticSystem
     from .invariant_lines import FamilyWitness, InvariantLine, InvariantLines, invariant_lines
+    from .certify_roots import CertifiedRoots, RootCertificate, certify_roots
 
 exports(__name__, __file__)
 
-__all__ = ["QuadraticSystem", "FamilyWitness", "InvariantLine", "InvariantLines", "invariant_lines"]
+__all__ = ["QuadraticSystem", "FamilyWitness", "InvariantLine", "InvariantLines", "invariant_lines",
+           "certify_roots", "CertifiedRoots", "RootCertificate"]

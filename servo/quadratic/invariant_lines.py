@@ -24,6 +24,8 @@ import numpy as np
 from ..errors import QuadraticSystemError
 from .certify import (ALPHA0, alpha_test, backward_error, equilibrate, exact_jacobian_rank, exact_root,
                       normalise_line)
+from .certify_lines import available as ball_available
+from .certify_lines import ball_certify_end_points, retrack
 from .completeness import ROUNDOFF, completeness_certificate
 from .families import local_dimension, merge_linear_families
 from .homotopy import QuadraticEigenHomotopy
@@ -185,36 +187,107 @@ def _solve_once(q, seed, tol, cluster_tol):
     # lines in the original coordinates: xi = d * y, c = s c' (exact powers of 2)
     lines = []
     for k, (members, mult, _) in enumerate(cand):
-        xi, c = Zc[k, :p] * dsc, Zc[k, p] * ssc
-        n = np.linalg.norm(xi)
-        ltol = _line_tol(Qs, wsc, dsc, ssc, xi / n, tol)
-        d, cc = normalise_line(xi, c, ltol)
-        if alpha[k] < ALPHA0:
-            is_real = bool(real[k])
-        else:
-            is_real = bool(q.is_real and np.all(np.abs(d.imag) < 1e-7) and abs(np.imag(cc)) <= max(ltol, 1e-300))
-        if is_real:
-            d, cc = d.real.copy(), float(np.real(cc))
-        d = np.where(np.abs(d.real) < 1e-15, 0, d.real) + (
-            1j * np.where(np.abs(d.imag) < 1e-15, 0, d.imag) if np.iscomplexobj(d) else 0)
-        eigs = _sphere_eigs(q, d, cc) if is_real else None
-        lines.append(InvariantLine(d, cc, mult, is_real, 0.0,
-                                   tuple(int(m) for m in pr.cycle[members]), eigs, ltol,
-                                   alpha=float(alpha[k])))
-    if lines:                                   # |v(xi) - c xi| / |xi|^2, all lines at once
-        D = np.array([L.direction for L in lines], dtype=complex)
-        C = np.array([L.c for L in lines], dtype=complex)
-        R = np.linalg.norm(q.v(D) - C[:, None] * D, axis=1) / np.linalg.norm(D, axis=1) ** 2
-        BE = backward_error(Qs, Zc[:, :p], Zc[:, p], wsc)       # in the scaled system
-        for L, r, be in zip(lines, R, BE):
-            L.residual, L.backward_error = float(r), float(be)
-    attach_exponents(q, lines)                  # Kovalevskaya exponents, all lines in one batch
-    fams = merge_linear_families(hom, fams, dsc, ssc)
+        is_real = bool(real[k]) if alpha[k] < ALPHA0 else None
+        lines.append(_make_line(q, Qs, wsc, dsc, ssc, Zc[k], mult, is_real, tuple(int(m) for m in pr.cycle[members]),
+                                float(alpha[k]), tol))
+    _finish(q, Qs, wsc, lines, Zc)
     cert, reason = completeness_certificate(p, lines, cand, Zc, radius, real, nonreal, exact, failed, fams,
                                 q.is_real)
+    precision = 53 if cert in ("alpha", "alpha+count") else None
+    if cert is None and not fams:
+        if ball_available():
+            sing = [k for k in np.nonzero(~simple)[0] if exact[k]]
+            skip = set(int(m) for k in sing for m in cand[k][0])
+            pts = [zs[i] for i in range(len(zs)) if i not in skip and np.all(np.isfinite(zs[i]))]
+            pts += list(retrack(hom, [i for i in np.nonzero(~pr.regular)[0] if i not in skip]))
+            res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, [lines[k] for k in sing], seed, tol)
+            if res[0] is not None:
+                lines, cert, reason, precision = res
+            else:
+                reason += f"; in higher precision: {res[1]}"
+        else:
+            reason += "; the higher-precision (ball arithmetic) certificate needs python-flint (the 'certify' extra)"
+    fams = merge_linear_families(hom, fams, dsc, ssc)
     order = sorted(range(len(lines)), key=lambda i: (not lines[i].is_real, -abs(lines[i].c),
                                                    tuple(np.real(lines[i].direction))))
     lines = [lines[i] for i in order]
-    return InvariantLines(lines, fams, p, failed, pr, cert, reason)
+    return InvariantLines(lines, fams, p, failed, pr, cert, reason, precision)
 
 
+def _make_line(q, Qs, wsc, dsc, ssc, z, mult, is_real, cycles, alpha, tol, precision=None, ball=None,
+               c_nonzero=None):
+    """The InvariantLine of the scaled root z = (y, c'): xi = d y, c = s c', normalised; ``is_real`` None: decide
+    by the look of the numbers (not a proof; the certificate says whether reality was proved). c counts as 0
+    below the relative ``tol`` as everywhere (also on a ball-certified line, whose proved enclosure of c' in
+    ``InvariantLine.ball`` may exclude 0: then c is tiny against the scale of Q but not 0). ``c_nonzero``
+    (True / False) overrides the relative test (c != 0 exactly when True)."""
+    p = q.p
+    xi, c = z[:p] * dsc, z[p] * ssc
+    n = np.linalg.norm(xi)
+    ltol = _line_tol(Qs, wsc, dsc, ssc, xi / n, tol)
+    if c_nonzero is not None:
+        ltol = 0.0 if c_nonzero else max(float(abs(c)) / n * 2, 1e-300)
+    d, cc = normalise_line(xi, c, ltol)
+    if is_real is None:
+        is_real = bool(q.is_real and np.all(np.abs(d.imag) < 1e-7) and abs(np.imag(cc)) <= max(ltol, 1e-300))
+    if is_real:
+        d, cc = d.real.copy(), float(np.real(cc))
+    d = np.where(np.abs(d.real) < 1e-15, 0, d.real) + (
+        1j * np.where(np.abs(d.imag) < 1e-15, 0, d.imag) if np.iscomplexobj(d) else 0)
+    eigs = _sphere_eigs(q, d, cc) if is_real else None
+    L = InvariantLine(d, cc, mult, is_real, 0.0, cycles, eigs, ltol, alpha=alpha)
+    L.precision = precision
+    L.ball = ball
+    return L
+
+
+def _finish(q, Qs, wsc, lines, Z):
+    """Residuals, backward errors (in the scaled system, at the scaled points Z) and Kovalevskaya exponents of
+    all lines at once."""
+    if not lines:
+        return
+    p = q.p
+    Z = np.asarray(Z, dtype=complex).reshape(len(lines), p + 1)
+    D = np.array([L.direction for L in lines], dtype=complex)
+    C = np.array([L.c for L in lines], dtype=complex)
+    R = np.linalg.norm(q.v(D) - C[:, None] * D, axis=1) / np.linalg.norm(D, axis=1) ** 2
+    BE = backward_error(Qs, Z[:, :p], Z[:, p], wsc)
+    for L, r, be in zip(lines, R, BE):
+        L.residual, L.backward_error = float(r), float(be)
+    attach_exponents(q, lines)                  # Kovalevskaya exponents, all lines in one batch
+
+
+def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol):
+    """The ball-arithmetic certificate (servo.quadratic.certify_lines) from the end points ``points``:
+    (lines, certificate, reason, precision) or (None, reason)."""
+    p = q.p
+    B = ball_certify_end_points(Qs, wsc, np.array(points, dtype=complex).reshape(-1, p + 1), seed=seed)
+    if B.undecided:
+        return None, f"{len(B.undecided)} pair(s) of end points neither proved equal nor distinct"
+    if B.trivial is None:
+        return None, "the trivial root [0 : ... : 0 : 1] was not among the proved roots"
+    nsing = sum(L.multiplicity for L in singular_lines)
+    total = len(B.roots) + nsing
+    if total != 2 ** p:
+        return None, (f"{len(B.roots)} distinct simple roots proved (trivial root included)"
+                      + (f" and {nsing} on exact singular roots" if nsing else "")
+                      + f", not the Bezout number 2^p = {2 ** p}")
+    undecided = [r for r in B.lines if q.is_real and r.real is None]
+    if undecided:
+        return None, f"reality of {len(undecided)} proved root(s) not decided"
+    lines = [_make_line(q, Qs, wsc, dsc, ssc, r.mid, 1, bool(r.real) if q.is_real else False, (1,),
+                        float("inf"), tol, precision=r.precision, ball=(r, dsc, ssc))
+             for r in B.lines]
+    _finish(q, Qs, wsc, lines, [r.mid for r in B.lines])
+    lines += list(singular_lines)
+    if nsing:
+        return (lines, "krawczyk+count",
+                f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "
+                f"{len(singular_lines)} singular root(s) verified exactly, multiplicities from the path count; "
+                f"total {total - 1} = 2^p - 1 (the multiplicities of the singular roots are not proved)",
+                B.precision)
+    return (lines, "krawczyk",
+            f"{len(B.lines)} = 2^p - 1 distinct simple roots, each proved by the Krawczyk test in ball arithmetic "
+            f"({B.precision} bits needed; double precision did not decide), pairwise disjoint boxes, reality "
+            f"proved; with the trivial root that is the Bezout number 2^p, so there is nothing else",
+            B.precision)

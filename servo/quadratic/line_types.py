@@ -35,6 +35,8 @@ class InvariantLine:
     kovalevskaya_exponents: NDArray[np.complex128] | None = None   # at d = -direction / c; None if c = 0
     alpha: float = float("inf")          # Smale's alpha bound (inf: singular or not tested)
     backward_error: float = float("nan")  # certify.backward_error in the equilibrated system
+    precision: int | None = None         # bits of the ball-arithmetic proof of this line (None: not in balls)
+    ball: Any = field(default=None, repr=False, compare=False)   # (BallRoot, d, s): its Krawczyk box, scaled
 
     @property
     def is_equilibrium_line(self) -> bool:
@@ -118,6 +120,14 @@ class InvariantLines:
     * ``"alpha+count"``: as above for the simple lines; the singular lines (multiplicity > 1) have
       backward error at round-off, lie apart from the others, and the multiplicities (path
       counts) add to 2^p - 1. The singular part rests on the path count, not on a proof.
+    * ``"krawczyk"``: a proof in ball arithmetic, where the double-precision run did not decide: every path
+      end point refined by Newton's method in 64, 128, ... bits and put through the Krawczyk test
+      (servo.quadratic.krawczyk, servo.quadratic.certify_lines), giving 2^p pairwise disjoint boxes (the
+      trivial root among them), each holding exactly one root, which is simple, real where the box is
+      centred on a real point; by the Bezout count 2^p nothing else exists. ``precision`` is the number of
+      bits the proof needed (each line's own in ``InvariantLine.precision``).
+    * ``"krawczyk+count"``: as "krawczyk" for the simple lines, with singular lines verified exactly as in
+      "alpha+count" (their multiplicities from the path count, not proved).
     * ``"family"``: a positive-dimensional set was found (numerical local dimension test); every
       path converged and every isolated line is at round-off.
     * ``None``: not certified (a failed path, a line not at round-off, a simple line failing the
@@ -131,6 +141,7 @@ class InvariantLines:
     path_result: Any = field(repr=False, default=None)
     certificate: str | None = None
     reason: str = ""
+    precision: int | None = None   # bits of the arithmetic the proof needed: 53 (alpha test in double), or more
 
     def __iter__(self) -> Iterator[InvariantLine]:
         return iter(self.lines)
@@ -181,7 +192,7 @@ class InvariantLines:
         return (f"InvariantLines(p={self.p}, lines={len(self.lines)}, total_multiplicity="
                 f"{self.total_multiplicity}, real={self.real_count}, families="
                 f"{len(self.positive_dimensional)}, certified={self.certified}, "
-                f"certificate={self.certificate!r})")
+                f"certificate={self.certificate!r}, precision={self.precision})")
 
 
 def invariant_lines_markdown(lines: InvariantLines) -> str:

@@ -55,7 +55,9 @@ One job per file:
 * ``resonances``: the resonance margins min |sum k_i rho_i - m| (numeric) and the exact resonance decision;
 * ``obstructions``: the theorem applied: ``integrability_obstructions`` and its certificates;
 * ``exact_exponents``: the exponents as exact algebraic numbers (rational Q, p <= 4);
-* ``first_integrals``: the exact search for homogeneous polynomial first integrals.
+* ``first_integrals``: the exact search for homogeneous polynomial first integrals;
+* ``enclosures``: the exponents as proved discs (ball arithmetic, python-flint) and the obstructions proved
+  with them (a degree ruled out only when every resonance is excluded by the discs).
 
 References (full entries in ``catalog.bibliography``): Yoshida (1983), Furta (1996), Goriely (2001),
 Kovacs, Silver and Williams (1999).
@@ -71,9 +73,11 @@ if TYPE_CHECKING:
     from .obstructions import IntegrabilityObstructions, ObstructionCertificate, integrability_obstructions
     from .first_integrals import polynomial_first_integrals
     from .exact_exponents import AlgebraicExponent, ExactDarbouxPoint, exact_kovalevskaya_exponents
+    from .enclosures import ExponentEnclosure, certified_exponents, proved_obstructions
 
 exports(__name__, __file__)
 
 __all__ = ["kovalevskaya_exponents", "attach_exponents", "darboux_point", "resonances",
            "ObstructionCertificate", "IntegrabilityObstructions", "integrability_obstructions",
-           "polynomial_first_integrals", "ExactDarbouxPoint", "AlgebraicExponent", "exact_kovalevskaya_exponents"]
+           "polynomial_first_integrals", "ExactDarbouxPoint", "AlgebraicExponent", "exact_kovalevskaya_exponents",
+           "ExponentEnclosure", "certified_exponents", "proved_obstructions"]

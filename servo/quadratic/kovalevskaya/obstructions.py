@@ -60,6 +60,7 @@ class IntegrabilityObstructions:
     darboux_points: int
     skipped: list[tuple[int, str]] = field(default_factory=list)
     exact: bool = False
+    proved: bool = False        # from proved exponent enclosures (kovalevskaya.enclosures.proved_obstructions)
 
     @property
     def ruled_out(self) -> tuple[int, ...]:
@@ -76,7 +77,8 @@ class IntegrabilityObstructions:
         return int(m) in self.certificates
 
     def __str__(self) -> str:
-        head = (f"Kovalevskaya-exponent test ({'exact' if self.exact else 'numeric'}), degrees 1..{self.max_degree}, "
+        kind = "exact" if self.exact else "proved (ball arithmetic)" if self.proved else "numeric"
+        head = (f"Kovalevskaya-exponent test ({kind}), degrees 1..{self.max_degree}, "
                 f"{self.darboux_points} Darboux point(s) tested"
                 + (f", {len(self.skipped)} skipped" if self.skipped else "") + ":")
         rows = []

@@ -1,0 +1,100 @@
+"""Invariant lines proved in ball arithmetic where double precision does not decide (issue 25).
+
+1. v = (1e20 x1^2 + x2^2, x1 x2). v(xi) = c xi: x1 x2 = c x2 gives x2 = 0 (then 1e20 x1^2 = c x1: the line
+   (1, 0) with c = 1e20 at xi1 = 1) or c = x1 (then 1e20 x1^2 + x2^2 = x1^2: x2 = +-i sqrt(1e20 - 1) x1, two
+   complex lines with c = 1 at xi1 = 1). Three simple lines, 2^2 - 1 = 3 with the count: nothing else.
+   1e20 = 2^20 5^20 is a double exactly, so these are the exact answers for the float data.
+2. A reduced servo system of the 1st kind on so(4) (p = 5; inertia, a, b drawn as in
+   benchmarks/compare_integrators.py from seed 9), whose end points reach close roots through the end game
+   (double-precision certificate: lines not at round-off).
+"""
+import numpy as np
+import pytest
+
+flint = pytest.importorskip("flint")
+
+import importlib  # noqa: E402
+from liegroups import named  # noqa: E402
+from servo import QuadraticSystem, ServoFirstKind  # noqa: E402
+
+
+def system_1e20():
+    Q = np.zeros((2, 2, 2))
+    Q[0, 0, 0], Q[0, 1, 1] = 1e20, 1.0
+    Q[1, 0, 1] = Q[1, 1, 0] = 0.5
+    return QuadraticSystem(Q)
+
+
+def so4_servo(seed=9):
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((6, 6))
+    inertia = B @ B.T / 6 + np.eye(6)
+    return ServoFirstKind(named.so4(), inertia, a=rng.standard_normal(6), b=rng.standard_normal(6)).reduced().system
+
+
+def ratios(line):
+    """Balls of xi2 / xi1 and c / xi1 from the line's proved box (original coordinates: xi = d y, c = s c')."""
+    r, d, s = line.ball
+    with_prec = flint.ctx.prec
+    flint.ctx.prec = r.precision
+    try:
+        x1 = r.enclosure[0, 0] * flint.acb(float(d[0]))
+        x2 = r.enclosure[1, 0] * flint.acb(float(d[1]))
+        c = r.enclosure[2, 0] * flint.acb(float(s))
+        return x2 / x1, c / x1
+    finally:
+        flint.ctx.prec = with_prec
+
+
+def test_1e20_system_is_proved_with_one_real_line_and_two_complex_ones():
+    L = system_1e20().invariant_lines()
+    assert L.certificate == "krawczyk" and L.certified and L.precision >= 64
+    assert L.total_multiplicity == 3 and L.real_count == 1 and len(L) == 3
+    real = L.real[0]
+    assert np.allclose(real.direction, [1, 0]) and real.c == pytest.approx(1e20, rel=1e-15)
+    t, c = ratios(real)
+    assert t.real.contains(0) and t.imag.contains(0)                   # xi2 / xi1 = 0 ...
+    assert c.real.contains(flint.arb(10) ** 20) and c.imag.contains(0)  # ... and c / xi1 = 1e20 exactly inside
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        root = (flint.arb(10) ** 20 - 1).sqrt()
+        roots = (root, -root)                       # negated here: at 53 bits -root would be rounded
+    finally:
+        flint.ctx.prec = old
+    signs = []
+    for line in L:
+        if line.is_real:
+            continue
+        t, c = ratios(line)
+        assert t.real.contains(0) and c.real.contains(1) and c.imag.contains(0)
+        sign = 1 if t.imag.contains(roots[0]) else -1 if t.imag.contains(roots[1]) else 0
+        signs.append(sign)
+        # c = 1 at xi1 = 1: |c| / |xi| = 1e-10 against |Q| |xi| = 1e20, below the relative tol: c is reported
+        # as 0 (the library's convention), while the proved ball above shows c != 0
+        assert not (c.real.contains(0) and c.imag.contains(0)) and line.c == 0
+    assert sorted(signs) == [-1, 1]
+
+
+def test_without_python_flint_the_1e20_system_says_why_it_is_not_certified(monkeypatch):
+    il = importlib.import_module("servo.quadratic.invariant_lines")   # the module (the package exports the function)
+    monkeypatch.setattr(il, "ball_available", lambda: False)
+    L = system_1e20().invariant_lines()
+    assert not L.certified and "python-flint" in L.reason
+
+
+def test_so4_servo_system_p5_is_proved_complete():
+    q = so4_servo()
+    assert q.p == 5
+    L = q.invariant_lines()
+    assert L.certificate == "krawczyk" and L.total_multiplicity == 31 and len(L) == 31
+    assert all(line.multiplicity == 1 and line.precision is not None for line in L)
+    assert max(line.backward_error for line in L) < 1e-12
+    # a second run with other random data (gamma, patch, chart; seed 3) finds the same 31 lines
+    M = q.invariant_lines(seed=3)
+    assert M.certified and M.real_count == L.real_count
+    for line in L:
+        d = line.direction / np.linalg.norm(line.direction)
+        match = [m for m in M if abs(abs(np.vdot(m.direction / np.linalg.norm(m.direction), d)) - 1) < 1e-10
+                 and abs(m.c - line.c) <= 1e-8 * max(1.0, abs(line.c))]
+        assert len(match) == 1
