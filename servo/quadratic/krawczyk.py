@@ -1,8 +1,8 @@
 """The Krawczyk test in ball arithmetic (python-flint's acb, an optional extra): boxes that provably hold
 exactly one root of a square system f(z) = 0, z in C^n, and the grouping of such boxes into distinct roots.
 
-Krawczyk operator (Krawczyk 1969; Moore, Kearfott and Cloud, "Introduction to Interval Analysis", 2009,
-section 8.2; Rump, "Verification methods", Acta Numerica 2010, Theorem 13.2 for the complex case): for a
+Krawczyk operator (Krawczyk (1969); Moore, Kearfott and Cloud (2009), section 8.2; Rump (2010), Theorem
+13.2 for the complex case): for a
 point m, any matrix Y and a box X containing m,
 
     K(X) = m - Y f(m) + (I - Y J(X)) (X - m),       J(X) a box enclosing Df over X.
@@ -22,8 +22,7 @@ Distinct roots: two enclosures that are disjoint in some real or imaginary part 
 enclosure K_a inside the box X_b of another point holds X_b's unique root, the same root. Anything else is
 undecided (the caller refines in higher precision).
 
-Everything numeric here is rigorous ball arithmetic (Arb: Johansson, "Arb: efficient arbitrary-precision
-midpoint-radius interval arithmetic", IEEE Trans. Computers 2017); the centres m and the matrices Y are
+Everything numeric here is rigorous ball arithmetic (Arb, Johansson (2017)); the centres m and the matrices Y are
 plain approximations (midpoints), which the theorem allows.
 """
 from __future__ import annotations
@@ -210,7 +209,7 @@ def certify_point(system: BallSystem, z0: NDArray[np.complex128], refine: bool =
 
     With ``refine`` the root must be the one Newton's method from z0 converges to at once: within
     2 |first Newton step from z0| (+ 2^-40 (1 + |z0|)) of z0, the distance an approximate zero in Smale's
-    sense keeps (Blum, Cucker, Shub and Smale 1998, ch. 8); a root reached after wandering is not z0's."""
+    sense keeps (Blum, Cucker, Shub and Smale (1998), ch. 8); a root reached after wandering is not z0's."""
     z0 = np.asarray(z0, dtype=complex)
     if not np.all(np.isfinite(z0)):
         return None
