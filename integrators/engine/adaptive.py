@@ -51,6 +51,7 @@ from ..reference.genhelpers import _hstart
 from .events import EventTracker
 from ..core.result import IntegrationResult
 from ..geometry.spaces import CoadjointSpace, dexpinv_series
+from ..reference.runge_kutta import lincomb, rk_increment, rkmk_increment, stages
 
 
 #: the smallest rtol of the adaptive pairs (100 eps)
@@ -151,23 +152,15 @@ class _Reference:
     def first(self, t, z):
         return self.space.field(t, z) if self.lie else self.rhs(t, z)
 
+    def increment(self, z, hs):
+        """The map (t_i, theta_i) -> K_i of this pair's form at z with step hs
+        (:mod:`integrators.reference.runge_kutta`)."""
+        return rkmk_increment(self.space, z, hs, self.terms) if self.lie else rk_increment(self.rhs, z, hs)
+
     def stages(self, t, z, hs, w0):
         """(Ks, theta, d, z1, w_last, K_last) of one attempt with the signed step hs."""
-        A, c = self.tab.A, self.tab.c
-        Ks = []
-        for i, row in enumerate(A):
-            pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
-            if not pairs:
-                Ks.append(hs * w0)
-                continue
-            th = sum(a * K for a, K in pairs)
-            ti = t + c[i] * hs
-            if self.lie:
-                w = self.space.field(ti, self.space.act(th, z))
-                Ks.append(dexpinv_series(self.space.bracket, th, hs * w, self.terms) if self.terms > 1 else hs * w)
-            else:
-                Ks.append(hs * self.rhs(ti, z + th))
-        theta = sum(b * K for b, K in zip(self.tab.b, Ks) if b != 0.0)
+        Ks = stages(self.tab.A[1:], self.tab.c[1:], t, hs, self.increment(z, hs), [hs * w0])  # FSAL: K_1 = hs w0
+        theta = lincomb(self.tab.b, Ks)
         d = self.space.act_delta(theta, z) if self.lie else theta
         z1 = z + d
         wl = self.first(t + hs, z1)

@@ -57,7 +57,8 @@ from ..methods import Method, RungeKutta, get_method, preserved
 from ..core.problems import ReconstructionProblem
 from ..core.result import IntegrationResult
 from ..geometry.spaces import GroupSpace, dexpinv_series
-from ..reference.stepping import lincomb, make_stepper
+from ..reference.runge_kutta import lincomb, stages
+from ..reference.stepping import make_stepper
 
 #: the fast path scans at most this many (N, N) step matrices (steps x batch) at a time
 CHUNK_MATRICES = 1 << 18
@@ -177,13 +178,11 @@ def _velocities(wf, times, vectorized, batch_ndim_hint=None):
 def _step_increments(G, m, space, Wc, H):
     """D_n = exp(hat Theta_n) - I for every step at once (RKMK), or the product of the update's
     exponentials minus I (commutator-free), from the stage velocities Wc[c] (S, ..., dim), steps H."""
-    if isinstance(m, RungeKutta):
-        Ks = []
-        for i, row in enumerate(m.A):
-            theta = lincomb(row, Ks)
-            xi = H * Wc[m.c[i]]
-            Ks.append(xi if theta is None or m.terms <= 1 else dexpinv_series(space.bracket, theta, xi, m.terms))
-        return G.expm1(lincomb(m.b, Ks))
+    if isinstance(m, RungeKutta):   # the stage velocities are sampled: the increment reads them by node
+        def inc(ci, theta):
+            xi = H * Wc[ci]
+            return xi if theta is None or m.terms <= 1 else dexpinv_series(space.bracket, theta, xi, m.terms)
+        return G.expm1(lincomb(m.b, stages(m.A, m.c, 0.0, 1.0, inc)))
     D = None  # commutator-free: g_{n+1} = g_n exp(h x_1) exp(h x_2) ..., x_j = sum_i alpha_ji w(t + c_i h)
     Fs = [Wc[c] for c in m.c]
     for coeffs in m.update:

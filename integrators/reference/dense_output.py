@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry.spaces import dexpinv_series
+from .runge_kutta import stages
 
 
 def weights(tab, s):
@@ -39,14 +39,7 @@ def _extra_stages(ref, t, z, hs, K):
     """Append the interpolant's extra stages to the increments K (a list) as the step computes a stage:
     K_i = h dexp^-1_{theta_i}(w(exp(theta_i) . z)) (RKMK) or h f(t + c_i h, z + theta_i), with
     theta_i = sum_j a_ij K_j."""
-    for row, c in zip(ref.tab.extra_A, ref.tab.extra_c):
-        th = sum(a * Kj for a, Kj in zip(row, K) if a != 0.0)
-        if ref.lie:
-            w = ref.space.field(t + c * hs, ref.space.act(th, z))
-            K.append(dexpinv_series(ref.space.bracket, th, hs * w, ref.terms) if ref.terms > 1 else hs * w)
-        else:
-            K.append(hs * ref.rhs(t + c * hs, z + th))
-    return K
+    return stages(ref.tab.extra_A, ref.tab.extra_c, t, hs, ref.increment(z, hs), K)
 
 
 def at_times(ref, ts, ys, t_eval):

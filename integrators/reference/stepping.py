@@ -11,8 +11,9 @@ import numpy as np
 from ..core.errors import ConvergenceError, MethodError
 from ..methods import CommutatorFree, DiscreteMechanics, ImplicitMidpoint, MoserVeselov, RungeKutta, Splitting
 from .moser_veselov import MoserVeselovStepper
+from .runge_kutta import lincomb, rk_increment, rkmk_increment, stages
 from .nonholonomic import steppers as nonholonomic_steppers
-from ..geometry.spaces import AffineCoadjointSpace, CoadjointSpace, GroupSpace, dexpinv_series
+from ..geometry.spaces import AffineCoadjointSpace, CoadjointSpace, GroupSpace
 
 
 def space_for(problem):
@@ -22,16 +23,6 @@ def space_for(problem):
     if problem.kind == "reconstruction":
         return GroupSpace(problem.group, problem.velocity)
     raise MethodError(f"Lie-group methods need a coadjoint or reconstruction problem, got {problem.kind!r}")
-
-
-def lincomb(coeffs, terms):
-    """sum_i coeffs[i] terms[i] over the nonzero coefficients (None when all are zero); zip stops at the
-    shorter of the two, so a tableau row may be shorter than the list of stages."""
-    out = None
-    for a, K in zip(coeffs, terms):
-        if a != 0.0:
-            out = a * K if out is None else out + a * K
-    return out
 
 
 def _rhs(problem):
@@ -54,7 +45,8 @@ class Stepper:
 
 
 class RKStepper(Stepper):
-    """Explicit Runge-Kutta: k_i = f(t + c_i h, y + h sum_j a_ij k_j), y1 = y + h sum b_i k_i."""
+    """Explicit Runge-Kutta: K_i = h f(t + c_i h, y + sum_j a_ij K_j), y1 = y + sum b_i K_i
+    (:func:`integrators.reference.runge_kutta.stages`)."""
 
     def __init__(self, method, problem):
         self.f = _rhs(problem)
@@ -65,17 +57,7 @@ class RKStepper(Stepper):
         return y + self.delta(t, y, h)
 
     def delta(self, t, y, h):
-        ks = []
-        for i, row in enumerate(self.A):
-            yi = y
-            for a, k in zip(row, ks):
-                if a != 0.0:
-                    yi = yi + (h * a) * k
-            ks.append(self.f(t + self.c[i] * h, yi))
-        out = None
-        for bi, k in zip(self.b, ks):
-            out = (h * bi) * k if out is None else out + (h * bi) * k
-        return out
+        return lincomb(self.b, stages(self.A, self.c, t, h, rk_increment(self.f, y, h)))
 
 
 class MidpointStepper(Stepper):
@@ -132,17 +114,7 @@ class RKMKStepper(Stepper):
         self.fevals = len(method.b)
 
     def _theta(self, t, y, h):
-        sp = self.space
-        Ks = []
-        for i, row in enumerate(self.A):
-            theta = lincomb(row, Ks)
-            ti = t + self.c[i] * h
-            if theta is None:
-                Ks.append(h * sp.field(ti, y))
-            else:
-                xi = h * sp.field(ti, sp.act(theta, y))
-                Ks.append(dexpinv_series(sp.bracket, theta, xi, self.terms) if self.terms > 1 else xi)
-        return lincomb(self.b, Ks)
+        return lincomb(self.b, stages(self.A, self.c, t, h, rkmk_increment(self.space, y, h, self.terms)))
 
     def step(self, t, y, h):
         return self.space.act(self._theta(t, y, h), y)
