@@ -11,7 +11,10 @@ beyond its vector field, attached to the ordinary problem as ``problem.discrete`
   with a constant mass matrix M and Cetaev-linear constraints A(q) v = 0 (k x n); the state is y = (q, v).
   ``grad_V(q)`` -> (..., n), ``A(q)`` -> (..., k, n), optional ``dA(q)`` -> (..., k, n, n) with
   dA[..., i, j, l] = dA_ij / dq_l (without it dA is taken by complex steps of A, which must then accept
-  complex arrays).
+  complex arrays). Optional ``scalar`` = (grad_V1, A1, dA1): the same functions of ONE q (1-d arrays,
+  returning (n,), (k, n), (k, n, n); dA1 may be None), written so that numba compiles them (nopython: no
+  ellipsis indexing, no Python objects); they give mp_lda and nh_rattle their compiled loops
+  (``backend="numba"``, :mod:`integrators.reference.nonholonomic.compiled`).
 
 :func:`suslov_problem` and :func:`lagrange_dalembert_problem` build complete problems (vector field,
 energy, constraint residuals, outputs) from the data, for users without a servo system; the servo systems
@@ -67,7 +70,7 @@ class LagrangeDAlembertData:
 
     structure = "lagrange_dalembert"
 
-    def __init__(self, M, grad_V, A, dA=None, k=None):
+    def __init__(self, M, grad_V, A, dA=None, k=None, scalar=None):
         M = np.atleast_2d(np.asarray(M, dtype=float))
         n = M.shape[0]
         self.M = _matrix(M, (n, n), "the mass matrix M")
@@ -82,6 +85,19 @@ class LagrangeDAlembertData:
         if A0.ndim != 2 or A0.shape[1] != n:
             raise IntegrationInputError(f"A(q) must return (..., k, {n}), got shape {A0.shape} at q = 0")
         self.k = A0.shape[0]
+        if scalar is not None:
+            scalar = tuple(scalar) + (None,) * (3 - len(tuple(scalar)))
+            if len(scalar) != 3 or not (callable(scalar[0]) and callable(scalar[1])) or (
+                    scalar[2] is not None and not callable(scalar[2])):
+                raise IntegrationInputError("scalar must be (grad_V1, A1[, dA1]): callables of one q")
+            q = np.linspace(0.1, 0.3, n)
+            for f, ref, what in ((scalar[0], grad_V(q), "grad_V1"), (scalar[1], A(q), "A1")) + (
+                    ((scalar[2], self.dA(q), "dA1"),) if scalar[2] is not None else ()):
+                got = np.asarray(f(q), dtype=float)
+                if (got.shape != np.shape(ref) or not np.allclose(got, ref, rtol=1e-12, atol=1e-14)):
+                    raise IntegrationInputError(f"scalar {what}(q) disagrees with the batched function at q = "
+                                                f"{q.tolist()}: {got.tolist()} against {np.asarray(ref).tolist()}")
+        self.scalar = scalar
 
     def A(self, q):
         """A(q), (..., k, n)."""
@@ -139,11 +155,11 @@ def suslov_problem(algebra, inertia, A, group=None, name=None):
     return p
 
 
-def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None):
+def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None, scalar=None):
     """The Lagrange-d'Alembert equations M q'' = -grad V + A^T lambda, A(q) q' = 0 as an ODEProblem on
     y = (q, v) carrying :class:`LagrangeDAlembertData` (constraint residual "A(q) v", energy when
-    ``potential`` V(q) is given, outputs "q", "v", "lambda")."""
-    d = LagrangeDAlembertData(M, grad_V, A, dA)
+    ``potential`` V(q) is given, outputs "q", "v", "lambda"). ``scalar``: see :class:`LagrangeDAlembertData`."""
+    d = LagrangeDAlembertData(M, grad_V, A, dA, scalar=scalar)
     n = d.n
 
     def f(t, y):
