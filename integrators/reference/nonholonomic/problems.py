@@ -178,3 +178,59 @@ def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None,
                    tolerances={c: 1e-6 for c in cons})
     p.discrete = d
     return p
+
+
+def contact_oscillator(eps=0.3):
+    """The nonholonomic particle / contact oscillator of McLachlan and Perlmutter (2006), section 5.2:
+    q = (x, y, z), M = 1, V = (|q|^2 + eps x^2 z^2)/2, constraint dx + y dz = 0 (A(q) = [1, 0, y]).
+    H = |v|^2/2 + V and H_y = (y^2 + y'^2)/2 are conserved (invariants "energy" and "H_y"). eps = 0.3 is the
+    value of Verdier's reproduction of their experiment (odelab, ``ContactOscillator(epsilon=.3)``). The
+    problem carries scalar functions, so mp_lda and nh_rattle run it compiled with backend="numba"."""
+
+    def grad_V(q):
+        x, y, z = q[..., 0], q[..., 1], q[..., 2]
+        return np.stack([x + eps * x * z * z, y, z + eps * x * x * z], -1)
+
+    def A(q):
+        y = np.asarray(q)[..., 1]
+        return np.stack([np.ones_like(y), np.zeros_like(y), y], -1)[..., None, :]
+
+    def dA(q):
+        out = np.zeros(np.shape(q)[:-1] + (1, 3, 3))
+        out[..., 0, 2, 1] = 1.0
+        return out
+
+    def grad_V1(q):
+        out = np.empty(3)
+        out[0] = q[0] + eps * q[0] * q[2] * q[2]
+        out[1] = q[1]
+        out[2] = q[2] + eps * q[0] * q[0] * q[2]
+        return out
+
+    def A1(q):
+        out = np.zeros((1, 3))
+        out[0, 0] = 1.0
+        out[0, 2] = q[1]
+        return out
+
+    def dA1(q):
+        out = np.zeros((1, 3, 3))
+        out[0, 2, 1] = 1.0
+        return out
+
+    def V(q):
+        return 0.5 * (np.sum(q * q, -1) + eps * q[..., 0] ** 2 * q[..., 2] ** 2)
+
+    p = lagrange_dalembert_problem(np.eye(3), grad_V, A, dA, potential=V, scalar=(grad_V1, A1, dA1),
+                                   name=f"contact oscillator (eps = {eps:g})")
+    p.invariants["H_y"] = lambda y: 0.5 * (y[..., 1] ** 2 + y[..., 4] ** 2)
+    return p
+
+
+def contact_oscillator_initial(z0, eps=0.3, H0=1.5, Hy=0.5):
+    """States (..., 6) at rest in x, z with y = sqrt(2 H_y) (so y(t) = sqrt(2 H_y) cos t), energy H0 (odelab's
+    ``initial_cos``): x0 = sqrt((2 H0 - 2 H_y - z0^2) / (1 + eps z0^2))."""
+    z0 = np.asarray(z0, dtype=float)
+    x0 = np.sqrt((2 * H0 - 2 * Hy - z0 ** 2) / (1 + eps * z0 ** 2))
+    zero = np.zeros_like(z0)
+    return np.stack([x0, np.full_like(z0, np.sqrt(2 * Hy)), z0, zero, zero, zero], -1)
