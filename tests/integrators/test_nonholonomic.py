@@ -323,3 +323,17 @@ def test_rattle_with_events_carries_the_multiplier():
     a = integrate(p, y0, (0.0, 2.0), method="nh_rattle", h=0.1, events=g)
     b = integrate(p, y0, (0.0, 2.0), method="nh_rattle", h=0.1)
     np.testing.assert_allclose(a.y, b.y, rtol=0, atol=1e-13)
+
+
+def test_the_report_shows_the_benchmark_figures(tmp_path):
+    from pathlib import Path
+    from catalog.output import report
+    src = Path(report.__file__).resolve().parents[2] / "benchmarks" / "figures"
+    html = report._nonholonomic_figures(tmp_path)
+    present = [k for k in report.NONHOLONOMIC_FIGURES if (src / f"nonholonomic_{k}.png").exists()]
+    for k in present:
+        name = f"nonholonomic_{k}.png"
+        assert f"fig/{name}" in html
+        assert (tmp_path / "fig" / name).read_bytes() == (src / name).read_bytes()
+    if not present:
+        assert "no figures" in html
