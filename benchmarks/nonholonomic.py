@@ -265,6 +265,9 @@ def main(argv=None):
           "reached:", "",
           markdown_table(["method", "slope H", "max |dH|", "slope H_y", "max |dH_y|", "max |dx + y dz|", "steps",
                           "seconds"], c_rows), "",
+          "The saved states are every n/20000-th step (about 5 periods of y): the O(h^2) oscillation of H_y (y'' = -y "
+          "is integrated by a Stormer-Verlet-type step) is sampled stroboscopically, so the H_y curves of the figure "
+          "look like slow growth; the largest |dH_y| includes the last step, at another phase.", "",
           f"Long runs ({args.steps} steps of h = 0.05, every method compiled): largest relative energy error, largest "
           "constraint residual, microseconds per step:", "",
           markdown_table(["problem", "method", "steps", "max rel. energy error", "max |(a, w)|", "us/step",
