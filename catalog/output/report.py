@@ -362,7 +362,38 @@ def compare_page(entries, out):
         parts.append("<div class='figs'>" + "".join(figs) + "</div>")
     if not entries:
         parts.append("<p class='small'>(none of the comparison entries is in this report)</p>")
+    parts.append(_nonholonomic_figures(out))
     (out / "integrators.html").write_text(_page("liedyn: integrators", "\n".join(parts)), encoding="utf-8")
+
+
+#: the figures of benchmarks/nonholonomic.py (a real run writes them; the report copies them) and their captions
+NONHOLONOMIC_FIGURES = {
+    "sleigh": "Chaplygin sleigh: error against the exact solution, h = 0.0125.",
+    "rolling_disk": "Vertical rolling disk: error against the exact solution, h = 0.0125.",
+    "contact_oscillator": "Contact oscillator of McLachlan and Perlmutter: drift of H and H_y, 10 initial conditions.",
+    "sleigh_long": "Chaplygin sleigh: relative energy error over the long run, h = 0.05.",
+    "suslov_long": "Suslov's problem: relative energy error over the long run, h = 0.05.",
+}
+
+
+def _nonholonomic_figures(out):
+    """The section of the structure-preserving nonholonomic integrators: the figures of
+    benchmarks/nonholonomic.py (one per problem, every method with its marker), copied from
+    benchmarks/figures when a run has written them."""
+    src = Path(__file__).resolve().parents[2] / "benchmarks" / "figures"
+    figs = []
+    for key, caption in NONHOLONOMIC_FIGURES.items():
+        f = src / f"nonholonomic_{key}.png"
+        if f.exists():
+            (out / "fig").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, out / "fig" / f.name)
+            figs.append(_fig_html(f"fig/{f.name}", caption, caption))
+    head = ("<h2>Nonholonomic integrators</h2><p>The discrete Lagrange-d'Alembert-Suslov schemes (dlas_exp, dlas_cay), "
+            "McLachlan and Perlmutter's mp_lda and the nonholonomic RATTLE (nh_rattle) against rk4 and DOP853, from "
+            "<code>benchmarks/nonholonomic.py</code> (tables in benchmarks/RESULTS.md, section nonholonomic).</p>")
+    if not figs:
+        return head + "<p class='small'>(no figures: run benchmarks/nonholonomic.py to make them)</p>"
+    return head + "<div class='figs'>" + "".join(figs) + "</div>"
 
 
 def relations_page(out, names=None):

@@ -15,7 +15,7 @@ from ..core.errors import IntegrationInputError
 from .events import EventTracker
 from ..core.grid import DEFAULT_STEPS, output_grid, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
 from . import batch
-from ..backends import fastpath
+from ..backends import fastpath, numba_kernels
 from .adaptive import solve_adaptive
 from ..methods import LINEAR, RungeKutta, get_method, method_table, preserved
 from ..core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
@@ -309,8 +309,16 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
         res = _generated(problem, method, y0, t0, h, n, save_every, backend, stepper.fevals)
         if res is not None:
             return res
+        if hasattr(stepper, "run"):  # a stepper with its own whole-run loop (the discrete mechanics schemes)
+            be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
+            res = stepper.run(y0, t0, h, n, save_every, be, numba_kernels.jit if be == "numba" else None)
+            if res is not None:
+                res.backend = be
+                return res
     if backend == "numba":
-        if not isinstance(method, RungeKutta):
+        if getattr(stepper, "compiled_reason", None):
+            why = stepper.compiled_reason if events is None else "the events are located in the numpy loop"
+        elif not isinstance(method, RungeKutta):
             why = f"{method.name} has no generated code (the Runge-Kutta tableaux in rk and rkmk form have)"
         elif events is not None:
             why = "the events of a fixed-step method are located in the numpy loop"

@@ -97,7 +97,7 @@ METHODS = {
                                   structure="lie_second_kind", reference="Benito and Martin de Diego (2005)"),
     "mp_lda": DiscreteMechanics("mp_lda", 2, frozenset({NONHOLONOMIC, REVERSIBLE}), scheme="mp",
                                 structure="lagrange_dalembert", reference="McLachlan and Perlmutter (2006)"),
-    "nh_rattle": DiscreteMechanics("nh_rattle", 2, frozenset({NONHOLONOMIC}), scheme="rattle",
+    "nh_rattle": DiscreteMechanics("nh_rattle", 2, frozenset({NONHOLONOMIC, REVERSIBLE}), scheme="rattle",
                                    structure="lagrange_dalembert",
                                    reference="Ferraro, Iglesias and Martin de Diego (2008)"),
 }

@@ -184,3 +184,156 @@ def test_bad_data_is_refused():
 def test_newton_failure_is_reported():
     with pytest.raises(ConvergenceError, match="dlas_exp"):
         integrate(sleigh(), m0() * 1e3, (0.0, 10.0), method="dlas_exp", h=5.0, check=False)
+
+
+# ---------------------------------------------------------------- the compiled loops
+def _suslov_so3():
+    return suslov_problem(named.so3(), np.diag([1.0, 2.0, 3.0]) + 0.3 * (np.ones((3, 3)) - np.eye(3)), [0, 0, 1.0],
+                          group=liegroups.SO3)
+
+
+def _se3():
+    return suslov_problem(named.se3(), np.diag([1.0, 2.0, 3.0, 1.5, 1.2, 1.1]) + 0.1,
+                          [[0, 0, 1.0, 0, 0, 0], [0, 0, 0, 0, 1.0, 0]], group=liegroups.SE3)
+
+
+@pytest.mark.parametrize("which, name", [("sleigh", "dlas_exp"), ("sleigh", "dlas_cay"), ("so3", "dlas_exp"),
+                                         ("so3", "dlas_cay"), ("se3", "dlas_cay")])
+def test_compiled_dlas_loop_equals_the_numpy_newton(which, name):
+    # the kernel (closed-form dtau^-1, multiplier eliminated, analytic Jacobian) run as plain Python, against
+    # the numpy stepper (complex-step Jacobian of the full (xi, L) system): the same map to round-off
+    from integrators.reference.nonholonomic import compiled
+    from integrators.reference.stepping import make_stepper
+    p = {"sleigh": sleigh, "so3": _suslov_so3, "se3": _se3}[which]()
+    w = {"sleigh": [[0.3, 0.0, 1.2], [-0.5, 0.0, 0.4]], "so3": [[1.0, 0.5, 0.0], [0.2, -1.0, 0.0]],
+         "se3": [[1.0, 0.5, 0.0, 0.3, 0.0, 0.2], [0.1, -0.4, 0.0, 0.2, 0.0, -0.3]]}[which]
+    m0 = np.asarray(w) @ p.discrete.I
+    ref = integrate(p, m0, (0.0, 1.0), method=name, h=0.05, backend="numpy")
+    st = make_stepper(METHODS[name], p)
+    assert st.compiled_reason is None
+    got = compiled.run_dlas(st, m0, 0.0, 0.05, 20, 1, None)
+    np.testing.assert_allclose(got.y, ref.y, rtol=0, atol=2e-14)
+    assert st.nfev_total <= 4 * 20 * 2                  # quadratic convergence: a few iterations per step
+
+
+def test_the_closed_form_of_dexp_inverse():
+    from integrators.reference.nonholonomic.kernels import beta_exp
+    # the series and the closed form meet at s = 0.04; both against the Bernoulli series of z/(e^z - 1):
+    # dexp^-1 = sum B_k/k! ad^k with ad^3 = -s ad gives beta = sum_{j>=1} B_{2j}/(2j)! (-s)^(j-1)
+    from math import factorial
+    B = {2: 1 / 6, 4: -1 / 30, 6: 1 / 42, 8: -1 / 30, 10: 5 / 66, 12: -691 / 2730, 14: 7 / 6}
+    for s in (1e-6, 0.0399, 0.0401, 0.3):
+        ref = sum(B[2 * j] / factorial(2 * j) * (-s) ** (j - 1) for j in range(1, 8))
+        assert abs(beta_exp(s)[0] - ref) < 1e-15
+        d = 1e-6
+        assert abs(beta_exp(s)[1] - (beta_exp(s + d)[0] - beta_exp(s - d)[0]) / (2 * d)) < 1e-9
+
+
+numba_only = pytest.mark.skipif(not __import__("integrators.backends.numba_kernels", fromlist=["x"]).available(),
+                                reason="numba not installed")
+
+
+@numba_only
+def test_numba_backend_runs_the_compiled_loop():
+    r = integrate(sleigh(), m0(), (0.0, 1.0), method="dlas_exp", h=0.05, backend="numba")
+    ref = integrate(sleigh(), m0(), (0.0, 1.0), method="dlas_exp", h=0.05, backend="numpy")
+    assert r.backend == "numba" and ref.backend == "numpy"
+    np.testing.assert_allclose(r.y, ref.y, rtol=0, atol=2e-14)
+
+
+@numba_only
+def test_numba_without_a_compiled_path_is_a_method_error():
+    m = np.array([1.0, 0.5, 0.0, 0.3, 0.0, 0.2]) @ _se3().discrete.I
+    with pytest.raises(MethodError, match="ad_x\\^3"):
+        integrate(_se3(), m, (0.0, 1.0), method="dlas_exp", h=0.1, backend="numba")
+    with pytest.raises(MethodError, match="scalar"):
+        integrate(disk(), disk_y0(), (0.0, 1.0), method="mp_lda", h=0.1, backend="numba")
+
+
+def test_scalar_functions_must_agree_with_the_batched_ones():
+    with pytest.raises(IntegrationInputError, match="grad_V1"):
+        lagrange_dalembert_problem(np.eye(4), lambda q: np.zeros_like(q), disk_A,
+                                   scalar=(lambda q: np.ones(4), lambda q: disk_A(q)))
+
+
+def test_compiled_coordinate_loops_equal_the_numpy_steps():
+    from integrators.reference.nonholonomic import compiled, contact_oscillator, contact_oscillator_initial
+    from integrators.reference.stepping import make_stepper
+    p = contact_oscillator(0.3)
+    y0 = contact_oscillator_initial(np.linspace(-0.9, 0.9, 4))
+    h = 2 * np.sin(np.pi / 40)
+    for name in ("mp_lda", "nh_rattle"):
+        ref = integrate(p, y0, (0.0, 20 * h), method=name, h=h, backend="numpy", fast=False)   # driver's loop
+        st = make_stepper(METHODS[name], p)
+        got = (compiled.run_mp(st, y0, 0.0, h, 20, 1) if name == "mp_lda" else
+               compiled.run_rattle(st, y0, st._lambda(y0), 0.0, h, 20, 1)[0])
+        np.testing.assert_allclose(got.y, ref.y, rtol=0, atol=1e-14)
+
+
+# ---------------------------------------------------------------- the published nonholonomic RATTLE
+def _contact():
+    from integrators.reference.nonholonomic import contact_oscillator, contact_oscillator_initial
+    return contact_oscillator(0.3), contact_oscillator_initial(np.array([-0.5, 0.3]))
+
+
+def test_rattle_solves_the_two_step_gni_equations():
+    # Ferraro, Iglesias and Martin de Diego (2008), trapezoidal L_d, M = 1: the discrete Lagrange-d'Alembert
+    # equation (q_{k+1} - 2 q_k + q_{k-1})/h^2 = -grad V(q_k) + A(q_k)^T lambda_k and the constraint on the
+    # average discrete Legendre transform A(q_k) (q_{k+1} - q_{k-1}) / (2h) = 0, at every interior node
+    p, y0 = _contact()
+    h = 0.1
+    r = integrate(p, y0, (0.0, 3.0), method="nh_rattle", h=h)
+    q = r.y[..., :3]
+    d = p.discrete
+    qk = q[1:-1]
+    acc = (q[2:] - 2 * qk + q[:-2]) / h ** 2 + d.grad_V(qk)          # = A(q_k)^T lambda_k: along (1, 0, y_k)
+    a = d.A(qk)[..., 0, :]
+    lam = np.einsum("...i,...i->...", acc, a) / np.einsum("...i,...i->...", a, a)
+    np.testing.assert_allclose(acc, lam[..., None] * a, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(np.einsum("...i,...i->...", a, q[2:] - q[:-2]) / (2 * h), 0.0, atol=1e-13)
+
+
+def test_rattle_is_symmetric_and_reversible_on_the_extended_state():
+    from integrators.reference.stepping import make_stepper
+    p, y0 = _contact()
+    st = make_stepper(METHODS["nh_rattle"], p)
+    lam0 = st._lambda(y0) + 0.01                               # any lambda_0: the map is symmetric on (q, p, lambda)
+    y, lam = y0, lam0
+    for _ in range(7):
+        y, lam = st.advance(y, lam, 0.2)
+    back, lb = y, lam
+    for _ in range(7):
+        back, lb = st.advance(back, lb, -0.2)                   # Phi_{-h} = Phi_h^{-1}
+    np.testing.assert_allclose(back, y0, atol=1e-13)
+    np.testing.assert_allclose(lb, lam0, atol=1e-12)
+    flip = np.concatenate([y[..., :3], -y[..., 3:]], -1)       # rho Phi_h rho = Phi_h^{-1}, rho(q, v, l) = (q, -v, l)
+    rev, lr = flip, lam
+    for _ in range(7):
+        rev, lr = st.advance(rev, lr, 0.2)
+    np.testing.assert_allclose(np.concatenate([rev[..., :3], -rev[..., 3:]], -1), y0, atol=1e-13)
+    np.testing.assert_allclose(lr, lam0, atol=1e-12)
+
+
+def test_rattle_with_events_carries_the_multiplier():
+    # the step-by-step loop (events) remembers lambda and gives the run of the whole-run loop
+    p, y0 = _contact()
+
+    def g(t, y):
+        return y[..., 0] - 10.0                                 # never reached
+    a = integrate(p, y0, (0.0, 2.0), method="nh_rattle", h=0.1, events=g)
+    b = integrate(p, y0, (0.0, 2.0), method="nh_rattle", h=0.1)
+    np.testing.assert_allclose(a.y, b.y, rtol=0, atol=1e-13)
+
+
+def test_the_report_shows_the_benchmark_figures(tmp_path):
+    from pathlib import Path
+    from catalog.output import report
+    src = Path(report.__file__).resolve().parents[2] / "benchmarks" / "figures"
+    html = report._nonholonomic_figures(tmp_path)
+    present = [k for k in report.NONHOLONOMIC_FIGURES if (src / f"nonholonomic_{k}.png").exists()]
+    for k in present:
+        name = f"nonholonomic_{k}.png"
+        assert f"fig/{name}" in html
+        assert (tmp_path / "fig" / name).read_bytes() == (src / name).read_bytes()
+    if not present:
+        assert "no figures" in html

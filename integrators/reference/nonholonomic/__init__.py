@@ -12,6 +12,8 @@ servo-constraints of the second kind (discrete Lagrange-d'Alembert and discrete 
 The methods are rows of :data:`integrators.METHODS` (class ``DiscreteMechanics``).
 """
 
-from .problems import LagrangeDAlembertData, LieConstraintData, lagrange_dalembert_problem, suslov_problem
+from .problems import (LagrangeDAlembertData, LieConstraintData, contact_oscillator, contact_oscillator_initial,
+                       lagrange_dalembert_problem, suslov_problem)
 
-__all__ = ["LagrangeDAlembertData", "LieConstraintData", "lagrange_dalembert_problem", "suslov_problem"]
+__all__ = ["LagrangeDAlembertData", "LieConstraintData", "contact_oscillator", "contact_oscillator_initial",
+           "lagrange_dalembert_problem", "suslov_problem"]

@@ -15,29 +15,36 @@ A(q) v = 0 to round-off at every step; energy not exactly (bounded where the pro
 integrable, Modin and Verdier 2020). Order 2.
 
 **Nonholonomic RATTLE (Ferraro, Iglesias and Martin de Diego 2008)** (``nh_rattle``). Their geometric
-nonholonomic integrator (GNI) for the trapezoidal discrete Lagrangian is a two-step method: the discrete
-Lagrange-d'Alembert equation D1 L_d(q_k, q_{k+1}) + D2 L_d(q_{k-1}, q_k) = h lambda_k A(q_k)^T and the
-constraint on the average of the two discrete Legendre transforms, A(q_k) M^-1 p_k = 0 with
-p_k = (p_{k-1/2} + p_{k+1/2})/2; written with half steps (their nonholonomic RATTLE)
+nonholonomic integrator (GNI) for the trapezoidal discrete Lagrangian L_d(q_0, q_1) = h/2 (L(q_0, v) + L(q_1, v)),
+v = (q_1 - q_0)/h, is the two-step method
+
+    D_1 L_d(q_k, q_{k+1}) + D_2 L_d(q_{k-1}, q_k) = -h A(q_k)^T lambda_k,
+    A(q_k) M^-1 (D_2 L_d(q_{k-1}, q_k) - D_1 L_d(q_k, q_{k+1}))/2 = 0
+
+(the constraint on the average of the two discrete Legendre transforms). With p_k that average and
+p_{k+1/2} = M (q_{k+1} - q_k)/h it is their nonholonomic RATTLE, a one-step map of the extended state
+(q_k, p_k, lambda_k):
 
     p_{k+1/2} = p_k - h/2 grad V(q_k) + h/2 A(q_k)^T lambda_k,
     q_{k+1}   = q_k + h M^-1 p_{k+1/2},
     p_{k+1}   = p_{k+1/2} - h/2 grad V(q_{k+1}) + h/2 A(q_{k+1})^T lambda_{k+1},   A(q_{k+1}) M^-1 p_{k+1} = 0,
 
-where each node's lambda_k enters both half steps around it. A one-step map of (q, v) (what
-``integrate``, its events, guard and outputs need) cannot carry lambda_k from one step to the next, so
-here the first half step takes lambda_k = the Lagrange-d'Alembert multiplier of the state (q_k, v_k)
-(the consistent starting value of the two-step method, which is also its value to O(h^2)) and the second
-half step the lambda_{k+1} that puts p_{k+1} on the constraint (a k x k linear solve: the method is
-explicit). Order 2, A(q) v = 0 to round-off at every node; this one-step form is not symmetric (the
-two-step GNI is), which the benchmarks show on the contact oscillator.
+where node k's multiplier lambda_k enters both half kicks around it (lambda_{k+1} is a k x k linear
+solve: the method is explicit). On the extended state the map is symmetric (Phi_{-h} o Phi_h = id: going
+back, the constraint at q_k returns the same lambda_k) and reversible under (q, p, lambda) -> (q, -p, lambda);
+order 2. The multiplier is the state the two-step method needs beyond (q, v): it is carried from step to
+step (inside the compiled and numpy loops of :meth:`RattleStepper.run`; in the step-by-step loop of
+``integrate`` with events, the stepper remembers the lambda of the states it returned). The one starting
+value is lambda_0 = the Lagrange-d'Alembert multiplier of (q_0, v_0) (any O(h^2)-accurate value keeps the
+order); an error delta in it stays as the two-step method's parasitic mode lambda_k + (-1)^k delta, which
+does not grow (the half kicks of consecutive nodes cancel it to O(h delta)).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import newton
+from . import compiled, newton
 
 
 class _CoordStepper:
@@ -46,9 +53,17 @@ class _CoordStepper:
         self.name = method.name
         self.fevals = 0
         self.nfev_total = 0
+        self.compiled_reason = compiled.coordinate_reason(self.d, method.scheme)
 
     def delta(self, t, y, h):
         return self.step(t, y, h) - y
+
+    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+        """The whole run by the compiled loop (backend "numba", when the problem has scalar functions), or
+        None (the driver's numpy loop)."""
+        if backend != "numba" or self.compiled_reason is not None:
+            return None
+        return compiled.run_mp(self, y0, t0, h, n, save_every, jit)
 
 
 class MPStepper(_CoordStepper):
@@ -94,21 +109,73 @@ class MPStepper(_CoordStepper):
 
 
 class RattleStepper(_CoordStepper):
-    """The nonholonomic RATTLE of Ferraro, Iglesias and Martin de Diego (2008), one-step form."""
+    """The nonholonomic RATTLE of Ferraro, Iglesias and Martin de Diego (2008) on (q, p, lambda) (see the
+    module docstring): ``step`` takes lambda_k from the states it returned before (the last ``MEMORY``), else
+    the continuous multiplier of (q_k, v_k) (a starting value)."""
 
-    def step(self, t, y, h):
+    MEMORY = 4
+
+    def __init__(self, method, problem):
+        super().__init__(method, problem)
+        self._memory = []                      # [(y returned, its lambda)], newest last
+
+    def _lambda(self, y):
+        for ym, lam in reversed(self._memory):
+            if ym.shape == y.shape and np.max(np.abs(ym - y), initial=0.0) <= 1e-13 * max(1.0, float(np.max(np.abs(y)))):
+                return lam
+        n = self.d.n
+        return self.d.multiplier(y[..., :n], y[..., n:])
+
+    def _remember(self, y, lam):
+        self._memory.append((y, lam))
+        del self._memory[:-self.MEMORY]
+
+    def advance(self, y, lam, h):
+        """One step of the extended map: (y_k, lambda_k) -> (y_{k+1}, lambda_{k+1})."""
         d, n = self.d, self.d.n
-        y = np.asarray(y, dtype=float)
         q0, v0 = y[..., :n], y[..., n:]
-        lam0 = d.multiplier(q0, v0)
-        p = v0 @ d.M.T
-        ph = p + 0.5 * h * (-np.asarray(d.grad_V(q0)) + np.einsum("...ij,...i->...j", d.A(q0), lam0))
+        ph = v0 @ d.M.T + 0.5 * h * (-np.asarray(d.grad_V(q0)) + np.einsum("...ij,...i->...j", d.A(q0), lam))
         q1 = q0 + h * ph @ d.Minv.T
         A1 = d.A(q1)
         pt = ph - 0.5 * h * np.asarray(d.grad_V(q1))
         AMi = A1 @ d.Minv                                    # (..., k, n)
-        G = np.einsum("...ij,...lj->...il", AMi, A1)
-        mu = -np.linalg.solve(G, np.einsum("...ij,...j->...i", AMi, pt)[..., None])[..., 0]
-        p1 = pt + np.einsum("...ij,...i->...j", A1, mu)
+        G = 0.5 * h * np.einsum("...ij,...lj->...il", AMi, A1)
+        lam1 = -np.linalg.solve(G, np.einsum("...ij,...j->...i", AMi, pt)[..., None])[..., 0]
+        p1 = pt + 0.5 * h * np.einsum("...ij,...i->...j", A1, lam1)
+        return np.concatenate([q1, p1 @ d.Minv.T], axis=-1), lam1
+
+    def step(self, t, y, h):
+        y = np.asarray(y, dtype=float)
+        lam = self._lambda(y)
+        if h == 0:                 # the identity (event location evaluates steps of length 0)
+            self._remember(y.copy(), lam)
+            return y.copy()
+        y1, lam1 = self.advance(y, lam, h)
         self.nfev_total += 1
-        return np.concatenate([q1, p1 @ d.Minv.T], axis=-1)
+        self._remember(y1, lam1)
+        return y1
+
+    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+        """The whole run carrying lambda exactly: the compiled loop (backend "numba", with the problem's scalar
+        functions) or a numpy loop (backend "numpy")."""
+        y0 = np.asarray(y0, dtype=float)
+        lam = self._lambda(y0)
+        if backend == "numba":
+            if self.compiled_reason is not None:
+                return None
+            res, lam_end = compiled.run_rattle(self, y0, lam, t0, h, n, save_every, jit)
+            if res.status == 0:
+                self._remember(res.y[-1].copy(), lam_end)
+            return res
+        K = compiled.n_saved(n, save_every)
+        ys = np.empty((K,) + y0.shape)
+        ys[0], y, j = y0, y0, 1
+        with np.errstate(over="ignore", invalid="ignore"):
+            for k in range(1, n + 1):
+                y, lam = self.advance(y, lam, h)
+                if k % save_every == 0 or k == n:
+                    ys[j] = y
+                    j += 1
+        self.nfev_total = n
+        self._remember(y, lam)
+        return compiled.result_of(self.name, ys, y0, t0, h, n, save_every)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import newton
+from . import compiled, newton
 from .retractions import retraction
 
 
@@ -50,9 +50,15 @@ class _LieStepper:
         self.fevals = 0
         self.nfev_total = 0
         self.name = method.name
+        self.retraction = method.retraction
+        self.compiled_reason = f"{method.name} has no compiled loop (only dlas_exp and dlas_cay have)"
 
     def delta(self, t, y, h):
         return self.step(t, y, h) - y
+
+    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+        """The whole run by the compiled loop (backend "numba"), or None (the driver's numpy loop)."""
+        return None
 
 
 class SuslovStepper(_LieStepper):
@@ -63,6 +69,16 @@ class SuslovStepper(_LieStepper):
         d = self.d
         self.IA = d.A @ d.Iinv                            # A I^-1
         self.G = self.IA @ d.A.T                          # A I^-1 A^T
+        data = compiled.dlas_data(self.retraction, d, self.tau)
+        self.compiled_reason = data if isinstance(data, str) else None
+
+    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+        """The whole run by the compiled loop of :mod:`integrators.reference.nonholonomic.kernels` (the same
+        map with the multiplier eliminated and an analytic Jacobian), or None: backend "numpy", or no closed
+        form of the retraction on this algebra (``compiled_reason``)."""
+        if backend != "numba" or self.compiled_reason is not None:
+            return None
+        return compiled.run_dlas(self, y0, t0, h, n, save_every, jit)
 
     def step(self, t, m, h):
         d, tau, n = self.d, self.tau, self.d.n

@@ -11,7 +11,10 @@ beyond its vector field, attached to the ordinary problem as ``problem.discrete`
   with a constant mass matrix M and Cetaev-linear constraints A(q) v = 0 (k x n); the state is y = (q, v).
   ``grad_V(q)`` -> (..., n), ``A(q)`` -> (..., k, n), optional ``dA(q)`` -> (..., k, n, n) with
   dA[..., i, j, l] = dA_ij / dq_l (without it dA is taken by complex steps of A, which must then accept
-  complex arrays).
+  complex arrays). Optional ``scalar`` = (grad_V1, A1, dA1): the same functions of ONE q (1-d arrays,
+  returning (n,), (k, n), (k, n, n); dA1 may be None), written so that numba compiles them (nopython: no
+  ellipsis indexing, no Python objects); they give mp_lda and nh_rattle their compiled loops
+  (``backend="numba"``, :mod:`integrators.reference.nonholonomic.compiled`).
 
 :func:`suslov_problem` and :func:`lagrange_dalembert_problem` build complete problems (vector field,
 energy, constraint residuals, outputs) from the data, for users without a servo system; the servo systems
@@ -67,7 +70,7 @@ class LagrangeDAlembertData:
 
     structure = "lagrange_dalembert"
 
-    def __init__(self, M, grad_V, A, dA=None, k=None):
+    def __init__(self, M, grad_V, A, dA=None, k=None, scalar=None):
         M = np.atleast_2d(np.asarray(M, dtype=float))
         n = M.shape[0]
         self.M = _matrix(M, (n, n), "the mass matrix M")
@@ -82,6 +85,19 @@ class LagrangeDAlembertData:
         if A0.ndim != 2 or A0.shape[1] != n:
             raise IntegrationInputError(f"A(q) must return (..., k, {n}), got shape {A0.shape} at q = 0")
         self.k = A0.shape[0]
+        if scalar is not None:
+            scalar = tuple(scalar) + (None,) * (3 - len(tuple(scalar)))
+            if len(scalar) != 3 or not (callable(scalar[0]) and callable(scalar[1])) or (
+                    scalar[2] is not None and not callable(scalar[2])):
+                raise IntegrationInputError("scalar must be (grad_V1, A1[, dA1]): callables of one q")
+            q = np.linspace(0.1, 0.3, n)
+            for f, ref, what in ((scalar[0], grad_V(q), "grad_V1"), (scalar[1], A(q), "A1")) + (
+                    ((scalar[2], self.dA(q), "dA1"),) if scalar[2] is not None else ()):
+                got = np.asarray(f(q), dtype=float)
+                if (got.shape != np.shape(ref) or not np.allclose(got, ref, rtol=1e-12, atol=1e-14)):
+                    raise IntegrationInputError(f"scalar {what}(q) disagrees with the batched function at q = "
+                                                f"{q.tolist()}: {got.tolist()} against {np.asarray(ref).tolist()}")
+        self.scalar = scalar
 
     def A(self, q):
         """A(q), (..., k, n)."""
@@ -139,11 +155,11 @@ def suslov_problem(algebra, inertia, A, group=None, name=None):
     return p
 
 
-def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None):
+def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None, scalar=None):
     """The Lagrange-d'Alembert equations M q'' = -grad V + A^T lambda, A(q) q' = 0 as an ODEProblem on
     y = (q, v) carrying :class:`LagrangeDAlembertData` (constraint residual "A(q) v", energy when
-    ``potential`` V(q) is given, outputs "q", "v", "lambda")."""
-    d = LagrangeDAlembertData(M, grad_V, A, dA)
+    ``potential`` V(q) is given, outputs "q", "v", "lambda"). ``scalar``: see :class:`LagrangeDAlembertData`."""
+    d = LagrangeDAlembertData(M, grad_V, A, dA, scalar=scalar)
     n = d.n
 
     def f(t, y):
@@ -162,3 +178,59 @@ def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None)
                    tolerances={c: 1e-6 for c in cons})
     p.discrete = d
     return p
+
+
+def contact_oscillator(eps=0.3):
+    """The nonholonomic particle / contact oscillator of McLachlan and Perlmutter (2006), section 5.2:
+    q = (x, y, z), M = 1, V = (|q|^2 + eps x^2 z^2)/2, constraint dx + y dz = 0 (A(q) = [1, 0, y]).
+    H = |v|^2/2 + V and H_y = (y^2 + y'^2)/2 are conserved (invariants "energy" and "H_y"). eps = 0.3 is the
+    value of Verdier's reproduction of their experiment (odelab, ``ContactOscillator(epsilon=.3)``). The
+    problem carries scalar functions, so mp_lda and nh_rattle run it compiled with backend="numba"."""
+
+    def grad_V(q):
+        x, y, z = q[..., 0], q[..., 1], q[..., 2]
+        return np.stack([x + eps * x * z * z, y, z + eps * x * x * z], -1)
+
+    def A(q):
+        y = np.asarray(q)[..., 1]
+        return np.stack([np.ones_like(y), np.zeros_like(y), y], -1)[..., None, :]
+
+    def dA(q):
+        out = np.zeros(np.shape(q)[:-1] + (1, 3, 3))
+        out[..., 0, 2, 1] = 1.0
+        return out
+
+    def grad_V1(q):
+        out = np.empty(3)
+        out[0] = q[0] + eps * q[0] * q[2] * q[2]
+        out[1] = q[1]
+        out[2] = q[2] + eps * q[0] * q[0] * q[2]
+        return out
+
+    def A1(q):
+        out = np.zeros((1, 3))
+        out[0, 0] = 1.0
+        out[0, 2] = q[1]
+        return out
+
+    def dA1(q):
+        out = np.zeros((1, 3, 3))
+        out[0, 2, 1] = 1.0
+        return out
+
+    def V(q):
+        return 0.5 * (np.sum(q * q, -1) + eps * q[..., 0] ** 2 * q[..., 2] ** 2)
+
+    p = lagrange_dalembert_problem(np.eye(3), grad_V, A, dA, potential=V, scalar=(grad_V1, A1, dA1),
+                                   name=f"contact oscillator (eps = {eps:g})")
+    p.invariants["H_y"] = lambda y: 0.5 * (y[..., 1] ** 2 + y[..., 4] ** 2)
+    return p
+
+
+def contact_oscillator_initial(z0, eps=0.3, H0=1.5, Hy=0.5):
+    """States (..., 6) at rest in x, z with y = sqrt(2 H_y) (so y(t) = sqrt(2 H_y) cos t), energy H0 (odelab's
+    ``initial_cos``): x0 = sqrt((2 H0 - 2 H_y - z0^2) / (1 + eps z0^2))."""
+    z0 = np.asarray(z0, dtype=float)
+    x0 = np.sqrt((2 * H0 - 2 * Hy - z0 ** 2) / (1 + eps * z0 ** 2))
+    zero = np.zeros_like(z0)
+    return np.stack([x0, np.full_like(z0, np.sqrt(2 * Hy)), z0, zero, zero, zero], -1)

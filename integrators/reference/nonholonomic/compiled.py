@@ -1,0 +1,173 @@
+"""The compiled runs of the discrete schemes: the loops of :mod:`integrators.reference.nonholonomic.kernels`
+jitted with the ``jit`` the engine hands down (``integrators.backends.numba_kernels.jit``; this room does not
+import numba or the backends), their constant data, and the reasons a run has no compiled path.
+
+* ``dlas_exp`` on algebras with ad_x^3 = -theta^2 ad_x and a negative semi-definite Killing form (so(3),
+  se(2)); ``dlas_cay`` where S(x, y, x) = vee(XYX) stays in the algebra (so(3), se(2), se(3));
+* ``mp_lda`` and ``nh_rattle`` on problems built with scalar problem functions
+  (``lagrange_dalembert_problem(..., scalar=(grad_V1, A1, dA1))``, each of one q, numba-compilable).
+
+The jitted loops are kept per process (the generic dlas loop) or on the problem data (the coordinate
+loops, which bind the problem's functions); the first call compiles (a few seconds).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.errors import ConvergenceError
+from ...core.result import IntegrationResult
+from . import kernels
+
+_JITTED = {}
+
+
+def _helpers(jit):
+    key = ("helpers", id(jit))
+    if key not in _JITTED:
+        solve = jit(kernels.solve_small)
+        dinv = jit(kernels.make_dinv(jit(kernels.beta_exp)))
+        _JITTED[key] = (solve, dinv)
+    return _JITTED[key]
+
+
+def _plain(f):
+    return f
+
+
+# ---------------------------------------------------------------- the Lie-group scheme
+def dlas_data(retraction, d, tau):
+    """(mode, C, S, N, Pc) of the dlas loop, or a str saying why ``retraction`` has no closed form here."""
+    C = np.ascontiguousarray(np.asarray(d.algebra.structure_constants, dtype=float))
+    n, k = d.n, d.k
+    if retraction == "exp":
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((4, n))
+        ad = np.einsum("bi,ijk->bkj", X, C)
+        s = -0.5 * np.trace(ad @ ad, axis1=-2, axis2=-1)
+        cubic = np.max(np.abs(ad @ ad @ ad + s[:, None, None] * ad)) <= 1e-12 * max(1.0, float(np.max(np.abs(ad))) ** 3)
+        E = np.einsum("aij,bji->ab", np.swapaxes(C, 1, 2), np.swapaxes(C, 1, 2))   # Killing form tr(ad_a ad_b)
+        if not cubic or np.max(np.linalg.eigvalsh(0.5 * (E + E.T))) > 1e-12:
+            return (f"the closed form of dexp^-1 needs ad_x^3 = -theta^2 ad_x with theta^2 >= 0 (so(3), se(2)); "
+                    f"{d.algebra.name} does not satisfy it (dlas_cay has a compiled path on se(3))")
+        mode, S = 0, np.zeros((1, 1, 1, 1))
+    else:
+        basis = tau.basis
+        S = np.zeros((n, n, n, n))
+        for i in range(n):
+            for j in range(n):
+                for l in range(n):
+                    M = 0.5 * (basis[i] @ basis[j] @ basis[l] + basis[l] @ basis[j] @ basis[i])
+                    v = tau._vee(M)
+                    if np.max(np.abs(tau._hat(v) - M)) > 1e-12 * max(1.0, np.max(np.abs(M))):
+                        return (f"vee(XYX) leaves the algebra {d.algebra.name} in its matrix representation: "
+                                f"dcay^-1 has no closed form there")
+                    S[i, j, l] = v
+        mode = 1
+    # an orthonormal basis N of ker A and the projection Pc onto A I^-1 m = 0
+    _, _, Vt = np.linalg.svd(d.A)
+    N = np.ascontiguousarray(Vt[k:].T)
+    G = d.A @ d.Iinv @ d.A.T
+    Pc = np.eye(n) - d.A.T @ np.linalg.solve(G, d.A @ d.Iinv)
+    return mode, C, np.ascontiguousarray(S), N, Pc
+
+
+def n_saved(n, save_every):
+    return n // save_every + 1 + (1 if n % save_every else 0)
+
+
+def _times(t0, h, n, save_every, done):
+    ks = list(range(0, done + 1, save_every))
+    if ks[-1] != done:
+        ks.append(done)
+    return t0 + h * np.asarray(ks, dtype=float)
+
+
+def _result(name, ys, y0, t0, h, n, save_every, done, nfev):
+    ts = _times(t0, h, n, save_every, done)
+    ys = ys[:len(ts)].reshape((len(ts),) + y0.shape)
+    if done < n:
+        raise ConvergenceError(f"{name}: Newton's method did not converge in step {done + 1} (t = "
+                               f"{t0 + done * h:.6g}) of the compiled run; reduce h")
+    if not np.isfinite(ys).all():
+        bad = int(np.argmin(np.isfinite(ys).reshape(len(ts), -1).all(axis=1)))
+        return IntegrationResult(t=ts[:bad], y=ys[:bad], status=-1, nsteps=done, h=h, nfev=int(nfev),
+                                 message=f"the solution overflowed or became NaN before t = {ts[bad]:.6g}; "
+                                         f"the last finite saved state is kept; reduce h")
+    return IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=done, h=h,
+                             nfev=int(nfev))
+
+
+def run_dlas(stepper, y0, t0, h, n, save_every, jit=None):
+    """The dlas run by the compiled loop (``jit`` None: the same loop in plain Python, for tests)."""
+    jit = jit or _plain
+    d = stepper.d
+    data = dlas_data(stepper.retraction, d, stepper.tau)
+    if isinstance(data, str):
+        raise ValueError(data)
+    mode, C, S, N, Pc = data
+    key = ("dlas", id(jit))
+    if key not in _JITTED:
+        solve, dinv = _helpers(jit) if jit is not _plain else (kernels.solve_small,
+                                                               kernels.make_dinv(kernels.beta_exp))
+        _JITTED[key] = jit(kernels.make_dlas_run(dinv, solve))
+    M0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, d.n))
+    K = n_saved(n, save_every)
+    ys, done, iters = _JITTED[key](M0, float(h), int(n), int(save_every), K, d.I, d.Iinv, N, Pc, C, S, mode)
+    stepper.nfev_total = int(iters)
+    return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)
+
+
+# ---------------------------------------------------------------- the coordinate schemes
+def coordinate_reason(d, scheme):
+    """None when the coordinate ``scheme`` has a compiled path on the data ``d``, else why not."""
+    sc = getattr(d, "scalar", None)
+    if sc is None:
+        return ("the problem has no scalar problem functions (lagrange_dalembert_problem(..., scalar=(grad_V1, "
+                "A1, dA1)), numba-compilable functions of one q)")
+    if scheme == "mp" and sc[2] is None:
+        return "mp_lda's compiled Newton needs the scalar dA1(q) (k, n, n) too"
+    return None
+
+
+def _coordinate_loop(d, scheme, jit):
+    cache = d.__dict__.setdefault("_compiled", {})
+    key = (scheme, id(jit))
+    if key not in cache:
+        g, A, dA = d.scalar
+        solve = kernels.solve_small if jit is _plain else _helpers(jit)[0]
+        if jit is not _plain:
+            g, A = jit(g), jit(A)
+            dA = jit(dA) if dA is not None else None
+        maker = kernels.make_mp_run(solve, g, A, dA) if scheme == "mp" else kernels.make_rattle_run(solve, g, A)
+        cache[key] = jit(maker)
+    return cache[key]
+
+
+def run_mp(stepper, y0, t0, h, n, save_every, jit=None):
+    jit = jit or _plain
+    d = stepper.d
+    Y0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, 2 * d.n))
+    K = n_saved(n, save_every)
+    ys, done, iters = _coordinate_loop(d, "mp", jit)(Y0, float(h), int(n), int(save_every), K, d.M, d.Minv)
+    stepper.nfev_total = int(iters)
+    return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)
+
+
+def run_rattle(stepper, y0, lam0, t0, h, n, save_every, jit=None):
+    """(result, the multipliers at the end)."""
+    jit = jit or _plain
+    d = stepper.d
+    Y0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, 2 * d.n))
+    L0 = np.ascontiguousarray(np.asarray(lam0, dtype=float).reshape(-1, d.k))
+    K = n_saved(n, save_every)
+    ys, Lend, done = _coordinate_loop(d, "rattle", jit)(Y0, L0, float(h), int(n), int(save_every), K, d.M,
+                                                         d.Minv)
+    y0 = np.asarray(y0, dtype=float)
+    res = _result(stepper.name, ys, y0, t0, h, n, save_every, int(done), n)
+    return res, Lend.reshape(y0.shape[:-1] + (d.k,))
+
+
+def result_of(name, ys, y0, t0, h, n, save_every):
+    """The result of a complete run (``ys`` (K, ...) saved every ``save_every`` steps of n)."""
+    return _result(name, ys, y0, t0, h, n, save_every, n, n)

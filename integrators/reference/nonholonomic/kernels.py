@@ -1,0 +1,470 @@
+"""Whole-run loops of the discrete schemes in scalar code that numba compiles (``nopython``): the
+compiled path of :mod:`integrators.reference.nonholonomic` (``backend="numba"``). Plain Python + numpy
+arrays indexed element by element; nothing here imports numba (the engine hands the ``jit`` down).
+
+**dlas_run**: the discrete Lagrange-d'Alembert-Suslov map of
+:mod:`integrators.reference.nonholonomic.lie_schemes`, with the multiplier eliminated. With
+D_x = (dtau^-1_x)^T and the identity Ad*_{tau(x)} = D_{-x} D_x^{-1} (tau(-x) = tau(x)^-1, true for exp and
+cay), the step m_k -> m_{k+1} is
+
+    N^T (D_{h xi} I xi - m_k) = 0,   xi = N eta                        (p = n - k unknowns eta)
+    m_{k+1} = Pc D_{-h xi} I xi,     Pc = 1 - A^T (A I^-1 A^T)^-1 A I^-1,
+
+N an orthonormal basis of ker A (so A xi = 0 exactly) and Pc the projection that puts A I^-1 m_{k+1} = 0
+(the impulse A^T c after the node). Closed forms of dtau^-1_x (Bou-Rabee and Marsden 2009):
+
+* exp on algebras with ad_x^3 = -theta^2 ad_x, theta^2 = -tr(ad_x^2)/2 >= 0 (so(3), se(2)):
+  dexp^-1_x = 1 - ad_x/2 + beta(theta^2) ad_x^2, beta(s) = (1 - (theta/2) cot(theta/2))/s
+  (= 1/12 + s/720 + s^2/30240 + s^3/1209600 + s^4/47900160 + ... near 0);
+* cay in a matrix representation: dcay^-1_x y = y - [x, y]/2 - S(x, y, x)/4, S(x, y, z) the symmetrised
+  vee((XYZ + ZYX)/2), a constant tensor on so(3), se(2), se(3).
+
+Newton's Jacobian is analytic: d/dxi (D_{h xi} I xi) = D_{h xi} I + h dD_x/dx[I xi] with
+dD/dx_a = (-E_a/2 + beta (E_a ad + ad E_a) - beta'(s) tr(ad E_a) ad^2)^T (exp; E_a = ad_{e_a}) and
+(-E_a/2 - S(e_a, ., x)/2)^T (cay).
+
+**mp_run**: McLachlan and Perlmutter (2006) eq. (4.18) with v_1 = v_0 + h M^-1 (F + A_{1/2}^T lambda)
+eliminated: k unknowns lambda, residual A(q_1) v_1, Jacobian (A_1 + h/2 dA_1[v_1]) h M^-1 A_{1/2}^T.
+
+**rattle_run**: the nonholonomic RATTLE (Ferraro, Iglesias and Martin de Diego 2008) on the extended state
+(q, p, lambda), explicit (see :mod:`integrators.reference.nonholonomic.coordinate_schemes`).
+
+The loops return the saved states, the number of steps done (the first Newton failure of any trajectory
+ends the run there) and the Newton iterations. The problem functions of mp_run / rattle_run are scalar
+(one q, 1-d arrays) and are bound in by :mod:`integrators.reference.nonholonomic.compiled`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+MAX_ITER = 30
+TOL = 4e-16
+
+
+def beta_exp(s):
+    """(beta(s), beta'(s)) of dexp^-1 = 1 - A/2 + beta A^2 for A^3 = -s A (s = theta^2 >= 0)."""
+    if s < 0.04:
+        b = 1.0 / 12 + s * (1.0 / 720 + s * (1.0 / 30240 + s * (1.0 / 1209600 + s / 47900160)))
+        db = 1.0 / 720 + s * (2.0 / 30240 + s * (3.0 / 1209600 + s * 4.0 / 47900160))
+        return b, db
+    th = math.sqrt(s)
+    ct = math.cos(0.5 * th) / math.sin(0.5 * th)
+    g = 1.0 - 0.5 * th * ct
+    gp = -0.5 * ct + 0.25 * th / math.sin(0.5 * th) ** 2
+    b = g / s
+    db = (gp / s - 2.0 * g / (s * th)) / (2.0 * th)
+    return b, db
+
+
+def make_dinv(beta_exp):
+    """dinv_matrix calling ``beta_exp`` (plain or jitted)."""
+
+    def dinv_matrix(x, C, S, mode, Dm, ad, ad2):
+        """Fill Dm[k, j] = (dtau^-1_x)[k, j] (and ad, ad2 = ad_x, ad_x^2); returns (beta, beta') (exp) or (0, 0)."""
+        n = x.shape[0]
+        for k in range(n):
+            for j in range(n):
+                s = 0.0
+                for i in range(n):
+                    s += x[i] * C[i, j, k]
+                ad[k, j] = s
+        b, db = 0.0, 0.0
+        if mode == 0:
+            tr = 0.0
+            for k in range(n):
+                for j in range(n):
+                    s = 0.0
+                    for i in range(n):
+                        s += ad[k, i] * ad[i, j]
+                    ad2[k, j] = s
+                tr += ad2[k, k]
+            b, db = beta_exp(max(-0.5 * tr, 0.0))
+            for k in range(n):
+                for j in range(n):
+                    Dm[k, j] = (1.0 if k == j else 0.0) - 0.5 * ad[k, j] + b * ad2[k, j]
+        else:
+            for k in range(n):
+                for j in range(n):
+                    q = 0.0
+                    for i in range(n):
+                        for l in range(n):
+                            q += x[i] * x[l] * S[i, j, l, k]
+                    Dm[k, j] = (1.0 if k == j else 0.0) - 0.5 * ad[k, j] - 0.25 * q
+        return b, db
+
+    return dinv_matrix
+
+
+def solve_small(J, r, out):
+    """out = J^-1 r for a small dense J (Gaussian elimination with partial pivoting; J, r overwritten);
+    False when J is singular."""
+    p = r.shape[0]
+    for c in range(p):
+        piv, best = c, abs(J[c, c])
+        for i in range(c + 1, p):
+            if abs(J[i, c]) > best:
+                piv, best = i, abs(J[i, c])
+        if best == 0.0:
+            return False
+        if piv != c:
+            for j in range(p):
+                J[c, j], J[piv, j] = J[piv, j], J[c, j]
+            r[c], r[piv] = r[piv], r[c]
+        for i in range(c + 1, p):
+            f = J[i, c] / J[c, c]
+            for j in range(c, p):
+                J[i, j] -= f * J[c, j]
+            r[i] -= f * r[c]
+    for i in range(p - 1, -1, -1):
+        s = r[i]
+        for j in range(i + 1, p):
+            s -= J[i, j] * out[j]
+        out[i] = s / J[i, i]
+    return True
+
+
+def make_dlas_run(dinv_matrix, solve_small):
+    """dlas_run calling the given helpers (plain or jitted)."""
+
+    def dlas_run(M0, h, nsteps, save_every, K, I, Iinv, N, Pc, C, S, mode):
+        """The dlas map over nsteps from every row of M0 (B, n): (ys (K, B, n), steps done, iterations)."""
+        B, n = M0.shape
+        p = N.shape[1]
+        ys = np.empty((K, B, n))
+        ys[0] = M0
+        done = nsteps
+        iters = 0
+        Dm, ad, ad2 = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
+        x, w, xi, R, Cw = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty((n, n))
+        Jf, Jr, r, eta, de = np.empty((n, n)), np.empty((p, p)), np.empty(p), np.empty(p), np.empty(p)
+        m, mn, a1, a2, eprev, e0 = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(p), np.empty(p)
+        for b in range(B):
+            for i in range(n):
+                m[i] = M0[b, i]
+            # first guess: eta = N^T I^-1 m
+            for a in range(p):
+                s = 0.0
+                for i in range(n):
+                    t = 0.0
+                    for j in range(n):
+                        t += Iinv[i, j] * m[j]
+                    s += N[i, a] * t
+                eta[a] = s
+            jsave = 1
+            for kstep in range(1, nsteps + 1):
+                if kstep > done:
+                    break
+                if kstep > 2:                           # predictor: linear extrapolation of the last two eta
+                    for a in range(p):
+                        t = eta[a]
+                        eta[a] = 2.0 * t - eprev[a]
+                        eprev[a] = t
+                elif kstep == 2:
+                    for a in range(p):
+                        eprev[a] = eta[a]
+                ok = False
+                prev = np.inf
+                for it in range(MAX_ITER):
+                    for i in range(n):
+                        s = 0.0
+                        for a in range(p):
+                            s += N[i, a] * eta[a]
+                        xi[i] = s
+                        x[i] = h * s
+                    for i in range(n):
+                        s = 0.0
+                        for j in range(n):
+                            s += I[i, j] * xi[j]
+                        w[i] = s
+                    bb, db = dinv_matrix(x, C, S, mode, Dm, ad, ad2)
+                    for j in range(n):                      # R = D_x w - m
+                        s = 0.0
+                        for k in range(n):
+                            s += Dm[k, j] * w[k]
+                        R[j] = s - m[j]
+                    for a in range(n):                      # Cw[a, j] = sum_k C[a, j, k] w_k
+                        for j in range(n):
+                            s = 0.0
+                            for k in range(n):
+                                s += C[a, j, k] * w[k]
+                            Cw[a, j] = s
+                    for j in range(n):                      # Jf[j, a] = d R_j / d xi_a
+                        for a in range(n):
+                            s = 0.0
+                            for k in range(n):
+                                s += Dm[k, j] * I[k, a]
+                            Jf[j, a] = s
+                    if mode == 0:
+                        for j in range(n):
+                            a1[j] = 0.0
+                            a2[j] = 0.0
+                        for j in range(n):
+                            for k in range(n):
+                                a1[j] += ad[k, j] * w[k]
+                        for j in range(n):
+                            for k in range(n):
+                                a2[j] += ad[k, j] * a1[k]
+                        for a in range(n):
+                            trAE = 0.0
+                            for k in range(n):
+                                for j in range(n):
+                                    trAE += ad[k, j] * C[a, k, j]
+                            for j in range(n):
+                                s = -0.5 * Cw[a, j]
+                                t = 0.0
+                                for k in range(n):
+                                    t += ad[k, j] * Cw[a, k] + C[a, j, k] * a1[k]
+                                s += bb * t - db * trAE * a2[j]
+                                Jf[j, a] += h * s
+                    else:
+                        for a in range(n):
+                            for j in range(n):
+                                s = -0.5 * Cw[a, j]
+                                t = 0.0
+                                for l in range(n):
+                                    for k in range(n):
+                                        t += x[l] * S[a, j, l, k] * w[k]
+                                Jf[j, a] += h * (s - 0.5 * t)
+                    for a in range(p):                      # reduced: r = N^T R, Jr = N^T Jf N
+                        s = 0.0
+                        for j in range(n):
+                            s += N[j, a] * R[j]
+                        r[a] = -s
+                        for c in range(p):
+                            s = 0.0
+                            for j in range(n):
+                                for i in range(n):
+                                    s += N[j, a] * Jf[j, i] * N[i, c]
+                            Jr[a, c] = s
+                    if not solve_small(Jr, r, de):
+                        break
+                    dn, sc = 0.0, 1.0
+                    for a in range(p):
+                        eta[a] += de[a]
+                        dn = max(dn, abs(de[a]))
+                        sc = max(sc, abs(eta[a]))
+                    iters += 1
+                    if not math.isfinite(dn):
+                        break
+                    if dn <= TOL * sc or (dn >= prev and dn <= 1e3 * TOL * sc):
+                        ok = True
+                        break
+                    prev = dn
+                if not ok:
+                    done = kstep - 1
+                    break
+                for i in range(n):
+                    s = 0.0
+                    for a in range(p):
+                        s += N[i, a] * eta[a]
+                    xi[i] = s
+                    x[i] = -h * s
+                for i in range(n):
+                    s = 0.0
+                    for j in range(n):
+                        s += I[i, j] * xi[j]
+                    w[i] = s
+                dinv_matrix(x, C, S, mode, Dm, ad, ad2)
+                for j in range(n):                          # D_{-x} I xi
+                    s = 0.0
+                    for k in range(n):
+                        s += Dm[k, j] * w[k]
+                    mn[j] = s
+                for i in range(n):
+                    s = 0.0
+                    for j in range(n):
+                        s += Pc[i, j] * mn[j]
+                    m[i] = s
+                if kstep % save_every == 0 or kstep == nsteps:
+                    for i in range(n):
+                        ys[jsave, b, i] = m[i]
+                    jsave += 1
+        return ys, done, iters
+
+
+    return dlas_run
+
+
+def make_mp_run(solve_small, grad_V, A_of, dA_of):
+    """mp_run on the scalar problem functions grad_V(q) (n,), A_of(q) (k, n), dA_of(q) (k, n, n)."""
+
+    def mp_run(Y0, h, nsteps, save_every, K, M, Minv):
+        """McLachlan-Perlmutter eq. (4.18) over nsteps from every row of Y0 (B, 2n) (see the module docstring)."""
+        B, n2 = Y0.shape
+        n = n2 // 2
+        ys = np.empty((K, B, n2))
+        ys[0] = Y0
+        done = nsteps
+        iters = 0
+        q0, v0, qh, q1, v1, F = (np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n))
+        for b in range(B):
+            for i in range(n):
+                q0[i] = Y0[b, i]
+                v0[i] = Y0[b, n + i]
+            jsave = 1
+            for kstep in range(1, nsteps + 1):
+                if kstep > done:
+                    break
+                for i in range(n):
+                    qh[i] = q0[i] + 0.5 * h * v0[i]
+                g = grad_V(qh)
+                Ah = A_of(qh)
+                k = Ah.shape[0]
+                MiAt = np.empty((n, k))                    # h M^-1 A_{1/2}^T
+                for i in range(n):
+                    for c in range(k):
+                        s = 0.0
+                        for j in range(n):
+                            s += Minv[i, j] * Ah[c, j]
+                        MiAt[i, c] = h * s
+                for i in range(n):
+                    s = 0.0
+                    for j in range(n):
+                        s += Minv[i, j] * g[j]
+                    F[i] = v0[i] - h * s                    # v_1 without the constraint force
+                lam = np.zeros(k)
+                r, de, J = np.empty(k), np.empty(k), np.empty((k, k))
+                ok = False
+                prev = np.inf
+                for it in range(MAX_ITER):
+                    for i in range(n):
+                        s = F[i]
+                        for c in range(k):
+                            s += MiAt[i, c] * lam[c]
+                        v1[i] = s
+                        q1[i] = qh[i] + 0.5 * h * s
+                    A1 = A_of(q1)
+                    dA1 = dA_of(q1)
+                    for c in range(k):
+                        s = 0.0
+                        for i in range(n):
+                            s += A1[c, i] * v1[i]
+                        r[c] = -s
+                        for d in range(k):
+                            t = 0.0
+                            for i in range(n):
+                                Ji = A1[c, i]
+                                for l in range(n):
+                                    Ji += 0.5 * h * dA1[c, l, i] * v1[l]
+                                t += Ji * MiAt[i, d]
+                            J[c, d] = t
+                    if not solve_small(J, r, de):
+                        break
+                    dn, sc = 0.0, 1.0
+                    for c in range(k):
+                        lam[c] += de[c]
+                        dn = max(dn, abs(de[c]))
+                    for i in range(n):
+                        sc = max(sc, abs(v1[i]), abs(q0[i]))
+                    iters += 1
+                    if not math.isfinite(dn):
+                        break
+                    if dn * h <= TOL * sc or (dn >= prev and dn * h <= 1e3 * TOL * sc):
+                        ok = True
+                        break
+                    prev = dn
+                if not ok:
+                    done = kstep - 1
+                    break
+                for i in range(n):
+                    s = F[i]
+                    for c in range(k):
+                        s += MiAt[i, c] * lam[c]
+                    v0[i] = s
+                    q0[i] = qh[i] + 0.5 * h * s
+                if kstep % save_every == 0 or kstep == nsteps:
+                    for i in range(n):
+                        ys[jsave, b, i] = q0[i]
+                        ys[jsave, b, n + i] = v0[i]
+                    jsave += 1
+        return ys, done, iters
+
+
+    return mp_run
+
+
+def make_rattle_run(solve_small, grad_V, A_of):
+    """rattle_run on the scalar problem functions grad_V(q), A_of(q)."""
+
+    def rattle_run(Y0, L0, h, nsteps, save_every, K, M, Minv):
+        """The nonholonomic RATTLE on (q, p, lambda) over nsteps from every row of Y0 (B, 2n) and its starting
+        multipliers L0 (B, k): (ys (K, B, 2n) in (q, v), lambdas at the end (B, k), steps done)."""
+        B, n2 = Y0.shape
+        n = n2 // 2
+        k = L0.shape[1]
+        ys = np.empty((K, B, n2))
+        ys[0] = Y0
+        Lend = np.empty((B, k))
+        q, p, ph, pt, u = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        lam = np.empty(k)
+        G, r, de = np.empty((k, k)), np.empty(k), np.empty(k)
+        done = nsteps
+        for b in range(B):
+            for i in range(n):
+                q[i] = Y0[b, i]
+            for i in range(n):
+                s = 0.0
+                for j in range(n):
+                    s += M[i, j] * Y0[b, n + j]
+                p[i] = s
+            for c in range(k):
+                lam[c] = L0[b, c]
+            jsave = 1
+            for kstep in range(1, nsteps + 1):
+                g = grad_V(q)
+                A0 = A_of(q)
+                for i in range(n):
+                    s = p[i] - 0.5 * h * g[i]
+                    for c in range(k):
+                        s += 0.5 * h * A0[c, i] * lam[c]
+                    ph[i] = s
+                for i in range(n):
+                    s = 0.0
+                    for j in range(n):
+                        s += Minv[i, j] * ph[j]
+                    q[i] += h * s
+                g = grad_V(q)
+                A1 = A_of(q)
+                for i in range(n):
+                    pt[i] = ph[i] - 0.5 * h * g[i]
+                for c in range(k):                         # (h/2) A M^-1 A^T lambda = -A M^-1 pt
+                    for i in range(n):
+                        s = 0.0
+                        for j in range(n):
+                            s += Minv[i, j] * A1[c, j]
+                        u[i] = s
+                    s = 0.0
+                    for i in range(n):
+                        s += u[i] * pt[i]
+                    r[c] = -s
+                    for d in range(k):
+                        t = 0.0
+                        for i in range(n):
+                            t += u[i] * A1[d, i]
+                        G[c, d] = 0.5 * h * t
+                if not solve_small(G, r, de):
+                    done = min(done, kstep - 1)
+                    break
+                for c in range(k):
+                    lam[c] = de[c]
+                for i in range(n):
+                    s = pt[i]
+                    for c in range(k):
+                        s += 0.5 * h * A1[c, i] * lam[c]
+                    p[i] = s
+                if kstep % save_every == 0 or kstep == nsteps:
+                    for i in range(n):
+                        ys[jsave, b, i] = q[i]
+                        s = 0.0
+                        for j in range(n):
+                            s += Minv[i, j] * p[j]
+                        ys[jsave, b, n + i] = s
+                    jsave += 1
+            for c in range(k):
+                Lend[b, c] = lam[c]
+        return ys, Lend, done
+
+    return rattle_run
