@@ -1,7 +1,7 @@
 """Structure-preserving integrators for nonholonomic and vakonomic systems (integrators.reference.nonholonomic):
 measured orders against exact solutions, the McLachlan-Perlmutter contact oscillator, long runs of the
 sleigh and Suslov's problem. Writes the section ``nonholonomic`` of RESULTS.md and figures in
-benchmarks/figures/nonholonomic_*.png.
+benchmarks/figures/nonholonomic_*.png and .svg (the report takes the SVG).
 
     PYTHONPATH=. MPLBACKEND=Agg OPENBLAS_NUM_THREADS=1 python benchmarks/nonholonomic.py [--periods P] [--steps N]
 
@@ -208,7 +208,7 @@ def figures(curves_o, curves_c, H, Hy, curves_l):
         ax.set_xlabel("t"), ax.set_ylabel("error against the exact solution (h = 0.0125)")
         ax.set_title(prob.split(",")[0]), ax.legend()
         f = FIG / f"nonholonomic_{prob.split(',')[0].replace(' ', '_')}.png"
-        fig.tight_layout(), fig.savefig(f, dpi=100), plt.close(fig)
+        fig.tight_layout(), fig.savefig(f, dpi=160), fig.savefig(f.with_suffix(".svg")), plt.close(fig)
         out.append(f.name)
     fig, axs = plt.subplots(1, 2, figsize=(10, 4))
     for name, r in curves_c.items():
@@ -219,7 +219,7 @@ def figures(curves_o, curves_c, H, Hy, curves_l):
             ax.set_xlabel("t"), ax.set_ylabel(lab + " (max over the 10 z0)")
     axs[0].legend(), fig.suptitle(f"McLachlan-Perlmutter contact oscillator (eps = {EPS})")
     f = FIG / "nonholonomic_contact_oscillator.png"
-    fig.tight_layout(), fig.savefig(f, dpi=100), plt.close(fig)
+    fig.tight_layout(), fig.savefig(f, dpi=160), fig.savefig(f.with_suffix(".svg")), plt.close(fig)
     out.append(f.name)
     for label in ("sleigh", "Suslov"):
         fig, ax = plt.subplots(figsize=(6, 4))
@@ -230,7 +230,7 @@ def figures(curves_o, curves_c, H, Hy, curves_l):
         ax.set_xlabel("t"), ax.set_ylabel("relative energy error (h = 0.05)")
         ax.set_title(f"{label}: long run"), ax.legend()
         f = FIG / f"nonholonomic_{label.lower()}_long.png"
-        fig.tight_layout(), fig.savefig(f, dpi=100), plt.close(fig)
+        fig.tight_layout(), fig.savefig(f, dpi=160), fig.savefig(f.with_suffix(".svg")), plt.close(fig)
         out.append(f.name)
     return out
 

@@ -383,7 +383,7 @@ def _nonholonomic_figures(out):
     src = Path(__file__).resolve().parents[2] / "benchmarks" / "figures"
     figs = []
     for key, caption in NONHOLONOMIC_FIGURES.items():
-        f = src / f"nonholonomic_{key}.png"
+        f = src / f"nonholonomic_{key}.svg"
         if f.exists():
             (out / "fig").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, out / "fig" / f.name)

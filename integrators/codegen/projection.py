@@ -169,6 +169,23 @@ class CasimirProjection:
         return (text + f"def increment({', '.join(z + c)}):\n" + "\n".join(w.lines)
                 + f"\n    return ({', '.join(inc)},)\n")
 
+    def rows_source(self):
+        """Source of ``rows(Z, C, OUT)``: OUT[r] = the increment projecting the row Z[r] (m, n) onto {C = C[r]}
+        (C (m, p)), a loop over the rows for compiled code (the dense output of a projected pair on the
+        compiled path: straight-line code per row instead of one numpy call per term over all rows)."""
+        z = [f"_z{j}" for j in range(self.n)]
+        c = [f"_c{k}" for k in range(self.p)]
+        w = _Lines()
+        w.indent = 2
+        for j in range(self.n):
+            w.emit(f"{z[j]} = Z[_r, {j}]")
+        for k in range(self.p):
+            w.emit(f"{c[k]} = C[_r, {k}]")
+        inc, _ = self.write(w, z, c)
+        for j in range(self.n):
+            w.emit(f"OUT[_r, {j}] = {inc[j]}")
+        return "def rows(Z, C, OUT):\n    for _r in range(Z.shape[0]):\n" + "\n".join(w.lines) + "\n    return OUT\n"
+
     # ------------------------------------------------------------------ numpy
     def values(self, z):
         """C_k(z) for z of shape (..., n): shape (..., p)."""

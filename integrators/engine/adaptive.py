@@ -144,10 +144,12 @@ class _Reference:
         self.fevals = len(tab.b)
         # the projection onto {C = target} (integrators.codegen.projection) of a projected pair, else None
         self.proj, self.target = proj, target
+        # the same increment by compiled code when the run is compiled (fastpath.compiled_projection)
+        self.proj_increment = None if proj is None else proj.increment
 
     def projection(self, z1):
         """The projection increment at z1 (zero without a projection)."""
-        return self.proj.increment(z1, self.target) if self.proj is not None else 0.0
+        return self.proj_increment(z1, self.target) if self.proj is not None else 0.0
 
     def first(self, t, z):
         return self.space.field(t, z) if self.lie else self.rhs(t, z)
@@ -338,6 +340,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         res.backend = "numpy (generic reference)"
     if t_eval is not None:  # integrators.reference.dense_output: the continuous extension at t_eval
         te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
+        if proj is not None and mode == "numba":   # the projection of the output points, compiled too
+            ref.proj_increment = fastpath.compiled_projection(proj)
         res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te
     return res
 

@@ -70,7 +70,9 @@ def at_times(ref, ts, ys, t_eval):
     s = (t_eval[inner] - ts[kk]) / (ts[kk + 1] - ts[kk])
     B = weights(ref.tab, s)  # (points, stages)
     Kp = K[:, where]  # (stages, points, ...)
-    th = np.einsum("pi,ip...->p...", B, Kp)
+    # theta(s_p) = sum_i B[p, i] K_i of the step containing point p, one batched matrix product
+    P, S = B.shape
+    th = (B[:, None, :] @ np.moveaxis(Kp, 0, 1).reshape(P, S, -1))[:, 0].reshape((P,) + Kp.shape[2:])
     zp = z[where]
     yp = zp + (ref.space.act_delta(th, zp) if ref.lie else th)
     out[inner] = yp + ref.projection(yp)   # a projected pair: every output state on the level set

@@ -330,9 +330,9 @@ def test_the_report_shows_the_benchmark_figures(tmp_path):
     from catalog.output import report
     src = Path(report.__file__).resolve().parents[2] / "benchmarks" / "figures"
     html = report._nonholonomic_figures(tmp_path)
-    present = [k for k in report.NONHOLONOMIC_FIGURES if (src / f"nonholonomic_{k}.png").exists()]
+    present = [k for k in report.NONHOLONOMIC_FIGURES if (src / f"nonholonomic_{k}.svg").exists()]
     for k in present:
-        name = f"nonholonomic_{k}.png"
+        name = f"nonholonomic_{k}.svg"
         assert f"fig/{name}" in html
         assert (tmp_path / "fig" / name).read_bytes() == (src / name).read_bytes()
     if not present:
