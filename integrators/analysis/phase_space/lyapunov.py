@@ -187,7 +187,7 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
     leaf : "auto", None or a callable of normals (see :func:`integrators.analysis.phase_space.tangent.leaf_normals`).
     jac : callable (t, y) -> (..., n, n), the Jacobian of the vector field (default: closed form for an
         affine coadjoint problem, ``problem.jac``, else central differences).
-    period : the period of a time-periodic vector field: the stroboscopic exponents are
+    period : the period of a time-periodic vector field (default ``problem.period``): the stroboscopic exponents are
         ``per_period`` = exponents * period.
     tol : the convergence check's tolerance (relative to max(1, max |lambda|)).
     save_every : keep the running estimates every save_every QR steps (default: at most 2000 kept).
@@ -206,6 +206,8 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
     transient = float(transient)
     if not math.isfinite(transient) or transient < 0:
         raise IntegrationInputError(f"transient must be a finite time >= 0, got {transient!r}")
+    if period is None:
+        period = getattr(problem, "period", None)   # the problem's own period (ODEProblem / CoadjointProblem)
     if period is not None:
         period = validation.positive(period, "period")
     dt = validation.positive(dt if dt is not None else (period or 1.0), "dt")

@@ -146,7 +146,8 @@ class _RowStep:
         self.m = m
         self.f = problem.rhs if problem.kind == "coadjoint" else problem.f
         self.vector = None
-        self.timeless = problem.kind == "coadjoint"  # the coadjoint vector field does not depend on t
+        # an autonomous coadjoint vector field does not depend on t (rows may share one stage time)
+        self.timeless = problem.kind == "coadjoint" and not getattr(problem, "time_dependent", False)
 
     def _vec(self, t, y, s):
         if self.rk:
@@ -224,12 +225,15 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
         raise IntegrationInputError(f"transient must be a finite time >= 0, got {transient!r}")
     if max_crossings is not None:
         max_crossings = validation.step_count(max_crossings, "max_crossings")
+    if period is None:
+        period = getattr(problem, "period", None)   # the problem's own period (ODEProblem / CoadjointProblem)
     strobe = isinstance(section, str)
     if strobe:
         if section != "stroboscopic":
             raise IntegrationInputError(f"a section given by name must be 'stroboscopic', got {section!r}")
         if period is None:
-            raise IntegrationInputError("a stroboscopic section needs the period of the system (period=T)")
+            raise IntegrationInputError("a stroboscopic section needs the period of the system (period=T, or a "
+                                        "problem built with period=T)")
     if period is not None:
         period = validation.positive(period, "period")
     t = float(t0)
