@@ -34,12 +34,14 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ...backends import fastpath, tangent_runner
 from ...core.errors import IntegrationInputError, MethodError
 from ...methods import RungeKutta, get_method
 from ...core import validation
@@ -77,6 +79,7 @@ class LyapunovResult:
     period: float | None = None
     nsteps: int = 0
     wall_time: float = 0.0
+    backend: str = ""
     info: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -169,7 +172,7 @@ def initial_frame(normals, y):
 def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = None, h: float | None = None,
                       method: str = "rk4", t0: float = 0.0, transient: float = 0.0, leaf: Any = "auto",
                       jac: Any = None, period: float | None = None, tol: float = 1e-2,
-                      save_every: int | None = None) -> LyapunovResult:
+                      save_every: int | None = None, backend: str = "auto", fast: bool = True) -> LyapunovResult:
     """The Lyapunov spectrum of ``problem`` along the orbit(s) from ``y0`` (Benettin's method, see the
     module docstring).
 
@@ -191,6 +194,14 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
         ``per_period`` = exponents * period.
     tol : the convergence check's tolerance (relative to max(1, max |lambda|)).
     save_every : keep the running estimates every save_every QR steps (default: at most 2000 kept).
+    backend : "auto" (default), "numpy" or "numba", as in :func:`integrators.integrate`: a recognised
+        coadjoint problem (affine velocity, no forcing or a multiplier forcing, autonomous; no ``jac``,
+        ``leaf`` "auto" or None) runs the generated tangent flow of
+        :mod:`integrators.codegen.tangent_source` (Python floats or numpy columns, or compiled by numba:
+        "auto" compiles when numba is installed and the run is large enough); other problems run the
+        numpy loop, and backend="numba" for them raises MethodError saying why. ``result.backend`` says
+        which ran ("numba", "numpy": the generated code, "reference": the numpy loop).
+    fast : False runs the numpy loop (the reference) whatever the problem.
     """
     start = time.perf_counter()
     m = _tableau(method, problem)
@@ -228,10 +239,65 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
     save_every = validation.step_count(save_every, "save_every")
     tol = validation.positive(tol, "tol")
     normals = leaf_normals(problem, leaf)
-    t = float(t0)
+    fastpath.check_backend_args(backend, fast)
+    why = tangent_runner.why_not(problem, jac, leaf, y) if fast else "fast=False asks for the numpy reference loop"
+    if why is not None:
+        fastpath.require_compiled(backend, why)
+        out = _reference_loop(tf, m, normals, y, float(t0), h, sub, nqr, save_every, dt, int(round(transient / h)))
+        used = "reference"
+    else:
+        ntr = int(round(transient / h))
+        be = fastpath.choose_backend(backend, B * (ntr + nqr * sub) * (n + 1))
+        mode = "numba" if be == "numba" else ("scalar" if B <= fastpath.SMALL_BATCH else "array")
+        out = _generated_loop(problem, m, normals, leaf, y, float(t0), h, sub, nqr, save_every, dt, ntr, mode)
+        used = be
+    y, logs, done, ts_a, run_a, runM_a, intY, status, message, p, tstart = out
+    if np.any(done == 0):
+        raise IntegrationInputError(f"the tangent flow overflowed in the first QR interval: {message}")
+    tk = done * dt
+    lam = logs / tk[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # all-NaN columns of trajectories that stopped early
+        last = ts_a >= tstart + 0.75 * float(tk.max())
+        if np.count_nonzero(last) < 2:
+            last = np.arange(len(ts_a)) >= len(ts_a) - 2
+        if p:
+            sel = run_a[last][..., :p]
+            spread = (np.nanmax(sel, axis=0) - np.nanmin(sel, axis=0)).max(axis=-1)
+        else:
+            spread = np.zeros(B)
+    bound = tol * np.maximum(1.0, np.abs(lam[:, :p]).max(axis=-1) if p else 1.0)
+    converged = spread <= bound
+    if status == 0:
+        if np.all(converged):
+            message = (f"converged: the running estimates of the last quarter stay within {float(spread.max()):.3g} "
+                       f"(tolerance {float(bound.min()):.3g})")
+        else:
+            status = 1
+            b = int(np.argmax(np.where(np.isnan(spread), np.inf, spread - bound)))
+            message = (f"not converged: {int(np.count_nonzero(~converged))} of {B} spectra still move by up to "
+                       f"{float(spread[b]):.3g} over the last quarter of the run (tolerance {float(bound[b]):.3g}); "
+                       f"run longer (larger t_end) or raise tol")
+    order = np.argsort(-lam[:, :p], axis=-1, kind="stable")
+    ex = np.take_along_axis(lam[:, :p], order, axis=-1)
+    tr = np.sort(lam[:, p:], axis=-1)[:, ::-1]
+    run_leaf = np.take_along_axis(run_a[..., :p], order[None], axis=-1) if len(run_a) else run_a
+    run_tr = np.sort(run_a[..., p:], axis=-1)[..., ::-1] if len(run_a) else run_a
+    pick = (lambda a: a[0]) if single else (lambda a: a)
+    pickr = (lambda a: a[:, 0]) if single else (lambda a: a)
+    return LyapunovResult(
+        exponents=pick(ex), transverse=pick(tr), t=ts_a, running=pickr(run_leaf), running_transverse=pickr(run_tr),
+        megno=pick(intY / tk), running_megno=pickr(runM_a), converged=pick(converged), status=status,
+        message=message, y=pick(y), method=m.name, h=h, dt=dt, jacobian=tf.kind, period=period,
+        nsteps=int(done.max()) * sub + int(round(transient / h)), wall_time=time.perf_counter() - start,
+        backend=used, info={"leaf_dimension": p, "qr_steps": int(done.min()) if single else done, "trajectories": B})
+
+
+def _reference_loop(tf, m, normals, y, t, h, sub, nqr, save_every, dt, ntr):
+    """The numpy loop (any vector field, Jacobian and leaf): transient, frame, QR intervals."""
+    B, n = y.shape
     status, message = 0, ""
     with np.errstate(over="ignore", invalid="ignore"):
-        ntr = int(round(transient / h))
         for _ in range(ntr):
             y = rk_step(tf, m, t, y, h)
             t += h
@@ -268,37 +334,32 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
                 ts.append(tstart + tk)
                 run.append(logs / tk)
                 runM.append(intY / tk)
-    if done == 0:
-        raise IntegrationInputError(f"the tangent flow overflowed in the first QR interval: {message}")
-    tk = done * dt
-    lam = logs / tk
-    ts_a, run_a, runM_a = np.asarray(ts), np.asarray(run), np.asarray(runM)
-    last = ts_a >= tstart + 0.75 * tk
-    if np.count_nonzero(last) < 2:
-        last = np.arange(len(ts_a)) >= len(ts_a) - 2
-    spread = np.ptp(run_a[last][..., :p], axis=0).max(axis=-1) if p else np.zeros(B)
-    bound = tol * np.maximum(1.0, np.abs(lam[:, :p]).max(axis=-1) if p else 1.0)
-    converged = spread <= bound
-    if status == 0:
-        if np.all(converged):
-            message = (f"converged: the running estimates of the last quarter stay within {float(spread.max()):.3g} "
-                       f"(tolerance {float(bound.min()):.3g})")
-        else:
-            status = 1
-            b = int(np.argmax(spread - bound))
-            message = (f"not converged: {int(np.count_nonzero(~converged))} of {B} spectra still move by up to "
-                       f"{float(spread[b]):.3g} over the last quarter of the run (tolerance {float(bound[b]):.3g}); "
-                       f"run longer (larger t_end) or raise tol")
-    order = np.argsort(-lam[:, :p], axis=-1, kind="stable")
-    ex = np.take_along_axis(lam[:, :p], order, axis=-1)
-    tr = np.sort(lam[:, p:], axis=-1)[:, ::-1]
-    run_leaf = np.take_along_axis(run_a[..., :p], order[None], axis=-1) if len(run_a) else run_a
-    run_tr = np.sort(run_a[..., p:], axis=-1)[..., ::-1] if len(run_a) else run_a
-    pick = (lambda a: a[0]) if single else (lambda a: a)
-    pickr = (lambda a: a[:, 0]) if single else (lambda a: a)
-    return LyapunovResult(
-        exponents=pick(ex), transverse=pick(tr), t=ts_a, running=pickr(run_leaf), running_transverse=pickr(run_tr),
-        megno=pick(intY / tk), running_megno=pickr(runM_a), converged=pick(converged), status=status,
-        message=message, y=pick(y), method=m.name, h=h, dt=dt, jacobian=tf.kind, period=period,
-        nsteps=done * sub + int(round(transient / h)), wall_time=time.perf_counter() - start,
-        info={"leaf_dimension": p, "qr_steps": done, "trajectories": B})
+    return (y, logs, np.full(B, done), np.asarray(ts), np.asarray(run), np.asarray(runM), intY, status, message,
+            p, tstart)
+
+
+def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt, ntr, mode):
+    """The same loop by the generated code of :mod:`integrators.codegen.tangent_source` (a recognised
+    coadjoint problem): the transient and the QR intervals compiled, the initial frame in numpy."""
+    B, n = y.shape
+    r = 0 if normals is None else np.asarray(normals(y[:1]), dtype=float).reshape(1, n, -1).shape[-1]
+    pl = tangent_runner.plan(problem, m.tableau, y, leaf, r)
+    acc = np.zeros((B, n + 4))
+    eye = np.broadcast_to(np.eye(n), (B, n, n))
+    if ntr:
+        y, _, _, _, _, _ = tangent_runner.run(pl, y, eye, acc, ntr, sub, 0, 1, h, dt, mode)
+        t += ntr * h
+        if not np.all(np.isfinite(y)):
+            raise IntegrationInputError(f"the solution overflowed during the transient (before t = {t:.6g})")
+    V, p = initial_frame(normals, y)
+    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V, acc, 0, sub, nqr, save_every, h, dt, mode)
+    ks = np.array([k for k in range(1, nqr + 1) if k % save_every == 0 or k == nqr], dtype=float)
+    keep = ks <= done.max()
+    status, message = 0, ""
+    if np.any(done < nqr):
+        b = int(np.argmin(done))
+        status, message = -1, (f"the solution or its tangent vectors overflowed or became singular in the QR "
+                               f"interval ending at t = {t + (done[b] + 1) * dt:.6g} (trajectory {b}; "
+                               f"{int(np.count_nonzero(done < nqr))} of {B} stopped early); the estimates up to "
+                               f"there are kept")
+    return (y, acc[:, :n], done, t + ks[keep] * dt, run[keep], runM[keep], acc[:, n + 2], status, message, p, t)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ...backends import fastpath, section_runner
 from ...engine.driver import integrate
 from ...core.errors import IntegrationInputError, MethodError
 from ...methods import RungeKutta, get_method
@@ -56,6 +57,7 @@ class PoincareResult:
     section: str
     wall_time: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
+    backend: str = "numpy"
 
     def plot(self, i: int = 0, j: int = 1, ax: Any = None, orbits: Any = None, **kw: Any) -> Any:
         """Scatter of coordinates i and j of the points (all orbits, or the indices ``orbits``)."""
@@ -254,6 +256,24 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     nsteps = math.ceil(t_end / h - 1e-9)
     h = t_end / nsteps
     validation.step_budget(nsteps)
+    fastpath.check_backend_args(backend, True)
+    pl = None
+    if a is not None and isinstance(m, RungeKutta) and not m.project and problem.kind == "coadjoint":
+        pl = fastpath.plan(problem, m.tableau, m.lie, m.terms, Y)
+    if pl is not None and fastpath.choose_backend(backend, nsteps * B) == "numba":
+        P, T, st, reached, worst = section_runner.crossings(pl, Y, t, h, nsteps, a, float(section[1]), direction,
+                                                            xtol, max_crossings, "numba")
+        count = np.array([len(q) for q in T])
+        status, message = 0, f"{int(count.sum())} crossings of {desc}"
+        if np.any(st != 0):
+            bad = np.flatnonzero(st)
+            status = -1
+            message = (f"{len(bad)} of {B} orbits overflowed (orbit {int(bad[0])} after t = "
+                       f"{t + float(reached[bad[0]]) * h:.6g}); their crossings up to there are kept; {message}")
+        res = _finish(problem, P, T, worst, status, message, m, h, desc, single, start,
+                      {"crossings": count if not single else int(count[0]), "steps": int(reached.max())})
+        res.backend = "numba"
+        return res
     chunk = max(1, min(nsteps, CHUNK_FLOATS // (B * n)))
     sgn = 1.0 if direction >= 0 else -1.0
     stepper = _RowStep(problem, m)
