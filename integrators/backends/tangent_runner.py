@@ -83,14 +83,13 @@ class TangentPlan:
     """A recognised structure, a tableau and the leaf (the first ``p`` columns kept orthogonal to the
     gradients of the Casimir projection ``proj`` and the rows of ``L``)."""
 
-    def __init__(self, st, tab, p, proj, L):
-        self.st, self.tab, self.p, self.proj, self.L = st, tab, p, proj, L
+    def __init__(self, st, tab, p, proj, L, ncols):
+        self.st, self.tab, self.p, self.proj, self.L, self.ncols = st, tab, p, proj, L, ncols
         self.n = st.n
-        self.key = (st.key, tab.name, p, None if proj is None else proj.key, None if L is None else L.tobytes())
         self._fns = {}
 
     def text(self):
-        return lyapunov_source(self.st, self.tab, self.p, self.proj, self.L)
+        return lyapunov_source(self.st, self.tab, self.p, self.proj, self.L, self.ncols)
 
     def function(self, mode):
         fn = self._fns.get(mode)
@@ -135,10 +134,10 @@ def why_not(problem, jac, leaf, y0):
     return None
 
 
-def plan(problem, tab, y0, leaf, r):
+def plan(problem, tab, y0, leaf, r, ncols=None):
     """The :class:`TangentPlan` of ``problem`` (:func:`why_not` must have returned None) with tableau
-    ``tab`` and r normals of the leaf ("auto": the Casimirs without forcing and the linear invariants;
-    None: no leaf)."""
+    ``tab``, r normals of the leaf ("auto": the Casimirs without forcing and the linear invariants;
+    None: no leaf) and ``ncols`` tangent columns (default n)."""
     st = recognition.recognise(problem, y0)
     n = st.n
     proj, L = None, None
@@ -149,12 +148,13 @@ def plan(problem, tab, y0, leaf, r):
         got = (0 if proj is None else proj.p) + (0 if L is None else L.shape[0])
         if got != r:  # pragma: no cover - leaf_normals and the projection read the same Casimirs
             raise RuntimeError(f"the generated leaf has {got} normals, the numpy one {r}")
-    key = (st.key, tab.name, n - r, None if proj is None else proj.key, None if L is None else L.tobytes())
+    ncols = n if ncols is None else int(ncols)
+    key = (st.key, tab.name, n - r, None if proj is None else proj.key, None if L is None else L.tobytes(), ncols)
     pl = _PLANS.get(key)
     if pl is None:
         if len(_PLANS) >= 128:
             _PLANS.clear()
-        pl = _PLANS[key] = TangentPlan(st, tab, n - r, proj, L)
+        pl = _PLANS[key] = TangentPlan(st, tab, n - r, proj, L, ncols)
     return pl
 
 
@@ -163,10 +163,11 @@ def _saves(nqr, save_every):
 
 
 def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
-    """``ntr`` transient steps, then ``nqr`` QR intervals of ``sub`` steps, from Y (B, n), V (B, n, n) (the
-    frame; ignored when nqr = 0), ACC (B, n + 4) (the accumulated logs and MEGNO sums); returns
-    (Y, V, ACC, RUN (K, B, n), RUNM (K, B), done (B,)) with K the number of saves."""
-    B, n = Y.shape
+    """``ntr`` transient steps, then ``nqr`` QR intervals of ``sub`` steps, from Y (B, n), V (B, n, k) (the
+    frame of k = ``pl.ncols`` columns; ignored when nqr = 0), ACC (B, k + 4) (the accumulated logs and
+    MEGNO sums); returns (Y, V, ACC, RUN (K, B, k), RUNM (K, B), done (B,)) with K the number of saves."""
+    B = Y.shape[0]
+    n = pl.ncols
     K = _saves(nqr, save_every)
     h, dt = float(h), float(dt)
     if mode == "array":
@@ -200,7 +201,7 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
     done = np.zeros(B, dtype=np.int64)
     for b in range(B):
         z, v, a = Y[b].tolist(), V[b].tolist(), ACC[b].tolist()
-        rb, mb = np.full((K, n), np.nan), np.full(K, np.nan)
+        rb, mb = np.full((K, n), np.nan), np.full(K, np.nan)   # n: the number of columns
         done[b] = fn(h, ntr, sub, nqr, save_every, dt, z, v, a, rb, mb)
         Z[b], Vo[b], A[b] = z, v, a
         RUN[:, b], RUNM[:, b] = rb, mb

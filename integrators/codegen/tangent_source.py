@@ -30,7 +30,9 @@ The function (one text for Python floats, numpy (B,) columns and numba)::
     run(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM) -> done
 
 first takes ``ntr`` steps of the state alone (the transient), then ``nqr`` QR intervals of ``sub``
-steps; Z (n) the state, V (n, n) the frame (V[i][l]: component i of column l), ACC (n + 4) the sums
+steps; Z (n) the state, V (n, k) the frame of k <= n columns (k < n: the k largest exponents only;
+each column costs about two evaluations of the field, so a step costs about 1 + 2k of them)
+(V[i][l]: component i of column l), ACC (k + 4) the sums
 log R_ii and the MEGNO accumulators (L_prev, int L, int Y, Y_prev), all updated in place; RUN[j][i] and
 RUNM[j] receive the running estimates every ``save_every`` QR intervals and at the last. ``done`` is
 the number of QR intervals completed: an interval whose state or norms are not finite (overflow, a
@@ -152,24 +154,26 @@ def _normals(src, z, proj, L):
     return out
 
 
-def lyapunov_source(st, tab, p, proj=None, L=None):
+def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
     """Source of ``run`` (module docstring) for structure ``st``, tableau ``tab`` (explicit, fixed step),
-    the first ``p`` columns kept on the leaf whose normals are the Casimir gradients of ``proj`` and
-    the rows of ``L`` (p = n and both None: no leaf)."""
+    ``ncols`` tangent columns (default n: the whole spectrum; fewer: the largest exponents only, V of
+    shape (n, ncols), ACC (ncols + 4), RUN[j] (ncols)), the first ``p`` of them kept on the leaf whose
+    normals are the Casimir gradients of ``proj`` and the rows of ``L`` (p = n and both None: no leaf)."""
     src = TangentSource(st)
     n = st.n
+    nc = n if ncols is None else int(ncols)
     z = [f"z{i}" for i in range(n)]
-    V = [[f"v{l}_{i}" for i in range(n)] for l in range(n)]   # V[l][i]: component i of column l
-    lg = [f"lg{i}" for i in range(n)]
+    V = [[f"v{l}_{i}" for i in range(n)] for l in range(nc)]   # V[l][i]: component i of column l
+    lg = [f"lg{i}" for i in range(nc)]
     head = "def run(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM):"
     for i in range(n):
         src.emit(f"z{i} = Z[{i}]")
-    for l in range(n):
+    for l in range(nc):
         for i in range(n):
             src.emit(f"{V[l][i]} = V[{i}][{l}]")
-    for i in range(n):
+    for i in range(nc):
         src.emit(f"{lg[i]} = ACC[{i}]")
-    src.emit(f"Lp = ACC[{n}]; iL = ACC[{n + 1}]; iY = ACC[{n + 2}]; Yp = ACC[{n + 3}]")
+    src.emit(f"Lp = ACC[{nc}]; iL = ACC[{nc + 1}]; iY = ACC[{nc + 2}]; Yp = ACC[{nc + 3}]")
     src.emit("for _t in range(ntr):")
     src.indent += 1
     z1 = _state_step(src, tab, z, "h")
@@ -183,17 +187,17 @@ def lyapunov_source(st, tab, p, proj=None, L=None):
     src.indent += 1
     z1, V1 = _tangent_step(src, tab, z, V, "h")
     src.emit(", ".join(z) + " = " + ", ".join(z1))
-    for l in range(n):
+    for l in range(nc):
         src.emit(", ".join(V[l]) + " = " + ", ".join(V1[l]))
     src.indent -= 1
     cols = [list(c) for c in V]
     if (proj is not None or L is not None) and p < n:
         for q in _normals(src, z, proj, L):
-            for l in range(p):
+            for l in range(min(p, nc)):
                 cols[l] = src.axpy(src.dot(q, cols[l]), q, cols[l], "pv")
     # modified Gram-Schmidt, R_ii = the norms
     Q, R = [], []
-    for l in range(n):
+    for l in range(nc):
         v = cols[l]
         for q in Q:
             v = src.axpy(src.dot(q, v), q, v, "gv")
@@ -205,9 +209,9 @@ def lyapunov_source(st, tab, p, proj=None, L=None):
     src.emit("_chk = " + " + ".join(logs + z + [x for q in Q for x in q]))
     src.emit("if not fin(_chk):")
     src.emit("    break")
-    for l in range(n):
+    for l in range(nc):
         src.emit(", ".join(V[l]) + " = " + ", ".join(Q[l]))
-    for i in range(n):
+    for i in range(nc):
         src.emit(f"{lg[i]} = {lg[i]} + {logs[i]}")
     src.emit("done = k")
     src.emit("tk = k*dt")
@@ -217,18 +221,18 @@ def lyapunov_source(st, tab, p, proj=None, L=None):
     src.emit(f"Lp = {lg[0]}; Yp = Yk")
     src.emit("if k % save_every == 0 or k == nqr:")
     src.indent += 1
-    for i in range(n):
+    for i in range(nc):
         src.emit(f"RUN[j][{i}] = {lg[i]}/tk")
     src.emit("RUNM[j] = iY/tk")
     src.emit("j += 1")
     src.indent -= 2
     for i in range(n):
         src.emit(f"Z[{i}] = z{i}")
-    for l in range(n):
+    for l in range(nc):
         for i in range(n):
             src.emit(f"V[{i}][{l}] = {V[l][i]}")
-    for i in range(n):
+    for i in range(nc):
         src.emit(f"ACC[{i}] = {lg[i]}")
-    src.emit(f"ACC[{n}] = Lp; ACC[{n + 1}] = iL; ACC[{n + 2}] = iY; ACC[{n + 3}] = Yp")
+    src.emit(f"ACC[{nc}] = Lp; ACC[{nc + 1}] = iL; ACC[{nc + 2}] = iY; ACC[{nc + 3}] = Yp")
     src.emit("return done")
     return head + "\n" + "\n".join(src.lines) + "\n"

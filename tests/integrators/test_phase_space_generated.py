@@ -182,3 +182,22 @@ def test_compiled_section_agrees_with_scipy_events():
                                           direction=0)
     assert list(capped.info["crossings"]) == [3, 3]
     np.testing.assert_array_equal(capped.times[1], res.times[1][:3])
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_the_k_largest_exponents_are_those_of_the_first_k_vectors(k):
+    # Gram-Schmidt leaves the span of the first k vectors to themselves: a run with k vectors has the
+    # logs of the first k columns of the whole run (one of them the first column, which MEGNO follows)
+    p, y0 = kirchhoff()
+    Y = y0 + 0.05 * np.random.default_rng(4).standard_normal((2, 6))
+    full = integrators.lyapunov_spectrum(p, Y, 6.0, dt=0.2, h=0.05, fast=False)
+    for kw in ({"fast": False}, {"backend": "numpy"}):
+        part = integrators.lyapunov_spectrum(p, Y, 6.0, dt=0.2, h=0.05, k=k, **kw)
+        lam = np.concatenate([part.exponents, part.transverse], axis=-1)
+        assert lam.shape == (2, k) and part.exponents.shape == (2, min(k, 4))
+        for b in range(2):
+            allx = np.concatenate([full.exponents[b], full.transverse[b]])
+            assert max(np.min(np.abs(allx - v)) for v in lam[b]) < 1e-12
+        np.testing.assert_allclose(part.megno, full.megno, rtol=0, atol=1e-11)
+    with pytest.raises(IntegrationInputError, match="k"):
+        integrators.lyapunov_spectrum(p, Y, 6.0, dt=0.2, h=0.05, k=7)

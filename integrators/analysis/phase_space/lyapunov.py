@@ -172,7 +172,8 @@ def initial_frame(normals, y):
 def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = None, h: float | None = None,
                       method: str = "rk4", t0: float = 0.0, transient: float = 0.0, leaf: Any = "auto",
                       jac: Any = None, period: float | None = None, tol: float = 1e-2,
-                      save_every: int | None = None, backend: str = "auto", fast: bool = True) -> LyapunovResult:
+                      save_every: int | None = None, backend: str = "auto", fast: bool = True,
+                      k: int | None = None) -> LyapunovResult:
     """The Lyapunov spectrum of ``problem`` along the orbit(s) from ``y0`` (Benettin's method, see the
     module docstring).
 
@@ -202,6 +203,9 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
         numpy loop, and backend="numba" for them raises MethodError saying why. ``result.backend`` says
         which ran ("numba", "numpy": the generated code, "reference": the numpy loop).
     fast : False runs the numpy loop (the reference) whatever the problem.
+    k : the number of exponents (default all n): the k largest, from k tangent vectors (the first
+        min(k, p) on the leaf, the rest across it), at about (1 + 2k) / (1 + 2n) of the cost of the
+        whole spectrum (k = 1: the largest exponent, as for the charts of regimes).
     """
     start = time.perf_counter()
     m = _tableau(method, problem)
@@ -239,19 +243,25 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
     save_every = validation.step_count(save_every, "save_every")
     tol = validation.positive(tol, "tol")
     normals = leaf_normals(problem, leaf)
+    if k is None:
+        k = n
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+        raise IntegrationInputError(f"k (the number of exponents) must be an integer from 1 to {n}, got {k!r}")
+    k = int(k)
     fastpath.check_backend_args(backend, fast)
     why = tangent_runner.why_not(problem, jac, leaf, y) if fast else "fast=False asks for the numpy reference loop"
     if why is not None:
         fastpath.require_compiled(backend, why)
-        out = _reference_loop(tf, m, normals, y, float(t0), h, sub, nqr, save_every, dt, int(round(transient / h)))
+        out = _reference_loop(tf, m, normals, y, float(t0), h, sub, nqr, save_every, dt, int(round(transient / h)), k)
         used = "reference"
     else:
         ntr = int(round(transient / h))
-        be = fastpath.choose_backend(backend, B * (ntr + nqr * sub) * (n + 1))
+        be = fastpath.choose_backend(backend, B * (ntr + nqr * sub) * (k + 1))
         mode = "numba" if be == "numba" else ("scalar" if B <= fastpath.SMALL_BATCH else "array")
-        out = _generated_loop(problem, m, normals, leaf, y, float(t0), h, sub, nqr, save_every, dt, ntr, mode)
+        out = _generated_loop(problem, m, normals, leaf, y, float(t0), h, sub, nqr, save_every, dt, ntr, mode, k)
         used = be
     y, logs, done, ts_a, run_a, runM_a, intY, status, message, p, tstart = out
+    p = min(p, k)     # the leaf's columns among the k
     if np.any(done == 0):
         raise IntegrationInputError(f"the tangent flow overflowed in the first QR interval: {message}")
     tk = done * dt
@@ -293,8 +303,9 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
         backend=used, info={"leaf_dimension": p, "qr_steps": int(done.min()) if single else done, "trajectories": B})
 
 
-def _reference_loop(tf, m, normals, y, t, h, sub, nqr, save_every, dt, ntr):
-    """The numpy loop (any vector field, Jacobian and leaf): transient, frame, QR intervals."""
+def _reference_loop(tf, m, normals, y, t, h, sub, nqr, save_every, dt, ntr, ncols):
+    """The numpy loop (any vector field, Jacobian and leaf): transient, frame (its first ``ncols``
+    vectors), QR intervals."""
     B, n = y.shape
     status, message = 0, ""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -304,7 +315,9 @@ def _reference_loop(tf, m, normals, y, t, h, sub, nqr, save_every, dt, ntr):
         if not np.all(np.isfinite(y)):
             raise IntegrationInputError(f"the solution overflowed during the transient (before t = {t:.6g})")
         V, p = initial_frame(normals, y)
-        logs = np.zeros((B, n))
+        V = np.ascontiguousarray(V[..., :ncols])
+        q = min(p, ncols)
+        logs = np.zeros((B, ncols))
         tstart = t
         L_prev, intL, intY, Y_prev = np.zeros(B), np.zeros(B), np.zeros(B), np.zeros(B)
         ts, run, runM = [], [], []
@@ -314,7 +327,7 @@ def _reference_loop(tf, m, normals, y, t, h, sub, nqr, save_every, dt, ntr):
                 y, V = rk_tangent_step(tf, m, t, y, V, h)
                 t += h
             if normals is not None and p < n:
-                V[..., :p] = _project_out(np.asarray(normals(y), dtype=float).reshape(B, n, -1), V[..., :p])
+                V[..., :q] = _project_out(np.asarray(normals(y), dtype=float).reshape(B, n, -1), V[..., :q])
             Qm, R = np.linalg.qr(V)
             d = np.diagonal(R, axis1=-2, axis2=-1)
             if not (np.all(np.isfinite(d)) and np.all(np.isfinite(y))) or np.any(d == 0):
@@ -338,21 +351,21 @@ def _reference_loop(tf, m, normals, y, t, h, sub, nqr, save_every, dt, ntr):
             p, tstart)
 
 
-def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt, ntr, mode):
+def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt, ntr, mode, ncols):
     """The same loop by the generated code of :mod:`integrators.codegen.tangent_source` (a recognised
     coadjoint problem): the transient and the QR intervals compiled, the initial frame in numpy."""
     B, n = y.shape
     r = 0 if normals is None else np.asarray(normals(y[:1]), dtype=float).reshape(1, n, -1).shape[-1]
-    pl = tangent_runner.plan(problem, m.tableau, y, leaf, r)
-    acc = np.zeros((B, n + 4))
-    eye = np.broadcast_to(np.eye(n), (B, n, n))
+    pl = tangent_runner.plan(problem, m.tableau, y, leaf, r, ncols)
+    acc = np.zeros((B, ncols + 4))
+    eye = np.broadcast_to(np.eye(n)[:, :ncols], (B, n, ncols))
     if ntr:
         y, _, _, _, _, _ = tangent_runner.run(pl, y, eye, acc, ntr, sub, 0, 1, h, dt, mode)
         t += ntr * h
         if not np.all(np.isfinite(y)):
             raise IntegrationInputError(f"the solution overflowed during the transient (before t = {t:.6g})")
     V, p = initial_frame(normals, y)
-    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V, acc, 0, sub, nqr, save_every, h, dt, mode)
+    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V[..., :ncols], acc, 0, sub, nqr, save_every, h, dt, mode)
     ks = np.array([k for k in range(1, nqr + 1) if k % save_every == 0 or k == nqr], dtype=float)
     keep = ks <= done.max()
     status, message = 0, ""
@@ -362,4 +375,5 @@ def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt
                                f"interval ending at t = {t + (done[b] + 1) * dt:.6g} (trajectory {b}; "
                                f"{int(np.count_nonzero(done < nqr))} of {B} stopped early); the estimates up to "
                                f"there are kept")
-    return (y, acc[:, :n], done, t + ks[keep] * dt, run[keep], runM[keep], acc[:, n + 2], status, message, p, t)
+    return (y, acc[:, :ncols], done, t + ks[keep] * dt, run[keep], runM[keep], acc[:, ncols + 2], status, message,
+            p, t)
