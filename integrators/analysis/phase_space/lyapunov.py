@@ -25,6 +25,12 @@ MEGNO (Cincotta and Simo 2000): with delta(t) the first tangent vector, Y(t) = (
 <Y>(t) = (1/t) int_0^t Y ds (trapezoid rule on the QR grid). <Y> tends to 0 on a stable periodic
 (isochronous) orbit, to 2 on a quasi-periodic one and grows like lambda t / 2 on a chaotic one.
 
+The loop runs as the generated code of :mod:`integrators.codegen.tangent_source` for a recognised
+coadjoint problem (the variational equation from the structure constants, stepped with the state by
+the same tableau; the leaf projection and a modified Gram-Schmidt QR in the same code; Python floats,
+numpy columns or numba, a ``prange`` over the trajectories) and as the numpy loop below otherwise
+(``fast=False`` forces it: both agree to round-off). ``k`` < n keeps the k largest exponents only.
+
 Convergence check: the running estimates of the last quarter of the run must stay within
 ``tol * max(1, max |lambda|)`` of each other; otherwise ``converged`` is False, ``status`` is 1 and the
 message says by how much (run longer).

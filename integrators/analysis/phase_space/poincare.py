@@ -11,6 +11,11 @@ variant of regula falsi (Dowell and Jarratt 1971), vectorized over all crossings
 an image of the method's map, so it keeps what the method keeps: a Casimir for a Lie-Poisson method, the
 energy and |m|^2 for Moser-Veselov.
 
+Many orbits of a recognised coadjoint problem crossing a hyperplane run, with numba, the compiled
+section of :mod:`integrators.codegen.section_source` instead (:mod:`integrators.backends.section_runner`:
+a ``numba.prange`` over the orbits; every orbit steps, watches a . y - b and locates its crossings by
+the same Illinois iteration on the one-step map inside the loop; nothing but the crossings is stored).
+
 A stroboscopic map (``section="stroboscopic"``, with ``period`` T) records y(t0 + k T): the step is
 T / m for an integer m and every m-th step is saved.
 
@@ -207,9 +212,18 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     max_crossings : stop an orbit after this many crossings (the run stops when all have them).
     xtol : the located points satisfy |g| <= xtol (1 + |a| |y|) for a hyperplane, xtol (1 + |g|-scale)
         for a callable.
+    period : the period of a time-periodic problem (default ``problem.period``), for the stroboscopic map.
+    backend : "auto" (default), "numpy" or "numba", as in :func:`integrators.integrate`. A hyperplane
+        section of a recognised coadjoint problem with a Runge-Kutta method (rk or rkmk form) runs the
+        compiled section of :mod:`integrators.codegen.section_source` with numba (crossings located inside
+        the stepping loop, no states stored; "auto" takes it for runs of at least
+        :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` orbit-steps when numba is installed);
+        otherwise the orbits are integrated in chunks by :func:`integrators.integrate` with this backend
+        and the crossings located in numpy. ``result.backend`` says which ran.
     """
     start = time.perf_counter()
     m = get_method(method, problem)
+    fastpath.check_backend_args(backend, True)
     if not m.fixed_step:
         raise MethodError(f"poincare_section locates crossings with one step of a fixed-step method; {m.name!r} "
                           f"is adaptive: use rk4, rkmk4, cf4, moser_veselov, ... with h")
@@ -256,7 +270,6 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     nsteps = math.ceil(t_end / h - 1e-9)
     h = t_end / nsteps
     validation.step_budget(nsteps)
-    fastpath.check_backend_args(backend, True)
     pl = None
     if a is not None and isinstance(m, RungeKutta) and not m.project and problem.kind == "coadjoint":
         pl = fastpath.plan(problem, m.tableau, m.lie, m.terms, Y)
