@@ -416,6 +416,9 @@ def no_plan_reason(problem, lie, proj):
     """Why :func:`plan` found no generated path for ``problem`` (for the MethodError of backend='numba')."""
     if getattr(problem, "kind", None) != "coadjoint":
         return f"only coadjoint problems have generated code ({problem.name} is a {problem.kind} problem)"
+    if getattr(problem, "time_dependent", False):
+        return (f"{problem.name} depends on t (time_dependent=True) and the generated code is written for "
+                f"autonomous problems; the numpy steppers take it (backend='numpy' or 'auto')")
     st = recognition.recognise(problem, np.zeros(problem.dim) + 0.5)
     if st is None:
         return (f"the generator does not recognise {problem.name}: its velocity must be affine in z (w = W z + c), "

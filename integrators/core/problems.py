@@ -5,13 +5,21 @@
   w(z) (w = dH/dm for Euler-Poincare / Lie-Poisson systems; linear in z for servo-constraints of the
   second kind) and an optional extra force f(z) (the multiplier term lambda b of a servo-constraint
   of the first kind). Lie-Poisson methods move z along its coadjoint orbit when f is None, so every
-  Casimir of the algebra is kept to round-off.
+  Casimir of the algebra is kept to round-off. With ``time_dependent=True`` the callables are
+  w(t, z) and f(t, z) (a periodic inertia I(t), a gyrostatic or linear term c(t), a control): the
+  Casimirs are still kept without forcing (z' = ad*_{w(t, z)} z moves z on its coadjoint orbit for
+  any w), the generated code (autonomous) does not apply and the numpy steppers pass the stage
+  times t + c_i h.
 * :class:`ReconstructionProblem`: g' = g w(t) on a matrix group (SO(3), SE(2), SE(3)).
 
 Arrays follow the library convention: the last axis is the state (or algebra) index, leading axes
 are a batch; every callable here must accept (..., dim) and broadcast.
 
 Every problem also takes
+
+* ``period``: the period T of a time-periodic vector field (f(t + T, y) = f(t, y)), read by the
+  phase-space tools (:func:`integrators.lyapunov_spectrum`, :func:`integrators.poincare_section`:
+  the stroboscopic map, the exponents per period) when they are not given one;
 
 * ``outputs``: dict name -> callable(y) evaluated after the integration on the saved raw states,
   (K, ..., dim) -> (K, ...) or (K, ..., p); the results are ``IntegrationResult.outputs``;
@@ -53,6 +61,17 @@ def _tolerances(tolerances):
     return out
 
 
+def _period(period):
+    """None or a positive finite float (the period of a time-periodic vector field)."""
+    if period is None:
+        return None
+    if isinstance(period, bool) or not isinstance(period, (int, float, np.floating, np.integer)) or \
+            not 0 < float(period) < np.inf:
+        raise IntegrationInputError(f"period must be a positive finite number (the period T of the vector "
+                                    f"field), got {period!r}")
+    return float(period)
+
+
 class ODEProblem:
     """y' = f(t, y).
 
@@ -69,6 +88,7 @@ class ODEProblem:
     outputs, state_map : see the module docstring.
     tolerances : dict name -> relative tolerance of that invariant or constraint in the end-of-run
         check of :mod:`integrators.engine.guard` (defaults there).
+    period : the period T of a time-periodic f (optional; see the module docstring).
     """
 
     kind = "ode"
@@ -79,9 +99,10 @@ class ODEProblem:
                  jac: Callable[[Any, NDArray[Any]], ArrayLike] | None = None, name: str | None = None,
                  outputs: Mapping[str, Callable[[NDArray[Any]], ArrayLike]] | None = None,
                  state_map: Callable[[NDArray[Any]], ArrayLike] | None = None,
-                 tolerances: Mapping[str, float] | None = None) -> None:
+                 tolerances: Mapping[str, float] | None = None, period: float | None = None) -> None:
         self.outputs, self.state_map = _outputs(outputs, state_map)
         self.tolerances = _tolerances(tolerances)
+        self.period = _period(period)
         self.f = f
         self.dim = int(dim)
         self.invariants = dict(invariants or {})
@@ -119,6 +140,14 @@ class CoadjointProblem:
         orthogonally back onto {C z = C z0}, which keeps their order and these invariants to
         round-off; Runge-Kutta methods keep them without projection.
     outputs, state_map, tolerances : see the module docstring and :class:`ODEProblem`.
+    time_dependent : bool, default False
+        True: ``velocity`` and ``forcing`` are callables (t, z), t a float or an array broadcasting
+        against z[..., 0] (z' = ad*_{w(t, z)} z + f(t, z)); ``velocity_matrix`` is then refused and a
+        ``hamiltonian`` is not recorded as an invariant (the energy of a forced or time-dependent
+        system is not conserved). The generated code (autonomous) does not take such a problem:
+        :func:`integrators.geometry.recognition.recognise` returns None and ``backend='numba'`` raises
+        MethodError; the numpy steppers (rk, rkmk, commutator-free, the adaptive pairs, scipy) apply.
+    period : the period T of a time-periodic velocity / forcing (optional; see the module docstring).
     """
 
     kind = "coadjoint"
@@ -131,9 +160,17 @@ class CoadjointProblem:
                  record_casimirs: bool = True, linear_invariants: ArrayLike | None = None,
                  outputs: Mapping[str, Callable[[NDArray[Any]], ArrayLike]] | None = None,
                  state_map: Callable[[NDArray[Any]], ArrayLike] | None = None,
-                 tolerances: Mapping[str, float] | None = None) -> None:
+                 tolerances: Mapping[str, float] | None = None, time_dependent: bool = False,
+                 period: float | None = None) -> None:
         self.outputs, self.state_map = _outputs(outputs, state_map)
         self.tolerances = _tolerances(tolerances)
+        if not isinstance(time_dependent, (bool, np.bool_)):
+            raise IntegrationInputError(f"time_dependent must be True or False, got {time_dependent!r}")
+        self.time_dependent = bool(time_dependent)
+        if self.time_dependent and velocity_matrix is not None:
+            raise IntegrationInputError("velocity_matrix describes an autonomous velocity w = W z; a time-dependent "
+                                        "problem (time_dependent=True) has none: give velocity(t, z) only")
+        self.period = _period(period)
         self.algebra = algebra
         self.dim = algebra.dim
         self.velocity = velocity
@@ -143,7 +180,7 @@ class CoadjointProblem:
         self.invariants = dict(invariants or {})
         self.constraints = dict(constraints or {})
         self.name = name or f"coadjoint ODE on {algebra.name}*"
-        if hamiltonian is not None and "energy" not in self.invariants and forcing is None:
+        if hamiltonian is not None and "energy" not in self.invariants and forcing is None and not self.time_dependent:
             self.invariants["energy"] = hamiltonian
         self.linear_invariants = None
         if linear_invariants is not None:
@@ -162,8 +199,11 @@ class CoadjointProblem:
                 self.invariants.setdefault(f"casimir:{c.expr}", c)
 
     def rhs(self, t: Any, z: NDArray[Any]) -> NDArray[Any]:
-        """ad*_{w(z)} z + f(z)."""
+        """ad*_{w(z)} z + f(z) (ad*_{w(t, z)} z + f(t, z) for a time-dependent problem)."""
         coad = getattr(self.algebra, "_coad", self.algebra.coad)   # unchecked: stages may overflow
+        if self.time_dependent:
+            out = coad(self.velocity(t, z), z)
+            return out if self.forcing is None else out + self.forcing(t, z)
         out = coad(self.velocity(z), z)
         if self.forcing is not None:
             out = out + self.forcing(z)
@@ -173,7 +213,7 @@ class CoadjointProblem:
         """The same vector field as a plain :class:`ODEProblem` (for RK4, midpoint, scipy)."""
         return ODEProblem(lambda t, z: self.rhs(t, z), self.dim, self.invariants, self.constraints,
                           name=self.name, outputs=self.outputs, state_map=self.state_map,
-                          tolerances=self.tolerances)
+                          tolerances=self.tolerances, period=self.period)
 
 
 class ReconstructionProblem:

@@ -327,7 +327,8 @@ def _verified(problem, entry, y0):
 
 
 def recognise(problem, y0):
-    """The :class:`Structure` of a coadjoint problem, or None when it has none the generator knows.
+    """The :class:`Structure` of a coadjoint problem, or None when it has none the generator knows
+    (always None for a time-dependent problem, ``problem.time_dependent``).
 
     The structure (W, c, P) is read off at probes that do not depend on y0 and kept on the problem
     (attribute :data:`CACHE_ATTR`), so later calls do no probing. It is re-derived when what it
@@ -338,8 +339,8 @@ def recognise(problem, y0):
     when that fails; a callable that changes its behaviour in place (a closure over mutable state) is
     therefore caught at a new y0 but not at one already verified: build a new problem after changing
     its system (or delete the attribute)."""
-    if getattr(problem, "kind", None) != "coadjoint":
-        return None
+    if getattr(problem, "kind", None) != "coadjoint" or getattr(problem, "time_dependent", False):
+        return None   # the generated code is autonomous: w(t, z), f(t, z) are never probed as w(z)
     n = problem.dim
     if n > 12:
         return None

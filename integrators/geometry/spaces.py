@@ -178,12 +178,13 @@ class CoadjointSpace:
         self.problem = problem
         self.algebra = problem.algebra
         self.velocity = problem.velocity
+        self.timed = getattr(problem, "time_dependent", False)   # velocity(t, z)
         self.so3 = self.algebra.closed_form == "so3"
         self.se3 = self.algebra.closed_form == "se3"
         self.xdim = self.algebra.dim
 
     def field(self, t, z):
-        return self.velocity(z)
+        return self.velocity(t, z) if self.timed else self.velocity(z)
 
     def act(self, x, z):
         if self.so3:
@@ -222,8 +223,10 @@ class AffineCoadjointSpace:
         self.xdim = 2 * self.n
 
     def field(self, t, z):
-        w = self.problem.velocity(z)
-        f = np.broadcast_to(self.problem.forcing(z), w.shape)
+        p = self.problem
+        timed = getattr(p, "time_dependent", False)   # velocity(t, z), forcing(t, z)
+        w = p.velocity(t, z) if timed else p.velocity(z)
+        f = np.broadcast_to(p.forcing(t, z) if timed else p.forcing(z), w.shape)
         return np.concatenate([w, f], axis=-1)
 
     def act(self, xi, z):

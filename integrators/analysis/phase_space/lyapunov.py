@@ -25,6 +25,12 @@ MEGNO (Cincotta and Simo 2000): with delta(t) the first tangent vector, Y(t) = (
 <Y>(t) = (1/t) int_0^t Y ds (trapezoid rule on the QR grid). <Y> tends to 0 on a stable periodic
 (isochronous) orbit, to 2 on a quasi-periodic one and grows like lambda t / 2 on a chaotic one.
 
+The loop runs as the generated code of :mod:`integrators.codegen.tangent_source` for a recognised
+coadjoint problem (the variational equation from the structure constants, stepped with the state by
+the same tableau; the leaf projection and a modified Gram-Schmidt QR in the same code; Python floats,
+numpy columns or numba, a ``prange`` over the trajectories) and as the numpy loop below otherwise
+(``fast=False`` forces it: both agree to round-off). ``k`` < n keeps the k largest exponents only.
+
 Convergence check: the running estimates of the last quarter of the run must stay within
 ``tol * max(1, max |lambda|)`` of each other; otherwise ``converged`` is False, ``status`` is 1 and the
 message says by how much (run longer).
@@ -34,12 +40,14 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ...backends import fastpath, tangent_runner
 from ...core.errors import IntegrationInputError, MethodError
 from ...methods import RungeKutta, get_method
 from ...core import validation
@@ -77,6 +85,7 @@ class LyapunovResult:
     period: float | None = None
     nsteps: int = 0
     wall_time: float = 0.0
+    backend: str = ""
     info: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -169,7 +178,8 @@ def initial_frame(normals, y):
 def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = None, h: float | None = None,
                       method: str = "rk4", t0: float = 0.0, transient: float = 0.0, leaf: Any = "auto",
                       jac: Any = None, period: float | None = None, tol: float = 1e-2,
-                      save_every: int | None = None) -> LyapunovResult:
+                      save_every: int | None = None, backend: str = "auto", fast: bool = True,
+                      k: int | None = None) -> LyapunovResult:
     """The Lyapunov spectrum of ``problem`` along the orbit(s) from ``y0`` (Benettin's method, see the
     module docstring).
 
@@ -187,10 +197,21 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
     leaf : "auto", None or a callable of normals (see :func:`integrators.analysis.phase_space.tangent.leaf_normals`).
     jac : callable (t, y) -> (..., n, n), the Jacobian of the vector field (default: closed form for an
         affine coadjoint problem, ``problem.jac``, else central differences).
-    period : the period of a time-periodic vector field: the stroboscopic exponents are
+    period : the period of a time-periodic vector field (default ``problem.period``): the stroboscopic exponents are
         ``per_period`` = exponents * period.
     tol : the convergence check's tolerance (relative to max(1, max |lambda|)).
     save_every : keep the running estimates every save_every QR steps (default: at most 2000 kept).
+    backend : "auto" (default), "numpy" or "numba", as in :func:`integrators.integrate`: a recognised
+        coadjoint problem (affine velocity, no forcing or a multiplier forcing, autonomous; no ``jac``,
+        ``leaf`` "auto" or None) runs the generated tangent flow of
+        :mod:`integrators.codegen.tangent_source` (Python floats or numpy columns, or compiled by numba:
+        "auto" compiles when numba is installed and the run is large enough); other problems run the
+        numpy loop, and backend="numba" for them raises MethodError saying why. ``result.backend`` says
+        which ran ("numba", "numpy": the generated code, "reference": the numpy loop).
+    fast : False runs the numpy loop (the reference) whatever the problem.
+    k : the number of exponents (default all n): the k largest, from k tangent vectors (the first
+        min(k, p) on the leaf, the rest across it), at about (1 + 2k) / (1 + 2n) of the cost of the
+        whole spectrum (k = 1: the largest exponent, as for the charts of regimes).
     """
     start = time.perf_counter()
     m = _tableau(method, problem)
@@ -206,6 +227,8 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
     transient = float(transient)
     if not math.isfinite(transient) or transient < 0:
         raise IntegrationInputError(f"transient must be a finite time >= 0, got {transient!r}")
+    if period is None:
+        period = getattr(problem, "period", None)   # the problem's own period (ODEProblem / CoadjointProblem)
     if period is not None:
         period = validation.positive(period, "period")
     dt = validation.positive(dt if dt is not None else (period or 1.0), "dt")
@@ -226,17 +249,81 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
     save_every = validation.step_count(save_every, "save_every")
     tol = validation.positive(tol, "tol")
     normals = leaf_normals(problem, leaf)
-    t = float(t0)
+    if k is None:
+        k = n
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+        raise IntegrationInputError(f"k (the number of exponents) must be an integer from 1 to {n}, got {k!r}")
+    k = int(k)
+    fastpath.check_backend_args(backend, fast)
+    why = tangent_runner.why_not(problem, jac, leaf, y) if fast else "fast=False asks for the numpy reference loop"
+    if why is not None:
+        fastpath.require_compiled(backend, why)
+        out = _reference_loop(tf, m, normals, y, float(t0), h, sub, nqr, save_every, dt, int(round(transient / h)), k)
+        used = "reference"
+    else:
+        ntr = int(round(transient / h))
+        be = fastpath.choose_backend(backend, B * (ntr + nqr * sub) * (k + 1))
+        mode = "numba" if be == "numba" else ("scalar" if B <= fastpath.SMALL_BATCH else "array")
+        out = _generated_loop(problem, m, normals, leaf, y, float(t0), h, sub, nqr, save_every, dt, ntr, mode, k)
+        used = be
+    y, logs, done, ts_a, run_a, runM_a, intY, status, message, p, tstart = out
+    p = min(p, k)     # the leaf's columns among the k
+    if np.any(done == 0):
+        raise IntegrationInputError(f"the tangent flow overflowed in the first QR interval: {message}")
+    tk = done * dt
+    lam = logs / tk[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # all-NaN columns of trajectories that stopped early
+        last = ts_a >= tstart + 0.75 * float(tk.max())
+        if np.count_nonzero(last) < 2:
+            last = np.arange(len(ts_a)) >= len(ts_a) - 2
+        if p:
+            sel = run_a[last][..., :p]
+            spread = (np.nanmax(sel, axis=0) - np.nanmin(sel, axis=0)).max(axis=-1)
+        else:
+            spread = np.zeros(B)
+    bound = tol * np.maximum(1.0, np.abs(lam[:, :p]).max(axis=-1) if p else 1.0)
+    converged = spread <= bound
+    if status == 0:
+        if np.all(converged):
+            message = (f"converged: the running estimates of the last quarter stay within {float(spread.max()):.3g} "
+                       f"(tolerance {float(bound.min()):.3g})")
+        else:
+            status = 1
+            b = int(np.argmax(np.where(np.isnan(spread), np.inf, spread - bound)))
+            message = (f"not converged: {int(np.count_nonzero(~converged))} of {B} spectra still move by up to "
+                       f"{float(spread[b]):.3g} over the last quarter of the run (tolerance {float(bound[b]):.3g}); "
+                       f"run longer (larger t_end) or raise tol")
+    order = np.argsort(-lam[:, :p], axis=-1, kind="stable")
+    ex = np.take_along_axis(lam[:, :p], order, axis=-1)
+    tr = np.sort(lam[:, p:], axis=-1)[:, ::-1]
+    run_leaf = np.take_along_axis(run_a[..., :p], order[None], axis=-1) if len(run_a) else run_a
+    run_tr = np.sort(run_a[..., p:], axis=-1)[..., ::-1] if len(run_a) else run_a
+    pick = (lambda a: a[0]) if single else (lambda a: a)
+    pickr = (lambda a: a[:, 0]) if single else (lambda a: a)
+    return LyapunovResult(
+        exponents=pick(ex), transverse=pick(tr), t=ts_a, running=pickr(run_leaf), running_transverse=pickr(run_tr),
+        megno=pick(intY / tk), running_megno=pickr(runM_a), converged=pick(converged), status=status,
+        message=message, y=pick(y), method=m.name, h=h, dt=dt, jacobian=tf.kind, period=period,
+        nsteps=int(done.max()) * sub + int(round(transient / h)), wall_time=time.perf_counter() - start,
+        backend=used, info={"leaf_dimension": p, "qr_steps": int(done.min()) if single else done, "trajectories": B})
+
+
+def _reference_loop(tf, m, normals, y, t, h, sub, nqr, save_every, dt, ntr, ncols):
+    """The numpy loop (any vector field, Jacobian and leaf): transient, frame (its first ``ncols``
+    vectors), QR intervals."""
+    B, n = y.shape
     status, message = 0, ""
     with np.errstate(over="ignore", invalid="ignore"):
-        ntr = int(round(transient / h))
         for _ in range(ntr):
             y = rk_step(tf, m, t, y, h)
             t += h
         if not np.all(np.isfinite(y)):
             raise IntegrationInputError(f"the solution overflowed during the transient (before t = {t:.6g})")
         V, p = initial_frame(normals, y)
-        logs = np.zeros((B, n))
+        V = np.ascontiguousarray(V[..., :ncols])
+        q = min(p, ncols)
+        logs = np.zeros((B, ncols))
         tstart = t
         L_prev, intL, intY, Y_prev = np.zeros(B), np.zeros(B), np.zeros(B), np.zeros(B)
         ts, run, runM = [], [], []
@@ -246,7 +333,7 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
                 y, V = rk_tangent_step(tf, m, t, y, V, h)
                 t += h
             if normals is not None and p < n:
-                V[..., :p] = _project_out(np.asarray(normals(y), dtype=float).reshape(B, n, -1), V[..., :p])
+                V[..., :q] = _project_out(np.asarray(normals(y), dtype=float).reshape(B, n, -1), V[..., :q])
             Qm, R = np.linalg.qr(V)
             d = np.diagonal(R, axis1=-2, axis2=-1)
             if not (np.all(np.isfinite(d)) and np.all(np.isfinite(y))) or np.any(d == 0):
@@ -266,37 +353,33 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
                 ts.append(tstart + tk)
                 run.append(logs / tk)
                 runM.append(intY / tk)
-    if done == 0:
-        raise IntegrationInputError(f"the tangent flow overflowed in the first QR interval: {message}")
-    tk = done * dt
-    lam = logs / tk
-    ts_a, run_a, runM_a = np.asarray(ts), np.asarray(run), np.asarray(runM)
-    last = ts_a >= tstart + 0.75 * tk
-    if np.count_nonzero(last) < 2:
-        last = np.arange(len(ts_a)) >= len(ts_a) - 2
-    spread = np.ptp(run_a[last][..., :p], axis=0).max(axis=-1) if p else np.zeros(B)
-    bound = tol * np.maximum(1.0, np.abs(lam[:, :p]).max(axis=-1) if p else 1.0)
-    converged = spread <= bound
-    if status == 0:
-        if np.all(converged):
-            message = (f"converged: the running estimates of the last quarter stay within {float(spread.max()):.3g} "
-                       f"(tolerance {float(bound.min()):.3g})")
-        else:
-            status = 1
-            b = int(np.argmax(spread - bound))
-            message = (f"not converged: {int(np.count_nonzero(~converged))} of {B} spectra still move by up to "
-                       f"{float(spread[b]):.3g} over the last quarter of the run (tolerance {float(bound[b]):.3g}); "
-                       f"run longer (larger t_end) or raise tol")
-    order = np.argsort(-lam[:, :p], axis=-1, kind="stable")
-    ex = np.take_along_axis(lam[:, :p], order, axis=-1)
-    tr = np.sort(lam[:, p:], axis=-1)[:, ::-1]
-    run_leaf = np.take_along_axis(run_a[..., :p], order[None], axis=-1) if len(run_a) else run_a
-    run_tr = np.sort(run_a[..., p:], axis=-1)[..., ::-1] if len(run_a) else run_a
-    pick = (lambda a: a[0]) if single else (lambda a: a)
-    pickr = (lambda a: a[:, 0]) if single else (lambda a: a)
-    return LyapunovResult(
-        exponents=pick(ex), transverse=pick(tr), t=ts_a, running=pickr(run_leaf), running_transverse=pickr(run_tr),
-        megno=pick(intY / tk), running_megno=pickr(runM_a), converged=pick(converged), status=status,
-        message=message, y=pick(y), method=m.name, h=h, dt=dt, jacobian=tf.kind, period=period,
-        nsteps=done * sub + int(round(transient / h)), wall_time=time.perf_counter() - start,
-        info={"leaf_dimension": p, "qr_steps": done, "trajectories": B})
+    return (y, logs, np.full(B, done), np.asarray(ts), np.asarray(run), np.asarray(runM), intY, status, message,
+            p, tstart)
+
+
+def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt, ntr, mode, ncols):
+    """The same loop by the generated code of :mod:`integrators.codegen.tangent_source` (a recognised
+    coadjoint problem): the transient and the QR intervals compiled, the initial frame in numpy."""
+    B, n = y.shape
+    r = 0 if normals is None else np.asarray(normals(y[:1]), dtype=float).reshape(1, n, -1).shape[-1]
+    pl = tangent_runner.plan(problem, m.tableau, y, leaf, r, ncols)
+    acc = np.zeros((B, ncols + 4))
+    eye = np.broadcast_to(np.eye(n)[:, :ncols], (B, n, ncols))
+    if ntr:
+        y, _, _, _, _, _ = tangent_runner.run(pl, y, eye, acc, ntr, sub, 0, 1, h, dt, mode)
+        t += ntr * h
+        if not np.all(np.isfinite(y)):
+            raise IntegrationInputError(f"the solution overflowed during the transient (before t = {t:.6g})")
+    V, p = initial_frame(normals, y)
+    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V[..., :ncols], acc, 0, sub, nqr, save_every, h, dt, mode)
+    ks = np.array([k for k in range(1, nqr + 1) if k % save_every == 0 or k == nqr], dtype=float)
+    keep = ks <= done.max()
+    status, message = 0, ""
+    if np.any(done < nqr):
+        b = int(np.argmin(done))
+        status, message = -1, (f"the solution or its tangent vectors overflowed or became singular in the QR "
+                               f"interval ending at t = {t + (done[b] + 1) * dt:.6g} (trajectory {b}; "
+                               f"{int(np.count_nonzero(done < nqr))} of {B} stopped early); the estimates up to "
+                               f"there are kept")
+    return (y, acc[:, :ncols], done, t + ks[keep] * dt, run[keep], runM[keep], acc[:, ncols + 2], status, message,
+            p, t)

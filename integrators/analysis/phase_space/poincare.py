@@ -11,6 +11,11 @@ variant of regula falsi (Dowell and Jarratt 1971), vectorized over all crossings
 an image of the method's map, so it keeps what the method keeps: a Casimir for a Lie-Poisson method, the
 energy and |m|^2 for Moser-Veselov.
 
+Many orbits of a recognised coadjoint problem crossing a hyperplane run, with numba, the compiled
+section of :mod:`integrators.codegen.section_source` instead (:mod:`integrators.backends.section_runner`:
+a ``numba.prange`` over the orbits; every orbit steps, watches a . y - b and locates its crossings by
+the same Illinois iteration on the one-step map inside the loop; nothing but the crossings is stored).
+
 A stroboscopic map (``section="stroboscopic"``, with ``period`` T) records y(t0 + k T): the step is
 T / m for an integer m and every m-th step is saved.
 
@@ -28,6 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ...backends import fastpath, section_runner
 from ...engine.driver import integrate
 from ...core.errors import IntegrationInputError, MethodError
 from ...methods import RungeKutta, get_method
@@ -56,6 +62,7 @@ class PoincareResult:
     section: str
     wall_time: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
+    backend: str = "numpy"
 
     def plot(self, i: int = 0, j: int = 1, ax: Any = None, orbits: Any = None, **kw: Any) -> Any:
         """Scatter of coordinates i and j of the points (all orbits, or the indices ``orbits``)."""
@@ -146,7 +153,8 @@ class _RowStep:
         self.m = m
         self.f = problem.rhs if problem.kind == "coadjoint" else problem.f
         self.vector = None
-        self.timeless = problem.kind == "coadjoint"  # the coadjoint vector field does not depend on t
+        # an autonomous coadjoint vector field does not depend on t (rows may share one stage time)
+        self.timeless = problem.kind == "coadjoint" and not getattr(problem, "time_dependent", False)
 
     def _vec(self, t, y, s):
         if self.rk:
@@ -204,9 +212,18 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     max_crossings : stop an orbit after this many crossings (the run stops when all have them).
     xtol : the located points satisfy |g| <= xtol (1 + |a| |y|) for a hyperplane, xtol (1 + |g|-scale)
         for a callable.
+    period : the period of a time-periodic problem (default ``problem.period``), for the stroboscopic map.
+    backend : "auto" (default), "numpy" or "numba", as in :func:`integrators.integrate`. A hyperplane
+        section of a recognised coadjoint problem with a Runge-Kutta method (rk or rkmk form) runs the
+        compiled section of :mod:`integrators.codegen.section_source` with numba (crossings located inside
+        the stepping loop, no states stored; "auto" takes it for runs of at least
+        :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` orbit-steps when numba is installed);
+        otherwise the orbits are integrated in chunks by :func:`integrators.integrate` with this backend
+        and the crossings located in numpy. ``result.backend`` says which ran.
     """
     start = time.perf_counter()
     m = get_method(method, problem)
+    fastpath.check_backend_args(backend, True)
     if not m.fixed_step:
         raise MethodError(f"poincare_section locates crossings with one step of a fixed-step method; {m.name!r} "
                           f"is adaptive: use rk4, rkmk4, cf4, moser_veselov, ... with h")
@@ -224,12 +241,15 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
         raise IntegrationInputError(f"transient must be a finite time >= 0, got {transient!r}")
     if max_crossings is not None:
         max_crossings = validation.step_count(max_crossings, "max_crossings")
+    if period is None:
+        period = getattr(problem, "period", None)   # the problem's own period (ODEProblem / CoadjointProblem)
     strobe = isinstance(section, str)
     if strobe:
         if section != "stroboscopic":
             raise IntegrationInputError(f"a section given by name must be 'stroboscopic', got {section!r}")
         if period is None:
-            raise IntegrationInputError("a stroboscopic section needs the period of the system (period=T)")
+            raise IntegrationInputError("a stroboscopic section needs the period of the system (period=T, or a "
+                                        "problem built with period=T)")
     if period is not None:
         period = validation.positive(period, "period")
     t = float(t0)
@@ -250,6 +270,23 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     nsteps = math.ceil(t_end / h - 1e-9)
     h = t_end / nsteps
     validation.step_budget(nsteps)
+    pl = None
+    if a is not None and isinstance(m, RungeKutta) and not m.project and problem.kind == "coadjoint":
+        pl = fastpath.plan(problem, m.tableau, m.lie, m.terms, Y)
+    if pl is not None and fastpath.choose_backend(backend, nsteps * B) == "numba":
+        P, T, st, reached, worst = section_runner.crossings(pl, Y, t, h, nsteps, a, float(section[1]), direction,
+                                                            xtol, max_crossings, "numba")
+        count = np.array([len(q) for q in T])
+        status, message = 0, f"{int(count.sum())} crossings of {desc}"
+        if np.any(st != 0):
+            bad = np.flatnonzero(st)
+            status = -1
+            message = (f"{len(bad)} of {B} orbits overflowed (orbit {int(bad[0])} after t = "
+                       f"{t + float(reached[bad[0]]) * h:.6g}); their crossings up to there are kept; {message}")
+        res = _finish(problem, P, T, worst, status, message, m, h, desc, single, start,
+                      {"crossings": count if not single else int(count[0]), "steps": int(reached.max())})
+        res.backend = "numba"
+        return res
     chunk = max(1, min(nsteps, CHUNK_FLOATS // (B * n)))
     sgn = 1.0 if direction >= 0 else -1.0
     stepper = _RowStep(problem, m)

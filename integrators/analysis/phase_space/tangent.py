@@ -51,6 +51,8 @@ class TangentField:
 def _coadjoint_parts(problem):
     """(C, W, c, Q) of an affine coadjoint problem with no forcing or a multiplier forcing, else None."""
     n = problem.dim
+    if getattr(problem, "time_dependent", False):
+        return None       # w(t, z): no closed form from W, c (the caller's jac or differences of rhs)
     Wc = recognition.affine_velocity(problem.velocity, n)
     if Wc is None:
         return None

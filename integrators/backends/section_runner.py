@@ -1,0 +1,110 @@
+"""Running the generated Poincare section of :mod:`integrators.codegen.section_source` on an ensemble.
+
+The orbits go through a ``numba.prange`` loop (extra ``liedyn[fast]``), each running the one-orbit
+loop from its own step to the end or until its buffer of ``cap`` crossings is full; :func:`crossings`
+collects the buffers and calls again for the orbits that still have steps to take (no state is
+stored along the way: memory is B x cap x n, whatever the number of steps). Mode "scalar" runs the
+same text in Python floats, orbit after orbit (for the tests, and where numba is missing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from ..codegen.section_source import section_source
+from ..reference import genhelpers
+from . import numba_kernels
+
+_MODULES = {}
+_SCALAR = {}
+
+_NUMBA = """
+import numba
+CACHE = {cache}
+
+{text}
+run = numba.njit(run, cache=CACHE, error_model="numpy")
+
+
+@numba.njit(parallel=True, cache=CACHE, error_model="numpy")
+def ensemble(h, nsteps, t0, cap, MAXC, Z, E, K, A, b0, direction, xtol, PTS, TS, CNT, ST, RES, ACTIVE):
+    for b in numba.prange(Z.shape[0]):
+        if not ACTIVE[b]:
+            CNT[b] = 0
+            continue
+        out = run(h, K[b], nsteps, t0, cap, MAXC[b], Z[b], E[b], A, b0, direction, xtol, PTS[b], TS[b])
+        K[b] = out[0]
+        CNT[b] = out[1]
+        ST[b] = out[2]
+        RES[b] = out[3]
+"""
+
+
+def _function(pl, mode):
+    text = section_source(pl.st, pl.tab, pl.lie, pl.terms)
+    if mode == "numba":
+        numba_kernels.require("backend='numba'")
+        on_disk = numba_kernels.cache_dir() is not None
+        full = numba_kernels.header(False) + _NUMBA.format(cache=on_disk, text=text)
+        digest = hashlib.sha1(full.encode()).hexdigest()[:20]
+        fn = _MODULES.get(digest)
+        if fn is None:
+            fn = _MODULES[digest] = numba_kernels.load_source(full, f"liedyn_sec_{digest}")[0]["ensemble"]
+        return fn
+    key = (pl.st.key, pl.tab.name, pl.lie, pl.terms)
+    fn = _SCALAR.get(key)
+    if fn is None:
+        env = dict(genhelpers.SCALAR, abs=abs, min=min, max=max)
+        exec(compile(text, f"<liedyn section {pl.tab.name}>", "exec"), env)
+        fn = _SCALAR[key] = env["run"]
+    return fn
+
+
+def crossings(pl, Y, t0, h, nsteps, a, b, direction, xtol, max_crossings, mode, cap=None):
+    """Crossings of a . y = b by the orbits from Y (B, n) over nsteps steps of h from t0 with the
+    method of plan ``pl``; returns (points: list of (K_b, n), times: list of (K_b,), status (B,): 0 or -1
+    when the orbit overflowed (its crossings up to there are kept), the step each orbit reached, the
+    largest relative |g| at the located points)."""
+    B, n = Y.shape
+    maxc = np.full(B, np.iinfo(np.int64).max if max_crossings is None else int(max_crossings), dtype=np.int64)
+    if cap is None:
+        cap = int(min(4096, max(16, 2_000_000 // (B * n))))
+    Z = np.ascontiguousarray(Y, dtype=float).copy()
+    E = np.zeros_like(Z)
+    K = np.zeros(B, dtype=np.int64)
+    A = np.ascontiguousarray(a, dtype=float)
+    pts = [[] for _ in range(B)]
+    tms = [[] for _ in range(B)]
+    status = np.zeros(B, dtype=np.int64)
+    worst = 0.0
+    active = np.ones(B, dtype=np.bool_)
+    PTS = np.empty((B, cap, n))
+    TS = np.empty((B, cap))
+    CNT = np.zeros(B, dtype=np.int64)
+    RES = np.zeros(B)
+    fn = _function(pl, mode)
+    while np.any(active):
+        if mode == "numba":
+            with np.errstate(all="ignore"):
+                fn(float(h), int(nsteps), float(t0), cap, maxc, Z, E, K, A, float(b), int(direction), float(xtol),
+                   PTS, TS, CNT, status, RES, active)
+        else:
+            for i in np.flatnonzero(active):
+                z, e = Z[i].tolist(), E[i].tolist()
+                with np.errstate(all="ignore"):
+                    K[i], CNT[i], status[i], RES[i] = fn(float(h), int(K[i]), int(nsteps), float(t0), cap,
+                                                         int(maxc[i]), z, e, A.tolist(), float(b), int(direction),
+                                                         float(xtol), PTS[i], TS[i])
+                Z[i], E[i] = z, e
+            CNT[~active] = 0
+        for i in np.flatnonzero(CNT):
+            pts[i].append(PTS[i, :CNT[i]].copy())
+            tms[i].append(TS[i, :CNT[i]].copy())
+        worst = max(worst, float(np.max(RES[active]))) if np.any(active) else worst
+        maxc -= CNT
+        active &= (K < nsteps) & (status == 0) & (maxc > 0)
+    P = [np.concatenate(p) if p else np.zeros((0, n)) for p in pts]
+    T = [np.concatenate(q) if q else np.zeros(0) for q in tms]
+    return P, T, status, K, worst

@@ -1,0 +1,208 @@
+"""Running the generated tangent flow of :mod:`integrators.codegen.tangent_source` (Lyapunov spectra).
+
+:func:`plan` says whether a problem has a generated tangent flow (a coadjoint problem recognised by
+:func:`integrators.geometry.recognition.recognise`: affine velocity, no forcing or a multiplier forcing,
+autonomous; the Jacobian from the structure constants, the leaf "auto" or None) and, when not, why
+(for the MethodError of ``backend='numba'``). A :class:`TangentPlan` compiles the text once per
+(structure, tableau, leaf) and mode:
+
+* "scalar": Python floats, one trajectory per call (a Python loop over a small ensemble);
+* "array": numpy (B,) columns, the whole ensemble per call (an interval that is not finite for any
+  trajectory stops all, as in the numpy loop);
+* "numba": jitted (extra ``liedyn[fast]``); an ensemble runs as a ``numba.prange`` loop over the
+  trajectories, each with its own stopping point. The module text goes to the cache directory of
+  :mod:`integrators.backends.numba_kernels` (numba's disk cache: one compilation per machine).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import numpy as np
+
+from ..codegen import projection
+from ..codegen.tangent_source import lyapunov_source
+from ..geometry import recognition
+from ..reference import genhelpers
+from . import numba_kernels
+
+_MODULES = {}
+_PLANS = {}
+
+
+def _inv_float(x):
+    return 1.0 / x if x != 0.0 else math.inf
+
+
+def _slog_float(x):
+    return math.log(x) if x > 0.0 else -math.inf
+
+
+def _slog_array(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.where(x > 0.0, x, 0.0))
+
+
+def _inv_array(x):
+    with np.errstate(divide="ignore"):
+        return 1.0 / x
+
+
+def _all_finite(x):
+    return bool(np.all(np.isfinite(x)))
+
+
+_NUMBA = """
+import numba
+CACHE = {cache}
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def inv(x):
+    return 1.0 / x
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def slog(x):
+    return math.log(x) if x > 0.0 else -math.inf
+
+
+{text}
+run = numba.njit(run, cache=CACHE, error_model="numpy")
+
+
+@numba.njit(parallel=True, cache=CACHE, error_model="numpy")
+def ensemble(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM, DONE):
+    for b in numba.prange(Z.shape[0]):
+        DONE[b] = run(h, ntr, sub, nqr, save_every, dt, Z[b], V[b], ACC[b], RUN[b], RUNM[b])
+"""
+
+
+class TangentPlan:
+    """A recognised structure, a tableau and the leaf (the first ``p`` columns kept orthogonal to the
+    gradients of the Casimir projection ``proj`` and the rows of ``L``)."""
+
+    def __init__(self, st, tab, p, proj, L, ncols):
+        self.st, self.tab, self.p, self.proj, self.L, self.ncols = st, tab, p, proj, L, ncols
+        self.n = st.n
+        self._fns = {}
+
+    def text(self):
+        return lyapunov_source(self.st, self.tab, self.p, self.proj, self.L, self.ncols)
+
+    def function(self, mode):
+        fn = self._fns.get(mode)
+        if fn is not None:
+            return fn
+        text = self.text()
+        if mode == "numba":
+            numba_kernels.require("backend='numba'")
+            on_disk = numba_kernels.cache_dir() is not None
+            full = numba_kernels.header(False) + _NUMBA.format(cache=on_disk, text=text)
+            digest = hashlib.sha1(full.encode()).hexdigest()[:20]
+            ns = _MODULES.get(digest)
+            if ns is None:
+                ns = _MODULES[digest] = numba_kernels.load_source(full, f"liedyn_tan_{digest}")[0]
+            fn = (ns["run"], ns["ensemble"])
+        else:
+            if mode == "array":
+                env = dict(genhelpers.ARRAY, np=np, fin=_all_finite, inv=_inv_array, slog=_slog_array)
+            else:
+                env = dict(genhelpers.SCALAR, inv=_inv_float, slog=_slog_float)
+            exec(compile(text, f"<liedyn tangent {self.tab.name} {mode}>", "exec"), env)
+            fn = env["run"]
+        self._fns[mode] = fn
+        return fn
+
+
+def why_not(problem, jac, leaf, y0):
+    """None when the generated tangent flow applies to ``problem``, else the reason (a sentence)."""
+    if getattr(problem, "kind", None) != "coadjoint":
+        return (f"only coadjoint problems have a generated tangent flow ({problem.name} is a {problem.kind} "
+                f"problem: its Jacobian is evaluated in numpy)")
+    if getattr(problem, "time_dependent", False):
+        return (f"{problem.name} depends on t (time_dependent=True) and the generated tangent flow is written "
+                f"for autonomous problems")
+    if jac is not None:
+        return "a Jacobian given by the caller (jac=) is evaluated in numpy"
+    if callable(leaf):
+        return "a leaf given as a callable (leaf=) is evaluated in numpy"
+    if recognition.recognise(problem, y0) is None:
+        return (f"the generator does not recognise {problem.name}: its velocity must be affine in z (w = W z + c), "
+                f"its forcing a multiplier force of its linear invariants, its dimension at most 12")
+    return None
+
+
+def plan(problem, tab, y0, leaf, r, ncols=None):
+    """The :class:`TangentPlan` of ``problem`` (:func:`why_not` must have returned None) with tableau
+    ``tab``, r normals of the leaf ("auto": the Casimirs without forcing and the linear invariants;
+    None: no leaf) and ``ncols`` tangent columns (default n)."""
+    st = recognition.recognise(problem, y0)
+    n = st.n
+    proj, L = None, None
+    if leaf is not None and r > 0:
+        if problem.forcing is None:
+            proj = projection.of_algebra(problem.algebra)
+        L = getattr(problem, "linear_invariants", None)
+        got = (0 if proj is None else proj.p) + (0 if L is None else L.shape[0])
+        if got != r:  # pragma: no cover - leaf_normals and the projection read the same Casimirs
+            raise RuntimeError(f"the generated leaf has {got} normals, the numpy one {r}")
+    ncols = n if ncols is None else int(ncols)
+    key = (st.key, tab.name, n - r, None if proj is None else proj.key, None if L is None else L.tobytes(), ncols)
+    pl = _PLANS.get(key)
+    if pl is None:
+        if len(_PLANS) >= 128:
+            _PLANS.clear()
+        pl = _PLANS[key] = TangentPlan(st, tab, n - r, proj, L, ncols)
+    return pl
+
+
+def _saves(nqr, save_every):
+    return nqr // save_every + (1 if nqr % save_every else 0)
+
+
+def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
+    """``ntr`` transient steps, then ``nqr`` QR intervals of ``sub`` steps, from Y (B, n), V (B, n, k) (the
+    frame of k = ``pl.ncols`` columns; ignored when nqr = 0), ACC (B, k + 4) (the accumulated logs and
+    MEGNO sums); returns (Y, V, ACC, RUN (K, B, k), RUNM (K, B), done (B,)) with K the number of saves."""
+    B = Y.shape[0]
+    n = pl.ncols
+    K = _saves(nqr, save_every)
+    h, dt = float(h), float(dt)
+    if mode == "array":
+        fn = pl.function("array")
+        Zc = np.ascontiguousarray(Y.T)
+        Vc = np.ascontiguousarray(V.transpose(1, 2, 0))
+        Ac = np.ascontiguousarray(ACC.T)
+        RUN = np.full((K, n, B), np.nan)
+        RUNM = np.full((K, B), np.nan)
+        with np.errstate(all="ignore"):
+            done = fn(h, ntr, sub, nqr, save_every, dt, Zc, Vc, Ac, RUN, RUNM)
+        return (Zc.T.copy(), Vc.transpose(2, 0, 1).copy(), Ac.T.copy(), RUN.transpose(0, 2, 1), RUNM,
+                np.full(B, done, dtype=np.int64))
+    if mode == "numba":
+        one, ens = pl.function("numba")
+        Z = np.ascontiguousarray(Y, dtype=float).copy()
+        Vb = np.ascontiguousarray(V, dtype=float).copy()
+        A = np.ascontiguousarray(ACC, dtype=float).copy()
+        RUN = np.full((B, K, n), np.nan)
+        RUNM = np.full((B, K), np.nan)
+        done = np.zeros(B, dtype=np.int64)
+        if B == 1:
+            done[0] = one(h, ntr, sub, nqr, save_every, dt, Z[0], Vb[0], A[0], RUN[0], RUNM[0])
+        else:
+            ens(h, ntr, sub, nqr, save_every, dt, Z, Vb, A, RUN, RUNM, done)
+        return Z, Vb, A, RUN.transpose(1, 0, 2), RUNM.T, done
+    fn = pl.function("scalar")
+    Z, Vo, A = Y.copy(), V.copy(), ACC.copy()
+    RUN = np.full((K, B, n), np.nan)
+    RUNM = np.full((K, B), np.nan)
+    done = np.zeros(B, dtype=np.int64)
+    for b in range(B):
+        z, v, a = Y[b].tolist(), V[b].tolist(), ACC[b].tolist()
+        rb, mb = np.full((K, n), np.nan), np.full(K, np.nan)   # n: the number of columns
+        done[b] = fn(h, ntr, sub, nqr, save_every, dt, z, v, a, rb, mb)
+        Z[b], Vo[b], A[b] = z, v, a
+        RUN[:, b], RUNM[:, b] = rb, mb
+    return Z, Vo, A, RUN, RUNM, done

@@ -1,0 +1,238 @@
+"""The generated tangent flow: Benettin's QR loop of a Lyapunov spectrum as straight-line source.
+
+For a recognised coadjoint problem z' = F(z) = Q ad*_{W z + c} z (:class:`integrators.geometry.recognition.Structure`;
+Q = I - P, P the multiplier projector of a servo-constraint of the first kind, Q = I without forcing)
+the variational equation V' = DF(z) V has, column by column, the closed form from the structure constants
+
+    DF(z) v = Q (ad*_{W v} z + ad*_{W z + c} v),   (ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k,
+
+written here as one sum over the non-zero entries of C per component, sum C[i, j, k] (u_i z_k + w_i v_k),
+u = W v, w = W z + c. The state and the n tangent columns are stepped by the SAME explicit Runge-Kutta
+tableau, stage by stage (one stage recurrence: Y_i = z + sum_j a_ij K_j, VY_i = V + sum_j a_ij KV_j,
+K_i = h F(Y_i), KV_i = h DF(Y_i) VY_i), which is the derivative of the method's own step map
+(Hairer, Norsett and Wanner I, II.2: an explicit Runge-Kutta method commutes with linearisation), so the
+spectrum is that of the method's map, as in the numpy loop of
+:func:`integrators.analysis.phase_space.lyapunov.rk_tangent_step`.
+
+Every ``sub`` steps (one QR interval dt) the columns are
+
+* projected onto the tangent space of the leaf (the first p columns; the leaf's r normals at z are the
+  gradients of the algebra's polynomial Casimirs, written from their polynomials by
+  :class:`integrators.codegen.projection.CasimirProjection`, and the rows of the linear invariants; the
+  normals are orthonormalised by modified Gram-Schmidt and their components removed: the same map as
+  V - N (N^T N)^-1 N^T V of the numpy loop);
+* re-orthonormalised by modified Gram-Schmidt (Golub and Van Loan 2013, 5.2.8: V = Q R with a
+  positive diagonal, the R_ii the norms), and log R_ii accumulated, with the MEGNO integrals of the
+  first column (Cincotta and Simo 2000), as in :mod:`integrators.analysis.phase_space.lyapunov`.
+
+The function (one text for Python floats, numpy (B,) columns and numba)::
+
+    run(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM) -> done
+
+first takes ``ntr`` steps of the state alone (the transient), then ``nqr`` QR intervals of ``sub``
+steps; Z (n) the state, V (n, k) the frame of k <= n columns (k < n: the k largest exponents only;
+each column costs about two evaluations of the field, so a step costs about 1 + 2k of them)
+(V[i][l]: component i of column l), ACC (k + 4) the sums
+log R_ii and the MEGNO accumulators (L_prev, int L, int Y, Y_prev), all updated in place; RUN[j][i] and
+RUNM[j] receive the running estimates every ``save_every`` QR intervals and at the last. ``done`` is
+the number of QR intervals completed: an interval whose state or norms are not finite (overflow, a
+singular frame) stops the loop with the previous values kept. Besides the helpers of
+:mod:`integrators.reference.genhelpers` (``sqrt``, ``fin``: the finiteness of the interval, over the
+whole ensemble for numpy columns), the text calls ``inv`` (1/x, inf at 0) and ``slog`` (log x, -inf
+for x <= 0 or NaN), supplied per mode by :mod:`integrators.backends.tangent_runner`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .source_text import lin
+from .writer import Source
+
+
+class TangentSource(Source):
+    """:class:`Source` with the tangent map of the coadjoint field and Gram-Schmidt."""
+
+    def wv(self, v):
+        """u = W v (the velocity's linear part, no c)."""
+        W = self.st.W
+        return self.assign("u", [lin([(W[i, j], v[j]) for j in range(self.n)]) for i in range(self.n)])
+
+    def project_q(self, g, prefix):
+        """Q g = (I - P) g (g itself without forcing)."""
+        P = self.st.P
+        if P is None:
+            return g
+        return self.assign(prefix, [lin([((1.0 if i == j else 0.0) - P[i, j], g[j]) for j in range(self.n)])
+                                    for i in range(self.n)])
+
+    def jvp(self, z, w, v):
+        """DF(z) v = Q (ad*_{W v} z + ad*_w v), w = W z + c (module docstring)."""
+        C, n = self.st.C, self.n
+        u = self.wv(v)
+        out = []
+        for j in range(n):
+            terms = []
+            for i in range(n):
+                for k in range(n):
+                    if C[i, j, k] != 0.0:
+                        terms.append((C[i, j, k], f"({u[i]}*{z[k]} + {w[i]}*{v[k]})"))
+            out.append(lin(terms))
+        return self.project_q(self.assign("jv", out), "jq")
+
+    def dot(self, a, b):
+        return self.assign("dp", [" + ".join(f"{x}*{y}" for x, y in zip(a, b))])[0]
+
+    def axpy(self, a, x, y, prefix):
+        """y - a x (a the name of a scalar)."""
+        return self.assign(prefix, [f"{yi} - {a}*{xi}" for xi, yi in zip(x, y)])
+
+
+def _tangent_step(src, tab, z, V, h):
+    """Emit one step of the tableau on (z, V); return (z1, V1) names."""
+    n = src.n
+    Ks, KVs = [], []
+    for row in tab.A:
+        pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
+        if pairs:
+            dz = src.combo("dz", pairs)
+            Y = src.assign("Y", [f"{z[j]} + {dz[j]}" for j in range(n)])
+            VY = []
+            for l in range(len(V)):
+                dv = src.combo("dv", [(a, KV[l]) for a, KV in zip(row, KVs) if a != 0.0])
+                VY.append(src.assign("VY", [f"{V[l][j]} + {dv[j]}" for j in range(n)]))
+        else:
+            Y, VY = z, V
+        w = src.velocity(Y)
+        F = src.project_q(src.coad(w, Y), "f")
+        Ks.append(src.assign("K", [f"{h}*{F[j]}" for j in range(n)]))
+        KV = []
+        for l in range(len(V)):
+            J = src.jvp(Y, w, VY[l])
+            KV.append(src.assign("KV", [f"{h}*{J[j]}" for j in range(n)]))
+        KVs.append(KV)
+    bs = [(b, K) for b, K in zip(tab.b, Ks) if b != 0.0]
+    d = src.combo("d", bs)
+    z1 = [f"{z[j]} + {d[j]}" for j in range(n)]
+    V1 = []
+    for l in range(len(V)):
+        dv = src.combo("dV", [(b, KV[l]) for b, KV in zip(tab.b, KVs) if b != 0.0])
+        V1.append([f"{V[l][j]} + {dv[j]}" for j in range(n)])
+    return z1, V1
+
+
+def _state_step(src, tab, z, h):
+    """Emit one step of the tableau on z alone; return the new state's expressions."""
+    n = src.n
+    Ks = []
+    for row in tab.A:
+        pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
+        Y = src.assign("Y", [f"{z[j]} + {x}" for j, x in enumerate(src.combo("dz", pairs))]) if pairs else z
+        F = src.field(Y)
+        Ks.append(src.assign("K", [f"{h}*{F[j]}" for j in range(n)]))
+    d = src.combo("d", [(b, K) for b, K in zip(tab.b, Ks) if b != 0.0])
+    return [f"{z[j]} + {d[j]}" for j in range(n)]
+
+
+def _normals(src, z, proj, L):
+    """Names of the leaf's normals at z: Casimir gradients (``proj``, a CasimirProjection or None)
+    and the rows of L, orthonormalised by modified Gram-Schmidt."""
+    n = src.n
+    raw = []
+    if proj is not None:
+        for row in proj.grad_exprs(z):
+            raw.append(src.assign("ng", row))
+    if L is not None:
+        for row in np.atleast_2d(L):
+            raw.append([repr(float(x)) for x in row])
+    out = []
+    for v in raw:
+        for q in out:
+            v = src.axpy(src.dot(q, v), q, v, "nv")
+        ri = src.assign("ni", [f"inv(sqrt({' + '.join(f'{x}*{x}' for x in v)}))"])[0]
+        out.append(src.assign("nq", [f"{x}*{ri}" for x in v]))
+    return out
+
+
+def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
+    """Source of ``run`` (module docstring) for structure ``st``, tableau ``tab`` (explicit, fixed step),
+    ``ncols`` tangent columns (default n: the whole spectrum; fewer: the largest exponents only, V of
+    shape (n, ncols), ACC (ncols + 4), RUN[j] (ncols)), the first ``p`` of them kept on the leaf whose
+    normals are the Casimir gradients of ``proj`` and the rows of ``L`` (p = n and both None: no leaf)."""
+    src = TangentSource(st)
+    n = st.n
+    nc = n if ncols is None else int(ncols)
+    z = [f"z{i}" for i in range(n)]
+    V = [[f"v{l}_{i}" for i in range(n)] for l in range(nc)]   # V[l][i]: component i of column l
+    lg = [f"lg{i}" for i in range(nc)]
+    head = "def run(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM):"
+    for i in range(n):
+        src.emit(f"z{i} = Z[{i}]")
+    for l in range(nc):
+        for i in range(n):
+            src.emit(f"{V[l][i]} = V[{i}][{l}]")
+    for i in range(nc):
+        src.emit(f"{lg[i]} = ACC[{i}]")
+    src.emit(f"Lp = ACC[{nc}]; iL = ACC[{nc + 1}]; iY = ACC[{nc + 2}]; Yp = ACC[{nc + 3}]")
+    src.emit("for _t in range(ntr):")
+    src.indent += 1
+    z1 = _state_step(src, tab, z, "h")
+    src.emit(", ".join(z) + " = " + ", ".join(z1))
+    src.indent -= 1
+    src.emit("done = 0")
+    src.emit("j = 0")
+    src.emit("for k in range(1, nqr + 1):")
+    src.indent += 1
+    src.emit("for _s in range(sub):")
+    src.indent += 1
+    z1, V1 = _tangent_step(src, tab, z, V, "h")
+    src.emit(", ".join(z) + " = " + ", ".join(z1))
+    for l in range(nc):
+        src.emit(", ".join(V[l]) + " = " + ", ".join(V1[l]))
+    src.indent -= 1
+    cols = [list(c) for c in V]
+    if (proj is not None or L is not None) and p < n:
+        for q in _normals(src, z, proj, L):
+            for l in range(min(p, nc)):
+                cols[l] = src.axpy(src.dot(q, cols[l]), q, cols[l], "pv")
+    # modified Gram-Schmidt, R_ii = the norms
+    Q, R = [], []
+    for l in range(nc):
+        v = cols[l]
+        for q in Q:
+            v = src.axpy(src.dot(q, v), q, v, "gv")
+        nrm = src.assign("rn", [f"sqrt({' + '.join(f'{x}*{x}' for x in v)})"])[0]
+        R.append(nrm)
+        ri = src.assign("ri", [f"inv({nrm})"])[0]
+        Q.append(src.assign("qv", [f"{x}*{ri}" for x in v]))
+    logs = src.assign("lr", [f"slog({r})" for r in R])
+    src.emit("_chk = " + " + ".join(logs + z + [x for q in Q for x in q]))
+    src.emit("if not fin(_chk):")
+    src.emit("    break")
+    for l in range(nc):
+        src.emit(", ".join(V[l]) + " = " + ", ".join(Q[l]))
+    for i in range(nc):
+        src.emit(f"{lg[i]} = {lg[i]} + {logs[i]}")
+    src.emit("done = k")
+    src.emit("tk = k*dt")
+    src.emit(f"iL = iL + 0.5*dt*({lg[0]} + Lp)")
+    src.emit(f"Yk = 2.0*({lg[0]} - iL/tk)")
+    src.emit("iY = iY + 0.5*dt*(Yk + Yp)")
+    src.emit(f"Lp = {lg[0]}; Yp = Yk")
+    src.emit("if k % save_every == 0 or k == nqr:")
+    src.indent += 1
+    for i in range(nc):
+        src.emit(f"RUN[j][{i}] = {lg[i]}/tk")
+    src.emit("RUNM[j] = iY/tk")
+    src.emit("j += 1")
+    src.indent -= 2
+    for i in range(n):
+        src.emit(f"Z[{i}] = z{i}")
+    for l in range(nc):
+        for i in range(n):
+            src.emit(f"V[{i}][{l}] = {V[l][i]}")
+    for i in range(nc):
+        src.emit(f"ACC[{i}] = {lg[i]}")
+    src.emit(f"ACC[{nc}] = Lp; ACC[{nc + 1}] = iL; ACC[{nc + 2}] = iY; ACC[{nc + 3}] = Yp")
+    src.emit("return done")
+    return head + "\n" + "\n".join(src.lines) + "\n"

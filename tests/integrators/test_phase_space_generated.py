@@ -1,0 +1,203 @@
+"""The generated tangent flow and the generated Poincare section against independent values: the numpy
+tangent flow (einsum Jacobian from the structure constants, numpy's Householder QR), the numpy section
+(integrate + vectorized Illinois) and scipy's event finder."""
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import integrators
+from integrators import CoadjointProblem, IntegrationInputError, MethodError, ODEProblem
+from integrators.analysis.phase_space import lyapunov as lyap
+from integrators.analysis.phase_space.tangent import leaf_normals, tangent_field
+from integrators.backends import fastpath, numba_kernels, section_runner, tangent_runner
+from integrators.methods import get_method
+from liegroups import named
+
+needs_numba = pytest.mark.skipif(not numba_kernels.available(), reason="numba is not installed")
+
+
+def kirchhoff():
+    W = np.diag([1.0, 0.5, 1 / 3, 1.0, 0.8, 0.6])
+    W[0, 4] = W[4, 0] = 0.1
+    c = np.array([0.0, 0.1, 0.0, 0.0, 0.0, 0.2])      # a linear term: w = W z + c
+    return CoadjointProblem(named.se3(), lambda z: z @ W.T + c), np.array([0.3, 0.2, 0.9, 1.0, 0.4, 0.1])
+
+
+def suslov():
+    inertia = np.array([2.0, 1.0, 2.0 / 3.0])
+    a = np.array([1.0, 0.5, -0.2])
+    c = a / inertia
+
+    def forcing(m):
+        lam = -np.sum(c * np.cross(m, m / inertia), axis=-1) / np.dot(c, a)
+        return lam[..., None] * a
+
+    P = CoadjointProblem(named.so3(), lambda m: m / inertia, forcing=forcing, linear_invariants=c)
+    m0 = np.array([0.6, 0.4, 0.0])
+    return P, m0 - c * (m0 @ c) / (c @ c)
+
+
+@pytest.mark.parametrize("leaf", [None, "auto"])
+@pytest.mark.parametrize("which", ["kirchhoff", "suslov"])
+@pytest.mark.parametrize("mode", ["scalar", "array"])
+def test_generated_tangent_flow_equals_the_numpy_one(which, leaf, mode):
+    p, y0 = kirchhoff() if which == "kirchhoff" else suslov()
+    n = p.dim
+    rng = np.random.default_rng(3)
+    Y = y0 + 0.05 * rng.standard_normal((12, n))
+    if which == "suslov":
+        c = p.linear_invariants[0]
+        Y -= np.outer(Y @ c, c) / (c @ c)
+    m = get_method("rk4", p)
+    normals = leaf_normals(p, leaf)
+    V0, k = lyap.initial_frame(normals, Y)
+    r = n - k
+    pl = tangent_runner.plan(p, m.tableau, Y, leaf, r)
+    # 7 steps then one projection and QR, by the generated code
+    h, sub = 0.03, 7
+    yg, Vg, acc, _, _, done = tangent_runner.run(pl, Y, V0, np.zeros((12, n + 4)), 0, sub, 1, 1, h, sub * h, mode)
+    assert np.all(done == 1)
+    # the same by the numpy loop: the einsum Jacobian stepped by the tableau, the normals removed by
+    # N (N^T N)^-1 N^T, numpy's QR with a positive diagonal
+    tf = tangent_field(p)
+    assert tf.kind == "structure constants"
+    y, V = Y.copy(), V0.copy()
+    for _ in range(sub):
+        y, V = lyap.rk_tangent_step(tf, m, 0.0, y, V, h)
+    if normals is not None:
+        V[..., :k] = lyap._project_out(normals(y), V[..., :k])
+    Q, R = np.linalg.qr(V)
+    d = np.diagonal(R, axis1=-2, axis2=-1)
+    Q = Q * np.sign(d)[:, None, :]
+    np.testing.assert_allclose(yg, y, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(Vg, Q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(acc[:, :n], np.log(np.abs(d)), rtol=0, atol=1e-12)
+    # and the tangent flow itself is the derivative of the state's flow: a central difference of the
+    # generated transient (state only) along the first frame vector
+    eps = 1e-6
+    yp = tangent_runner.run(pl, Y + eps * V0[..., 0], V0, np.zeros((12, n + 4)), sub, 1, 0, 1, h, h, mode)[0]
+    ym = tangent_runner.run(pl, Y - eps * V0[..., 0], V0, np.zeros((12, n + 4)), sub, 1, 0, 1, h, h, mode)[0]
+    y7 = Y.copy()
+    V = V0.copy()
+    for _ in range(sub):
+        y7, V = lyap.rk_tangent_step(tf, m, 0.0, y7, V, h)
+    np.testing.assert_allclose((yp - ym) / (2 * eps), V[..., 0], rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("leaf", [None, "auto"])
+def test_generated_spectrum_equals_the_reference_spectrum(leaf):
+    p, y0 = kirchhoff()
+    Y = y0 + 0.05 * np.random.default_rng(1).standard_normal((3, 6))
+    ref = integrators.lyapunov_spectrum(p, Y, 6.0, dt=0.2, h=0.05, transient=0.5, leaf=leaf, fast=False)
+    gen = integrators.lyapunov_spectrum(p, Y, 6.0, dt=0.2, h=0.05, transient=0.5, leaf=leaf, backend="numpy")
+    one = integrators.lyapunov_spectrum(p, Y[1], 6.0, dt=0.2, h=0.05, transient=0.5, leaf=leaf, backend="numpy")
+    assert ref.backend == "reference" and gen.backend == "numpy"
+    for r in (gen,):
+        np.testing.assert_allclose(r.exponents, ref.exponents, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(r.transverse, ref.transverse, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(r.running, ref.running, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(r.megno, ref.megno, rtol=0, atol=1e-11)
+        np.testing.assert_allclose(r.t, ref.t, rtol=1e-15)
+        np.testing.assert_allclose(r.y, ref.y, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(one.exponents, ref.exponents[1], rtol=0, atol=1e-12)
+    assert gen.exponents.shape == ((3, 4) if leaf == "auto" else (3, 6))   # se(3)*: two Casimirs
+
+
+@needs_numba
+def test_compiled_spectrum_equals_the_reference_spectrum():
+    I = np.array([1.0, 2.0, 3.0])
+    p = CoadjointProblem(named.so3(), lambda z: z / I)
+    y0 = np.array([[1.0, 0.3, 0.2], [0.2, 1.0, 0.5], [0.1, 0.2, 1.2]])
+    ref = integrators.lyapunov_spectrum(p, y0, 20.0, dt=0.5, h=0.05, fast=False)
+    for Y in (y0, y0[2]):
+        gen = integrators.lyapunov_spectrum(p, Y, 20.0, dt=0.5, h=0.05, backend="numba")
+        assert gen.backend == "numba"
+        np.testing.assert_allclose(gen.exponents, ref.exponents if Y.ndim == 2 else ref.exponents[2], atol=1e-12)
+        np.testing.assert_allclose(gen.running, ref.running if Y.ndim == 2 else ref.running[:, 2], atol=1e-12)
+    # integrable: the exponents on the leaf vanish (like log t / t), the Casimir's is absent
+    assert ref.exponents.shape == (3, 2) and np.max(np.abs(ref.exponents)) < 0.2
+
+
+def test_a_problem_without_generated_tangent_flow_says_why_for_numba():
+    lorenz = ODEProblem(lambda t, y: np.stack([10 * (y[..., 1] - y[..., 0]), y[..., 0] * (28 - y[..., 2]) - y[..., 1],
+                                               y[..., 0] * y[..., 1] - 8 / 3 * y[..., 2]], -1), 3)
+    with pytest.raises(MethodError, match="only coadjoint problems" if numba_kernels.available() else "numba"):
+        integrators.lyapunov_spectrum(lorenz, [1.0, 1.0, 1.0], 2.0, dt=0.1, backend="numba")
+    p, y0 = kirchhoff()
+    jac = tangent_field(p).jac
+    with pytest.raises(MethodError, match="jac=" if numba_kernels.available() else "numba"):
+        integrators.lyapunov_spectrum(p, y0, 2.0, dt=0.1, jac=jac, backend="numba")
+    # with backend "auto" the same calls run the numpy loop, and say so
+    r = integrators.lyapunov_spectrum(p, y0, 2.0, dt=0.1, jac=jac)
+    assert r.backend == "reference" and r.jacobian == "user jacobian"
+    with pytest.raises(IntegrationInputError, match="fast=False"):
+        integrators.lyapunov_spectrum(p, y0, 2.0, dt=0.1, fast=False, backend="numba")
+    with pytest.raises(MethodError, match="backend"):
+        integrators.lyapunov_spectrum(p, y0, 2.0, dt=0.1, backend="cuda")
+
+
+def rigid_body():
+    I = np.array([1.0, 2.0, 3.0])
+    return CoadjointProblem(named.so3(), lambda z: z / I, velocity_matrix=np.diag(1 / I)), I
+
+
+@pytest.mark.parametrize("method", ["rk4", "rkmk4"])
+def test_generated_section_equals_the_numpy_section(method):
+    p, I = rigid_body()
+    Z = np.random.default_rng(2).standard_normal((5, 3))
+    a = np.array([0.0, 1.0, 0.0])
+    ref = integrators.poincare_section(p, Z, (a, 0.0), 40.0, h=0.05, method=method, backend="numpy")
+    m = get_method(method, p)
+    pl = fastpath.plan(p, m.tableau, m.lie, m.terms, Z)
+    # a small buffer: the orbits come back for more, so the refill is exercised too
+    P, T, st, K, worst = section_runner.crossings(pl, Z, 0.0, 0.05, 800, a, 0.0, 1, 1e-13, None, "scalar", cap=3)
+    assert np.all(st == 0) and np.all(K == 800)
+    assert sum(len(q) for q in T) >= 10
+    for b in range(5):
+        np.testing.assert_allclose(P[b], ref.points[b], rtol=0, atol=1e-13)
+        np.testing.assert_allclose(T[b], ref.times[b], rtol=0, atol=1e-12)
+    assert worst <= 1e-13
+    capped = section_runner.crossings(pl, Z, 0.0, 0.05, 800, a, 0.0, 1, 1e-13, 2, "scalar", cap=3)
+    assert all(len(q) == min(2, len(r)) for q, r in zip(capped[1], ref.times))
+
+
+@needs_numba
+def test_compiled_section_agrees_with_scipy_events():
+    p, I = rigid_body()
+    Z = np.array([[1.0, 0.5, 0.3], [0.2, -0.4, 1.1]])
+    a = np.array([0.0, 1.0, 0.0])
+    res = integrators.poincare_section(p, Z, (a, 0.0), 30.0, h=0.01, backend="numba", direction=0)
+    assert res.backend == "numba" and res.status == 0
+    for b in range(2):
+        ev = lambda t, y: y[1]
+        ref = solve_ivp(lambda t, y: np.cross(y, y / I), (0, 30.0), Z[b], events=ev, rtol=1e-12, atol=1e-13,
+                        method="DOP853")
+        np.testing.assert_allclose(res.times[b], ref.t_events[0], atol=1e-7)
+        np.testing.assert_allclose(res.points[b], ref.y_events[0], atol=1e-7)
+        assert np.max(np.abs(res.points[b][:, 1])) < 1e-12
+        np.testing.assert_allclose(res.invariants["casimir:m1**2 + m2**2 + m3**2"][b], np.sum(Z[b] ** 2),
+                                   rtol=1e-7)
+    capped = integrators.poincare_section(p, Z, (a, 0.0), 30.0, h=0.01, backend="numba", max_crossings=3,
+                                          direction=0)
+    assert list(capped.info["crossings"]) == [3, 3]
+    np.testing.assert_array_equal(capped.times[1], res.times[1][:3])
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_the_k_largest_exponents_are_those_of_the_first_k_vectors(k):
+    # Gram-Schmidt leaves the span of the first k vectors to themselves: a run with k vectors has the
+    # logs of the first k columns of the whole run (one of them the first column, which MEGNO follows)
+    p, y0 = kirchhoff()
+    Y = y0 + 0.05 * np.random.default_rng(4).standard_normal((2, 6))
+    full = integrators.lyapunov_spectrum(p, Y, 6.0, dt=0.2, h=0.05, fast=False)
+    for kw in ({"fast": False}, {"backend": "numpy"}):
+        part = integrators.lyapunov_spectrum(p, Y, 6.0, dt=0.2, h=0.05, k=k, **kw)
+        lam = np.concatenate([part.exponents, part.transverse], axis=-1)
+        assert lam.shape == (2, k) and part.exponents.shape == (2, min(k, 4))
+        for b in range(2):
+            allx = np.concatenate([full.exponents[b], full.transverse[b]])
+            assert max(np.min(np.abs(allx - v)) for v in lam[b]) < 1e-12
+        np.testing.assert_allclose(part.megno, full.megno, rtol=0, atol=1e-11)
+    with pytest.raises(IntegrationInputError, match="k"):
+        integrators.lyapunov_spectrum(p, Y, 6.0, dt=0.2, h=0.05, k=7)
