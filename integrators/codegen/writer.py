@@ -265,14 +265,15 @@ class Source(ExponentialWriter):
 
     def _closed_E(self, q, s1, s2):
         """Name of E(q) = sum_{k>=1} B_2k/(2k)! q^(k-1) = (s1 - 2 s2)/(2 s2 q) (s1 = sinh r / r,
-        s2 = (cosh r - 1)/r^2, r^2 = q; sin, cos for q < 0): its Taylor series (to q^10, < 1e-18
-        relative) for |q| < 1, the closed form otherwise, blended without a branch."""
-        ser = bernoulli_coefficients(24)[2::2]
+        s2 = (cosh r - 1)/r^2, r^2 = q; sin, cos for q < 0): its Taylor series (to q^17: the rest
+        < 1e-18 relative, the radius is 4 pi^2) for |q| < 4, the closed form otherwise (where s1 - 2 s2
+        loses at most a factor 4), blended without a branch."""
+        ser = bernoulli_coefficients(38)[2::2]
         poly = repr(float(ser[-1]))
         for cf in reversed(ser[:-1]):
             poly = f"({float(cf)!r} + {q}*{poly})"
         m, E = self.fresh("m"), self.fresh("E")
-        self.emit(f"{m} = 1.0*({q}*{q} < 1.0)")
+        self.emit(f"{m} = 1.0*({q}*{q} < 16.0)")
         self.emit(f"{E} = {m}*{poly} + (1.0 - {m})*({s1} - 2.0*{s2})/(2.0*{s2}*{q} + {m})")
         return E
 

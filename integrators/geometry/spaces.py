@@ -216,8 +216,9 @@ def dexpinv_series(bracket, theta, v, terms):
     summed to round-off, i.e. up to the K of :func:`dexpinv_order` for x^2 = ||ad_theta||_F^2 / (2 pi)^2,
     ||ad_theta||_F^2 = sum_i |bracket(theta, e_i)|^2 (the largest over a batch), which bounds the
     rest by 2^-53 |v|_2 since |B_k/k!| <= (pi^2/3) (2 pi)^-k; NaN when no K <= DEXPINV_KMAX does
-    (||ad_theta||_F > 4.2: a step that large is rejected by the error control, and dexp^-1 itself
-    is singular at rho(ad_theta) = 2 pi). The generated code (:meth:`integrators.codegen.writer.Source.dexpinv`)
+    (||ad_theta||_F > 4.27); there this reference solves phi_1(A) u = v (phi_1(A) = (e^A - 1)/A = dexp,
+    singular at rho(ad_theta) = 2 pi) while the generated code answers NaN, which rejects the step
+    (so the two paths can take different steps after an attempt that large). The generated code (:meth:`integrators.codegen.writer.Source.dexpinv`)
     sums the same series with the same K, or its closed form on so(3), the 3-dimensional algebras
     with ad^3 = q ad and their sums (equal to round-off where the K exists, NaN elsewhere).
     """
@@ -246,16 +247,25 @@ def _dexpinv_roundoff(bracket, theta, v):
         term = bracket(theta, term)
         if coeffs[k] != 0.0:
             out = out + coeffs[k] * term
-    return out if K is not None else out * math.nan
+    if K is not None:
+        return out
+    # beyond the bound (||ad_theta||_F > 4.2): the exact value phi_1(A)^-1 v, phi_1(A) = (e^A - 1)/A the
+    # upper right block of exp([[A, I], [0, 0]]); the generated code answers NaN there (the step is rejected)
+    A = np.swapaxes(cols, -1, -2)
+    M = np.zeros(A.shape[:-2] + (2 * n, 2 * n))
+    M[..., :n, :n] = A
+    M[..., :n, n:] = np.eye(n)
+    phi1 = expm_small(M)[..., :n, n:]
+    return np.linalg.solve(phi1, np.broadcast_to(v, A.shape[:-1])[..., None])[..., 0]
 
 
 def dexpinv_closed_coefficient(q):
     """E(q) = sum_{k>=1} B_2k/(2k)! q^(k-1) = ((r/2) coth(r/2) - 1)/q, r^2 = q (for q = -t^2:
     (1 - (t/2) cot(t/2))/t^2): dexp^-1 = 1 - A/2 + E(q) A^2 when A^3 = q A (so(3): q = -|theta|^2).
-    Reference values for the tests (mpmath-free: the closed form at |q| >= 1, the series below)."""
+    Reference values for the tests (the closed form at |q| >= 4, the series to q^17 below)."""
     q = np.asarray(q, dtype=float)
-    small = np.abs(q) < 1.0
-    ser = np.polynomial.polynomial.polyval(q, bernoulli_coefficients(24)[2::2])
+    small = np.abs(q) < 4.0
+    ser = np.polynomial.polynomial.polyval(q, bernoulli_coefficients(38)[2::2])
     qs = np.where(small, 1.0, q)
     r = np.sqrt(np.abs(qs))
     half = np.where(qs > 0, 0.5 * r / np.tanh(0.5 * r), 0.5 * r / np.tan(0.5 * r))
