@@ -30,6 +30,7 @@ from fractions import Fraction
 
 from liegroups.closed_forms import bernoulli_coefficients
 
+from ..geometry.spaces import ROUNDOFF_TERMS
 from . import writer as codegen
 from . import programs
 from .source_text import num
@@ -40,9 +41,9 @@ class EnsembleSource(codegen.Source):
 
     lanes = False
 
-    def _act_so3(self, x, z, delta):
+    def so3_ab(self, x):
         if not self.lanes:
-            return super()._act_so3(x, z, delta)
+            return super().so3_ab(x)
         # branch-free Rodrigues coefficients (module docstring); _big records the largest |x|^2
         t2, s, c = self.fresh("t2"), self.fresh("s"), self.fresh("c")
         self.emit(f"{t2} = {x[0]}*{x[0]} + {x[1]}*{x[1]} + {x[2]}*{x[2]}")
@@ -55,7 +56,7 @@ class EnsembleSource(codegen.Source):
         ca, cb = self.fresh("a"), self.fresh("b")
         self.emit(f"{ca} = {s}*{c}")
         self.emit(f"{cb} = 0.5*{s}*{s}")
-        return self._rodrigues(ca, cb, x, z, delta)
+        return ca, cb
 
     def _act_se3(self, x, z, delta):
         if not self.lanes:
@@ -88,6 +89,8 @@ class EnsembleSource(codegen.Source):
         self.emit(f"{names[0]}, {names[1]}, {names[2]} = {sg}, {bb}, {cc}")
 
     def dexpinv(self, theta, v, terms):
+        if int(terms) >= ROUNDOFF_TERMS:  # summed to round-off: writer's closed form (1 - A/2 + E A^2)
+            return super().dexpinv(theta, v, terms)
         coeffs = list(bernoulli_coefficients(int(terms)))
         if self.st.closed != "so3" or len(coeffs) <= 3:
             return super().dexpinv(theta, v, terms)

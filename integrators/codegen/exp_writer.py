@@ -181,8 +181,7 @@ class ExponentialWriter:
 
     def _act_so3(self, x, z, delta):
         # exp(ad x)^T z = R(-x) z = z - a x cross z + b x cross (x cross z) (Rodrigues)
-        ca, cb = self.fresh("a"), self.fresh("b")
-        self.emit(f"{ca}, {cb} = co2({x[0]}*{x[0]} + {x[1]}*{x[1]} + {x[2]}*{x[2]})")
+        ca, cb = self.so3_ab(x)
         return self._rodrigues(ca, cb, x, z, delta)
 
     def _rodrigues(self, ca, cb, x, z, delta):
@@ -248,12 +247,16 @@ class ExponentialWriter:
 
     def _coefficients(self, x, Q):
         """Names of s1(q), s2(q) (genhelpers cq2) for q = x^T Q x, Q symmetric."""
+        return self._q_coefficients(x, Q)[1:]
+
+    def _q_coefficients(self, x, Q):
+        """Names of q = x^T Q x and of s1(q), s2(q) (genhelpers cq2)."""
         n = self.n
         terms = [((Q[i, i] if i == j else 2.0 * Q[i, j]), f"{x[i]}*{x[j]}") for i in range(n) for j in range(i, n)]
         q, c1, c2 = self.fresh("q"), self.fresh("a"), self.fresh("b")
-        self.emit(f"{q} = {lin(terms)}")
+        self.emit(f"{q} = {lin(terms) or '0.0'}")
         self.emit(f"{c1}, {c2} = cq2({q})")
-        return c1, c2
+        return q, c1, c2
 
     def _cubic(self, x, z):
         """(names of s1(q), s2(q), lists A z, A^2 z) for A = ad(x)^T, q = x^T Q x (Q: killing_half)."""

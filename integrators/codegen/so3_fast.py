@@ -13,7 +13,8 @@ Formulas are those of :mod:`integrators.geometry.spaces` specialised to so(3) (C
   a = sin t / t, b = (1 - cos t)/t^2, t = |x|, from ``liegroups.so3_coefficients`` (on Python floats
   for a single trajectory, on arrays for an ensemble);
 * the matching bracket is -(x cross y), so the RKMK dexp^-1 series with three terms is
-  v + (theta cross v)/2 + theta cross (theta cross v)/12;
+  v + (theta cross v)/2 + theta cross (theta cross v)/12, and with any number of terms (or summed
+  to round-off) v + (theta cross v)/2 + cf theta cross (theta cross v) (:func:`_dexpinv`);
 * McLachlan's splitting: exact rotations about the two non-middle axes (see stepping.SplittingStepper).
 
 Compensated summation. The state is carried as z + e (Kahan): each step computes its increment
@@ -33,8 +34,10 @@ import math
 import numpy as np
 
 from liegroups import so3_coefficients
+from liegroups.closed_forms import bernoulli_coefficients, so3_dexpinv_coefficient
 
 from ..core.errors import IntegrationInputError
+from ..geometry.spaces import DEXPINV_X2MAX, ROUNDOFF_TERMS
 from ..methods import CommutatorFree, RungeKutta, Splitting
 
 _CACHE = {}
@@ -94,6 +97,36 @@ class _Gen:
         return True
 
 
+def _dexpinv(g, terms, K):
+    """K = dexp^-1_th(x) as :func:`integrators.geometry.spaces.dexpinv_series` defines it for ``terms``,
+    with A v = -[th, v] = -(th x v): A^3 = -|th|^2 A, so every truncated series is
+    x + p/2 + cf q (p = th x x, q = th x p = A^2 x, cf = sum_{even k < terms} B_k/k! (-|th|^2)^(k/2-1),
+    B_k = 0 for odd k >= 3), and the round-off sum is the closed form cf = (1 - (t/2) cot(t/2))/t^2
+    (so3_dexpinv_coefficient), NaN for ||ad th||_F^2 = 2 t^2 beyond (2 pi)^2 DEXPINV_X2MAX (the rule of
+    the other paths)."""
+    if terms <= 1:
+        for j in range(3):
+            g.emit(f"{K}{j} = x{j}")
+        return
+    g.cross("th", "x", "p")
+    if terms == 2:
+        for j in range(3):
+            g.emit(f"{K}{j} = x{j} + 0.5*p{j}")
+        return
+    g.cross("th", "p", "q")
+    g.emit("_t2 = th0*th0 + th1*th1 + th2*th2")
+    if terms >= ROUNDOFF_TERMS:
+        g.emit("_cf = dq(_t2)")
+    else:
+        coeffs = bernoulli_coefficients(int(terms))
+        poly = "0.0"
+        for c in reversed([c for k, c in enumerate(coeffs) if k >= 2 and k % 2 == 0]):  # Horner in -|th|^2
+            poly = f"({c!r} - _t2*{poly})" if poly != "0.0" else repr(c)
+        g.emit(f"_cf = {poly}")
+    for j in range(3):
+        g.emit(f"{K}{j} = x{j} + 0.5*p{j} + _cf*q{j}")
+
+
 def _source_rkmk(method, W):
     g = _Gen(W)
     Ks = []
@@ -110,18 +143,7 @@ def _source_rkmk(method, W):
             g.vel("Y", "w")
             for j in range(3):
                 g.emit(f"x{j} = h*w{j}")
-            if method.terms > 1:
-                g.cross("th", "x", "p")
-                if method.terms > 2:
-                    g.cross("th", "p", "q")
-                    for j in range(3):
-                        g.emit(f"{K}{j} = x{j} + 0.5*p{j} + (1.0/12.0)*q{j}")
-                else:
-                    for j in range(3):
-                        g.emit(f"{K}{j} = x{j} + 0.5*p{j}")
-            else:
-                for j in range(3):
-                    g.emit(f"{K}{j} = x{j}")
+            _dexpinv(g, method.terms, K)
         Ks.append(K)
     g.combo(method.b, Ks, "th", scale="1.0")
     g.act("th", "z", "d", delta=True)
@@ -205,6 +227,20 @@ def check_velocity_matrix(problem, z):
                          f"at the initial state (convention w_i = sum_j W[i, j] z_j)")
 
 
+#: |th|^2 beyond which the round-off dexp^-1 is NaN: ||ad th||_F^2 = 2 |th|^2 > (2 pi)^2 DEXPINV_X2MAX
+_T2MAX = DEXPINV_X2MAX * (2.0 * math.pi) ** 2 / 2.0
+
+
+def _dq_float(t2):
+    """so3_dexpinv_coefficient on a Python float, NaN beyond _T2MAX."""
+    return float(so3_dexpinv_coefficient(t2)) if t2 <= _T2MAX else math.nan
+
+
+def _dq_array(t2):
+    """so3_dexpinv_coefficient on an array, NaN beyond _T2MAX."""
+    return np.where(t2 <= _T2MAX, so3_dexpinv_coefficient(np.minimum(t2, _T2MAX)), np.nan)
+
+
 def _finite_sin(x):
     """math.sin, but NaN for an infinite angle (an overflowed state) as numpy gives, not a ValueError."""
     return math.sin(x) if -math.inf < x < math.inf else math.nan
@@ -223,7 +259,7 @@ def step_function(method, problem, scalar):
         else:
             g = _source_cf(method, W)
         src = "def step(z0, z1, z2, e0, e1, e2, h):\n" + "\n".join(g.lines) + "\n"
-        env = {"co": so3_coefficients,
+        env = {"co": so3_coefficients, "dq": _dq_float if scalar else _dq_array,
                "sin": _finite_sin if scalar else np.sin}
         exec(compile(src, f"<so3_fast {method.name}>", "exec"), env)
         _CACHE[key] = env["step"]

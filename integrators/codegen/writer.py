@@ -36,12 +36,17 @@ import numpy as np
 from liegroups.closed_forms import bernoulli_coefficients
 
 from .exp_writer import ExponentialWriter
+from ..geometry.recognition import ideal_split, killing_half
 from ..geometry.relations import _padd, _pmul, ad_relation
-from .source_text import lin
+from ..geometry.spaces import DEXPINV_KMAX, DEXPINV_TOL, DEXPINV_X2MAX, ROUNDOFF_TERMS, adnorm_form
+from .source_text import NAN, lin, num
 
 
 class Source(ExponentialWriter):
     """Accumulates the lines of one generated function; vectors are lists of variable names."""
+
+    #: code for the lanes of batch_kernels (no call, no branch; :class:`integrators.codegen.batchgen.EnsembleSource`)
+    lanes = False
 
     def __init__(self, st):
         self.st = st
@@ -133,6 +138,182 @@ class Source(ExponentialWriter):
                                  for i in range(self.n)])
 
     def dexpinv(self, theta, v, terms):
+        """dexp^-1_theta(v) = sum_k B_k/k! A^k v, A = -ad_theta, as :func:`integrators.geometry.spaces.dexpinv_series`
+        defines it for ``terms``: truncated (terms < ROUNDOFF_TERMS, :meth:`_dexpinv_truncated`) or
+        summed to round-off (:meth:`_dexpinv_roundoff`)."""
+        if int(terms) >= ROUNDOFF_TERMS:
+            return self._dexpinv_roundoff(theta, v)
+        return self._dexpinv_truncated(theta, v, terms)
+
+    # ------------------------------------------------------------ dexp^-1 summed to round-off
+    def _dexpinv_roundoff(self, theta, v):
+        """dexp^-1 summed to round-off: the K of :func:`integrators.geometry.spaces.dexpinv_order` from
+        x^2 = theta^T G theta / (2 pi)^2 (G: :func:`adnorm_form`, ||ad_theta||_F^2), NaN beyond
+        DEXPINV_X2MAX. Written as
+
+        * a closed form when ad_theta^3 = q ad_theta (so(3), "ad3") or on two such ideals ("ad3x2"):
+          1 - A/2 + E(q) A^2 (:meth:`_dexpinv_cubic`), exact, so equal to the series to round-off;
+        * with a relation A^d = sum_{j<d} c_j A^j (:func:`ad_relation`): the coefficients of
+          A^0..A^(d-1) summed in a runtime loop over k <= K (scalars only), then d - 1 brackets;
+        * otherwise a runtime loop of K brackets.
+        """
+        x2, bad = self._dexpinv_size(theta)
+        kind = self.st.closed
+        if kind in ("so3", "ad3", "ad3x2"):
+            out = self._dexpinv_cubic(theta, v, kind)
+        else:
+            rel = ad_relation(self.st.C, self.n)
+            if rel is not None and 2 < rel[0] <= self.n:
+                out = self._dexpinv_folded_loop(theta, v, x2, rel)
+            else:
+                out = self._dexpinv_bracket_loop(theta, v, x2)
+        return self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])
+
+    def _dexpinv_size(self, theta):
+        """Names of x^2 = ||ad_theta||_F^2 / (2 pi)^2 (largest over an ensemble) and of 0.0, or NaN
+        when x^2 > DEXPINV_X2MAX."""
+        G = adnorm_form(self.st.C) / (2.0 * np.pi) ** 2
+        n = self.n
+        x2, bad = self.fresh("x2"), self.fresh("nan")
+        form = lin([(G[i, i], f"{theta[i]}*{theta[i]}") for i in range(n)]
+                   + [(2.0 * G[i, j], f"{theta[i]}*{theta[j]}") for i in range(n) for j in range(i + 1, n)]) or "0.0"
+        self.emit(f"{x2} = {form}" if self.lanes else f"{x2} = bmax({form})")
+        if self.lanes:  # branch-free (the lanes of batch_kernels take no branch): inf - inf = NaN, 0 - 0 = 0
+            self.emit(f"{bad} = (1.0*({x2} > {DEXPINV_X2MAX!r}))*1e308*10.0")
+            self.emit(f"{bad} = {bad} - {bad}")
+        else:
+            self.emit(f"{bad} = 0.0 if {x2} <= {DEXPINV_X2MAX!r} else {NAN}")
+        return x2, bad
+
+    def _dexpinv_order(self, x2):
+        """Emit K (a float name), the last k of the round-off sum for x^2 (dexpinv_order; at most
+        DEXPINV_KMAX)."""
+        K, xk, lim = self.fresh("K"), self.fresh("xk"), self.fresh("lim")
+        self.emit(f"{lim} = {num(DEXPINV_TOL * 3.0 / np.pi ** 2)}*(1.0 - {x2})")
+        self.emit(f"{K} = 2.0; {xk} = {x2}*{x2}")
+        self.emit(f"while {xk} > {lim} and {K} < {float(DEXPINV_KMAX)!r}:")
+        self.emit(f"    {K} = {K} + 2.0; {xk} = {xk}*{x2}")
+        return K
+
+    def _dexpinv_bracket_loop(self, theta, v, x2):
+        """v - A v / 2 + sum_{even k <= K} B_k/k! A^k v, two brackets per even k in a runtime loop."""
+        n = self.n
+        K = self._dexpinv_order(x2)
+        bc = self.fresh("bc")
+        coeffs = bernoulli_coefficients(DEXPINV_KMAX + 1)
+        self.emit(f"{bc} = ({', '.join(repr(float(c)) for c in coeffs[2::2])},)")
+        dense = self.dense()
+        A = self.matrix(theta, bracket=True) if dense else None
+
+        def app(u):
+            return self.matvec(A, u, "q") if dense else self.neg_bracket(theta, u)
+
+        t1 = app(v)
+        out = self.assign("k", [f"{v[i]} - 0.5*{t1[i]}" for i in range(n)])
+        t = self.assign("tq", list(t1))
+        self.emit(f"for _m in range(int({K}) // 2):")
+        self.indent += 1
+        t2 = app(t)
+        for i in range(n):
+            self.emit(f"{out[i]} = {out[i]} + {bc}[_m]*{t2[i]}")
+        t3 = app(t2)
+        for i in range(n):
+            self.emit(f"{t[i]} = {t3[i]}")
+        self.indent -= 1
+        return out
+
+    def _dexpinv_folded_loop(self, theta, v, x2, rel):
+        """The round-off sum with the relation A^d = sum_{j<d} c_j A^j: a_j = sum_{k<=K} B_k/k! r_kj
+        (r_k: A^k = sum_j r_kj A^j, r_(k+1),j = r_k,(j-1) + r_k,(d-1) c_j) in a runtime loop of
+        scalars, then sum_j a_j A^j v (d - 1 brackets)."""
+        d, gens, poly = rel
+        g = self._invariants(theta, gens)
+        c = [None] * d
+        for j, terms in poly.items():
+            c[j] = self.assign("cr", [lin([(a, "*".join(g[i] for i in mono) or "1.0") for mono, a in terms])])[0]
+        K = self._dexpinv_order(x2)
+        bcf = self.fresh("bf")
+        coeffs = bernoulli_coefficients(DEXPINV_KMAX + 1)
+        self.emit(f"{bcf} = ({', '.join(repr(float(x)) for x in coeffs)},)")
+        a = [self.fresh("aa") for _ in range(d)]
+        r = [self.fresh("rr") for _ in range(d)]
+        for j in range(d):
+            self.emit(f"{a[j]} = {num(coeffs[j])}")
+            self.emit(f"{r[j]} = {c[j] if c[j] is not None else '0.0'}")
+        self.emit(f"for _k in range({d}, int({K}) + 1):")
+        self.indent += 1
+        self.emit(f"_b = {bcf}[_k]")
+        self.emit(", ".join(a) + " = " + ", ".join(f"{a[j]} + _b*{r[j]}" for j in range(d)))
+        rhs = [" + ".join(([r[j - 1]] if j > 0 else []) + ([f"{r[d - 1]}*{c[j]}"] if c[j] is not None else [])) or "0.0"
+               for j in range(d)]
+        self.emit(", ".join(r) + " = " + ", ".join(rhs))
+        self.indent -= 1
+        pairs = [(a[0], v)]
+        term = v
+        dense = self.dense() and d > 2
+        A = self.matrix(theta, bracket=True) if dense else None
+        for j in range(1, d):
+            term = self.matvec(A, term, "q") if dense else self.neg_bracket(theta, term)
+            pairs.append((a[j], term))
+        return self.assign("k", [" + ".join(f"{cj}*{V[i]}" for cj, V in pairs) for i in range(self.n)])
+
+    def so3_ab(self, x):
+        """Names of Rodrigues' a = sin t / t, b = (1 - cos t)/t^2 at t = |x| (x of so(3))."""
+        ca, cb = self.fresh("a"), self.fresh("b")
+        self.emit(f"{ca}, {cb} = co2({x[0]}*{x[0]} + {x[1]}*{x[1]} + {x[2]}*{x[2]})")
+        return ca, cb
+
+    def _closed_E(self, q, s1, s2):
+        """Name of E(q) = sum_{k>=1} B_2k/(2k)! q^(k-1) = (s1 - 2 s2)/(2 s2 q) (s1 = sinh r / r,
+        s2 = (cosh r - 1)/r^2, r^2 = q; sin, cos for q < 0): its Taylor series (to q^17: the rest
+        < 1e-18 relative, the radius is 4 pi^2) for |q| < 4, the closed form otherwise (where s1 - 2 s2
+        loses at most a factor 4), blended without a branch."""
+        ser = bernoulli_coefficients(38)[2::2]
+        poly = repr(float(ser[-1]))
+        for cf in reversed(ser[:-1]):
+            poly = f"({float(cf)!r} + {q}*{poly})"
+        m, E = self.fresh("m"), self.fresh("E")
+        self.emit(f"{m} = 1.0*({q}*{q} < 16.0)")
+        self.emit(f"{E} = {m}*{poly} + (1.0 - {m})*({s1} - 2.0*{s2})/(2.0*{s2}*{q} + {m})")
+        return E
+
+    def _dexpinv_cubic(self, theta, v, kind):
+        """dexp^-1 = 1 - A/2 + E(q) A^2 when A^3 = q A (A = -ad_theta; A^3 = -ad^3 = -q ad = q A):
+        the Bernoulli series with B_k = 0 for odd k >= 3 sums to v - A v / 2 + sum_{k>=1} B_2k/(2k)!
+        q^(k-1) A^2 v (so(3): q = -|theta|^2, E = (1 - (t/2) cot(t/2))/t^2). On g = I1 + I2 ("ad3x2",
+        A_1 A_2 = 0): 1 - A/2 + E(q1) A_1^2 + E(q2) A_2^2 with A_k^2 v = A (P_k A v) (P_1 the
+        projection onto I1 along I2, :func:`ideal_split`). Three brackets at most."""
+        n = self.n
+        if kind == "so3":
+            t2 = self.fresh("t2")
+            self.emit(f"{t2} = {theta[0]}*{theta[0]} + {theta[1]}*{theta[1]} + {theta[2]}*{theta[2]}")
+            ca, cb = self.so3_ab(theta)
+            q = self.fresh("q")
+            self.emit(f"{q} = -{t2}")
+            E = self._closed_E(q, ca, cb)
+            q1 = self._cross(theta, v)          # A v = -[theta, v] = -(theta x v): -q1
+            q2 = self._cross(theta, q1)         # A^2 v = theta x (theta x v)
+            return self.assign("k", [f"{v[i]} + 0.5*{q1[i]} + {E}*{q2[i]}" for i in range(3)])
+        Q = killing_half(self.st.C)
+        u = self.neg_bracket(theta, v)
+        if kind == "ad3":
+            q, s1, s2 = self._q_coefficients(theta, Q)
+            E = self._closed_E(q, s1, s2)
+            u2 = self.neg_bracket(theta, u)
+            return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E}*{u2[i]}" for i in range(n)])
+        P1 = ideal_split(self.st.C)
+        P2 = np.eye(n) - P1
+        qa, a1, b1 = self._q_coefficients(theta, P1.T @ Q @ P1)
+        qb, a2, b2 = self._q_coefficients(theta, P2.T @ Q @ P2)
+        E1 = self._closed_E(qa, a1, b1)
+        E2 = self._closed_E(qb, a2, b2)
+        u1 = self.assign("t", [lin([(P1[i, j], u[j]) for j in range(n)]) for i in range(n)])
+        u2 = self.assign("t", [f"{u[i]} - {u1[i]}" for i in range(n)])
+        w1, w2 = self.neg_bracket(theta, u1), self.neg_bracket(theta, u2)
+        return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E1}*{w1[i]} + {E2}*{w2[i]}" for i in range(n)])
+
+    # ------------------------------------------------------------ the truncated series
+    def _dexpinv_truncated(self, theta, v, terms):
         """v + sum_{k=1}^{terms-1} B_k/k! A^k v, A = -ad_theta (Bernoulli series), with the powers
         A^k, k >= d, folded into A^0..A^(d-1) by the relation of :func:`integrators.geometry.relations.ad_relation` when C has one
         with d below the number of brackets (the same polynomial in A: fewer brackets, a few scalars)."""

@@ -154,11 +154,76 @@ def se3_coadjoint_delta(x, z):
     return np.concatenate([rho(z[..., :3] - pP) - pP, rho(z[..., 3:])], axis=-1)
 
 
-def dexpinv_series(bracket, theta, v, terms):
-    """sum_{k < terms} B_k/k! ad_theta^k v with the given bracket (Bernoulli numbers, B_1 = -1/2).
+#: ``terms`` at or above this: dexp^-1 summed to round-off (the adaptive RKMK pairs); below it the
+#: series is truncated after ``terms`` terms (the fixed-step methods' order needs ad^(q-2))
+ROUNDOFF_TERMS = 100
+#: the largest k of B_k/k! A^k the round-off sum may take (even)
+DEXPINV_KMAX = 98
+#: the remainder of the round-off sum is below this fraction of |v|_2
+DEXPINV_TOL = 2.0 ** -53
+#: |B_k / k!| <= 2 zeta(2) / (2 pi)^k = (pi^2 / 3) (2 pi)^-k for even k >= 2 (B_k = (-1)^(k/2+1) 2 zeta(k) k! / (2 pi)^k)
+_BOUND = math.pi ** 2 / 3.0
+_TWO_PI2 = (2.0 * math.pi) ** 2
 
-    RKMK of order q truncates after ad^(q-2) (Hairer, Lubich and Wanner 2006, section IV.8; Munthe-Kaas 1999).
+
+def _dexpinv_x2max():
+    """The largest x^2 = ||ad_theta||_F^2 / (2 pi)^2 for which the round-off sum stops by k = DEXPINV_KMAX."""
+    lo, hi = 0.0, 1.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if dexpinv_order(mid) is None:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def dexpinv_order(x2):
+    """K, the last (even) k of the round-off sum of dexp^-1 for x^2 = ||ad_theta||_F^2 / (2 pi)^2: the
+    smallest even K >= 2 with (pi^2/3) x^(K+2) / (1 - x^2) <= 2^-53 (the bound of the remainder
+    sum_{even k > K} |B_k/k!| ||A||^k |v| relative to |v|, ||A||_2 <= ||A||_F = ||ad_theta||_F);
+    None when that K exceeds DEXPINV_KMAX (theta too large: then dexp^-1 is NaN and the step is
+    rejected)."""
+    if not x2 < 1.0:
+        return None
+    lim = DEXPINV_TOL * (1.0 - x2) / _BOUND
+    K, xk = 2, x2 * x2
+    while xk > lim:
+        K += 2
+        xk *= x2
+        if K > DEXPINV_KMAX:
+            return None
+    return K
+
+
+#: ||ad_theta||_F^2 / (2 pi)^2 above which the round-off sum needs more than DEXPINV_KMAX (~ 0.46)
+DEXPINV_X2MAX = _dexpinv_x2max()
+
+
+def adnorm_form(C):
+    """G with theta^T G theta = ||ad_theta||_F^2 = sum_{i,k} (sum_j theta_j C[j, i, k])^2."""
+    C = np.asarray(C, dtype=float)
+    return np.einsum("aik,bik->ab", C, C)
+
+
+def dexpinv_series(bracket, theta, v, terms):
+    """dexp^-1_theta(v) = sum_k B_k/k! A^k v, A v = bracket(theta, v) (Bernoulli numbers, B_1 = -1/2;
+    the Taylor coefficients of z / (e^z - 1); Munthe-Kaas 1999; Hairer, Lubich and Wanner 2006, IV.8).
+
+    ``terms`` < ROUNDOFF_TERMS: truncated after ``terms`` terms (k < terms); RKMK of order q needs
+    ad^(q-2), and a fixed-step method is defined with its truncation. ``terms`` >= ROUNDOFF_TERMS
+    (the adaptive pairs, whose error estimate cannot see a truncation shared by both solutions):
+    summed to round-off, i.e. up to the K of :func:`dexpinv_order` for x^2 = ||ad_theta||_F^2 / (2 pi)^2,
+    ||ad_theta||_F^2 = sum_i |bracket(theta, e_i)|^2 (the largest over a batch), which bounds the
+    rest by 2^-53 |v|_2 since |B_k/k!| <= (pi^2/3) (2 pi)^-k; NaN when no K <= DEXPINV_KMAX does
+    (||ad_theta||_F > 4.27); there this reference solves phi_1(A) u = v (phi_1(A) = (e^A - 1)/A = dexp,
+    singular at rho(ad_theta) = 2 pi) while the generated code answers NaN, which rejects the step
+    (so the two paths can take different steps after an attempt that large). The generated code (:meth:`integrators.codegen.writer.Source.dexpinv`)
+    sums the same series with the same K, or its closed form on so(3), the 3-dimensional algebras
+    with ad^3 = q ad and their sums (equal to round-off where the K exists, NaN elsewhere).
     """
+    if int(terms) >= ROUNDOFF_TERMS:
+        return _dexpinv_roundoff(bracket, theta, v)
     coeffs = bernoulli_coefficients(int(terms))
     out = v
     term = v
@@ -167,6 +232,44 @@ def dexpinv_series(bracket, theta, v, terms):
         if c != 0.0:
             out = out + c * term
     return out
+
+
+def _dexpinv_roundoff(bracket, theta, v):
+    theta = np.asarray(theta, dtype=float)
+    n = theta.shape[-1]
+    cols = bracket(theta[..., None, :], np.eye(n))  # row i: bracket(theta, e_i)
+    x2 = float(np.max(np.sum(cols * cols, axis=(-2, -1)))) / _TWO_PI2 if theta.size else 0.0
+    K = dexpinv_order(x2) if x2 == x2 else None
+    coeffs = bernoulli_coefficients(DEXPINV_KMAX + 1)
+    term = bracket(theta, v)
+    out = v + coeffs[1] * term
+    for k in range(2, (K or 0) + 1):
+        term = bracket(theta, term)
+        if coeffs[k] != 0.0:
+            out = out + coeffs[k] * term
+    if K is not None:
+        return out
+    # beyond the bound (||ad_theta||_F > 4.2): the exact value phi_1(A)^-1 v, phi_1(A) = (e^A - 1)/A the
+    # upper right block of exp([[A, I], [0, 0]]); the generated code answers NaN there (the step is rejected)
+    A = np.swapaxes(cols, -1, -2)
+    M = np.zeros(A.shape[:-2] + (2 * n, 2 * n))
+    M[..., :n, :n] = A
+    M[..., :n, n:] = np.eye(n)
+    phi1 = expm_small(M)[..., :n, n:]
+    return np.linalg.solve(phi1, np.broadcast_to(v, A.shape[:-1])[..., None])[..., 0]
+
+
+def dexpinv_closed_coefficient(q):
+    """E(q) = sum_{k>=1} B_2k/(2k)! q^(k-1) = ((r/2) coth(r/2) - 1)/q, r^2 = q (for q = -t^2:
+    (1 - (t/2) cot(t/2))/t^2): dexp^-1 = 1 - A/2 + E(q) A^2 when A^3 = q A (so(3): q = -|theta|^2).
+    Reference values for the tests (the closed form at |q| >= 4, the series to q^17 below)."""
+    q = np.asarray(q, dtype=float)
+    small = np.abs(q) < 4.0
+    ser = np.polynomial.polynomial.polyval(q, bernoulli_coefficients(38)[2::2])
+    qs = np.where(small, 1.0, q)
+    r = np.sqrt(np.abs(qs))
+    half = np.where(qs > 0, 0.5 * r / np.tanh(0.5 * r), 0.5 * r / np.tan(0.5 * r))
+    return np.where(small, ser, (half - 1.0) / qs)
 
 
 class CoadjointSpace:

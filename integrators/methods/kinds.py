@@ -53,7 +53,8 @@ class RungeKutta(Method):
       sum_j a_ij K_j) (keeps linear invariants);
     * "rkmk": the Runge-Kutta-Munthe-Kaas method on g* (Munthe-Kaas 1999): K_i = h dexp^-1_{theta_i}
       (w(exp(theta_i) . y)), theta_i = sum_j a_ij K_j, y1 = exp(sum_i b_i K_i) . y, dexp^-1 truncated
-      after ``terms`` terms (keeps the Casimirs and the group);
+      to ``terms`` terms: the order's truncation for the fixed-step methods, to round-off (ROUNDOFF_TERMS) for the
+      adaptive pairs, whose error estimate cannot see a truncation (keeps the Casimirs and the group);
     * "projected": "rk" followed, after every step, by the orthogonal projection onto the level set of
       all polynomial Casimirs of the algebra (Hairer, Lubich and Wanner 2006, IV.4, Algorithm 4.2).
 

@@ -6,10 +6,13 @@ docstring of :func:`integrators.integrate` is built from it).
 
 Notes on the rows:
 
-* the adaptive RKMK pairs carry dexp^-1 one nonzero Bernoulli term further than their order needs
-  (ad^(q-2) for order q, Hairer, Lubich and Wanner (2006), IV.8): the truncation error is the same in
-  both solutions of the pair, so the error estimate cannot see it; with ad^(q-2) the measured error on
-  the free rigid body was 13x (rkmk45) and 10x (rkmk853) the tolerance; with 5 and 9 terms it follows rtol;
+* the adaptive RKMK pairs sum dexp^-1 to round-off (``terms`` = :data:`ROUNDOFF_TERMS`, see
+  :func:`integrators.geometry.spaces.dexpinv_series`): a truncation is the same in both solutions of
+  the pair, so the error estimate cannot see it. Truncated after ad^(q-2) (the order q needs it:
+  Hairer, Lubich and Wanner (2006), IV.8) the measured final error on the free rigid body was 13x
+  (rkmk45) and 10x (rkmk853) the tolerance, and with 9 terms rkmk853 on so(5) (|z| = 3) still 2.7-7.8x
+  rtol against 1.2-2.0x summed to round-off (benchmarks/rkmk_accuracy.py); the fixed-step methods
+  keep their truncation (rkmk4: ad^2);
 * ``midpoint`` keeps all quadratic invariants (Cooper 1987), solved by fixed-point iteration;
 * ``cf4``: Celledoni, Marthinsen and Owren (2003); ``cg3``: Crouch and Grossman (1993); the splittings:
   McLachlan (1993) with Yoshida's (1990) compositions; ``moser_veselov``: Moser and Veselov (1991);
@@ -35,6 +38,11 @@ def _rk(name, tab):
     """The ordinary Runge-Kutta form of ``tab`` (keeps linear invariants)."""
     kinds = ("ode", "coadjoint") if tab.adaptive else ("ode", "coadjoint", "reconstruction")
     return RungeKutta(name, tab.order, _LIN, kinds, tableau=tab, form="rk")
+
+
+#: ``terms`` meaning "dexp^-1 summed to round-off" (equal to integrators.geometry.spaces.ROUNDOFF_TERMS;
+#: the methods room sits below geometry, a test checks the two agree)
+ROUNDOFF_TERMS = 100
 
 
 def _rkmk(name, tab, terms):
@@ -77,14 +85,14 @@ METHODS = {
     "scipy:RK23": _scipy("RK23", 3),
     "scipy:BDF": _scipy("BDF", 5),
     "scipy:LSODA": _scipy("LSODA", 12),
-    "rkmk45": _rkmk("rkmk45", DP5, 5),
-    "rkmk853": _rkmk("rkmk853", DOP853, 9),
+    "rkmk45": _rkmk("rkmk45", DP5, ROUNDOFF_TERMS),
+    "rkmk853": _rkmk("rkmk853", DOP853, ROUNDOFF_TERMS),
     "rk45": _rk("rk45", DP5),
     "rk853": _rk("rk853", DOP853),
     "rk45_projected": _projected("rk45_projected", DP5),
     "rk853_projected": _projected("rk853_projected", DOP853),
     "tsit5": _rk("tsit5", TSIT5),
-    "rkmk_tsit5": _rkmk("rkmk_tsit5", TSIT5, 5),
+    "rkmk_tsit5": _rkmk("rkmk_tsit5", TSIT5, ROUNDOFF_TERMS),
     "tsit5_projected": _projected("tsit5_projected", TSIT5),
     # integrators.reference.nonholonomic (the state keeps A w = 0, resp. A(q) v = 0, to round-off at every step)
     "dlas_exp": DiscreteMechanics("dlas_exp", 2, frozenset({LINEAR}), scheme="dlas", retraction="exp",
