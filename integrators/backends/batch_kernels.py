@@ -40,6 +40,7 @@ import numpy as np
 
 from ..codegen import batchgen, programs
 from . import numba_kernels
+from ..core import controller
 
 _MODULES = {}
 _LANE_FNS = {}
@@ -119,7 +120,6 @@ def lanes_source(pl, copies=JAM):
     n = pl.st.n
     fl, w, al, d, wl = batchgen.attempt_lines(pl.st, pl.tab, pl.lie, pl.terms, lanes=True)
     order = pl.tab.err_order
-    ex = -1.0 / (order + 1)
     inputs = [f"z{i}" for i in range(n)] + [f"W0_{i}" for i in range(n)] + ["hs", "_big", "err"]
     body = []
     for k in range(copies):
@@ -137,7 +137,8 @@ def lanes_source(pl, copies=JAM):
     load += [f"Wc[{i}, b] = {w[i]}" for i in range(n)]
     load += ["IDX[b] = nxt; T[b] = t0; H[b] = H0[nxt]; ns[b] = 0; nr[b] = 0; nxt += 1"]
     return _LANES.format(n=n, S=LANES // copies, C=copies * (LANES // copies), load4=_indent(load, 4),
-                         body=_indent(body, 4), chk=" + ".join(f"Dc[{i}, b]" for i in range(n)), ex=ex,
+                         body=_indent(body, 4), chk=" + ".join(f"Dc[{i}, b]" for i in range(n)),
+                         accept_fac=controller.accepted_source(order), reject_fac=controller.rejected_source(order),
                          accept=_accept_lines(pl), load6=_indent(load, 6))
 
 
@@ -210,7 +211,7 @@ def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR
 {accept}
                         T[b] = t1 if LAST[b] else T[b] + HS[b]
                         ns[b] += 1
-                        fac = 10.0 if err == 0.0 else min(10.0, 0.9*err**({ex!r}))
+                        {accept_fac}
                         H[b] = H[b]*fac
                         fin = LAST[b]
                         if not fin and ns[b] >= max_steps:
@@ -218,7 +219,7 @@ def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR
                             status = -2
                 else:
                     nr[b] += 1
-                    fac = 0.2 if not (err < 1e300) else max(0.2, 0.9*err**({ex!r}))
+                    {reject_fac}
                     H[b] = H[b]*fac
                     if H[b] < 10.0*2.2e-16*abs(T[b]) or H[b] < 1e-300:
                         fin = True

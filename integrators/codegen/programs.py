@@ -17,6 +17,7 @@ as np.dot over a buffer of stage rows); the scalar and numba text is that of
 from __future__ import annotations
 
 
+from ..core import controller
 from .writer import Source
 from .row_source import RowSource
 
@@ -284,13 +285,13 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
             src.emit(f"ys[j, {i}] = z{i} + e{i}")
     src.emit("j += 1")
     src.indent -= 1
-    src.emit(f"fac = 10.0 if err == 0.0 else min(10.0, 0.9*err**({-1.0 / (order + 1)!r}))")
+    src.emit(controller.accepted_source(order))
     src.emit("h = h*fac")
     src.indent -= 1
     src.emit("else:")
     src.indent += 1
     src.emit("nrej += 1")
-    src.emit(f"fac = 0.2 if not (err < 1e300) else max(0.2, 0.9*err**({-1.0 / (order + 1)!r}))")
+    src.emit(controller.rejected_source(order))
     src.emit("h = h*fac")
     src.emit("if h < 10.0*2.2e-16*abs(t) or h < 1e-300:")
     src.emit("    status = -1; break")

@@ -51,6 +51,7 @@ from ..reference.genhelpers import _hstart
 from .events import EventTracker
 from ..core.result import IntegrationResult
 from ..geometry.spaces import CoadjointSpace, dexpinv_series
+from ..core import controller
 from ..reference.runge_kutta import lincomb, rk_increment, rkmk_increment, stages
 
 
@@ -259,12 +260,10 @@ class _ReferenceRun:
                         since = 0
                         ts.append(t)
                         ys.append(z + e)
-                    fac = 10.0 if err == 0.0 else min(10.0, 0.9 * err ** (-1.0 / (order + 1)))
-                    h = h * fac
+                    h = h * controller.accepted_factor(err, order)
                 else:
                     self.nrej += 1
-                    fac = 0.2 if not err < 1e300 else max(0.2, 0.9 * err ** (-1.0 / (order + 1)))
-                    h = h * fac
+                    h = h * controller.rejected_factor(err, order)
                     if h < 10.0 * 2.2e-16 * abs(t) or h < 1e-300:
                         status = -1
                         break

@@ -33,6 +33,7 @@ from ..backends import batch_kernels, fastpath
 from ..codegen import batchgen, projection
 from ..reference import genhelpers
 from .adaptive import check_controls, initial_step
+from ..core import controller
 from ..core.errors import IntegrationInputError
 from ..core.result import IntegrationResult
 
@@ -69,7 +70,6 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6)
     first, attempt = _functions(pl)
     B, n = Z.shape
     order = pl.tab.err_order
-    expo = -1.0 / (order + 1)
     direction = 1.0 if t1 > t0 else -1.0
     out = Z.copy()
     status, t_end = np.zeros(B, np.int64), np.full(B, float(t0))
@@ -103,10 +103,7 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6)
             t = np.where(good, np.where(last, t1, t + hs), t)
             ns += good
             nr += ~acc
-            p = 0.9 * err ** expo
-            fac = np.where(acc, np.where(err == 0.0, 10.0, np.minimum(10.0, p)),
-                           np.where(err < 1e300, np.maximum(0.2, p), 0.2))
-            h = h * fac
+            h = h * controller.factors(err, acc, order)
             tiny = ~acc & ((h < 10.0 * 2.2e-16 * np.abs(t)) | (h < 1e-300))
             spent = good & ~last & (ns >= max_steps)
             done = (good & last) | bad | tiny | spent

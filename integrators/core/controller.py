@@ -1,0 +1,53 @@
+"""The step-size controller of the adaptive pairs, written once (Hairer, Norsett and Wanner, *Solving
+ODEs I*, II.4, as scipy's solve_ivp):
+
+    accepted (err <= 1):  h <- h min(MAX_FACTOR, SAFETY err^(-1/(k+1)))     (MAX_FACTOR when err = 0)
+    rejected (err > 1):   h <- h max(MIN_FACTOR, SAFETY err^(-1/(k+1)))     (MIN_FACTOR when err is inf/NaN)
+
+with k the order of the error estimate. The numpy reference loop calls :func:`accepted_factor` and
+:func:`rejected_factor`, the numpy ensembles :func:`factors`, and every code writer emits
+:func:`accepted_source` / :func:`rejected_source`, so the constants live here only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SAFETY = 0.9
+MIN_FACTOR = 0.2
+MAX_FACTOR = 10.0
+
+
+def exponent(order: int) -> float:
+    """-1/(k+1) for an error estimate of order k."""
+    return -1.0 / (order + 1)
+
+
+def accepted_factor(err: float, order: int) -> float:
+    """The factor of h after an accepted step."""
+    return MAX_FACTOR if err == 0.0 else min(MAX_FACTOR, SAFETY * err ** exponent(order))
+
+
+def rejected_factor(err: float, order: int) -> float:
+    """The factor of h after a rejected step (inf or NaN errors shrink it by MIN_FACTOR)."""
+    return MIN_FACTOR if not err < 1e300 else max(MIN_FACTOR, SAFETY * err ** exponent(order))
+
+
+def factors(err, accepted, order):
+    """Both rules at once over an ensemble's errors (arrays): the factor of each trajectory's h."""
+    with np.errstate(all="ignore"):
+        p = SAFETY * err ** exponent(order)
+    return np.where(accepted, np.where(err == 0.0, MAX_FACTOR, np.minimum(MAX_FACTOR, p)),
+                    np.where(err < 1e300, np.maximum(MIN_FACTOR, p), MIN_FACTOR))
+
+
+def accepted_source(order: int, err: str = "err", fac: str = "fac") -> str:
+    """The accepted-step rule as one line of generated source (floats, numba)."""
+    return (f"{fac} = {MAX_FACTOR!r} if {err} == 0.0 else min({MAX_FACTOR!r}, "
+            f"{SAFETY!r}*{err}**({exponent(order)!r}))")
+
+
+def rejected_source(order: int, err: str = "err", fac: str = "fac") -> str:
+    """The rejected-step rule as one line of generated source (floats, numba)."""
+    return (f"{fac} = {MIN_FACTOR!r} if not ({err} < 1e300) else max({MIN_FACTOR!r}, "
+            f"{SAFETY!r}*{err}**({exponent(order)!r}))")
