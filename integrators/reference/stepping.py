@@ -133,10 +133,7 @@ class CFStepper(Stepper):
 
     def _apply(self, exps, Fs, y, h):
         for coeffs in exps:
-            x = None
-            for a, F in zip(coeffs, Fs):
-                if a != 0.0:
-                    x = a * F if x is None else x + a * F
+            x = lincomb(coeffs, Fs)
             if x is not None:
                 y = self.space.act(h * x, y)
         return y
@@ -156,10 +153,7 @@ class CFStepper(Stepper):
         Fs = self._stages(t, y, h)
         cur, total = y, None
         for coeffs in self.update:
-            x = None
-            for a, F in zip(coeffs, Fs):
-                if a != 0.0:
-                    x = a * F if x is None else x + a * F
+            x = lincomb(coeffs, Fs)
             if x is not None:
                 d = self.space.act_delta(h * x, cur)
                 cur = cur + d
