@@ -169,11 +169,17 @@ class ServoSecondKind(LeftInvariantConstrained):
         return {f"(a_{i + 1}, w)": (lambda z, i=i: self.velocity_z(z) @ self.A[i]) for i in range(self.k)}
 
     def outputs(self) -> dict[str, Output]:
-        """As for every Lie-group system, with the multiplier (lambda, lambda') of the second kind:
-        "multiplier" is the pair, "lambda" the first of it."""
+        """As for every Lie-group system: "multiplier" and "lambda" are lambda (one value per time, shape
+        (K, ...) as for the first kind, so that ``to_csv`` writes it as a column), and "lambda_dot" is its
+        rate lambda' = (I^-1 a, z')/(I^-1 a, b) (:meth:`multiplier` returns the pair)."""
         out = super().outputs()
-        out["lambda"] = lambda z: self.multiplier(self.from_problem(z))[0]
-        out["multiplier"] = lambda z: np.stack(self.multiplier(self.from_problem(z)))
+
+        def lam(z: NDArray[np.float64]) -> NDArray[np.float64]:
+            return self.multiplier(self.from_problem(z))[0]
+
+        out["multiplier"] = lam
+        out["lambda"] = lam       # the same callable: recorded once (integrators.core.result.finish)
+        out["lambda_dot"] = lambda z: self.multiplier(self.from_problem(z))[1]
         return out
 
     def _equations(self):

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.integrate
+import scipy.interpolate
 
 import catalog
 from catalog import Entry
@@ -164,6 +165,9 @@ def test_report_takes_a_toml_file(tmp_path, capsys):
     code, out, err = cli(capsys, "report", TOML, "--out", tmp_path / "rep", "--no-compare")
     assert code == 0, err
     assert (tmp_path / "rep" / "servo2_sleigh.html").is_file()
+    # the file's name leaves the registry with the command: a later `liedyn list` in the same process
+    # (or another test) sees the catalog only
+    assert "servo2_sleigh" not in catalog.names()
 
 
 # ----------------------------------------------------------------------------------- motion on the group
@@ -182,6 +186,23 @@ def test_path_in_the_plane_against_quadrature(tmp_path, capsys):
     t = pd.read_csv(tmp_path / "t.csv")
     assert list(t.columns[:8]) == ["t", "m1", "m2", "m3", "lambda", "x", "y", "theta"]
     assert np.allclose(t["x"], x, atol=1e-5) and np.allclose(t["theta"], th, atol=1e-5)
+
+
+def test_second_kind_run_has_one_multiplier_per_time_and_writes_csv(tmp_path):
+    """lambda is a state of the second kind: res.multiplier (= res["lambda"]) is the state's last column,
+    one value per time, and res["lambda_dot"] is its rate: against the derivative of the lambda column by
+    the spline of the saved values (a second method). The run (with its path on SE(2)) writes its CSV."""
+    import pandas as pd
+
+    run = catalog.simulate(own_entry(t_end=4.0, steps=4000))
+    K = len(run.t)
+    assert run.multiplier.shape == (K,) and run["lambda_dot"].shape == (K,)
+    assert np.array_equal(run.multiplier, run.y[:, 3]) and np.array_equal(run["lambda"], run.y[:, 3])
+    lamdot = scipy.interpolate.CubicSpline(run.t, run.y[:, 3]).derivative()(run.t)
+    assert np.max(np.abs(run["lambda_dot"] - lamdot)[5:-5]) < 1e-6 * max(1.0, np.max(np.abs(lamdot)))
+    assert np.max(np.abs(run["lambda_dot"])) > 1e-2          # lambda does move: the comparison can fail
+    t = pd.read_csv(run.to_csv(tmp_path / "run.csv"))
+    assert len(t) == K and np.allclose(t["multiplier"], run.y[:, 3], rtol=0, atol=1e-15)
 
 
 def _rz(t):
