@@ -106,6 +106,9 @@ def _drift_panel(ax, run, label_prefix=""):
         ax.set_axis_off()
         return
     _floor(ax)
+    lo, hi = ax.get_ylim()
+    if hi < 1e3 * floor:   # everything at round-off: three decades, so that it reads as a floor, not as spikes
+        ax.set_ylim(floor / 3, 1e3 * floor)
     ax.set_xlabel("time t [dimensionless]")
     ax.set_ylabel("relative drift, residual, error")
     ax.set_title("relative drift / residual / error")
@@ -178,6 +181,13 @@ def _blade_segments(pose, count=9, length=None):
     return np.stack([xy[k] - d, xy[k] + d], 1)
 
 
+def has_blade(entry):
+    """True when the body in the plane runs on a blade or skate (nonholonomic, one-sided, friction, added
+    mass, vakonomic, forced sleighs); a servo-constraint or a free body has none: its heading is drawn as
+    arrows instead."""
+    return getattr(entry, "model", None) not in ("servo1", "servo2", "free")
+
+
 def _has_path(run):
     return run.outputs.get("path") is not None or tuple(run.labels[:4]) == ("x1", "y1", "x2", "y2")
 
@@ -199,12 +209,19 @@ def _draw_path(ax, entry, run, pose=None):
         ax.plot([], [], "o", color="0.3", mfc="w", ms=6, label="start (open), end (filled)")
         ax.set_title(f"{entry.name}: both points in the plane")
     else:
+        blade = pose is not None and has_blade(entry)
         ax.plot(path[:, 0], path[:, 1], color=PALETTE[6] if pose is not None else PALETTE[0], lw=1.4, zorder=2,
-                label="path of the contact point")
-        if pose is not None:
+                label="path of the contact point" if blade else "path of the body frame's origin")
+        if blade:
             segs = _blade_segments(pose)
             ax.add_collection(LineCollection(segs, colors="0.15", lw=5, capstyle="round", zorder=1,
                                              label="blade (along the heading)"))
+        elif pose is not None:   # no blade (a servo-constraint, a free body): the heading as arrows
+            segs = _blade_segments(pose)
+            mid, d = segs.mean(axis=1), segs[:, 1] - segs[:, 0]     # from the origin, along the heading
+            ax.quiver(mid[:, 0], mid[:, 1], d[:, 0], d[:, 1],
+                      angles="xy", scale_units="xy", scale=1.0, color="0.15", width=0.008, zorder=3,
+                      label="heading (body axis e1)")
         ax.plot(path[0, 0], path[0, 1], "o", color=PALETTE[2], ms=7, label="start")
         for ev in getattr(run, "events", None) or ():
             t_ev, kind = float(ev[0]), str(ev[1])

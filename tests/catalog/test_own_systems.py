@@ -205,6 +205,32 @@ def test_second_kind_run_has_one_multiplier_per_time_and_writes_csv(tmp_path):
     assert len(t) == K and np.allclose(t["multiplier"], run.y[:, 3], rtol=0, atol=1e-15)
 
 
+def test_plot_draws_the_heading_of_an_own_se2_system():
+    """The --plot figure of a system on SE(2) without a blade draws its heading as arrows: at each arrow's
+    instant the direction is (cos theta, sin theta) with theta = int w dt (quadrature of the run's w3),
+    and each arrow starts on the path. Drawing and reading the pose leave the run's CSV columns alone."""
+    import matplotlib
+    from catalog.output import plots
+
+    run = catalog.simulate(own_entry(t_end=5.0, steps=4000))
+    fig = plots.trajectory_figure(own_entry(), run)
+    quivers = [c for ax in fig.axes for c in ax.collections if isinstance(c, matplotlib.quiver.Quiver)]
+    assert len(quivers) == 1 and quivers[0].get_label() == "heading (body axis e1)"
+    q = quivers[0]
+    th = scipy.integrate.cumulative_trapezoid(run.w[:, 2], run.t, initial=0.0)
+    k = np.linspace(0, len(run.t) - 1, len(q.U)).round().astype(int)
+    assert np.allclose(np.arctan2(q.V, q.U), np.angle(np.exp(1j * th[k])), atol=1e-5)
+    assert np.allclose(q.get_offsets(), run.outputs["path"][k], atol=1e-12)
+    # a sleigh on a blade keeps its blade (segments, no arrows)
+    blade = catalog.get("chaplygin_sleigh")
+    fig = plots.trajectory_figure(blade, catalog.simulate(blade, steps=200))
+    assert not [c for ax in fig.axes for c in ax.collections if isinstance(c, matplotlib.quiver.Quiver)]
+    assert any(c.get_label() == "blade (along the heading)" for ax in fig.axes for c in ax.collections)
+    matplotlib.pyplot.close("all")
+    cols = list(run.to_dict())
+    assert "pose" not in cols and "g" not in cols
+
+
 def _rz(t):
     c, s = np.cos(t), np.sin(t)
     R = np.zeros(t.shape + (3, 3))
