@@ -401,6 +401,13 @@ def test_descriptions_name_the_axes_as_the_equations_do():
         assert "(a, " in describe.model_text(e) or "a" in describe.model_text(e)
         assert "axis a" in e.description and "axis l" not in e.description and "axis n" not in e.description
     assert "(I^-1 a, b)" in catalog.get("beghin_body").description
+    # the two-axis bodies print (a_i, w) = 0 and sum lambda_i b_i: their descriptions say a1, a2 (and b1, b2)
+    for name in ("two_axis_beghin_body", "two_axis_vakonomic_body"):
+        e = catalog.get(name)
+        assert "(a_i, ω) = 0" in describe.model_text(e)
+        d = e.description
+        assert "(a1, w) = (a2, w) = 0" in d and "nu = a1 x a2" in d and "(w, l1)" not in d and "l1 x l2" not in d
+    assert "lambda1 b1 + lambda2 b2" in catalog.get("two_axis_beghin_body").description
 
 
 def test_rate_figure_draws_every_n_on_log_axes():
