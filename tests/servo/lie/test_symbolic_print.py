@@ -97,9 +97,15 @@ def test_aligned_and_matrix_forms():
 def test_notebook_latex_is_the_aligned_block_in_display_math():
     eq = flywheel().equations()
     r = eq._repr_latex_()
-    assert r.startswith("$$\\begin{aligned}") and r.endswith("\\end{aligned}$$")
+    assert r.startswith("$$\\begin{gathered}") and r.endswith("\\end{gathered}$$")
     for row in FLYWHEEL.splitlines()[1:-1]:
         assert row in r
+    # the heading (name and model in math) stands above the aligned block, not as its first row: a text row
+    # in the aligned block filled its left column and pushed the equations right (a display scrolling sideways)
+    block = r[r.index("\\begin{aligned}"):r.index("\\end{aligned}") + len("\\end{aligned}")]
+    assert block == eq.latex(env="aligned") and "\\text" not in block
+    head = r[len("$$\\begin{gathered}\n"):r.index("\\begin{aligned}")]
+    assert head.startswith("\\text{ServoSecondKind on so(3):}") and eq.model_latex in head
 
 
 def test_symbolic_parameters_are_kept_as_symbols():
