@@ -53,6 +53,15 @@ def test_python_and_toml_routes_give_the_same_entry_and_run():
     assert np.allclose(r1.y, r2.y, rtol=0, atol=1e-12)
 
 
+def test_both_routes_claim_the_same_integrals_under_the_names_a_reader_writes():
+    """The Python route names its claims as the TOML route (catalog.verify.claims) does: no Python syntax."""
+    mine, filed = own_entry(), catalog.from_file(TOML)
+    assert list(mine.first_integrals) == list(filed.first_integrals) == ["Casimir F(m + λ b), F = m1² + m2²"]
+    free = Entry.from_system(EulerPoincare(named.so3(), np.diag([1.0, 2.0, 3.0])), [0.0, 0.0, 3.0], 1.0)
+    assert list(free.first_integrals) == ["energy (m, I^-1 m)/2", "Casimir m1² + m2² + m3²"]
+    assert not any("**" in k or "casimir:" in k for e in (mine, free) for k in e.first_integrals)
+
+
 def test_claims_are_filled_in_from_what_the_system_knows():
     """se(2)* has the Casimir m1^2 + m2^2; for the second kind it is conserved at z = m + lambda b."""
     e = own_entry()
@@ -130,7 +139,7 @@ def test_sweep_any_number_of_the_file_from_python_and_the_cli(tmp_path, capsys):
 def test_integrals_drift_uses_the_systems_own_integrals_when_the_entry_claims_none():
     e = own_entry(first_integrals={})
     r = catalog.sweep(e, {"y0[2]": [0.2, 0.4]}, "integrals_drift", serial=True)
-    col = [c for c in r.columns if c.startswith("drift[casimir")]
+    col = [c for c in r.columns if c.startswith("drift[Casimir F(m + λ b)")]
     assert col and np.all(r.column(col[0]) < 1e-12)
 
 
@@ -144,6 +153,14 @@ def test_every_command_takes_the_file_and_its_keys(capsys, tmp_path, cmd):
         assert "b[0]=0.5" in out and "(1/2) λ̇" in out   # u' + b1 lambda' with b1 = 1/2, exact
     if cmd == "simulate":
         assert "t_end 2" in out
+
+
+@pytest.mark.parametrize("cmd", ["show", "simulate", "lines", "compare", "sweep"])
+def test_every_commands_help_says_it_takes_a_toml_file(capsys, cmd):
+    with pytest.raises(SystemExit) as exc:
+        main([cmd, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert exc.value.code == 0 and "a path to a .toml file" in out, out
 
 
 def test_compare_takes_ladders(capsys):
