@@ -151,6 +151,28 @@ def test_built_site_has_every_part_and_rendered_notebook_outputs():
                 "sphx-glr-multi-img" in page.read_text(encoding="utf-8"), f"{page.name} shows no figure"
 
 
+#: the main public classes: their equations are math on their API pages (``.. math::`` in the docstring)
+MAIN_CLASSES = {"liegroups": ["LieAlgebra"], "servo.lie": ["EulerPoincare", "ServoFirstKind", "ServoSecondKind"],
+                "servo.quadratic": ["QuadraticSystem"]}
+
+
+def test_main_classes_show_their_equations_as_math():
+    """In the docstring (a ``.. math::`` block, read by help() as LaTeX source) and, when the site is built,
+    rendered: the class's entry on its API page holds a display-math block."""
+    for mod, names in MAIN_CLASSES.items():
+        for n in names:
+            doc = getattr(importlib.import_module(mod), n).__doc__
+            assert ".. math::" in doc, f"{mod}.{n}"
+    if not (SITE / "index.html").is_file():
+        return
+    for mod, names in MAIN_CLASSES.items():
+        text = (SITE / "api" / f"{mod}.html").read_text(encoding="utf-8")
+        for n in names:
+            i = text.index(f'id="{mod}.{n}"')
+            section = text[i:text.find('<dt class="sig sig-object py"', i + 10)]
+            assert '<div class="math' in section, f"{mod}.{n}: no display math on its API page"
+
+
 #: every image of a page: its src, its drawn width in CSS px at 100 %, its pixel width, and whether it is a
 #: gallery thumbnail (a picture that links to its example, like the report's thumbnails: no text to read)
 FIGURES_JS = ("Array.from(document.images).map(i => ({src: i.getAttribute('src'), "

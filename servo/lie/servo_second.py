@@ -48,6 +48,16 @@ __all__ = ["ServoSecondKind", "Vakonomic"]
 class ServoSecondKind(LeftInvariantConstrained):
     """(m + lambda b)' = ad*_w (m + lambda b), (a, w) = 0, m = I w (Kozlov's servo-constraint of type II).
 
+    .. math::
+
+        \\frac{d}{dt}(m + \\lambda b) = \\operatorname{ad}^*_{\\omega} (m + \\lambda b), \\qquad
+        (a, \\omega) = 0, \\qquad m = I \\omega,
+
+    the Euler-Poincare equations of :math:`T + \\lambda (b, \\omega)`, :math:`T = \\tfrac12 (I\\omega, \\omega)`, with
+    :math:`\\lambda` a state variable; with :math:`z = m + \\lambda b`, :math:`\\omega = W z` is linear in
+    :math:`z` and :math:`\\dot z = \\operatorname{ad}^*_{W z} z`, realizable iff :math:`(I^{-1} a, b) \\neq 0`
+    (Kozlov, lectures on servo-constraints).
+
     Parameters as :class:`servo.ServoFirstKind`. The state is (m_1..m_n, lambda); the integrated variable
     is z = m + lambda b, a pure coadjoint motion.
     """
