@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
+from sympy.polys.orderings import grevlex
 from numpy.typing import ArrayLike
 
 from ..errors import ExactCheckError, QuadraticSystemError
@@ -81,7 +82,8 @@ def standard_monomials(G: sp.GroebnerBasis, gens: Sequence[sp.Symbol]) -> list[t
     """Exponents of the standard monomials of the zero-dimensional ideal with grevlex Groebner basis G: the
     monomials divisible by no leading monomial of G, a basis of Q[x] / I (their number is dim Q[x] / I, the
     number of solutions counted with multiplicity). Sorted."""
-    lms = [sp.Poly(g, *gens).monoms(order="grevlex")[0] for g in G.exprs]
+    # the order object: flint-backed polynomials (python-flint installed) fail on the string "grevlex"
+    lms = [sp.Poly(g, *gens).monoms(order=grevlex)[0] for g in G.exprs]
     std, frontier = [], [tuple([0] * len(gens))]
     seen = set(frontier)
     while frontier:
