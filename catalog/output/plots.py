@@ -217,11 +217,13 @@ def _draw_path(ax, entry, run, pose=None):
             ax.add_collection(LineCollection(segs, colors="0.15", lw=5, capstyle="round", zorder=1,
                                              label="blade (along the heading)"))
         elif pose is not None:   # no blade (a servo-constraint, a free body): the heading as arrows
-            segs = _blade_segments(pose)
+            segs = _blade_segments(pose, length=0.09 * (float(np.max(np.ptp(pose[:, :2], axis=0))) or 1.0))
             mid, d = segs.mean(axis=1), segs[:, 1] - segs[:, 0]     # from the origin, along the heading
             ax.quiver(mid[:, 0], mid[:, 1], d[:, 0], d[:, 1],
-                      angles="xy", scale_units="xy", scale=1.0, color="0.15", width=0.0035, zorder=3,
+                      angles="xy", scale_units="xy", scale=1.0, color="0.15", width=0.004, zorder=3,
                       label="heading (body axis e1)")
+            ax.update_datalim(mid + d)      # the arrows' tips inside the axes
+            ax.autoscale_view()
         ax.plot(path[0, 0], path[0, 1], "o", color=PALETTE[2], ms=7, label="start")
         for ev in getattr(run, "events", None) or ():
             t_ev, kind = float(ev[0]), str(ev[1])
