@@ -60,6 +60,13 @@ def test_both_routes_claim_the_same_integrals_under_the_names_a_reader_writes():
     free = Entry.from_system(EulerPoincare(named.so3(), np.diag([1.0, 2.0, 3.0])), [0.0, 0.0, 3.0], 1.0)
     assert list(free.first_integrals) == ["energy (m, I^-1 m)/2", "Casimir m1² + m2² + m3²"]
     assert not any("**" in k or "casimir:" in k for e in (mine, free) for k in e.first_integrals)
+    # and `liedyn show` lists the system's own integrals the same way, the expansion after the label
+    from catalog.output import describe
+
+    own = [f for f in describe.integrals(filed) if f["source"] == "system"]
+    assert [f["name"] for f in own] == ["Casimir m1² + m2² at m + λ b"]
+    # |z_(u,v)|^2 at z = m + lambda b, b = (0.3, 1, 0.2): (m1 + 0.3 lambda)^2 + (m2 + lambda)^2
+    assert own[0]["expr"] == "(109/100) λ² + (3/5) λ m1 + 2 λ m2 + m1² + m2²"
 
 
 def test_claims_are_filled_in_from_what_the_system_knows():
