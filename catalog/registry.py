@@ -120,6 +120,17 @@ def register(name, defaults=None, family="", title=""):
     return deco
 
 
+def unregister(name: str) -> None:
+    """Remove a researcher's own entry (family "user", see ``catalog.entries.toml_loader.register_file``)
+    from the registry; the catalog's own entries stay (CatalogError)."""
+    spec = _REGISTRY.get(name)
+    if spec is None:
+        return
+    if spec.family != "user":
+        raise CatalogError(f"{name!r} is a catalog entry, not a registered file; it stays in the catalog")
+    del _REGISTRY[name]
+
+
 def _load():
     global _loaded
     if not _loaded:

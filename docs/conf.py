@@ -36,8 +36,51 @@ sys.path.insert(0, str(HERE))
 # the kernels that execute the pages start in docs/, where the generated folder docs/catalog would shadow
 # the catalog package (as a namespace package): the project root goes first on their path too
 os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import matplotlib  # noqa: E402
+import matplotlib.figure  # noqa: E402
+
+# this process (sphinx-gallery runs the example scripts in it) draws with Agg; the kernels that execute the
+# notebook and the MyST pages draw inline, as SVG with the text as text (`make docs` exports MPLBACKEND=Agg,
+# which a kernel would obey and show no figure at all). IPYTHONDIR holds the kernels' inline-backend config.
+matplotlib.use("Agg")
+_IPYTHONDIR = HERE / "_build" / "ipython"
+(_IPYTHONDIR / "profile_default").mkdir(parents=True, exist_ok=True)
+(_IPYTHONDIR / "profile_default" / "ipython_kernel_config.py").write_text(
+    "c.InlineBackend.figure_formats = {'svg'}\n"
+    "c.InlineBackend.rc = {'svg.fonttype': 'none', 'svg.hashsalt': 'liedyn', 'font.size': 10}\n",
+    encoding="utf-8")
+os.environ["IPYTHONDIR"] = str(_IPYTHONDIR)
+os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+
+
+def _smallest_text(fig):
+    """The smallest font size (pt) of the text a figure shows (None without text)."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes) if sizes else None
+
+
+_savefig = matplotlib.figure.Figure.savefig
+
+
+def _savefig_noting_text(self, fname, *args, **kwargs):
+    """While the docs are built, a PNG a script writes carries its smallest text and its dpi in its metadata
+    ("liedyn:text-pt", "liedyn:dpi"): tests/test_docs_site.py reads them to check that every figure's text
+    is drawn at 8 px or more on the page (font pt x dpi / 72 x drawn width / pixel width)."""
+    is_png = kwargs.get("format") == "png" or str(fname).lower().endswith(".png")
+    if is_png:
+        pt = _smallest_text(self)
+        dpi = kwargs.get("dpi") or matplotlib.rcParams["savefig.dpi"]
+        dpi = self.dpi if dpi == "figure" else float(dpi)
+        kwargs["metadata"] = {**(kwargs.get("metadata") or {}), "liedyn:dpi": f"{dpi:g}",
+                              **({"liedyn:text-pt": f"{pt:g}"} if pt is not None else {})}
+    return _savefig(self, fname, *args, **kwargs)
+
+
+matplotlib.figure.Figure.savefig = _savefig_noting_text
 
 import gen_api  # noqa: E402
 import gen_bibliography  # noqa: E402
@@ -115,7 +158,9 @@ def _saved_figures(block, block_vars, gallery_conf):
         shutil.copyfile(png, target)
         names.append(target)
     _started[0] = time.time() + 1e9       # each file once, in the block that wrote it
-    return figure_rst(names, gallery_conf["src_dir"])
+    # one figure under the other at the page's width (sphinx-gallery's row of several shrinks each to a
+    # third of the column, its text below 8 px)
+    return "".join(figure_rst([n], gallery_conf["src_dir"]) for n in names)
 
 
 sphinx_gallery_conf = {

@@ -91,7 +91,7 @@ def main():
     for name, rows in (("beghin_body (phi)", beghin), ("flywheel_body (b2)", fly),
                        ("servo_sleigh (c_w)", sleigh)):
         report(name, rows)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.6))
     plot(axes[0], beghin, "phi: n = (0, sin phi, cos phi)", "Beghin body (first kind), p = 2")
     plot(axes[1], fly, "b2: b = (0, b2, 1)", "flywheel body (second kind), p = 3")
     plot(axes[2], sleigh, "c_w", "servo-sleigh, p = 2")

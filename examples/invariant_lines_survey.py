@@ -49,7 +49,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    fig, axes = plt.subplots(1, len(COUNTS), figsize=(3.2 * len(COUNTS), 3), sharey=True)
+    fig, axes = plt.subplots(1, len(COUNTS), figsize=(2.0 * len(COUNTS), 3), sharey=True)
     print(f"{'p':>2} {'systems':>7} {'certified':>9} {'bound 2^p-1':>11} {'mean real':>9} "
           f"{'min':>3} {'max':>3} {'odd':>5} {'<= bound':>8} {'max resid':>9} {'s/system':>8}")
     for ax, (p, n) in zip(axes, COUNTS.items()):

@@ -55,7 +55,7 @@ def main(u0=1.0, w0=-0.7, t_end=14.0):
     ax.plot([u0 * tj], [0], "ko", label="join, t = pi/|w0|")
     ax.plot([0], [0], "k^", label="start")
     ax.set_aspect("equal")
-    ax.legend(loc="lower left", fontsize=8)
+    ax.legend(loc="lower left", fontsize=9)
     ax.set_title("One-sided Chaplygin sleigh (Kozlov 2019, Fig. 3)")
     fig.savefig(OUT / "one_sided_sleigh.png", dpi=120)
     print("figure:", OUT / "one_sided_sleigh.png")

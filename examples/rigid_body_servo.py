@@ -81,7 +81,7 @@ def numeric_part():
     print("Haar divergence, vakonomic:", chop(euler_angle_divergence(sp.Matrix(v.W))))
     print("Haar divergence, b = (0, 0.4, 1):", chop(euler_angle_divergence(sp.Matrix(s2.W))))
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.8))
     axes[0].plot(r2.w[:, 0], r2.w[:, 1], label="second kind")
     axes[0].plot(r1.w[:, 0], r1.w[:, 1], label="first kind")
     axes[0].plot(rv.w[:, 0], rv.w[:, 1], label="vakonomic")

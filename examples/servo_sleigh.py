@@ -46,7 +46,7 @@ def main():
     s = ServoFirstKind(named.se2(), [M, M, J], a=[0, 1, 0], b=[AU, BV, CW])
     print(f"\nnumeric: alpha = {alpha}, beta = {beta}, realizability = {s.realizability()}")
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 5))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.5))
     rng = np.random.default_rng(0)
     for u0, w0 in [(1.0, 0.5), (0.5, -1.0), (1.5, 1.0), (0.2, 2.0), (2.0, -0.5)]:
         T = 8.0

@@ -73,7 +73,7 @@ def main(w=0.8, t_end=4.0, steps=400):
     ax.set_xlabel("y (across the slope)")
     ax.set_ylabel("x (down the slope)")
     ax.invert_yaxis()
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     ax.set_title("Chaplygin skate on an inclined plane, w = %g" % w)
     fig.tight_layout()
     fig.savefig(OUT / "skate_inclined.png", dpi=120)

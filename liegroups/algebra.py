@@ -39,6 +39,12 @@ _UNROLL_MIN_BATCH = 64
 class LieAlgebra(StructureMixin):
     """A finite-dimensional real Lie algebra given by its structure constants.
 
+    .. math::
+
+        [e_i, e_j] = \\sum_k C_{ij}^{k}\\, e_k, \\qquad
+        \\operatorname{ad}(x)\\, y = [x, y], \\qquad
+        (\\operatorname{ad}^*_x m)_j = \\sum_{i,k} x_i\\, C_{ij}^{k}\\, m_k .
+
     Parameters
     ----------
     C : array_like, shape (n, n, n)

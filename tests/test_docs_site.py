@@ -6,6 +6,12 @@ themselves (``__all__``), so a name added to a package without a page, or docume
 The checks of the built site read docs/_build/html (skipped when it was not built): every image a page
 shows exists, no script comes from the network, and the notebook's outputs were rendered (no raw
 Markdown table rows or ``$$`` left in the text, the failure of myst-nb's CommonMark default).
+
+The built site is also read as a reader reads it, in headless Chromium at 100 % (1100 px wide): every page
+loads without a console error or a broken image, nothing is wider than the page, and every figure's text
+is drawn at 8 px or more. That test runs on a site already built (CI: ``.ci/run`` calls it after
+``make docs``; ``make test`` alone skips it, as it does without Chromium): building the site takes a
+minute and runs every example, too long to do inside the test.
 """
 
 import html
@@ -16,6 +22,8 @@ import types
 from pathlib import Path
 
 import pytest
+
+from .catalog.headless import CHROMIUM, Browser, png_text, svg_min_font_and_width
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "docs" / "_build" / "html"
@@ -141,3 +149,115 @@ def test_built_site_has_every_part_and_rendered_notebook_outputs():
         if page.name not in ("index.html", "sg_execution_times.html"):
             assert "sphx-glr-single-img" in page.read_text(encoding="utf-8") or \
                 "sphx-glr-multi-img" in page.read_text(encoding="utf-8"), f"{page.name} shows no figure"
+
+
+#: the main public classes: their equations are math on their API pages (``.. math::`` in the docstring)
+MAIN_CLASSES = {"liegroups": ["LieAlgebra"], "servo.lie": ["EulerPoincare", "ServoFirstKind", "ServoSecondKind"],
+                "servo.quadratic": ["QuadraticSystem"]}
+
+
+def test_main_classes_show_their_equations_as_math():
+    """In the docstring (a ``.. math::`` block, read by help() as LaTeX source) and, when the site is built,
+    rendered: the class's entry on its API page holds a display-math block."""
+    for mod, names in MAIN_CLASSES.items():
+        for n in names:
+            doc = getattr(importlib.import_module(mod), n).__doc__
+            assert ".. math::" in doc, f"{mod}.{n}"
+    if not (SITE / "index.html").is_file():
+        return
+    for mod, names in MAIN_CLASSES.items():
+        text = (SITE / "api" / f"{mod}.html").read_text(encoding="utf-8")
+        for n in names:
+            i = text.index(f'id="{mod}.{n}"')
+            section = text[i:text.find('<dt class="sig sig-object py"', i + 10)]
+            assert '<div class="math' in section, f"{mod}.{n}: no display math on its API page"
+
+
+#: every image of a page: its src, its drawn width in CSS px at 100 %, its pixel width, and whether it is a
+#: gallery thumbnail (a picture that links to its example, like the report's thumbnails: no text to read)
+FIGURES_JS = ("Array.from(document.images).map(i => ({src: i.getAttribute('src'), "
+              "width: i.getBoundingClientRect().width, natural: i.naturalWidth, "
+              "thumb: !!i.closest('.sphx-glr-thumbcontainer')}))")
+#: MathJax typesets after the load event: wait for it before measuring widths
+MATHJAX_DONE = ("(window.MathJax && MathJax.startup && MathJax.startup.promise) ? "
+                "MathJax.startup.promise.then(() => true) : true")
+
+
+def figure_text_px(path, drawn_width, natural_width):
+    """The smallest text of a figure as drawn on the page, in CSS px (None when the figure has no text).
+
+    SVG (text as text): the smallest font size in its user units times drawn width / viewBox width. PNG:
+    the smallest font size (pt) and dpi the docs build noted in its metadata (docs/conf.py), font x dpi / 72
+    pixels in the file, times drawn width / pixel width; a PNG without that note raises ValueError (its
+    text size cannot be told)."""
+    path = Path(path)
+    if path.suffix == ".svg":
+        font, vbw = svg_min_font_and_width(path)
+        return None if font is None else font * drawn_width / vbw
+    meta = png_text(path)
+    if "liedyn:dpi" not in meta:
+        raise ValueError(f"{path.name}: a PNG without the build's note of its text size (liedyn:dpi); an example "
+                         "run by an older build? (rm -r docs/auto_examples, then make docs)")
+    if "liedyn:text-pt" not in meta:
+        return None
+    return float(meta["liedyn:text-pt"]) * float(meta["liedyn:dpi"]) / 72.0 * drawn_width / natural_width
+
+
+def test_figure_text_size_from_png_metadata_and_svg(tmp_path):
+    """The measure of the browser test, on figures made here: 7 pt at 100 dpi drawn at half the pixel width
+    is 7 * 100 / 72 / 2 = 4.86 px; an SVG (pt units) of 8 pt drawn at 1.5 times its width is 12 px."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.set_title("x", fontsize=7)
+    ax.tick_params(labelsize=9)
+    fig.savefig(tmp_path / "f.png", dpi=100, metadata={"liedyn:dpi": "100", "liedyn:text-pt": "7"})
+    assert figure_text_px(tmp_path / "f.png", 200, 400) == pytest.approx(7 * 100 / 72 / 2)
+    fig.savefig(tmp_path / "bare.png", dpi=100)
+    with pytest.raises(ValueError, match="without the build's note"):
+        figure_text_px(tmp_path / "bare.png", 200, 400)
+    with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 8}):
+        ax.set_title("x", fontsize=8)
+        ax.tick_params(labelsize=8)
+        fig.savefig(tmp_path / "f.svg")
+    plt.close(fig)
+    font, vbw = svg_min_font_and_width(tmp_path / "f.svg")
+    assert font == pytest.approx(8) and vbw == pytest.approx(4 * 72)
+    assert figure_text_px(tmp_path / "f.svg", 1.5 * vbw, None) == pytest.approx(12)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (CI installs it: .ci/run)")
+def test_every_page_of_the_built_site_reads_in_a_headless_browser():
+    """Every page of docs/_build/html, at 100 % in a 1100 px window: no console error, exception, failed
+    load or broken image; no element wider than the page (long equations and code scroll inside their
+    own box); every figure's text (gallery, notebook and MyST outputs) at 8 px or more."""
+    _built()
+    pages = sorted(SITE.rglob("*.html"))
+    bad, measured = [], 0
+    with Browser() as b:
+        for page in pages:
+            name = str(page.relative_to(SITE))
+            bad += [f"{name}: {p}" for p in b.visit(page.as_uri())]
+            b.call("Runtime.evaluate", {"expression": MATHJAX_DONE, "awaitPromise": True, "returnByValue": True},
+                   session=True)
+            bad += [f"{name}: {w}" for w in b.wide_elements()]
+            for img in b.evaluate(FIGURES_JS):
+                src = html.unescape(img["src"] or "").split("#")[0]
+                if img["thumb"] or "_images/" not in src or src.startswith("data:"):
+                    continue
+                try:
+                    px = figure_text_px((page.parent / src).resolve(), img["width"], img["natural"])
+                except ValueError as exc:
+                    bad.append(f"{name}: {exc}")
+                    continue
+                if px is None:
+                    continue
+                measured += 1
+                if px < 8.0:
+                    bad.append(f"{name}: {src} draws its smallest text at {px:.1f} px (< 8)")
+    assert not bad, "\n".join(bad[:40])
+    # the gallery's figures, getting started's and the notebook's are all measured
+    assert measured >= 15, measured

@@ -12,20 +12,32 @@ def cmd_report(args):
     from ..output.report import write_report
 
     names = [n.strip() for n in args.only.split(",")] if args.only else None
-    if args.files:  # a researcher's own systems: registered under their names, then reported like the catalog's
-        from ..entries.toml_loader import register_file
+    own, before = [], set()
+    try:
+        if args.files:  # a researcher's own systems: registered under their names, reported like the catalog's
+            from ..entries.toml_loader import register_file
+            from ..registry import names as known
 
-        own = [register_file(f) for f in args.files]
-        names = own + [n for n in (names or []) if n not in own]
-    if names:
-        from ..registry import get
+            before = set(known())
+            for f in args.files:
+                name = register_file(f)
+                own.append(name)
+            names = own + [n for n in (names or []) if n not in own]
+        if names:
+            from ..registry import get
 
-        for n in names:
-            get(n)  # unknown names fail here with one clear line
-    as_json = is_json_path(args.out)
-    with Progress("writing the report") as prog, tempfile.TemporaryDirectory() as tmp:
-        path, verdicts, failures = write_report(tmp if as_json else args.out, names=names, progress=prog,
-                                                compare=not args.no_compare)
+            for n in names:
+                get(n)  # unknown names fail here with one clear line
+        as_json = is_json_path(args.out)
+        with Progress("writing the report") as prog, tempfile.TemporaryDirectory() as tmp:
+            path, verdicts, failures = write_report(tmp if as_json else args.out, names=names, progress=prog,
+                                                    compare=not args.no_compare)
+    finally:  # the files' names leave the registry with the command (main() called twice in one process)
+        from ..registry import unregister
+
+        for name in own:
+            if name not in before:
+                unregister(name)
     n_pass = sum(v.passed for v in verdicts)
     summary = {"path": args.out if as_json else str(path), "checks": len(verdicts), "passed": n_pass,
                "failed": [v.as_dict() for v in verdicts if not v.passed],

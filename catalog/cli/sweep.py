@@ -67,10 +67,11 @@ def add_parsers(sub):
     from ..sweeps.measures import MEASURES
 
     p = sub.add_parser("sweep", help="parameter study of an entry (grid or random samples; dask.distributed)")
-    p.add_argument("name", metavar="NAME", help="catalog entry name (see `liedyn list`)")
+    p.add_argument("name", metavar="NAME", help="catalog entry name (see `liedyn list`) or a path to a .toml file")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=RANGE",
                    help="sweep axis: KEY=lo:hi:num, KEY=lo:hi:num:log, KEY=v1,v2,... or KEY=value (repeatable); "
-                        "KEY is a parameter, n[i] a component of one, or y0[i], q0[i], qd0[i] of the initial state")
+                        "KEY is a parameter, n[i] a component of one, or y0[i], q0[i], qd0[i] of the initial "
+                        "state; for a TOML file any number of it (b[0], inertia[1][1], w[0], t_end)")
     p.add_argument("--measure", required=True, metavar="M",
                    help=f"one of {', '.join(sorted(MEASURES))}")
     p.add_argument("--out", default="out/sweep", metavar="DIR", help="directory for sweep.csv, sweep.json, sweep.png")

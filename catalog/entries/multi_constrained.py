@@ -70,7 +70,8 @@ def _so3():
                     "t_end": 10.0, "steps": 1000},
           title="Rigid body with two control torques (first kind, two constraints)")
 def two_axis_beghin_body(l1, l2, n1, n2, s0, t_end, steps, **p):
-    """Two servo-constraints of the first kind: torques along n_1, n_2 keep (w, l_1) = (w, l_2) = 0."""
+    """Two servo-constraints of the first kind: torques lambda_1 b_1 + lambda_2 b_2 (b_i = n_i) keep
+    (a_1, w) = (a_2, w) = 0 (a_i = l_i)."""
     g = _so3()
     I = _inertia(p)
     A, B = np.array([l1, l2], float), np.array([n1, n2], float)
@@ -88,8 +89,9 @@ def two_axis_beghin_body(l1, l2, n1, n2, s0, t_end, steps, **p):
     return Entry(
         name="two_axis_beghin_body", system=system, initial_state=s0 * (I @ nu), t_end=t_end, parameters={},
         steps=int(steps), method=None, model="servo1", kind="lie-group",
-        description="A rigid body whose angular velocity is kept on the axis nu = l1 x l2 by two control "
-                    "torques along n1 and n2 (two servo-constraints of the first kind). The speed obeys "
+        description="A rigid body whose angular velocity is kept on the axis nu = a1 x a2, (a1, w) = (a2, w) = 0 "
+                    "(parameters l1, l2), by two control torques lambda1 b1 + lambda2 b2 along b1 and b2 "
+                    "(parameters n1, n2): two servo-constraints of the first kind. The speed obeys "
                     f"s' = kappa s^2 (kappa = {kappa:.6g} here), s(t) = s0 / (1 - kappa s0 t).",
         references=REF, first_integrals={}, exact_solution=exact, labels=("m1", "m2", "m3"),
         tags=("so3", "servo1", "several constraints"), tolerances={"exact": 1e-8, "constraint": 1e-9},
@@ -107,7 +109,7 @@ def _rotate(v, axis, angle):
           defaults={**INERTIA, **AXES, "s": 0.6, "lam1": 0.3, "lam2": -0.4, "t_end": 10.0, "steps": 1000},
           title="Vakonomic rigid body with two constraints")
 def two_axis_vakonomic_body(l1, l2, s, lam1, lam2, t_end, steps, **p):
-    """The vakonomic model of (w, l_1) = (w, l_2) = 0: uniform rotation about nu, lambda rotating."""
+    """The vakonomic model of (a_1, w) = (a_2, w) = 0 (a_i = l_i): uniform rotation about nu, lambda rotating."""
     g = _so3()
     I = _inertia(p)
     A = np.array([l1, l2], float)
@@ -126,9 +128,10 @@ def two_axis_vakonomic_body(l1, l2, s, lam1, lam2, t_end, steps, **p):
     return Entry(
         name="two_axis_vakonomic_body", system=system, initial_state=np.concatenate([s * (I @ nu), lam0]),
         t_end=t_end, parameters={}, steps=int(steps), method=None, model="vakonomic", kind="lie-group",
-        description="The vakonomic rigid body with two constraints (w, l1) = (w, l2) = 0: it turns uniformly "
-                    "about nu = l1 x l2 while the multipliers rotate about nu (exact solution in the module "
-                    "docstring). The energy and |m + lambda1 l1 + lambda2 l2|^2 are conserved.",
+        description="The vakonomic rigid body with two constraints (a1, w) = (a2, w) = 0 (parameters l1, l2): "
+                    "it turns uniformly about nu = a1 x a2 while the multipliers rotate about nu (exact "
+                    "solution in the module docstring). The energy and |m + lambda1 a1 + lambda2 a2|^2 are "
+                    "conserved.",
         references=REF, first_integrals=model_integrals(g, I, "vakonomic", A, A), exact_solution=exact,
         labels=("m1", "m2", "m3", "lambda1", "lambda2"), tags=("so3", "vakonomic", "several constraints"),
         tolerances={"integral": 1e-8, "exact": 1e-8, "constraint": 1e-9},

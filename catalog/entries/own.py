@@ -22,18 +22,45 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import CatalogError
+from ..verify.claims import plain
 from ..verify.motion import group_kind, plane_path
 
 __all__ = ["system_integrals", "system_constraints", "entry_fields"]
 
 
+_CASIMIR_ARGS = (("(m + lambda b)", "m + \u03bb b"), ("(m + sum lambda_i b_i)", "m + \u03a3 \u03bb_i b_i"))
+
+
+def reader_name(integral: Any, formula: bool = True) -> str:
+    """The name of a first integral as the catalog's entries write theirs (:mod:`catalog.verify.claims`):
+    ``Casimir F(m + λ b), F = m1² + m2²`` for servo's ``casimir:m1**2 + m2**2(m + lambda b)``,
+    ``energy (m, I^-1 m)/2``, ``linear integral 1: m1 + (4/3) m3``; so that an own system's claims read the
+    same in print, the report and a sweep's columns as a TOML file's. ``formula=False``: a short label for
+    a line that writes the expanded expression after it (``Casimir m1² + m2² at m + λ b``, ``energy``,
+    ``linear integral 1``)."""
+    name, kind = str(integral.name), getattr(integral, "kind", "")
+    if name.startswith("casimir:"):
+        body = name[len("casimir:"):]
+        for raw, shown in _CASIMIR_ARGS:
+            if body.endswith(raw):
+                F = plain(body[:-len(raw)])
+                return f"Casimir F({shown}), F = {F}" if formula else f"Casimir {F} at {shown}"
+        return f"Casimir {plain(body)}" if formula else "Casimir"
+    if kind == "energy":
+        return "energy (m, I^-1 m)/2" if formula else "energy"
+    if kind in ("linear", "quadratic") and getattr(integral, "expr", None) is not None:
+        label = f"{kind} integral {name.split(':')[-1]}"
+        return f"{label}: {plain(integral.expr)}" if formula else label
+    return name
+
+
 def system_integrals(system: Any) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
-    """{name: F(state)} of the first integrals the system finds for itself (empty when it finds none
-    or cannot: symbolic parameters, a system without ``first_integrals``)."""
+    """{name: F(state)} of the first integrals the system finds for itself, named by :func:`reader_name`
+    (empty when it finds none or cannot: symbolic parameters, a system without ``first_integrals``)."""
     finder = getattr(system, "first_integrals", None)
     if finder is None:
         return {}
-    return {f.name: f for f in finder()}
+    return {reader_name(f): f for f in finder()}
 
 
 def system_constraints(system: Any) -> dict[str, Callable[[np.ndarray], np.ndarray]]:

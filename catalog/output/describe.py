@@ -16,6 +16,7 @@ from sympy.physics.vector.printing import vlatex
 from servo.lie.symbolic import exact, polynomial_text
 
 from .. import bibliography
+from ..entries.own import reader_name
 
 
 def _lie_poisson_equations(entry):
@@ -252,7 +253,8 @@ def integrals(entry):
             fi = sysm.first_integrals()
         except Exception:  # a system that cannot list them is not fatal for a description
             fi = None
-        items = fi.items() if isinstance(fi, dict) else ((getattr(f, "name", str(f)), f) for f in (fi or ()))
+        items = fi.items() if isinstance(fi, dict) else (
+            (reader_name(f, formula=False) if hasattr(f, "name") else str(f), f) for f in (fi or ()))
         for k, f in items:
             expr = getattr(f, "expr", None)
             out.append({"name": str(k), "source": "system", "expr": None if expr is None else expression_text(expr),

@@ -106,6 +106,9 @@ def _drift_panel(ax, run, label_prefix=""):
         ax.set_axis_off()
         return
     _floor(ax)
+    lo, hi = ax.get_ylim()
+    if hi < 1e3 * floor:   # everything at round-off: three decades, so that it reads as a floor, not as spikes
+        ax.set_ylim(floor / 3, 1e3 * floor)
     ax.set_xlabel("time t [dimensionless]")
     ax.set_ylabel("relative drift, residual, error")
     ax.set_title("relative drift / residual / error")
@@ -178,6 +181,13 @@ def _blade_segments(pose, count=9, length=None):
     return np.stack([xy[k] - d, xy[k] + d], 1)
 
 
+def has_blade(entry):
+    """True when the body in the plane runs on a blade or skate (nonholonomic, one-sided, friction, added
+    mass, vakonomic, forced sleighs); a servo-constraint or a free body has none: its heading is drawn as
+    arrows instead."""
+    return getattr(entry, "model", None) not in ("servo1", "servo2", "free")
+
+
 def _has_path(run):
     return run.outputs.get("path") is not None or tuple(run.labels[:4]) == ("x1", "y1", "x2", "y2")
 
@@ -199,12 +209,21 @@ def _draw_path(ax, entry, run, pose=None):
         ax.plot([], [], "o", color="0.3", mfc="w", ms=6, label="start (open), end (filled)")
         ax.set_title(f"{entry.name}: both points in the plane")
     else:
+        blade = pose is not None and has_blade(entry)
         ax.plot(path[:, 0], path[:, 1], color=PALETTE[6] if pose is not None else PALETTE[0], lw=1.4, zorder=2,
-                label="path of the contact point")
-        if pose is not None:
+                label="path of the contact point" if blade else "path of the body frame's origin")
+        if blade:
             segs = _blade_segments(pose)
             ax.add_collection(LineCollection(segs, colors="0.15", lw=5, capstyle="round", zorder=1,
                                              label="blade (along the heading)"))
+        elif pose is not None:   # no blade (a servo-constraint, a free body): the heading as arrows
+            segs = _blade_segments(pose, length=0.09 * (float(np.max(np.ptp(pose[:, :2], axis=0))) or 1.0))
+            mid, d = segs.mean(axis=1), segs[:, 1] - segs[:, 0]     # from the origin, along the heading
+            ax.quiver(mid[:, 0], mid[:, 1], d[:, 0], d[:, 1],
+                      angles="xy", scale_units="xy", scale=1.0, color="0.15", width=0.004, zorder=3,
+                      label="heading (body axis e1)")
+            ax.update_datalim(mid + d)      # the arrows' tips inside the axes
+            ax.autoscale_view()
         ax.plot(path[0, 0], path[0, 1], "o", color=PALETTE[2], ms=7, label="start")
         for ev in getattr(run, "events", None) or ():
             t_ev, kind = float(ev[0]), str(ev[1])
@@ -232,12 +251,19 @@ def path_figure(entry, run, pose=None):
 
 def trajectory_figure(entry, run):
     """One figure for ``liedyn simulate --plot``: the states against time, the drift (when there is something
-    to track) and the path in the plane with the blade (when there is one), side by side, legends below."""
+    to track) and the path in the plane with the blade (when there is one), legends below: at most two
+    panels side by side (a third goes under them, the full width), so that the figure is at most 9.5 in
+    wide and its text stays readable on a page (a documentation column of 730 px shows 8 pt at 8.5 px)."""
     from ..verify.run import planar_pose
 
     panels = ["motion"] + (["drift"] if has_drift(run) else []) + (["path"] if _has_path(run) else [])
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
-    for ax, kind in zip(axes[0], panels):
+    if len(panels) <= 2:
+        fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
+        axes = list(axes[0])
+    else:
+        fig, mosaic = plt.subplot_mosaic([panels[:2], [panels[2], panels[2]]], figsize=(9.2, 7.6))
+        axes = [mosaic[k] for k in panels]
+    for ax, kind in zip(axes, panels):
         if kind == "motion":
             for i in range(run.y.shape[-1]):
                 ax.plot(run.t, run.y[:, i], color=PALETTE[i % len(PALETTE)], lw=1.1,
@@ -517,15 +543,17 @@ FAMILY_COLORS = {"rigid": "#8ecae6", "sleigh": "#ffb703", "coordinates": "#90be6
 FAMILY_ORDER = ("rigid", "sleigh", "coordinates")
 
 
-def graph_layout(G, dx=2.6, dy=1.4, gap=0.8):
-    """Deterministic positions: one column block per family (rigid, sleigh, coordinates, others), inside
-    a block the nodes in layers by the longest chain of relations leading to them (sources on top),
-    side by side in name order within a layer. No randomness: the same picture on every run."""
+def graph_layout(G, dx=2.6, dy=1.4, gap=0.8, max_width=14.0):
+    """Deterministic positions: one block per family (rigid, sleigh, coordinates, others), side by side
+    in bands no wider than ``max_width`` (a family that would pass it starts a new band below, so the
+    figure fits a page's column with readable text); inside a block the nodes in layers by the longest
+    chain of relations leading to them (sources on top), side by side in name order within a layer. No
+    randomness: the same picture on every run. Returns (positions, [(family, x_left, x_right, y_top)])."""
     import networkx as nx
 
     fams = sorted({G.nodes[n].get("family", "other") for n in G},
                   key=lambda f: (FAMILY_ORDER.index(f) if f in FAMILY_ORDER else len(FAMILY_ORDER), f))
-    pos, x0, blocks = {}, 0.0, []
+    pos, x0, y0, band_depth, blocks = {}, 0.0, 0.0, 0, []
     for fam in fams:
         nodes = sorted(n for n in G if G.nodes[n].get("family", "other") == fam)
         sub = G.subgraph(nodes)
@@ -537,11 +565,13 @@ def graph_layout(G, dx=2.6, dy=1.4, gap=0.8):
         for n in nodes:
             layers.setdefault(depth[n], []).append(n)
         width = max(len(v) for v in layers.values())
+        if x0 > 0 and x0 + (width - 1) * dx > max_width:   # a new band, below the deepest layer of this one
+            x0, y0, band_depth = 0.0, y0 - (band_depth + 1) * dy - 1.0, 0
 
         def place():
             for d, ns in layers.items():
                 for k, n in enumerate(ns):
-                    pos[n] = np.array([x0 + (k + (width - len(ns)) / 2.0) * dx, -d * dy])
+                    pos[n] = np.array([x0 + (k + (width - len(ns)) / 2.0) * dx, y0 - d * dy])
 
         place()
         # two sweeps of the barycenter heuristic (fewer crossings): a layer sorted by the mean x of the
@@ -551,7 +581,8 @@ def graph_layout(G, dx=2.6, dy=1.4, gap=0.8):
                 nb = {n: [pos[u][0] for u in list(sub.predecessors(n)) + list(sub.successors(n))] for n in layers[d]}
                 layers[d].sort(key=lambda n: (np.mean(nb[n]) if nb[n] else pos[n][0], n))
                 place()
-        blocks.append((fam, x0, x0 + (width - 1) * dx))
+        blocks.append((fam, x0, x0 + (width - 1) * dx, y0))
+        band_depth = max(band_depth, max(layers))
         x0 += width * dx + gap
     return pos, blocks
 
@@ -602,10 +633,10 @@ def graph_figure(G):
         label = d.get("relation", "").replace("->", "\u2192").replace("infinity", "\u221e")
         ax.text(mx, my, label, fontsize=8.5, ha="center", va="center", zorder=2, color="0.15",
                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
-    top = ys.max() + 1.0
-    for fam, a, b in blocks:
-        ax.text((a + b) / 2, top, fam, ha="center", va="bottom", fontsize=10, weight="bold",
+    for fam, a, b, y_top in blocks:
+        ax.text((a + b) / 2, y_top + 0.75, fam, ha="center", va="bottom", fontsize=10, weight="bold",
                 color="0.25")
+    top = max(y for *_, y in blocks) + 0.75
     ax.set_xlim(xs.min() - 1.6, xs.max() + 1.6)
     ax.set_ylim(ys.min() - 0.9, top + 0.6)
     ax.axis("off")

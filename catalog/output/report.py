@@ -251,8 +251,9 @@ def _figures(entry, run, out, counter, name):
     fig = plots.path_figure(entry, run, pose)
     if fig is not None:
         cap = ("Both points in the plane; dotted segments join their positions at the same instants."
-               if pose is None else "The path of the contact point with the blade drawn along the heading at evenly "
-               "spaced instants" + ("; the events where the motion leaves or joins the constraint are marked."
+               if pose is None else ("The path of the contact point with the blade drawn along the heading at evenly "
+               "spaced instants" if plots.has_blade(entry) else "The path of the body frame's origin with the heading "
+               "(body axis e1) drawn as arrows at evenly spaced instants") + ("; the events where the motion leaves or joins the constraint are marked."
                                     if getattr(run, "events", None) else "."))
         figs.append(_fig_html(_figure(fig, out, f"{pre}_path.svg"), f"path of {name}", cap))
     R = orientation(run)

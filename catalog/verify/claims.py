@@ -19,7 +19,7 @@ import re
 import numpy as np
 
 
-def _plain(expr):
+def plain(expr):
     """A polynomial as a reader writes it: m1² + m2² + m3² (not m1**2 + m2**2 + m3**2)."""
     sup = str.maketrans("0123456789", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
     return re.sub(r"\*\*(\d+)", lambda mo: mo.group(1).translate(sup), str(expr)).replace("*", " ")
@@ -39,14 +39,14 @@ def model_integrals(algebra, inertia, model, a=None, b=None):
         out["energy (m, I^-1 m)/2"] = energy
     if model == "free":
         for c in algebra.casimirs():
-            out[f"Casimir {_plain(c.expr)}"] = (lambda C: lambda y: C(_m(y, n)))(c)
+            out[f"Casimir {plain(c.expr)}"] = (lambda C: lambda y: C(_m(y, n)))(c)
     if model in ("servo2", "vakonomic"):
         # several controls: z = m + sum_i lambda_i b_i with lambda = y[n:n + k]
         B = np.atleast_2d(np.asarray(a if model == "vakonomic" else b, float))
         k = B.shape[0]
         name = "m + \u03bb b" if np.ndim(a if model == "vakonomic" else b) == 1 else "m + \u03a3 \u03bb_i b_i"
         for c in algebra.casimirs():
-            out[f"Casimir F({name}), F = {_plain(c.expr)}"] = (
+            out[f"Casimir F({name}), F = {plain(c.expr)}"] = (
                 lambda C: lambda y: C(_m(y, n) + y[..., n:n + k] @ B))(c)
     return out
 

@@ -9,7 +9,8 @@ kinematics; Kozlov's lectures on servo-constraints, "Системы на гру�
 * SO(3): the attitude R(t) (body to space), columns R11, R12, ..., R33; R e_i is body axis i in space;
 * SE(3) (rotations first, then translations): the position x, y, z of the body frame's origin and R(t).
 
-:func:`motion` gives these as named columns (g(t) is cached in ``run.outputs["g"]``); :func:`group_kind` says
+:func:`motion` gives these as named columns (g(t) is cached on the run, not among its outputs, whose
+columns ``to_csv`` writes one value per time); :func:`group_kind` says
 whether a run or an entry has one; :func:`plane_path` is ``Entry.path`` for any system on SE(2).
 """
 
@@ -49,10 +50,12 @@ def _velocities(run):
 
 
 def group_motion(run: Any) -> np.ndarray | None:
-    """g(t), (K, N, N), from g' = g w with g(0) = identity on SO(3), SE(2) or SE(3) (cached in
-    ``run.outputs["g"]``), or None when the run is not on one of these or has no velocities ``w``."""
-    if "g" in run.outputs:
-        return run.outputs["g"]
+    """g(t), (K, N, N), from g' = g w with g(0) = identity on SO(3), SE(2) or SE(3) (cached on the run as
+    ``run._group_motion``, not in ``run.outputs``: a (K, N, N) output would stop ``run.to_csv``), or None
+    when the run is not on one of these or has no velocities ``w``."""
+    cached = getattr(run, "__dict__", {}).get("_group_motion")
+    if cached is not None:
+        return cached
     kind = group_kind(run)
     if kind is None or "w" not in run.outputs or len(run.t) < 2:
         return None
@@ -63,7 +66,10 @@ def group_motion(run: Any) -> np.ndarray | None:
         w = w[:, :3]
     group = {"so3": SO3, "se2": SE2, "se3": SE3}[kind]
     g = np.asarray(servo.reconstruct_motion((run.t, w), group=group).y, dtype=float)
-    run.outputs["g"] = g
+    try:
+        run._group_motion = g
+    except AttributeError:   # a run that takes no attributes is reconstructed again when asked again
+        pass
     return g
 
 

@@ -30,7 +30,7 @@ from integrators.methods import METHODS, ScipyMethod, canonical_name
 from ..errors import CatalogError
 from ..registry import Entry
 from . import reference
-from .motion import group_kind, plane_path
+from .motion import group_kind, motion, plane_path
 
 #: the longest t_end and the most steps a catalog run accepts (beyond: CatalogError, not hours of work)
 MAX_T_END = 1e9
@@ -82,18 +82,24 @@ AGAINST = {
 
 def planar_pose(run):
     """(x, y, heading) (K, 3) of a body moving in the plane, or None: the SE(2) reconstruction g' = g w of a
-    run on se(2) (``servo.planar_path``), else the coordinates (x, y, theta or phi) of a system in
-    coordinates whose first three coordinates are those; cached in ``run.outputs["pose"]``."""
-    if "pose" not in run.outputs:
-        pose = None
-        alg = getattr(getattr(run, "system", None), "algebra", None)
-        if "w" in run.outputs and getattr(alg, "name", "") == "se(2)":
-            x, y, phi = servo.planar_path(servo.reconstruct_motion(run).y)
-            pose = np.stack([x, y, np.unwrap(phi)], -1)
-        elif tuple(run.labels[:3]) in (("x", "y", "theta"), ("x", "y", "phi")):
-            pose = np.asarray(run.y[:, :3], float)
-        run.outputs["pose"] = pose
-    return run.outputs["pose"]
+    run on se(2) (:func:`catalog.verify.motion.motion`: x, y and the unwrapped theta), else the coordinates
+    (x, y, theta or phi) of a system in coordinates whose first three coordinates are those. Cached on the
+    run (``run._planar_pose``), not among its outputs, whose columns ``to_csv`` writes."""
+    cache = getattr(run, "__dict__", {})
+    if "_planar_pose" in cache:
+        return cache["_planar_pose"]
+    pose = None
+    if group_kind(run) == "se2":
+        m = motion(run)
+        if m is not None:
+            pose = np.stack([m["x"], m["y"], m["theta"]], -1)
+    elif tuple(run.labels[:3]) in (("x", "y", "theta"), ("x", "y", "phi")):
+        pose = np.asarray(run.y[:, :3], float)
+    try:
+        run._planar_pose = pose
+    except AttributeError:
+        pass
+    return pose
 
 
 def heavy_top_attitude(run, chi, gamma0):

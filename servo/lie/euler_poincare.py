@@ -203,6 +203,15 @@ class LieSystem:
 class EulerPoincare(LieSystem):
     """Free Euler-Poincare system m' = ad*_w m with w = dH/dm = K m + c.
 
+    .. math::
+
+        \\dot m = \\operatorname{ad}^*_{\\omega} m, \\qquad
+        \\omega = \\frac{\\partial H}{\\partial m} = K m + c, \\qquad
+        H(m) = \\tfrac12 (m, K m) + (c, m), \\quad K = I^{-1},
+
+    with :math:`(\\operatorname{ad}^*_{\\omega} m)_j = \\sum_{i,k} \\omega_i C_{ij}^{k} m_k`; on so(3)
+    with :math:`C = \\varepsilon` this is Euler's :math:`\\dot m = m \\times \\omega`.
+
     Parameters
     ----------
     algebra : liegroups.LieAlgebra

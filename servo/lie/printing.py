@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 import sympy as sp
+from sympy.polys.orderings import grlex
 
 __all__ = ["exact_number", "exact", "polynomial_text", "symbol_text", "MAX_DENOMINATOR", "MAX_DECIMAL_DIGITS"]
 
@@ -149,7 +150,9 @@ def polynomial_text(expr: sp.Expr, gens: Sequence[sp.Symbol], names: Sequence[st
     dots = dots or [False] * len(gens)
     poly = sp.Poly(expr, *gens)
     terms = []
-    for monom, c in poly.terms(order="grlex"):
+    # the order object, not the string "grlex": with python-flint installed sympy's flint-backed polynomials
+    # read order.alias and fail on a string (AttributeError: 'str' object has no attribute 'alias')
+    for monom, c in poly.terms(order=grlex):
         factors = [symbol_text(names[i], style, dots[i], p) for i, p in enumerate(monom) if p]
         if not factors:
             neg, ctext = _coefficient_text(c, style)

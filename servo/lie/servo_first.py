@@ -43,6 +43,14 @@ __all__ = ["ServoFirstKind", "Nonholonomic"]
 class ServoFirstKind(LeftInvariantConstrained):
     """m' = ad*_w m + lambda b, (a, w) = 0, m = I w (Beghin's servo-constraint, Kozlov's type I).
 
+    .. math::
+
+        \\dot m = \\operatorname{ad}^*_{\\omega} m + \\lambda\\, b, \\qquad (a, \\omega) = 0, \\qquad m = I \\omega,
+        \\qquad \\lambda = -\\frac{(I^{-1} a,\\ \\operatorname{ad}^*_{\\omega} m)}{(I^{-1} a,\\ b)},
+
+    the multiplier :math:`\\lambda` found by differentiating :math:`(a, I^{-1} m) = 0`; realizable iff
+    :math:`(I^{-1} a, b) \\neq 0` (Kozlov, lectures on servo-constraints).
+
     Parameters
     ----------
     algebra : liegroups.LieAlgebra

@@ -48,6 +48,16 @@ __all__ = ["ServoSecondKind", "Vakonomic"]
 class ServoSecondKind(LeftInvariantConstrained):
     """(m + lambda b)' = ad*_w (m + lambda b), (a, w) = 0, m = I w (Kozlov's servo-constraint of type II).
 
+    .. math::
+
+        \\frac{d}{dt}(m + \\lambda b) = \\operatorname{ad}^*_{\\omega} (m + \\lambda b), \\qquad
+        (a, \\omega) = 0, \\qquad m = I \\omega,
+
+    the Euler-Poincare equations of :math:`T + \\lambda (b, \\omega)`, :math:`T = \\tfrac12 (I\\omega, \\omega)`, with
+    :math:`\\lambda` a state variable; with :math:`z = m + \\lambda b`, :math:`\\omega = W z` is linear in
+    :math:`z` and :math:`\\dot z = \\operatorname{ad}^*_{W z} z`, realizable iff :math:`(I^{-1} a, b) \\neq 0`
+    (Kozlov, lectures on servo-constraints).
+
     Parameters as :class:`servo.ServoFirstKind`. The state is (m_1..m_n, lambda); the integrated variable
     is z = m + lambda b, a pure coadjoint motion.
     """
@@ -169,11 +179,17 @@ class ServoSecondKind(LeftInvariantConstrained):
         return {f"(a_{i + 1}, w)": (lambda z, i=i: self.velocity_z(z) @ self.A[i]) for i in range(self.k)}
 
     def outputs(self) -> dict[str, Output]:
-        """As for every Lie-group system, with the multiplier (lambda, lambda') of the second kind:
-        "multiplier" is the pair, "lambda" the first of it."""
+        """As for every Lie-group system: "multiplier" and "lambda" are lambda (one value per time, shape
+        (K, ...) as for the first kind, so that ``to_csv`` writes it as a column), and "lambda_dot" is its
+        rate lambda' = (I^-1 a, z')/(I^-1 a, b) (:meth:`multiplier` returns the pair)."""
         out = super().outputs()
-        out["lambda"] = lambda z: self.multiplier(self.from_problem(z))[0]
-        out["multiplier"] = lambda z: np.stack(self.multiplier(self.from_problem(z)))
+
+        def lam(z: NDArray[np.float64]) -> NDArray[np.float64]:
+            return self.multiplier(self.from_problem(z))[0]
+
+        out["multiplier"] = lam
+        out["lambda"] = lam       # the same callable: recorded once (integrators.core.result.finish)
+        out["lambda_dot"] = lambda z: self.multiplier(self.from_problem(z))[1]
         return out
 
     def _equations(self):

@@ -223,9 +223,25 @@ class Equations:
         pp = VectorPrettyPrinter({"use_unicode": True})
         return "\n\n".join(pp.doprint(e) for e in self.eqs)
 
+    def heading_latex(self) -> str:
+        """The heading of the notebook display: the system's name and its model in math,
+        ``\\text{ServoFirstKind on so(3):}\\quad I \\dot{\\omega} = ...`` ("" without a title)."""
+        if not self.title:
+            return ""
+        name = self.title.split(": ", 1)[0]
+        if self.model_latex:
+            return f"\\text{{{name}:}}\\quad {self.model_latex}"
+        return f"\\text{{{self.title}}}"
+
     def _repr_latex_(self):
-        head = f"\\text{{{self.title}}}\\\\" if self.title else ""
-        return "$$" + self.latex(env="aligned").replace("\\begin{aligned}\n", "\\begin{aligned}\n" + head, 1) + "$$"
+        """Display math for Jupyter: the heading (:meth:`heading_latex`) centred above the ``aligned``
+        block, in a ``gathered`` environment. The heading is not a row of the aligned block: there its text
+        took the whole left column and the equations began right of its width (a block scrolling sideways)."""
+        block = self.latex(env="aligned")
+        head = self.heading_latex()
+        if not head:
+            return f"$${block}$$"
+        return f"$$\\begin{{gathered}}\n{head} \\\\[6pt]\n{block}\n\\end{{gathered}}$$"
 
     def evalf(self) -> Equations:
         """The same equations with numeric coefficients as floats."""

@@ -32,6 +32,12 @@ _mpl_axes = lazy_module("matplotlib.axes")  # for the annotation of phase_portra
 class QuadraticSystem:
     """x' = v(x) with v_i(x) = sum_{j,k} Q[i,j,k] x_j x_k, Q symmetric in (j, k).
 
+    .. math::
+
+        \\dot x_i = v_i(x) = \\sum_{j,k} Q_{ijk}\\, x_j x_k, \\qquad Q_{ijk} = Q_{ikj};
+
+    an invariant line :math:`x = s\\,\\xi` with :math:`v(\\xi) = c\\,\\xi` carries :math:`\\dot s = c\\, s^2`.
+
     Parameters
     ----------
     Q : array_like, shape (p, p, p), real or complex

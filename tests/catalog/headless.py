@@ -11,7 +11,9 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
+import struct
 import subprocess
 import time
 
@@ -43,6 +45,33 @@ WIDE_JS = """(() => {
 #: every image: its src, drawn width in CSS px at 100 %, natural width
 IMAGES_JS = ("Array.from(document.images).map(i => ({src: i.getAttribute('src'), "
              "width: i.getBoundingClientRect().width, natural: i.naturalWidth}))")
+
+
+def svg_min_font_and_width(path):
+    """(smallest font size, viewBox width) of an SVG figure, in its user units (matplotlib: pt); the font
+    size is None for an SVG without text."""
+    text = open(path, encoding="utf-8").read()
+    sizes = [float(x) for x in re.findall(r"font-size[:=]\s*['\"]?([0-9.]+)", text)]
+    sizes += [float(x) for x in re.findall(r"font:\s*(?:[a-z]+\s+)*([0-9.]+)px", text)]
+    vb = re.search(r"viewBox=['\"]\s*[-0-9.]+\s+[-0-9.]+\s+([0-9.]+)", text)
+    return (min(sizes) if sizes else None), float(vb.group(1))
+
+
+def png_text(path):
+    """{keyword: text} of a PNG's tEXt chunks (matplotlib writes ``savefig(metadata=...)`` there)."""
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError(f"{path} is not a PNG file")
+    out, pos = {}, 8
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        if kind == b"tEXt":
+            key, _, value = data[pos + 8:pos + 8 + length].partition(b"\0")
+            out[key.decode("latin-1")] = value.decode("latin-1")
+        if kind == b"IEND":
+            break
+        pos += 12 + length
+    return out
 
 
 class Browser:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.integrate
+import scipy.interpolate
 
 import catalog
 from catalog import Entry
@@ -50,6 +51,22 @@ def test_python_and_toml_routes_give_the_same_entry_and_run():
     assert mine.model == filed.model == "servo2"
     r1, r2 = catalog.simulate(mine), catalog.simulate(filed)
     assert np.allclose(r1.y, r2.y, rtol=0, atol=1e-12)
+
+
+def test_both_routes_claim_the_same_integrals_under_the_names_a_reader_writes():
+    """The Python route names its claims as the TOML route (catalog.verify.claims) does: no Python syntax."""
+    mine, filed = own_entry(), catalog.from_file(TOML)
+    assert list(mine.first_integrals) == list(filed.first_integrals) == ["Casimir F(m + λ b), F = m1² + m2²"]
+    free = Entry.from_system(EulerPoincare(named.so3(), np.diag([1.0, 2.0, 3.0])), [0.0, 0.0, 3.0], 1.0)
+    assert list(free.first_integrals) == ["energy (m, I^-1 m)/2", "Casimir m1² + m2² + m3²"]
+    assert not any("**" in k or "casimir:" in k for e in (mine, free) for k in e.first_integrals)
+    # and `liedyn show` lists the system's own integrals the same way, the expansion after the label
+    from catalog.output import describe
+
+    own = [f for f in describe.integrals(filed) if f["source"] == "system"]
+    assert [f["name"] for f in own] == ["Casimir m1² + m2² at m + λ b"]
+    # |z_(u,v)|^2 at z = m + lambda b, b = (0.3, 1, 0.2): (m1 + 0.3 lambda)^2 + (m2 + lambda)^2
+    assert own[0]["expr"] == "(109/100) λ² + (3/5) λ m1 + 2 λ m2 + m1² + m2²"
 
 
 def test_claims_are_filled_in_from_what_the_system_knows():
@@ -129,7 +146,7 @@ def test_sweep_any_number_of_the_file_from_python_and_the_cli(tmp_path, capsys):
 def test_integrals_drift_uses_the_systems_own_integrals_when_the_entry_claims_none():
     e = own_entry(first_integrals={})
     r = catalog.sweep(e, {"y0[2]": [0.2, 0.4]}, "integrals_drift", serial=True)
-    col = [c for c in r.columns if c.startswith("drift[casimir")]
+    col = [c for c in r.columns if c.startswith("drift[Casimir F(m + λ b)")]
     assert col and np.all(r.column(col[0]) < 1e-12)
 
 
@@ -143,6 +160,14 @@ def test_every_command_takes_the_file_and_its_keys(capsys, tmp_path, cmd):
         assert "b[0]=0.5" in out and "(1/2) λ̇" in out   # u' + b1 lambda' with b1 = 1/2, exact
     if cmd == "simulate":
         assert "t_end 2" in out
+
+
+@pytest.mark.parametrize("cmd", ["show", "simulate", "lines", "compare", "sweep"])
+def test_every_commands_help_says_it_takes_a_toml_file(capsys, cmd):
+    with pytest.raises(SystemExit) as exc:
+        main([cmd, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert exc.value.code == 0 and "a path to a .toml file" in out, out
 
 
 def test_compare_takes_ladders(capsys):
@@ -164,6 +189,9 @@ def test_report_takes_a_toml_file(tmp_path, capsys):
     code, out, err = cli(capsys, "report", TOML, "--out", tmp_path / "rep", "--no-compare")
     assert code == 0, err
     assert (tmp_path / "rep" / "servo2_sleigh.html").is_file()
+    # the file's name leaves the registry with the command: a later `liedyn list` in the same process
+    # (or another test) sees the catalog only
+    assert "servo2_sleigh" not in catalog.names()
 
 
 # ----------------------------------------------------------------------------------- motion on the group
@@ -182,6 +210,49 @@ def test_path_in_the_plane_against_quadrature(tmp_path, capsys):
     t = pd.read_csv(tmp_path / "t.csv")
     assert list(t.columns[:8]) == ["t", "m1", "m2", "m3", "lambda", "x", "y", "theta"]
     assert np.allclose(t["x"], x, atol=1e-5) and np.allclose(t["theta"], th, atol=1e-5)
+
+
+def test_second_kind_run_has_one_multiplier_per_time_and_writes_csv(tmp_path):
+    """lambda is a state of the second kind: res.multiplier (= res["lambda"]) is the state's last column,
+    one value per time, and res["lambda_dot"] is its rate: against the derivative of the lambda column by
+    the spline of the saved values (a second method). The run (with its path on SE(2)) writes its CSV."""
+    import pandas as pd
+
+    run = catalog.simulate(own_entry(t_end=4.0, steps=4000))
+    K = len(run.t)
+    assert run.multiplier.shape == (K,) and run["lambda_dot"].shape == (K,)
+    assert np.array_equal(run.multiplier, run.y[:, 3]) and np.array_equal(run["lambda"], run.y[:, 3])
+    lamdot = scipy.interpolate.CubicSpline(run.t, run.y[:, 3]).derivative()(run.t)
+    assert np.max(np.abs(run["lambda_dot"] - lamdot)[5:-5]) < 1e-6 * max(1.0, np.max(np.abs(lamdot)))
+    assert np.max(np.abs(run["lambda_dot"])) > 1e-2          # lambda does move: the comparison can fail
+    t = pd.read_csv(run.to_csv(tmp_path / "run.csv"))
+    assert len(t) == K and np.allclose(t["multiplier"], run.y[:, 3], rtol=0, atol=1e-15)
+
+
+def test_plot_draws_the_heading_of_an_own_se2_system():
+    """The --plot figure of a system on SE(2) without a blade draws its heading as arrows: at each arrow's
+    instant the direction is (cos theta, sin theta) with theta = int w dt (quadrature of the run's w3),
+    and each arrow starts on the path. Drawing and reading the pose leave the run's CSV columns alone."""
+    import matplotlib
+    from catalog.output import plots
+
+    run = catalog.simulate(own_entry(t_end=5.0, steps=4000))
+    fig = plots.trajectory_figure(own_entry(), run)
+    quivers = [c for ax in fig.axes for c in ax.collections if isinstance(c, matplotlib.quiver.Quiver)]
+    assert len(quivers) == 1 and quivers[0].get_label() == "heading (body axis e1)"
+    q = quivers[0]
+    th = scipy.integrate.cumulative_trapezoid(run.w[:, 2], run.t, initial=0.0)
+    k = np.linspace(0, len(run.t) - 1, len(q.U)).round().astype(int)
+    assert np.allclose(np.arctan2(q.V, q.U), np.angle(np.exp(1j * th[k])), atol=1e-5)
+    assert np.allclose(q.get_offsets(), run.outputs["path"][k], atol=1e-12)
+    # a sleigh on a blade keeps its blade (segments, no arrows)
+    blade = catalog.get("chaplygin_sleigh")
+    fig = plots.trajectory_figure(blade, catalog.simulate(blade, steps=200))
+    assert not [c for ax in fig.axes for c in ax.collections if isinstance(c, matplotlib.quiver.Quiver)]
+    assert any(c.get_label() == "blade (along the heading)" for ax in fig.axes for c in ax.collections)
+    matplotlib.pyplot.close("all")
+    cols = list(run.to_dict())
+    assert "pose" not in cols and "g" not in cols
 
 
 def _rz(t):

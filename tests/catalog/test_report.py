@@ -21,7 +21,7 @@ from catalog.output.mathsvg import MathRenderError, svg_of  # noqa: E402
 from catalog.output.report import write_report  # noqa: E402
 
 from ..servo.lie.test_symbolic_print import BEGHIN, SLEIGH  # noqa: E402
-from .headless import CHROMIUM, Browser  # noqa: E402
+from .headless import CHROMIUM, Browser, svg_min_font_and_width  # noqa: E402
 
 NAMES = ["beghin_body", "servo_sleigh", "one_sided_sleigh", "heavy_top"]
 #: fewer steps than the entries' defaults keep the test fast (the equations do not depend on them); the
@@ -323,9 +323,16 @@ def test_relation_graph_is_deterministic_and_readable():
     pos1, blocks = plots.graph_layout(G)
     pos2, _ = plots.graph_layout(G)
     assert all(np.array_equal(pos1[n], pos2[n]) for n in G)
-    # families side by side, never mixed: every rigid x < every sleigh x < every coordinates x
-    xs = {f: [pos1[n][0] for n in G if G.nodes[n]["family"] == f] for f in ("rigid", "sleigh", "coordinates")}
-    assert max(xs["rigid"]) < min(xs["sleigh"]) and max(xs["sleigh"]) < min(xs["coordinates"])
+    # families never mixed: the rectangles around each family's nodes are disjoint; the blocks go in bands
+    # no wider than max_width, so the figure fits a page column (<= 10.5 in: 8.5 pt labels at >= 8 px in 730 px)
+    fams = sorted({G.nodes[n]["family"] for n in G})
+    rect = {f: np.array([pos1[n] for n in G if G.nodes[n]["family"] == f]) for f in fams}
+    for i, f in enumerate(fams):
+        for g in fams[i + 1:]:
+            (a, b), (c, d) = (rect[f].min(0), rect[f].max(0)), (rect[g].min(0), rect[g].max(0))
+            assert (b < c).any() or (d < a).any(), (f, g)
+    assert max(p[0] for p in pos1.values()) - min(p[0] for p in pos1.values()) <= 14.0
+    assert len({round(y, 6) for *_, y in blocks}) == 2               # two bands for the four families
     # no two texts (node boxes, edge labels, family titles) overlap on the drawn figure
     fig = plots.graph_figure(G)
     fig.canvas.draw()
@@ -335,6 +342,7 @@ def test_relation_graph_is_deterministic_and_readable():
     for i in range(len(boxes)):
         for j in range(i + 1, len(boxes)):
             assert not boxes[i].overlaps(boxes[j]), (texts[i].get_text(), texts[j].get_text())
+    assert fig.get_size_inches()[0] <= 10.5
     plots.plt.close(fig)
 
 
@@ -344,15 +352,6 @@ def test_mathtext_refuses_what_it_cannot_draw():
         svg_of(r"\begin{cases} 1 & x > 0 \end{cases}")
     with pytest.raises(MathRenderError, match="empty"):
         svg_of("  ")
-
-
-def _svg_min_font_and_width(path):
-    """(smallest font size, viewBox width) of an SVG figure, in its user units (matplotlib: pt)."""
-    text = path.read_text()
-    sizes = [float(x) for x in re.findall(r"font-size[:=]\s*['\"]?([0-9.]+)", text)]
-    sizes += [float(x) for x in re.findall(r"font:\s*(?:[a-z]+\s+)*([0-9.]+)px", text)]
-    vb = re.search(r"viewBox=['\"]\s*[-0-9.]+\s+[-0-9.]+\s+([0-9.]+)", text)
-    return (min(sizes) if sizes else None), float(vb.group(1))
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (CI installs it: .ci/run)")
@@ -375,7 +374,7 @@ def test_every_page_loads_in_a_headless_browser(site):
                 if not img["src"].startswith("fig/"):
                     continue
                 assert img["src"].endswith(".svg"), img["src"]            # figures are vector graphics
-                font, vbw = _svg_min_font_and_width(out / img["src"])
+                font, vbw = svg_min_font_and_width(out / img["src"])
                 if font is None:                                          # thumbnails carry no text
                     continue
                 px = font * img["width"] / vbw
@@ -401,6 +400,13 @@ def test_descriptions_name_the_axes_as_the_equations_do():
         assert "(a, " in describe.model_text(e) or "a" in describe.model_text(e)
         assert "axis a" in e.description and "axis l" not in e.description and "axis n" not in e.description
     assert "(I^-1 a, b)" in catalog.get("beghin_body").description
+    # the two-axis bodies print (a_i, w) = 0 and sum lambda_i b_i: their descriptions say a1, a2 (and b1, b2)
+    for name in ("two_axis_beghin_body", "two_axis_vakonomic_body"):
+        e = catalog.get(name)
+        assert "(a_i, ω) = 0" in describe.model_text(e)
+        d = e.description
+        assert "(a1, w) = (a2, w) = 0" in d and "nu = a1 x a2" in d and "(w, l1)" not in d and "l1 x l2" not in d
+    assert "lambda1 b1 + lambda2 b2" in catalog.get("two_axis_beghin_body").description
 
 
 def test_rate_figure_draws_every_n_on_log_axes():

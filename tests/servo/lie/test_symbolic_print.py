@@ -97,9 +97,15 @@ def test_aligned_and_matrix_forms():
 def test_notebook_latex_is_the_aligned_block_in_display_math():
     eq = flywheel().equations()
     r = eq._repr_latex_()
-    assert r.startswith("$$\\begin{aligned}") and r.endswith("\\end{aligned}$$")
+    assert r.startswith("$$\\begin{gathered}") and r.endswith("\\end{gathered}$$")
     for row in FLYWHEEL.splitlines()[1:-1]:
         assert row in r
+    # the heading (name and model in math) stands above the aligned block, not as its first row: a text row
+    # in the aligned block filled its left column and pushed the equations right (a display scrolling sideways)
+    block = r[r.index("\\begin{aligned}"):r.index("\\end{aligned}") + len("\\end{aligned}")]
+    assert block == eq.latex(env="aligned") and "\\text" not in block
+    head = r[len("$$\\begin{gathered}\n"):r.index("\\begin{aligned}")]
+    assert head.startswith("\\text{ServoSecondKind on so(3):}") and eq.model_latex in head
 
 
 def test_symbolic_parameters_are_kept_as_symbols():
@@ -143,3 +149,13 @@ def test_heavy_top_prints_gamma():
     assert rows[0] == (r"\dot{M}_{1}", r"M_{2} M_{3} + \Gamma_{2}")
     assert rows[3] == (r"\dot{\Gamma}_{1}", r"- M_{2} \Gamma_{3} + 2 M_{3} \Gamma_{2}")
     assert str(eq).splitlines()[3] == "Γ̇₁ = - M₂ Γ₃ + 2 M₃ Γ₂"
+
+
+def test_one_variable_polynomial_prints_with_or_without_python_flint():
+    """A polynomial in one variable over QQ is flint-backed when python-flint is installed (sympy's
+    DUP_Flint), whose terms() failed on the order given as a string; highest degree first either way."""
+    from servo.lie.printing import polynomial_text
+
+    m = sp.Symbol("m1")
+    assert polynomial_text(sp.Rational(1, 2) * m**2 - 2 * m + 3, [m], ["m1"], "unicode") == "(1/2) m1² - 2 m1 + 3"
+    assert polynomial_text(2 * m, [m], ["m1"], "latex") == "2 m_{1}"
