@@ -241,6 +241,8 @@ _WORKS = [
        "2nd ed., Springer Series in Computational Mathematics 8, Springer, Berlin", 1993),
     _e("shampine1986", "article", ["L. F. Shampine"], "Some practical Runge-Kutta formulas",
        "Mathematics of Computation", 1986, volume="46", pages="135-150"),
+    _e("golub-vanloan2013", "book", ["G. H. Golub", "C. F. Van Loan"], "Matrix Computations", "Johns Hopkins "
+       "University Press, Baltimore, 4th edition", 2013),
     _e("krawczyk1969", "article", ["R. Krawczyk"],
        "Newton-Algorithmen zur Bestimmung von Nullstellen mit Fehlerschranken", "Computing", 1969,
        volume="4", pages="187-201", doi="10.1007/BF02234767"),
