@@ -26,7 +26,7 @@ are timed in interleaved rounds, median of 5 (3 with --quick). Also the fully de
 ``s.simulate(x0, 10.0)`` (rtol 1e-12). numba figures exclude compilation; the first numba call of each
 system (which compiles the generated code for its structure unless numba's disk cache has it) is listed,
 and numba is measured on the systems in draw order until ``--numba-budget`` seconds of first calls are
-spent (the rest say so).
+spent (the rest say so; the budget is checked before a call, and one call can take minutes).
 
 **Cold start**, in a fresh process with an empty code cache (``LIEDYN_CACHE_DIR`` a new directory): import,
 building the algebra (with its Casimirs) and the system, the first default ``simulate`` (backend "auto"),
@@ -634,7 +634,7 @@ def main():
     text = "\n".join(md)
     print(text)
     if not args.no_write:
-        cmd = "python benchmarks/drawn_systems.py" + (" --quick" if args.quick else "")
+        cmd = " ".join(["python benchmarks/drawn_systems.py"] + sys.argv[1:])
         update_section("drawn_systems", "## Drawn systems (issue 24)\n\n" + text, cmd)
 
 
