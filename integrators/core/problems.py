@@ -31,6 +31,7 @@ Invariants and constraints are always evaluated on the raw states.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -70,6 +71,28 @@ def _period(period):
         raise IntegrationInputError(f"period must be a positive finite number (the period T of the vector "
                                     f"field), got {period!r}")
     return float(period)
+
+
+#: Casimir -> its invariant name "casimir:<expr>" (sympy's printer takes milliseconds for a quartic
+#: Casimir in 10 variables: each is printed once, not at every problem built on its algebra)
+_CASIMIR_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def casimir_names(algebra: liegroups.LieAlgebra) -> list[tuple[str, Any]]:
+    """[("casimir:<expr>", Casimir), ...] for the polynomial Casimirs of ``algebra`` (``algebra.casimirs()``,
+    which the algebra keeps); each name is printed once per Casimir object."""
+    out = []
+    for c in algebra.casimirs():
+        try:
+            name = _CASIMIR_NAMES[c]
+        except (KeyError, TypeError):      # TypeError: an object that takes no weak reference
+            name = f"casimir:{c.expr}"
+            try:
+                _CASIMIR_NAMES[c] = name
+            except TypeError:
+                pass
+        out.append((name, c))
+    return out
 
 
 class ODEProblem:
@@ -175,7 +198,8 @@ class CoadjointProblem:
         self.dim = algebra.dim
         self.velocity = velocity
         self.forcing = forcing
-        self.velocity_matrix = None if velocity_matrix is None else np.asarray(velocity_matrix, dtype=float)
+        # copies: a problem changed in place does not change the system it was built from (and back)
+        self.velocity_matrix = None if velocity_matrix is None else np.array(velocity_matrix, dtype=float)
         self.hamiltonian = hamiltonian
         self.invariants = dict(invariants or {})
         self.constraints = dict(constraints or {})
@@ -184,7 +208,7 @@ class CoadjointProblem:
             self.invariants["energy"] = hamiltonian
         self.linear_invariants = None
         if linear_invariants is not None:
-            L = np.atleast_2d(np.asarray(linear_invariants, dtype=float))
+            L = np.atleast_2d(np.array(linear_invariants, dtype=float))
             if L.ndim != 2 or L.shape[1] != self.dim or not np.all(np.isfinite(L)):
                 raise IntegrationInputError(f"linear_invariants must be finite covectors of shape (p, {self.dim}), "
                                  f"got shape {L.shape}")
@@ -195,8 +219,8 @@ class CoadjointProblem:
             for i, c in enumerate(L):
                 self.invariants.setdefault(f"linear:{i}", lambda z, c=c: np.asarray(z) @ c)
         if forcing is None and record_casimirs:
-            for c in algebra.casimirs():
-                self.invariants.setdefault(f"casimir:{c.expr}", c)
+            for name, c in casimir_names(algebra):
+                self.invariants.setdefault(name, c)
 
     def rhs(self, t: Any, z: NDArray[Any]) -> NDArray[Any]:
         """ad*_{w(z)} z + f(z) (ad*_{w(t, z)} z + f(t, z) for a time-dependent problem)."""

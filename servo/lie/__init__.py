@@ -3,6 +3,8 @@
 One file a job:
 
 * ``euler_poincare``: the free Euler-Poincare system m' = ad*_w m, w = I^-1 m (and the base ``LieSystem``);
+* ``built_once``: what depends only on a system's parameters (its problem, default method, integrals, reduced
+  system) is built once per system and kept; assigning a parameter rebuilds the system;
 * ``constrained``: the left-invariant constraint (a, w) = 0 with a control covector b, realizability;
 * ``servo_first``: servo-constraints of the first kind (Beghin) m' = ad*_w m + lambda b, nonholonomic b = a;
 * ``servo_second``: servo-constraints of the second kind, T + lambda (b, w), vakonomic b = a;

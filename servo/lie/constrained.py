@@ -155,6 +155,10 @@ class LeftInvariantConstrained(LieSystem):
         lam = np.asarray(lam, dtype=float)
         return lam[..., None] if self.single else lam
 
+    #: ``s.I = ...``, ``s.a = ...``, ``s.b = ...`` (or ``A``, ``B``) build the system again from the new
+    #: value (:mod:`servo.lie.built_once`)
+    _SETTABLE = {"I": "inertia", "a": "a", "A": "a", "b": "b", "B": "b"}
+
     def _sym_params(self):
         a = self.A_sym[:, 0] if self.single else self.A_sym.T
         b = self.B_sym[:, 0] if self.single else self.B_sym.T

@@ -23,6 +23,7 @@ from integrators import CoadjointProblem, integrate
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ServoError, SymbolicParameterError
+from .built_once import BuiltOnce
 from .display import system_markdown
 from .first_integrals import FirstIntegral, free_integrals
 from .method_choice import choose, document_default
@@ -41,11 +42,15 @@ Output = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 __all__ = ["EulerPoincare", "LieSystem"]
 
 
-class LieSystem:
+class LieSystem(BuiltOnce):
     """Common machinery: parameters (numbers or sympy), batching helpers, simulate, integrals, equations.
 
     Subclasses set ``kind``, ``state_dim`` and implement ``velocity``, ``rhs``,
-    ``problem`` and the conversions between the state and the variable z of the coadjoint problem.
+    ``_problem`` and the conversions between the state and the variable z of the coadjoint problem.
+
+    What depends only on the parameters (the problem, the default method, the first integrals, the
+    reduced system) is built once per system and kept; assigning a parameter (``s.I = ...``,
+    ``s.b = ...``) builds the system again from it (:mod:`servo.lie.built_once`).
     """
 
     kind = "base"
@@ -53,7 +58,20 @@ class LieSystem:
     @property
     def default_method(self) -> str:
         """The method ``simulate`` uses when none is named: :data:`servo.lie.method_choice.METHOD_TABLE`."""
-        return choose(self.problem())[0]
+        return self._choice()[0]
+
+    def _choice(self):
+        """(method, options) of :func:`servo.lie.method_choice.choose` for this system's problem, kept."""
+        return self._built("choice", lambda _: choose(self.problem()))
+
+    def problem(self) -> CoadjointProblem:
+        """The :class:`integrators.CoadjointProblem` of this system, built on the first call and shared by
+        every later one (``s.problem() is s.problem()``; treat it as read-only). Assigning a parameter
+        builds a new one (:mod:`servo.lie.built_once`). What it contains: ``_problem`` of each system."""
+        return self._built("problem", type(self)._problem)
+
+    def _problem(self) -> CoadjointProblem:
+        raise NotImplementedError
 
     def __init__(self, algebra: LieAlgebra, name: str | None = None) -> None:
         self.algebra = algebra
@@ -70,9 +88,7 @@ class LieSystem:
     @property
     def is_numeric(self) -> bool:
         """True when every parameter is a number (required by rhs, simulate, reduced().system)."""
-        if "is_numeric" not in self._cache:
-            self._cache["is_numeric"] = not self.symbols
-        return self._cache["is_numeric"]
+        return self._built("is_numeric", lambda twin: not twin.symbols)
 
     def _require_numeric(self, what):
         if not self.is_numeric:
@@ -131,7 +147,7 @@ class LieSystem:
             kwargs["steps"] = steps  # integrate checks it (a positive integer; 1.5, inf, True refused)
         problem = self.problem()
         if method is None:
-            method, defaults = choose(problem)
+            method, defaults = self._choice()
             kwargs = {**defaults, **kwargs}
         res = integrate(problem, self.to_problem(y0), (0.0, float(t_end)), method=method, **kwargs)
         res.system = self
@@ -175,15 +191,11 @@ class LieSystem:
 
     def first_integrals(self) -> list[FirstIntegral]:
         """Named first integrals (callables on states with a sympy ``expr``), see :mod:`servo.lie.first_integrals`."""
-        if "integrals" not in self._cache:
-            self._cache["integrals"] = self._first_integrals()
-        return self._cache["integrals"]
+        return self._built("integrals", type(self)._first_integrals)
 
     def reduced(self) -> Reduced:
         """The homogeneous quadratic system on the constraint, see :mod:`servo.lie.reduction`."""
-        if "reduced" not in self._cache:
-            self._cache["reduced"] = self._reduced()
-        return self._cache["reduced"]
+        return self._built("reduced", type(self)._reduced)
 
     def _equations(self):
         raise NotImplementedError
@@ -198,6 +210,14 @@ class LieSystem:
         return f"<{type(self).__name__} {self.name!r}>"
 
     _repr_markdown_ = system_markdown
+
+
+def _set_inertia(p, value):
+    p["inertia"], p["inverse_inertia"] = value, None
+
+
+def _set_inverse_inertia(p, value):
+    p["inertia"], p["inverse_inertia"] = None, value
 
 
 class EulerPoincare(LieSystem):
@@ -253,12 +273,16 @@ class EulerPoincare(LieSystem):
             self.c_sym, self.c = check_real_vector(raw, "linear_term")
         self.state_dim = n
 
+    #: ``s.I = ...`` (or ``s.Iinv = ...``, ``s.c = ...``) builds the system again (:mod:`servo.lie.built_once`)
+    _SETTABLE = {"I": _set_inertia, "Iinv": _set_inverse_inertia, "c": "linear_term"}
+
     def _sym_params(self):
         return {"inertia": self.I_sym, "inverse_inertia": self.Iinv_sym if self.I_sym is None else None,
                 "linear_term": self.c_sym}
 
     def _rebuild(self, p):
-        lt = None if all(x == 0 for x in p["linear_term"]) else p["linear_term"]
+        c = p["linear_term"]
+        lt = None if c is None or all(x == 0 for x in np.asarray(c, dtype=object).ravel()) else c
         if p["inertia"] is not None:
             return EulerPoincare(self.algebra, p["inertia"], linear_term=lt, name=self.name)
         return EulerPoincare(self.algebra, inverse_inertia=p["inverse_inertia"], linear_term=lt, name=self.name)
@@ -308,7 +332,11 @@ class EulerPoincare(LieSystem):
         return self._check_last(w, self.n, "w", finite=True) @ self.I.T
 
     def problem(self) -> CoadjointProblem:
-        """The :class:`integrators.CoadjointProblem` z' = ad*_{w(z)} z with z = m and H as 'energy'."""
+        """The :class:`integrators.CoadjointProblem` z' = ad*_{w(z)} z with z = m and H as 'energy' (built
+        once per system and shared, :meth:`LieSystem.problem`)."""
+        return self._built("problem", type(self)._problem)
+
+    def _problem(self):
         self._require_numeric("problem")
         return CoadjointProblem(self.algebra, self.velocity, hamiltonian=self.hamiltonian,
                                 velocity_matrix=None if self.has_linear_term else self.Iinv,

@@ -128,7 +128,11 @@ class ServoFirstKind(LeftInvariantConstrained):
     def problem(self) -> CoadjointProblem:
         """:class:`integrators.CoadjointProblem` with w(z) = I^-1 z and forcing f(z) = lambda(z) b; for the
         nonholonomic model (b parallel to a) it carries :meth:`discrete_data` as ``discrete``, so that the
-        discrete Lagrange-d'Alembert-Suslov methods "dlas_exp" / "dlas_cay" run on it by name."""
+        discrete Lagrange-d'Alembert-Suslov methods "dlas_exp" / "dlas_cay" run on it by name. Built once
+        per system and shared (:meth:`LieSystem.problem`)."""
+        return self._built("problem", type(self)._problem)
+
+    def _problem(self):
         self._require_numeric("problem")
         inv = {}
         if self.b_parallel_a:
@@ -159,6 +163,8 @@ class Nonholonomic(ServoFirstKind):
     """The nonholonomic model: ServoFirstKind with b = a (Suslov's problem on so(3)); T is conserved."""
 
     kind = "nonholonomic"
+    #: b = a: the control is not a parameter of its own
+    _SETTABLE = {"I": "inertia", "a": "a", "A": "a"}
 
     def __init__(self, algebra: LieAlgebra, inertia: Parameter, *, a: Parameter, name: str | None = None) -> None:
         super().__init__(algebra, inertia, a=a, b=a, name=name)

@@ -157,8 +157,12 @@ class ServoSecondKind(LeftInvariantConstrained):
         """:class:`integrators.CoadjointProblem` z' = ad*_{Wz} z, with ``velocity_matrix`` W and no forcing.
 
         For b parallel to a, W is symmetric and H(z) = (z, W z)/2 = T is recorded as "energy". It carries
-        :meth:`discrete_data` as ``discrete`` (the discrete vakonomic methods "dvak_exp", "dvak_cay").
+        :meth:`discrete_data` as ``discrete`` (the discrete vakonomic methods "dvak_exp", "dvak_cay"). Built
+        once per system and shared (:meth:`LieSystem.problem`).
         """
+        return self._built("problem", type(self)._problem)
+
+    def _problem(self):
         self._require_numeric("problem")
         ham = None
         if self.b_parallel_a:
@@ -206,6 +210,8 @@ class Vakonomic(ServoSecondKind):
     """The vakonomic model: ServoSecondKind with b = a; T = (I w, w)/2 is conserved."""
 
     kind = "vakonomic"
+    #: b = a: the control is not a parameter of its own
+    _SETTABLE = {"I": "inertia", "a": "a", "A": "a"}
 
     def __init__(self, algebra: LieAlgebra, inertia: Parameter, *, a: Parameter, name: str | None = None) -> None:
         super().__init__(algebra, inertia, a=a, b=a, name=name)
