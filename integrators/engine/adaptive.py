@@ -52,6 +52,7 @@ from .events import EventTracker
 from ..core.result import IntegrationResult
 from ..geometry.spaces import CoadjointSpace, dexpinv_series
 from ..core import controller
+from ..core.summation import compensated_add
 from ..reference.runge_kutta import lincomb, rk_increment, rkmk_increment, stages
 
 
@@ -248,10 +249,7 @@ class _ReferenceRun:
                         p = ref.projection(z1)
                         d = d + p
                         wl = ref.first(t + hs, z1 + p)
-                    yk = d + e
-                    s = z + yk
-                    e = (z - s) + yk
-                    z = s
+                    z, e = compensated_add(z, e, d)
                     w0 = wl
                     t = t1 if last else t + hs
                     done += 1

@@ -34,6 +34,7 @@ from ..codegen import batchgen, projection
 from ..reference import genhelpers
 from .adaptive import check_controls, initial_step
 from ..core import controller
+from ..core.summation import compensated_add
 from ..core.errors import IntegrationInputError
 from ..core.result import IntegrationResult
 
@@ -95,9 +96,8 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6)
             bad = acc & ~np.isfinite(sum(d))
             good = acc & ~bad
             for i in range(n):
-                y = d[i] + e[i]
-                s = z[i] + y
-                e[i] = np.where(good, (z[i] - s) + y, e[i])
+                s, e_new = compensated_add(z[i], e[i], d[i])
+                e[i] = np.where(good, e_new, e[i])
                 z[i] = np.where(good, s, z[i])
                 w0[i] = np.where(good, wl[i], w0[i])
             t = np.where(good, np.where(last, t1, t + hs), t)

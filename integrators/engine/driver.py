@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from liegroups import LieGroupsError
 
 from ..core.errors import IntegrationInputError
+from ..core.summation import compensated_add
 from .events import EventTracker
 from ..core.grid import DEFAULT_STEPS, output_grid, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
 from . import batch
@@ -348,9 +349,7 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
         for k in range(1, n + 1):
             t_new = t0 + k * h
             if compensated:  # Kahan: y + e is the state, e the carried rounding error
-                yk = stepper.delta(t, y, h) + e
-                y_new = y + yk
-                e = (y - y_new) + yk
+                y_new, e = compensated_add(y, e, stepper.delta(t, y, h))
             else:
                 try:
                     y_new = stepper.step(t, y, h)

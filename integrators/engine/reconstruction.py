@@ -53,6 +53,7 @@ from liegroups import SE2, SE3, SO3
 
 from ..core.validation import finite_array
 from ..core.errors import IntegrationInputError
+from ..core.summation import compensated_add
 from ..methods import Method, RungeKutta, get_method, preserved
 from ..core.problems import ReconstructionProblem
 from ..core.result import IntegrationResult
@@ -151,10 +152,7 @@ def _reconstruct_generic(G, m, problem, wf, g0, t, s):
     for k in range(len(t) - 1):
         h = (t[k + 1] - t[k]) / s
         for i in range(s):
-            yk = stepper.delta(t[k] + i * h, g, h) + e
-            gn = g + yk
-            e = (g - gn) + yk
-            g = gn
+            g, e = compensated_add(g, e, stepper.delta(t[k] + i * h, g, h))
         ys[k + 1] = g + e
     return ys, (len(t) - 1) * s * stepper.fevals
 
