@@ -1,0 +1,53 @@
+"""Two trees of the library, timed on the same cases in the same run: paired, interleaved (the order of the
+trees alternates per repetition), each in a fresh process (``benchmarks/paired/case.py``: medians of
+repeated calls through the public ``integrate``), for the "no figure more than 10% worse" check of a
+refactor. Usage: ``git worktree add /tmp/old REV`` then ``python benchmarks/paired_trees.py --old /tmp/old``.
+
+Writes its table to benchmarks/RESULTS.md (section ``paired_trees``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from _results import markdown_table, update_section
+
+HERE = Path(__file__).resolve().parent
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--old", required=True, help="the other tree (a git worktree of an older revision)")
+    ap.add_argument("--new", default=str(HERE.parent))
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    trees = {"old": args.old, "new": args.new}
+    res = {k: [] for k in trees}
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    for rep in range(args.repeat):
+        order = list(trees.items()) if rep % 2 == 0 else list(trees.items())[::-1]
+        for name, tree in order:
+            out = subprocess.run([sys.executable, str(HERE / "paired" / "case.py"), tree], capture_output=True,
+                                 text=True, env=env, cwd="/tmp", check=True)
+            res[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    rows = []
+    for k in res["old"][0]:
+        o = statistics.median(r[k] for r in res["old"])
+        n = statistics.median(r[k] for r in res["new"])
+        rows.append([k, f"{1e3 * o:.3f}", f"{1e3 * n:.3f}", f"{n / o:.2f}"])
+    rev = subprocess.run(["git", "-C", args.old, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    md = (f"Old tree {rev} against this tree, {args.repeat} interleaved fresh-process runs each (median of the "
+          f"calls within a run, median over runs); load average {os.getloadavg()[0]:.1f}.\n\n"
+          + markdown_table(["case", "old ms", "new ms", "new / old"], rows))
+    update_section("paired_trees", md, f"python benchmarks/paired_trees.py --old <worktree of {rev}>")
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
