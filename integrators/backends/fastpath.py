@@ -16,6 +16,7 @@ from . import batch_kernels, loader, numba_kernels
 from ..geometry import recognition
 from ..core.errors import IntegrationInputError, MethodError
 from ..core.result import IntegrationResult
+from ..core import lost
 
 BACKENDS = ("auto", "numpy", "numba")
 
@@ -252,11 +253,12 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         ys = np.empty((cap,) + Z.shape)
         ts[0], ys[0] = t0, Z
         CZ = () if pl.proj is None else (np.ascontiguousarray(pl.targets(Z)),)
+        alive, t_end, FZ = np.ones(Z.shape[0], np.bool_), np.full(Z.shape[0], float(t0)), np.zeros_like(Z)
         with np.errstate(all="ignore"):
             status, t, _, nsteps, nrej, j, ts, ys = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys,
-                                                      Z, E, *CZ)
+                                                      Z, E, *CZ, alive, t_end, FZ)
         ts, ys = ts[:j], ys[:j].reshape((j,) + y0.shape)
-        zf = (Z + E).reshape(y0.shape)
+        zf = np.where(alive[:, None], Z + E, FZ).reshape(y0.shape)
     else:
         f = pl.function("adaptive", "array")
         flat = y0.reshape(-1, dim)
@@ -265,13 +267,17 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         ys = np.empty((cap, dim, flat.shape[0]))
         ts[0], ys[0] = t0, flat.T
         cz = [np.ascontiguousarray(v) for v in np.moveaxis(pl.targets(flat), -1, 0)]
+        alive, t_end = np.ones(flat.shape[0], np.bool_), np.full(flat.shape[0], float(t0))
+        FZ = np.zeros((dim, flat.shape[0]))
         with np.errstate(all="ignore"):
             out = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys, *cols,
-                    *[np.zeros_like(c) for c in cols], *cz)
+                    *[np.zeros_like(c) for c in cols], *cz, alive, t_end, FZ)
         status, t, _, nsteps, nrej, j, ts, ys = out[:8]
         ts = ts[:j]
         ys = ys[:j].transpose(0, 2, 1).reshape((j,) + y0.shape)
-        zf = (np.stack(out[8:8 + dim], -1) + np.stack(out[8 + dim:], -1)).reshape(y0.shape)
+        zf = (np.stack(out[8:8 + dim], -1) + np.stack(out[8 + dim:], -1))
+        zf = np.where(alive[:, None], zf, FZ.T).reshape(y0.shape)
+    run_status = int(status)
     if status == 0:
         msg = "reached the end of t_span"
     else:
@@ -281,6 +287,8 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
             ts = np.append(ts, t)
             ys = np.concatenate([ys, zf[None]], axis=0)
     res = IntegrationResult(t=ts, y=ys, status=int(status), message=msg, nsteps=int(nsteps))
+    if y0.ndim > 1:   # the trajectories an ensemble lost (integrators.engine.freeze)
+        lost.report_shared(res, alive, t_end, run_status, t, y0.shape[:-1], budget, lost.SHARED_WHY)
     res.backend = used
     return res, int(nsteps), int(nrej)
 

@@ -46,6 +46,8 @@ from ..codegen import projection
 from ..core.errors import IntegrationInputError
 from ..reference.genhelpers import _hstart
 from .events import EventTracker
+from . import freeze
+from ..core import lost
 from ..core.result import IntegrationResult
 from ..geometry.spaces import CoadjointSpace, dexpinv_series
 
@@ -174,14 +176,16 @@ class _Reference:
             Kl = hs * wl
         return Ks, theta, d, z1, wl, Kl
 
-    def error(self, z, z1, Ks, Kl, rtol, atol):
+    def error(self, z, z1, Ks, Kl, rtol, atol, rows=False):
+        """The error norm of the attempt, the largest over an ensemble (NaN -> inf), or with ``rows``
+        each trajectory's (an array of the batch shape)."""
         Kall = Ks + ([Kl] if self.tab.fsal else [])
         sc = atol + rtol * np.maximum(np.abs(z), np.abs(z1))
         errs = []
         for E in self.tab.E:
             et = sum(e * K for e, K in zip(E, Kall) if e != 0.0)
             if self.lie:
-                et = self.space.algebra.coad(et, z)
+                et = self.space.algebra._coad(et, z)   # unchecked: a NaN attempt is rejected, not raised
             errs.append(et / sc)
         n = z.shape[-1]
         if len(errs) == 1:
@@ -189,6 +193,8 @@ class _Reference:
         else:
             e5, e3 = np.sum(errs[0] ** 2, axis=-1), np.sum(errs[1] ** 2, axis=-1)
             err = e5 / np.sqrt(n * (e5 + 0.01 * e3) + 1e-300)
+        if rows:
+            return err
         m = float(np.max(err))
         return m if m == m else math.inf
 
@@ -205,7 +211,9 @@ class _Reference:
 
 
 def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order, max_steps=10**6):
-    """The controller of :func:`integrators.codegen.programs.adaptive_source`, written over numpy arrays (the reference)."""
+    """The controller of :func:`integrators.codegen.programs.adaptive_source`, written over numpy arrays (the
+    reference). An ensemble (y0 (..., B, n)) shares the steps and loses trajectories alone
+    (:mod:`integrators.engine.freeze`)."""
     direction = 1.0 if t1 > t0 else -1.0
     ms = math.inf if max_step is None else max_step
     t, z, e = t0, y0.copy(), np.zeros_like(y0)
@@ -213,6 +221,7 @@ def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order,
     nsteps = nrej = since = 0
     status = 0
     w0 = ref.first(t, z)
+    frz = freeze.Freezer(y0, t0) if y0.ndim > 1 else None
     with np.errstate(all="ignore"):
         while direction * (t1 - t) > 0.0:
             if nsteps >= max_steps:
@@ -224,9 +233,16 @@ def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order,
                 h, last = abs(t1 - t), True
             hs = direction * h
             Ks, theta, d, z1, wl, Kl = ref.stages(t, z, hs, w0)
-            err = ref.error(z, z1, Ks, Kl, rtol, atol)
+            errs = ref.error(z, z1, Ks, Kl, rtol, atol, rows=frz is not None)
+            err = errs if frz is None else frz.max_error(errs)
             if err <= 1.0:
-                if not np.all(np.isfinite(d)):
+                if frz is not None:     # frozen before the step, at their last finite state
+                    if _lose(frz, frz.nonfinite(d), t, z + e):
+                        if not frz.alive.any():
+                            status = -1
+                            break
+                        z, e, w0 = frz.park(z, e, w0, ref.first, t)
+                elif not np.all(np.isfinite(d)):
                     status = -1
                     break
                 if ref.proj is not None:  # onto {C = C(y0)}; the next first stage at the projected state
@@ -235,8 +251,10 @@ def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order,
                     wl = ref.first(t + hs, z1 + p)
                 yk = d + e
                 s = z + yk
-                e = (z - s) + yk
-                z = s
+                e1 = (z - s) + yk
+                if frz is not None and frz.nfrozen:   # the frozen rows stay parked
+                    s, e1, wl = frz.keep(s, z), frz.keep(e1, e), frz.keep(wl, w0)
+                z, e = s, e1
                 w0 = wl
                 t = t1 if last else t + hs
                 nsteps += 1
@@ -244,27 +262,46 @@ def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order,
                 if since == save_every or last:
                     since = 0
                     ts.append(t)
-                    ys.append(z + e)
+                    ys.append(z + e if frz is None else frz.saved(z + e))
                 fac = 10.0 if err == 0.0 else min(10.0, 0.9 * err ** (-1.0 / (order + 1)))
-                h = h * fac
+                hn = h * fac
+                if frz is not None and not last and hn < freeze.floor(t):
+                    if _lose(frz, frz.collapsed(errs, h, t, order), t, z + e):
+                        if not frz.alive.any():
+                            status = -1
+                            break
+                        z, e, w0 = frz.park(z, e, w0, ref.first, t)
+                        hn = frz.next_step(errs, h, order)
+                h = hn
             else:
                 nrej += 1
                 fac = 0.2 if not err < 1e300 else max(0.2, 0.9 * err ** (-1.0 / (order + 1)))
-                h = h * fac
-                if h < 10.0 * 2.2e-16 * abs(t) or h < 1e-300:
-                    status = -1
-                    break
+                hn = h * fac
+                if hn < 10.0 * 2.2e-16 * abs(t) or hn < 1e-300:
+                    if frz is None or (_lose(frz, frz.collapsed(errs, h, t, order), t, z + e)
+                                       and not frz.alive.any()):
+                        status = -1
+                        break
+                    z, e, w0 = frz.park(z, e, w0, ref.first, t)
+                    hn = frz.next_step(errs, h, order)
+                h = hn
     if status == 0:
         msg = "reached the end of t_span"
     else:
         msg = fastpath.stop_message(status, t, max_steps)
-        status = -1
-        zf = z + e
+        zf = z + e if frz is None else frz.saved(z + e)
         if np.all(np.isfinite(zf)) and ts[-1] != t:
             ts.append(t)
             ys.append(zf)
-    res = IntegrationResult(t=np.array(ts), y=np.array(ys), status=status, message=msg, nsteps=nsteps)
+    res = IntegrationResult(t=np.array(ts), y=np.array(ys), status=-1 if status else 0, message=msg, nsteps=nsteps)
+    if frz is not None:
+        lost.report_shared(res, frz.alive, frz.t_end, status, t, y0.shape[:-1], max_steps, lost.SHARED_WHY)
     return res, nsteps, nrej
+
+
+def _lose(frz, which, t, state):
+    """Freeze the trajectories ``which`` of a shared ensemble at (t, state); True when any froze."""
+    return bool(frz.freeze(which, t, state).any())
 
 
 def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, save_every, events,

@@ -14,6 +14,9 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
   so small that its gradients underflow, is left unprojected, not divided by);
 * fin, mx, bmax, grow: finiteness test, max of two values, max over an ensemble (NaN -> inf),
   doubling of the output arrays;
+* sfac(err, expo): the controller's step factor for an error norm err (min(10, 0.9 err^expo) when
+  err <= 1, 10 at 0; max(0.2, 0.9 err^expo) above, 0.2 for inf or NaN), per trajectory of a shared
+  ensemble (:mod:`integrators.engine.freeze`: a trajectory whose own factor collapses the step is lost);
 * hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
   :func:`integrators.engine.adaptive.initial_step`), its two phases around the second evaluation of the
   field, in Python floats; :func:`integrators.engine.adaptive._initial_step_one` and the generated adaptive
@@ -209,6 +212,19 @@ def _hstart(phase, d0, d1, d2h, h0, order, interval, max_step):
     return h if h > 0.0 else min(1e-300, interval)
 
 
+def _sfac_float(err, expo):
+    if err <= 1.0:
+        return 10.0 if err == 0.0 else min(10.0, 0.9 * err ** expo)
+    return max(0.2, 0.9 * err ** expo) if err < 1e300 else 0.2
+
+
+def _sfac_array(err, expo):
+    with np.errstate(all="ignore"):
+        p = 0.9 * err ** expo
+        return np.where(err <= 1.0, np.where(err == 0.0, 10.0, np.minimum(10.0, p)),
+                        np.where(err < 1e300, np.maximum(0.2, p), 0.2))
+
+
 def _grow(ts, ys):
     t2 = np.empty(2 * ts.shape[0])
     t2[:ts.shape[0]] = ts
@@ -235,7 +251,8 @@ def _grow3(ts, ys):
 
 #: per mode: the names the generated code calls
 SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
-          "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq}
+          "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq,
+          "sfac": _sfac_float}
 ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
-         "rmsq": _rmsq}
+         "rmsq": _rmsq, "sfac": _sfac_array}
