@@ -144,44 +144,52 @@ def run_fixed(pl, y0, t0, h, n, save_every, backend):
         return IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
     flat = y0.reshape(-1, dim)
     B = flat.shape[0]
-    ts = np.empty(K)
+    ts = t0 + np.array(list(range(0, n + 1, save_every)) + ([n] if n % save_every else []), dtype=float) * h
     ys = np.empty((K, B, dim))
     ys[0] = flat
     if mode == "numba":  # a parallel compiled loop over the trajectories (integrators.backends.batch_kernels)
         ts, ys, done, saves = batch_kernels.fixed_parallel(pl, flat, t0, h, n, save_every, K)
-        for b in np.flatnonzero(done < n):
-            ys[saves[b]:, b] = np.nan
+        bad = np.flatnonzero(done < n)
     elif B <= SMALL_BATCH:  # one trajectory after the other
-        f = pl.function("fixed", mode)
-        done_all = n
-        for b in range(B):
-            tb = np.empty(K)
-            yb = np.empty((K, dim))
-            tb[0], yb[0] = t0, flat[b]
-            with np.errstate(all="ignore"):
-                out = f(h, n, save_every, tb, yb, t0, *(float(v) for v in flat[b]), *([0.0] * dim))
-            ys[:, b] = yb
-            ts = tb
-            if out[0] < n:
-                ys[out[1]:, b] = np.nan
-                done_all = min(done_all, out[0])
+        bad = np.arange(B)
     else:
         f = pl.function("fixed", "array")
         yv = ys.transpose(0, 2, 1)  # (K, dim, B) view
+        tw = np.empty(K)
         for s0 in range(0, B, CHUNK):
             sl = slice(s0, s0 + CHUNK)
             cols = [np.ascontiguousarray(flat[sl, i]) for i in range(dim)]
             ysl = np.empty((K, dim, cols[0].shape[0]))
             with np.errstate(all="ignore"):
-                f(h, n, save_every, ts, ysl, t0, *cols, *[np.zeros_like(cols[0]) for _ in range(dim)])
+                f(h, n, save_every, tw, ysl, t0, *cols, *[np.zeros_like(cols[0]) for _ in range(dim)])
             yv[1:, :, sl] = ysl[1:]
-        ts[0] = t0
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(~np.isfinite(ys - ys).all(axis=(0, 2)))
+    # the trajectories whose state stopped being finite (and those of a small ensemble) run alone with the
+    # one-trajectory code, which stops at the last finite state: a lost trajectory keeps it in its later rows
+    t_end, alive = np.full(B, t0 + n * h), np.ones(B, dtype=bool)
+    one = pl.function("fixed", mode)
+    for b in bad:
+        tb, yb = np.empty(K), np.empty((K, dim))
+        tb[0], yb[0] = t0, flat[b]
+        with np.errstate(all="ignore"):
+            out = one(h, n, save_every, tb, yb, t0, *(float(v) for v in flat[b]), *([0.0] * dim))
+        done, j = out[0], out[1]
+        ys[:j, b] = yb[:j]
+        if done < n:
+            ys[j:, b] = np.array(out[2:2 + dim]) + np.array(out[2 + dim:])
+            t_end[b], alive[b] = t0 + done * h, False
     ys = ys.reshape((K,) + y0.shape)
-    ok = np.isfinite(ys).reshape(K, -1).all(axis=1)
-    if not ok.all():
-        bad = int(np.argmin(ok))
-        return _failed(ts[:bad], ys[:bad], None, h, t0)
-    return IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+    res = IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+    if not alive.any():      # every trajectory lost: the run ends with the last of them
+        k = int(np.searchsorted(ts, t_end.max(), side="right"))
+        res.t, res.y = ts[:k], ys[:k]
+        if ts[k - 1] != t_end.max():
+            res.t = np.append(res.t, t_end.max())
+            res.y = np.concatenate([res.y, ys[-1:]], axis=0)
+        res.nsteps = int(round((t_end.max() - t0) / h))
+    return lost.report_shared(res, alive, t_end, -1 if not alive.any() else 0, t0 + n * h, y0.shape[:-1],
+                              lost_why=lost.FIXED_WHY)
 
 
 def _failed(ts, ys, done, h, t0):

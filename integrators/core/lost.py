@@ -87,3 +87,6 @@ def report_shared(res, alive, t_end, run_status, t, batch_shape, max_steps=None,
 #: why a trajectory of a shared-step ensemble is lost (:mod:`integrators.engine.freeze`)
 SHARED_WHY = ("the state overflowed or became NaN, or the trajectory's own error estimate asked for a step below "
               "10 eps |t| (a singularity)")
+
+#: why a fixed-step ensemble loses a trajectory
+FIXED_WHY = "the solution overflowed or became NaN (reduce h)"

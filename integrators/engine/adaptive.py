@@ -349,8 +349,26 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         res = _locate_events(problem, res, events, step, len(tab.b), save_every)
     if t_eval is not None:  # integrators.reference.dense_output: the continuous extension at t_eval
         te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
-        res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te
+        last = res.y[-1]
+        with np.errstate(all="ignore"):   # a lost trajectory's rows may overflow in the recomputed stages
+            res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te
+        _hold_lost(res, last)
     return res
+
+
+def _hold_lost(res, last):
+    """After dense output: the trajectories a shared ensemble lost (``res.failed`` with t_end before the
+    run's end) hold their last finite state (in ``last``, the final saved row) at the output times past
+    their t_end, as the saved rows did (the interpolant of their repeated rows would move them)."""
+    failed = getattr(res, "failed", None)
+    if failed is None or not len(failed) or len(res.t) == 0:
+        return
+    n = res.y.shape[-1]
+    t_end = np.ravel(res.t_end)
+    gone = np.zeros(t_end.size, dtype=bool)
+    gone[failed] = (t_end[failed] - res.t[-1]) * (res.t[-1] - res.t[0]) < 0.0
+    flat = res.y.reshape(len(res.t), -1, n)
+    lost.hold_after(res.t, flat, t_end, gone, last.reshape(-1, n))
 
 
 def _projected_step(step, ref):

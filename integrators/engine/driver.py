@@ -23,6 +23,8 @@ from ..core.progress import RunProgress
 from ..core.result import IntegrationResult, finish
 from .scipy_adapter import solve_scipy
 from . import guard
+from . import freeze
+from ..core import lost
 from ..core import validation
 from ..codegen import so3_fast
 from ..reference.stepping import make_stepper
@@ -212,11 +214,11 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
             if h is not None or steps is not None:  # an output grid, as for the scipy methods
                 t_eval = output_grid(t0, t1, h, steps, int(save_every))
             if ensemble == "independent":
-                if events is not None or t_eval is not None:
-                    raise IntegrationInputError("ensemble='independent' saves only the end points; events and "
-                                                "output grids (t_eval, h, steps) need ensemble='shared'")
+                if events is not None:
+                    raise IntegrationInputError("ensemble='independent' locates no events (each trajectory takes "
+                                                "its own steps); events need ensemble='shared'")
                 res = batch.solve_independent(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, backend,
-                                              fast, budget[0])
+                                              fast, budget[0], t_eval)
             else:
                 res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every),
                                      events, backend, fast, t_eval, budget[0])
@@ -335,18 +337,28 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
     compensated = tracker is None and not isinstance(stepper, _Projected)
     e = np.zeros_like(y0)
     status, message, done = 0, "reached the end of t_span", n
+    # an ensemble loses a trajectory whose state stops being finite alone (integrators.engine.freeze)
+    frz = freeze.Freezer(y0, t0) if y0.ndim > 1 and problem.kind != "reconstruction" else None
     with np.errstate(over="ignore", invalid="ignore"):
         for k in range(1, n + 1):
             t_new = t0 + k * h
+            yw = y if frz is None or not frz.nfrozen else frz.keep(y, y0)   # lost rows step from y0
+            e_old = e
             if compensated:  # Kahan: y + e is the state, e the carried rounding error
-                yk = stepper.delta(t, y, h) + e
-                y_new = y + yk
-                e = (y - y_new) + yk
+                yk = stepper.delta(t, yw, h) + e
+                y_new = yw + yk
+                e = (yw - y_new) + yk
             else:
                 try:
-                    y_new = stepper.step(t, y, h)
+                    y_new = stepper.step(t, yw, h)
                 except (LieGroupsError, ArithmeticError):  # a stage overflowed inside an exponential: a NaN
                     y_new = np.full_like(y, np.nan)
+            if frz is not None:
+                frz.freeze(frz.nonfinite(y_new), t, y + e_old)
+                if frz.alive.any() and frz.nfrozen:   # the lost rows keep their last finite state
+                    y_new, e = frz.keep(y_new, y), frz.keep(e, e_old)
+                elif not frz.alive.any():
+                    e = e_old
             if not np.isfinite(y_new).all():
                 status, done = -1, k - 1
                 message = (f"the solution overflowed or became NaN in step {k} (t = {t:.6g} -> {t_new:.6g}); "
@@ -371,6 +383,9 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
     ys, ts = ys[:j], ts[:j]
     nfev = getattr(stepper, "nfev_total", done * stepper.fevals)
     res = IntegrationResult(t=ts, y=ys, status=status, message=message, nsteps=done, h=h, nfev=int(nfev))
+    if frz is not None:
+        lost.report_shared(res, frz.alive, frz.t_end, 0 if status != -1 else -1, t, y0.shape[:-1],
+                           lost_why=lost.FIXED_WHY)
     if tracker is not None:
         tracker.finish(res)
         if res.status == 1 and np.ndim(y0) == 1:

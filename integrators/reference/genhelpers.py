@@ -8,7 +8,8 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
   exp(ad x) = 1 + s1 ad_x + s2 ad_x^2 on a 3-dimensional algebra with ad_x^3 = q ad_x
   (:meth:`integrators.codegen.exp_writer.ExponentialWriter._act_ad3`, which derives it, and ``_act_ad3x2``); sin and
   1 - cos for q < 0, by half angles (no cancellation), their Taylor series for |q| < 1e-2;
-* tplan(bound) = (s, m): substeps and terms of the Taylor action of the exponential;
+* tplan(bound) = (s, m, bad): substeps and terms of the Taylor action of the exponential; tbound(bound) =
+  (bound, bad) for its folded form (bad NaN beyond 1e5: per column for numpy columns);
 * rinv(d, m) = 1/d, or 0 when d <= 1e-12 m, d <= 1e-290 (1/d would overflow) or d is not finite (a
   pivot of the Casimir projection, :mod:`integrators.codegen.projection`: a dependent direction, or a state
   so small that its gradients underflow, is left unprojected, not divided by);
@@ -146,8 +147,26 @@ def _tplan_float(bound):
 
 
 def _tplan_array(bound):
-    b = float(np.max(bound)) if np.size(bound) else 0.0
-    return _tplan_float(b)
+    """:func:`_tplan_float` for numpy columns: the plan of the largest bound within range (<= 1e5), and
+    bad NaN only in the columns beyond it (or NaN), so that one overflowing trajectory of an ensemble
+    does not make the others NaN."""
+    b, bad = _tbound_array(bound)
+    s, m, _ = _tplan_float(b)
+    return s, m, bad
+
+
+def _tbound_float(bound):
+    """(bound, bad) of the folded Taylor action: bad = 0.0 within range (<= 1e5), NaN beyond or for NaN
+    (then the bound is inf)."""
+    return (bound if bound == bound else math.inf), (0.0 if bound <= 1e5 else math.nan)
+
+
+def _tbound_array(bound):
+    """(largest bound within range, bad per column) for numpy columns (see :func:`_tplan_array`)."""
+    bound = np.asarray(bound, dtype=float)
+    ok = bound <= 1e5
+    b = float(np.max(np.where(ok, bound, 0.0))) if bound.size else 0.0
+    return b, (np.where(ok, 0.0, np.nan) if bound.ndim else (0.0 if ok else math.nan))
 
 
 def _rinv_float(d, m):
@@ -252,7 +271,7 @@ def _grow3(ts, ys):
 #: per mode: the names the generated code calls
 SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
           "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq,
-          "sfac": _sfac_float}
+          "sfac": _sfac_float, "tbound": _tbound_float}
 ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
-         "rmsq": _rmsq, "sfac": _sfac_array}
+         "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array}
