@@ -21,7 +21,8 @@ Methods (:data:`integrators.methods.METHODS`):
 Controller (Hairer, Norsett and Wanner, *Solving ODEs I*, II.4, as in solve_ivp): error norm
 RMS(err / (atol + rtol max(|z|, |z1|))) (DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))), accept when
 <= 1, next h = h min(10, max(0.2, 0.9 err^(-1/(k+1)))) with k the order of the error estimator; an
-ensemble shares one step sequence (the largest error of its trajectories decides). The first step is
+ensemble shares one step sequence (the largest error of its trajectories decides; a trajectory that
+blows up is lost alone and leaves it, :mod:`integrators.engine.freeze`). The first step is
 Hairer's starting-step algorithm unless ``first_step`` is given; ``max_step`` caps |h|.
 
 Events are located by the method's own continuous extension (one step of size tau from the step's

@@ -6,10 +6,15 @@ rejections: the controller of :func:`integrators.codegen.programs.adaptive_sourc
 Wanner, *Solving ODEs I*, II.4, as in solve_ivp) applied per trajectory, so each final state is the
 one the single run from that y0 gives (to round-off), and an RKMK pair keeps every trajectory's
 Casimirs to round-off as its single run does (a projected pair by projecting every accepted step
-onto the level set of its own initial Casimirs, :mod:`integrators.codegen.projection`). Only the end points
-are saved (the step sequences differ, there is no common time grid): ``t = [t0, t1]``, ``y`` of
-shape (2, B, ..., dim); the result also carries ``t_end``, ``nsteps_each`` and ``nrejected_each``
-per trajectory, ``failed`` (the flat indices of those that stopped before t1, :mod:`integrators.core.lost`) (``nsteps``, ``nrejected`` and ``nfev`` are those of the longest run).
+onto the level set of its own initial Casimirs, :mod:`integrators.codegen.projection`). Saved: the end
+points, ``t = [t0, t1]``, ``y`` of shape (2, B, ..., dim) (the step sequences differ, there is no
+common time grid), or with ``t_eval`` (an output grid, also from h / steps) the states at those times
+from each trajectory's own accepted steps and the pair's continuous extension
+(:func:`integrators.reference.dense_output.extension`, as its single run's dense output: equal to
+round-off), on the numpy engine. The result also carries ``t_end``, ``nsteps_each`` and
+``nrejected_each`` per trajectory and ``failed`` (the flat indices of those that stopped before t1,
+:mod:`integrators.core.lost`; their later grid rows hold their last finite state); ``nsteps``,
+``nrejected`` and ``nfev`` are those of the longest run.
 
 Engines:
 

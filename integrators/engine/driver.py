@@ -150,9 +150,16 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         rk45, rk853), as in solve_ivp; their results also carry ``nrejected``.
     ensemble : "shared" (default) or "independent", for the adaptive methods on an ensemble y0:
         one step sequence for all trajectories (the largest error decides; every step saved), or each
-        trajectory its own steps, equal to its single run, with only t0 and t1 saved
-        (:mod:`integrators.engine.batch`; numpy, or a parallel compiled loop with numba). Fixed-step
-        methods step every trajectory alike either way.
+        trajectory its own steps, equal to its single run (:mod:`integrators.engine.batch`; numpy, or a
+        parallel compiled loop with numba), saving t0 and t1, or the output grid of t_eval / h / steps
+        filled from each trajectory's own continuous extension (numpy engine). Fixed-step methods step
+        every trajectory alike either way. In every ensemble a trajectory that blows up is lost alone
+        (:mod:`integrators.engine.freeze`): its state overflows or becomes NaN, or (shared steps) its
+        own error estimate asks for a step below 10 eps |t|; it is frozen at its last finite state
+        (which its later saved rows repeat) and leaves the shared step sequence, the others go on to
+        t1. The result then has status -1, a message naming how many, the first flat index and its
+        time, ``t_end`` (batch shape: the time each trajectory reached) and ``failed`` (the flat indices
+        of those that stopped early); the guards judge the others.
     rtol, atol : tolerances of the adaptive methods and of the scipy adapters (which also pass ``problem.jac``, when the problem
         has one, to Radau, BDF and LSODA).
     check : run the guards of :mod:`integrators.engine.guard` (default True): a fixed-step run whose step does
