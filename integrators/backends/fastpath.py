@@ -16,6 +16,7 @@ from . import batch_kernels, loader, numba_kernels
 from ..geometry import recognition
 from ..core.errors import IntegrationInputError, MethodError
 from ..core.result import IntegrationResult
+from ..core import lost
 
 BACKENDS = ("auto", "numpy", "numba")
 
@@ -143,44 +144,52 @@ def run_fixed(pl, y0, t0, h, n, save_every, backend):
         return IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
     flat = y0.reshape(-1, dim)
     B = flat.shape[0]
-    ts = np.empty(K)
+    ts = t0 + np.array(list(range(0, n + 1, save_every)) + ([n] if n % save_every else []), dtype=float) * h
     ys = np.empty((K, B, dim))
     ys[0] = flat
     if mode == "numba":  # a parallel compiled loop over the trajectories (integrators.backends.batch_kernels)
         ts, ys, done, saves = batch_kernels.fixed_parallel(pl, flat, t0, h, n, save_every, K)
-        for b in np.flatnonzero(done < n):
-            ys[saves[b]:, b] = np.nan
+        bad = np.flatnonzero(done < n)
     elif B <= SMALL_BATCH:  # one trajectory after the other
-        f = pl.function("fixed", mode)
-        done_all = n
-        for b in range(B):
-            tb = np.empty(K)
-            yb = np.empty((K, dim))
-            tb[0], yb[0] = t0, flat[b]
-            with np.errstate(all="ignore"):
-                out = f(h, n, save_every, tb, yb, t0, *(float(v) for v in flat[b]), *([0.0] * dim))
-            ys[:, b] = yb
-            ts = tb
-            if out[0] < n:
-                ys[out[1]:, b] = np.nan
-                done_all = min(done_all, out[0])
+        bad = np.arange(B)
     else:
         f = pl.function("fixed", "array")
         yv = ys.transpose(0, 2, 1)  # (K, dim, B) view
+        tw = np.empty(K)
         for s0 in range(0, B, CHUNK):
             sl = slice(s0, s0 + CHUNK)
             cols = [np.ascontiguousarray(flat[sl, i]) for i in range(dim)]
             ysl = np.empty((K, dim, cols[0].shape[0]))
             with np.errstate(all="ignore"):
-                f(h, n, save_every, ts, ysl, t0, *cols, *[np.zeros_like(cols[0]) for _ in range(dim)])
+                f(h, n, save_every, tw, ysl, t0, *cols, *[np.zeros_like(cols[0]) for _ in range(dim)])
             yv[1:, :, sl] = ysl[1:]
-        ts[0] = t0
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(~np.isfinite(ys - ys).all(axis=(0, 2)))
+    # the trajectories whose state stopped being finite (and those of a small ensemble) run alone with the
+    # one-trajectory code, which stops at the last finite state: a lost trajectory keeps it in its later rows
+    t_end, alive = np.full(B, t0 + n * h), np.ones(B, dtype=bool)
+    one = pl.function("fixed", mode)
+    for b in bad:
+        tb, yb = np.empty(K), np.empty((K, dim))
+        tb[0], yb[0] = t0, flat[b]
+        with np.errstate(all="ignore"):
+            out = one(h, n, save_every, tb, yb, t0, *(float(v) for v in flat[b]), *([0.0] * dim))
+        done, j = out[0], out[1]
+        ys[:j, b] = yb[:j]
+        if done < n:
+            ys[j:, b] = np.array(out[2:2 + dim]) + np.array(out[2 + dim:])
+            t_end[b], alive[b] = t0 + done * h, False
     ys = ys.reshape((K,) + y0.shape)
-    ok = np.isfinite(ys).reshape(K, -1).all(axis=1)
-    if not ok.all():
-        bad = int(np.argmin(ok))
-        return _failed(ts[:bad], ys[:bad], None, h, t0)
-    return IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+    res = IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+    if not alive.any():      # every trajectory lost: the run ends with the last of them
+        k = int(np.searchsorted(ts, t_end.max(), side="right"))
+        res.t, res.y = ts[:k], ys[:k]
+        if ts[k - 1] != t_end.max():
+            res.t = np.append(res.t, t_end.max())
+            res.y = np.concatenate([res.y, ys[-1:]], axis=0)
+        res.nsteps = int(round((t_end.max() - t0) / h))
+    return lost.report_shared(res, alive, t_end, -1 if not alive.any() else 0, t0 + n * h, y0.shape[:-1],
+                              lost_why=lost.FIXED_WHY)
 
 
 def _failed(ts, ys, done, h, t0):
@@ -212,13 +221,17 @@ class AdaptiveRun:
         else:
             flat = y0.reshape(-1, dim)
             self.cz = np.ascontiguousarray(pl.targets(flat))
+            # the trajectories the ensemble lost (integrators.engine.freeze): alive, their time, their state
+            self.alive, self.t_end = np.ones(flat.shape[0], np.bool_), np.full(flat.shape[0], float(t0))
             if self.mode == "numba":
                 self.Z, self.E = np.ascontiguousarray(flat, dtype=float), np.zeros_like(flat, dtype=float)
+                self.FZ = np.zeros_like(self.Z)
                 self.kind = "adaptive_batch"
             else:
                 self.z = [np.ascontiguousarray(flat[:, i]) for i in range(dim)]
                 self.e = [np.zeros_like(c) for c in self.z]
                 self.cz = [np.ascontiguousarray(v) for v in np.moveaxis(self.cz, -1, 0)]
+                self.FZ = np.zeros((dim, flat.shape[0]))
                 self.kind = "adaptive"
         self.fn = pl.function(self.kind, "array" if self.mode == "array" else self.mode)
         self.nsteps = self.nrej = 0
@@ -226,10 +239,11 @@ class AdaptiveRun:
     def state(self):
         """The current state z + e, of the shape of y0."""
         if self.kind == "adaptive_batch":
-            return (self.Z + self.E).reshape(self.shape)
+            return np.where(self.alive[:, None], self.Z + self.E, self.FZ).reshape(self.shape)
         if len(self.shape) == 1:
             return np.array(self.z) + np.array(self.e)
-        return (np.stack(self.z, -1) + np.stack(self.e, -1)).reshape(self.shape)
+        zf = np.stack(self.z, -1) + np.stack(self.e, -1)
+        return np.where(self.alive[:, None], zf, self.FZ.T).reshape(self.shape)
 
     def advance(self, budget):
         """At most ``budget`` accepted steps: (status, ts (k,), ys (k, ...)) with status 0 (reached t1),
@@ -241,7 +255,7 @@ class AdaptiveRun:
             ys = np.empty((cap,) + self.Z.shape)
             ts[0], ys[0] = self.t, self.Z + self.E
             out = self.fn(self.t, self.t1, self.h, *self.args, 1, int(budget), 0, ts, ys, self.Z, self.E,
-                          *(() if self.pl.proj is None else (self.cz,)))
+                          *(() if self.pl.proj is None else (self.cz,)), self.alive, self.t_end, self.FZ)
             status, self.t, self.h, ns, nr, j, ts, ys = out
             ys = ys[1:j].reshape((j - 1,) + self.shape)
         elif len(self.shape) == 1:
@@ -258,7 +272,7 @@ class AdaptiveRun:
             ts[0] = self.t
             with np.errstate(all="ignore"):
                 out = self.fn(self.t, self.t1, self.h, *self.args, 1, int(budget), 0, ts, ys, *self.z, *self.e,
-                              *self.cz)
+                              *self.cz, self.alive, self.t_end, self.FZ)
             status, self.t, self.h, ns, nr, j, ts, ys = out[:8]
             self.z, self.e = list(out[8:8 + dim]), list(out[8 + dim:])
             ys = ys[1:j].transpose(0, 2, 1).reshape((j - 1,) + self.shape)
@@ -328,11 +342,12 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         ys = np.empty((cap,) + Z.shape)
         ts[0], ys[0] = t0, Z
         CZ = () if pl.proj is None else (np.ascontiguousarray(pl.targets(Z)),)
+        alive, t_end, FZ = np.ones(Z.shape[0], np.bool_), np.full(Z.shape[0], float(t0)), np.zeros_like(Z)
         with np.errstate(all="ignore"):
             status, t, _, nsteps, nrej, j, ts, ys = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys,
-                                                      Z, E, *CZ)
+                                                      Z, E, *CZ, alive, t_end, FZ)
         ts, ys = ts[:j], ys[:j].reshape((j,) + y0.shape)
-        zf = (Z + E).reshape(y0.shape)
+        zf = np.where(alive[:, None], Z + E, FZ).reshape(y0.shape)
     else:
         f = pl.function("adaptive", "array")
         flat = y0.reshape(-1, dim)
@@ -341,13 +356,17 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         ys = np.empty((cap, dim, flat.shape[0]))
         ts[0], ys[0] = t0, flat.T
         cz = [np.ascontiguousarray(v) for v in np.moveaxis(pl.targets(flat), -1, 0)]
+        alive, t_end = np.ones(flat.shape[0], np.bool_), np.full(flat.shape[0], float(t0))
+        FZ = np.zeros((dim, flat.shape[0]))
         with np.errstate(all="ignore"):
             out = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys, *cols,
-                    *[np.zeros_like(c) for c in cols], *cz)
+                    *[np.zeros_like(c) for c in cols], *cz, alive, t_end, FZ)
         status, t, _, nsteps, nrej, j, ts, ys = out[:8]
         ts = ts[:j]
         ys = ys[:j].transpose(0, 2, 1).reshape((j,) + y0.shape)
-        zf = (np.stack(out[8:8 + dim], -1) + np.stack(out[8 + dim:], -1)).reshape(y0.shape)
+        zf = (np.stack(out[8:8 + dim], -1) + np.stack(out[8 + dim:], -1))
+        zf = np.where(alive[:, None], zf, FZ.T).reshape(y0.shape)
+    run_status = int(status)
     if status == 0:
         msg = "reached the end of t_span"
     else:
@@ -357,6 +376,8 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
             ts = np.append(ts, t)
             ys = np.concatenate([ys, zf[None]], axis=0)
     res = IntegrationResult(t=ts, y=ys, status=int(status), message=msg, nsteps=int(nsteps))
+    if y0.ndim > 1:   # the trajectories an ensemble lost (integrators.engine.freeze)
+        lost.report_shared(res, alive, t_end, run_status, t, y0.shape[:-1], budget, lost.SHARED_WHY)
     res.backend = used
     return res, int(nsteps), int(nrej)
 

@@ -63,8 +63,9 @@ class ExponentialWriter:
         s, bd, inv, bad, rb = (self.fresh(p) for p in ("s", "bd", "r", "nan", "rb"))
         # the plan of tplan without its call: s substeps with r = bound / s < TAYLOR_RADIUS, the
         # terms counted in the loop of _taylor_fold; NaN (carried by f_1) beyond 1e5 or for NaN
-        self.emit(f"{bd} = bmax({bound})")
-        self.emit(f"{bad} = 0.0 if {bd} <= 1e5 else {NAN}")
+        # (tbound: numpy columns take the largest bound within range, and NaN only in the columns beyond
+        # it, so one overflowing trajectory of an ensemble does not poison the others)
+        self.emit(f"{bd}, {bad} = tbound({bound})")
         self.emit(f"{s} = int({num(1.0 / TAYLOR_RADIUS)}*{bd}) + 1 if {bd} <= 1e5 else 1")
         self.emit(f"{inv} = 1.0/{s}")
         self.emit(f"{rb} = {bd}*{inv} if {bd} <= 1e5 else 0.0")

@@ -164,7 +164,7 @@ def _starting_step(src, z, f0, order):
     src.indent -= 1
 
 
-def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=None):
+def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=None, columns=False):
     """Source of the whole adaptive loop (solve_ivp's controller: Hairer-Norsett-Wanner I, II.4;
     error norm as in scipy's RK45 / DOP853, max over an ensemble)::
 
@@ -183,6 +183,14 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     accepted step is projected onto {C_k = c_k} (:func:`_project_accepted`), the targets c_k passed
     after e... as ``cz0, ...`` (with ``batch``, after E as CZ of shape (B, p)); the next first stage
     is evaluated at the projected state.
+
+    Ensembles (``batch``, or ``columns``: the numpy columns of mode "array") lose trajectories alone
+    (:mod:`integrators.engine.freeze`, the numpy reference of the rule): the arguments end with
+    ``AL`` (B,) bool (alive), ``TE`` (B,) (the time each lost one stopped) and ``FZ`` (its last finite
+    state: (n, B) for columns, (B, n) for batch), updated in place. A lost trajectory's working state
+    is parked at z = 0, e = 0 (its first stage and projection targets too): every recognised field
+    vanishes there, so it adds 0 to the error norm and to every batch-wide bound, and its saved rows
+    are FZ. status -1 then means that every trajectory was lost.
     """
     src = (source_class or Source)(st)
     n = st.n
@@ -190,9 +198,11 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     e = [f"e{i}" for i in range(n)]
     W0 = [f"W0_{i}" for i in range(n)]
     order = tab.err_order
+    cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
     if batch:
         head = ("def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, Z, E"
-                + (", CZ):" if proj is not None else "):"))
+                + (", CZ" if proj is not None else "") + ", AL, TE, FZ):")
+        src.emit(f"ERRB = np.zeros(Z.shape[0])")
         src.emit(f"B = Z.shape[0]; D = np.empty((B, {n})); WL = np.empty((B, {n})); WF = np.empty((B, {n}))")
         src.emit("for b in range(B):")
         src.indent += 1
@@ -203,16 +213,17 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
             src.emit(f"WF[b, {i}] = {w0[i]}")
         src.indent -= 1
     else:
-        cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
         head = (f"def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, "
-                f"{', '.join(z + e + cz)}):")
+                f"{', '.join(z + e + cz + (['AL', 'TE', 'FZ'] if columns else []))}):")
         # first stage generator at z (FSAL: the last stage of an accepted step is the next first one)
         w0 = src.velocity(z) if lie else src.field(z)
         for i in range(n):
             src.emit(f"{W0[i]} = {w0[i]}")
-        _starting_step(src, z, w0 if not lie else None, order)
+        if not columns:
+            _starting_step(src, z, w0 if not lie else None, order)
+    expo = -1.0 / (order + 1)
     src.emit("t = t0; direction = 1.0 if t1 > t0 else -1.0")
-    src.emit("nsteps = 0; nrej = 0; j = 1; status = 0")
+    src.emit("nsteps = 0; nrej = 0; j = 1; status = 0; nfro = 0")
     src.emit("while direction*(t1 - t) > 0.0:")
     src.indent += 1
     src.emit("if nsteps >= max_steps:")
@@ -231,15 +242,29 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     d, z1, wl, expr = attempt(src, tab, z, lie, terms, W0)
     if batch:
         src.emit(f"errb = {expr}")
+        src.emit("ERRB[b] = errb")
         src.emit("if not errb <= err: err = errb")
         for i in range(n):
             src.emit(f"D[b, {i}] = {d[i]}; WL[b, {i}] = {wl[i]}")
         src.indent -= 1
         src.emit("if not err == err: err = 1e308")
+    elif columns:
+        src.emit(f"errb = {expr}")
+        src.emit("err = bmax(errb)")
     else:
         src.emit(f"err = bmax({expr})")
     src.emit("if err <= 1.0:")
     src.indent += 1
+    if batch:
+        _lose_nonfinite_batch(src, n, proj)
+    elif columns:
+        src.emit("_ck = " + " + ".join(d))
+        src.emit("_lo = AL & ~(_ck - _ck == 0.0)")
+        src.emit("_any = _lo.any()")
+        src.emit("if _any:")
+        src.indent += 1
+        _freeze_columns(src, z, e)
+        src.indent -= 1
     if batch and proj is not None:
         src.emit("chk = 0.0")
         src.emit("for b in range(B):")
@@ -270,6 +295,11 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         _kahan(src, z, e, d)
         for i in range(n):
             src.emit(f"{W0[i]} = {wl[i]}")
+        if columns:
+            src.emit("if _any:")
+            src.indent += 1
+            _park_columns(src, z, e, W0, cz)
+            src.indent -= 1
     src.emit("t = t1 if last else t + hs")
     src.emit("nsteps += 1; since += 1")
     src.emit("if since == save_every or last:")
@@ -280,27 +310,113 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     src.emit("ts[j] = t")
     if batch:
         src.emit("ys[j] = Z + E")
+        src.emit("if nfro:")
+        src.emit("    for b in range(B):")
+        src.emit("        if not AL[b]:")
+        src.emit("            ys[j, b] = FZ[b]")
+    elif columns:
+        src.emit("if nfro:")
+        for i in range(n):
+            src.emit(f"    ys[j, {i}] = np.where(AL, z{i} + e{i}, FZ[{i}])")
+        src.emit("else:")
+        for i in range(n):
+            src.emit(f"    ys[j, {i}] = z{i} + e{i}")
     else:
         for i in range(n):
             src.emit(f"ys[j, {i}] = z{i} + e{i}")
     src.emit("j += 1")
     src.indent -= 1
     src.emit(controller.accepted_source(order))
-    src.emit("h = h*fac")
+    src.emit("hp = h; h = h*fac")
+    if batch or columns:   # a trajectory whose own error collapses the next step is lost after its step
+        src.emit("if not last and (h < 10.0*2.2e-16*abs(t) or h < 1e-300):")
+        src.indent += 1
+        _lose_collapsed(src, n, z, e, W0, cz, proj, batch, expo)
+        src.indent -= 1
     src.indent -= 1
     src.emit("else:")
     src.indent += 1
     src.emit("nrej += 1")
     src.emit(controller.rejected_source(order))
-    src.emit("h = h*fac")
+    src.emit("hp = h; h = h*fac")
     src.emit("if h < 10.0*2.2e-16*abs(t) or h < 1e-300:")
-    src.emit("    status = -1; break")
+    if batch or columns:
+        src.indent += 1
+        _lose_collapsed(src, n, z, e, W0, cz, proj, batch, expo)
+        src.indent -= 1
+    else:
+        src.emit("    status = -1; break")
     src.indent -= 2
     if batch:
         src.emit("return status, t, h, nsteps, nrej, j, ts, ys")
     else:
         src.emit(f"return status, t, h, nsteps, nrej, j, ts, ys, {', '.join(z + e)}")
     return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+def _freeze_columns(src, z, e):
+    """Emit: the trajectories _lo (numpy columns) are lost at t with their state z + e (FZ, TE, AL);
+    status -1 and the loop ends when none is left."""
+    for i in range(len(z)):
+        src.emit(f"FZ[{i}, _lo] = ({z[i]} + {e[i]})[_lo]")
+    src.emit("TE[_lo] = t; AL[_lo] = False; nfro = 1")
+    src.emit("if not AL.any():")
+    src.emit("    status = -1; break")
+
+
+def _park_columns(src, z, e, W0, cz):
+    """Emit: the lost columns (not AL) of z, e, the first stage W0 and the projection targets set to 0."""
+    for v in list(z) + list(e) + list(W0) + list(cz):
+        src.emit(f"{v} = np.where(AL, {v}, 0.0)")
+
+
+def _lose_nonfinite_batch(src, n, proj):
+    """Emit (compiled ensemble, accepted attempt): the alive trajectories whose increment D[b] is not
+    finite are lost at t with their state before the step, and parked at 0 (Z, E, D, WL, CZ)."""
+    src.emit("for b in range(B):")
+    src.emit("    if AL[b]:")
+    src.emit("        _c = " + " + ".join(f"D[b, {i}]" for i in range(n)))
+    src.emit("        if not (_c - _c == 0.0):")
+    src.emit("            AL[b] = False; TE[b] = t; nfro += 1")
+    src.emit(f"            for i in range({n}):")
+    src.emit("                FZ[b, i] = Z[b, i] + E[b, i]; Z[b, i] = 0.0; E[b, i] = 0.0; D[b, i] = 0.0; WL[b, i] = 0.0")
+    if proj is not None:
+        src.emit(f"            for k in range({proj.p}):")
+        src.emit("                CZ[b, k] = 0.0")
+    src.emit("if nfro >= B:")
+    src.emit("    status = -1; break")
+
+
+def _lose_collapsed(src, n, z, e, W0, cz, proj, batch, expo):
+    """Emit (ensembles, the next step h below 10 eps |t|): every alive trajectory whose own demand
+    hp sfac(err_b) is below the floor is lost at t with its current state (parked at 0); the others
+    continue with hp sfac(their largest error); status -1 when none is left."""
+    src.emit("_fl = 10.0*2.2e-16*abs(t)")
+    src.emit("_fl = _fl if _fl > 1e-300 else 1e-300")
+    if batch:
+        src.emit("_em = 0.0")
+        src.emit("for b in range(B):")
+        src.indent += 1
+        src.emit("if not AL[b]:")
+        src.emit("    continue")
+        src.emit(f"if hp*sfac(ERRB[b], {expo!r}) < _fl:")
+        src.emit("    AL[b] = False; TE[b] = t; nfro += 1")
+        src.emit(f"    for i in range({n}):")
+        src.emit("        FZ[b, i] = Z[b, i] + E[b, i]; Z[b, i] = 0.0; E[b, i] = 0.0; WF[b, i] = 0.0")
+        if proj is not None:
+            src.emit(f"    for k in range({proj.p}):")
+            src.emit("        CZ[b, k] = 0.0")
+        src.emit("elif not ERRB[b] <= _em:")
+        src.emit("    _em = ERRB[b]")
+        src.indent -= 1
+        src.emit("if nfro >= B:")
+        src.emit("    status = -1; break")
+        src.emit(f"h = hp*sfac(_em, {expo!r})")
+        return
+    src.emit(f"_lo = AL & (hp*sfac(errb, {expo!r}) < _fl)")
+    _freeze_columns(src, z, e)
+    _park_columns(src, z, e, W0, cz)
+    src.emit(f"h = hp*sfac(bmax(np.where(AL, errb, 0.0)), {expo!r})")
 
 
 def trial_source(st, tab, lie, terms):
@@ -324,6 +440,6 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
         return adaptive_source(st, tab, lie, terms, batch=True, proj=proj)
     if kind == "adaptive":
         rows = (lambda s: RowSource(s, len(tab.A))) if mode == "array" and not lie else None
-        return adaptive_source(st, tab, lie, terms, source_class=rows, proj=proj)
+        return adaptive_source(st, tab, lie, terms, source_class=rows, proj=proj, columns=mode == "array")
     writer = {"fixed": fixed_source, "step": trial_source}[kind]
     return writer(st, tab, lie, terms)

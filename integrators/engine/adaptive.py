@@ -21,7 +21,8 @@ Methods (:data:`integrators.methods.METHODS`):
 Controller (Hairer, Norsett and Wanner, *Solving ODEs I*, II.4, as in solve_ivp): error norm
 RMS(err / (atol + rtol max(|z|, |z1|))) (DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))), accept when
 <= 1, next h = h min(10, max(0.2, 0.9 err^(-1/(k+1)))) with k the order of the error estimator; an
-ensemble shares one step sequence (the largest error of its trajectories decides). The first step is
+ensemble shares one step sequence (the largest error of its trajectories decides; a trajectory that
+blows up is lost alone and leaves it, :mod:`integrators.engine.freeze`). The first step is
 Hairer's starting-step algorithm unless ``first_step`` is given; ``max_step`` caps |h|.
 
 Events are located by the method's own continuous extension (one step of size tau from the step's
@@ -49,6 +50,8 @@ from ..codegen import projection
 from ..core.errors import IntegrationInputError
 from ..reference.genhelpers import _hstart
 from .events import EventTracker
+from . import freeze
+from ..core import lost
 from ..core.result import IntegrationResult
 from ..geometry.spaces import CoadjointSpace, dexpinv_series
 from ..core import controller
@@ -174,14 +177,16 @@ class _Reference:
             Kl = hs * wl
         return Ks, theta, d, z1, wl, Kl
 
-    def error(self, z, z1, Ks, Kl, rtol, atol):
+    def error(self, z, z1, Ks, Kl, rtol, atol, rows=False):
+        """The error norm of the attempt, the largest over an ensemble (NaN -> inf), or with ``rows``
+        each trajectory's (an array of the batch shape)."""
         Kall = Ks + ([Kl] if self.tab.fsal else [])
         sc = atol + rtol * np.maximum(np.abs(z), np.abs(z1))
         errs = []
         for E in self.tab.E:
             et = sum(e * K for e, K in zip(E, Kall) if e != 0.0)
             if self.lie:
-                et = self.space.algebra.coad(et, z)
+                et = self.space.algebra._coad(et, z)   # unchecked: a NaN attempt is rejected, not raised
             errs.append(et / sc)
         n = z.shape[-1]
         if len(errs) == 1:
@@ -189,6 +194,8 @@ class _Reference:
         else:
             e5, e3 = np.sum(errs[0] ** 2, axis=-1), np.sum(errs[1] ** 2, axis=-1)
             err = e5 / np.sqrt(n * (e5 + 0.01 * e3) + 1e-300)
+        if rows:
+            return err
         m = float(np.max(err))
         return m if m == m else math.inf
 
@@ -272,20 +279,95 @@ class _ReferenceRun:
 
 
 def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order, max_steps=10**6):
-    """The whole reference run in one segment: (IntegrationResult, nsteps, nrejected)."""
-    run = _ReferenceRun(ref, y0, t0, t1, h, rtol, atol, max_step, order)
-    status, ts, ys = run.advance(max_steps, save_every)
-    ts, ys = np.concatenate([[t0], ts]), np.concatenate([y0[None], ys], axis=0)
+    """The controller of :func:`integrators.codegen.programs.adaptive_source`, written over numpy arrays (the
+    reference). An ensemble (y0 (..., B, n)) shares the steps and loses trajectories alone
+    (:mod:`integrators.engine.freeze`)."""
+    direction = 1.0 if t1 > t0 else -1.0
+    ms = math.inf if max_step is None else max_step
+    t, z, e = t0, y0.copy(), np.zeros_like(y0)
+    ts, ys = [t0], [y0.copy()]
+    nsteps = nrej = since = 0
+    status = 0
+    w0 = ref.first(t, z)
+    frz = freeze.Freezer(y0, t0) if y0.ndim > 1 else None
+    with np.errstate(all="ignore"):
+        while direction * (t1 - t) > 0.0:
+            if nsteps >= max_steps:
+                status = -2
+                break
+            h = min(h, ms)
+            last = False
+            if direction * (t + direction * h - t1) >= 0.0:
+                h, last = abs(t1 - t), True
+            hs = direction * h
+            Ks, theta, d, z1, wl, Kl = ref.stages(t, z, hs, w0)
+            errs = ref.error(z, z1, Ks, Kl, rtol, atol, rows=frz is not None)
+            err = errs if frz is None else frz.max_error(errs)
+            if err <= 1.0:
+                if frz is not None:     # frozen before the step, at their last finite state
+                    if _lose(frz, frz.nonfinite(d), t, z + e):
+                        if not frz.alive.any():
+                            status = -1
+                            break
+                        z, e, w0 = frz.park(z, e, w0, ref.first, t)
+                elif not np.all(np.isfinite(d)):
+                    status = -1
+                    break
+                if ref.proj is not None:  # onto {C = C(y0)}; the next first stage at the projected state
+                    p = ref.projection(z1)
+                    d = d + p
+                    wl = ref.first(t + hs, z1 + p)
+                yk = d + e
+                s = z + yk
+                e1 = (z - s) + yk
+                if frz is not None and frz.nfrozen:   # the frozen rows stay parked
+                    s, e1, wl = frz.keep(s, z), frz.keep(e1, e), frz.keep(wl, w0)
+                z, e = s, e1
+                w0 = wl
+                t = t1 if last else t + hs
+                nsteps += 1
+                since += 1
+                if since == save_every or last:
+                    since = 0
+                    ts.append(t)
+                    ys.append(z + e if frz is None else frz.saved(z + e))
+                hn = h * controller.accepted_factor(err, order)
+                if frz is not None and not last and hn < freeze.floor(t):
+                    if _lose(frz, frz.collapsed(errs, h, t, order), t, z + e):
+                        if not frz.alive.any():
+                            status = -1
+                            break
+                        z, e, w0 = frz.park(z, e, w0, ref.first, t)
+                        hn = frz.next_step(errs, h, order)
+                h = hn
+            else:
+                nrej += 1
+                hn = h * controller.rejected_factor(err, order)
+                if hn < 10.0 * 2.2e-16 * abs(t) or hn < 1e-300:
+                    if frz is None or (_lose(frz, frz.collapsed(errs, h, t, order), t, z + e)
+                                       and not frz.alive.any()):
+                        status = -1
+                        break
+                    z, e, w0 = frz.park(z, e, w0, ref.first, t)
+                    hn = frz.next_step(errs, h, order)
+                h = hn
     if status == 0:
         msg = "reached the end of t_span"
     else:
-        msg = fastpath.stop_message(status, run.t, max_steps)
-        status = -1
-        zf = run.state()
-        if np.all(np.isfinite(zf)) and ts[-1] != run.t:
-            ts, ys = np.append(ts, run.t), np.concatenate([ys, zf[None]], axis=0)
-    res = IntegrationResult(t=ts, y=ys, status=status, message=msg, nsteps=run.nsteps)
-    return res, run.nsteps, run.nrej
+        msg = fastpath.stop_message(status, t, max_steps)
+        zf = z + e if frz is None else frz.saved(z + e)
+        if np.all(np.isfinite(zf)) and ts[-1] != t:
+            ts.append(t)
+            ys.append(zf)
+    res = IntegrationResult(t=np.array(ts), y=np.array(ys), status=-1 if status else 0, message=msg, nsteps=nsteps)
+    if frz is not None:
+        lost.report_shared(res, frz.alive, frz.t_end, status, t, y0.shape[:-1], max_steps, lost.SHARED_WHY)
+    return res, nsteps, nrej
+
+
+def _lose(frz, which, t, state):
+    """Freeze the trajectories ``which`` of a shared ensemble at (t, state); True when any froze."""
+    return bool(frz.freeze(which, t, state).any())
 
 
 def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, save_every, events,
@@ -339,8 +421,26 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
         if proj is not None and mode == "numba":   # the projection of the output points, compiled too
             ref.proj_increment = fastpath.compiled_projection(proj)
-        res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te
+        last = res.y[-1]
+        with np.errstate(all="ignore"):   # a lost trajectory's rows may overflow in the recomputed stages
+            res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te
+        _hold_lost(res, last)
     return res
+
+
+def _hold_lost(res, last):
+    """After dense output: the trajectories a shared ensemble lost (``res.failed`` with t_end before the
+    run's end) hold their last finite state (in ``last``, the final saved row) at the output times past
+    their t_end, as the saved rows did (the interpolant of their repeated rows would move them)."""
+    failed = getattr(res, "failed", None)
+    if failed is None or not len(failed) or len(res.t) == 0:
+        return
+    n = res.y.shape[-1]
+    t_end = np.ravel(res.t_end)
+    gone = np.zeros(t_end.size, dtype=bool)
+    gone[failed] = (t_end[failed] - res.t[-1]) * (res.t[-1] - res.t[0]) < 0.0
+    flat = res.y.reshape(len(res.t), -1, n)
+    lost.hold_after(res.t, flat, t_end, gone, last.reshape(-1, n))
 
 
 def _projected_step(step, ref):

@@ -6,10 +6,15 @@ rejections: the controller of :func:`integrators.codegen.programs.adaptive_sourc
 Wanner, *Solving ODEs I*, II.4, as in solve_ivp) applied per trajectory, so each final state is the
 one the single run from that y0 gives (to round-off), and an RKMK pair keeps every trajectory's
 Casimirs to round-off as its single run does (a projected pair by projecting every accepted step
-onto the level set of its own initial Casimirs, :mod:`integrators.codegen.projection`). Only the end points
-are saved (the step sequences differ, there is no common time grid): ``t = [t0, t1]``, ``y`` of
-shape (2, B, ..., dim); the result also carries ``t_end``, ``nsteps_each`` and ``nrejected_each``
-per trajectory (``nsteps``, ``nrejected`` and ``nfev`` are those of the longest run).
+onto the level set of its own initial Casimirs, :mod:`integrators.codegen.projection`). Saved: the end
+points, ``t = [t0, t1]``, ``y`` of shape (2, B, ..., dim) (the step sequences differ, there is no
+common time grid), or with ``t_eval`` (an output grid, also from h / steps) the states at those times
+from each trajectory's own accepted steps and the pair's continuous extension
+(:func:`integrators.reference.dense_output.extension`, as its single run's dense output: equal to
+round-off), on the numpy engine. The result also carries ``t_end``, ``nsteps_each`` and
+``nrejected_each`` per trajectory and ``failed`` (the flat indices of those that stopped before t1,
+:mod:`integrators.core.lost`; their later grid rows hold their last finite state); ``nsteps``,
+``nrejected`` and ``nfev`` are those of the longest run.
 
 Engines:
 
@@ -32,11 +37,13 @@ import numpy as np
 from ..backends import batch_kernels, fastpath
 from ..codegen import batchgen, projection
 from ..reference import genhelpers
-from .adaptive import check_controls, initial_step
+from .adaptive import _Reference, check_controls, initial_step
+from ..reference import dense_output
 from ..core import controller
 from ..core.summation import compensated_add
-from ..core.errors import IntegrationInputError
+from ..core.errors import IntegrationInputError, MethodError
 from ..core.result import IntegrationResult
+from ..core import lost
 
 ENSEMBLE_MODES = ("shared", "independent")
 
@@ -65,9 +72,71 @@ def _functions(pl):
     return fns
 
 
-def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6):
+class _Grid:
+    """The output grid of an independent ensemble (module docstring): each trajectory's states at the grid
+    times inside its accepted steps, from the pair's continuous extension of that step
+    (:func:`integrators.reference.dense_output.extension`; a grid time at the step's end takes the
+    step's state), evaluated in batches of at most FLUSH points."""
+
+    FLUSH = 1 << 15
+
+    def __init__(self, te, B, n, dense, t0):
+        self.te, self.dense = te, dense
+        self.u = te if te[-1] >= te[0] else -te
+        self.direction = 1.0 if te[-1] >= te[0] else -1.0
+        self.Y = np.empty((len(te), B, n))
+        self.next = np.zeros(B, np.int64)         # per trajectory: its first grid point not yet filled
+        at0 = te == t0
+        self.next[:] = int(np.sum(at0))
+        self.parts, self.size = [], 0
+
+    def start(self, Z):
+        self.Y[: self.next[0]] = Z
+
+    def step(self, rows, t_prev, hs, t_new, zs, zn):
+        """The accepted steps of the trajectories ``rows`` (original indices) from (t_prev, zs (m, n)) of
+        size hs to (t_new, zn)."""
+        gi = self.next[rows]
+        gk = np.searchsorted(self.u, self.direction * t_new, side="right")
+        cnt = gk - gi
+        has = cnt > 0
+        if not has.any():
+            return
+        rows, gi, cnt, t_prev, hs, t_new, zs, zn = (v[has] for v in (rows, gi, cnt, t_prev, hs, t_new, zs, zn))
+        self.next[rows] = gi + cnt
+        r = np.repeat(np.arange(len(rows)), cnt)
+        g = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt) + gi[r]
+        at_end = self.te[g] == t_new[r]
+        self.Y[g[at_end], rows[r[at_end]]] = zn[r[at_end]]
+        inner = ~at_end
+        if inner.any():
+            r, g = r[inner], g[inner]
+            self.parts.append((rows[r], g, zs[r], t_prev[r], hs[r], (self.te[g] - t_prev[r]) / hs[r]))
+            self.size += len(r)
+            if self.size >= self.FLUSH:
+                self.flush()
+
+    def flush(self):
+        if not self.parts:
+            return
+        b, g, zs, tp, hs, sv = (np.concatenate(v) for v in zip(*self.parts))
+        self.parts, self.size = [], 0
+        with np.errstate(all="ignore"):
+            self.Y[g, b] = self.dense(tp, zs, hs, sv, b)
+
+    def finish(self, out, status):
+        """The states of the trajectories that stopped before t1 (status != 0) held at their last finite
+        state at the later grid times; returns Y (G, B, n)."""
+        self.flush()
+        for b in np.flatnonzero(status != 0):
+            self.Y[self.next[b]:, b] = out[b]
+        return self.Y
+
+
+def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6, grid=None):
     """The vectorized controller (module docstring); same returns as
-    :func:`integrators.backends.batch_kernels.adaptive_independent`."""
+    :func:`integrators.backends.batch_kernels.adaptive_independent`; ``grid``: a :class:`_Grid` (the rows
+    of Z its trajectories 0..B-1) filled from the accepted steps."""
     first, attempt = _functions(pl)
     B, n = Z.shape
     order = pl.tab.err_order
@@ -95,12 +164,17 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6)
             acc = err <= 1.0
             bad = acc & ~np.isfinite(sum(d))
             good = acc & ~bad
+            if grid is not None and good.any():
+                zs = np.stack([z[i][good] + e[i][good] for i in range(n)], -1)
+                t_prev, h_acc = t[good], hs[good]
             for i in range(n):
                 s, e_new = compensated_add(z[i], e[i], d[i])
                 e[i] = np.where(good, e_new, e[i])
                 z[i] = np.where(good, s, z[i])
                 w0[i] = np.where(good, wl[i], w0[i])
             t = np.where(good, np.where(last, t1, t + hs), t)
+            if grid is not None and good.any():
+                grid.step(idx[good], t_prev, h_acc, t[good], zs, np.stack([z[i][good] + e[i][good] for i in range(n)], -1))
             ns += good
             nr += ~acc
             h = h * controller.factors(err, acc, order)
@@ -118,14 +192,34 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6)
                 e = [v[keep] for v in e]
                 w0 = [v[keep] for v in w0]
                 cz = [v[keep] for v in cz]
-    return out, status, t_end, nsteps, nrej
+    return out, status, t_end, nsteps, nrej, grid
+
+
+def _grids(problem, method, pl, Z, t0, t_eval):
+    """grids(lo, hi): the :class:`_Grid` of the trajectories Z[lo:hi] (None without t_eval), whose
+    continuous extension is that of the generic numpy stages (:class:`integrators.engine.adaptive._Reference`)
+    with each trajectory's own projection targets C(y0)."""
+    if t_eval is None:
+        return lambda lo, hi: None
+    ref = _Reference(problem, pl.tab, method.lie, method.terms, pl.proj)
+    targets = pl.targets(Z)
+
+    def make(lo, hi):
+        def dense(tp, zs, hs, sv, b):
+            return dense_output.extension(ref, tp, zs, hs, sv, targets[lo + b] if pl.proj is not None else None)
+        g = _Grid(np.asarray(t_eval, dtype=float), hi - lo, Z.shape[1], dense, t0)
+        g.start(Z[lo:hi])
+        return g
+
+    return make
 
 
 def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, backend, fast=True,
-                      max_steps=10**6):
+                      max_steps=10**6, t_eval=None):
     """Integrate every trajectory of the ensemble y0 (B, ..., dim) on its own (module docstring), at
     most ``max_steps`` accepted steps each (beyond: that trajectory stops, status -1 and a message).
-    IntegrationInputError when the method has no generated path on this problem (or fast=False)."""
+    IntegrationInputError when the method has no generated path on this problem (or fast=False).
+    ``t_eval``: the output grid, filled by the numpy engine (MethodError with backend='numba')."""
     check_controls(rtol, atol, first_step, max_step)
     tab = method.tableau
     proj = projection.of_algebra(problem.algebra) if method.project else None
@@ -146,33 +240,31 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
         H0, extra = np.full(Z.shape[0], float(first_step)), 0
     ms = math.inf if max_step is None else float(max_step)
     work = float(np.sum(abs(t1 - t0) / H0))
-    mode = fastpath.choose_backend(backend, work)
+    mode = fastpath.choose_backend(backend, work) if t_eval is None else fastpath.resolve_backend(
+        "numpy" if backend == "auto" else backend)
+    if t_eval is not None and mode == "numba":
+        raise MethodError("backend='numba': the compiled independent ensemble keeps only each trajectory's end "
+                          "point; an output grid (t_eval, h or steps) with ensemble='independent' is filled by the "
+                          "numpy engine (backend='auto' or 'numpy'), or drop the grid to run compiled")
+    grids = _grids(problem, method, pl, Z, t0, t_eval)
     if mode == "numba":
         out, status, t_end, ns, nr = batch_kernels.adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, ms,
                                                                         max_steps)
     else:  # in chunks: the temporaries of one attempt stay in cache
-        parts = [_numpy_independent(pl, Z[s:s + CHUNK], H0[s:s + CHUNK], t0, t1, rtol, atol, ms, max_steps)
+        parts = [_numpy_independent(pl, Z[s:s + CHUNK], H0[s:s + CHUNK], t0, t1, rtol, atol, ms, max_steps,
+                                    grids(s, min(s + CHUNK, Z.shape[0])))
                  for s in range(0, Z.shape[0], CHUNK)]
-        out, status, t_end, ns, nr = (np.concatenate(v) for v in zip(*parts))
-    ys = np.stack([Z, out]).reshape((2,) + y0.shape)
-    failed = np.flatnonzero(status != 0)
-    if failed.size:
-        b = int(failed[0])
-        collapsed, spent = int(np.sum(status == -1)), int(np.sum(status == -2))
-        why = []
-        if collapsed:
-            why.append(f"{collapsed} because the step size fell below 10 eps |t| (overflow, NaN or a singularity)")
-        if spent:
-            why.append(f"{spent} because the step budget of {max_steps} accepted steps was spent (max_steps)")
-        why = "; ".join(why)
-        msg = (f"{failed.size} of {Z.shape[0]} trajectories stopped early: {why}; the first at flat index {b}, "
-               f"t = {t_end[b]:.6g}; their last finite states are kept (t_end says where)")
+        out, status, t_end, ns, nr = (np.concatenate(v) for v in list(zip(*parts))[:5])
+    if t_eval is None:
+        tt, ys = np.array([t0, t1], dtype=float), np.stack([Z, out]).reshape((2,) + y0.shape)
     else:
-        msg = "reached the end of t_span"
-    res = IntegrationResult(t=np.array([t0, t1], dtype=float), y=ys, status=-1 if failed.size else 0, message=msg,
-                            nsteps=int(ns.max(initial=0)))
+        tt = np.asarray(t_eval, dtype=float)
+        ys = np.concatenate([g.finish(o, st) for g, o, st in
+                             ((p[5], p[0], p[1]) for p in parts)], axis=1).reshape((len(tt),) + y0.shape)
+    res = IntegrationResult(t=tt, y=ys, status=0, message="reached the end of t_span", nsteps=int(ns.max(initial=0)))
     shape = y0.shape[:-1]
-    res.t_end, res.nsteps_each, res.nrejected_each = t_end.reshape(shape), ns.reshape(shape), nr.reshape(shape)
+    lost.mark(res, status, t_end, shape, max_steps)   # t_end, failed; status -1 and the message when any stopped
+    res.nsteps_each, res.nrejected_each = ns.reshape(shape), nr.reshape(shape)
     res.nrejected = int(nr.max(initial=0))
     res.nfev = extra + 1 + int(np.max(ns + nr, initial=0)) * len(tab.b)
     res.backend = mode

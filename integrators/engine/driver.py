@@ -24,6 +24,8 @@ from ..core.progress import RunProgress
 from ..core.result import IntegrationResult, finish
 from .scipy_adapter import solve_scipy
 from . import guard
+from . import freeze
+from ..core import lost
 from ..core import validation
 from ..codegen import so3_fast
 from ..reference.stepping import make_stepper
@@ -149,9 +151,16 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         rk45, rk853), as in solve_ivp; their results also carry ``nrejected``.
     ensemble : "shared" (default) or "independent", for the adaptive methods on an ensemble y0:
         one step sequence for all trajectories (the largest error decides; every step saved), or each
-        trajectory its own steps, equal to its single run, with only t0 and t1 saved
-        (:mod:`integrators.engine.batch`; numpy, or a parallel compiled loop with numba). Fixed-step
-        methods step every trajectory alike either way.
+        trajectory its own steps, equal to its single run (:mod:`integrators.engine.batch`; numpy, or a
+        parallel compiled loop with numba), saving t0 and t1, or the output grid of t_eval / h / steps
+        filled from each trajectory's own continuous extension (numpy engine). Fixed-step methods step
+        every trajectory alike either way. In every ensemble a trajectory that blows up is lost alone
+        (:mod:`integrators.engine.freeze`): its state overflows or becomes NaN, or (shared steps) its
+        own error estimate asks for a step below 10 eps |t|; it is frozen at its last finite state
+        (which its later saved rows repeat) and leaves the shared step sequence, the others go on to
+        t1. The result then has status -1, a message naming how many, the first flat index and its
+        time, ``t_end`` (batch shape: the time each trajectory reached) and ``failed`` (the flat indices
+        of those that stopped early); the guards judge the others.
     rtol, atol : tolerances of the adaptive methods and of the scipy adapters (which also pass ``problem.jac``, when the problem
         has one, to Radau, BDF and LSODA).
     check : run the guards of :mod:`integrators.engine.guard` (default True): a fixed-step run whose step does
@@ -214,11 +223,11 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
             if h is not None or steps is not None:  # an output grid, as for the scipy methods
                 t_eval = output_grid(t0, t1, h, steps, int(save_every))
             if ensemble == "independent":
-                if events is not None or t_eval is not None:
-                    raise IntegrationInputError("ensemble='independent' saves only the end points; events and "
-                                                "output grids (t_eval, h, steps) need ensemble='shared'")
+                if events is not None:
+                    raise IntegrationInputError("ensemble='independent' locates no events (each trajectory takes "
+                                                "its own steps); events need ensemble='shared'")
                 res = batch.solve_independent(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, backend,
-                                              fast, budget[0])
+                                              fast, budget[0], t_eval)
             else:
                 res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every),
                                      events, backend, fast, t_eval, budget[0])
@@ -345,16 +354,26 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
     compensated = tracker is None and not isinstance(stepper, _Projected)
     e = np.zeros_like(y0)
     status, message, done = 0, "reached the end of t_span", n
+    # an ensemble loses a trajectory whose state stops being finite alone (integrators.engine.freeze)
+    frz = freeze.Freezer(y0, t0) if y0.ndim > 1 and problem.kind != "reconstruction" else None
     with np.errstate(over="ignore", invalid="ignore"):
         for k in range(1, n + 1):
             t_new = t0 + k * h
+            yw = y if frz is None or not frz.nfrozen else frz.keep(y, y0)   # lost rows step from y0
+            e_old = e
             if compensated:  # Kahan: y + e is the state, e the carried rounding error
-                y_new, e = compensated_add(y, e, stepper.delta(t, y, h))
+                y_new, e = compensated_add(yw, e, stepper.delta(t, yw, h))
             else:
                 try:
-                    y_new = stepper.step(t, y, h)
+                    y_new = stepper.step(t, yw, h)
                 except (LieGroupsError, ArithmeticError):  # a stage overflowed inside an exponential: a NaN
                     y_new = np.full_like(y, np.nan)
+            if frz is not None:
+                frz.freeze(frz.nonfinite(y_new), t, y + e_old)
+                if frz.alive.any() and frz.nfrozen:   # the lost rows keep their last finite state
+                    y_new, e = frz.keep(y_new, y), frz.keep(e, e_old)
+                elif not frz.alive.any():
+                    e = e_old
             if not np.isfinite(y_new).all():
                 status, done = -1, k - 1
                 message = (f"the solution overflowed or became NaN in step {k} (t = {t:.6g} -> {t_new:.6g}); "
@@ -379,6 +398,9 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
     ys, ts = ys[:j], ts[:j]
     nfev = getattr(stepper, "nfev_total", done * stepper.fevals)
     res = IntegrationResult(t=ts, y=ys, status=status, message=message, nsteps=done, h=h, nfev=int(nfev))
+    if frz is not None:
+        lost.report_shared(res, frz.alive, frz.t_end, 0 if status != -1 else -1, t, y0.shape[:-1],
+                           lost_why=lost.FIXED_WHY)
     if tracker is not None:
         tracker.finish(res)
         if res.status == 1 and np.ndim(y0) == 1:

@@ -39,6 +39,11 @@ both); their figures go to ``IntegrationResult.checks``.
 
    A quantity beyond its tolerance cuts the result at its first offending saved state (status -1)
    and the message names it, with t and the figure.
+
+Both checks leave out the trajectories an ensemble lost (``res.failed``, :mod:`integrators.core.lost`):
+the run already ends with status -1 and names them, and their last steps before the loss (a blow-up)
+are unresolved by nature; cutting the whole ensemble there would discard the trajectories that did
+reach t1. The checks then judge the others (all of them when every trajectory was lost).
 """
 
 from __future__ import annotations
@@ -113,6 +118,17 @@ def _rel_estimate(problem, stepper, t, y, h, ym=None, fy=None, fym=None):
     return float(np.max(rel))
 
 
+def _judged(res, raw):
+    """The flat trajectories of raw (K, ..., n) the checks judge: a bool mask leaving out those the
+    ensemble lost (module docstring), or None to judge every one."""
+    failed = getattr(res, "failed", None)
+    if failed is None or not len(failed) or raw.ndim < 3:
+        return None
+    keep = np.ones(int(np.prod(raw.shape[1:-1])), dtype=bool)
+    keep[failed] = False
+    return keep if keep.any() else None
+
+
 def check_resolution(problem, stepper, res, h, save_every, rtol=RESOLVE_RTOL):
     """Step-resolution check of a fixed-step result (in place): status -1 and the result cut at the
     first saved state whose step is not resolved. Records ``res.checks["step_error"]``."""
@@ -120,6 +136,9 @@ def check_resolution(problem, stepper, res, h, save_every, rtol=RESOLVE_RTOL):
         return res
     ys = res.y
     K = len(res.t)
+    keep = _judged(res, ys)
+    if keep is not None:     # the trajectories the ensemble did not lose
+        ys = ys.reshape(K, -1, ys.shape[-1])[:, keep]
     flat = ys.reshape(K, -1, ys.shape[-1])
     with np.errstate(all="ignore"):
         size = _absmax_last(flat)
@@ -361,6 +380,10 @@ def check_quantities(problem, res, tolerances=None, record=False):
     rts = [own.get(name, tol["constraint"] if kind == "constraint" else
                    tol["kept_invariant"] if kp else tol["invariant"])
            for (kind, name, _, _), kp in zip(quantities, kept)]
+    keep = _judged(res, raw)
+    if keep is not None:     # the trajectories the ensemble did not lose
+        raw = raw.reshape(K, -1, raw.shape[-1])[:, keep]
+        quantities = [(kind, name, vals.reshape(K, -1)[:, keep], q) for kind, name, vals, q in quantities]
     if raw.ndim == 2 and K <= SMALL_RUN:
         worst, firsts, per_k = _figures_one(quantities, raw, inv, kept, rts, scales)
     else:

@@ -77,3 +77,20 @@ def at_times(ref, ts, ys, t_eval):
     yp = zp + (ref.space.act_delta(th, zp) if ref.lie else th)
     out[inner] = yp + ref.projection(yp)   # a projected pair: every output state on the level set
     return out
+
+
+def extension(ref, t0, z, hs, s, targets=None):
+    """The continuous extension of m steps, each point its own: the state at t0[p] + s[p] hs[p] of the step
+    of size hs[p] from (t0[p], z[p]) (t0, hs, s of shape (m,), z (m, n)); ``targets`` (m, p): the Casimir
+    values a projected pair projects each point onto (default: those of ``ref``). An independent
+    ensemble (:mod:`integrators.engine.batch`) fills its output grid with it, every trajectory from its
+    own steps."""
+    col = (len(z),) + (1,) * (z.ndim - 1)
+    t0, hs = np.reshape(t0, col), np.reshape(hs, col)
+    Ks, theta, d, z1, wl, Kl = ref.stages(t0, z, hs, ref.first(t0, z))
+    K = np.stack(_extra_stages(ref, t0, z, hs, Ks + ([Kl] if ref.tab.fsal else [])))  # (stages, m, ...)
+    th = np.einsum("pi,ip...->p...", weights(ref.tab, s), K)
+    yp = z + (ref.space.act_delta(th, z) if ref.lie else th)
+    if ref.proj is None:
+        return yp
+    return yp + (ref.projection(yp) if targets is None else ref.proj.increment(yp, targets))

@@ -8,12 +8,16 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
   exp(ad x) = 1 + s1 ad_x + s2 ad_x^2 on a 3-dimensional algebra with ad_x^3 = q ad_x
   (:meth:`integrators.codegen.exp_writer.ExponentialWriter._act_ad3`, which derives it, and ``_act_ad3x2``); sin and
   1 - cos for q < 0, by half angles (no cancellation), their Taylor series for |q| < 1e-2;
-* tplan(bound) = (s, m): substeps and terms of the Taylor action of the exponential;
+* tplan(bound) = (s, m, bad): substeps and terms of the Taylor action of the exponential; tbound(bound) =
+  (bound, bad) for its folded form (bad NaN beyond 1e5: per column for numpy columns);
 * rinv(d, m) = 1/d, or 0 when d <= 1e-12 m, d <= 1e-290 (1/d would overflow) or d is not finite (a
   pivot of the Casimir projection, :mod:`integrators.codegen.projection`: a dependent direction, or a state
   so small that its gradients underflow, is left unprojected, not divided by);
 * fin, mx, bmax, grow: finiteness test, max of two values, max over an ensemble (NaN -> inf),
   doubling of the output arrays;
+* sfac(err, expo): the controller's step factor for an error norm err (min(10, 0.9 err^expo) when
+  err <= 1, 10 at 0; max(0.2, 0.9 err^expo) above, 0.2 for inf or NaN), per trajectory of a shared
+  ensemble (:mod:`integrators.engine.freeze`: a trajectory whose own factor collapses the step is lost);
 * hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
   :func:`integrators.engine.adaptive.initial_step`), its two phases around the second evaluation of the
   field, in Python floats; :func:`integrators.engine.adaptive._initial_step_one` and the generated adaptive
@@ -143,8 +147,26 @@ def _tplan_float(bound):
 
 
 def _tplan_array(bound):
-    b = float(np.max(bound)) if np.size(bound) else 0.0
-    return _tplan_float(b)
+    """:func:`_tplan_float` for numpy columns: the plan of the largest bound within range (<= 1e5), and
+    bad NaN only in the columns beyond it (or NaN), so that one overflowing trajectory of an ensemble
+    does not make the others NaN."""
+    b, bad = _tbound_array(bound)
+    s, m, _ = _tplan_float(b)
+    return s, m, bad
+
+
+def _tbound_float(bound):
+    """(bound, bad) of the folded Taylor action: bad = 0.0 within range (<= 1e5), NaN beyond or for NaN
+    (then the bound is inf)."""
+    return (bound if bound == bound else math.inf), (0.0 if bound <= 1e5 else math.nan)
+
+
+def _tbound_array(bound):
+    """(largest bound within range, bad per column) for numpy columns (see :func:`_tplan_array`)."""
+    bound = np.asarray(bound, dtype=float)
+    ok = bound <= 1e5
+    b = float(np.max(np.where(ok, bound, 0.0))) if bound.size else 0.0
+    return b, (np.where(ok, 0.0, np.nan) if bound.ndim else (0.0 if ok else math.nan))
 
 
 def _rinv_float(d, m):
@@ -209,6 +231,19 @@ def _hstart(phase, d0, d1, d2h, h0, order, interval, max_step):
     return h if h > 0.0 else min(1e-300, interval)
 
 
+def _sfac_float(err, expo):
+    if err <= 1.0:
+        return 10.0 if err == 0.0 else min(10.0, 0.9 * err ** expo)
+    return max(0.2, 0.9 * err ** expo) if err < 1e300 else 0.2
+
+
+def _sfac_array(err, expo):
+    with np.errstate(all="ignore"):
+        p = 0.9 * err ** expo
+        return np.where(err <= 1.0, np.where(err == 0.0, 10.0, np.minimum(10.0, p)),
+                        np.where(err < 1e300, np.maximum(0.2, p), 0.2))
+
+
 def _grow(ts, ys):
     t2 = np.empty(2 * ts.shape[0])
     t2[:ts.shape[0]] = ts
@@ -235,7 +270,8 @@ def _grow3(ts, ys):
 
 #: per mode: the names the generated code calls
 SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
-          "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq}
+          "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq,
+          "sfac": _sfac_float, "tbound": _tbound_float}
 ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
-         "rmsq": _rmsq}
+         "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array}

@@ -8,7 +8,7 @@ import pytest
 
 from scipy.linalg import expm
 
-from integrators import CoadjointProblem, IntegrationInputError, integrate
+from integrators import CoadjointProblem, IntegrationInputError, MethodError, integrate
 
 from integrators.backends import numba_kernels
 
@@ -132,10 +132,11 @@ def test_bad_ensemble_arguments():
     Z = start(3, 1, batch=(2,))
     with pytest.raises(IntegrationInputError, match="ensemble must be one of 'shared', 'independent'.*'each'"):
         integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="each")
-    with pytest.raises(IntegrationInputError, match="events and output grids .* need ensemble='shared'"):
+    with pytest.raises(IntegrationInputError, match="locates no events .* need ensemble='shared'"):
         integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", events=lambda t, z: z[..., 0])
-    with pytest.raises(IntegrationInputError, match="output grids .* need ensemble='shared'"):
-        integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", steps=10)
+    if NUMBA:   # the compiled independent loop keeps end points only: a grid is never silently run elsewhere
+        with pytest.raises(MethodError, match="backend='numba'.*end point.*numpy engine"):
+            integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", steps=10, backend="numba")
     with pytest.raises(IntegrationInputError, match="fast=False.*ensemble='shared'"):
         integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", fast=False)
 
@@ -201,7 +202,8 @@ def test_compiled_fixed_step_se3_lanes_equal_single_runs():
 def test_compiled_fixed_step_se3_beyond_the_series_range_and_overflow():
     """|omega h| = 20 (beyond the lanes' series range t <= 16; RKMK4 overflows at the third step)
     is run again by the one-trajectory code: the ensemble equals the numpy ensemble (two finite
-    steps, then the overflow: the last finite state is kept); the trajectories beside it are unaffected."""
+    steps, then the overflow: that trajectory alone is lost, its last finite state held in the later
+    rows); the trajectories beside it run to the end, equal to their single runs."""
     P, Mk = _kirchhoff()
     h, steps = 0.5, 3
     Z = _with_angles(np.random.default_rng(15).standard_normal((3, 6)), Mk, np.array([20.0, 0.5, 12.0]), h)
@@ -209,9 +211,15 @@ def test_compiled_fixed_step_se3_beyond_the_series_range_and_overflow():
     with np.errstate(all="ignore"):
         a = integrate(P, Z, (0.0, h * steps), backend="numba", **kw)
         b = integrate(P, Z, (0.0, h * steps), backend="numpy", **kw)
-    assert a.status == b.status == -1 and a.y.shape == b.y.shape == (3, 3, 6)  # two steps, then overflow
+    assert a.status == b.status == -1 and a.y.shape == b.y.shape == (4, 3, 6)
+    for r in (a, b):     # two steps, then overflow: lost at t = 2 h = 1
+        assert list(r.failed) == [0] and list(r.t_end) == [1.0, 1.5, 1.5] and "flat index 0, t = 1" in r.message
+        assert np.array_equal(r.y[3, 0], r.y[2, 0]) and np.all(np.isfinite(r.y))
     for k in range(3):  # each trajectory at its own scale (the first reaches 1e45)
         assert np.max(np.abs(a.y[:, k] - b.y[:, k])) <= 1e-12 * np.max(np.abs(b.y[:, k])), k
+    for k in (1, 2):
+        s = integrate(P, Z[k], (0.0, h * steps), backend="numba", **kw).y
+        assert np.max(np.abs(a.y[:, k] - s)) <= 1e-13 * np.max(np.abs(s)), k
 
 
 def test_branch_free_se3_exponential_is_the_coadjoint_action():
