@@ -215,7 +215,8 @@ class _ReferenceRun:
     """The controller of :func:`integrators.codegen.programs.adaptive_source`, written over numpy arrays (the
     reference), as a run that advances by segments (:meth:`advance`, the same interface as
     :class:`integrators.backends.fastpath.AdaptiveRun`): t, the proposed h, z, the compensation e and the
-    first stage's generator are carried from call to call."""
+    first stage's generator are carried from call to call, so segments are the whole run exactly. An
+    ensemble (y0 (..., B, n)) shares the steps and loses trajectories alone (:mod:`integrators.engine.freeze`)."""
 
     def __init__(self, ref, y0, t0, t1, h, rtol, atol, max_step, order):
         self.ref, self.t1, self.rtol, self.atol, self.order = ref, t1, rtol, atol, order
@@ -223,15 +224,19 @@ class _ReferenceRun:
         self.ms = math.inf if max_step is None else max_step
         self.t, self.h, self.z, self.e = t0, h, y0.copy(), np.zeros_like(y0)
         self.w0 = ref.first(t0, self.z)
+        self.frz = freeze.Freezer(y0, t0) if y0.ndim > 1 else None
         self.nsteps = self.nrej = 0
 
     def state(self):
-        return self.z + self.e
+        """The current state z + e (the lost trajectories of an ensemble at their last finite state)."""
+        return self.z + self.e if self.frz is None else self.frz.saved(self.z + self.e)
 
     def advance(self, budget, save_every=1):
         """At most ``budget`` accepted steps: (status, ts, ys) of the saved ones (every ``save_every``-th and
-        the last), status 0 (reached t1), -1 (the step size collapsed) or -2 (the budget was spent)."""
-        ref, direction, t1, order = self.ref, self.direction, self.t1, self.order
+        the last), status 0 (reached t1), -1 (the step size collapsed; for an ensemble: every trajectory was
+        lost) or -2 (the budget was spent)."""
+        ref, direction, t1, order, frz = self.ref, self.direction, self.t1, self.order, self.frz
+        rtol, atol = self.rtol, self.atol
         t, h, z, e, w0 = self.t, self.h, self.z, self.e, self.w0
         ts, ys = [], []
         done = since = 0
@@ -247,16 +252,26 @@ class _ReferenceRun:
                     h, last = abs(t1 - t), True
                 hs = direction * h
                 Ks, theta, d, z1, wl, Kl = ref.stages(t, z, hs, w0)
-                err = ref.error(z, z1, Ks, Kl, self.rtol, self.atol)
+                errs = ref.error(z, z1, Ks, Kl, rtol, atol, rows=frz is not None)
+                err = errs if frz is None else frz.max_error(errs)
                 if err <= 1.0:
-                    if not np.all(np.isfinite(d)):
+                    if frz is not None:     # frozen before the step, at their last finite state
+                        if _lose(frz, frz.nonfinite(d), t, z + e):
+                            if not frz.alive.any():
+                                status = -1
+                                break
+                            z, e, w0 = frz.park(z, e, w0, ref.first, t)
+                    elif not np.all(np.isfinite(d)):
                         status = -1
                         break
                     if ref.proj is not None:  # onto {C = C(y0)}; the next first stage at the projected state
                         p = ref.projection(z1)
                         d = d + p
                         wl = ref.first(t + hs, z1 + p)
-                    z, e = compensated_add(z, e, d)
+                    s, e1 = compensated_add(z, e, d)
+                    if frz is not None and frz.nfrozen:   # the frozen rows stay parked
+                        s, e1, wl = frz.keep(s, z), frz.keep(e1, e), frz.keep(wl, w0)
+                    z, e = s, e1
                     w0 = wl
                     t = t1 if last else t + hs
                     done += 1
@@ -264,14 +279,27 @@ class _ReferenceRun:
                     if since == save_every or last:
                         since = 0
                         ts.append(t)
-                        ys.append(z + e)
-                    h = h * controller.accepted_factor(err, order)
+                        ys.append(z + e if frz is None else frz.saved(z + e))
+                    hn = h * controller.accepted_factor(err, order)
+                    if frz is not None and not last and hn < freeze.floor(t):
+                        if _lose(frz, frz.collapsed(errs, h, t, order), t, z + e):
+                            if not frz.alive.any():
+                                status = -1
+                                break
+                            z, e, w0 = frz.park(z, e, w0, ref.first, t)
+                            hn = frz.next_step(errs, h, order)
+                    h = hn
                 else:
                     self.nrej += 1
-                    h = h * controller.rejected_factor(err, order)
-                    if h < 10.0 * 2.2e-16 * abs(t) or h < 1e-300:
-                        status = -1
-                        break
+                    hn = h * controller.rejected_factor(err, order)
+                    if hn < 10.0 * 2.2e-16 * abs(t) or hn < 1e-300:
+                        if frz is None or (_lose(frz, frz.collapsed(errs, h, t, order), t, z + e)
+                                           and not frz.alive.any()):
+                            status = -1
+                            break
+                        z, e, w0 = frz.park(z, e, w0, ref.first, t)
+                        hn = frz.next_step(errs, h, order)
+                    h = hn
         self.t, self.h, self.z, self.e, self.w0 = t, h, z, e, w0
         self.nsteps += done
         shape = (len(ts),) + z.shape
@@ -279,90 +307,23 @@ class _ReferenceRun:
 
 
 def _reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order, max_steps=10**6):
-    """The controller of :func:`integrators.codegen.programs.adaptive_source`, written over numpy arrays (the
-    reference). An ensemble (y0 (..., B, n)) shares the steps and loses trajectories alone
-    (:mod:`integrators.engine.freeze`)."""
-    direction = 1.0 if t1 > t0 else -1.0
-    ms = math.inf if max_step is None else max_step
-    t, z, e = t0, y0.copy(), np.zeros_like(y0)
-    ts, ys = [t0], [y0.copy()]
-    nsteps = nrej = since = 0
-    status = 0
-    w0 = ref.first(t, z)
-    frz = freeze.Freezer(y0, t0) if y0.ndim > 1 else None
-    with np.errstate(all="ignore"):
-        while direction * (t1 - t) > 0.0:
-            if nsteps >= max_steps:
-                status = -2
-                break
-            h = min(h, ms)
-            last = False
-            if direction * (t + direction * h - t1) >= 0.0:
-                h, last = abs(t1 - t), True
-            hs = direction * h
-            Ks, theta, d, z1, wl, Kl = ref.stages(t, z, hs, w0)
-            errs = ref.error(z, z1, Ks, Kl, rtol, atol, rows=frz is not None)
-            err = errs if frz is None else frz.max_error(errs)
-            if err <= 1.0:
-                if frz is not None:     # frozen before the step, at their last finite state
-                    if _lose(frz, frz.nonfinite(d), t, z + e):
-                        if not frz.alive.any():
-                            status = -1
-                            break
-                        z, e, w0 = frz.park(z, e, w0, ref.first, t)
-                elif not np.all(np.isfinite(d)):
-                    status = -1
-                    break
-                if ref.proj is not None:  # onto {C = C(y0)}; the next first stage at the projected state
-                    p = ref.projection(z1)
-                    d = d + p
-                    wl = ref.first(t + hs, z1 + p)
-                yk = d + e
-                s = z + yk
-                e1 = (z - s) + yk
-                if frz is not None and frz.nfrozen:   # the frozen rows stay parked
-                    s, e1, wl = frz.keep(s, z), frz.keep(e1, e), frz.keep(wl, w0)
-                z, e = s, e1
-                w0 = wl
-                t = t1 if last else t + hs
-                nsteps += 1
-                since += 1
-                if since == save_every or last:
-                    since = 0
-                    ts.append(t)
-                    ys.append(z + e if frz is None else frz.saved(z + e))
-                hn = h * controller.accepted_factor(err, order)
-                if frz is not None and not last and hn < freeze.floor(t):
-                    if _lose(frz, frz.collapsed(errs, h, t, order), t, z + e):
-                        if not frz.alive.any():
-                            status = -1
-                            break
-                        z, e, w0 = frz.park(z, e, w0, ref.first, t)
-                        hn = frz.next_step(errs, h, order)
-                h = hn
-            else:
-                nrej += 1
-                hn = h * controller.rejected_factor(err, order)
-                if hn < 10.0 * 2.2e-16 * abs(t) or hn < 1e-300:
-                    if frz is None or (_lose(frz, frz.collapsed(errs, h, t, order), t, z + e)
-                                       and not frz.alive.any()):
-                        status = -1
-                        break
-                    z, e, w0 = frz.park(z, e, w0, ref.first, t)
-                    hn = frz.next_step(errs, h, order)
-                h = hn
+    """The whole reference run as one segment of :class:`_ReferenceRun`: (IntegrationResult, nsteps, nrejected);
+    an ensemble's lost trajectories reported as the generated loops report them (:mod:`integrators.core.lost`)."""
+    run = _ReferenceRun(ref, y0, t0, t1, h, rtol, atol, max_step, order)
+    status, ts, ys = run.advance(max_steps, save_every)
+    ts, ys = np.concatenate([[t0], ts]), np.concatenate([y0[None], ys], axis=0)
     if status == 0:
         msg = "reached the end of t_span"
     else:
-        msg = fastpath.stop_message(status, t, max_steps)
-        zf = z + e if frz is None else frz.saved(z + e)
-        if np.all(np.isfinite(zf)) and ts[-1] != t:
-            ts.append(t)
-            ys.append(zf)
-    res = IntegrationResult(t=np.array(ts), y=np.array(ys), status=-1 if status else 0, message=msg, nsteps=nsteps)
-    if frz is not None:
-        lost.report_shared(res, frz.alive, frz.t_end, status, t, y0.shape[:-1], max_steps, lost.SHARED_WHY)
-    return res, nsteps, nrej
+        msg = fastpath.stop_message(status, run.t, max_steps)
+        zf = run.state()
+        if np.all(np.isfinite(zf)) and ts[-1] != run.t:
+            ts, ys = np.append(ts, run.t), np.concatenate([ys, zf[None]], axis=0)
+    res = IntegrationResult(t=ts, y=ys, status=-1 if status else 0, message=msg, nsteps=run.nsteps)
+    if run.frz is not None:
+        lost.report_shared(res, run.frz.alive, run.frz.t_end, status, run.t, y0.shape[:-1], max_steps,
+                           lost.SHARED_WHY)
+    return res, run.nsteps, run.nrej
 
 
 def _lose(frz, which, t, state):
