@@ -74,15 +74,6 @@ LADDER = [10 ** (-k / 2) for k in range(8, 27)]      # rtol 1e-4 .. 1e-13, atol 
 
 
 # ------------------------------------------------------------------------------------ the draw
-def _so(n):
-    from liegroups import LieAlgebra
-    mats = []
-    for i in range(n):
-        for j in range(i + 1, n):
-            X = np.zeros((n, n))
-            X[i, j], X[j, i] = 1.0, -1.0
-            mats.append(X)
-    return LieAlgebra.from_matrices(mats, name=f"so({n})")
 
 
 def _sl3():
@@ -170,7 +161,7 @@ def draw(seed, quick):
     """[(label, builder)]: the algebras of the draw, built on demand (the cold-start runs rebuild one)."""
     from liegroups import named
     rng = np.random.default_rng(seed)
-    fams = [("so(5)", lambda: _so(5)), ("sp(4)", _sp4), ("sl(3)", _sl3), ("so(4)", named.so4), ("se(3)", named.se3)]
+    fams = [("so(5)", lambda: named.so(5)), ("sp(4)", _sp4), ("sl(3)", _sl3), ("so(4)", named.so4), ("se(3)", named.se3)]
     specs = []
     for _ in range(2):
         s = int(rng.integers(1 << 30))

@@ -9,7 +9,7 @@
 | sl2 | h, e, f | [h, e] = 2e, [h, f] = -2f, [e, f] = h |
 | so21 (= Bianchi VIII) | e1, e2, e3 | [e1, e2] = -e3, [e2, e3] = e1, [e3, e1] = e2 |
 | heisenberg (= Bianchi II) | x, y, z | [x, y] = z |
-| so4 | L12, L13, L14, L23, L24, L34 | from the matrices E_ij - E_ji |
+| so4, so(n) | L12, L13, L14, L23, L24, L34 (L_ij, i < j) | from the matrices E_ij - E_ji |
 
 Each is built from matrices (so the Jacobi identity holds by construction) or from the table above.
 The Bianchi classification of real 3-dimensional algebras is :func:`bianchi`.
@@ -109,14 +109,24 @@ def heisenberg() -> LieAlgebra:
 
 
 @lru_cache(maxsize=None)
-def so4() -> LieAlgebra:
-    """so(4) from L_ij = E_ij - E_ji, basis (L12, L13, L14, L23, L24, L34)."""
+def so(n: int) -> LieAlgebra:
+    """so(n) from L_ij = E_ij - E_ji (i < j), basis (L12, L13, ..., L(n-1)n), dimension n (n - 1) / 2."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise LieAlgebraError(f"so(n) needs an integer n >= 2, got {n!r}")
+    n = int(n)
     mats, names = [], []
-    for i in range(4):
-        for j in range(i + 1, 4):
-            X = np.zeros((4, 4)); X[i, j] = 1; X[j, i] = -1
-            mats.append(X); names.append(f"L{i + 1}{j + 1}")
-    return LieAlgebra.from_matrices(mats, basis=tuple(names), name="so(4)")
+    for i in range(n):
+        for j in range(i + 1, n):
+            X = np.zeros((n, n))
+            X[i, j], X[j, i] = 1.0, -1.0
+            mats.append(X)
+            names.append(f"L{i + 1}{j + 1}")
+    return LieAlgebra.from_matrices(mats, basis=tuple(names), name=f"so({n})")
+
+
+def so4() -> LieAlgebra:
+    """so(4) from L_ij = E_ij - E_ji, basis (L12, L13, L14, L23, L24, L34) (:func:`so` with n = 4)."""
+    return so(4)
 
 
 #: Bianchi types and whether they take the parameter ``a``

@@ -33,7 +33,6 @@ numba's on-disk cache, so each structure compiles once per machine.
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 import numpy as np
@@ -42,7 +41,6 @@ from ..codegen import batchgen, programs
 from . import numba_kernels
 from ..core import controller
 
-_MODULES = {}
 _LANE_FNS = {}
 
 #: save_every of the runs that keep only the end point (larger than any step count)
@@ -241,16 +239,8 @@ def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR
 
 
 def _load(text):
-    """The function ``ensemble`` of the generated module ``text`` (numba's disk cache when the cache
-    directory is writable, else compiled in memory for this process)."""
-    numba_kernels.require("the compiled ensemble")
-    on_disk = numba_kernels.cache_dir() is not None
-    full = numba_kernels.header(False) + f"import numba\nCACHE = {on_disk}\n\n" + text
-    digest = hashlib.sha1(full.encode()).hexdigest()[:20]
-    fn = _MODULES.get(digest)
-    if fn is None:
-        fn = _MODULES[digest] = numba_kernels.load_source(full, f"liedyn_ens_{digest}")[0]["ensemble"]
-    return fn
+    """The function ``ensemble`` of the generated module ``text`` (:func:`integrators.backends.numba_kernels.load_module`)."""
+    return numba_kernels.load_module(text, "liedyn_ens", "the compiled ensemble")["ensemble"]
 
 
 def _args(n):

@@ -119,6 +119,24 @@ def load_source(full, modname):
     return vars(mod), True
 
 
+def load_module(text, prefix, what="the numba backend"):
+    """The namespace of a generated module ``text`` that jits its own functions with ``numba`` and
+    ``cache=CACHE`` (both defined before the text: numba's disk cache when the cache directory is writable,
+    else compiled in memory for this process), once per text and process; ``prefix`` names its file."""
+    require(what)
+    on_disk = cache_dir() is not None
+    full = header(False) + f"import numba\nCACHE = {on_disk}\n\n" + text
+    digest = hashlib.sha1(full.encode()).hexdigest()[:20]
+    ns = _NAMESPACES.get(digest)
+    if ns is None:
+        ns = _NAMESPACES[digest] = load_source(full, f"{prefix}_{digest}")[0]
+    return ns
+
+
+#: digest of a module's text -> its namespace (load_module)
+_NAMESPACES = {}
+
+
 def compile_cached(text, name, batch=False):
     """The function ``name`` of the generated ``text``, jitted (with numba's disk cache when the
     cache directory is writable)."""

@@ -9,7 +9,6 @@ same text in Python floats, orbit after orbit (for the tests, and where numba is
 
 from __future__ import annotations
 
-import hashlib
 
 import numpy as np
 
@@ -17,13 +16,9 @@ from ..codegen.section_source import section_source
 from ..reference import genhelpers
 from . import numba_kernels
 
-_MODULES = {}
 _SCALAR = {}
 
 _NUMBA = """
-import numba
-CACHE = {cache}
-
 {text}
 run = numba.njit(run, cache=CACHE, error_model="numpy")
 
@@ -45,14 +40,7 @@ def ensemble(h, nsteps, t0, cap, MAXC, Z, E, K, A, b0, direction, xtol, PTS, TS,
 def _function(pl, mode):
     text = section_source(pl.st, pl.tab, pl.lie, pl.terms)
     if mode == "numba":
-        numba_kernels.require("backend='numba'")
-        on_disk = numba_kernels.cache_dir() is not None
-        full = numba_kernels.header(False) + _NUMBA.format(cache=on_disk, text=text)
-        digest = hashlib.sha1(full.encode()).hexdigest()[:20]
-        fn = _MODULES.get(digest)
-        if fn is None:
-            fn = _MODULES[digest] = numba_kernels.load_source(full, f"liedyn_sec_{digest}")[0]["ensemble"]
-        return fn
+        return numba_kernels.load_module(_NUMBA.format(text=text), "liedyn_sec", "backend='numba'")["ensemble"]
     key = (pl.st.key, pl.tab.name, pl.lie, pl.terms)
     fn = _SCALAR.get(key)
     if fn is None:

@@ -16,7 +16,6 @@ autonomous; the Jacobian from the structure constants, the leaf "auto" or None) 
 
 from __future__ import annotations
 
-import hashlib
 import math
 
 import numpy as np
@@ -27,7 +26,6 @@ from ..geometry import recognition
 from ..reference import genhelpers
 from . import numba_kernels
 
-_MODULES = {}
 _PLANS = {}
 
 
@@ -54,9 +52,6 @@ def _all_finite(x):
 
 
 _NUMBA = """
-import numba
-CACHE = {cache}
-
 
 @numba.njit(cache=CACHE, error_model="numpy")
 def inv(x):
@@ -97,13 +92,7 @@ class TangentPlan:
             return fn
         text = self.text()
         if mode == "numba":
-            numba_kernels.require("backend='numba'")
-            on_disk = numba_kernels.cache_dir() is not None
-            full = numba_kernels.header(False) + _NUMBA.format(cache=on_disk, text=text)
-            digest = hashlib.sha1(full.encode()).hexdigest()[:20]
-            ns = _MODULES.get(digest)
-            if ns is None:
-                ns = _MODULES[digest] = numba_kernels.load_source(full, f"liedyn_tan_{digest}")[0]
+            ns = numba_kernels.load_module(_NUMBA.format(text=text), "liedyn_tan", "backend='numba'")
             fn = (ns["run"], ns["ensemble"])
         else:
             if mode == "array":

@@ -25,24 +25,15 @@ from integrators.geometry import recognition
 from integrators.geometry import spaces
 from integrators.geometry.spaces import DEXPINV_X2MAX, ROUNDOFF_TERMS, adnorm_form, dexpinv_series
 from integrators.methods import registry
-from liegroups import LieAlgebra, named
+from liegroups import named
 from liegroups.closed_forms import _bernoulli_numbers
 
 
-def so_n(n):
-    """so(n) from the elementary skew matrices E_ij - E_ji, i < j."""
-    mats = []
-    for i in range(n):
-        for j in range(i + 1, n):
-            M = np.zeros((n, n))
-            M[i, j], M[j, i] = 1.0, -1.0
-            mats.append(M)
-    return LieAlgebra.from_matrices(mats, name=f"so({n})")
 
 
 def _algebras():
     base = dict(named.all_named())
-    base["so5"] = so_n(5)
+    base["so5"] = named.so(5)
     out = []
     for name in sorted(base):
         g = base[name]
@@ -191,7 +182,7 @@ def test_generated_forms_are_the_intended_ones():
     assert "for _" not in text and text.count("cq2(") == 2
     _, src = _compiled(dict((a, h) for a, b, h in ALL if (a, b) == ("se3", "random"))[("se3")], ROUNDOFF_TERMS)
     assert "for _k in range(5, " in "\n".join(src.lines)
-    _, src = _compiled(so_n(5), ROUNDOFF_TERMS)
+    _, src = _compiled(named.so(5), ROUNDOFF_TERMS)
     assert "for _m in range(" in "\n".join(src.lines)
 
 
@@ -259,7 +250,7 @@ def test_registry_terms():
 def test_rkmk853_on_so5_follows_rtol():
     # |z| = 3, random SPD inertia: with dexp^-1 truncated after 9 terms the final error was 7.8x rtol at
     # rtol 1e-6 (the truncation is shared by both solutions of the pair); summed to round-off 1.6x
-    g = so_n(5)
+    g = named.so(5)
     rng = np.random.default_rng(1)
     B = rng.standard_normal((10, 10))
     W = np.linalg.inv(B @ B.T / 10 + np.eye(10))
