@@ -24,7 +24,7 @@ import numpy as np
 
 from ..geometry.recognition import ideal_split, killing_half
 from ..geometry.relations import ad_relation
-from .source_text import NAN, lin, num
+from .source_text import lin, num
 
 #: a Taylor term below this fraction of |z|_1 ends the series of the generic exponential
 TAYLOR_STOP = 2.0 ** -54

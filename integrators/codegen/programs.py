@@ -146,7 +146,7 @@ def _rms(src, v, name):
 
 def _starting_step(src, z, f0, order):
     """Emit Hairer's starting step into h when the caller passes h <= 0 (genhelpers.hstart, the formula
-    :func:`integrators.engine.adaptive.initial_step` also calls): two evaluations of the ambient field, so a
+    :func:`integrators.engine.starting_step.initial_step` also calls): two evaluations of the ambient field, so a
     single run needs no Python call before its loop. ``f0``: the field at z when already emitted."""
     n = src.n
     src.emit("if not h > 0.0:")

@@ -137,7 +137,6 @@ def _state_step(src, tab, z, h):
 def _normals(src, z, proj, L):
     """Names of the leaf's normals at z: Casimir gradients (``proj``, a CasimirProjection or None)
     and the rows of L, orthonormalised by modified Gram-Schmidt."""
-    n = src.n
     raw = []
     if proj is not None:
         for row in proj.grad_exprs(z):

@@ -45,97 +45,17 @@ import math
 import numpy as np
 
 from ..reference import dense_output
-from ..backends import fastpath, numba_kernels
+from ..backends import fastpath, numba_kernels, projection_rows, segmented_run
 from ..codegen import projection
-from ..core.errors import IntegrationInputError
-from ..reference.genhelpers import _hstart
-from .events import EventTracker
 from . import freeze
 from ..core import lost
 from ..core.result import IntegrationResult
+from .segments import run_with_events
+from .starting_step import check_controls, initial_step
 from ..geometry.spaces import CoadjointSpace, dexpinv_series
 from ..core import controller
 from ..core.summation import compensated_add
 from ..reference.runge_kutta import lincomb, rk_increment, rkmk_increment, stages
-
-
-#: the smallest rtol of the adaptive pairs (100 eps)
-_MIN_RTOL = 100 * float(np.finfo(float).eps)
-
-
-def check_controls(rtol, atol, first_step, max_step):
-    """rtol, atol > 0 finite; first_step, max_step None or > 0 (IntegrationInputError otherwise)."""
-    for name, v in (("rtol", rtol), ("atol", atol)):
-        if not (isinstance(v, (int, float, np.floating)) and math.isfinite(v) and v > 0):
-            raise IntegrationInputError(f"{name} must be a positive finite number, got {v!r}")
-    if rtol < _MIN_RTOL:
-        raise IntegrationInputError(f"rtol must be at least 100 eps = {_MIN_RTOL:.1e}, got {rtol!r}")
-    for name, v in (("first_step", first_step), ("max_step", max_step)):
-        if v is not None and not (math.isfinite(v) and v > 0) and not (name == "max_step" and v == math.inf):
-            raise IntegrationInputError(f"{name} must be a positive number, got {v!r}")
-
-
-def _rms(x):
-    return np.sqrt(np.mean(x * x, axis=-1))
-
-
-def _initial_step_one(rhs, y0, t0, t1, order, rtol, atol, max_step):
-    """Hairer's starting step for one trajectory y0 (dim,), in Python floats (two calls of rhs and no
-    other numpy call): :func:`integrators.reference.genhelpers._hstart` (the formula, shared with the generated
-    loop) with norms that do not overflow (math.hypot)."""
-    direction = 1.0 if t1 > t0 else -1.0
-    interval = abs(t1 - t0)
-    ms = math.inf if max_step is None else max_step
-    f0 = np.asarray(rhs(y0), dtype=float)
-    ys, fs = y0.tolist(), f0.tolist()
-    root = math.sqrt(len(ys))
-    sc = [a + abs(v) * rtol for a, v in zip(atol.tolist(), ys)] if isinstance(atol, np.ndarray) else \
-        [atol + abs(v) * rtol for v in ys]
-    d0 = math.hypot(*[v / s for v, s in zip(ys, sc)]) / root
-    d1 = math.hypot(*[f / s for f, s in zip(fs, sc)]) / root
-    h0 = _hstart(0, d0, d1, 0.0, 0.0, order, interval, ms)
-    if not d1 < math.inf:  # f(y0) is not finite: the controller fails at once
-        return h0
-    with np.errstate(all="ignore"):
-        f1 = np.asarray(rhs(y0 + (h0 * direction) * f0), dtype=float).tolist()
-    d2h = math.hypot(*[(b - a) / s for a, b, s in zip(fs, f1, sc)]) / root   # d2 * h0
-    return _hstart(1, d0, d1, d2h, h0, order, interval, ms)
-
-
-def initial_step(rhs, y0, t0, t1, order, rtol, atol, max_step, per_row=False):
-    """Hairer's starting step (Hairer, Norsett, Wanner I, II.4, as scipy's solve_ivp takes it), the
-    smallest over an ensemble (with ``per_row``, an array: each trajectory's own, as its single run
-    would take):
-
-        d0 = rms(y0 / sc), d1 = rms(f0 / sc), sc = atol + rtol |y0|, f0 = f(y0);
-        h0 = 0.01 d0 / d1 (1e-6 when d0 or d1 < 1e-5);  d2 = rms((f(y0 + h0 f0) - f0) / sc) / h0;
-        h1 = (0.01 / max(d1, d2))^(1 / (order + 1)) (max(1e-6, 1e-3 h0) when both <= 1e-15);
-        h = min(100 h0, h1, |t1 - t0|, max_step).
-
-    A step that comes out 0 or NaN (the derivative at y0 overflows) is replaced by 1e-300, from which
-    the controller fails with status -1 instead of dividing by zero. One trajectory runs in Python
-    floats (:func:`_initial_step_one`)."""
-    if not per_row and y0.ndim == 1:
-        return _initial_step_one(rhs, y0, t0, t1, order, rtol, atol, max_step)
-    direction = 1.0 if t1 > t0 else -1.0
-    interval = abs(t1 - t0)
-    with np.errstate(all="ignore"):
-        f0 = rhs(y0)
-        scale = atol + np.abs(y0) * rtol
-        d0, d1 = _rms(y0 / scale), _rms(f0 / scale)
-        h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / np.where(d1 > 0, d1, 1.0))
-        h0 = np.where(h0 > 0.0, h0, min(1e-300, interval))     # NaN and 0: see genhelpers._hstart
-        h0 = h0 if per_row else float(np.min(h0))
-        f1 = rhs(y0 + np.expand_dims(h0, -1) * direction * f0)
-        d2 = _rms((f1 - f0) / scale) / h0 if per_row else float(np.max(_rms((f1 - f0) / scale))) / h0
-        d1m = d1 if per_row else float(np.max(d1))
-        h1 = np.where((d1m <= 1e-15) & (d2 <= 1e-15), np.maximum(1e-6, h0 * 1e-3),
-                      (0.01 / np.maximum(d1m, d2)) ** (1.0 / (order + 1)))
-        h = np.minimum(np.minimum(100 * h0, h1), interval)
-        if max_step is not None:
-            h = np.minimum(h, max_step)
-        h = np.where(h > 0.0, h, min(1e-300, interval))
-    return h if per_row else float(h)
 
 
 class _Reference:
@@ -149,7 +69,7 @@ class _Reference:
         self.fevals = len(tab.b)
         # the projection onto {C = target} (integrators.codegen.projection) of a projected pair, else None
         self.proj, self.target = proj, target
-        # the same increment by compiled code when the run is compiled (fastpath.compiled_projection)
+        # the same increment by compiled code when the run is compiled (projection_rows.compiled_projection)
         self.proj_increment = None if proj is None else proj.increment
 
     def projection(self, z1):
@@ -214,7 +134,7 @@ class _Reference:
 class _ReferenceRun:
     """The controller of :func:`integrators.codegen.programs.adaptive_source`, written over numpy arrays (the
     reference), as a run that advances by segments (:meth:`advance`, the same interface as
-    :class:`integrators.backends.fastpath.AdaptiveRun`): t, the proposed h, z, the compensation e and the
+    :class:`integrators.backends.segmented_run.AdaptiveRun`): t, the proposed h, z, the compensation e and the
     first stage's generator are carried from call to call, so segments are the whole run exactly. An
     ensemble (y0 (..., B, n)) shares the steps and loses trajectories alone (:mod:`integrators.engine.freeze`)."""
 
@@ -361,9 +281,9 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         step = fastpath.step_function(pl, mode) if pl is not None else ref.step
         if pl is not None and proj is not None:
             step = _projected_step(step, ref)
-        run = (fastpath.AdaptiveRun(pl, y0, t0, t1, h0, rtol, atol, max_step, mode) if pl is not None else
+        run = (segmented_run.AdaptiveRun(pl, y0, t0, t1, h0, rtol, atol, max_step, mode) if pl is not None else
                _ReferenceRun(ref, y0, t0, t1, h0, rtol, atol, max_step, order))
-        res = _run_with_events(problem, run, y0, t0, events, step, len(tab.b), save_every, max_steps)
+        res = run_with_events(problem, run, y0, t0, events, step, len(tab.b), save_every, max_steps)
         nsteps, nrej = run.nsteps, run.nrej
         res.backend = mode
     elif pl is not None:
@@ -381,7 +301,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     if t_eval is not None:  # integrators.reference.dense_output: the continuous extension at t_eval
         te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
         if proj is not None and mode == "numba":   # the projection of the output points, compiled too
-            ref.proj_increment = fastpath.compiled_projection(proj)
+            ref.proj_increment = projection_rows.compiled_projection(proj)
         last = res.y[-1]
         with np.errstate(all="ignore"):   # a lost trajectory's rows may overflow in the recomputed stages
             res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te
@@ -409,62 +329,3 @@ def _projected_step(step, ref):
     def go(t, y, tau):
         return ref.project_step(y, step(t, y, tau))
     return go
-
-
-class _EventStepper:
-    def __init__(self, step, fevals):
-        self.step, self.fevals = step, fevals
-
-
-#: the first segment of a run with events (accepted steps); each next one is twice as long, up to SEGMENT_MAX
-SEGMENT_FIRST = 8
-SEGMENT_MAX = 4096
-
-
-def _run_with_events(problem, run, y0, t0, events, step, fevals, save_every, max_steps):
-    """Advance ``run`` (:class:`_ReferenceRun` or :class:`integrators.backends.fastpath.AdaptiveRun`) by
-    segments of accepted steps, 8, 16, ... up to SEGMENT_MAX, and scan each accepted step for sign changes
-    of the events (:class:`integrators.engine.events.EventTracker`, located on the method's one-step map)
-    right after its segment: when a terminal event has stopped every trajectory the run ends there, so a
-    run to a terminal event costs about what a run to the event time costs (at most the rest of its last
-    segment more), whatever t_span says. Saves every ``save_every``-th step, the last and the event state."""
-    tracker = EventTracker(events, problem, _EventStepper(step, fevals), t0, y0)
-    keep_t, keep_y = [t0], [y0]
-    t_prev, y_prev, y_out = t0, y0, y0
-    k = 0
-    stopped = False
-    status = -2
-    budget = SEGMENT_FIRST
-    while status == -2 and run.nsteps < max_steps and not stopped:
-        status, ts, ys = run.advance(min(budget, max_steps - run.nsteps))
-        for t_new, y_raw in zip(ts, ys):
-            k += 1
-            y_new = tracker.after_step(t_prev, y_prev, t_new, y_raw, t_new - t_prev)
-            t_prev, y_prev, y_out = t_new, y_raw, y_new
-            last = status == 0 and t_new == ts[-1]
-            if k % save_every == 0 or last or tracker.all_stopped():
-                keep_t.append(t_new)
-                keep_y.append(y_new)
-            if tracker.all_stopped():
-                stopped = True
-                break
-        budget = min(2 * budget, SEGMENT_MAX)
-    if stopped:
-        st, msg = 1, "a terminal event stopped every trajectory"
-    elif status == 0:
-        st, msg = 0, "reached the end of t_span"
-    else:
-        st, msg = -1, fastpath.stop_message(-1 if status == -1 else -2, run.t, max_steps)
-        zf = run.state()
-        if np.all(np.isfinite(zf)) and keep_t[-1] != run.t:
-            keep_t.append(run.t)
-            keep_y.append(zf)
-    if not stopped and keep_t[-1] != t_prev:   # the last accepted step is always kept
-        keep_t.append(t_prev)
-        keep_y.append(y_out)
-    res = IntegrationResult(t=np.array(keep_t), y=np.array(keep_y), status=st, message=msg, nsteps=run.nsteps)
-    tracker.finish(res)
-    if res.status == 1 and np.ndim(y0) == 1:
-        res.t = np.append(res.t[:-1], tracker.stop_time)
-        res.y = np.concatenate([res.y[:-1], tracker.stop_state[None]], axis=0)
-    return res

@@ -37,7 +37,8 @@ import numpy as np
 from ..backends import batch_kernels, fastpath
 from ..codegen import batchgen, projection
 from ..reference import genhelpers
-from .adaptive import _Reference, check_controls, initial_step
+from .adaptive import _Reference
+from .starting_step import check_controls, initial_step
 from ..reference import dense_output
 from ..core import controller
 from ..core.summation import compensated_add

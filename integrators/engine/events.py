@@ -16,7 +16,7 @@ than a cubic Hermite interpolant for p = 4), and for Lie-Poisson methods the eve
 coadjoint orbit. Each G evaluation costs one step; these evaluations are added to ``nfev``.
 
 The adaptive pairs check the events as the run goes, segment by segment
-(:func:`integrators.engine.adaptive._run_with_events`), so a terminal event ends the run where it happens.
+(:func:`integrators.engine.segments.run_with_events`), so a terminal event ends the run where it happens.
 
 Batches: every trajectory is located separately (its slice y[idx] is stepped alone, so the problem's
 callables must accept a single state). A terminal event freezes that trajectory at its event state

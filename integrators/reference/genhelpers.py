@@ -19,7 +19,7 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
   err <= 1, 10 at 0; max(0.2, 0.9 err^expo) above, 0.2 for inf or NaN), per trajectory of a shared
   ensemble (:mod:`integrators.engine.freeze`: a trajectory whose own factor collapses the step is lost);
 * hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
-  :func:`integrators.engine.adaptive.initial_step`), its two phases around the second evaluation of the
+  :func:`integrators.engine.starting_step.initial_step`), its two phases around the second evaluation of the
   field, in Python floats; :func:`integrators.engine.adaptive._initial_step_one` and the generated adaptive
   loop both call them (one copy of the formula).
 """

@@ -23,7 +23,7 @@ from integrators.backends import fastpath
 from integrators.engine import guard
 
 from integrators.geometry import recognition
-from integrators.engine.adaptive import initial_step
+from integrators.engine.starting_step import initial_step
 from integrators.methods import CASIMIRS, LINEAR, QUADRATIC
 from integrators.core.result import finish
 from liegroups import named

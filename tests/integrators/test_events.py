@@ -10,7 +10,7 @@ import scipy.special
 
 from integrators import METHODS, ODEProblem, integrate
 from integrators.backends import numba_kernels
-from integrators.engine.adaptive import SEGMENT_FIRST
+from integrators.engine.segments import SEGMENT_FIRST
 from integrators.methods import RungeKutta
 from liegroups import named
 

@@ -140,7 +140,7 @@ def make_dlas_run(dinv_matrix, solve_small):
         Dm, ad, ad2 = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
         x, w, xi, R, Cw = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty((n, n))
         Jf, Jr, r, eta, de = np.empty((n, n)), np.empty((p, p)), np.empty(p), np.empty(p), np.empty(p)
-        m, mn, a1, a2, eprev, e0 = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(p), np.empty(p)
+        m, mn, a1, a2, eprev = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(p)
         for b in range(B):
             for i in range(n):
                 m[i] = M0[b, i]
