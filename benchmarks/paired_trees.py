@@ -26,6 +26,8 @@ def main():
     ap.add_argument("--old", required=True, help="the other tree (a git worktree of an older revision)")
     ap.add_argument("--new", default=str(HERE.parent))
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--group", default="core", choices=["core", "all"],
+                    help="core: ten representative runs; all: the rows of every integrator table of RESULTS.md")
     args = ap.parse_args()
     trees = {"old": args.old, "new": args.new}
     res = {k: [] for k in trees}
@@ -33,19 +35,26 @@ def main():
     for rep in range(args.repeat):
         order = list(trees.items()) if rep % 2 == 0 else list(trees.items())[::-1]
         for name, tree in order:
-            out = subprocess.run([sys.executable, str(HERE / "paired" / "case.py"), tree], capture_output=True,
+            out = subprocess.run([sys.executable, str(HERE / "paired" / "case.py"), tree, args.group], capture_output=True,
                                  text=True, env=env, cwd="/tmp", check=True)
             res[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    rows = []
+    rows, ratios = [], []
     for k in res["old"][0]:
         o = statistics.median(r[k] for r in res["old"])
         n = statistics.median(r[k] for r in res["new"])
-        rows.append([k, f"{1e3 * o:.3f}", f"{1e3 * n:.3f}", f"{n / o:.2f}"])
+        # the paired ratio: new / old within each repetition (same load), median over the repetitions
+        p = statistics.median(a[k] / b[k] for a, b in zip(res["new"], res["old"]))
+        ratios.append((p, k))
+        rows.append([k, f"{1e3 * o:.3f}", f"{1e3 * n:.3f}", f"{n / o:.2f}", f"{p:.2f}"])
+    worse = sorted(r for r in ratios if r[0] > 1.10)
     rev = subprocess.run(["git", "-C", args.old, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     md = (f"Old tree {rev} against this tree, {args.repeat} interleaved fresh-process runs each (median of the "
-          f"calls within a run, median over runs); load average {os.getloadavg()[0]:.1f}.\n\n"
-          + markdown_table(["case", "old ms", "new ms", "new / old"], rows))
-    update_section("paired_trees", md, f"python benchmarks/paired_trees.py --old <worktree of {rev}>")
+          f"calls within a run, median over runs); load average {os.getloadavg()[0]:.1f}. {len(rows)} cases "
+          f"(group {args.group}); {len(worse)} more than 10% slower (paired ratio)"
+          + (": " + ", ".join(f"{k} {p:.2f}" for p, k in worse) if worse else "") + ".\n\n"
+          + markdown_table(["case", "old ms", "new ms", "new / old (medians)", "paired ratio (median)"], rows))
+    key = "paired_trees" if args.group == "core" else "paired_trees_all"
+    update_section(key, md, f"python benchmarks/paired_trees.py --old <worktree of {rev}> --group {args.group}")
     print(md)
 
 

@@ -119,12 +119,9 @@ def attempt(src, tab, z, lie, terms, W0):
             et = src.coad(et, z, prefix="ez")
         es = src.assign("es", [f"({et[i]})/{sc[i]}" for i in range(n)])
         sums.append(" + ".join(f"{v}*{v}" for v in es))
-    if len(sums) == 1:
-        return d, z1, wl, f"sqrt(({sums[0]})/{float(n)!r})"
-    # DOP853: err5^2 / sqrt(n (err5^2 + 0.01 err3^2))
-    src.emit(f"_e5 = {sums[0]}")
-    src.emit(f"_e3 = {sums[1]}")
-    return d, z1, wl, f"_e5/sqrt({float(n)!r}*(_e5 + 0.01*_e3) + 1e-300)"
+    if len(sums) > 1:   # DOP853: each sum of squares once, as a name (the norm uses S5 twice)
+        sums = src.assign("_S", sums)
+    return d, z1, wl, controller.error_norm_source(sums, n)
 
 
 def _project_accepted(src, proj, z1, targets, lie):

@@ -30,6 +30,7 @@ Engines:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -37,7 +38,7 @@ import numpy as np
 from ..backends import batch_kernels, fastpath
 from ..codegen import batchgen, projection
 from ..reference import genhelpers
-from .adaptive import _Reference
+from ..reference.pair import ReferencePair
 from .starting_step import check_controls, initial_step
 from ..reference import dense_output
 from ..core import controller
@@ -198,11 +199,11 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6,
 
 def _grids(problem, method, pl, Z, t0, t_eval):
     """grids(lo, hi): the :class:`_Grid` of the trajectories Z[lo:hi] (None without t_eval), whose
-    continuous extension is that of the generic numpy stages (:class:`integrators.engine.adaptive._Reference`)
+    continuous extension is that of the generic numpy stages (:class:`integrators.reference.pair.ReferencePair`)
     with each trajectory's own projection targets C(y0)."""
     if t_eval is None:
         return lambda lo, hi: None
-    ref = _Reference(problem, pl.tab, method.lie, method.terms, pl.proj)
+    ref = ReferencePair(problem, pl.tab, method.lie, method.terms, pl.proj)
     targets = pl.targets(Z)
 
     def make(lo, hi):
@@ -235,7 +236,7 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     Z = np.ascontiguousarray(y0.reshape(-1, n), dtype=float)
     if first_step is None:
         rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
-        H0 = initial_step(lambda y: rhs(t0, y), Z, t0, t1, tab.err_order, rtol, atol, max_step, per_row=True)
+        H0 = initial_step(functools.partial(rhs, t0), Z, t0, t1, tab.err_order, rtol, atol, max_step, per_row=True)
         extra = 2
     else:
         H0, extra = np.full(Z.shape[0], float(first_step)), 0

@@ -20,7 +20,7 @@ its last finite state; ``t_end`` says when it stopped (:mod:`integrators.core.lo
 Fixed steps (:func:`integrators.engine.driver._fixed_step`, :func:`integrators.backends.fastpath.run_fixed`)
 have only the first rule: a trajectory whose step is not finite is frozen at the state before it.
 
-This module holds the numpy bookkeeping of :func:`integrators.engine.adaptive._reference_loop` and of
+This module holds the numpy bookkeeping of :func:`integrators.engine.reference_run.reference_loop` and of
 the fixed-step numpy loop (frozen rows are fed their initial state, which is finite, and their results
 are discarded). The generated loops park a lost trajectory at z = 0 instead, where every recognised
 field vanishes (:func:`integrators.codegen.programs.adaptive_source`).

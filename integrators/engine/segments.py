@@ -1,5 +1,5 @@
 """Events of the adaptive pairs located as the run goes: the run (the numpy reference
-:class:`integrators.engine.adaptive._ReferenceRun` or the generated
+:class:`integrators.engine.reference_run.ReferenceRun` or the generated
 :class:`integrators.backends.segmented_run.AdaptiveRun`) advances by segments of accepted steps and each
 segment's steps are scanned by :class:`integrators.engine.events.EventTracker`, so a terminal event ends
 the run where it happens.
@@ -25,7 +25,7 @@ SEGMENT_MAX = 4096
 
 
 def run_with_events(problem, run, y0, t0, events, step, fevals, save_every, max_steps):
-    """Advance ``run`` (:class:`_ReferenceRun` or :class:`integrators.backends.segmented_run.AdaptiveRun`) by
+    """Advance ``run`` (:class:`integrators.engine.reference_run.ReferenceRun` or :class:`integrators.backends.segmented_run.AdaptiveRun`) by
     segments of accepted steps, 8, 16, ... up to SEGMENT_MAX, and scan each accepted step for sign changes
     of the events (:class:`integrators.engine.events.EventTracker`, located on the method's one-step map)
     right after its segment: when a terminal event has stopped every trajectory the run ends there, so a

@@ -2,7 +2,7 @@
 
 For an accepted step [t_n, t_n + h_n] that contains requested times, the stage increments K_i of the
 step are recomputed (all such steps at once: the steps are a batch axis of the generic numpy stages
-:meth:`integrators.engine.adaptive._Reference.stages`), and the continuous extension
+:meth:`integrators.reference.pair.ReferencePair.stages`), and the continuous extension
 
     theta(s) = sum_i b_i(s) K_i,   s = (t - t_n) / h_n in [0, 1],   b_i(s) = sum_k P[i, k] s^(k+1),
 
@@ -44,7 +44,7 @@ def _extra_stages(ref, t, z, hs, K):
 
 def at_times(ref, ts, ys, t_eval):
     """States at the times ``t_eval`` (within [ts[0], ts[-1]], sorted in the direction of integration)
-    from the accepted steps (ts, ys) of a run whose stages are ``ref`` (an adaptive._Reference)."""
+    from the accepted steps (ts, ys) of a run whose stages are ``ref`` (a :class:`integrators.reference.pair.ReferencePair`)."""
     ts = np.asarray(ts, dtype=float)
     t_eval = np.asarray(t_eval, dtype=float)
     direction = 1.0 if ts[-1] >= ts[0] else -1.0

@@ -10,7 +10,7 @@ import pytest
 import scipy.optimize
 
 from integrators import IntegrationInputError, MethodError, ODEProblem, integrate, tableaux
-from integrators.engine.adaptive import _Reference
+from integrators.reference.pair import ReferencePair
 from integrators.backends.fastpath import plan, step_function
 from integrators.methods import METHODS
 from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body, rigid_body_exact
@@ -76,7 +76,7 @@ def test_generated_step_agrees_with_reference(name, method):
         z0 = start(P.dim, 2, batch=(2,))
         pl = plan(P, tab, m.lie, m.terms, z0)
         fast = step_function(pl, "numpy")
-        ref = _Reference(P, tab, m.lie, m.terms)
+        ref = ReferencePair(P, tab, m.lie, m.terms)
         for y in (z0[0], z0):
             a, b = fast(0.0, y, 0.13), ref.step(0.0, y, 0.13)
             assert np.max(np.abs(a - b)) <= 1e-14 * max(1.0, float(np.max(np.abs(b)))), name

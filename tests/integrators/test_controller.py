@@ -30,3 +30,23 @@ def test_the_three_forms_of_the_rule_agree(order):
     expected = [10.0 if e == 0 else min(10.0, 0.9 * e ** (-1 / (order + 1))) if a else
                 (max(0.2, 0.9 * e ** (-1 / (order + 1))) if e < 1e300 else 0.2) for e, a in zip(errs, acc)]
     np.testing.assert_allclose(scalar, expected, rtol=0, atol=0)
+
+
+def test_the_error_norm_is_scipys_in_both_forms():
+    # independent: scipy's norms (RungeKutta: the RMS norm; DOP853: Hairer's norm of its two estimates),
+    # written here from scipy's _estimate_error_norm; the estimates already divided by the scale
+    from math import sqrt
+    rng = np.random.default_rng(3)
+    n = 7
+    for _ in range(20):
+        e5, e3 = rng.normal(size=n) * 10.0 ** rng.uniform(-8, 2), rng.normal(size=n) * 10.0 ** rng.uniform(-8, 2)
+        s5, s3 = float(e5 @ e5), float(e3 @ e3)
+        rms = np.linalg.norm(e5) / np.sqrt(n)
+        dop = s5 / np.sqrt((s5 + 0.01 * s3) * n)
+        np.testing.assert_allclose(controller.error_norm([s5], n), rms, rtol=1e-14)
+        np.testing.assert_allclose(controller.error_norm([s5, s3], n), dop, rtol=1e-14)
+        env = {"sqrt": sqrt, "S5": s5, "S3": s3}
+        np.testing.assert_allclose(eval(controller.error_norm_source(["S5"], n), env), rms, rtol=1e-14)
+        np.testing.assert_allclose(eval(controller.error_norm_source(["S5", "S3"], n), env), dop, rtol=1e-14)
+    # an ensemble: one norm per trajectory; both estimates zero is a zero error (not NaN)
+    np.testing.assert_array_equal(controller.error_norm([np.zeros(3), np.zeros(3)], n), np.zeros(3))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from integrators import IntegrationInputError, integrate, tableaux
-from integrators.engine.adaptive import _Reference
+from integrators.reference.pair import ReferencePair
 from integrators.reference.dense_output import at_times, weights
 from integrators.methods import METHODS
 
@@ -111,7 +111,7 @@ def test_batch_equals_the_single_evaluations_on_the_same_steps(method):
     te = np.linspace(0.0, 3.0, 57)
     r = integrate(PROBLEM, Y0, (0.0, 3.0), method=method, t_eval=te, rtol=1e-10, atol=1e-12)
     bare = integrate(PROBLEM, Y0, (0.0, 3.0), method=method, rtol=1e-10, atol=1e-12)
-    ref = _Reference(PROBLEM, tableaux.get(tableau), True, METHODS[method].terms)
+    ref = ReferencePair(PROBLEM, tableaux.get(tableau), True, METHODS[method].terms)
     assert r.y.shape == (57, 4, 3)
     for j in range(4):
         single = at_times(ref, bare.t, bare.y[:, j], te)

@@ -92,12 +92,12 @@ def test_a_lost_trajectory_does_not_change_the_steps_of_the_others():
     saved rows are then still exactly the method's steps between them: the one-step map of the pair
     (the reference stages, started from the saved state) over each accepted step reproduces the next row
     to round-off."""
-    from integrators.engine.adaptive import _Reference
+    from integrators.reference.pair import ReferencePair
     from integrators.methods import METHODS
 
     m = METHODS["rk853"]
     r = integrate(P, Z, (0.0, 2.0), method="rk853", check=False, fast=False, **TOL)
-    ref = _Reference(P, m.tableau, m.lie, m.terms)
+    ref = ReferencePair(P, m.tableau, m.lie, m.terms)
     y = r.y[:, GOOD]
     nxt = np.array([ref.step(r.t[k], y[k], r.t[k + 1] - r.t[k]) for k in range(len(r.t) - 1)])
     assert np.max(np.abs(nxt - y[1:])) <= 1e-14
