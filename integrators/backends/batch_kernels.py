@@ -40,6 +40,7 @@ import numpy as np
 from ..codegen import batchgen, programs
 from . import numba_kernels
 from ..core import controller
+from ..methods import CommutatorFree, Splitting
 
 _LANE_FNS = {}
 
@@ -347,7 +348,9 @@ def fixed_parallel(pl, Z, t0, h, n, save_every, K):
     ys[0] = Z
     done, saves = np.full(B, n, np.int64), np.full(B, K, np.int64)
     rest = np.arange(B)
-    if pl.st.closed in ("so3", "se3") and pl.lie:  # the lane kernel; the trajectories it marks run below
+    if pl.st.closed in ("so3", "se3") and pl.lie and not isinstance(pl.tab, (CommutatorFree, Splitting)):
+        # the lane kernel (RKMK tableaux);
+        # the trajectories it marks run below
         key = ("fixed", pl.st.key, pl.tab.name, pl.terms, JAM)
         fn = _LANE_FNS.get(key)
         if fn is None:
