@@ -310,3 +310,51 @@ def fixed_lanes_source(pl, copies=JAM):
     w.emit("    chk = " + " + ".join(f"Zc[{i}, b]" for i in range(n)))
     w.emit("    BAD[lo + b] = not (BIG[b] <= 256.0) or not (chk - chk == 0.0)")
     return w.text()
+
+
+def section_module(text):
+    """Module text: the one-orbit Poincare-section loop ``text`` (``run`` of
+    :func:`integrators.codegen.section_source.section_source`), jitted, and ``ensemble(h, nsteps, t0, cap, MAXC,
+    Z, E, K, A, b0, direction, xtol, PTS, TS, CNT, ST, RES, ACTIVE)``: every ACTIVE orbit b continues from
+    its step K[b] (state Z[b] + E[b]) into its buffers PTS[b], TS[b] (count CNT[b], status ST[b], largest
+    residual RES[b]); see :mod:`integrators.backends.section_runner`."""
+    w = Lines(indent=0)
+    w.emit('run = numba.njit(run, cache=CACHE, error_model="numpy")')
+    w.emit("")
+    w.emit("")
+    w.emit(_PARALLEL)
+    w.emit("def ensemble(h, nsteps, t0, cap, MAXC, Z, E, K, A, b0, direction, xtol, PTS, TS, CNT, ST, RES, ACTIVE):")
+    w.indent += 1
+    w.emit("for b in numba.prange(Z.shape[0]):")
+    w.indent += 1
+    w.emit("if not ACTIVE[b]:")
+    w.emit("    CNT[b] = 0")
+    w.emit("    continue")
+    w.emit("out = run(h, K[b], nsteps, t0, cap, MAXC[b], Z[b], E[b], A, b0, direction, xtol, PTS[b], TS[b])")
+    for k, name in enumerate(("K", "CNT", "ST", "RES")):
+        w.emit(f"{name}[b] = out[{k}]")
+    return "\n" + text + w.text()
+
+
+def tangent_module(text):
+    """Module text: the helpers ``inv`` (1/x) and ``slog`` (log x, -inf for x <= 0) jitted, the tangent-flow
+    loop ``text`` (``run`` of :func:`integrators.codegen.tangent_source.lyapunov_source`) jitted, and
+    ``ensemble(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM, DONE)``: ``run`` for every row b
+    (see :mod:`integrators.backends.tangent_runner`)."""
+    w = Lines(indent=0)
+    for name, body in (("inv", "return 1.0 / x"), ("slog", "return math.log(x) if x > 0.0 else -math.inf")):
+        w.emit("")
+        w.emit('@numba.njit(cache=CACHE, error_model="numpy")')
+        w.emit(f"def {name}(x):")
+        w.emit(f"    {body}")
+        w.emit("")
+    head = w.text()
+    w = Lines(indent=0)
+    w.emit('run = numba.njit(run, cache=CACHE, error_model="numpy")')
+    w.emit("")
+    w.emit("")
+    w.emit(_PARALLEL)
+    w.emit("def ensemble(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM, DONE):")
+    w.emit("    for b in numba.prange(Z.shape[0]):")
+    w.emit("        DONE[b] = run(h, ntr, sub, nqr, save_every, dt, Z[b], V[b], ACC[b], RUN[b], RUNM[b])")
+    return head + "\n" + text + w.text()

@@ -127,8 +127,9 @@ def _splitting(src, sp, z, e, h):
     :class:`integrators.reference.stepping.SplittingStepper`): Strang steps R_i(g h/2) R_k(g h) R_i(g h/2)
     for the fractions g of ``sp.gammas`` (adjacent rotations about the same axis merged: m_axis is fixed
     along them), R_axis a rotation of (m_p, m_q) by ang = (a_axis - a_j) h m_axis (j the middle axis).
-    Each rotation's increment is added to (z, e) by Kahan's compensated sum; returns the names of the
-    new (z, e)."""
+    Each rotation's increment is added to the state (z, e) (names, updated in place) by Kahan's
+    compensated sum. The temporaries of every rotation reuse the same names: on numpy columns each
+    rebinding frees the previous array, so the step works in a few cache-resident buffers."""
     a = np.diag(src.st.W).astype(float)
     j = int(np.argsort(a)[1])
     i, k = [q for q in range(3) if q != j]
@@ -140,26 +141,22 @@ def _splitting(src, sp, z, e, h):
                 seq[-1] = (axis, seq[-1][1] + gam * frac)
             else:
                 seq.append((axis, gam * frac))
-    z, e = list(z), list(e)
     for axis, frac in seq:
         p, q = (axis + 1) % 3, (axis + 2) % 3
-        ang, sh, cm, s = (src.fresh(v) for v in ("ang", "sh", "cm", "s"))
-        src.emit(f"{ang} = {frac * al[axis]!r}*{h}*{z[axis]}")
-        src.emit(f"{sh} = sin(0.5*{ang}); {cm} = -2.0*{sh}*{sh}; {s} = sin({ang})")
-        d = {p: f"{cm}*{z[p]} + {s}*{z[q]}", q: f"{cm}*{z[q]} - {s}*{z[p]}"}
-        dn = {r: src.assign("dr", [d[r]])[0] for r in (p, q)}
-        for r in (p, q):
-            y, zs, es = src.fresh("ky"), src.fresh("kz"), src.fresh("ke")
-            src.emit(f"{y} = {dn[r]} + {e[r]}; {zs} = {z[r]} + {y}; {es} = ({z[r]} - {zs}) + {y}")
-            z[r], e[r] = zs, es
-    return z, e
+        # (m_p, m_q) += ((c - 1) m_p + s m_q, (c - 1) m_q - s m_p), c - 1 = -2 sin^2(ang/2)
+        src.emit(f"_ang = {frac * al[axis]!r}*{h}*{z[axis]}")
+        src.emit("_sh = sin(0.5*_ang); _cm = -2.0*_sh*_sh; _sn = sin(_ang)")
+        src.emit(f"_dp = _cm*{z[p]} + _sn*{z[q]}; _dq = _cm*{z[q]} - _sn*{z[p]}")
+        for r, dr in ((p, "_dp"), (q, "_dq")):
+            src.emit(f"_y = {dr} + {e[r]}; _s = {z[r]} + _y; {e[r]} = ({z[r]} - _s) + _y; {z[r]} = _s")
 
 
-def fixed_source(st, tab, lie, terms):
+def fixed_source(st, tab, lie, terms, columns=False):
     """Source of run(h, n, save_every, ts, ys, t0, z..., e...): n Kahan-compensated steps of ``tab`` (a
     tableau, a :class:`CommutatorFree` or a :class:`Splitting`), the state
     z + e stored in ys[j] (j-th save); returns (steps done, saves, z..., e...). A step whose state is
-    not finite stops the loop (scalar modes); ensembles are checked by the caller."""
+    not finite stops the loop (scalar modes); ensembles (``columns``: the numpy columns of mode "array")
+    are checked by the caller on the saved states, so their loop has no test per step."""
     src = Source(st)
     n = st.n
     z = [f"z{i}" for i in range(n)]
@@ -170,16 +167,20 @@ def fixed_source(st, tab, lie, terms):
     src.emit("for k in range(1, nsteps + 1):")
     src.indent += 1
     if isinstance(tab, Splitting):
-        z1, e1 = _splitting(src, tab, z, e, "h")
-        src.emit("_chk = " + " + ".join(z1))
-        src.emit("if not fin(_chk):")
-        src.emit("    break")
-        src.emit(", ".join(z + e) + " = " + ", ".join(z1 + e1))
+        if not columns:  # the state before the step, kept when the step is not finite
+            src.emit(", ".join(f"_p{i}" for i in range(2 * n)) + " = " + ", ".join(z + e))
+        _splitting(src, tab, z, e, "h")
+        if not columns:
+            src.emit("_chk = " + " + ".join(z))
+            src.emit("if not fin(_chk):")
+            src.emit("    " + ", ".join(z + e) + " = " + ", ".join(f"_p{i}" for i in range(2 * n)))
+            src.emit("    break")
     else:
         d = _step_increment(src, tab, z, "h", lie, terms)
-        src.emit("_chk = " + " + ".join(d))
-        src.emit("if not fin(_chk):")
-        src.emit("    break")
+        if not columns:
+            src.emit("_chk = " + " + ".join(d))
+            src.emit("if not fin(_chk):")
+            src.emit("    break")
         _kahan(src, z, e, d)
     src.emit("done = k")
     src.emit("if k % save_every == 0 or k == nsteps:")
@@ -526,8 +527,10 @@ def trial_source(st, tab, lie, terms):
     z = [f"z{i}" for i in range(n)]
     head = f"def step(h, {', '.join(z)}):"
     if isinstance(tab, Splitting):
-        z1, e1 = _splitting(src, tab, z, ["0.0"] * n, "h")
-        src.emit("return (" + ", ".join(f"{z1[i]} + {e1[i]}" for i in range(n)) + ",)")
+        e = [f"e{i}" for i in range(n)]
+        src.emit(", ".join(e) + " = " + ", ".join(["0.0"] * n))
+        _splitting(src, tab, z, e, "h")
+        src.emit("return (" + ", ".join(f"{z[i]} + {e[i]}" for i in range(n)) + ",)")
     else:
         d = _step_increment(src, tab, z, "h", lie, terms)
         src.emit("return (" + ", ".join(f"{z[i]} + {d[i]}" for i in range(n)) + ",)")
@@ -543,5 +546,6 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
     if kind == "adaptive":
         rows = (lambda s: RowSource(s, len(tab.A))) if mode == "array" and not lie else None
         return adaptive_source(st, tab, lie, terms, source_class=rows, proj=proj, columns=mode == "array")
-    writer = {"fixed": fixed_source, "step": trial_source}[kind]
-    return writer(st, tab, lie, terms)
+    if kind == "fixed":
+        return fixed_source(st, tab, lie, terms, columns=mode == "array")
+    return trial_source(st, tab, lie, terms)
