@@ -141,7 +141,7 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         in the direction of integration; not together with h, steps or save_every). The fixed-step
         methods take h / steps / save_every instead and raise IntegrationInputError for t_eval.
     backend : "auto" (default), "numpy" or "numba": how the generated code of
-        :mod:`integrators.codegen.writer` runs (fixed-step RKMK / RK and the adaptive pairs on coadjoint
+        :mod:`integrators.codegen.writer` runs (fixed-step RKMK / RK, commutator-free and splitting, and the adaptive pairs on coadjoint
         problems whose velocity is affine). "numba" needs the extra ``liedyn[fast]`` (MethodError
         naming the backends that apply without it); "auto" takes numba when installed and the run
         has at least :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` step-trajectories (compiling costs
