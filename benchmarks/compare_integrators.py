@@ -309,7 +309,7 @@ def main():
     md += ["- " + v for v in verdict] + [""]
     ps = section_per_step()
     md += ["**RKMK4 per step, one trajectory [us]** (targets <= 30 numpy, <= 2 numba for dim <= 6; "
-           "so(3) numpy runs integrators/so3_fast.py)", "",
+           "so(3) numpy runs the generated loop of integrators/codegen/programs.py)", "",
            markdown_table(["algebra", "dim", "numpy", "numba"][:2 + 1 + NUMBA], ps), ""]
     print(ps, flush=True)
     dr = section_drift()

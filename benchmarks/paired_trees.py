@@ -2,8 +2,10 @@
 trees alternates per repetition), each in a fresh process (``benchmarks/paired/case.py``: medians of
 repeated calls through the public ``integrate``), for the "no figure more than 10% worse" check of a
 refactor. Usage: ``git worktree add /tmp/old REV`` then ``python benchmarks/paired_trees.py --old /tmp/old``.
+``--cases so3_fixed`` times ``benchmarks/paired/so3_fixed.py`` instead (the fixed-step so(3) rows: one
+trajectory and an ensemble of 10^4, numpy backend).
 
-Writes its table to benchmarks/RESULTS.md (section ``paired_trees``).
+Writes its table to benchmarks/RESULTS.md (section ``paired_trees``, or ``paired_trees_<cases>``).
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ def main():
     ap.add_argument("--old", required=True, help="the other tree (a git worktree of an older revision)")
     ap.add_argument("--new", default=str(HERE.parent))
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cases", default="case", help="the case file in benchmarks/paired/ (without .py)")
     ap.add_argument("--group", default="core", choices=["core", "all"],
-                    help="core: ten representative runs; all: the rows of every integrator table of RESULTS.md")
+                    help="for the case file 'case': core, ten representative runs; all, the rows of every "
+                         "integrator table of RESULTS.md")
     args = ap.parse_args()
     trees = {"old": args.old, "new": args.new}
     res = {k: [] for k in trees}
@@ -35,7 +39,8 @@ def main():
     for rep in range(args.repeat):
         order = list(trees.items()) if rep % 2 == 0 else list(trees.items())[::-1]
         for name, tree in order:
-            out = subprocess.run([sys.executable, str(HERE / "paired" / "case.py"), tree, args.group], capture_output=True,
+            out = subprocess.run([sys.executable, str(HERE / "paired" / f"{args.cases}.py"), tree, args.group],
+                                 capture_output=True,
                                  text=True, env=env, cwd="/tmp", check=True)
             res[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
     rows, ratios = [], []
@@ -49,12 +54,15 @@ def main():
     worse = sorted(r for r in ratios if r[0] > 1.10)
     rev = subprocess.run(["git", "-C", args.old, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     md = (f"Old tree {rev} against this tree, {args.repeat} interleaved fresh-process runs each (median of the "
-          f"calls within a run, median over runs); load average {os.getloadavg()[0]:.1f}. {len(rows)} cases "
-          f"(group {args.group}); {len(worse)} more than 10% slower (paired ratio)"
+          f"calls within a run, median over runs); load average {os.getloadavg()[0]:.1f}. {len(rows)} cases; "
+          f"{len(worse)} more than 10% slower (paired ratio)"
           + (": " + ", ".join(f"{k} {p:.2f}" for p, k in worse) if worse else "") + ".\n\n"
           + markdown_table(["case", "old ms", "new ms", "new / old (medians)", "paired ratio (median)"], rows))
-    key = "paired_trees" if args.group == "core" else "paired_trees_all"
-    update_section(key, md, f"python benchmarks/paired_trees.py --old <worktree of {rev}> --group {args.group}")
+    section = "paired_trees" if args.cases == "case" else f"paired_trees_{args.cases}"
+    if args.cases == "case" and args.group == "all":
+        section += "_all"
+    extra = ("" if args.cases == "case" else f" --cases {args.cases}") + (" --group all" if args.group == "all" else "")
+    update_section(section, md, f"python benchmarks/paired_trees.py --old <worktree of {rev}>{extra} --repeat {args.repeat}")
     print(md)
 
 

@@ -13,7 +13,7 @@ Where things are: rooms, bottom up; a file imports only from its own room or one
   to a problem and what each method keeps;
 * ``geometry``: spaces (vector space, g*, the group), the relation of ad_x, recognition of a problem's structure;
 * ``reference``: the numpy reference steppers (the definition of correct), dense output, helper formulas;
-* ``codegen``: writes source text only (steps, loops, ensembles, projection, the so(3) steppers);
+* ``codegen``: writes source text only (steps, loops, ensembles, projection), one writer;
 * ``backends``: turns that text into callables (numpy, numba) and runs them;
 * ``engine``: ``integrate`` and its loops, events, ensembles, guards, the scipy adapter, reconstruction;
 * ``analysis``: the comparison harness, the free rigid body's exact solution, and the phase-space tools

@@ -6,7 +6,9 @@ reconstruct with the same arguments); prints the medians as JSON.
 integrators (compare_integrators: every system x method x backend at the table's rtol; RKMK4 per step;
 batches: 10^4 bodies, shared and independent, and 10^5 bodies of RKMK4; dense_output: bare and with a
 1000-point grid; guard_overhead; servo_reconstruction per step; servo_drift), each at the arguments its
-script uses (shorter runs where the script's take seconds: marked in the case name).
+script uses (shorter runs where the script's take seconds: marked in the case name). Times are the
+process's CPU time (time.process_time: the machine is shared, and CPU time leaves out the waits for a core
+that other processes add to wall time; a parallel numba loop counts all its threads, in both trees alike).
 """
 import json
 import statistics
@@ -172,10 +174,10 @@ if group == "all":
 out = {}
 for k, f in cases.items():
     f()
-    t0 = time.perf_counter(); f(); once = time.perf_counter() - t0
+    t0 = time.process_time(); f(); once = time.process_time() - t0
     reps = max(3, min(30, int(0.3 / max(once, 1e-6))))
     ts = []
     for _ in range(reps):
-        t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)
+        t0 = time.process_time(); f(); ts.append(time.process_time() - t0)
     out[k] = statistics.median(ts)
 print(json.dumps(out))

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from . import batch_kernels, loader, numba_kernels
+from ..codegen import programs
 from ..geometry import recognition
 from ..core.errors import IntegrationInputError, MethodError
 from ..core.result import IntegrationResult
@@ -25,7 +26,7 @@ BACKENDS = ("auto", "numpy", "numba")
 SMALL_BATCH = 8
 
 #: ensembles are stepped in chunks of this many trajectories (temporaries stay in cache)
-CHUNK = 4096
+CHUNK = 8192
 
 
 #: "auto" compiles with numba only for runs of at least this many step-trajectories
@@ -75,10 +76,14 @@ class Plan:
 
 def plan(problem, tab, lie, terms, y0, proj=None):
     """A :class:`Plan` when the generated code applies (coadjoint problem with an affine velocity and
-    no forcing, or for ambient Runge-Kutta also the multiplier forcing of linear invariants); ``proj``:
-    the Casimir projection of a projected pair."""
+    no forcing, or for ambient Runge-Kutta also the multiplier forcing of linear invariants); ``tab``: a
+    tableau, or a commutator-free method or splitting (fixed step, ``lie`` True; the splitting only on
+    the free rigid body, :func:`integrators.codegen.programs.writes`); ``proj``: the Casimir projection
+    of a projected pair."""
     st = recognition.recognise(problem, y0)
     if st is None or (lie and st.P is not None) or (proj is not None and st.P is not None):
+        return None
+    if not programs.writes(st, tab):
         return None
     key = (st.key, tab.name, lie, terms, None if proj is None else proj.key)
     pl = _PLANS.get(key)

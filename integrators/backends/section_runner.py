@@ -9,38 +9,19 @@ same text in Python floats, orbit after orbit (for the tests, and where numba is
 
 from __future__ import annotations
 
-
 import numpy as np
 
+from ..codegen import ensemble_source
 from ..codegen.section_source import section_source
 from ..reference import genhelpers
 from . import numba_kernels
 
 _SCALAR = {}
 
-_NUMBA = """
-{text}
-run = numba.njit(run, cache=CACHE, error_model="numpy")
-
-
-@numba.njit(parallel=True, cache=CACHE, error_model="numpy")
-def ensemble(h, nsteps, t0, cap, MAXC, Z, E, K, A, b0, direction, xtol, PTS, TS, CNT, ST, RES, ACTIVE):
-    for b in numba.prange(Z.shape[0]):
-        if not ACTIVE[b]:
-            CNT[b] = 0
-            continue
-        out = run(h, K[b], nsteps, t0, cap, MAXC[b], Z[b], E[b], A, b0, direction, xtol, PTS[b], TS[b])
-        K[b] = out[0]
-        CNT[b] = out[1]
-        ST[b] = out[2]
-        RES[b] = out[3]
-"""
-
-
 def _function(pl, mode):
     text = section_source(pl.st, pl.tab, pl.lie, pl.terms)
     if mode == "numba":
-        return numba_kernels.load_module(_NUMBA.format(text=text), "liedyn_sec", "backend='numba'")["ensemble"]
+        return numba_kernels.load_module(ensemble_source.section_module(text), "liedyn_sec", "backend='numba'")["ensemble"]
     key = (pl.st.key, pl.tab.name, pl.lie, pl.terms)
     fn = _SCALAR.get(key)
     if fn is None:

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..codegen import projection
+from ..codegen import ensemble_source, projection
 from ..codegen.tangent_source import lyapunov_source
 from ..geometry import recognition
 from ..reference import genhelpers
@@ -51,29 +51,6 @@ def _all_finite(x):
     return bool(np.all(np.isfinite(x)))
 
 
-_NUMBA = """
-
-@numba.njit(cache=CACHE, error_model="numpy")
-def inv(x):
-    return 1.0 / x
-
-
-@numba.njit(cache=CACHE, error_model="numpy")
-def slog(x):
-    return math.log(x) if x > 0.0 else -math.inf
-
-
-{text}
-run = numba.njit(run, cache=CACHE, error_model="numpy")
-
-
-@numba.njit(parallel=True, cache=CACHE, error_model="numpy")
-def ensemble(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM, DONE):
-    for b in numba.prange(Z.shape[0]):
-        DONE[b] = run(h, ntr, sub, nqr, save_every, dt, Z[b], V[b], ACC[b], RUN[b], RUNM[b])
-"""
-
-
 class TangentPlan:
     """A recognised structure, a tableau and the leaf (the first ``p`` columns kept orthogonal to the
     gradients of the Casimir projection ``proj`` and the rows of ``L``)."""
@@ -92,7 +69,7 @@ class TangentPlan:
             return fn
         text = self.text()
         if mode == "numba":
-            ns = numba_kernels.load_module(_NUMBA.format(text=text), "liedyn_tan", "backend='numba'")
+            ns = numba_kernels.load_module(ensemble_source.tangent_module(text), "liedyn_tan", "backend='numba'")
             fn = (ns["run"], ns["ensemble"])
         else:
             if mode == "array":

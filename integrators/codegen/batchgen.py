@@ -1,12 +1,7 @@
 """Generated code of the ensembles (:mod:`integrators.engine.batch`, :mod:`integrators.backends.batch_kernels`):
-the stages of :mod:`integrators.codegen.writer`, with one change on so(3).
-
-On so(3) (recognised from the structure constants, :func:`integrators.geometry.recognition.closed_form`) the
-truncated dexp^-1 series of an RKMK stage is summed with two brackets instead of q - 2: ad_x^3 =
--|x|^2 ad_x (x cross (x cross (x cross v)) = -|x|^2 x cross v), so with A = -ad_x,
-sum_{k<=q-2} B_k/k! A^k v = v + B_1 A v + (sum over even k >= 2 of B_k/k! (-|x|^2)^(k/2-1)) A^2 v
-(the same truncated series in exact arithmetic; B_k = 0 for odd k >= 3; Munthe-Kaas 1999 for the
-series, Hairer, Lubich and Wanner 2006, IV.7 for dexp^-1).
+the stages of :mod:`integrators.codegen.writer` (its one dexp^-1: on so(3) the truncated series is folded
+by the relation ad_x^3 = -|x|^2 ad_x into two brackets, :meth:`integrators.codegen.writer.Source._fold`),
+with branch-free exponentials for the lanes.
 
 For the lanes of :mod:`integrators.backends.batch_kernels` (code the compiler vectorizes: no call, no
 branch) Rodrigues' coefficients a = sin t / t and b = (1 - cos t)/t^2 (Murray, Li and Sastry 1994,
@@ -28,16 +23,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from liegroups.closed_forms import bernoulli_coefficients
-
-from ..geometry.spaces import ROUNDOFF_TERMS
 from . import writer as codegen
 from . import programs
-from .source_text import num
 
 
 class EnsembleSource(codegen.Source):
-    """codegen.Source with the so(3) closed sum of the truncated dexp^-1 series (module docstring)."""
+    """codegen.Source with the branch-free so(3) and se(3) exponentials of the lanes (module docstring)."""
 
     lanes = False
 
@@ -87,24 +78,6 @@ class EnsembleSource(codegen.Source):
             self.emit(f"{cc}, {bb}, {sg}, {co} = 0.25*({cc} + {sg}*{bb}), 0.5*{sg}*{sg}, {sg}*{co}, "
                       f"1.0 - {2.0 * s2!r}*{t2}*{sg}*{sg}")
         self.emit(f"{names[0]}, {names[1]}, {names[2]} = {sg}, {bb}, {cc}")
-
-    def dexpinv(self, theta, v, terms):
-        if int(terms) >= ROUNDOFF_TERMS:  # summed to round-off: writer's closed form (1 - A/2 + E A^2)
-            return super().dexpinv(theta, v, terms)
-        coeffs = list(bernoulli_coefficients(int(terms)))
-        if self.st.closed != "so3" or len(coeffs) <= 3:
-            return super().dexpinv(theta, v, terms)
-        q1 = self.neg_bracket(theta, v)
-        q2 = self.neg_bracket(theta, q1)
-        t2 = self.fresh("t2")
-        self.emit(f"{t2} = {theta[0]}*{theta[0]} + {theta[1]}*{theta[1]} + {theta[2]}*{theta[2]}")
-        # (-ad)^k v = (-|x|^2)^(k/2 - 1) (-ad)^2 v for even k >= 2 (B_k = 0 for odd k >= 3)
-        poly = "0.0"
-        for c in reversed([c for k, c in enumerate(coeffs) if k >= 2 and k % 2 == 0]):  # Horner in -|x|^2
-            poly = f"({num(c)} - {t2}*{poly})" if poly != "0.0" else num(c)
-        cf = self.fresh("cf")
-        self.emit(f"{cf} = {poly}")
-        return self.assign("k", [f"{v[i]} + {num(coeffs[1])}*{q1[i]} + {cf}*{q2[i]}" for i in range(3)])
 
 
 def _horner(u, dens):

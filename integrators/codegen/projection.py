@@ -36,7 +36,7 @@ import numpy as np
 from liegroups._lazy import lazy_module
 
 from ..reference import genhelpers
-from .source_text import lin
+from .source_text import Lines, lin
 
 #: at most this many simplified Newton iterations per projection
 MAX_ITER = 8
@@ -44,17 +44,6 @@ MAX_ITER = 8
 _CACHE = {}
 
 sp = lazy_module("sympy")  # only where an algebra's Casimirs are turned into data
-
-
-class _Lines:
-    """The minimal writer interface of :class:`integrators.codegen.writer.Source` (emit, indent) for the
-    projection's own functions."""
-
-    def __init__(self):
-        self.lines, self.indent = [], 1
-
-    def emit(self, line):
-        self.lines.append("    " * self.indent + line)
 
 
 def _monomial(exps, z):
@@ -95,7 +84,7 @@ class CasimirProjection:
         return out
 
     def write(self, src, z, targets):
-        """Emit into ``src`` (a :class:`integrators.codegen.writer.Source` or :class:`_Lines`) the
+        """Emit into ``src`` (a :class:`integrators.codegen.writer.Source` or :class:`integrators.codegen.source_text.Lines`) the
         projection of the point z (names) onto {C = targets} (names); return the names of the
         increment G^T lambda (module docstring) and of the projected point z + G^T lambda. The lines run on floats, numpy columns (every
         test is a max over the columns: ``bmax``) and under numba."""
@@ -164,7 +153,7 @@ class CasimirProjection:
         z = [f"z{j}" for j in range(self.n)]
         c = [f"c{k}" for k in range(self.p)]
         text = f"def values({', '.join(z)}):\n    return ({', '.join(self.value_exprs(z))},)\n\n"
-        w = _Lines()
+        w = Lines()
         inc, _ = self.write(w, z, c)
         return (text + f"def increment({', '.join(z + c)}):\n" + "\n".join(w.lines)
                 + f"\n    return ({', '.join(inc)},)\n")
@@ -175,8 +164,7 @@ class CasimirProjection:
         compiled path: straight-line code per row instead of one numpy call per term over all rows)."""
         z = [f"_z{j}" for j in range(self.n)]
         c = [f"_c{k}" for k in range(self.p)]
-        w = _Lines()
-        w.indent = 2
+        w = Lines(indent=2)
         for j in range(self.n):
             w.emit(f"{z[j]} = Z[_r, {j}]")
         for k in range(self.p):

@@ -1,5 +1,6 @@
-"""Numbers and linear combinations as Python source text, for the code writers of
-:mod:`integrators.codegen.writer` and :mod:`integrators.codegen.exp_writer`."""
+"""Source text: numbers, linear combinations and :class:`Lines`, the base of the one code writer
+(:class:`integrators.codegen.writer.Source` extends it; the Casimir projection's own functions and the
+ensemble modules of :mod:`integrators.codegen.ensemble_source` write through it directly)."""
 
 from __future__ import annotations
 
@@ -28,3 +29,33 @@ def lin(terms: Iterable[tuple[float, str]]) -> str:
         else:
             out += f" + {t}" if c > 0 else f" - {t}"
     return out or "0.0"
+
+
+class Lines:
+    """The lines of one generated function body: ``emit`` a line at the current ``indent`` (four spaces
+    a level, starting at ``indent``), ``fresh`` a new variable name, ``assign`` a vector of expressions
+    to fresh names (returned as a list)."""
+
+    def __init__(self, indent: int = 1):
+        self.lines: list[str] = []
+        self.count = 0
+        self.indent = indent
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    def fresh(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}_"
+
+    def assign(self, prefix: str, exprs: Iterable[str]) -> list[str]:
+        exprs = list(exprs)
+        base = self.fresh(prefix)
+        names = [f"{base}{i}" for i in range(len(exprs))]
+        for nm, e in zip(names, exprs):
+            self.emit(f"{nm} = {e}")
+        return names
+
+    def text(self) -> str:
+        """The lines joined, with a final newline."""
+        return "\n".join(self.lines) + "\n"

@@ -39,35 +39,20 @@ from .exp_writer import ExponentialWriter
 from ..geometry.recognition import ideal_split, killing_half
 from ..geometry.relations import _padd, _pmul, ad_relation
 from ..geometry.spaces import DEXPINV_KMAX, DEXPINV_TOL, DEXPINV_X2MAX, ROUNDOFF_TERMS, adnorm_form
-from .source_text import NAN, lin, num
+from .source_text import NAN, Lines, lin, num
 
 
-class Source(ExponentialWriter):
-    """Accumulates the lines of one generated function; vectors are lists of variable names."""
+class Source(Lines, ExponentialWriter):
+    """Accumulates the lines of one generated function (:class:`Lines`); vectors are lists of variable
+    names."""
 
     #: code for the lanes of batch_kernels (no call, no branch; :class:`integrators.codegen.batchgen.EnsembleSource`)
     lanes = False
 
     def __init__(self, st):
+        super().__init__()
         self.st = st
         self.n = st.n
-        self.lines = []
-        self.count = 0
-        self.indent = 1
-
-    def emit(self, line):
-        self.lines.append("    " * self.indent + line)
-
-    def fresh(self, prefix):
-        self.count += 1
-        return f"{prefix}{self.count}_"
-
-    def assign(self, prefix, exprs):
-        base = self.fresh(prefix)
-        names = [f"{base}{i}" for i in range(len(exprs))]
-        for nm, e in zip(names, exprs):
-            self.emit(f"{nm} = {e}")
-        return names
 
     # ---------------------------------------------------------------- algebra
     def combo(self, prefix, pairs, scale=None):

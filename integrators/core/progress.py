@@ -12,7 +12,7 @@ how long.
 
 The line shows the method, the number of trajectories and the elapsed time, redrawn every
 :data:`INTERVAL` seconds by a daemon thread, and on completion the number of steps taken. It does not
-show a fraction done: the generated kernels (:mod:`integrators.backends.fastpath`, :mod:`integrators.codegen.so3_fast`)
+show a fraction done: the generated kernels (:mod:`integrators.backends.fastpath`)
 run all steps in one call, so the driver does not see the time reached until the end. The thread only
 reads the clock, never the state, so a run gives bit-for-bit the same result with or without the line.
 """

@@ -122,3 +122,16 @@ def output_size(K, y0, what="the output"):
             f"than the limit of {MAX_OUTPUT_BYTES / 2**30:.3g} GiB; pass save_every >= {math.ceil(K / fit)} "
             f"(or fewer steps; a run takes at most {MAX_STEPS:.0e} steps)")
     return need
+
+
+def velocity_matrix(problem, z):
+    """A declared ``problem.velocity_matrix`` W must give the velocity: velocity(z) = W z at the initial
+    state z (..., n) to 1e-12 relative; IntegrationInputError naming the mismatch otherwise (the
+    generated code and McLachlan's splitting are written from W)."""
+    W = problem.velocity_matrix
+    w = np.asarray(problem.velocity(z), dtype=float)
+    Wz = np.asarray(z, dtype=float) @ W.T
+    err = float(np.max(np.abs(w - Wz)))
+    if not err <= 1e-12 * max(1.0, float(np.max(np.abs(Wz)))):
+        raise IntegrationInputError(f"velocity_matrix W does not match velocity(z): max |velocity(z) - W z| = "
+                                    f"{err:.3e} at the initial state (convention w_i = sum_j W[i, j] z_j)")

@@ -18,7 +18,7 @@ from ..core.grid import DEFAULT_STEPS, output_grid, step_grid  # noqa: F401 (DEF
 from . import batch
 from ..backends import fastpath, numba_kernels
 from .adaptive import solve_adaptive
-from ..methods import LINEAR, RungeKutta, get_method, method_table, preserved
+from ..methods import LINEAR, CommutatorFree, RungeKutta, Splitting, get_method, method_table, preserved
 from ..core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
 from ..core.progress import RunProgress
 from ..core.result import IntegrationResult, finish
@@ -27,7 +27,6 @@ from . import guard
 from . import freeze
 from ..core import lost
 from ..core import validation
-from ..codegen import so3_fast
 from ..reference.stepping import make_stepper
 
 _KINDS = ("ode", "coadjoint", "reconstruction")
@@ -142,7 +141,7 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         in the direction of integration; not together with h, steps or save_every). The fixed-step
         methods take h / steps / save_every instead and raise IntegrationInputError for t_eval.
     backend : "auto" (default), "numpy" or "numba": how the generated code of
-        :mod:`integrators.codegen.writer` runs (fixed-step RKMK / RK and the adaptive pairs on coadjoint
+        :mod:`integrators.codegen.writer` runs (fixed-step RKMK / RK, commutator-free and splitting, and the adaptive pairs on coadjoint
         problems whose velocity is affine). "numba" needs the extra ``liedyn[fast]`` (MethodError
         naming the backends that apply without it); "auto" takes numba when installed and the run
         has at least :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` step-trajectories (compiling costs
@@ -177,8 +176,8 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         :mod:`integrators.core.progress`. It never changes the result.
     fast : use generated code where it applies (default True): the straight-line loops written from the
         method's tableau for coadjoint problems whose structure is recognised (:mod:`integrators.codegen`,
-        run as numpy or numba by ``backend``) and the so(3) steppers (:mod:`integrators.codegen.so3_fast`).
-        False forces the generic numpy path (the reference; both agree to round-off).
+        run as numpy or numba by ``backend``: the Runge-Kutta tableaux in rk and rkmk form, the
+        commutator-free methods and McLachlan's splitting). False forces the generic numpy path (the reference; both agree to round-off).
 
     Returns
     -------
@@ -268,22 +267,6 @@ def _projector(problem, method, y0):
     return lambda z: z - (z @ C.T - target) @ G
 
 
-def _fast(problem, method, y0, t0, h, n, save_every):
-    so3_fast.check_velocity_matrix(problem, y0)
-    K = n // save_every + 1 + (1 if n % save_every else 0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        ts, ys = so3_fast.run(method, problem, y0, t0, h, n, save_every, K)
-    ok = np.isfinite(ys).reshape(K, -1).all(axis=1)
-    res = IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h,
-                            nfev=n * make_stepper(method, problem).fevals)
-    if not ok.all():
-        bad = int(np.argmin(ok))
-        res.t, res.y, res.status = ts[:bad], ys[:bad], -1
-        res.message = (f"the solution overflowed or became NaN before t = {ts[bad]:.6g}; the last finite "
-                       f"saved state is kept; reduce h")
-    return res
-
-
 class _Projected:
     """A stepper followed by the projection (so event location uses the same map)."""
 
@@ -294,22 +277,53 @@ class _Projected:
         return self.project(self.inner.step(t, y, h))
 
 
+def _scheme(method):
+    """(what the generated programs are written from, lie, terms) for ``method``, or None when the
+    generator has no program for it: the tableau of a Runge-Kutta method in rk or rkmk form, or a
+    commutator-free method or splitting itself (:mod:`integrators.codegen.programs`)."""
+    if isinstance(method, RungeKutta):
+        return None if method.project else (method.tableau, method.lie, method.terms)
+    if isinstance(method, (CommutatorFree, Splitting)):
+        return method, True, 1
+    return None
+
+
+def _plan(problem, method, y0):
+    """The generated code's plan for a fixed-step ``method`` on ``problem`` (None when none applies);
+    the declared velocity_matrix of an unforced problem on so(3) is checked against its velocity first
+    (the splitting and Moser-Veselov steppers are written from it, the generated code from the velocity:
+    they must be the same problem)."""
+    scheme = _scheme(method)
+    if scheme is None or problem.kind != "coadjoint":
+        return None
+    if (getattr(problem, "velocity_matrix", None) is not None and problem.forcing is None
+            and problem.algebra.closed_form == "so3"):
+        validation.velocity_matrix(problem, y0)
+    return fastpath.plan(problem, scheme[0], scheme[1], scheme[2], y0)
+
+
 def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
     """The fixed-step run by generated code (:mod:`integrators.backends.fastpath`), or None when it does not
-    apply (the so(3) generator :mod:`integrators.codegen.so3_fast` keeps the numpy backend on so(3))."""
-    if not isinstance(method, RungeKutta) or method.project or problem.kind != "coadjoint":
-        return None
-    lie = method.lie
-    be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
-    if be == "numpy" and so3_fast.applies(method, problem):
-        return None
-    pl = fastpath.plan(problem, method.tableau, lie, method.terms, y0)
+    apply."""
+    pl = _plan(problem, method, y0)
     if pl is None:
         return None
+    be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
     res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be)
     res.nfev = res.nsteps * fevals
     res.backend = be
     return res
+
+
+class _GeneratedStep:
+    """Stepper interface (step(t, y, h) -> y1) over the generated one-step function of a plan (numpy
+    backend), for the events of a fixed-step method."""
+
+    def __init__(self, pl, fevals):
+        self._step, self.fevals = fastpath.step_function(pl, "numpy"), fevals
+
+    def step(self, t, y, h):
+        return self._step(t, y, h)
 
 
 def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=True, backend="auto"):
@@ -328,18 +342,18 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
     if backend == "numba":
         if getattr(stepper, "compiled_reason", None):
             why = stepper.compiled_reason if events is None else "the events are located in the numpy loop"
-        elif not isinstance(method, RungeKutta):
-            why = f"{method.name} has no generated code (the Runge-Kutta tableaux in rk and rkmk form have)"
+        elif _scheme(method) is None and not isinstance(method, RungeKutta):
+            why = (f"{method.name} has no generated code (the Runge-Kutta tableaux in rk and rkmk form, the "
+                   f"commutator-free methods and the splittings have)")
         elif events is not None:
             why = "the events of a fixed-step method are located in the numpy loop"
         else:
             why = fastpath.no_plan_reason(problem, method.lie, None)
         fastpath.require_compiled(backend, why)
-    if fast and so3_fast.applies(method, problem):
-        if events is None:
-            return _fast(problem, method, y0, t0, h, n, save_every)
-        so3_fast.check_velocity_matrix(problem, y0)
-        stepper = so3_fast.FastStepper(method, problem, stepper.fevals)
+    if fast and events is not None:   # the events are located with the generated one-step map
+        pl = _plan(problem, method, y0)
+        if pl is not None:
+            stepper = _GeneratedStep(pl, stepper.fevals)
     project = _projector(problem, method, y0)
     if project is not None:
         stepper = _Projected(stepper, project)

@@ -13,6 +13,8 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
 * rinv(d, m) = 1/d, or 0 when d <= 1e-12 m, d <= 1e-290 (1/d would overflow) or d is not finite (a
   pivot of the Casimir projection, :mod:`integrators.codegen.projection`: a dependent direction, or a state
   so small that its gradients underflow, is left unprojected, not divided by);
+* sin: math.sin on Python floats, but NaN for an infinite angle (an overflowed state) as numpy gives,
+  not a ValueError (McLachlan's splitting, :func:`integrators.codegen.programs._splitting`);
 * fin, mx, bmax, grow: finiteness test, max of two values, max over an ensemble (NaN -> inf),
   doubling of the output arrays;
 * sfac(err, expo): the controller's step factor for an error norm err (min(10, 0.9 err^expo) when
@@ -178,6 +180,10 @@ def _rinv_array(d, m):
     return np.where(ok, 1.0 / np.where(ok, d, 1.0), 0.0)
 
 
+def _sin_float(x):
+    return math.sin(x) if -math.inf < x < math.inf else math.nan
+
+
 def _fin_float(x):
     return x - x == 0.0
 
@@ -271,7 +277,7 @@ def _grow3(ts, ys):
 #: per mode: the names the generated code calls
 SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
           "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq,
-          "sfac": _sfac_float, "tbound": _tbound_float}
+          "sfac": _sfac_float, "tbound": _tbound_float, "sin": _sin_float}
 ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
-         "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array}
+         "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array, "sin": np.sin}

@@ -1,4 +1,4 @@
-"""The integrate() interface: result shapes, batching, error paths, the so(3) fast path."""
+"""The integrate() interface: result shapes, batching, error paths, the generated fixed-step path."""
 
 import numpy as np
 import pytest
@@ -120,11 +120,11 @@ def test_plain_ode_orders():
 
 
 def test_chunked_ensemble_equals_unchunked(monkeypatch):
-    from integrators.codegen import so3_fast
+    from integrators.backends import fastpath
 
     z0 = start(3, 6, batch=(5, 2))
     whole = integrate(BODY, z0, (0.0, 1.0), method="rkmk4", steps=10, save_every=5)
-    monkeypatch.setattr(so3_fast, "CHUNK", 3)  # chunk boundaries inside the flattened batch
+    monkeypatch.setattr(fastpath, "CHUNK", 3)  # chunk boundaries inside the flattened batch
     chunked = integrate(BODY, z0, (0.0, 1.0), method="rkmk4", steps=10, save_every=5)
     np.testing.assert_array_equal(whole.y, chunked.y)
     np.testing.assert_allclose(whole.t, [0.0, 0.5, 1.0])

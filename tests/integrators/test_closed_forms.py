@@ -1,5 +1,5 @@
 """The integrators use liegroups' so(3) coefficients and closed forms: an algebra with the so(3)
-structure constants built from matrices gets the fast paths and the same numbers as named.so3(), and the
+structure constants built from matrices gets the generated so(3) code and the same numbers as named.so3(), and the
 closed-form actions are exact to round-off at small and large angles (reference: mpmath expm at 50
 digits)."""
 
@@ -7,10 +7,11 @@ import mpmath
 import numpy as np
 import pytest
 
-from integrators import METHODS, CoadjointProblem, integrate
+from integrators import CoadjointProblem, integrate
 
-from integrators.codegen import so3_fast
+from integrators.geometry import recognition
 from integrators.methods import get_method
+from integrators.reference import genhelpers
 from integrators.core.problems import ReconstructionProblem
 from integrators.geometry.spaces import AffineCoadjointSpace, GroupSpace, se3_coadjoint_exp
 from liegroups import SE3, LieAlgebra, named
@@ -39,20 +40,27 @@ def _body(algebra):
 def test_so3_from_matrices_takes_the_so3_paths(method):
     built = LieAlgebra.from_matrices([_hat(e) for e in np.eye(3)], name="rotations from matrices")
     P, Q = _body(built), _body(named.so3())
-    m = get_method(method, P)  # the so(3)-only methods apply too
-    assert so3_fast.applies(m, P) == so3_fast.applies(m, Q)
+    get_method(method, P)  # the so(3)-only methods apply too
     z0 = np.array([0.3, -0.2, 0.9])
+    # both are recognised as so(3) (the generated code writes Rodrigues' formula and the splitting for them)
+    assert recognition.recognise(P, z0).closed == recognition.recognise(Q, z0).closed == "so3"
     a = integrate(P, z0, (0.0, 3.0), method=method, steps=30)
     b = integrate(Q, z0, (0.0, 3.0), method=method, steps=30)
     np.testing.assert_array_equal(a.y, b.y)
 
 
-def test_the_fast_path_uses_liegroups_coefficients():
+@pytest.mark.parametrize("t", ANGLES + [20.0])
+def test_generated_rodrigues_coefficients_are_exact(t):
+    # a = sin t / t, b = (1 - cos t)/t^2 of the generated so(3) exponential (co2 on floats and on numpy
+    # columns) against mpmath at 50 digits and against liegroups' own so3_coefficients
     import liegroups
 
-    P = _body(named.so3())
-    f = so3_fast.step_function(METHODS["rkmk4"], P, scalar=True)
-    assert f.__globals__["co"] is liegroups.so3_coefficients
+    mpmath.mp.dps = 50
+    tt = mpmath.mpf(t)
+    ref = np.array([float(mpmath.sin(tt) / tt), float((1 - mpmath.cos(tt)) / tt ** 2)])
+    for got in (genhelpers.SCALAR["co2"](t * t), [float(v[0]) for v in genhelpers.ARRAY["co2"](np.array([t * t]))],
+                [float(v) for v in liegroups.so3_coefficients(t * t)]):
+        np.testing.assert_allclose(got, ref, rtol=4e-16, atol=0)
 
 
 @pytest.mark.parametrize("t", ANGLES)

@@ -1,6 +1,6 @@
 """dexp^-1 of the RKMK methods: the numpy reference (integrators.geometry.spaces.dexpinv_series) and every
 generated form of it (codegen.writer.Source.dexpinv: closed forms, the folded loop, the bracket loop;
-batchgen's lanes; so3_fast) against independent values.
+batchgen's lanes) against independent values.
 
 Expected values: dexp_theta = phi_1(A) = (e^A - 1)/A, A = -ad_theta (the bracket -[x, y] of the
 coadjoint space), read off scipy.linalg.expm of the block matrix [[A, I], [0, 0]] (its upper right
@@ -19,7 +19,7 @@ from scipy.integrate import solve_ivp
 
 from integrators import CoadjointProblem, METHODS, integrate
 from integrators.backends import loader
-from integrators.codegen import batchgen, so3_fast
+from integrators.codegen import batchgen
 from integrators.codegen import writer as codegen
 from integrators.geometry import recognition
 from integrators.geometry import spaces
@@ -224,19 +224,18 @@ def test_closed_coefficient_against_mpmath():
 
 
 @pytest.mark.parametrize("terms", [2, 3, 5, 7, 9, ROUNDOFF_TERMS])
-def test_so3_fast_dexpinv_follows_terms(terms):
-    # so3_fast wrote at most the ad^2 term whatever terms said
-    g = so3_fast._Gen(np.eye(3))
-    so3_fast._dexpinv(g, terms, "K")
-    text = "def f(th0, th1, th2, x0, x1, x2):\n" + "\n".join(g.lines) + "\n    return K0, K1, K2\n"
-    env = {"dq": so3_fast._dq_float}
-    exec(text, env)
+@pytest.mark.parametrize("cls", [codegen.Source, batchgen.EnsembleSource], ids=["Source", "EnsembleSource"])
+def test_so3_dexpinv_follows_terms(terms, cls):
+    # the one dexp^-1 writer on so(3) (the fixed-step steps of every so(3) run and the ensembles' stages):
+    # the truncated series has exactly ``terms`` terms (the old so(3) generator wrote at most the ad^2 term
+    # whatever terms said), against the numpy series with the cross product written here
+    f, _ = _compiled(named.so3(), terms, cls=cls)
     rng = np.random.default_rng(terms)
     for x2 in (1e-4, 0.05, 0.3):
         th = _scaled(named.so3(), rng, x2)
         v = rng.standard_normal(3)
         ref = dexpinv_series(lambda a, b: -np.cross(a, b), th, v, terms)
-        assert np.max(np.abs(np.array(env["f"](*map(float, th), *map(float, v))) - ref)) <= 1e-15 * np.max(np.abs(ref)) * 4
+        assert np.max(np.abs(np.array(f(*map(float, th), *map(float, v))) - ref)) <= 1e-15 * np.max(np.abs(ref)) * 4
 
 
 def test_registry_terms():
