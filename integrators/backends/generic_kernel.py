@@ -5,7 +5,7 @@ callable for every algebra, with a plan's structure, tableau and projection pass
 :mod:`integrators.backends.numba_kernels`, ``$LIEDYN_CACHE_DIR`` or ``~/.cache/liedyn``, named by the hash of
 the text and of the helpers it calls), so it compiles once per machine and numba version whatever
 the algebra; ``mode="python"`` runs the same text on Python floats (slow; for the tests without numba).
-:func:`function` gives a plan's adaptive loop with the call signature of the generated one
+:func:`function` gives the adaptive loop of a structure and method with the call signature of the generated one
 (``run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z..., e..., cz...)``,
 :func:`integrators.codegen.programs.adaptive_source`), so the engine drives either the same way.
 :func:`data` builds the arrays: C as index triples sorted by (j, i, k) (the order in which the generated
@@ -82,15 +82,15 @@ def on_disk():
     return m is not None and m.exists()
 
 
-def data(pl):
-    """The arrays of the generic kernel for a plan (:class:`integrators.backends.fastpath.Plan`), cached per
-    structure, tableau, form and projection."""
-    key = (pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key)
+def data(st, tab, lie, terms, proj=None):
+    """The arrays of the generic kernel for a recognised structure, a tableau, its form and the Casimir
+    projection of a projected pair (or None), cached."""
+    key = (st.key, tab.name, lie, terms, None if proj is None else proj.key)
     out = _DATA.get(key)
     if out is None:
         if len(_DATA) >= 256:
             _DATA.clear()
-        out = _DATA[key] = _build(pl.st, pl.tab, pl.lie, pl.terms, pl.proj)
+        out = _DATA[key] = _build(st, tab, lie, terms, proj)
     return out
 
 
@@ -124,15 +124,15 @@ def _build(st, tab, lie, terms, proj):
             A, b, E, bool(tab.fsal), int(tab.err_order), pk, pc, pe)
 
 
-def function(pl, mode="numba"):
-    """The plan's adaptive loop by the generic kernel, with the signature and results of the generated
+def function(st, tab, lie, terms, proj=None, mode="numba"):
+    """The adaptive loop of a structure and method by the generic kernel, with the signature and results of the generated
     ``run`` (:func:`integrators.codegen.programs.adaptive_source`, one trajectory): the state and its
     compensation as floats in and out, the arguments coerced to the kernel's one signature (so a call
     never compiles again)."""
     kern = kernel(mode)
-    arrays = data(pl)
-    n = pl.st.n
-    p = 0 if pl.proj is None else pl.proj.p
+    arrays = data(st, tab, lie, terms, proj)
+    n = st.n
+    p = 0 if proj is None else proj.p
 
     def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, *zec):
         z = np.array(zec[:n], dtype=float)
