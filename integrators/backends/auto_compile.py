@@ -45,7 +45,7 @@ MAX_PENDING = 4
 
 #: a run of one trajectory takes the generic kernel from this work estimate when it is loaded (the numpy
 #: loop costs 20 us - 40 ms a step, the generic kernel about 1-10 us)
-GENERIC_WORK = 1000
+GENERIC_WORK = 200
 #: ... and loads it from the disk cache from this work estimate (see worth_loading)
 GENERIC_LOAD_WORK = 10_000
 #: a run by the generic kernel from this work estimate queues the specialised loop's compile
@@ -172,7 +172,8 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step):
 
     * the engine would compile ("numba"): the specialised loop when compiled, else the generic kernel
       (one trajectory, no events) when ready, else numpy, the missing loops compiled in the background;
-    * a smaller run of one trajectory without events: the generic kernel when it is loaded in this
+    * a smaller run of one trajectory without events: the specialised loop when it is compiled in this
+      process (a background job's, picked up here), else the generic kernel when it is loaded in this
       process and work >= GENERIC_WORK (any work for an RKMK pair without a closed-form exponential), or
       when its disk cache is there and the run pays for loading it (:func:`worth_loading`); the
       specialised loop is queued when work >= SPECIALISE_WORK;
@@ -189,6 +190,8 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step):
         generic = single and generic_ready()
         _schedule(pl, kinds, t1, rtol, atol, max_step)
         return "generic" if generic else "numpy"
+    if single and compiled(pl, "adaptive"):      # compiled by a background job or an earlier call
+        return "numba"
     if not single or (work < GENERIC_WORK and not _slow_numpy(pl)):
         return mode
     if generic_kernel.compiled() or (worth_loading(pl, work) and generic_ready()):

@@ -94,22 +94,22 @@ def data(st, tab, lie, terms, proj=None):
     return out
 
 
+def _arr(a, dtype=float):
+    """A writable C-ordered copy: numba types a read-only or Fortran-ordered array apart (another compile)."""
+    return np.array(a, dtype=dtype, order="C")
+
+
 def _build(st, tab, lie, terms, proj):
     n = st.n
     C = np.asarray(st.C, dtype=float)
     jj, ii, kk = np.nonzero(C.transpose(1, 0, 2))            # sorted by (j, i, k)
-    ci, cj, ck = (np.ascontiguousarray(a, dtype=np.int64) for a in (ii, jj, kk))
-    cv = np.ascontiguousarray(C[ii, jj, kk])
-    W = np.array(st.W, dtype=float)     # copies: numba types a read-only array apart (another compile)
-    c = np.array(st.c, dtype=float)
+    ci, cj, ck = (_arr(a, np.int64) for a in (ii, jj, kk))
+    cv = _arr(C[ii, jj, kk])
     hasP = st.P is not None
-    P = np.array(st.P if hasP else np.zeros((n, n)), dtype=float)
-    G2 = np.ascontiguousarray(adnorm_form(C) / (2.0 * np.pi) ** 2)
-    norms = np.array(st.norms, dtype=float)
-    bern = np.array(bernoulli_coefficients(DEXPINV_KMAX + 1), dtype=float)
+    P = _arr(st.P if hasP else np.zeros((n, n)))
+    G2 = _arr(adnorm_form(C) / (2.0 * np.pi) ** 2)
+    bern = _arr(bernoulli_coefficients(DEXPINV_KMAX + 1))
     s = len(tab.b)
-    A = np.array(tab.A, dtype=float)
-    b = np.array(tab.b, dtype=float)
     E = np.zeros((len(tab.E), s + 1))
     for r, row in enumerate(tab.E):
         E[r, :len(row)] = row
@@ -117,11 +117,11 @@ def _build(st, tab, lie, terms, proj):
         pk, pc, pe = np.zeros(0, np.int64), np.zeros(0), np.zeros((0, n), np.int64)
     else:
         terms_ = [(k, cf, ex) for k, poly in enumerate(proj.polys) for cf, ex in poly]
-        pk = np.array([t[0] for t in terms_], dtype=np.int64)
-        pc = np.array([t[1] for t in terms_], dtype=float)
-        pe = np.array([t[2] for t in terms_], dtype=np.int64).reshape(len(terms_), n)
-    return (bool(lie), int(terms), ci, cj, ck, cv, W, c, P, hasP, G2, norms, bern,
-            A, b, E, bool(tab.fsal), int(tab.err_order), pk, pc, pe)
+        pk = _arr([t[0] for t in terms_], np.int64)
+        pc = _arr([t[1] for t in terms_])
+        pe = _arr(np.array([t[2] for t in terms_], dtype=np.int64).reshape(len(terms_), n), np.int64)
+    return (bool(lie), int(terms), ci, cj, ck, cv, _arr(st.W), _arr(st.c), P, hasP, G2, _arr(st.norms), bern,
+            _arr(tab.A), _arr(tab.b), _arr(E), bool(tab.fsal), int(tab.err_order), pk, pc, pe)
 
 
 def function(st, tab, lie, terms, proj=None, mode="numba"):
@@ -139,8 +139,7 @@ def function(st, tab, lie, terms, proj=None, mode="numba"):
         e = np.array(zec[n:2 * n], dtype=float)
         cz = np.array(zec[2 * n:2 * n + p], dtype=float)
         out = kern(float(t0), float(t1), float(h), float(rtol), float(atol), float(max_step), int(save_every),
-                   int(max_steps), int(since), np.ascontiguousarray(ts, dtype=float),
-                   np.ascontiguousarray(ys, dtype=float), z, e, cz, *arrays)
+                   int(max_steps), int(since), _arr(ts), _arr(ys), z, e, cz, *arrays)
         return tuple(out) + tuple(z.tolist()) + tuple(e.tolist())
 
     return run
