@@ -18,7 +18,7 @@ It computes what the generated loop computes (and so what the numpy reference do
   it (the K of ``dexpinv_order`` from x^2 = ||ad_theta||_F^2 / (2 pi)^2, NaN beyond DEXPINV_X2MAX) or
   truncated after ``terms`` terms; exp(ad x)^T z by the scaled Taylor series of the action with the
   generated code's plan (``tplan``: s substeps with ||ad(x)^T / s||_1 <= 1/2, terms until the tail is
-  below 2^-54; Al-Mohy and Higham 2011) -- no closed forms (Rodrigues and its kin agree with it to
+  below 2^-54, from ||ad(x)^T||_1 itself; Al-Mohy and Higham 2011) -- no closed forms (Rodrigues and its kin agree with it to
   round-off), the increment exp(ad x)^T z - z accumulated without cancellation;
 * the error norm of scipy's RK45 / DOP853 (Hairer, Norsett and Wanner I, II.4), for RKMK mapped to the
   state by ad*_{err} z; the controller of :mod:`integrators.core.controller` (its constants are written
@@ -109,19 +109,25 @@ def gk_matvec(M, v, out):
 
 def gk_act(ci, cj, ck, cv, norms, x, z, delta, out, M, xs, cur, u, acc, tmp):
     """exp(ad x)^T z (delta False) or exp(ad x)^T z - z (delta True): s substeps of the Taylor series
-    of exp(A / s) z, A = ad(x)^T, m terms (tplan of the bound sum_i |x_i| norms_i >= ||A||_1), the
+    of exp(A / s) z, A = ad(x)^T, m terms (tplan of ||A||_1 itself, where the generated code takes the
+    bound sum_i |x_i| norms_i >= ||A||_1: fewer substeps, the same truncation below 2^-54), the
     increment summed from the terms k >= 1; NaN beyond the plan's range (an overflow, not a step)."""
     n = z.shape[0]
+    gk_adt(ci, cj, ck, cv, x, M)
     bound = 0.0
-    for i in range(n):
-        bound += norms[i]*abs(x[i])
+    for k in range(n):          # ||A||_1, the largest column sum (at most sum_i |x_i| norms_i)
+        col = 0.0
+        for j in range(n):
+            col += abs(M[j, k])
+        if col > bound or col != col:   # NaN sticks: tplan then gives NaN
+            bound = col
     s, m, bad = tplan(bound)
     inv = 1.0/s
-    for i in range(n):
-        xs[i] = inv*x[i]
-        cur[i] = z[i]
-        out[i] = 0.0
-    gk_adt(ci, cj, ck, cv, xs, M)
+    for j in range(n):
+        cur[j] = z[j]
+        out[j] = 0.0
+        for k in range(n):
+            M[j, k] = inv*M[j, k]
     for _ in range(s):
         for i in range(n):
             u[i] = cur[i]
