@@ -40,7 +40,8 @@ from _results import markdown_table, update_section  # noqa: E402
 T1 = 10.0
 RTOL, ATOL = 1e-10, 1e-12
 
-#: (label, algebra builder, kind, method): the drawn systems' algebras of benchmarks/drawn_systems.py
+#: (label, algebra builder, kind, method[, t1]): the drawn systems' algebras of benchmarks/drawn_systems.py;
+#: the last row is a long run (40,000 steps), which "auto" used to continue compiled after 20,000 Python steps
 SYSTEMS = [
     ("so(5)", "so5", "free", "rkmk853"),
     ("so(5)", "so5", "free", "rk853_projected"),
@@ -49,7 +50,7 @@ SYSTEMS = [
     ("sl(3)", "sl3", "free", "rk853_projected"),
     ("R x_D R^8 random basis", "solv9", "free", "rkmk853"),
     ("so(4)", "so4", "servo1", "rk853"),
-    ("so(4)", "so4", "servo2", "rk853_projected"),
+    ("so(5), long run", "so5", "free", "rk853_projected", 20000.0),
 ]
 
 
@@ -73,7 +74,7 @@ def algebra(key):
 
 
 def system(key, kind, seed=7):
-    """(problem, z0, hand-written rhs) of the free, servo1 or servo2 system on the algebra ``key``
+    """(problem, z0, hand-written rhs) of the free or servo1 system on the algebra ``key``
     (benchmarks/drawn_systems.build_system, r0 = 1)."""
     from drawn_systems import build_system, hand_rhs
     alg = algebra(key)
@@ -103,9 +104,11 @@ print("COLD" + json.dumps(dict(imp=t1 - t0, sys=t2 - t1, first=t3 - t2, second=t
 """
 
 
-def cold_call(key, kind, method, backend, cache, timeout):
+def cold_call(key, kind, method, backend, cache, timeout, t1=T1, policy=None):
     env = dict(os.environ, LIEDYN_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
-    code = COLD_CODE.format(root=str(ROOT), key=key, kind=kind, method=method, rtol=RTOL, atol=ATOL, t1v=T1,
+    if policy:
+        env["LIEDYN_AUTO_COMPILE"] = policy
+    code = COLD_CODE.format(root=str(ROOT), key=key, kind=kind, method=method, rtol=RTOL, atol=ATOL, t1v=t1,
                             backend=backend)
     try:
         p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
@@ -115,10 +118,10 @@ def cold_call(key, kind, method, backend, cache, timeout):
     return json.loads(line[0][4:]) if line else {"error": p.stderr.strip().splitlines()[-1][:120]}
 
 
-def dop853(f, z0):
+def dop853(f, z0, t1=T1):
     from scipy.integrate import solve_ivp
     t = time.perf_counter()
-    s = solve_ivp(f, (0.0, T1), z0, method="DOP853", rtol=RTOL, atol=ATOL)
+    s = solve_ivp(f, (0.0, t1), z0, method="DOP853", rtol=RTOL, atol=ATOL)
     return time.perf_counter() - t, s.y[:, -1]
 
 
@@ -137,26 +140,32 @@ def cold(systems, args):
     try:
         compile_s = warm_generic(base)
         load_s = warm_generic(base)
-        for label, key, kind, method in systems:
+        for label, key, kind, method, *rest in systems:
+            t1 = rest[0] if rest else T1
             out = {}
-            for backend in ("auto", "numpy") + (("numba",) if args.numba_cold else ()):
+            runs = [("auto", None), ("numpy", None)] + ([("numba", None)] if args.numba_cold else [])
+            if rest:     # the long run: also "auto" as it was (compile in the call at the switch)
+                runs.append(("auto", "wait"))
+            for backend, policy in runs:
                 cache = tempfile.mkdtemp(prefix="liedyn-cold-")
                 for name in os.listdir(base):       # only the generic kernel: every structure is new here
                     src = os.path.join(base, name)
                     (shutil.copytree if os.path.isdir(src) else shutil.copy2)(src, os.path.join(cache, name))
-                out[backend] = cold_call(key, kind, method, backend, cache, args.timeout)
+                out[backend if policy is None else "wait"] = cold_call(key, kind, method, backend, cache,
+                                                                       args.timeout, t1, policy)
                 shutil.rmtree(cache, ignore_errors=True)
             P, z0, f = system(key, kind)
-            td, zd = dop853(f, z0)
+            td, zd = dop853(f, z0, t1)
             a, nmp = out["auto"], out["numpy"]
             diff = np.max(np.abs(np.array(a["z"]) - zd)) if "z" in a else float("nan")
 
             def s(d, k, fmt="{:.3f}"):
                 return fmt.format(d[k]) if k in d else d.get("error", "-")
 
-            nb = out.get("numba", {})
-            rows.append([label, kind, method, s(a, "imp", "{:.2f}"), s(a, "sys", "{:.2f}"), s(a, "first"),
-                         a.get("backend", "-"), s(a, "second"), s(nmp, "first"), s(nb, "first", "{:.1f}") if nb else "-",
+            nb, old = out.get("numba", {}), out.get("wait", {})
+            rows.append([label, kind, method, f"{t1:g}", s(a, "imp", "{:.2f}"), s(a, "sys", "{:.2f}"),
+                         s(a, "first"), a.get("backend", "-"), s(a, "second"), s(nmp, "first"),
+                         s(old, "first", "{:.1f}") if old else "-", s(nb, "first", "{:.1f}") if nb else "-",
                          f"{td:.3f}", f"{diff:.0e}"])
             print(" | ".join(rows[-1]), flush=True)
     finally:
@@ -174,7 +183,9 @@ def steady(systems, reps, all_numba=False):
     from integrators.backends import auto_compile
     hidden = auto_compile.compiled
     rows = []
-    for label, key, kind, method in systems:
+    for label, key, kind, method, *rest in systems:
+        if rest:
+            continue         # the long run is in the first table only
         P, z0, f = system(key, kind)
         kw = dict(method=method, rtol=RTOL, atol=ATOL)
         use_numba = all_numba or key not in SLOW_NUMBA
@@ -221,7 +232,7 @@ def main():
     ap.add_argument("--skip-steady", action="store_true")
     ap.add_argument("--all-numba", action="store_true", help="compile the specialised loop of every system")
     args = ap.parse_args()
-    systems = SYSTEMS[:2] if args.quick else SYSTEMS
+    systems = SYSTEMS[:2] + SYSTEMS[-1:] if args.quick else SYSTEMS
     load = os.getloadavg()
     crows, compile_s, load_s = cold(systems, args)
     srows = [] if args.skip_steady else steady(systems, args.reps, args.all_numba)
@@ -236,21 +247,24 @@ def main():
           "only). `auto first`: the first `integrate` with backend='auto' (the default), `ran`: its "
           "result.backend; `numpy first`: the same first call with backend='numpy' in a fresh process (what "
           "'auto' ran before on these run sizes); `numba first`: backend='numba' cold (compiles the "
-          "specialised loop; `-` when not measured, see RESULTS 'Drawn systems': 13-190 s); DOP853: "
+          "specialised loop; `-` when not measured, see RESULTS 'Drawn systems': 13-190 s); `auto before`: "
+          "the long run under LIEDYN_AUTO_COMPILE=wait, the former 'auto' (numpy for 20,000 steps, then it "
+          "compiles the specialised loop in the call); DOP853: "
           "solve_ivp with a hand-written numpy rhs; `|auto - DOP853|`: end states.",
           "",
-          markdown_table(["system", "kind", "method", "import [s]", "system [s]", "auto first [s]", "ran",
-                          "auto second [s]", "numpy first [s]", "numba first [s]", "DOP853 [s]", "|auto - DOP853|"],
+          markdown_table(["system", "kind", "method", "t1", "import [s]", "system [s]", "auto first [s]", "ran",
+                          "auto second [s]", "numpy first [s]", "auto before [s]", "numba first [s]", "DOP853 [s]",
+                          "|auto - DOP853|"],
                          crows)]
     if srows:
         md += ["", "**Steady state** (caches warm, median of interleaved repetitions): `generic`: integrate under "
                "'auto' while the specialised loop is not compiled (what a new algebra runs); `numba`: "
-               "backend='numba' (the specialised loop, compiled for this structure in `compile [s]`); `numpy`: "
+               "backend='numba' (the specialised loop; `first numba [s]`: its first call, a compile or a load from the disk cache); `numpy`: "
                "backend='numpy'; `|generic - numba|`: end states.",
                "",
                markdown_table(["system", "kind", "method", "generic ran", "steps", "generic [ms]", "numba [ms]",
                                "numpy [ms]", "DOP853 [ms]", "generic / DOP853", "numba / DOP853",
-                               "generic / numba", "compile [s]", "|generic - numba|"], srows)]
+                               "generic / numba", "first numba [s]", "|generic - numba|"], srows)]
     update_section("cold_start", "## Cold start and the generic kernel (issue 24)\n\n" + "\n".join(md),
                    "PYTHONPATH=. python benchmarks/cold_start.py" + (" --quick" if args.quick else "")
                    + (" --numba-cold" if args.numba_cold else ""))
