@@ -20,6 +20,12 @@ Python run) picks them up. Nothing here makes a call wait on a compiler: the gen
 the caller's thread only when no background compile holds numba's compiler lock. A process that ends
 first loses the background work (numba's disk cache keeps what was finished).
 
+Measured (benchmarks/cold_start.py, RESULTS "Cold start and the generic kernel"): the generic kernel
+compiles in 26-40 s once per machine and loads in 1-2 s (numba's import included); on a structure never
+compiled, the first "auto" call of rkmk853 on so(5) takes 1.1 s (numpy's first call 2.5 s: code
+generation), a 40,000-step rk853_projected run on so(5) 2.4 s where "auto" used to take 34 s; the
+generic kernel runs 1.6-3.2x the specialised loop's time, 0.09-0.6x solve_ivp DOP853's.
+
 ``LIEDYN_AUTO_COMPILE``: "background" (default, the above) or "wait" (compile the specialised loop in
 the call, as backend="numba" does); any other value raises MethodError at the first "auto" decision.
 """
