@@ -302,7 +302,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         res.backend = "numpy (generic reference)"
     if t_eval is not None:  # integrators.reference.dense_output: the continuous extension at t_eval
         te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
-        if proj is not None and mode == "numba":   # the projection of the output points, compiled too
+        if proj is not None and mode == "numba" and backend == "numba":   # the output points projected compiled too (not under auto: that compile would wait)
             ref.proj_increment = projection_rows.compiled_projection(proj)
         last = res.y[-1]
         with np.errstate(all="ignore"):   # a lost trajectory's rows may overflow in the recomputed stages

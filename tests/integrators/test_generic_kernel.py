@@ -253,3 +253,29 @@ def test_auto_takes_the_generic_kernel_with_the_reference_result(queued):
     # the steps agree to the rounding of a small error norm (~1e-5 relative), the end state to round-off
     np.testing.assert_allclose(a.t, b.t, rtol=1e-4, atol=0)
     assert np.max(np.abs(a.y[-1] - b.y[-1])) <= 1e-11 * (1.0 + np.max(np.abs(b.y)))
+
+
+@needs_numba
+def test_auto_switches_a_long_python_run_to_the_generic_kernel_and_keeps_the_budget(queued, monkeypatch):
+    """A Python run under "auto" that outlasts NUMPY_CHUNK steps continues in the generic kernel when the
+    specialised loop is not compiled (no wait), with the numpy run's steps and end state to round-off; a step
+    budget spent in the generic kernel ends the run with status -1 and the budget's message."""
+    generic_kernel.warm()
+    alg = _random_basis(named.so4(), 44)          # closed form ad3x2: small runs stay numpy at first
+    P = quadratic_problem(alg, 5)
+    y0 = start(alg.dim, 5)
+    kw = dict(method="rk853_projected", rtol=1e-10, atol=1e-12)
+    monkeypatch.setattr(fastpath, "NUMPY_CHUNK", 30)
+    monkeypatch.setattr(auto_compile, "GENERIC_WORK", 1e12)    # the run starts in numpy
+    monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: False)
+    a = integrate(P, y0, (0.0, 20.0), backend="auto", **kw)
+    b = integrate(P, y0, (0.0, 20.0), backend="numpy", **kw)
+    assert a.backend == f"numpy for the first 30 steps, then {auto_compile.GENERIC_LABEL}" and b.nsteps > 60
+    assert abs(a.nsteps - b.nsteps) <= 1 and a.status == b.status == 0
+    # the step sequences agree to ~1e-5 relative (the rounding of small error norms), so the ends differ by
+    # the method's global error over ~350 steps at rtol 1e-10 (measured 9e-9), not by round-off
+    assert np.max(np.abs(a.y[-1] - b.y[-1])) <= 1e-7 * (1.0 + np.max(np.abs(b.y)))
+    monkeypatch.setattr(auto_compile, "GENERIC_WORK", 0)
+    c = integrate(P, y0, (0.0, 20.0), backend="auto", max_steps=7, **kw)
+    assert c.backend == auto_compile.GENERIC_LABEL and c.status == -1 and c.nsteps == 7
+    assert "step budget of 7" in c.message and c.t[-1] < 20.0
