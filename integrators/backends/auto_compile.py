@@ -26,8 +26,11 @@ compiled, the first "auto" call of rkmk853 on so(5) takes 1.1 s (numpy's first c
 generation), a 40,000-step rk853_projected run on so(5) 2.4 s where "auto" used to take 34 s; the
 generic kernel runs 1.6-3.2x the specialised loop's time, 0.09-0.6x solve_ivp DOP853's.
 
-``LIEDYN_AUTO_COMPILE``: "background" (default, the above) or "wait" (compile the specialised loop in
-the call, as backend="numba" does); any other value raises MethodError at the first "auto" decision.
+``LIEDYN_AUTO_COMPILE``: "background" (default, the above; the thread runs at nice 10 where the OS
+allows it), "wait" (compile the specialised loop in the call, as backend="numba" does) or "off" (never
+compile under "auto": the specialised loop when compiled, the generic kernel when in the disk cache,
+else numpy; nothing in the background, e.g. for test suites and short scripts); any other value raises
+MethodError at the first "auto" decision.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from ..core.errors import MethodError
 from . import generic_kernel
 
 #: the values of LIEDYN_AUTO_COMPILE
-POLICIES = ("background", "wait")
+POLICIES = ("background", "wait", "off")
 
 #: at most this many background jobs waiting (a sweep over many structures does not queue hours of compiling)
 MAX_PENDING = 4
@@ -87,6 +90,10 @@ def busy():
 
 
 def _worker():
+    try:   # the compiles yield the CPU to the caller's work (Linux: the priority of this thread alone)
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):
+        pass
     while True:
         key, job = _JOBS.get()
         try:
@@ -99,7 +106,10 @@ def _worker():
 
 
 def submit(key, job):
-    """Run ``job()`` in the background thread unless a job of the same key is pending (or too many are)."""
+    """Run ``job()`` in the background thread unless a job of the same key is pending (or too many are,
+    or the policy is "off")."""
+    if policy() == "off":
+        return
     with _LOCK:
         if key in _PENDING or len(_PENDING) >= MAX_PENDING:
             return

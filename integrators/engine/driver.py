@@ -153,7 +153,8 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         compiled, one trajectory runs the generic compiled kernel (every algebra from its structure
         constants as data, compiled once per machine in about 30-40 s, loaded in about 1-2 s; 1.6-3x the
         specialised loop's time) or numpy, and the specialised code compiles in a background thread
-        (``LIEDYN_AUTO_COMPILE=wait`` compiles in the call instead). ``result.backend`` says which ran.
+        (``LIEDYN_AUTO_COMPILE=wait`` compiles in the call instead, ``=off`` never compiles under "auto").
+        ``result.backend`` says which ran.
     first_step, max_step : initial and largest step of the adaptive methods (rkmk45, rkmk853,
         rk45, rk853), as in solve_ivp; their results also carry ``nrejected``.
     ensemble : "shared" (default) or "independent", for the adaptive methods on an ensemble y0:

@@ -220,11 +220,15 @@ def test_auto_policy_wait_and_a_bad_policy(queued, monkeypatch):
     assert auto_compile.choose(pl, "numpy", 5e4, False, False, 1.0, 1e-8, 1e-10, None) == "numpy"
     assert auto_compile.continue_with(pl, 1.0, 1e-8, 1e-10, math.inf) == "numba" and not queued
     monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "later")
-    with pytest.raises(MethodError, match="LIEDYN_AUTO_COMPILE='later'.*background, wait"):
+    with pytest.raises(MethodError, match="LIEDYN_AUTO_COMPILE='later'.*background, wait, off"):
         auto_compile.choose(pl, "numba", 2e6, False, False, 1.0, 1e-8, 1e-10, None)
 
 
-def test_background_queue_runs_jobs_once_and_records_failures():
+def test_background_queue_runs_jobs_once_and_records_failures(monkeypatch):
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "off")
+    auto_compile.submit(("t", 0), lambda: 1 / 0)          # "off": nothing is queued
+    assert not auto_compile.busy()
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "background")
     done = []
     gate = __import__("threading").Event()
     auto_compile.submit(("t", 1), lambda: (gate.wait(5), done.append(1)))
