@@ -283,3 +283,49 @@ def test_auto_switches_a_long_python_run_to_the_generic_kernel_and_keeps_the_bud
     c = integrate(P, y0, (0.0, 20.0), backend="auto", max_steps=7, **kw)
     assert c.backend == auto_compile.GENERIC_LABEL and c.status == -1 and c.nsteps == 7
     assert "step budget of 7" in c.message and c.t[-1] < 20.0
+
+
+def test_kernel_pieces_match_the_reference_definitions():
+    """dexp^-1 (summed to round-off and truncated) against spaces.dexpinv_series, the Taylor action against
+    scipy's expm of ad(x)^T, and the Casimir values and gradients of the projection against the algebra's
+    own Casimirs, on sl(3) in a random basis (dense C), with the kernel's functions run as Python."""
+    import scipy.linalg
+    from integrators.geometry.spaces import dexpinv_series
+    from integrators.reference import genhelpers
+    ns = dict(genhelpers.SCALAR, np=np, math=math)
+    exec(compile(generic_source.text(), "<generic>", "exec"), ns)
+    alg = _random_basis(_sl3(), 3)
+    n = alg.dim
+    C = alg.structure_constants
+    st = Structure(C, np.eye(n), np.zeros(n))
+    arrays = generic_kernel.data(st, METHODS["rk45"].tableau, True, 100, projection.of_algebra(alg))
+    _, _, ci, cj, ck, cv, W, c, P, hasP, G2, norms, bern = arrays[:13]
+    pk, pc, pe = arrays[-3:]
+    rng = np.random.default_rng(5)
+
+    def bracket(x, y):          # -[x, y]_k = -sum_ij x_i y_j C[i, j, k], batched over rows of y
+        return -np.einsum("...i,...j,ijk->...k", x, y, C)
+
+    M, t1, t2, out = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
+    for scale in (0.05, 0.3):
+        theta, v = scale * rng.standard_normal(n), rng.standard_normal(n)
+        for terms in (100, 5):
+            ns["gk_dexpinv"](ci, cj, ck, cv, G2, bern, terms, theta, v, out, M, t1, t2)
+            ref = dexpinv_series(bracket, theta, v, terms)
+            assert np.max(np.abs(out - ref)) <= 1e-14 * np.max(np.abs(ref)), (scale, terms)
+        x, z = 3.0 * scale * rng.standard_normal(n), rng.standard_normal(n)
+        adT = np.einsum("i,ijk->jk", x, C)
+        expected = scipy.linalg.expm(adT) @ z
+        work = [np.empty(n) for _ in range(5)]
+        for delta in (False, True):
+            ns["gk_act"](ci, cj, ck, cv, norms, x, z, delta, out, M, *work)
+            got = out + (z if delta else 0.0)
+            assert np.max(np.abs(got - expected)) <= 1e-13 * np.max(np.abs(expected)), (scale, delta)
+    cas = alg.casimirs()
+    p = len(cas)
+    vals, G = np.empty(p), np.empty((p, n))
+    z = rng.standard_normal(n)
+    ns["gk_casimirs"](pk, pc, pe, p, z, vals, G, True)
+    for k, cf in enumerate(cas):
+        assert abs(vals[k] - cf(z)) <= 1e-12 * (1.0 + abs(cf(z)))
+        assert np.max(np.abs(G[k] - cf.grad(z))) <= 1e-12 * (1.0 + np.max(np.abs(cf.grad(z))))
