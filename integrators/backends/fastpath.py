@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from . import batch_kernels, loader, numba_kernels
+from . import auto_compile, batch_kernels, loader, numba_kernels
 from ..codegen import programs
 from ..geometry import recognition
 from ..core.errors import IntegrationInputError, MethodError
@@ -233,7 +233,7 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
         if status != -2 or left <= 0:
             break
         since = (since + ns) % save_every
-        mode = "numba"
+        mode = auto_compile.continue_with(pl, t1, rtol, atol, ms)   # never waits on a compiler
         ts, ys = np.empty(64), np.empty((64, dim))
         ts[0] = t
     zf = None if status == 0 else np.array(z) + np.array(e)
@@ -249,15 +249,15 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
     nrejected); the result's ``backend`` says which loop ran."""
     dim = pl.st.n
     cap = 64
-    mode = "numba" if backend == "numba" else "scalar"
+    mode = backend if backend in ("numba", "generic") else "scalar"   # generic: auto_compile.choose
     ms = math.inf if max_step is None else float(max_step)
     budget = int(max_steps)
-    used = backend
+    used = auto_compile.label(backend)
     if y0.ndim == 1:
         status, t, nsteps, nrej, ts, ys, zf, last = _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every,
                                                                 mode, budget, switch)
         if last != mode:
-            used = f"numpy for the first {NUMPY_CHUNK} steps, then numba"
+            used = f"numpy for the first {NUMPY_CHUNK} steps, then {auto_compile.label(last)}"
     elif mode == "numba":  # compiled ensemble: one loop over the trajectories inside every stage
         f = pl.function("adaptive_batch", "numba")
         Z = np.ascontiguousarray(y0.reshape(-1, dim))

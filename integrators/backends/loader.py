@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen.programs import source
+from ..core.errors import MethodError
 from ..reference import genhelpers
-from . import numba_kernels
+from . import generic_kernel, numba_kernels
 
 _CACHE = {}
 
@@ -19,11 +20,16 @@ def _env(mode):
 
 def compile_function(kind, st, tab, lie, terms, mode, proj=None):
     """The generated function ``kind`` ("fixed", "adaptive", "adaptive_batch", "step") for structure
-    ``st`` and tableau ``tab`` in ``mode`` ("scalar": Python floats, "array": numpy (B,) columns, "numba": jitted),
+    ``st`` and tableau ``tab`` in ``mode`` ("scalar": Python floats, "array": numpy (B,) columns, "numba": jitted,
+    "generic": the adaptive loop of one trajectory by :mod:`integrators.backends.generic_kernel`, no compile),
     cached per (structure, tableau, mode, projection); ``proj``: the Casimir projection of the adaptive
     loops of a projected pair (the one-step map "step" is the unprojected one)."""
     key = (kind, st.key, tab.name, lie, terms, mode, None if proj is None else proj.key)
     fn = _CACHE.get(key)
+    if fn is None and mode == "generic":
+        if kind != "adaptive":
+            raise MethodError(f"the generic kernel runs the adaptive loop of one trajectory, not {kind!r}")
+        fn = _CACHE[key] = generic_kernel.function(st, tab, lie, terms, proj)
     if fn is None:
         text = source(kind, st, tab, lie, terms, proj, mode)
         name = "run" if kind != "step" else "step"

@@ -4,8 +4,9 @@ Nothing here imports numba unless the "numba" backend is used; without numba, :f
 MethodError naming the backends that apply. The generated source is written to a file in the cache
 directory (``$LIEDYN_CACHE_DIR``, default ``~/.cache/liedyn``; named by the hash of the source) and
 jitted with numba's on-disk cache, so each problem structure and method compiles once per machine
-(compiling the DOP853-sized code takes 10-40 s); when the directory is not writable the source is
-compiled in memory for the process only.
+(compiling the DOP853-sized code takes 15-190 s on 2 cores; under backend="auto" nothing waits for it,
+:mod:`integrators.backends.auto_compile`); when the directory is not writable the source is compiled
+in memory for the process only.
 """
 
 from __future__ import annotations

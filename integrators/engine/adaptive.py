@@ -45,7 +45,7 @@ import functools
 import numpy as np
 
 from ..reference import dense_output
-from ..backends import fastpath, numba_kernels, projection_rows, segmented_run
+from ..backends import auto_compile, fastpath, numba_kernels, projection_rows, segmented_run
 from ..codegen import projection
 from ..core import lost
 from .segments import run_with_events
@@ -79,6 +79,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         h0, extra = initial_step(f, y0, t0, t1, order, rtol, atol, max_step), 2
     work = abs(t1 - t0) / h0 * max(1, y0.size // problem.dim) if h0 > 0.0 else 0.0
     mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
+    if backend == "auto" and pl is not None and numba_kernels.available():   # never waits on a compiler
+        mode = auto_compile.choose(pl, mode, work, y0.ndim > 1, events is not None, t1, rtol, atol, max_step)
     every = 1 if events is not None else save_every
     if events is not None:   # the events are located as the run goes: a terminal event ends it there
         step = fastpath.step_function(pl, mode) if pl is not None else ref.step
@@ -103,7 +105,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         res.backend = "numpy (generic reference)"
     if t_eval is not None:  # integrators.reference.dense_output: the continuous extension at t_eval
         te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
-        if proj is not None and mode == "numba":   # the projection of the output points, compiled too
+        if proj is not None and mode == "numba" and backend == "numba":   # the output points projected compiled too (not under auto: that compile would wait)
             ref.proj_increment = projection_rows.compiled_projection(proj)
         last = res.y[-1]
         with np.errstate(all="ignore"):   # a lost trajectory's rows may overflow in the recomputed stages

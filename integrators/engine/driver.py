@@ -144,8 +144,16 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         :mod:`integrators.codegen.writer` runs (fixed-step RKMK / RK, commutator-free and splitting, and the adaptive pairs on coadjoint
         problems whose velocity is affine). "numba" needs the extra ``liedyn[fast]`` (MethodError
         naming the backends that apply without it); "auto" takes numba when installed and the run
-        has at least :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` step-trajectories (compiling costs
-        about a second per problem structure), else numpy. ``result.backend`` says which ran.
+        has at least :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` step-trajectories, else numpy.
+        Compiling the code of one structure and method takes 15-190 s on 2 cores (measured on the
+        drawn systems of dimension 3-10, benchmarks/RESULTS.md), once per machine: it is cached on disk
+        in ``$LIEDYN_CACHE_DIR`` (default ``~/.cache/liedyn``). An adaptive run under "auto" never waits
+        for that compile (:mod:`integrators.backends.auto_compile`): until the structure's code is
+        compiled, one trajectory runs the generic compiled kernel (every algebra from its structure
+        constants as data, compiled once per machine in about 30-40 s, loaded in about 1-2 s; 1.6-3x the
+        specialised loop's time) or numpy, and the specialised code compiles in a background thread
+        (``LIEDYN_AUTO_COMPILE=wait`` compiles in the call instead, ``=off`` never compiles under "auto").
+        ``result.backend`` says which ran.
     first_step, max_step : initial and largest step of the adaptive methods (rkmk45, rkmk853,
         rk45, rk853), as in solve_ivp; their results also carry ``nrejected``.
     ensemble : "shared" (default) or "independent", for the adaptive methods on an ensemble y0:

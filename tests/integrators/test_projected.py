@@ -196,6 +196,7 @@ def test_a_long_python_run_continues_compiled_on_the_same_level_set(monkeypatch)
     kw = dict(method="rk853_projected", rtol=1e-12, atol=1e-14, save_every=7)
     whole = integrate(P, y0, (0.0, 100.0), backend="numpy", **kw)
     monkeypatch.setattr(fastpath, "NUMPY_CHUNK", 40)
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")   # compile in the call (not the background default)
     chunked = integrate(P, y0, (0.0, 100.0), backend="auto", **kw)
     assert chunked.backend.startswith("numpy for the first 40 steps, then numba") and whole.nsteps > 120
     assert abs(chunked.nsteps - whole.nsteps) <= 1   # compiled code may round the error estimate otherwise

@@ -57,6 +57,7 @@ def test_a_long_python_run_continues_compiled_with_the_same_output(monkeypatch):
     kw = dict(method="rkmk853", rtol=1e-12, atol=1e-14, save_every=7)
     whole = integrate(P, Y0, (0.0, 200.0), backend="numpy", **kw)
     monkeypatch.setattr(fastpath, "NUMPY_CHUNK", 50)
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")   # compile in the call (not the background default)
     chunked = integrate(P, Y0, (0.0, 200.0), backend="auto", **kw)
     assert whole.nsteps > 150 and chunked.backend.startswith("numpy for the first 50 steps, then numba")
     assert chunked.nsteps == whole.nsteps and chunked.status == whole.status == 0

@@ -1,0 +1,274 @@
+"""Time to the first result on a new algebra, and the speed of the generic kernel (issue 24).
+
+Two tables, written to the section "Cold start and the generic kernel (issue 24)" of RESULTS.md:
+
+1. **First call on a structure never compiled**, each in a fresh process whose code cache
+   (``LIEDYN_CACHE_DIR``) holds only the generic kernel (compiled once per machine, here by the parent
+   process; its compile time is reported too): the import, building the system, the first
+   ``integrate(problem, ...)`` with the defaults of the engine (``backend="auto"``) and what ran, the second
+   call, the same first call with ``backend="numpy"`` in another fresh process (what "auto" ran before
+   on these run sizes: they never reached the compile threshold), ``backend="numba"`` (compiles the
+   specialised loop: 13-190 s on the drawn systems, ``--numba-cold`` to measure it here), and solve_ivp
+   DOP853 with a hand-written numpy rhs at the same tolerances.
+2. **Steady state** in one process (every cache warm): the generic kernel (the public ``integrate`` under
+   "auto" while the specialised loop is not compiled: the benchmark hides it from the policy), the
+   specialised numba loop (``backend="numba"``), numpy and DOP853, median of interleaved repetitions.
+
+Usage: ``PYTHONPATH=. python benchmarks/cold_start.py [--quick] [--reps 5] [--numba-cold]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _results import markdown_table, update_section  # noqa: E402
+
+T1 = 10.0
+RTOL, ATOL = 1e-10, 1e-12
+
+#: (label, algebra builder, kind, method[, t1]): the drawn systems' algebras of benchmarks/drawn_systems.py;
+#: the last row is a long run (40,000 steps), which "auto" used to continue compiled after 20,000 Python steps
+SYSTEMS = [
+    ("so(5)", "so5", "free", "rkmk853"),
+    ("so(5)", "so5", "free", "rk853_projected"),
+    ("so(4) random basis", "so4r", "free", "rkmk853"),
+    ("se(3) random basis", "se3r", "free", "rk853_projected"),
+    ("sl(3)", "sl3", "free", "rk853_projected"),
+    ("R x_D R^8 random basis", "solv9", "free", "rkmk853"),
+    ("so(4)", "so4", "servo1", "rk853"),
+    ("so(5), long run", "so5", "free", "rk853_projected", 20000.0),
+]
+
+
+def algebra(key):
+    from liegroups import named
+    from drawn_systems import _almost_abelian, _random_basis, _sl3
+    rng = np.random.default_rng(24)
+    if key == "so5":
+        return named.so(5)
+    if key == "so4":
+        return named.so4()
+    if key == "so4r":
+        return _random_basis(rng, named.so4())
+    if key == "se3r":
+        return _random_basis(np.random.default_rng(25), named.se3())
+    if key == "sl3":
+        return _sl3()
+    if key == "solv9":
+        return _random_basis(np.random.default_rng(27), _almost_abelian(np.random.default_rng(26), 9))
+    raise KeyError(key)
+
+
+def system(key, kind, seed=7):
+    """(problem, z0, hand-written rhs) of the free or servo1 system on the algebra ``key``
+    (benchmarks/drawn_systems.build_system, r0 = 1)."""
+    from drawn_systems import build_system, hand_rhs
+    alg = algebra(key)
+    s, x0 = build_system(alg, kind, seed)
+    P = s.problem()
+    z0 = x0(1.0)
+    return P, z0, hand_rhs(P)
+
+
+COLD_CODE = """
+import json, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {root!r}); sys.path.insert(0, {root!r} + "/benchmarks")
+import numpy as np
+from integrators import integrate
+import cold_start
+t1 = time.perf_counter()
+P, z0, f = cold_start.system({key!r}, {kind!r})
+t2 = time.perf_counter()
+kw = dict(method={method!r}, rtol={rtol!r}, atol={atol!r})
+r = integrate(P, z0, (0.0, {t1v!r}), backend={backend!r}, **kw)
+t3 = time.perf_counter()
+r2 = integrate(P, z0, (0.0, {t1v!r}), backend={backend!r}, **kw)
+t4 = time.perf_counter()
+print("COLD" + json.dumps(dict(imp=t1 - t0, sys=t2 - t1, first=t3 - t2, second=t4 - t3, backend=r.backend,
+                               nsteps=r.nsteps, status=r.status, z=list(map(float, r.y[-1])))))
+"""
+
+
+def cold_call(key, kind, method, backend, cache, timeout, t1=T1, policy=None):
+    env = dict(os.environ, LIEDYN_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+    if policy:
+        env["LIEDYN_AUTO_COMPILE"] = policy
+    code = COLD_CODE.format(root=str(ROOT), key=key, kind=kind, method=method, rtol=RTOL, atol=ATOL, t1v=t1,
+                            backend=backend)
+    try:
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("COLD")]
+    return json.loads(line[0][4:]) if line else {"error": p.stderr.strip().splitlines()[-1][:120]}
+
+
+def dop853(f, z0, t1=T1):
+    from scipy.integrate import solve_ivp
+    t = time.perf_counter()
+    s = solve_ivp(f, (0.0, t1), z0, method="DOP853", rtol=RTOL, atol=ATOL)
+    return time.perf_counter() - t, s.y[:, -1]
+
+
+def warm_generic(cache):
+    """Compile the generic kernel into ``cache`` in a subprocess; its compile time (or load time)."""
+    env = dict(os.environ, LIEDYN_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+    code = ("import time; t = time.perf_counter(); from integrators.backends import generic_kernel; "
+            "generic_kernel.warm(); print('WARM', time.perf_counter() - t)")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
+    return float([ln for ln in p.stdout.splitlines() if ln.startswith("WARM")][0].split()[1])
+
+
+def cold(systems, args):
+    rows = []
+    base = tempfile.mkdtemp(prefix="liedyn-generic-")
+    try:
+        compile_s = warm_generic(base)
+        load_s = warm_generic(base)
+        for label, key, kind, method, *rest in systems:
+            t1 = rest[0] if rest else T1
+            out = {}
+            runs = [("auto", None), ("numpy", None)] + ([("numba", None)] if args.numba_cold else [])
+            if rest:     # the long run: also "auto" as it was (compile in the call at the switch)
+                runs.append(("auto", "wait"))
+            for backend, policy in runs:
+                cache = tempfile.mkdtemp(prefix="liedyn-cold-")
+                for name in os.listdir(base):       # only the generic kernel: every structure is new here
+                    src = os.path.join(base, name)
+                    (shutil.copytree if os.path.isdir(src) else shutil.copy2)(src, os.path.join(cache, name))
+                out[backend if policy is None else "wait"] = cold_call(key, kind, method, backend, cache,
+                                                                       args.timeout, t1, policy)
+                shutil.rmtree(cache, ignore_errors=True)
+            P, z0, f = system(key, kind)
+            td, zd = dop853(f, z0, t1)
+            a, nmp = out["auto"], out["numpy"]
+            diff = np.max(np.abs(np.array(a["z"]) - zd)) if "z" in a else float("nan")
+
+            def s(d, k, fmt="{:.3f}"):
+                return fmt.format(d[k]) if k in d else d.get("error", "-")
+
+            nb, old = out.get("numba", {}), out.get("wait", {})
+            rows.append([label, kind, method, f"{t1:g}", s(a, "imp", "{:.2f}"), s(a, "sys", "{:.2f}"),
+                         s(a, "first"), a.get("backend", "-"), s(a, "second"), s(nmp, "first"),
+                         s(old, "first", "{:.1f}") if old else "-", s(nb, "first", "{:.1f}") if nb else "-",
+                         f"{td:.3f}", f"{diff:.0e}"])
+            print(" | ".join(rows[-1]), flush=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return rows, compile_s, load_s
+
+
+#: systems whose specialised loop takes minutes to compile (475 s in RESULTS "Drawn systems"): not compiled
+#: in the steady-state table unless --all-numba
+SLOW_NUMBA = {"solv9"}
+
+
+def steady(systems, reps, all_numba=False):
+    from integrators import integrate
+    from integrators.backends import auto_compile
+    hidden = auto_compile.compiled
+    rows = []
+    for label, key, kind, method, *rest in systems:
+        if rest:
+            continue         # the long run is in the first table only
+        P, z0, f = system(key, kind)
+        kw = dict(method=method, rtol=RTOL, atol=ATOL)
+        use_numba = all_numba or key not in SLOW_NUMBA
+        t = time.perf_counter()
+        nb = integrate(P, z0, (0.0, T1), backend="numba" if use_numba else "numpy", **kw)   # compiles
+        compile_s = time.perf_counter() - t
+
+        def gen():
+            auto_compile.compiled = lambda pl, k: False                 # as on a structure not yet compiled
+            try:
+                return integrate(P, z0, (0.0, T1), backend="auto", **kw)
+            finally:
+                auto_compile.compiled = hidden
+        g = gen()
+        times = {"generic": [], "numba": [], "numpy": [], "DOP853": []}
+        calls = {"generic": gen, "numba": lambda: integrate(P, z0, (0.0, T1), backend="numba", **kw),
+                 "numpy": lambda: integrate(P, z0, (0.0, T1), backend="numpy", **kw), "DOP853": lambda: dop853(f, z0)}
+        if not use_numba:
+            del calls["numba"], times["numba"]
+        calls["numpy"]()
+        for _ in range(reps):
+            for k, fn in calls.items():
+                t = time.perf_counter()
+                fn()
+                times[k].append(time.perf_counter() - t)
+        med = {k: float(np.median(v)) for k, v in times.items()}
+        td = med["DOP853"]
+        nbm = med.get("numba")
+        rows.append([label, kind, method, g.backend, g.nsteps, f"{med['generic'] * 1e3:.2f}",
+                     f"{nbm * 1e3:.2f}" if nbm else "not compiled", f"{med['numpy'] * 1e3:.2f}", f"{td * 1e3:.2f}",
+                     f"{med['generic'] / td:.2f}x", f"{nbm / td:.2f}x" if nbm else "-",
+                     f"{med['generic'] / nbm:.2f}x" if nbm else "-", f"{compile_s:.1f}" if use_numba else "-",
+                     f"{np.max(np.abs(g.y[-1] - nb.y[-1])):.0e}" + ("" if use_numba else " (vs numpy)")])
+        print(" | ".join(map(str, rows[-1])), flush=True)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="two systems only")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--numba-cold", action="store_true", help="also time a cold backend='numba' call")
+    ap.add_argument("--skip-steady", action="store_true")
+    ap.add_argument("--all-numba", action="store_true", help="compile the specialised loop of every system")
+    args = ap.parse_args()
+    systems = SYSTEMS[:2] + SYSTEMS[-1:] if args.quick else SYSTEMS
+    load = os.getloadavg()
+    crows, compile_s, load_s = cold(systems, args)
+    srows = [] if args.skip_steady else steady(systems, args.reps, args.all_numba)
+    md = [f"Load average at the start {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on 2 cores shared with other "
+          f"jobs. t in [0, {T1:g}], rtol {RTOL:g}, atol {ATOL:g}, one trajectory, `integrate(s.problem(), ...)`.",
+          "",
+          f"The generic kernel (integrators.backends.generic_kernel, one numba loop for every algebra) compiled "
+          f"in {compile_s:.1f} s once for this machine (empty cache), and loads in {load_s:.2f} s in a new "
+          f"process (numba's import included).",
+          "",
+          "**First call on a structure never compiled** (fresh process; the cache holds the generic kernel "
+          "only). `auto first`: the first `integrate` with backend='auto' (the default), `ran`: its "
+          "result.backend; `numpy first`: the same first call with backend='numpy' in a fresh process (what "
+          "'auto' ran before on these run sizes); `numba first`: backend='numba' cold (compiles the "
+          "specialised loop; `-` when not measured, see RESULTS 'Drawn systems': 13-190 s); `auto before`: "
+          "the long run under LIEDYN_AUTO_COMPILE=wait, the former 'auto' (numpy for 20,000 steps, then it "
+          "compiles the specialised loop in the call); DOP853: "
+          "solve_ivp with a hand-written numpy rhs; `|auto - DOP853|`: end states.",
+          "",
+          markdown_table(["system", "kind", "method", "t1", "import [s]", "system [s]", "auto first [s]", "ran",
+                          "auto second [s]", "numpy first [s]", "auto before [s]", "numba first [s]", "DOP853 [s]",
+                          "|auto - DOP853|"],
+                         crows)]
+    if srows:
+        md += ["", "**Steady state** (caches warm, median of interleaved repetitions): `generic`: integrate under "
+               "'auto' while the specialised loop is not compiled (what a new algebra runs); `numba`: "
+               "backend='numba' (the specialised loop; `first numba [s]`: its first call, a compile or a load from the disk cache); `numpy`: "
+               "backend='numpy'; `|generic - numba|`: end states.",
+               "",
+               markdown_table(["system", "kind", "method", "generic ran", "steps", "generic [ms]", "numba [ms]",
+                               "numpy [ms]", "DOP853 [ms]", "generic / DOP853", "numba / DOP853",
+                               "generic / numba", "first numba [s]", "|generic - numba|"], srows)]
+    update_section("cold_start", "## Cold start and the generic kernel (issue 24)\n\n" + "\n".join(md),
+                   "PYTHONPATH=. python benchmarks/cold_start.py" + (" --quick" if args.quick else "")
+                   + (" --numba-cold" if args.numba_cold else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""What backend="auto" runs when a compiled loop would pay off, without waiting on a compiler.
+
+The specialised numba loops (:mod:`integrators.codegen.programs`, one text per structure and method) take
+13-190 s to compile on a new algebra. Under "auto" (numba installed) a run that the engine would hand to
+numba (:data:`integrators.backends.fastpath.AUTO_NUMBA_WORK`), or a Python run that outlasts
+:data:`integrators.backends.fastpath.NUMPY_CHUNK` steps, takes, in this order (:func:`choose`,
+:func:`continue_with`; smaller runs of one trajectory take the generic kernel too when it pays, see
+:func:`choose`):
+
+1. the specialised loop when it is compiled in this process (or was loaded from numba's disk cache by
+   an earlier background job);
+2. else, for one trajectory without events, the generic kernel (:mod:`integrators.backends.generic_kernel`:
+   the structure as data, compiled once per machine), when it is compiled in this process or in the disk
+   cache (loading it takes about a second, once per process);
+3. else the numpy loop;
+
+and in cases 2 and 3 the missing loops (the generic kernel first, then the specialised loop of this
+plan) are compiled by one daemon thread in the background; a later call (or the next chunk of a long
+Python run) picks them up. Nothing here makes a call wait on a compiler: the generic kernel is loaded in
+the caller's thread only when no background compile holds numba's compiler lock. A process that ends
+first loses the background work (numba's disk cache keeps what was finished).
+
+Measured (benchmarks/cold_start.py, RESULTS "Cold start and the generic kernel"): the generic kernel
+compiles in 26-40 s once per machine and loads in 1-2 s (numba's import included); on a structure never
+compiled, the first "auto" call of rkmk853 on so(5) takes 1.1 s (numpy's first call 2.5 s: code
+generation), a 40,000-step rk853_projected run on so(5) 2.4 s where "auto" used to take 34 s; the
+generic kernel runs 1.6-3.2x the specialised loop's time, 0.09-0.6x solve_ivp DOP853's.
+
+``LIEDYN_AUTO_COMPILE``: "background" (default, the above; the thread runs at nice 10 where the OS
+allows it), "wait" (compile the specialised loop in the call, as backend="numba" does) or "off" (never
+compile under "auto": the specialised loop when compiled, the generic kernel when in the disk cache,
+else numpy; nothing in the background, e.g. for test suites and short scripts); any other value raises
+MethodError at the first "auto" decision.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import queue
+import threading
+import time
+
+import numpy as np
+
+from ..core.errors import MethodError
+from . import generic_kernel
+
+#: the values of LIEDYN_AUTO_COMPILE
+POLICIES = ("background", "wait", "off")
+
+#: at most this many background jobs waiting (a sweep over many structures does not queue hours of compiling)
+MAX_PENDING = 4
+
+#: a run of one trajectory takes the generic kernel from this work estimate when it is loaded (the numpy
+#: loop costs 20 us - 40 ms a step, the generic kernel about 1-10 us)
+GENERIC_WORK = 200
+#: ... and loads it from the disk cache from this work estimate (see worth_loading)
+GENERIC_LOAD_WORK = 10_000
+#: a run by the generic kernel from this work estimate queues the specialised loop's compile
+SPECIALISE_WORK = 20_000
+
+#: result.backend of a run by the generic kernel
+GENERIC_LABEL = "numba (generic kernel)"
+
+_LOCK = threading.Lock()
+_JOBS = queue.Queue()
+_PENDING = set()
+_THREAD = []
+#: (job key, error text) of background jobs that failed (the run that asked for them already ran)
+FAILED = []
+
+
+def policy():
+    """The value of LIEDYN_AUTO_COMPILE ("background" when unset); MethodError naming the valid ones."""
+    p = os.environ.get("LIEDYN_AUTO_COMPILE", "") or "background"
+    if p not in POLICIES:
+        raise MethodError(f"LIEDYN_AUTO_COMPILE={p!r} is not a policy; policies: {', '.join(POLICIES)}")
+    return p
+
+
+def label(mode):
+    """result.backend for a loop mode ("generic" -> :data:`GENERIC_LABEL`, "scalar" -> "numpy")."""
+    return {"generic": GENERIC_LABEL, "scalar": "numpy"}.get(mode, mode)
+
+
+def busy():
+    """True while a background job is queued or running."""
+    return bool(_PENDING)
+
+
+def _worker():
+    try:   # the compiles yield the CPU to the caller's work (Linux: the priority of this thread alone)
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):
+        pass
+    while True:
+        key, job = _JOBS.get()
+        try:
+            job()
+        except Exception as exc:  # noqa: BLE001 - reported in FAILED; the caller's run did not depend on it
+            FAILED.append((key, f"{type(exc).__name__}: {exc}"))
+        finally:
+            with _LOCK:
+                _PENDING.discard(key)
+
+
+def submit(key, job):
+    """Run ``job()`` in the background thread unless a job of the same key is pending (or too many are,
+    or the policy is "off")."""
+    if policy() == "off":
+        return
+    with _LOCK:
+        if key in _PENDING or len(_PENDING) >= MAX_PENDING:
+            return
+        _PENDING.add(key)
+        if not _THREAD:
+            th = threading.Thread(target=_worker, name="liedyn-background-compile", daemon=True)
+            th.start()
+            _THREAD.append(th)
+    _JOBS.put((key, job))
+
+
+def wait(timeout=None):
+    """Block until no background job is pending (for scripts and tests that want the compiled loops);
+    True when none is left, False after ``timeout`` seconds."""
+    waited = 0.0
+    while busy():
+        if timeout is not None and waited >= timeout:
+            return False
+        time.sleep(0.05)
+        waited += 0.05
+    return True
+
+
+def compiled(pl, kind):
+    """True when the plan's specialised numba function ``kind`` is compiled in this process."""
+    fn = pl._functions.get((kind, "numba"))
+    return fn is not None and bool(getattr(fn, "signatures", ()))
+
+
+def generic_ready():
+    """True when the generic kernel can run now without a compile: compiled in this process, or loaded
+    here from the disk cache (only while no background job holds the compiler lock); else its compile is
+    queued and False."""
+    if generic_kernel.compiled():
+        return True
+    if not busy() and generic_kernel.on_disk():
+        generic_kernel.warm()
+        return generic_kernel.compiled()
+    submit("generic", generic_kernel.warm)
+    return False
+
+
+def _warm_single(pl, kind, t1, rtol, atol, max_step):
+    """A call of no step of the plan's single-trajectory function ``kind`` ("adaptive" or "step") with
+    the argument types of the engine's calls: compiles it (or loads it from numba's disk cache)."""
+    fn = pl.function(kind, "numba")
+    n = pl.st.n
+    if kind == "step":
+        fn(0.0, *([0.0] * n))
+        return
+    p = 0 if pl.proj is None else pl.proj.p
+    ms = math.inf if max_step is None else float(max_step)
+    fn(t1, t1, 1.0, rtol, atol, ms, 1, 1, 0, np.empty(4), np.empty((4, n)), *([0.0] * (2 * n + p)))
+
+
+def _warm_batch(pl, t1, rtol, atol, max_step):
+    """The same for the compiled ensemble loop (an ensemble of one, no step)."""
+    fn = pl.function("adaptive_batch", "numba")
+    n = pl.st.n
+    Z = np.zeros((1, n))
+    CZ = () if pl.proj is None else (np.zeros((1, pl.proj.p)),)
+    ms = math.inf if max_step is None else float(max_step)
+    fn(t1, t1, 1.0, rtol, atol, ms, 1, 1, 0, np.empty(4), np.empty((4, 1, n)), Z, np.zeros_like(Z), *CZ,
+       np.ones(1, np.bool_), np.zeros(1), np.zeros_like(Z))
+
+
+def _kinds(ensemble, events):
+    if ensemble:
+        return ("adaptive_batch",)
+    return ("adaptive", "step") if events else ("adaptive",)
+
+
+def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step):
+    """The loop of an "auto" run (numba installed) given the engine's choice ``mode`` ("numba" for runs
+    of at least AUTO_NUMBA_WORK step-trajectories, else "numpy") and its ``work`` estimate:
+
+    * the engine would compile ("numba"): the specialised loop when compiled, else the generic kernel
+      (one trajectory, no events) when ready, else numpy, the missing loops compiled in the background;
+    * a smaller run of one trajectory without events: the specialised loop when it is compiled in this
+      process (a background job's, picked up here), else the generic kernel when it is loaded in this
+      process and work >= GENERIC_WORK (any work for an RKMK pair without a closed-form exponential), or
+      when its disk cache is there and the run pays for loading it (:func:`worth_loading`); the
+      specialised loop is queued when work >= SPECIALISE_WORK;
+    * else numpy.
+
+    Policy "wait" (LIEDYN_AUTO_COMPILE): ``mode`` unchanged (the specialised loop compiled in the call)."""
+    if policy() == "wait":
+        return mode
+    kinds = _kinds(ensemble, events)
+    single = not ensemble and not events
+    if mode == "numba":
+        if all(compiled(pl, k) for k in kinds):
+            return "numba"
+        generic = single and generic_ready()
+        _schedule(pl, kinds, t1, rtol, atol, max_step)
+        return "generic" if generic else "numpy"
+    if single and compiled(pl, "adaptive"):      # compiled by a background job or an earlier call
+        return "numba"
+    if not single or (work < GENERIC_WORK and not _slow_numpy(pl)):
+        return mode
+    if generic_kernel.compiled() or (worth_loading(pl, work) and generic_ready()):
+        if work >= SPECIALISE_WORK:
+            _schedule(pl, kinds, t1, rtol, atol, max_step)
+        return "generic"
+    return mode
+
+
+def worth_loading(pl, work):
+    """True when a run of estimated ``work`` (Hairer's starting step into the interval: 3-6 times the
+    accepted steps) pays for loading the generic kernel into this process (numba's import and the disk
+    cache: about a second): work >= GENERIC_LOAD_WORK, or an RKMK pair on an algebra without a closed-form
+    exponential (its numpy loop costs 0.4-40 ms a step and its first call seconds of code generation)."""
+    return work >= GENERIC_LOAD_WORK or _slow_numpy(pl)
+
+
+def _slow_numpy(pl):
+    """An RKMK pair on an algebra without a closed-form exponential: its numpy loop costs 0.4-40 ms a step
+    and its first call 0.5-3 s of code generation (so(4), so(5) in benchmarks/generic_kernel.py), more than
+    loading the generic kernel."""
+    return bool(pl.lie) and pl.st.closed is None
+
+
+def continue_with(pl, t1, rtol, atol, max_step):
+    """The loop a single "auto" run continues in after NUMPY_CHUNK Python steps: "numba" when the
+    specialised loop is compiled, else "generic" when that kernel is ready, else "scalar" (numpy, asked
+    again after the next chunk), queueing the missing compiles."""
+    if policy() == "wait" or compiled(pl, "adaptive"):
+        return "numba"
+    generic = generic_ready()
+    _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
+    return "generic" if generic else "scalar"
+
+
+def _schedule(pl, kinds, t1, rtol, atol, max_step):
+    for kind in kinds:
+        if compiled(pl, kind):
+            continue
+        key = (kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key)
+        if kind == "adaptive_batch":
+            submit(key, lambda: _warm_batch(pl, t1, rtol, atol, max_step))
+        else:
+            submit(key, lambda k=kind: _warm_single(pl, k, t1, rtol, atol, max_step))

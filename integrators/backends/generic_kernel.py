@@ -1,0 +1,166 @@
+"""The generic compiled kernel: the text of :mod:`integrators.codegen.generic_source` turned into one
+callable for every algebra, with a plan's structure, tableau and projection passed as arrays.
+
+:func:`kernel` jits the text with numba's disk cache (the module file in the cache directory of
+:mod:`integrators.backends.numba_kernels`, ``$LIEDYN_CACHE_DIR`` or ``~/.cache/liedyn``, named by the hash of
+the text and of the helpers it calls), so it compiles once per machine and numba version whatever
+the algebra; ``mode="python"`` runs the same text on Python floats (slow; for the tests without numba).
+:func:`function` gives the adaptive loop of a structure and method with the call signature of the generated one
+(``run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z..., e..., cz...)``,
+:func:`integrators.codegen.programs.adaptive_source`), so the engine drives either the same way.
+:func:`data` builds the arrays: C as index triples sorted by (j, i, k) (the order in which the generated
+code sums ad*), W, c, P, ||ad_theta||_F^2 / (2 pi)^2 as a quadratic form, the column norms of ad(e_i)^T,
+B_k/k!, the tableau with the FSAL stage as the last column of its error rows, the Casimirs' monomials.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from liegroups.closed_forms import bernoulli_coefficients
+
+from ..codegen import generic_source
+from ..geometry.recognition import Structure
+from ..geometry.spaces import DEXPINV_KMAX, adnorm_form
+from ..reference import genhelpers
+from ..tableaux.dormand_prince import DP5
+from . import numba_kernels
+
+_KERNELS = {}
+_DATA = {}
+
+
+def _text(mode):
+    text = generic_source.text()
+    if mode == "numba":
+        text += "\n" + "".join(f"{name} = numba.njit(cache=CACHE, error_model='numpy', nogil=True)({name})\n"
+                               for name in generic_source.FUNCTIONS)
+    return text
+
+
+def kernel(mode="numba"):
+    """The entry point of the generic kernel (:data:`integrators.codegen.generic_source.ENTRY`), jitted
+    (``mode`` "numba": MethodError without numba) or as Python ("python"), once per process."""
+    fn = _KERNELS.get(mode)
+    if fn is None:
+        if mode == "numba":
+            ns = numba_kernels.load_module(_text(mode), "liedyn_generic", "the generic kernel")
+        else:
+            ns = dict(genhelpers.SCALAR, np=np, math=math)
+            exec(compile(_text(mode), "<liedyn generic kernel>", "exec"), ns)
+        fn = _KERNELS[mode] = ns[generic_source.ENTRY]
+    return fn
+
+
+def compiled():
+    """True when the numba kernel is compiled or loaded in this process (a call then needs no compiler)."""
+    fn = _KERNELS.get("numba")
+    return fn is not None and bool(fn.signatures)
+
+
+def _marker():
+    """The file that says the kernel was compiled into the disk cache (per text, numba and Python version),
+    or None when the cache directory is not writable."""
+    d = numba_kernels.cache_dir()
+    if d is None:
+        return None
+    numba = numba_kernels.require("the generic kernel")
+    tag = f"{_text('numba')}|{numba.__version__}|{sys.version_info[:2]}|{Path(genhelpers.__file__).read_bytes()!r}"
+    return d / f"liedyn_generic_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+
+
+def on_disk():
+    """True when numba's disk cache holds the kernel (a marker written after its first compile): loading
+    it takes a fraction of a second, no compile."""
+    m = _marker()
+    return m is not None and m.exists()
+
+
+def data(st, tab, lie, terms, proj=None):
+    """The arrays of the generic kernel for a recognised structure, a tableau, its form and the Casimir
+    projection of a projected pair (or None), cached."""
+    key = (st.key, tab.name, lie, terms, None if proj is None else proj.key)
+    out = _DATA.get(key)
+    if out is None:
+        if len(_DATA) >= 256:
+            _DATA.clear()
+        out = _DATA[key] = _build(st, tab, lie, terms, proj)
+    return out
+
+
+def _arr(a, dtype=float):
+    """A writable C-ordered copy: numba types a read-only or Fortran-ordered array apart (another compile)."""
+    return np.array(a, dtype=dtype, order="C")
+
+
+def _build(st, tab, lie, terms, proj):
+    n = st.n
+    C = np.asarray(st.C, dtype=float)
+    jj, ii, kk = np.nonzero(C.transpose(1, 0, 2))            # sorted by (j, i, k)
+    ci, cj, ck = (_arr(a, np.int64) for a in (ii, jj, kk))
+    cv = _arr(C[ii, jj, kk])
+    hasP = st.P is not None
+    P = _arr(st.P if hasP else np.zeros((n, n)))
+    G2 = _arr(adnorm_form(C) / (2.0 * np.pi) ** 2)
+    bern = _arr(bernoulli_coefficients(DEXPINV_KMAX + 1))
+    s = len(tab.b)
+    E = np.zeros((len(tab.E), s + 1))
+    for r, row in enumerate(tab.E):
+        E[r, :len(row)] = row
+    if proj is None:
+        pk, pc, pe = np.zeros(0, np.int64), np.zeros(0), np.zeros((0, n), np.int64)
+    else:
+        terms_ = [(k, cf, ex) for k, poly in enumerate(proj.polys) for cf, ex in poly]
+        pk = _arr([t[0] for t in terms_], np.int64)
+        pc = _arr([t[1] for t in terms_])
+        pe = _arr(np.array([t[2] for t in terms_], dtype=np.int64).reshape(len(terms_), n), np.int64)
+    return (bool(lie), int(terms), ci, cj, ck, cv, _arr(st.W), _arr(st.c), P, hasP, G2, _arr(st.norms), bern,
+            _arr(tab.A), _arr(tab.b), _arr(E), bool(tab.fsal), int(tab.err_order), pk, pc, pe)
+
+
+def function(st, tab, lie, terms, proj=None, mode="numba"):
+    """The adaptive loop of a structure and method by the generic kernel, with the signature and results of the generated
+    ``run`` (:func:`integrators.codegen.programs.adaptive_source`, one trajectory): the state and its
+    compensation as floats in and out, the arguments coerced to the kernel's one signature (so a call
+    never compiles again)."""
+    kern = kernel(mode)
+    arrays = data(st, tab, lie, terms, proj)
+    n = st.n
+    p = 0 if proj is None else proj.p
+
+    def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, *zec):
+        z = np.array(zec[:n], dtype=float)
+        e = np.array(zec[n:2 * n], dtype=float)
+        cz = np.array(zec[2 * n:2 * n + p], dtype=float)
+        out = kern(float(t0), float(t1), float(h), float(rtol), float(atol), float(max_step), int(save_every),
+                   int(max_steps), int(since), _arr(ts), _arr(ys), z, e, cz, *arrays)
+        return tuple(out) + tuple(z.tolist()) + tuple(e.tolist())
+
+    return run
+
+
+def warm():
+    """Compile (or load from the disk cache) the numba kernel with its one signature by a run of no step
+    on the Heisenberg algebra, and write the disk-cache marker (:func:`on_disk`); returns the kernel."""
+    kern = kernel("numba")
+    n = 3
+    C = np.zeros((n, n, n))
+    C[0, 1, 2], C[1, 0, 2] = 1.0, -1.0
+    arrays = _build(Structure(C, np.eye(n), np.zeros(n)), DP5, False, 1, None)
+    kern(0.0, 0.0, 1.0, 1e-6, 1e-6, math.inf, 1, 1, 0, np.empty(4), np.empty((4, n)), np.zeros(n), np.zeros(n),
+         np.zeros(0), *arrays)
+    m = _marker()
+    if m is not None:
+        try:
+            tmp = m.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text("")
+            os.replace(tmp, m)
+        except OSError:
+            pass
+    return kern
