@@ -336,6 +336,14 @@ def step_function(pl, backend):
     return step
 
 
+class GeneratedStepper:
+    """The stepper interface (``step(t, y, h) -> y1``, ``fevals``) over the generated one-step function of a
+    plan (:func:`step_function`, numpy backend): the events of a fixed-step method locate with it."""
+
+    def __init__(self, pl, fevals):
+        self.step, self.fevals = step_function(pl, "numpy"), fevals
+
+
 def no_plan_reason(problem, lie, proj):
     """Why :func:`plan` found no generated path for ``problem`` (for the MethodError of backend='numba')."""
     if getattr(problem, "kind", None) != "coadjoint":

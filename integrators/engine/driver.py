@@ -27,7 +27,7 @@ from . import guard
 from . import freeze
 from ..core import lost
 from ..core import validation
-from ..reference.stepping import make_stepper
+from ..reference.stepping import ProjectedStepper, make_stepper
 
 _KINDS = ("ode", "coadjoint", "reconstruction")
 
@@ -254,9 +254,10 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
     return res
 
 
-def _projector(problem, method, y0):
-    """Orthogonal projection onto {C z = C z0} for Lie-group methods on a forced coadjoint problem
-    that declares linear invariants C (see CoadjointProblem); None when not needed."""
+def _kept_linear_invariants(problem, method, y0):
+    """The linear invariants C of a forced coadjoint problem (see CoadjointProblem) that a Lie-group method
+    projects onto {C z = C z0} after each step (:class:`integrators.reference.stepping.ProjectedStepper`), checked
+    on the field at z0; None when not needed."""
     C = getattr(problem, "linear_invariants", None)
     if C is None or problem.kind != "coadjoint" or problem.forcing is None or LINEAR in method.preserves:
         return None
@@ -270,19 +271,7 @@ def _projector(problem, method, y0):
             f"linear_invariants[{i}] is not conserved by the vector field: (c, f(z0)) = "
             f"{float(np.max(res[..., i])):.3e} at the initial state (should be 0 for every z); "
             f"check the forcing lambda(z) b")
-    G = np.linalg.solve(C @ C.T, C)  # (p, n): z <- z - C^T (C C^T)^-1 (C z - C z0)
-    target = y0 @ C.T
-    return lambda z: z - (z @ C.T - target) @ G
-
-
-class _Projected:
-    """A stepper followed by the projection (so event location uses the same map)."""
-
-    def __init__(self, inner, project):
-        self.inner, self.project, self.fevals = inner, project, inner.fevals
-
-    def step(self, t, y, h):
-        return self.project(self.inner.step(t, y, h))
+    return C
 
 
 def _scheme(method):
@@ -323,17 +312,6 @@ def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
     return res
 
 
-class _GeneratedStep:
-    """Stepper interface (step(t, y, h) -> y1) over the generated one-step function of a plan (numpy
-    backend), for the events of a fixed-step method."""
-
-    def __init__(self, pl, fevals):
-        self._step, self.fevals = fastpath.step_function(pl, "numpy"), fevals
-
-    def step(self, t, y, h):
-        return self._step(t, y, h)
-
-
 def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=True, backend="auto"):
     n, h = step_grid(t0, t1, h, steps)
     stepper = make_stepper(method, problem)
@@ -361,10 +339,10 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
     if fast and events is not None:   # the events are located with the generated one-step map
         pl = _plan(problem, method, y0)
         if pl is not None:
-            stepper = _GeneratedStep(pl, stepper.fevals)
-    project = _projector(problem, method, y0)
-    if project is not None:
-        stepper = _Projected(stepper, project)
+            stepper = fastpath.GeneratedStepper(pl, stepper.fevals)
+    C = _kept_linear_invariants(problem, method, y0)
+    if C is not None:
+        stepper = ProjectedStepper(stepper, C, y0)
     K = n // save_every + 1 + (1 if n % save_every else 0)
     ys = np.empty((K,) + y0.shape)
     ts = np.empty(K)
@@ -373,7 +351,7 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
     tracker = None
     if events is not None:
         tracker = EventTracker(events, problem, stepper, t0, y0)
-    compensated = tracker is None and not isinstance(stepper, _Projected)
+    compensated = tracker is None and not isinstance(stepper, ProjectedStepper)
     e = np.zeros_like(y0)
     status, message, done = 0, "reached the end of t_span", n
     # an ensemble loses a trajectory whose state stops being finite alone (integrators.engine.freeze)

@@ -44,6 +44,21 @@ class Stepper:
         return self.step(t, y, h) - y
 
 
+class ProjectedStepper(Stepper):
+    """A stepper followed by the orthogonal projection onto {C z = C z0} (linear invariants C (p, n) of a
+    forced coadjoint problem that a Lie-group method does not keep): z <- z - C^T (C C^T)^-1 (C z - C z0),
+    so event location uses the same map as the steps."""
+
+    def __init__(self, inner, C, z0):
+        self.inner, self.fevals = inner, inner.fevals
+        self.C, self.target = C, z0 @ C.T
+        self.G = np.linalg.solve(C @ C.T, C)
+
+    def step(self, t, y, h):
+        z = self.inner.step(t, y, h)
+        return z - (z @ self.C.T - self.target) @ self.G
+
+
 class RKStepper(Stepper):
     """Explicit Runge-Kutta: K_i = h f(t + c_i h, y + sum_j a_ij K_j), y1 = y + sum b_i K_i
     (:func:`integrators.reference.runge_kutta.stages`)."""

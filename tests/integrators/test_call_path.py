@@ -93,6 +93,7 @@ CASES = {
     "fixed step": dict(method="rkmk4", steps=50),
     "fixed step, event": dict(method="rk4", steps=50, events=[_event]),
     "commutator-free": dict(method="cf4", steps=20),
+    "forced, linear invariants projected, event": dict(method="rkmk4", steps=50, events=[_event], problem="servo"),
     "scipy": dict(method="DOP853"),
     "shared ensemble, grid": dict(method="rk45", y0=ZS, steps=10),
     "independent ensemble": dict(method="rk853_projected", y0=ZS, ensemble="independent"),
@@ -100,7 +101,8 @@ CASES = {
 }
 #: the runs that have no compiled path (backend="numba" refuses them with a MethodError saying why, tested in
 #: test_codegen and test_batch): measured with the numpy and auto backends only
-NOT_COMPILED = {"pair, generic path, grid", "pair, generic path, event", "fixed step, event", "commutator-free",
+NOT_COMPILED = {"pair, generic path, grid", "pair, generic path, event", "fixed step, event",
+                "forced, linear invariants projected, event",
                 "scipy", "independent ensemble, grid"}
 
 
@@ -109,13 +111,20 @@ NOT_COMPILED = {"pair, generic path, grid", "pair, generic path, event", "fixed 
 def test_each_module_at_most_once_per_call(case, backend):
     kw = dict(CASES[case])
     y0 = kw.pop("y0", Z0)
+    problem = P
+    if kw.pop("problem", None) == "servo":   # a servo constraint of the first kind: (a, z) kept by projection
+        from liegroups import named
+        from servo import ServoFirstKind
+        s = ServoFirstKind(named.so3(), [2.0, 1.0, 0.5], a=[0.0, 0.0, 1.0], b=[0.0, 1.0, 1.0])
+        problem, y0 = s.problem(), s.state_from(w=[1.0, 0.5, 0.0])
+        assert problem.linear_invariants is not None
     if backend == "numba" and case in NOT_COMPILED:
         pytest.skip("no compiled path")
     if kw.get("fast") is False and backend == "auto":
         pytest.skip("fast=False is the numpy reference")
 
     def call():
-        return integrate(P, y0, (0.0, 3.0), backend=backend, **kw)
+        return integrate(problem, y0, (0.0, 3.0), backend=backend, **kw)
 
     res = call()   # compile and cache first: the measured call is the user's second
     assert res.status == (1 if "events" in kw else 0), res.message
