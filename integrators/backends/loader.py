@@ -28,7 +28,7 @@ def compile_function(kind, st, tab, lie, terms, mode, proj=None):
         text = source(kind, st, tab, lie, terms, proj, mode)
         name = "run" if kind != "step" else "step"
         if mode == "numba":
-            fn = numba_kernels.compile_cached(text, name, batch=kind == "adaptive_batch")
+            fn = numba_kernels.compile_cached(text, name, batch=kind.startswith("adaptive_batch"))
         else:
             env = _env(mode)
             exec(compile(text, f"<liedyn {kind} {tab.name} {mode}>", "exec"), env)

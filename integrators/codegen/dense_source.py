@@ -1,0 +1,148 @@
+"""The output grid inside the generated adaptive loop: after every accepted step, the states at the
+requested times inside it from the pair's continuous extension, written by the same
+:class:`integrators.codegen.writer.Source` as the step (:func:`integrators.codegen.programs.adaptive_source`
+with ``grid``).
+
+For an accepted step [t_n, t_n + h] (signed h) with stage increments K_i (the step's own, the FSAL stage
+and the extra stages of the interpolant, written from the tableau's ``extra_A``, ``extra_c`` as the
+step's stages are: K_i = h f(z_n + sum_j a_ij K_j), or h dexp^-1_{theta_i}(w(exp(theta_i) . z_n)) for
+RKMK, Munthe-Kaas 1999), every requested time t in it has s = (t - t_n) / h and
+
+    theta(s) = sum_i b_i(s) K_i,   b_i(s) = sum_k P[i, k] s^(k+1)   (Horner, as Tableau.weights),
+
+mapped to the state as the step maps theta(1): z_n + exp(ad theta(s))^T z_n - z_n (RKMK, the writer's
+act), z_n + theta(s) (ambient), then projected onto {C = C(y0)} for the projected pairs (Hairer, Lubich
+and Wanner 2006, IV.4; :mod:`integrators.codegen.projection`). z_n is the step's compensated start z + e.
+A requested time equal to a step's end takes the step's state. This is the definition of
+:func:`integrators.reference.dense_output.at_times` (the numpy reference the tests compare with), with the
+stages of the step itself instead of recomputed ones: the same to round-off, and the extra stages are
+computed only for a step that contains a requested time.
+
+Arguments the loop gains: ``te`` (sorted in the direction of integration; times at t0 filled by the
+caller), ``ye`` ((G, n); numpy columns (G, n, B); compiled ensemble (G, B, n)) and ``GI`` (an int64
+array of one entry: the next grid index, read at the start and written at the end, so a run continued
+in segments or chunks goes on filling the same grid).
+"""
+
+from __future__ import annotations
+
+from .source_text import num
+
+
+def grid_arguments():
+    return ["te", "ye", "GI"]
+
+
+def extra_stages(src, tab, K, z, h, lie, terms):
+    """Emit the interpolant's extra stages after the stages K (names: the step's, the FSAL one) from z
+    with step h; return the list of all stage increments."""
+    K = list(K)
+    for row in tab.extra_A:
+        pairs = [(a, V) for a, V in zip(row, K) if float(a) != 0.0]
+        if lie:
+            theta = src.combo("thx", pairs)
+            Y = src.stage_act(theta, z)
+            xh = src.velocity(Y, scale=h)
+            K.append(src.dexpinv(theta, xh, terms) if terms > 1 else xh)
+        else:
+            dz = src.combo("dzx", pairs)
+            Y = src.assign("Yx", [f"{z[j]} + {dz[j]}" for j in range(src.n)])
+            w = src.field(Y)
+            K.append(src.assign("Kx", [f"{h}*{w[j]}" for j in range(src.n)]))
+    return K
+
+
+def _weights(src, tab, s):
+    """Names of b_i(s) (None where the row of P vanishes), Horner in s as Tableau.weights."""
+    out = []
+    for row in tab.P:
+        if not any(float(p) != 0.0 for p in row):
+            out.append(None)
+            continue
+        e = "0.0"
+        for p in reversed(row):
+            e = f"({e} + {num(p)})*{s}"
+        out.append(src.assign("bw", [e])[0])
+    return out
+
+
+def interpolant(src, tab, K, zb, s, lie, proj, targets):
+    """Emit the state at s of the step from the compensated start zb with the stage increments K (all
+    rows of P); return its names."""
+    n = src.n
+    B = _weights(src, tab, s)
+    th = src.assign("ths", [" + ".join(f"{b}*{V[j]}" for b, V in zip(B, K) if b is not None) or "0.0"
+                            for j in range(n)])
+    if lie:
+        dl = src.fold_act(th, zb, delta=True) if src.foldable() else src.act(th, zb, delta=True)
+        y = src.assign("yo", [f"{zb[j]} + {dl[j]}" for j in range(n)])
+    else:
+        y = src.assign("yo", [f"{zb[j]} + {th[j]}" for j in range(n)])
+    if proj is not None:
+        inc, _ = proj.write(src, y, targets)
+        y = src.assign("yo", [f"{y[j]} + {inc[j]}" for j in range(n)])
+    return y
+
+
+def inside(src, tab, K, z, e, lie, terms, proj, targets, store, hs="hs"):
+    """Emit (in the accepted branch, before the state is updated): the states at the requested times
+    strictly inside the step from (t, z + e) to tn_ (emitted here), each written by ``store(gi, y)``
+    (a list of lines)."""
+    n = src.n
+    src.emit("tn_ = t1 if last else t + hs")
+    src.emit("if gi < ng and direction*(te[gi] - tn_) < 0.0:")
+    src.indent += 1
+    zb = src.assign("zb", [f"{z[j]} + {e[j]}" for j in range(n)])
+    Kall = extra_stages(src, tab, K, z, hs, lie, terms)
+    src.emit("hp_ = tn_ - t")
+    src.emit("while gi < ng and direction*(te[gi] - tn_) < 0.0:")
+    src.indent += 1
+    src.emit("s_ = (te[gi] - t)/hp_")
+    y = interpolant(src, tab, Kall, zb, "s_", lie, proj, targets)
+    for line in store(y):
+        src.emit(line)
+    src.emit("gi += 1")
+    src.indent -= 2
+
+
+def inside_batch(src, tab, rows, n, lie, terms, proj):
+    """Emit the compiled ensemble's version of :func:`inside`: the stage increments of trajectory b were
+    kept in KS[b] during the attempt, its state before the step is Z[b] + E[b]; a lost trajectory
+    (not AL[b]) writes its frozen state FZ[b]."""
+    src.emit("tn_ = t1 if last else t + hs")
+    src.emit("if gi < ng and direction*(te[gi] - tn_) < 0.0:")
+    src.indent += 1
+    src.emit("g0_ = gi; hp_ = tn_ - t")
+    src.emit("for b in range(B):")
+    src.indent += 1
+    src.emit("gi = g0_")
+    src.emit("if not AL[b]:")
+    src.emit("    while gi < ng and direction*(te[gi] - tn_) < 0.0:")
+    src.emit(f"        for i in range({n}):")
+    src.emit("            ye[gi, b, i] = FZ[b, i]")
+    src.emit("        gi += 1")
+    src.emit("    continue")
+    z = src.assign("zk", [f"Z[b, {j}]" for j in range(n)])
+    zb = src.assign("zb", [f"Z[b, {j}] + E[b, {j}]" for j in range(n)])
+    K = [src.assign("Kk", [f"KS[b, {r}, {j}]" for j in range(n)]) for r in range(rows)]
+    Kall = extra_stages(src, tab, K, z, "hs", lie, terms)
+    src.emit("while gi < ng and direction*(te[gi] - tn_) < 0.0:")
+    src.indent += 1
+    src.emit("s_ = (te[gi] - t)/hp_")
+    targets = None if proj is None else [f"CZ[b, {k}]" for k in range(proj.p)]
+    y = interpolant(src, tab, Kall, zb, "s_", lie, proj, targets)
+    for j in range(n):
+        src.emit(f"ye[gi, b, {j}] = {y[j]}")
+    src.emit("gi += 1")
+    src.indent -= 3
+
+
+def at_end(src, store):
+    """Emit (after t has moved to the step's end and the state is updated): the requested times equal to
+    t take the state, ``store(gi)`` (lines)."""
+    src.emit("while gi < ng and te[gi] == t:")
+    src.indent += 1
+    for line in store():
+        src.emit(line)
+    src.emit("gi += 1")
+    src.indent -= 1
