@@ -64,6 +64,25 @@ def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR
 {store}
 """
 
+_ADAPTIVE_GRID = """
+run = numba.njit(run, cache=CACHE, error_model="numpy")
+
+
+@numba.njit(parallel=True, cache=CACHE, error_model="numpy")
+def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, TEV, YE, GI):
+    for b in numba.prange(Z.shape[0]):
+        ts = np.empty(2)
+        ys = np.empty((2, {n}))
+        ts[0] = t0
+        out = run(t0, t1, H0[b], rtol, atol, max_step, {never}, max_steps, 0, ts, ys, {zb}, {zeros}{cz}, TEV,
+                  YE[:, b, :], GI[b:b + 1])
+        ST[b] = out[0]
+        TE[b] = out[1]
+        NS[b] = out[3]
+        NR[b] = out[4]
+{store}
+"""
+
 _FIXED = """
 run = numba.njit(run, cache=CACHE, error_model="numpy")
 
@@ -247,13 +266,17 @@ def _args(n):
     return (", ".join(f"Z[b, {i}]" for i in range(n)), ", ".join(["0.0"] * n))
 
 
-def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6):
+def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6, t_eval=None):
     """Each row of Z (B, n) integrated from t0 to t1 by the adaptive pair of plan ``pl`` with its own
     first step H0[b], at most ``max_steps`` accepted steps each; returns (Y (B, n) final states (the
     last finite one when a run failed, the state reached when the budget was spent), status (B,): 0,
-    -1 (the step size collapsed) or -2 (the budget), t_end (B,), nsteps (B,), nrejected (B,))."""
+    -1 (the step size collapsed) or -2 (the budget), t_end (B,), nsteps (B,), nrejected (B,)).
+    ``t_eval`` (sorted in the direction of integration): each trajectory's loop also fills its column
+    of the output grid from its own accepted steps (:mod:`integrators.codegen.dense_source`; the
+    lanes are not used then), returned as a sixth item YE (G, B, n), a trajectory that stopped early
+    holding its last finite state at the later times."""
     n = pl.st.n
-    lanes = (pl.st.closed == "so3" and pl.lie) or (not pl.lie and pl.proj is not None)
+    lanes = t_eval is None and ((pl.st.closed == "so3" and pl.lie) or (not pl.lie and pl.proj is not None))
     if lanes:
         key = (pl.st.key, pl.tab.name, pl.lie, pl.terms, JAM, None if pl.proj is None else pl.proj.key)
         fn = _LANE_FNS.get(key)
@@ -263,8 +286,9 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**
         zb, zeros = _args(n)
         store = "\n".join(f"        OUT[b, {i}] = out[{8 + i}] + out[{8 + n + i}]" for i in range(n))
         cz = "".join(f", CZ[b, {k}]" for k in range(0 if pl.proj is None else pl.proj.p))
-        text = batchgen.adaptive_source(pl.st, pl.tab, pl.lie, pl.terms, pl.proj) + _ADAPTIVE.format(
-            n=n, never=_NEVER, zb=zb, zeros=zeros, store=store, cz=cz)
+        text = (batchgen.adaptive_source(pl.st, pl.tab, pl.lie, pl.terms, pl.proj, grid=t_eval is not None)
+                + (_ADAPTIVE if t_eval is None else _ADAPTIVE_GRID).format(n=n, never=_NEVER, zb=zb, zeros=zeros,
+                                                                        store=store, cz=cz))
         fn = _load(text)
     Z = np.ascontiguousarray(Z, dtype=float)
     B = Z.shape[0]
@@ -276,9 +300,20 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**
     args += (np.ascontiguousarray(pl.targets(Z)),)   # the projection's targets C(y0) per trajectory ((B, 0): none)
     if lanes:  # one group of trajectories per thread
         args += (max(1, min(numba_kernels.require().get_num_threads(), B)),)
+    if t_eval is not None:   # the grid times at t0 take y0; each loop fills its column from the next one
+        tev = np.ascontiguousarray(t_eval, dtype=float)
+        k = int(np.sum(tev == t0))
+        YE = np.empty((len(tev), B, n))
+        YE[:k] = Z
+        GI = np.full(B, k, np.int64)
+        args += (tev, YE, GI)
     with np.errstate(all="ignore"):
         fn(*args)
-    return out, st, te, ns, nr
+    if t_eval is None:
+        return out, st, te, ns, nr
+    for b in np.flatnonzero(st != 0):   # stopped early: its last finite state at the later grid times
+        YE[GI[b]:, b] = out[b]
+    return out, st, te, ns, nr, YE
 
 
 def fixed_lanes_source(pl, copies=JAM):

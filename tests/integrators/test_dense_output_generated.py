@@ -195,3 +195,17 @@ def test_compiled_grids():
     r = integrate(BLOWUP, Z, (0.0, 2.0), t_eval=te, **kl)
     assert list(r.failed) == [1] and r.backend == "numba"
     _same(r, _expected(BLOWUP, Z, (0.0, 2.0), te, **kl), big=1e3)
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+@pytest.mark.parametrize("method", ["rk45", "rkmk_tsit5"])
+def test_compiled_independent_ensemble_fills_its_grid(method):
+    """Each trajectory's compiled loop fills its column (with the blow-up one stopped early and held):
+    the numpy engine's grid (dense_output.extension on each trajectory's own steps) to round-off."""
+    te = np.linspace(0.0, 2.0, 41)
+    kw = dict(method=method, ensemble="independent", rtol=1e-9, atol=1e-12, check=False, t_eval=te)
+    a = integrate(BLOWUP, Z, (0.0, 2.0), backend="numba", **kw)
+    b = integrate(BLOWUP, Z, (0.0, 2.0), backend="numpy", **kw)
+    assert a.backend == "numba" and list(a.failed) == list(b.failed) == [1]
+    assert np.array_equal(a.nsteps_each, b.nsteps_each) and np.all(a.y[-1, 1] == a.y[a.t > a.t_end[1], 1])
+    _same(a, b, big=1e3)
