@@ -203,13 +203,17 @@ class OutputGrid:
     """The output grid a generated adaptive loop fills (:mod:`integrators.codegen.dense_source`): the times
     ``te`` (sorted in the direction of integration, within t_span), the states ``ye`` (``shape``: (G, n),
     (G, n, B) for the numpy columns, (G, B, n) for the compiled ensemble) and the next index ``GI``; the
-    times equal to t0 take y0 here (``start``), the loop fills the rest as it passes them."""
+    times equal to t0 take y0 here (:meth:`start`), the loop fills the rest as it passes them. The Python
+    loops log the steps that contain output times instead, and :meth:`flush` evaluates them together with
+    the generated evaluator of plan ``pl`` (``targets``: the projection's C(y0), (p,) or (B, p))."""
 
-    def __init__(self, te, shape):
+    def __init__(self, te, shape, pl, targets):
         self.te = np.ascontiguousarray(te, dtype=float)
         self.te_list = self.te.tolist()    # the Python-float loop indexes a list faster
         self.ye = np.empty(shape)
         self.GI = np.zeros(1, np.int64)
+        self.pl, self.targets = pl, np.asarray(targets, dtype=float)
+        self.log = []
 
     def start(self, t0, y0):
         """Fill the times equal to t0 with y0 (of the layout of a row of ye)."""
@@ -218,11 +222,52 @@ class OutputGrid:
         self.GI[0] = k
 
     def args(self, mode):
-        return (self.te_list if mode == "scalar" else self.te, self.ye, self.GI)
+        if mode == "numba":
+            return self.te, self.ye, self.GI
+        return (self.te_list if mode == "scalar" else self.te), self.ye, self.GI, self.log, self.flush
 
     @property
     def filled(self):
+        self.flush()
         return int(self.GI[0])
+
+    def flush(self):
+        """Evaluate the logged steps' output times (one call of the generated evaluator, every output
+        time of a trajectory a column) and empty the log."""
+        L = self.log
+        if not L:
+            return
+        fn = self.pl.function("dense", "array")
+        g0 = np.array([r[0] for r in L], np.int64)
+        cnt = np.array([r[1] for r in L], np.int64) - g0
+        entry = np.repeat(np.arange(len(L)), cnt)
+        g = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt) + g0[entry]
+        head = np.array([r[2:5] for r in L], dtype=float)[entry]
+        t, tn, hs = head[:, 0], head[:, 1], head[:, 2]
+        s = (self.te[g] - t) / (tn - t)
+        nf = len(L[0]) - 5
+        n = self.pl.st.n
+        if self.ye.ndim == 2:     # one trajectory: the logged values are floats
+            V = np.array([r[5:] for r in L], dtype=float)[entry]
+            with np.errstate(all="ignore"):
+                out = fn(s, hs, *V.T, *self.targets)
+            Y = self.ye[g]
+            for j in range(n):
+                Y[:, j] = out[j]
+            self.ye[g] = Y
+        else:                     # numpy columns (B,): every (time, trajectory) a column
+            B = self.ye.shape[2]
+            cols = [np.array([np.broadcast_to(r[5 + f], (B,)) for r in L])[entry].ravel() for f in range(nf)]
+            ok = np.isfinite(sum(cols))   # a lost trajectory's NaN stays out of the others' batch-wide sizes
+            m = len(g)
+            cz = [np.tile(self.targets[:, k], m)[ok] for k in range(self.targets.shape[-1])]
+            with np.errstate(all="ignore"):
+                out = fn(np.repeat(s, B)[ok], np.repeat(hs, B)[ok], *(c[ok] for c in cols), *cz)
+            Y = np.full((n, m * B), np.nan)
+            for j in range(n):
+                Y[j, ok] = out[j]
+            self.ye[g] = Y.reshape(n, m, B).transpose(1, 0, 2)
+        L.clear()
 
 
 def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, switch, grid=None):
@@ -286,8 +331,8 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         save_every = budget + 1      # the grid is the output: no step is saved but the last
         G, B = len(t_eval), y0.size // dim
         layout = (G, dim) if y0.ndim == 1 else (G, B, dim) if mode == "numba" else (G, dim, B)
-        grid = OutputGrid(t_eval, layout)
         flat = y0.reshape(-1, dim)
+        grid = OutputGrid(t_eval, layout, pl, pl.targets(y0 if y0.ndim == 1 else flat))
         grid.start(t0, y0 if y0.ndim == 1 else flat if mode == "numba" else flat.T)
     if y0.ndim == 1:
         status, t, nsteps, nrej, ts, ys, zf, last = _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every,
@@ -341,6 +386,8 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
     if grid is not None:   # the times reached and their states, in the layout of y0
         k = grid.filled
         ye = grid.ye[:k] if y0.ndim == 1 or mode == "numba" else grid.ye[:k].transpose(0, 2, 1)
+        if y0.ndim > 1:   # a lost trajectory holds its last finite state after its t_end
+            lost.hold_after(grid.te[:k], ye, t_end, ~alive, zf.reshape(-1, dim))
         res.t, res.y = grid.te[:k], ye.reshape((k,) + y0.shape)
     if y0.ndim > 1:   # the trajectories an ensemble lost (integrators.engine.freeze)
         lost.report_shared(res, alive, t_end, run_status, t, y0.shape[:-1], budget, lost.SHARED_WHY)

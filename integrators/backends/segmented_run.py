@@ -50,14 +50,15 @@ class AdaptiveRun:
         if t_eval is not None:
             G, B = len(t_eval), y0.size // dim
             flat = y0.reshape(-1, dim)
+            targets = pl.targets(y0 if y0.ndim == 1 else flat)
             if y0.ndim == 1:
-                self.grid = fastpath.OutputGrid(t_eval, (G, dim))
+                self.grid = fastpath.OutputGrid(t_eval, (G, dim), pl, targets)
                 self.grid.start(t0, y0)
             elif self.mode == "numba":
-                self.grid = fastpath.OutputGrid(t_eval, (G, B, dim))
+                self.grid = fastpath.OutputGrid(t_eval, (G, B, dim), pl, targets)
                 self.grid.start(t0, flat)
             else:
-                self.grid = fastpath.OutputGrid(t_eval, (G, dim, B))
+                self.grid = fastpath.OutputGrid(t_eval, (G, dim, B), pl, targets)
                 self.grid.start(t0, flat.T)
             self.kind += "_grid"
         self.fn = pl.function(self.kind, "array" if self.mode == "array" else self.mode)

@@ -18,19 +18,70 @@ A requested time equal to a step's end takes the step's state. This is the defin
 stages of the step itself instead of recomputed ones: the same to round-off, and the extra stages are
 computed only for a step that contains a requested time.
 
+Two ways, one definition:
+
+* compiled code (numba; ``inline``): every output time is evaluated inside the loop as the loop passes it
+  (:func:`inside`, :func:`inside_batch`), straight-line code per point;
+* Python (floats for one trajectory, numpy columns for an ensemble): a point at a time in Python would
+  cost far more than the step (hundreds of bytecodes, or of ufunc calls, per output time), so the loop
+  only logs each step that contains output times (its start, size, compensated start state and stage
+  increments: :func:`inside_log`) and the logged steps are evaluated together, every output time of them
+  a column of one call of the generated :func:`evaluator_source` (the extra stages, the weights, the
+  state map and the projection over numpy arrays), when the log is full (``FLUSH``) and at the end.
+
 Arguments the loop gains: ``te`` (sorted in the direction of integration; times at t0 filled by the
 caller), ``ye`` ((G, n); numpy columns (G, n, B); compiled ensemble (G, B, n)) and ``GI`` (an int64
 array of one entry: the next grid index, read at the start and written at the end, so a run continued
-in segments or chunks goes on filling the same grid).
+in segments or chunks goes on filling the same grid); without ``inline`` also ``LOG`` (a list) and
+``FLUSH`` (called with no argument when LOG holds LOG_STEPS steps).
 """
 
 from __future__ import annotations
 
 from .source_text import num
+from .writer import Source
+
+#: the Python loops evaluate their logged steps when this many are logged
+LOG_STEPS = 256
 
 
-def grid_arguments():
-    return ["te", "ye", "GI"]
+def grid_arguments(inline=True):
+    return ["te", "ye", "GI"] + ([] if inline else ["LOG", "FLUSH"])
+
+
+def inside_log(src, K, z, e, copy):
+    """Emit (Python loops, in the accepted branch before the state is updated): when the step from t to
+    tn_ contains output times, skip them (gi) and log (first index, end index, t, tn_, hs, z + e..., K...)
+    (``copy``: the K are views of a buffer the next attempt overwrites, numpy columns of RowSource)."""
+    n = src.n
+    src.emit("tn_ = t1 if last else t + hs")
+    src.emit("if gi < ng and direction*(te[gi] - tn_) < 0.0:")
+    src.indent += 1
+    src.emit("g0_ = gi")
+    src.emit("while gi < ng and direction*(te[gi] - tn_) < 0.0:")
+    src.emit("    gi += 1")
+    ks = [f"np.copy({v})" if copy else v for V in K for v in V]
+    src.emit("LOG.append((g0_, gi, t, tn_, hs, " + ", ".join([f"{z[j]} + {e[j]}" for j in range(n)] + ks) + "))")
+    src.emit(f"if len(LOG) >= {LOG_STEPS}:")
+    src.emit("    FLUSH()")
+    src.indent -= 1
+
+
+def evaluator_source(st, tab, lie, terms, proj):
+    """Source of ``run(s, hs, zb..., K..., cz...) -> (y...)``: the state at s of the step of size hs from
+    the compensated start zb with the stage increments K (the step's and the FSAL one, rows over the
+    components), every argument a numpy array over the output times (columns), the targets cz of a
+    projected pair too; the extra stages of the interpolant are computed here (from zb)."""
+    src = Source(st)
+    n = st.n
+    rows = tab.s + (1 if tab.fsal else 0)
+    zb = [f"zb{j}" for j in range(n)]
+    K = [[f"K{r}_{j}" for j in range(n)] for r in range(rows)]
+    cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
+    Kall = extra_stages(src, tab, K, zb, "hs", lie, terms)
+    y = interpolant(src, tab, Kall, zb, "s_", lie, proj, cz)
+    head = f"def run(s_, hs, {', '.join(zb + [v for V in K for v in V] + cz)}):"
+    return head + "\n" + "\n".join(src.lines) + f"\n    return ({', '.join(y)},)\n"
 
 
 def extra_stages(src, tab, K, z, h, lie, terms):

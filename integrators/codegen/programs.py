@@ -195,7 +195,9 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     are FZ. status -1 then means that every trajectory was lost.
 
     ``grid``: the loop also fills an output grid (arguments ``te, ye, GI`` at the end) with the pair's
-    continuous extension after every accepted step (:mod:`integrators.codegen.dense_source`).
+    continuous extension after every accepted step (:mod:`integrators.codegen.dense_source`): True for
+    compiled code, "log" for the Python modes (the steps with output times logged, arguments ``LOG, FLUSH``
+    too).
     """
     src = (source_class or Source)(st)
     n = st.n
@@ -229,7 +231,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         if not columns:
             _starting_step(src, z, w0 if not lie else None, order)
     if grid:
-        head = head[:-2] + ", " + ", ".join(dense_source.grid_arguments()) + "):"
+        head = head[:-2] + ", " + ", ".join(dense_source.grid_arguments(grid != "log")) + "):"
         src.emit("gi = GI[0]; ng = len(te)")
     expo = -1.0 / (order + 1)
     src.emit("t = t0; direction = 1.0 if t1 > t0 else -1.0")
@@ -304,7 +306,9 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         src.emit("chk = " + " + ".join(d))
         src.emit("if not fin(chk):")
         src.emit("    status = -1; break")
-        if grid:   # before the step's projection: the grid's own projections reuse its names
+        if grid == "log":   # Python: the step is logged, its output times evaluated with others
+            dense_source.inside_log(src, src.stage_names, z, e, copy=isinstance(src, RowSource))
+        elif grid:   # before the step's projection: the grid's own projections reuse its names
             dense_source.inside(src, tab, src.stage_names, z, e, lie, terms, proj, cz,
                                 (lambda y: _store_columns(y, "gi")) if columns else
                                 (lambda y: [f"ye[gi, {i}] = {y[i]}" for i in range(n)]))
@@ -481,8 +485,12 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
     loops with the suffix "_grid" fill an output grid, :mod:`integrators.codegen.dense_source`);
     ``proj`` applies to the adaptive loops; the adaptive loop of an ambient pair in ``mode`` "array"
     writes its stage sums with :class:`RowSource`."""
+    if kind == "dense":   # the output times of logged steps (integrators.codegen.dense_source)
+        return dense_source.evaluator_source(st, tab, lie, terms, proj)
     grid = kind.endswith("_grid")   # the loop that fills an output grid (integrators.codegen.dense_source)
     kind = kind[:-5] if grid else kind
+    if grid and mode != "numba":
+        grid = "log"
     if kind == "adaptive_batch":
         return adaptive_source(st, tab, lie, terms, batch=True, proj=proj, grid=grid)
     if kind == "adaptive":
