@@ -30,8 +30,11 @@ start, see :mod:`integrators.engine.events`), so event times are as accurate as 
 checked as the run goes, after each segment of 8, 16, ... 4096 accepted steps of the same loop (continued
 from its own state, so the segments are the unsegmented run to round-off), and a terminal event ends the
 run in the segment where it happens. Output at
-``t_eval`` (or the grid of h / steps) comes from the pairs' continuous extensions,
-:mod:`integrators.reference.dense_output`.
+``t_eval`` (or the grid of h / steps) comes from the pairs' continuous extensions: on the generated path
+the loop fills the grid from each accepted step's own stages (:mod:`integrators.codegen.dense_source`;
+compiled: inline, Python: the logged steps evaluated together), whose definition is the numpy reference
+:mod:`integrators.reference.dense_output` (equal to round-off; it also serves the generic path and, with
+events, the steps after a terminal event stopped a trajectory).
 
 Paths: the generated code (:mod:`integrators.codegen.writer`, numpy or numba backend) when the problem's
 structure is recognised, else (and with ``fast=False``) the generic numpy stages written here, the
