@@ -36,7 +36,8 @@ class AdaptiveRun:
             # the trajectories the ensemble lost (integrators.engine.freeze): alive, their time, their state
             self.alive, self.t_end = np.ones(flat.shape[0], np.bool_), np.full(flat.shape[0], float(t0))
             if self.mode == "numba":
-                self.Z, self.E = np.ascontiguousarray(flat, dtype=float), np.zeros_like(flat, dtype=float)
+                # a copy: the compiled loop updates Z in place, and the caller keeps y0 as its first row
+                self.Z, self.E = np.array(flat, dtype=float, order="C"), np.zeros_like(flat, dtype=float)
                 self.FZ = np.zeros_like(self.Z)
                 self.kind = "adaptive_batch"
             else:

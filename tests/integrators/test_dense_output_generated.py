@@ -195,6 +195,18 @@ def test_compiled_grids():
     r = integrate(BLOWUP, Z, (0.0, 2.0), t_eval=te, **kl)
     assert list(r.failed) == [1] and r.backend == "numba"
     _same(r, _expected(BLOWUP, Z, (0.0, 2.0), te, **kl), big=1e3)
+    # the compiled ensemble in segments (events), with the lost trajectory (a run with events reports no
+    # `failed`, so the reference interpolates past its loss: compared before it; the grid holds it after)
+    ev = lambda t, y: np.asarray(y)[..., 0] - 0.7   # noqa: E731  (trajectory 0 crosses it)
+    r = integrate(BLOWUP, Z, (0.0, 2.0), t_eval=te, events=ev, **kl)
+    e = _expected(BLOWUP, Z, (0.0, 2.0), te, events=ev, **kl)
+    assert len(r.t_events[0]) >= 1 and np.array_equal(r.t, e.t) and np.all(np.isfinite(r.y))
+    # the first row is y0 (the segmented compiled ensemble once overwrote it with its running state)
+    assert np.array_equal(r.y[0], Z) and np.array_equal(e.y[0], Z)
+    early = r.t < 0.45
+    np.testing.assert_allclose(r.y[:, [0, 2]], e.y[:, [0, 2]], rtol=0, atol=ROUNDOFF)
+    np.testing.assert_allclose(r.y[early, 1], e.y[early, 1], rtol=0, atol=ROUNDOFF * np.abs(e.y[early, 1]).max())
+    assert np.all(r.y[r.t > 0.5, 1] == r.y[-1, 1])
 
 
 @pytest.mark.skipif(not NUMBA, reason="numba not installed")
