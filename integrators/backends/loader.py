@@ -18,7 +18,8 @@ def _env(mode):
 
 
 def compile_function(kind, st, tab, lie, terms, mode, proj=None):
-    """The generated function ``kind`` ("fixed", "adaptive", "adaptive_batch", "step") for structure
+    """The generated function ``kind`` ("fixed", "adaptive", "adaptive_batch", "step", the adaptive loops
+    with an output grid "adaptive_grid", "adaptive_batch_grid" and their evaluator "dense") for structure
     ``st`` and tableau ``tab`` in ``mode`` ("scalar": Python floats, "array": numpy (B,) columns, "numba": jitted),
     cached per (structure, tableau, mode, projection); ``proj``: the Casimir projection of the adaptive
     loops of a projected pair (the one-step map "step" is the unprojected one)."""

@@ -135,16 +135,16 @@ def interpolant(src, tab, K, zb, s, lie, proj, targets):
     return y
 
 
-def inside(src, tab, K, z, e, lie, terms, proj, targets, store, hs="hs"):
-    """Emit (in the accepted branch, before the state is updated): the states at the requested times
-    strictly inside the step from (t, z + e) to tn_ (emitted here), each written by ``store(gi, y)``
+def inside(src, tab, K, z, e, lie, terms, proj, targets, store):
+    """Emit (compiled code, in the accepted branch, before the state is updated): the states at the requested times
+    strictly inside the step from (t, z + e) to tn_ (emitted here), each written by ``store(y)``
     (a list of lines)."""
     n = src.n
     src.emit("tn_ = t1 if last else t + hs")
     src.emit("if gi < ng and direction*(te[gi] - tn_) < 0.0:")
     src.indent += 1
     zb = src.assign("zb", [f"{z[j]} + {e[j]}" for j in range(n)])
-    Kall = extra_stages(src, tab, K, z, hs, lie, terms)
+    Kall = extra_stages(src, tab, K, z, "hs", lie, terms)
     src.emit("hp_ = tn_ - t")
     src.emit("while gi < ng and direction*(te[gi] - tn_) < 0.0:")
     src.indent += 1

@@ -308,10 +308,9 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         src.emit("    status = -1; break")
         if grid == "log":   # Python: the step is logged, its output times evaluated with others
             dense_source.inside_log(src, src.stage_names, z, e, copy=isinstance(src, RowSource))
-        elif grid:   # before the step's projection: the grid's own projections reuse its names
+        elif grid:   # compiled; before the step's projection: the grid's own projections reuse its names
             dense_source.inside(src, tab, src.stage_names, z, e, lie, terms, proj, cz,
-                                (lambda y: _store_columns(y, "gi")) if columns else
-                                (lambda y: [f"ye[gi, {i}] = {y[i]}" for i in range(n)]))
+                                lambda y: [f"ye[gi, {i}] = {y[i]}" for i in range(n)])
         if proj is not None:
             wl, inc = _project_accepted(src, proj, z1, cz, lie)
             d = [f"({d[i]} + {inc[i]})" for i in range(n)]
@@ -482,7 +481,8 @@ def trial_source(st, tab, lie, terms):
 
 def source(kind, st, tab, lie, terms, proj=None, mode=None):
     """The generated source text of ``kind`` ("fixed", "adaptive", "adaptive_batch", "step"; the adaptive
-    loops with the suffix "_grid" fill an output grid, :mod:`integrators.codegen.dense_source`);
+    loops with the suffix "_grid" fill an output grid, and "dense" is the evaluator of the output times
+    the Python loops log, :mod:`integrators.codegen.dense_source`);
     ``proj`` applies to the adaptive loops; the adaptive loop of an ambient pair in ``mode`` "array"
     writes its stage sums with :class:`RowSource`."""
     if kind == "dense":   # the output times of logged steps (integrators.codegen.dense_source)
