@@ -10,9 +10,10 @@ onto the level set of its own initial Casimirs, :mod:`integrators.codegen.projec
 points, ``t = [t0, t1]``, ``y`` of shape (2, B, ..., dim) (the step sequences differ, there is no
 common time grid), or with ``t_eval`` (an output grid, also from h / steps) the states at those times
 from each trajectory's own accepted steps and the pair's continuous extension (as its single run's
-dense output: equal to round-off): on the numpy engine :func:`integrators.reference.dense_output.extension`,
-on the compiled one each trajectory's loop fills its column (:mod:`integrators.codegen.dense_source`). The result also carries ``t_end``, ``nsteps_each`` and
-``nrejected_each`` per trajectory and ``failed`` (the flat indices of those that stopped before t1,
+dense output: equal to round-off): on the numpy engine
+:func:`integrators.reference.dense_output.extension`, on the compiled one each trajectory's loop fills
+its column (:mod:`integrators.codegen.dense_source`). The result also carries ``t_end``,
+``nsteps_each`` and ``nrejected_each`` per trajectory and ``failed`` (the flat indices of those that stopped before t1,
 :mod:`integrators.core.lost`; their later grid rows hold their last finite state); ``nsteps``,
 ``nrejected`` and ``nfev`` are those of the longest run.
 
@@ -25,7 +26,7 @@ Engines:
   :mod:`integrators.codegen.batchgen` (on so(3) the truncated dexp^-1 series summed with two brackets).
 * numba: :func:`integrators.backends.batch_kernels.adaptive_independent` (a parallel loop over trajectories,
   each running the compiled one-trajectory loop; on so(3) RKMK pairs vectorized lanes, refilled as
-  trajectories finish).
+  trajectories finish; with an output grid always the one-trajectory loop, which fills it).
 """
 
 from __future__ import annotations

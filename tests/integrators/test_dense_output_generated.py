@@ -5,8 +5,8 @@ Expected values: :func:`integrators.reference.dense_output.at_times` (the defini
 the accepted steps recomputed by the generic numpy stages, the interpolant's extra stages, b_i(s) of
 Tableau.weights, exp(ad theta(s))^T z for RKMK, the projection for the projected pairs) applied to the
 accepted steps of the same run without a grid (same controller, same steps; every accepted step saved),
-each trajectory of an ensemble on its own, followed, for an ensemble that lost trajectories, by the rule that a lost trajectory holds its last finite
-state past its t_end (engine.adaptive._hold_lost). The generated grid uses the step's own stages instead of
+each trajectory of an ensemble on its own, followed, for an ensemble that lost trajectories, by the rule
+that a lost trajectory holds its last finite state past its t_end (engine.adaptive._hold_lost). The generated grid uses the step's own stages instead of
 recomputed ones, so the two agree to round-off, not bit for bit.
 """
 
