@@ -18,7 +18,7 @@ from integrators.backends import fastpath, numba_kernels
 from integrators.codegen import projection
 from integrators.engine import adaptive
 from integrators.reference.dense_output import at_times
-from integrators.analysis.rigid_body import free_rigid_body
+from integrators.analysis.rigid_body import REFERENCE_INERTIA, REFERENCE_M0, free_rigid_body
 from liegroups import named
 
 from ._problems import ADAPTIVE_PROJECTED, ADAPTIVE_RK, ADAPTIVE_RKMK, quadratic_problem, start
@@ -27,6 +27,7 @@ NUMBA = numba_kernels.available()
 PAIRS = ADAPTIVE_RK + ADAPTIVE_RKMK + ADAPTIVE_PROJECTED
 RIGID = free_rigid_body((2.0, 1.0, 0.5))
 M0 = np.array([1.0, 0.3, 0.2])
+REF, REF_M0 = free_rigid_body(REFERENCE_INERTIA), np.array(REFERENCE_M0)   # z_1 in [-0.64, 0.64]
 #: a generic algebra (se(3): closed-form exponential, folded dexp^-1) and sl(2) (ad^3 = q ad)
 PROBLEMS = {"so3": (RIGID, M0), "se3": (quadratic_problem(named.se3(), 2), start(6, 2)),
             "sl2": (quadratic_problem(named.sl2(), 3), start(3, 3))}
@@ -172,31 +173,40 @@ def test_step_budget_ends_the_grid_where_the_run_stopped():
 
 
 @pytest.mark.skipif(not NUMBA, reason="numba not installed")
-def test_compiled_grids():
-    """The jitted loop (one trajectory; the chunked run that starts in Python and continues compiled;
-    events in segments) and the compiled ensemble with a lost trajectory."""
+@pytest.mark.parametrize("method", ["rk45", "rkmk45", "tsit5_projected"])
+def test_compiled_grids(method):
+    """The jitted loop (one trajectory; a terminal event, so the loop runs in segments; the chunked run that
+    starts in Python and continues compiled): the rigid body of tests/integrators/test_events.py (whose runs
+    compile the loops without a grid)."""
     te = np.linspace(0.0, 2.0, 53)
-    kw = dict(method="rk45", backend="numba", **TOL)
-    r = integrate(RIGID, M0, (0.0, 2.0), t_eval=te, **kw)
+    kw = dict(method=method, backend="numba", **TOL)
+    r = integrate(REF, REF_M0, (0.0, 2.0), t_eval=te, **kw)
     assert r.backend == "numba"
-    _same(r, _expected(RIGID, M0, (0.0, 2.0), te, **kw))
-    r = integrate(RIGID, M0, (0.0, 20.0), t_eval=te * 10, events=_Crossing(True), **kw)
+    _same(r, _expected(REF, REF_M0, (0.0, 2.0), te, **kw))
+    r = integrate(REF, REF_M0, (0.0, 20.0), t_eval=te * 10, events=_Crossing(True), **kw)
     assert r.status == 1
-    _same(r, _expected(RIGID, M0, (0.0, 20.0), te * 10, events=_Crossing(True), **kw))
+    _same(r, _expected(REF, REF_M0, (0.0, 20.0), te * 10, events=_Crossing(True), **kw))
     chunk = fastpath.NUMPY_CHUNK
     try:
         fastpath.NUMPY_CHUNK = 7
-        r = integrate(RIGID, M0, (0.0, 2.0), t_eval=te, method="rk45", backend="auto", **TOL)
+        r = integrate(REF, REF_M0, (0.0, 2.0), t_eval=te, method=method, backend="auto", **TOL)
         assert "then numba" in r.backend
-        _same(r, _expected(RIGID, M0, (0.0, 2.0), te, method="rk45", backend="auto", **TOL))
+        _same(r, _expected(REF, REF_M0, (0.0, 2.0), te, method=method, backend="auto", **TOL))
     finally:
         fastpath.NUMPY_CHUNK = chunk
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_ensemble_grid_with_a_lost_trajectory():
+    """The compiled shared ensemble (one loop over the trajectories in every stage), whole and in segments
+    (events)."""
+    te = np.linspace(0.0, 2.0, 53)
     kl = dict(method="rk45", backend="numba", rtol=1e-9, atol=1e-12, check=False)
     r = integrate(BLOWUP, Z, (0.0, 2.0), t_eval=te, **kl)
     assert list(r.failed) == [1] and r.backend == "numba"
     _same(r, _expected(BLOWUP, Z, (0.0, 2.0), te, **kl), big=1e3)
-    # the compiled ensemble in segments (events), with the lost trajectory (a run with events reports no
-    # `failed`, so the reference interpolates past its loss: compared before it; the grid holds it after)
+    # in segments (events), with the lost trajectory (a run with events reports no `failed`, so the
+    # reference interpolates past its loss: compared before it; the grid holds it after)
     ev = lambda t, y: np.asarray(y)[..., 0] - 0.7   # noqa: E731  (trajectory 0 crosses it)
     r = integrate(BLOWUP, Z, (0.0, 2.0), t_eval=te, events=ev, **kl)
     e = _expected(BLOWUP, Z, (0.0, 2.0), te, events=ev, **kl)
@@ -210,12 +220,11 @@ def test_compiled_grids():
 
 
 @pytest.mark.skipif(not NUMBA, reason="numba not installed")
-@pytest.mark.parametrize("method", ["rk45", "rkmk_tsit5"])
-def test_compiled_independent_ensemble_fills_its_grid(method):
+def test_compiled_independent_ensemble_fills_its_grid():
     """Each trajectory's compiled loop fills its column (with the blow-up one stopped early and held):
     the numpy engine's grid (dense_output.extension on each trajectory's own steps) to round-off."""
     te = np.linspace(0.0, 2.0, 41)
-    kw = dict(method=method, ensemble="independent", rtol=1e-9, atol=1e-12, check=False, t_eval=te)
+    kw = dict(method="rk45", ensemble="independent", rtol=1e-9, atol=1e-12, check=False, t_eval=te)
     a = integrate(BLOWUP, Z, (0.0, 2.0), backend="numba", **kw)
     b = integrate(BLOWUP, Z, (0.0, 2.0), backend="numpy", **kw)
     assert a.backend == "numba" and list(a.failed) == list(b.failed) == [1]
