@@ -221,10 +221,18 @@ class OutputGrid:
         self.ye[:k] = y0
         self.GI[0] = k
 
+    #: the Python loops' log holds at most this many floats (an ensemble's steps are B columns each) and
+    #: at most LOG_STEPS steps; the evaluator takes at most EVAL_COLUMNS (time, trajectory) columns a call
+    LOG_FLOATS, LOG_STEPS, EVAL_COLUMNS = 1 << 22, 256, 1 << 16
+
     def args(self, mode):
         if mode == "numba":
             return self.te, self.ye, self.GI
-        return (self.te_list if mode == "scalar" else self.te), self.ye, self.GI, self.log, self.flush
+        B = self.ye.shape[2] if self.ye.ndim == 3 else 1
+        tab = self.pl.tab
+        floats = B * self.pl.st.n * (1 + tab.s + (1 if tab.fsal else 0))
+        cap = max(1, min(self.LOG_STEPS, self.LOG_FLOATS // floats))
+        return (self.te_list if mode == "scalar" else self.te), self.ye, self.GI, self.log, self.flush, cap
 
     @property
     def filled(self):
@@ -257,16 +265,20 @@ class OutputGrid:
             self.ye[g] = Y
         else:                     # numpy columns (B,): every (time, trajectory) a column
             B = self.ye.shape[2]
-            cols = [np.array([np.broadcast_to(r[5 + f], (B,)) for r in L])[entry].ravel() for f in range(nf)]
-            ok = np.isfinite(sum(cols))   # a lost trajectory's NaN stays out of the others' batch-wide sizes
-            m = len(g)
-            cz = [np.tile(self.targets[:, k], m)[ok] for k in range(self.targets.shape[-1])]
-            with np.errstate(all="ignore"):
-                out = fn(np.repeat(s, B)[ok], np.repeat(hs, B)[ok], *(c[ok] for c in cols), *cz)
-            Y = np.full((n, m * B), np.nan)
-            for j in range(n):
-                Y[j, ok] = out[j]
-            self.ye[g] = Y.reshape(n, m, B).transpose(1, 0, 2)
+            fields = [np.array([np.broadcast_to(r[5 + f], (B,)) for r in L]) for f in range(nf)]   # (L, B)
+            per = max(1, self.EVAL_COLUMNS // B)
+            for a in range(0, len(g), per):
+                sl = slice(a, a + per)
+                m = len(g[sl])
+                cols = [F[entry[sl]].ravel() for F in fields]
+                ok = np.isfinite(sum(cols))   # a lost trajectory's NaN stays out of the others' batch-wide sizes
+                cz = [np.tile(self.targets[:, k], m)[ok] for k in range(self.targets.shape[-1])]
+                with np.errstate(all="ignore"):
+                    out = fn(np.repeat(s[sl], B)[ok], np.repeat(hs[sl], B)[ok], *(c[ok] for c in cols), *cz)
+                Y = np.full((n, m * B), np.nan)
+                for j in range(n):
+                    Y[j, ok] = out[j]
+                self.ye[g[sl]] = Y.reshape(n, m, B).transpose(1, 0, 2)
         L.clear()
 
 

@@ -32,8 +32,9 @@ Two ways, one definition:
 Arguments the loop gains: ``te`` (sorted in the direction of integration; times at t0 filled by the
 caller), ``ye`` ((G, n); numpy columns (G, n, B); compiled ensemble (G, B, n)) and ``GI`` (an int64
 array of one entry: the next grid index, read at the start and written at the end, so a run continued
-in segments or chunks goes on filling the same grid); without ``inline`` also ``LOG`` (a list) and
-``FLUSH`` (called with no argument when LOG holds LOG_STEPS steps).
+in segments or chunks goes on filling the same grid); without ``inline`` also ``LOG`` (a list),
+``FLUSH`` (called with no argument when LOG holds ``LOGCAP`` steps: the caller bounds the memory of an
+ensemble's log).
 """
 
 from __future__ import annotations
@@ -41,12 +42,8 @@ from __future__ import annotations
 from .source_text import num
 from .writer import Source
 
-#: the Python loops evaluate their logged steps when this many are logged
-LOG_STEPS = 256
-
-
 def grid_arguments(inline=True):
-    return ["te", "ye", "GI"] + ([] if inline else ["LOG", "FLUSH"])
+    return ["te", "ye", "GI"] + ([] if inline else ["LOG", "FLUSH", "LOGCAP"])
 
 
 def inside_log(src, K, z, e, copy):
@@ -62,7 +59,7 @@ def inside_log(src, K, z, e, copy):
     src.emit("    gi += 1")
     ks = [f"np.copy({v})" if copy else v for V in K for v in V]
     src.emit("LOG.append((g0_, gi, t, tn_, hs, " + ", ".join([f"{z[j]} + {e[j]}" for j in range(n)] + ks) + "))")
-    src.emit(f"if len(LOG) >= {LOG_STEPS}:")
+    src.emit("if len(LOG) >= LOGCAP:")
     src.emit("    FLUSH()")
     src.indent -= 1
 
