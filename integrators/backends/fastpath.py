@@ -207,9 +207,10 @@ class OutputGrid:
     loops log the steps that contain output times instead, and :meth:`flush` evaluates them together with
     the generated evaluator of plan ``pl`` (``targets``: the projection's C(y0), (p,) or (B, p))."""
 
-    def __init__(self, te, shape, pl, targets):
+    def __init__(self, te, shape, pl, targets, backward=False):
         self.te = np.ascontiguousarray(te, dtype=float)
         self.te_list = self.te.tolist()    # the Python-float loop indexes a list faster
+        self.tu = (-self.te).tolist() if backward else self.te_list   # direction * te, for bisect_left
         self.ye = np.empty(shape)
         self.GI = np.zeros(1, np.int64)
         self.pl, self.targets = pl, np.asarray(targets, dtype=float)
@@ -232,7 +233,8 @@ class OutputGrid:
         tab = self.pl.tab
         floats = B * self.pl.st.n * (1 + tab.s + (1 if tab.fsal else 0))
         cap = max(1, min(self.LOG_STEPS, self.LOG_FLOATS // floats))
-        return (self.te_list if mode == "scalar" else self.te), self.ye, self.GI, self.log, self.flush, cap
+        return ((self.te_list if mode == "scalar" else self.te), self.ye, self.GI, self.log, self.flush, cap,
+                self.tu)
 
     @property
     def filled(self):
@@ -344,7 +346,7 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         G, B = len(t_eval), y0.size // dim
         layout = (G, dim) if y0.ndim == 1 else (G, B, dim) if mode == "numba" else (G, dim, B)
         flat = y0.reshape(-1, dim)
-        grid = OutputGrid(t_eval, layout, pl, pl.targets(y0 if y0.ndim == 1 else flat))
+        grid = OutputGrid(t_eval, layout, pl, pl.targets(y0 if y0.ndim == 1 else flat), t1 < t0)
         grid.start(t0, y0 if y0.ndim == 1 else flat if mode == "numba" else flat.T)
     if y0.ndim == 1:
         status, t, nsteps, nrej, ts, ys, zf, last = _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every,

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 import numpy as np
 
 from ..codegen.programs import source
@@ -14,7 +16,7 @@ _CACHE = {}
 
 
 def _env(mode):
-    return dict(genhelpers.ARRAY if mode == "array" else genhelpers.SCALAR, np=np)
+    return dict(genhelpers.ARRAY if mode == "array" else genhelpers.SCALAR, np=np, bisect_left=bisect_left)
 
 
 def compile_function(kind, st, tab, lie, terms, mode, proj=None):

@@ -34,7 +34,7 @@ caller), ``ye`` ((G, n); numpy columns (G, n, B); compiled ensemble (G, B, n)) a
 array of one entry: the next grid index, read at the start and written at the end, so a run continued
 in segments or chunks goes on filling the same grid); without ``inline`` also ``LOG`` (a list),
 ``FLUSH`` (called with no argument when LOG holds ``LOGCAP`` steps: the caller bounds the memory of an
-ensemble's log).
+ensemble's log) and ``TU`` (the list direction * te, for bisect_left).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from .source_text import num
 from .writer import Source
 
 def grid_arguments(inline=True):
-    return ["te", "ye", "GI"] + ([] if inline else ["LOG", "FLUSH", "LOGCAP"])
+    return ["te", "ye", "GI"] + ([] if inline else ["LOG", "FLUSH", "LOGCAP", "TU"])
 
 
 def inside_log(src, K, z, e, copy):
@@ -55,8 +55,7 @@ def inside_log(src, K, z, e, copy):
     src.emit("if gi < ng and direction*(te[gi] - tn_) < 0.0:")
     src.indent += 1
     src.emit("g0_ = gi")
-    src.emit("while gi < ng and direction*(te[gi] - tn_) < 0.0:")
-    src.emit("    gi += 1")
+    src.emit("gi = bisect_left(TU, direction*tn_, gi)")
     ks = [f"np.copy({v})" if copy else v for V in K for v in V]
     src.emit("LOG.append((g0_, gi, t, tn_, hs, " + ", ".join([f"{z[j]} + {e[j]}" for j in range(n)] + ks) + "))")
     src.emit("if len(LOG) >= LOGCAP:")

@@ -100,6 +100,9 @@ def test_backward_grid(method):
     te = np.linspace(1.5, -0.5, 41)
     r = integrate(problem, y0, (1.5, -0.5), method=method, t_eval=te, backend="numpy", **TOL)
     _same(r, _expected(problem, y0, (1.5, -0.5), te, method, backend="numpy", **TOL))
+    one = np.array([0.7])   # a single output time: the direction comes from t_span, not from t_eval
+    r = integrate(problem, y0, (1.5, -0.5), method=method, t_eval=one, backend="numpy", **TOL)
+    _same(r, _expected(problem, y0, (1.5, -0.5), one, method, backend="numpy", **TOL))
 
 
 @pytest.mark.parametrize("method", ["rk45", "rkmk853", "rk853_projected"])
