@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from . import fastpath
+from .output_grid import OutputGrid
 
 
 class AdaptiveRun:
@@ -53,13 +53,13 @@ class AdaptiveRun:
             flat = y0.reshape(-1, dim)
             targets = pl.targets(y0 if y0.ndim == 1 else flat)
             if y0.ndim == 1:
-                self.grid = fastpath.OutputGrid(t_eval, (G, dim), pl, targets, t1 < t0)
+                self.grid = OutputGrid(t_eval, (G, dim), pl, targets, t1 < t0)
                 self.grid.start(t0, y0)
             elif self.mode == "numba":
-                self.grid = fastpath.OutputGrid(t_eval, (G, B, dim), pl, targets, t1 < t0)
+                self.grid = OutputGrid(t_eval, (G, B, dim), pl, targets, t1 < t0)
                 self.grid.start(t0, flat)
             else:
-                self.grid = fastpath.OutputGrid(t_eval, (G, dim, B), pl, targets, t1 < t0)
+                self.grid = OutputGrid(t_eval, (G, dim, B), pl, targets, t1 < t0)
                 self.grid.start(t0, flat.T)
             self.kind += "_grid"
         self.fn = pl.function(self.kind, "array" if self.mode == "array" else self.mode)
