@@ -309,7 +309,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     k0, head = 0, None
     if pl is not None:
         k0 = _first_event_row(res, events, t1 - t0)
-        tg, yg = run.grid_output()
+        _, yg = run.grid_output()
         m = int(np.sum((te - res.t[k0]) * (t1 - t0) <= 0.0))   # the grid times up to the last unchanged step
         head, te = yg[:m], te[m:]
     if proj is not None and mode == "numba":   # the projection of the output points, compiled too
