@@ -66,13 +66,15 @@ class OutputGrid:
         nf = len(L[0]) - 5
         n = self.pl.st.n
         if self.ye.ndim == 2:     # one trajectory: the logged values are floats
-            V = np.array([r[5:] for r in L], dtype=float)[entry]
-            with np.errstate(all="ignore"):
-                out = fn(s, hs, *V.T, *self.targets)
-            Y = self.ye[g]
-            for j in range(n):
-                Y[:, j] = out[j]
-            self.ye[g] = Y
+            V = np.array([r[5:] for r in L], dtype=float)
+            for a in range(0, len(g), self.EVAL_COLUMNS):
+                sl = slice(a, a + self.EVAL_COLUMNS)
+                with np.errstate(all="ignore"):
+                    out = fn(s[sl], hs[sl], *V[entry[sl]].T, *self.targets)
+                Y = self.ye[g[sl]]
+                for j in range(n):
+                    Y[:, j] = out[j]
+                self.ye[g[sl]] = Y
         else:                     # numpy columns (B,): every (time, trajectory) a column
             B = self.ye.shape[2]
             fields = [np.array([np.broadcast_to(r[5 + f], (B,)) for r in L]) for f in range(nf)]   # (L, B)
