@@ -60,13 +60,18 @@ class OutputGrid:
         cnt = np.array([r[1] for r in L], np.int64) - g0
         entry = np.repeat(np.arange(len(L)), cnt)
         g = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt) + g0[entry]
-        head = np.array([r[2:5] for r in L], dtype=float)[entry]
-        t, tn, hs = head[:, 0], head[:, 1], head[:, 2]
+        head = np.array([r[2:5] for r in L], dtype=float)
+        t, tn, hs = head[entry, 0], head[entry, 1], head[entry, 2]
         s = (self.te[g] - t) / (tn - t)
         nf = len(L[0]) - 5
         n = self.pl.st.n
+        extra = len(self.pl.tab.extra_c) > 0   # the interpolant's extra stages: once per logged step
         if self.ye.ndim == 2:     # one trajectory: the logged values are floats
             V = np.array([r[5:] for r in L], dtype=float)
+            if extra:
+                with np.errstate(all="ignore"):
+                    Kx = self.pl.function("dense_stages", "array")(head[:, 2], *V.T)
+                V = np.concatenate([V, np.stack([np.broadcast_to(k, (len(L),)) for k in Kx], -1)], axis=1)
             for a in range(0, len(g), self.EVAL_COLUMNS):
                 sl = slice(a, a + self.EVAL_COLUMNS)
                 with np.errstate(all="ignore"):
@@ -78,6 +83,15 @@ class OutputGrid:
         else:                     # numpy columns (B,): every (time, trajectory) a column
             B = self.ye.shape[2]
             fields = [np.array([np.broadcast_to(r[5 + f], (B,)) for r in L]) for f in range(nf)]   # (L, B)
+            if extra:
+                ok = np.isfinite(sum(F.ravel() for F in fields))   # a lost trajectory's NaN kept to itself
+                with np.errstate(all="ignore"):
+                    Kx = self.pl.function("dense_stages", "array")(np.repeat(head[:, 2], B)[ok],
+                                                                   *(F.ravel()[ok] for F in fields))
+                for k in Kx:
+                    F = np.full(len(L) * B, np.nan)
+                    F[ok] = k
+                    fields.append(F.reshape(len(L), B))
             per = max(1, self.EVAL_COLUMNS // B)
             for a in range(0, len(g), per):
                 sl = slice(a, a + per)

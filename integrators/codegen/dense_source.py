@@ -26,8 +26,9 @@ Two ways, one definition:
   cost far more than the step (hundreds of bytecodes, or of ufunc calls, per output time), so the loop
   only logs each step that contains output times (its start, size, compensated start state and stage
   increments: :func:`inside_log`) and the logged steps are evaluated together, every output time of them
-  a column of one call of the generated :func:`evaluator_source` (the extra stages, the weights, the
-  state map and the projection over numpy arrays), when the log is full (``FLUSH``) and at the end.
+  a column of one call of the generated :func:`evaluator_source` (the weights, the state map and the
+  projection over numpy arrays; the extra stages before, a column per logged step), when the log is
+  full (``FLUSH``) and at the end.
 
 Arguments the loop gains: ``te`` (sorted in the direction of integration; times at t0 filled by the
 caller), ``ye`` ((G, n); numpy columns (G, n, B); compiled ensemble (G, B, n)) and ``GI`` (an int64
@@ -63,20 +64,29 @@ def inside_log(src, K, z, e, copy):
     src.indent -= 1
 
 
-def evaluator_source(st, tab, lie, terms, proj):
-    """Source of ``run(s, hs, zb..., K..., cz...) -> (y...)``: the state at s of the step of size hs from
-    the compensated start zb with the stage increments K (the step's and the FSAL one, rows over the
-    components), every argument a numpy array over the output times (columns), the targets cz of a
-    projected pair too; the extra stages of the interpolant are computed here (from zb)."""
+def evaluator_source(st, tab, lie, terms, proj, part="points"):
+    """Source of the evaluation of logged steps, every argument a numpy array (columns):
+
+    * ``part`` "stages": ``run(hs, zb..., K...) -> (Kx...)``, the interpolant's extra stages (rows over the
+      components) of the steps of size hs from the compensated starts zb with the stage increments K (the
+      step's and the FSAL one), a column per logged step (and trajectory);
+    * "points": ``run(s, hs, zb..., K..., Kx..., cz...) -> (y...)``, the state at s of such a step, a column
+      per output time (and trajectory), with the extra stages Kx of its step and the targets cz of a
+      projected pair."""
     src = Source(st)
     n = st.n
     rows = tab.s + (1 if tab.fsal else 0)
     zb = [f"zb{j}" for j in range(n)]
     K = [[f"K{r}_{j}" for j in range(n)] for r in range(rows)]
+    names = [v for V in K for v in V]
+    if part == "stages":
+        Kx = extra_stages(src, tab, K, zb, "hs", lie, terms)[rows:]
+        head = f"def run(hs, {', '.join(zb + names)}):"
+        return head + "\n" + "\n".join(src.lines) + f"\n    return ({', '.join(v for V in Kx for v in V)},)\n"
+    Kx = [[f"Kx{r}_{j}" for j in range(n)] for r in range(len(tab.extra_c))]
     cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
-    Kall = extra_stages(src, tab, K, zb, "hs", lie, terms)
-    y = interpolant(src, tab, Kall, zb, "s_", lie, proj, cz)
-    head = f"def run(s_, hs, {', '.join(zb + [v for V in K for v in V] + cz)}):"
+    y = interpolant(src, tab, K + Kx, zb, "s_", lie, proj, cz)
+    head = f"def run(s_, hs, {', '.join(zb + names + [v for V in Kx for v in V] + cz)}):"
     return head + "\n" + "\n".join(src.lines) + f"\n    return ({', '.join(y)},)\n"
 
 

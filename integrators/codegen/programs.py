@@ -481,12 +481,12 @@ def trial_source(st, tab, lie, terms):
 
 def source(kind, st, tab, lie, terms, proj=None, mode=None):
     """The generated source text of ``kind`` ("fixed", "adaptive", "adaptive_batch", "step"; the adaptive
-    loops with the suffix "_grid" fill an output grid, and "dense" is the evaluator of the output times
+    loops with the suffix "_grid" fill an output grid, and "dense" and "dense_stages" evaluate the steps
     the Python loops log, :mod:`integrators.codegen.dense_source`);
     ``proj`` applies to the adaptive loops; the adaptive loop of an ambient pair in ``mode`` "array"
     writes its stage sums with :class:`RowSource`."""
-    if kind == "dense":   # the output times of logged steps (integrators.codegen.dense_source)
-        return dense_source.evaluator_source(st, tab, lie, terms, proj)
+    if kind in ("dense", "dense_stages"):   # the logged steps' output times (integrators.codegen.dense_source)
+        return dense_source.evaluator_source(st, tab, lie, terms, proj, "points" if kind == "dense" else "stages")
     grid = kind.endswith("_grid")   # the loop that fills an output grid (integrators.codegen.dense_source)
     kind = kind[:-5] if grid else kind
     if grid and mode != "numba":
