@@ -232,10 +232,15 @@ def _slow_numpy(pl):
     return bool(pl.lie) and pl.st.closed is None
 
 
-def continue_with(pl, t1, rtol, atol, max_step):
+def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     """The loop a single "auto" run continues in after NUMPY_CHUNK Python steps: "numba" when the
     specialised loop is compiled, else "generic" when that kernel is ready, else "scalar" (numpy, asked
-    again after the next chunk), queueing the missing compiles."""
+    again after the next chunk), queueing the missing compiles. ``grid``: the run fills an output grid
+    (the loop "adaptive_grid"), which the generic kernel does not: "numba" when that loop is compiled
+    (by an earlier backend="numba" call) or the policy is "wait", else "scalar"; nothing is queued (the
+    background jobs warm the loops without a grid)."""
+    if grid:
+        return "numba" if policy() == "wait" or compiled(pl, "adaptive_grid") else "scalar"
     if policy() == "wait" or compiled(pl, "adaptive"):
         return "numba"
     generic = generic_ready()

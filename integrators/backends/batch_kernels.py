@@ -48,19 +48,24 @@ def _load(text):
     return numba_kernels.load_module(text, "liedyn_ens", "the compiled ensemble")["ensemble"]
 
 
-def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6):
+def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6, t_eval=None):
     """Each row of Z (B, n) integrated from t0 to t1 by the adaptive pair of plan ``pl`` with its own
     first step H0[b], at most ``max_steps`` accepted steps each; returns (Y (B, n) final states (the
     last finite one when a run failed, the state reached when the budget was spent), status (B,): 0,
-    -1 (the step size collapsed) or -2 (the budget), t_end (B,), nsteps (B,), nrejected (B,))."""
-    lanes = (pl.st.closed == "so3" and pl.lie) or (not pl.lie and pl.proj is not None)
+    -1 (the step size collapsed) or -2 (the budget), t_end (B,), nsteps (B,), nrejected (B,)).
+    ``t_eval`` (sorted in the direction of integration): each trajectory's loop also fills its column
+    of the output grid from its own accepted steps (:mod:`integrators.codegen.dense_source`; the
+    lanes are not used then), returned as a sixth item YE (G, B, n), a trajectory that stopped early
+    holding its last finite state at the later times."""
+    n = pl.st.n
+    lanes = t_eval is None and ((pl.st.closed == "so3" and pl.lie) or (not pl.lie and pl.proj is not None))
     if lanes:
         key = (pl.st.key, pl.tab.name, pl.lie, pl.terms, JAM, None if pl.proj is None else pl.proj.key)
         fn = _LANE_FNS.get(key)
         if fn is None:  # writing the source takes milliseconds: once per structure and method
             fn = _LANE_FNS[key] = _load(ensemble_source.lanes_source(pl))
     else:
-        fn = _load(ensemble_source.adaptive_module(pl))
+        fn = _load(ensemble_source.adaptive_module(pl, grid=t_eval is not None))
     Z = np.ascontiguousarray(Z, dtype=float)
     B = Z.shape[0]
     out = np.empty_like(Z)
@@ -71,9 +76,20 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**
     args += (np.ascontiguousarray(pl.targets(Z)),)   # the projection's targets C(y0) per trajectory ((B, 0): none)
     if lanes:  # one group of trajectories per thread
         args += (max(1, min(numba_kernels.require().get_num_threads(), B)),)
+    if t_eval is not None:   # the grid times at t0 take y0; each loop fills its column from the next one
+        tev = np.ascontiguousarray(t_eval, dtype=float)
+        k = int(np.sum(tev == t0))
+        YE = np.empty((len(tev), B, n))
+        YE[:k] = Z
+        GI = np.full(B, k, np.int64)
+        args += (tev, YE, GI)
     with np.errstate(all="ignore"):
         fn(*args)
-    return out, st, te, ns, nr
+    if t_eval is None:
+        return out, st, te, ns, nr
+    for b in np.flatnonzero(st != 0):   # stopped early: its last finite state at the later grid times
+        YE[GI[b]:, b] = out[b]
+    return out, st, te, ns, nr, YE
 
 
 def fixed_parallel(pl, Z, t0, h, n, save_every, K):

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from . import auto_compile, batch_kernels, loader, numba_kernels
+from .output_grid import OutputGrid
 from ..codegen import programs
 from ..geometry import recognition
 from ..core.errors import IntegrationInputError, MethodError
@@ -204,12 +205,14 @@ def _failed(ts, ys, done, h, t0):
                                      f"state is kept; reduce h")
 
 
-def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, switch):
+def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, switch, grid=None):
     """One trajectory by the generated loop, called in chunks of NUMPY_CHUNK accepted steps while it runs
     as Python (``mode`` "scalar") and ``switch`` allows the compiled loop: a run that is still going after
     a chunk continues compiled from the returned t, h, z, e (equal to an unchunked run to round-off: the
-    first stage's generator is recomputed from z). Returns (status, t, nsteps, nrej, ts, ys, zf, mode)."""
+    first stage's generator is recomputed from z). ``grid``: an :class:`OutputGrid` the loop fills.
+    Returns (status, t, nsteps, nrej, ts, ys, zf, mode)."""
     dim = pl.st.n
+    kind = "adaptive" if grid is None else "adaptive_grid"
     z, e = y0.tolist(), [0.0] * dim
     cz = pl.targets(y0).tolist()   # C(y0) of the initial state, for every chunk
     t, h, since, left, nsteps, nrej = t0, h0, 0, budget, 0, 0
@@ -218,13 +221,14 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
     ts[0], ys[0] = t0, y0
     while True:
         chunk = min(left, NUMPY_CHUNK) if mode == "scalar" and switch else left
+        more = () if grid is None else grid.args(mode)
         if mode == "numba":   # compiled: no floating-point warnings to silence
-            out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys, *z, *e,
-                                                *cz)
+            out = pl.function(kind, mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys, *z, *e,
+                                          *cz, *more)
         else:
             with np.errstate(all="ignore"):
-                out = pl.function("adaptive", mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys,
-                                                    *z, *e, *cz)
+                out = pl.function(kind, mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys,
+                                              *z, *e, *cz, *more)
         status, t, h, ns, nr, j, ts, ys = out[:8]
         z, e = list(out[8:8 + dim]), list(out[8 + dim:])
         T.append(ts[:j] if not T else ts[1:j])
@@ -233,7 +237,7 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
         if status != -2 or left <= 0:
             break
         since = (since + ns) % save_every
-        mode = auto_compile.continue_with(pl, t1, rtol, atol, ms)   # never waits on a compiler
+        mode = auto_compile.continue_with(pl, t1, rtol, atol, ms, grid is not None)   # never waits on a compiler
         ts, ys = np.empty(64), np.empty((64, dim))
         ts[0] = t
     zf = None if status == 0 else np.array(z) + np.array(e)
@@ -242,24 +246,38 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
     return status, t, nsteps, nrej, np.concatenate(T), np.concatenate(Y), zf, mode
 
 
-def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, max_steps=10**6, switch=False):
+def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, max_steps=10**6, switch=False,
+                 t_eval=None):
     """The generated adaptive loop from y0 (..., dim) (an ensemble shares one step sequence), at most
     ``max_steps`` accepted steps; ``switch``: a single trajectory that outlasts NUMPY_CHUNK steps in Python
     continues compiled (backend "auto" with numba installed). Returns (IntegrationResult, nsteps,
-    nrejected); the result's ``backend`` says which loop ran."""
+    nrejected); the result's ``backend`` says which loop ran. ``t_eval`` (sorted in the direction of
+    integration, within t_span): the loop fills the states at these times after each accepted step from
+    the pair's continuous extension (:mod:`integrators.codegen.dense_source`) and saves no step but the
+    last; the result's t, y are then the times reached and their states."""
     dim = pl.st.n
     cap = 64
     mode = backend if backend in ("numba", "generic") else "scalar"   # generic: auto_compile.choose
     ms = math.inf if max_step is None else float(max_step)
     budget = int(max_steps)
+    grid = None
+    if t_eval is not None:
+        if mode == "generic":   # the generic kernel fills no output grid: the generated Python loop does
+            mode = backend = "scalar"
+        save_every = budget + 1      # the grid is the output: no step is saved but the last
+        G, B = len(t_eval), y0.size // dim
+        layout = (G, dim) if y0.ndim == 1 else (G, B, dim) if mode == "numba" else (G, dim, B)
+        flat = y0.reshape(-1, dim)
+        grid = OutputGrid(t_eval, layout, pl, pl.targets(y0 if y0.ndim == 1 else flat), t1 < t0)
+        grid.start(t0, y0 if y0.ndim == 1 else flat if mode == "numba" else flat.T)
     used = auto_compile.label(backend)
     if y0.ndim == 1:
         status, t, nsteps, nrej, ts, ys, zf, last = _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every,
-                                                                mode, budget, switch)
+                                                                mode, budget, switch, grid)
         if last != mode:
             used = f"numpy for the first {NUMPY_CHUNK} steps, then {auto_compile.label(last)}"
     elif mode == "numba":  # compiled ensemble: one loop over the trajectories inside every stage
-        f = pl.function("adaptive_batch", "numba")
+        f = pl.function("adaptive_batch" if grid is None else "adaptive_batch_grid", "numba")
         Z = np.ascontiguousarray(y0.reshape(-1, dim))
         E = np.zeros_like(Z)
         ts = np.empty(cap)
@@ -269,11 +287,12 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         alive, t_end, FZ = np.ones(Z.shape[0], np.bool_), np.full(Z.shape[0], float(t0)), np.zeros_like(Z)
         with np.errstate(all="ignore"):
             status, t, _, nsteps, nrej, j, ts, ys = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys,
-                                                      Z, E, *CZ, alive, t_end, FZ)
+                                                      Z, E, *CZ, alive, t_end, FZ,
+                                                      *(() if grid is None else grid.args(mode)))
         ts, ys = ts[:j], ys[:j].reshape((j,) + y0.shape)
         zf = np.where(alive[:, None], Z + E, FZ).reshape(y0.shape)
     else:
-        f = pl.function("adaptive", "array")
+        f = pl.function("adaptive" if grid is None else "adaptive_grid", "array")
         flat = y0.reshape(-1, dim)
         cols = [np.ascontiguousarray(flat[:, i]) for i in range(dim)]
         ts = np.empty(cap)
@@ -284,7 +303,8 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         FZ = np.zeros((dim, flat.shape[0]))
         with np.errstate(all="ignore"):
             out = f(t0, t1, h0, rtol, atol, ms, save_every, budget, 0, ts, ys, *cols,
-                    *[np.zeros_like(c) for c in cols], *cz, alive, t_end, FZ)
+                    *[np.zeros_like(c) for c in cols], *cz, alive, t_end, FZ,
+                    *(() if grid is None else grid.args("array")))
         status, t, _, nsteps, nrej, j, ts, ys = out[:8]
         ts = ts[:j]
         ys = ys[:j].transpose(0, 2, 1).reshape((j,) + y0.shape)
@@ -300,6 +320,12 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
             ts = np.append(ts, t)
             ys = np.concatenate([ys, zf[None]], axis=0)
     res = IntegrationResult(t=ts, y=ys, status=int(status), message=msg, nsteps=int(nsteps))
+    if grid is not None:   # the times reached and their states, in the layout of y0
+        k = grid.filled
+        ye = grid.ye[:k] if y0.ndim == 1 or mode == "numba" else grid.ye[:k].transpose(0, 2, 1)
+        if y0.ndim > 1:   # a lost trajectory holds its last finite state after its t_end
+            lost.hold_after(grid.te[:k], ye, t_end, ~alive, zf.reshape(-1, dim))
+        res.t, res.y = grid.te[:k], ye.reshape((k,) + y0.shape)
     if y0.ndim > 1:   # the trajectories an ensemble lost (integrators.engine.freeze)
         lost.report_shared(res, alive, t_end, run_status, t, y0.shape[:-1], budget, lost.SHARED_WHY)
     res.backend = used

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 import numpy as np
 
 from ..codegen.programs import source
@@ -15,11 +17,12 @@ _CACHE = {}
 
 
 def _env(mode):
-    return dict(genhelpers.ARRAY if mode == "array" else genhelpers.SCALAR, np=np)
+    return dict(genhelpers.ARRAY if mode == "array" else genhelpers.SCALAR, np=np, bisect_left=bisect_left)
 
 
 def compile_function(kind, st, tab, lie, terms, mode, proj=None):
-    """The generated function ``kind`` ("fixed", "adaptive", "adaptive_batch", "step") for structure
+    """The generated function ``kind`` ("fixed", "adaptive", "adaptive_batch", "step", the adaptive loops
+    with an output grid "adaptive_grid", "adaptive_batch_grid" and their evaluator "dense") for structure
     ``st`` and tableau ``tab`` in ``mode`` ("scalar": Python floats, "array": numpy (B,) columns, "numba": jitted,
     "generic": the adaptive loop of one trajectory by :mod:`integrators.backends.generic_kernel`, no compile),
     cached per (structure, tableau, mode, projection); ``proj``: the Casimir projection of the adaptive
@@ -34,7 +37,7 @@ def compile_function(kind, st, tab, lie, terms, mode, proj=None):
         text = source(kind, st, tab, lie, terms, proj, mode)
         name = "run" if kind != "step" else "step"
         if mode == "numba":
-            fn = numba_kernels.compile_cached(text, name, batch=kind == "adaptive_batch")
+            fn = numba_kernels.compile_cached(text, name, batch=kind.startswith("adaptive_batch"))
         else:
             env = _env(mode)
             exec(compile(text, f"<liedyn {kind} {tab.name} {mode}>", "exec"), env)

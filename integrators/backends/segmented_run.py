@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 
+from .output_grid import OutputGrid
+
 
 class AdaptiveRun:
     """The generated adaptive loop of a plan as a run that advances by segments: :meth:`advance` takes at
@@ -18,7 +20,7 @@ class AdaptiveRun:
     columns or the compiled batch loop with one step sequence. The engine's event location drives it
     (a terminal event ends the run in the segment where it happens)."""
 
-    def __init__(self, pl, y0, t0, t1, h0, rtol, atol, max_step, backend):
+    def __init__(self, pl, y0, t0, t1, h0, rtol, atol, max_step, backend, t_eval=None):
         self.pl, self.shape, self.t1 = pl, y0.shape, float(t1)
         self.args = (float(rtol), float(atol), math.inf if max_step is None else float(max_step))
         self.mode = "numba" if backend == "numba" else ("scalar" if y0.ndim == 1 else "array")
@@ -34,7 +36,8 @@ class AdaptiveRun:
             # the trajectories the ensemble lost (integrators.engine.freeze): alive, their time, their state
             self.alive, self.t_end = np.ones(flat.shape[0], np.bool_), np.full(flat.shape[0], float(t0))
             if self.mode == "numba":
-                self.Z, self.E = np.ascontiguousarray(flat, dtype=float), np.zeros_like(flat, dtype=float)
+                # a copy: the compiled loop updates Z in place, and the caller keeps y0 as its first row
+                self.Z, self.E = np.array(flat, dtype=float, order="C"), np.zeros_like(flat, dtype=float)
                 self.FZ = np.zeros_like(self.Z)
                 self.kind = "adaptive_batch"
             else:
@@ -43,12 +46,28 @@ class AdaptiveRun:
                 self.cz = [np.ascontiguousarray(v) for v in np.moveaxis(self.cz, -1, 0)]
                 self.FZ = np.zeros((dim, flat.shape[0]))
                 self.kind = "adaptive"
+        # t_eval: the loop fills the output grid from its continuous extension (integrators.codegen.dense_source)
+        self.grid = None
+        if t_eval is not None:
+            G, B = len(t_eval), y0.size // dim
+            flat = y0.reshape(-1, dim)
+            targets = pl.targets(y0 if y0.ndim == 1 else flat)
+            if y0.ndim == 1:
+                self.grid = OutputGrid(t_eval, (G, dim), pl, targets, t1 < t0)
+                self.grid.start(t0, y0)
+            elif self.mode == "numba":
+                self.grid = OutputGrid(t_eval, (G, B, dim), pl, targets, t1 < t0)
+                self.grid.start(t0, flat)
+            else:
+                self.grid = OutputGrid(t_eval, (G, dim, B), pl, targets, t1 < t0)
+                self.grid.start(t0, flat.T)
+            self.kind += "_grid"
         self.fn = pl.function(self.kind, "array" if self.mode == "array" else self.mode)
         self.nsteps = self.nrej = 0
 
     def state(self):
         """The current state z + e, of the shape of y0."""
-        if self.kind == "adaptive_batch":
+        if self.kind.startswith("adaptive_batch"):
             return np.where(self.alive[:, None], self.Z + self.E, self.FZ).reshape(self.shape)
         if len(self.shape) == 1:
             return np.array(self.z) + np.array(self.e)
@@ -61,11 +80,12 @@ class AdaptiveRun:
         dim = self.pl.st.n
         cap = 64
         ts = np.empty(cap)
-        if self.kind == "adaptive_batch":
+        more = () if self.grid is None else self.grid.args("array" if self.mode == "array" else self.mode)
+        if self.kind.startswith("adaptive_batch"):
             ys = np.empty((cap,) + self.Z.shape)
             ts[0], ys[0] = self.t, self.Z + self.E
             out = self.fn(self.t, self.t1, self.h, *self.args, 1, int(budget), 0, ts, ys, self.Z, self.E,
-                          *(() if self.pl.proj is None else (self.cz,)), self.alive, self.t_end, self.FZ)
+                          *(() if self.pl.proj is None else (self.cz,)), self.alive, self.t_end, self.FZ, *more)
             status, self.t, self.h, ns, nr, j, ts, ys = out
             ys = ys[1:j].reshape((j - 1,) + self.shape)
         elif len(self.shape) == 1:
@@ -73,7 +93,7 @@ class AdaptiveRun:
             ts[0] = self.t
             with np.errstate(all="ignore"):
                 out = self.fn(self.t, self.t1, self.h, *self.args, 1, int(budget), 0, ts, ys, *self.z, *self.e,
-                              *self.cz)
+                              *self.cz, *more)
             status, self.t, self.h, ns, nr, j, ts, ys = out[:8]
             self.z, self.e = list(out[8:8 + dim]), list(out[8 + dim:])
             ys = ys[1:j]
@@ -82,9 +102,20 @@ class AdaptiveRun:
             ts[0] = self.t
             with np.errstate(all="ignore"):
                 out = self.fn(self.t, self.t1, self.h, *self.args, 1, int(budget), 0, ts, ys, *self.z, *self.e,
-                              *self.cz, self.alive, self.t_end, self.FZ)
+                              *self.cz, self.alive, self.t_end, self.FZ, *more)
             status, self.t, self.h, ns, nr, j, ts, ys = out[:8]
             self.z, self.e = list(out[8:8 + dim]), list(out[8 + dim:])
             ys = ys[1:j].transpose(0, 2, 1).reshape((j - 1,) + self.shape)
         self.nsteps, self.nrej = self.nsteps + int(ns), self.nrej + int(nr)
         return int(status), np.asarray(ts[1:j], dtype=float), ys
+
+    def grid_output(self):
+        """(times, states) of the output grid filled so far (the states in the layout of y0), or None
+        without t_eval."""
+        if self.grid is None:
+            return None
+        k = self.grid.filled
+        ye = self.grid.ye[:k]
+        if len(self.shape) > 1 and self.mode != "numba":
+            ye = ye.transpose(0, 2, 1)
+        return self.grid.te[:k], ye.reshape((k,) + self.shape)

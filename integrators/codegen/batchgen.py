@@ -142,7 +142,7 @@ def attempt_source(st, tab, lie, terms, proj=None):
     return text
 
 
-def adaptive_source(st, tab, lie, terms, proj=None):
+def adaptive_source(st, tab, lie, terms, proj=None, grid=False):
     """:func:`integrators.codegen.programs.adaptive_source` (one trajectory, compiled) written with
-    :class:`EnsembleSource`."""
-    return programs.adaptive_source(st, tab, lie, terms, source_class=EnsembleSource, proj=proj)
+    :class:`EnsembleSource`; ``grid``: with the output grid (:mod:`integrators.codegen.dense_source`)."""
+    return programs.adaptive_source(st, tab, lie, terms, source_class=EnsembleSource, proj=proj, grid=grid)

@@ -67,11 +67,13 @@ def _state_args(n):
     return ", ".join(f"Z[b, {i}]" for i in range(n)), ", ".join(["0.0"] * n)
 
 
-def adaptive_module(pl):
+def adaptive_module(pl, grid=False):
     """Module text: the adaptive loop of plan ``pl`` for one trajectory, jitted, and
     ``ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ)``: every row of Z
     from t0 to t1 with its own first step H0[b] (end state OUT[b], status ST[b], time reached TE[b], steps
-    NS[b], rejections NR[b]; CZ[b]: its projection targets)."""
+    NS[b], rejections NR[b]; CZ[b]: its projection targets). ``grid``: the loop that also fills an output
+    grid (:mod:`integrators.codegen.dense_source`), ``ensemble(..., CZ, TEV, YE, GI)`` with the grid times
+    TEV, the outputs YE (G, B, n) and each trajectory's next grid index GI[b]."""
     n = pl.st.n
     zb, zeros = _state_args(n)
     cz = "".join(f", CZ[b, {k}]" for k in range(0 if pl.proj is None else pl.proj.p))
@@ -80,19 +82,21 @@ def adaptive_module(pl):
     w.emit("")
     w.emit("")
     w.emit(_PARALLEL)
-    w.emit("def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ):")
+    w.emit("def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ"
+           + (", TEV, YE, GI):" if grid else "):"))
     w.indent += 1
     w.emit("for b in numba.prange(Z.shape[0]):")
     w.indent += 1
     w.emit("ts = np.empty(2)")
     w.emit(f"ys = np.empty((2, {n}))")
     w.emit("ts[0] = t0")
-    w.emit(f"out = run(t0, t1, H0[b], rtol, atol, max_step, {NEVER}, max_steps, 0, ts, ys, {zb}, {zeros}{cz})")
+    tail = ", TEV, YE[:, b, :], GI[b:b + 1]" if grid else ""
+    w.emit(f"out = run(t0, t1, H0[b], rtol, atol, max_step, {NEVER}, max_steps, 0, ts, ys, {zb}, {zeros}{cz}{tail})")
     for k, name in ((0, "ST"), (1, "TE"), (3, "NS"), (4, "NR")):
         w.emit(f"{name}[b] = out[{k}]")
     for i in range(n):
         w.emit(f"OUT[b, {i}] = out[{8 + i}] + out[{8 + n + i}]")
-    return batchgen.adaptive_source(pl.st, pl.tab, pl.lie, pl.terms, pl.proj) + "\n" + w.text()
+    return batchgen.adaptive_source(pl.st, pl.tab, pl.lie, pl.terms, pl.proj, grid=grid) + "\n" + w.text()
 
 
 def fixed_module(pl):

@@ -30,6 +30,7 @@ from ..core import controller
 from ..methods import CommutatorFree, Splitting
 from .writer import Source
 from .row_source import RowSource
+from . import dense_source
 
 
 def writes(st, scheme):
@@ -211,6 +212,7 @@ def attempt(src, tab, z, lie, terms, W0):
     else:
         Klast = src.assign("Kl", [f"hs*{wl[j]}" for j in range(n)])
     Kall = Ks + ([Klast] if tab.fsal else [])
+    src.stage_names = Kall   # the rows of the continuous extension (integrators.codegen.dense_source)
     sc = src.assign("sc", [f"atol + rtol*mx(abs({z[i]}), abs({z1[i]}))" for i in range(n)])
     sums = []
     for Ev in tab.E:
@@ -261,7 +263,7 @@ def _starting_step(src, z, f0, order):
     src.indent -= 1
 
 
-def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=None, columns=False):
+def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=None, columns=False, grid=False):
     """Source of the whole adaptive loop (solve_ivp's controller: Hairer-Norsett-Wanner I, II.4;
     error norm as in scipy's RK45 / DOP853, max over an ensemble)::
 
@@ -288,6 +290,11 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     is parked at z = 0, e = 0 (its first stage and projection targets too): every recognised field
     vanishes there, so it adds 0 to the error norm and to every batch-wide bound, and its saved rows
     are FZ. status -1 then means that every trajectory was lost.
+
+    ``grid``: the loop also fills an output grid (arguments ``te, ye, GI`` at the end) with the pair's
+    continuous extension after every accepted step (:mod:`integrators.codegen.dense_source`): True for
+    compiled code, "log" for the Python modes (the steps with output times logged, arguments ``LOG, FLUSH``
+    too).
     """
     src = (source_class or Source)(st)
     n = st.n
@@ -309,6 +316,8 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         for i in range(n):
             src.emit(f"WF[b, {i}] = {w0[i]}")
         src.indent -= 1
+        if grid:
+            src.emit(f"KS = np.empty((B, {tab.s + (1 if tab.fsal else 0)}, {n}))")
     else:
         head = (f"def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, "
                 f"{', '.join(z + e + cz + (['AL', 'TE', 'FZ'] if columns else []))}):")
@@ -318,6 +327,9 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
             src.emit(f"{W0[i]} = {w0[i]}")
         if not columns:
             _starting_step(src, z, w0 if not lie else None, order)
+    if grid:
+        head = head[:-2] + ", " + ", ".join(dense_source.grid_arguments(grid != "log")) + "):"
+        src.emit("gi = GI[0]; ng = len(te)")
     expo = -1.0 / (order + 1)
     src.emit("t = t0; direction = 1.0 if t1 > t0 else -1.0")
     src.emit("nsteps = 0; nrej = 0; j = 1; status = 0; nfro = 0")
@@ -343,6 +355,9 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         src.emit("if not errb <= err: err = errb")
         for i in range(n):
             src.emit(f"D[b, {i}] = {d[i]}; WL[b, {i}] = {wl[i]}")
+        if grid:
+            for r, K in enumerate(src.stage_names):
+                src.emit("; ".join(f"KS[b, {r}, {i}] = {K[i]}" for i in range(n)))
         src.indent -= 1
         src.emit("if not err == err: err = 1e308")
     elif columns:
@@ -354,6 +369,8 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     src.indent += 1
     if batch:
         _lose_nonfinite_batch(src, n, proj)
+        if grid:
+            dense_source.inside_batch(src, tab, len(src.stage_names), n, lie, terms, proj)
     elif columns:
         src.emit("_ck = " + " + ".join(d))
         src.emit("_lo = AL & ~(_ck - _ck == 0.0)")
@@ -386,6 +403,11 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         src.emit("chk = " + " + ".join(d))
         src.emit("if not fin(chk):")
         src.emit("    status = -1; break")
+        if grid == "log":   # Python: the step is logged, its output times evaluated with others
+            dense_source.inside_log(src, src.stage_names, z, e, copy=isinstance(src, RowSource))
+        elif grid:   # compiled; before the step's projection: the grid's own projections reuse its names
+            dense_source.inside(src, tab, src.stage_names, z, e, lie, terms, proj, cz,
+                                lambda y: [f"ye[gi, {i}] = {y[i]}" for i in range(n)])
         if proj is not None:
             wl, inc = _project_accepted(src, proj, z1, cz, lie)
             d = [f"({d[i]} + {inc[i]})" for i in range(n)]
@@ -398,6 +420,11 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
             _park_columns(src, z, e, W0, cz)
             src.indent -= 1
     src.emit("t = t1 if last else t + hs")
+    if grid:
+        zs = [f"{z[i]} + {e[i]}" for i in range(n)]
+        dense_source.at_end(src, (lambda: _store_batch_end(n)) if batch else
+                            (lambda: _store_columns(zs, "gi")) if columns else
+                            (lambda: [f"ye[gi, {i}] = {zs[i]}" for i in range(n)]))
     src.emit("nsteps += 1; since += 1")
     src.emit("if since == save_every or last:")
     src.indent += 1
@@ -444,11 +471,31 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     else:
         src.emit("    status = -1; break")
     src.indent -= 2
+    if grid:
+        src.emit("GI[0] = gi")
     if batch:
         src.emit("return status, t, h, nsteps, nrej, j, ts, ys")
     else:
         src.emit(f"return status, t, h, nsteps, nrej, j, ts, ys, {', '.join(z + e)}")
     return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+def _store_columns(y, g):
+    """Lines writing the state y (numpy columns) at grid row g; a lost column its frozen state FZ."""
+    n = len(y)
+    return (["if nfro:"] + [f"    ye[{g}, {i}] = np.where(AL, {y[i]}, FZ[{i}])" for i in range(n)] + ["else:"]
+            + [f"    ye[{g}, {i}] = {y[i]}" for i in range(n)])
+
+
+def _store_batch_end(n):
+    """Lines writing the compiled ensemble's state Z + E (FZ for a lost trajectory) at grid row gi."""
+    return ["for b in range(B):",
+            "    if AL[b]:",
+            f"        for i in range({n}):",
+            "            ye[gi, b, i] = Z[b, i] + E[b, i]",
+            "    else:",
+            f"        for i in range({n}):",
+            "            ye[gi, b, i] = FZ[b, i]"]
 
 
 def _freeze_columns(src, z, e):
@@ -535,14 +582,23 @@ def trial_source(st, tab, lie, terms):
 
 
 def source(kind, st, tab, lie, terms, proj=None, mode=None):
-    """The generated source text of ``kind`` ("fixed", "adaptive", "adaptive_batch", "step");
+    """The generated source text of ``kind`` ("fixed", "adaptive", "adaptive_batch", "step"; the adaptive
+    loops with the suffix "_grid" fill an output grid, and "dense" and "dense_stages" evaluate the steps
+    the Python loops log, :mod:`integrators.codegen.dense_source`);
     ``proj`` applies to the adaptive loops; the adaptive loop of an ambient pair in ``mode`` "array"
     writes its stage sums with :class:`RowSource`."""
+    if kind in ("dense", "dense_stages"):   # the logged steps' output times (integrators.codegen.dense_source)
+        return dense_source.evaluator_source(st, tab, lie, terms, proj, "points" if kind == "dense" else "stages")
+    grid = kind.endswith("_grid")   # the loop that fills an output grid (integrators.codegen.dense_source)
+    kind = kind[:-5] if grid else kind
+    if grid and mode != "numba":
+        grid = "log"
     if kind == "adaptive_batch":
-        return adaptive_source(st, tab, lie, terms, batch=True, proj=proj)
+        return adaptive_source(st, tab, lie, terms, batch=True, proj=proj, grid=grid)
     if kind == "adaptive":
         rows = (lambda s: RowSource(s, len(tab.A))) if mode == "array" and not lie else None
-        return adaptive_source(st, tab, lie, terms, source_class=rows, proj=proj, columns=mode == "array")
+        return adaptive_source(st, tab, lie, terms, source_class=rows, proj=proj, columns=mode == "array",
+                               grid=grid)
     if kind == "fixed":
         return fixed_source(st, tab, lie, terms, columns=mode == "array")
     return trial_source(st, tab, lie, terms)

@@ -30,8 +30,11 @@ start, see :mod:`integrators.engine.events`), so event times are as accurate as 
 checked as the run goes, after each segment of 8, 16, ... 4096 accepted steps of the same loop (continued
 from its own state, so the segments are the unsegmented run to round-off), and a terminal event ends the
 run in the segment where it happens. Output at
-``t_eval`` (or the grid of h / steps) comes from the pairs' continuous extensions,
-:mod:`integrators.reference.dense_output`.
+``t_eval`` (or the grid of h / steps) comes from the pairs' continuous extensions: on the generated path
+the loop fills the grid from each accepted step's own stages (:mod:`integrators.codegen.dense_source`;
+compiled: inline, Python: the logged steps evaluated together), whose definition is the numpy reference
+:mod:`integrators.reference.dense_output` (equal to round-off; it also serves the generic path and, with
+events, the steps after a terminal event stopped a trajectory).
 
 Paths: the generated code (:mod:`integrators.codegen.writer`, numpy or numba backend) when the problem's
 structure is recognised, else (and with ``fast=False``) the generic numpy stages of :class:`integrators.reference.pair.ReferencePair`, the
@@ -86,15 +89,15 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         step = fastpath.step_function(pl, mode) if pl is not None else ref.step
         if pl is not None and proj is not None:
             step = ref.projected(step)
-        run = (segmented_run.AdaptiveRun(pl, y0, t0, t1, h0, rtol, atol, max_step, mode) if pl is not None else
-               ReferenceRun(ref, y0, t0, t1, h0, rtol, atol, max_step, order))
+        run = (segmented_run.AdaptiveRun(pl, y0, t0, t1, h0, rtol, atol, max_step, mode, t_eval) if pl is not None
+               else ReferenceRun(ref, y0, t0, t1, h0, rtol, atol, max_step, order))
         res = run_with_events(problem, run, y0, t0, events, step, len(tab.b), save_every, max_steps)
         nsteps, nrej = run.nsteps, run.nrej
         res.backend = mode
     elif pl is not None:
         switch = backend == "auto" and fastpath.resolve_backend("auto") == "numba"
         res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
-                                                  max_steps, switch)
+                                                  max_steps, switch, t_eval)
     else:
         res, nsteps, nrej = reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order,
                                             max_steps)
@@ -103,15 +106,44 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     res.nrejected = nrej
     if pl is None:
         res.backend = "numpy (generic reference)"
-    if t_eval is not None:  # integrators.reference.dense_output: the continuous extension at t_eval
-        te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
-        if proj is not None and mode == "numba" and backend == "numba":   # the output points projected compiled too (not under auto: that compile would wait)
-            ref.proj_increment = projection_rows.compiled_projection(proj)
-        last = res.y[-1]
+    if t_eval is None or (pl is not None and events is None):   # the generated loop filled the grid
+        return res
+    # the continuous extension at t_eval: the generated loop's grid (integrators.codegen.dense_source) up to
+    # the first step an event changed; the numpy reference (integrators.reference.dense_output) for the rest
+    te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
+    k0, head = 0, None
+    if pl is not None:
+        k0 = _first_event_row(res, events, t1 - t0)
+        _, yg = run.grid_output()
+        m = int(np.sum((te - res.t[k0]) * (t1 - t0) <= 0.0))   # the grid times up to the last unchanged step
+        head, te = yg[:m], te[m:]
+    if proj is not None and mode == "numba" and backend == "numba":   # the output points projected compiled too
+        # (not under auto: that compile would wait)
+        ref.proj_increment = projection_rows.compiled_projection(proj)
+    last = res.y[-1]
+    tail = res.y[k0:]
+    if len(te):
         with np.errstate(all="ignore"):   # a lost trajectory's rows may overflow in the recomputed stages
-            res.y, res.t = dense_output.at_times(ref, res.t, res.y, te), te
-        _hold_lost(res, last)
+            tail = dense_output.at_times(ref, res.t[k0:], res.y[k0:], te)
+    else:
+        tail = tail[:0]
+    res.y = tail if head is None else np.concatenate([head, tail], axis=0)
+    res.t = t_eval[:len(res.y)]
+    _hold_lost(res, last)
     return res
+
+
+def _first_event_row(res, events, span):
+    """The last saved row of an events run before the first step in which a terminal event stopped a
+    trajectory (its later rows hold the stopped trajectories' event states, or end at the event time):
+    the rows up to it are the generated loop's own accepted steps; the last row when none stopped."""
+    evs = list(events) if isinstance(events, (list, tuple)) else [events]
+    hits = [t for e, ts in zip(evs, res.t_events) if getattr(e, "terminal", False) for t in np.ravel(ts)]
+    if not hits:
+        return len(res.t) - 1
+    first = min(hits) if span > 0 else max(hits)
+    k = int(np.argmax((res.t - first) * span >= 0.0))
+    return max(k - 1, 0)
 
 
 def _hold_lost(res, last):

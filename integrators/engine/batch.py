@@ -9,10 +9,11 @@ Casimirs to round-off as its single run does (a projected pair by projecting eve
 onto the level set of its own initial Casimirs, :mod:`integrators.codegen.projection`). Saved: the end
 points, ``t = [t0, t1]``, ``y`` of shape (2, B, ..., dim) (the step sequences differ, there is no
 common time grid), or with ``t_eval`` (an output grid, also from h / steps) the states at those times
-from each trajectory's own accepted steps and the pair's continuous extension
-(:func:`integrators.reference.dense_output.extension`, as its single run's dense output: equal to
-round-off), on the numpy engine. The result also carries ``t_end``, ``nsteps_each`` and
-``nrejected_each`` per trajectory and ``failed`` (the flat indices of those that stopped before t1,
+from each trajectory's own accepted steps and the pair's continuous extension (as its single run's
+dense output: equal to round-off): on the numpy engine
+:func:`integrators.reference.dense_output.extension`, on the compiled one each trajectory's loop fills
+its column (:mod:`integrators.codegen.dense_source`). The result also carries ``t_end``,
+``nsteps_each`` and ``nrejected_each`` per trajectory and ``failed`` (the flat indices of those that stopped before t1,
 :mod:`integrators.core.lost`; their later grid rows hold their last finite state); ``nsteps``,
 ``nrejected`` and ``nfev`` are those of the longest run.
 
@@ -25,7 +26,7 @@ Engines:
   :mod:`integrators.codegen.batchgen` (on so(3) the truncated dexp^-1 series summed with two brackets).
 * numba: :func:`integrators.backends.batch_kernels.adaptive_independent` (a parallel loop over trajectories,
   each running the compiled one-trajectory loop; on so(3) RKMK pairs vectorized lanes, refilled as
-  trajectories finish).
+  trajectories finish; with an output grid always the one-trajectory loop, which fills it).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from .starting_step import check_controls, initial_step
 from ..reference import dense_output
 from ..core import controller
 from ..core.summation import compensated_add
-from ..core.errors import IntegrationInputError, MethodError
+from ..core.errors import IntegrationInputError
 from ..core.result import IntegrationResult
 from ..core import lost
 
@@ -221,7 +222,7 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     """Integrate every trajectory of the ensemble y0 (B, ..., dim) on its own (module docstring), at
     most ``max_steps`` accepted steps each (beyond: that trajectory stops, status -1 and a message).
     IntegrationInputError when the method has no generated path on this problem (or fast=False).
-    ``t_eval``: the output grid, filled by the numpy engine (MethodError with backend='numba')."""
+    ``t_eval``: the output grid (module docstring)."""
     check_controls(rtol, atol, first_step, max_step)
     tab = method.tableau
     proj = projection.of_algebra(problem.algebra) if method.project else None
@@ -242,16 +243,11 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
         H0, extra = np.full(Z.shape[0], float(first_step)), 0
     ms = math.inf if max_step is None else float(max_step)
     work = float(np.sum(abs(t1 - t0) / H0))
-    mode = fastpath.choose_backend(backend, work) if t_eval is None else fastpath.resolve_backend(
-        "numpy" if backend == "auto" else backend)
-    if t_eval is not None and mode == "numba":
-        raise MethodError("backend='numba': the compiled independent ensemble keeps only each trajectory's end "
-                          "point; an output grid (t_eval, h or steps) with ensemble='independent' is filled by the "
-                          "numpy engine (backend='auto' or 'numpy'), or drop the grid to run compiled")
+    mode = fastpath.choose_backend(backend, work)
     grids = _grids(problem, method, pl, Z, t0, t_eval)
-    if mode == "numba":
-        out, status, t_end, ns, nr = batch_kernels.adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, ms,
-                                                                        max_steps)
+    if mode == "numba":   # each trajectory's compiled loop fills its column of the grid (codegen.dense_source)
+        got = batch_kernels.adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, ms, max_steps, t_eval)
+        out, status, t_end, ns, nr = got[:5]
     else:  # in chunks: the temporaries of one attempt stay in cache
         parts = [_numpy_independent(pl, Z[s:s + CHUNK], H0[s:s + CHUNK], t0, t1, rtol, atol, ms, max_steps,
                                     grids(s, min(s + CHUNK, Z.shape[0])))
@@ -261,8 +257,9 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
         tt, ys = np.array([t0, t1], dtype=float), np.stack([Z, out]).reshape((2,) + y0.shape)
     else:
         tt = np.asarray(t_eval, dtype=float)
-        ys = np.concatenate([g.finish(o, st) for g, o, st in
-                             ((p[5], p[0], p[1]) for p in parts)], axis=1).reshape((len(tt),) + y0.shape)
+        ys = (got[5] if mode == "numba" else
+              np.concatenate([g.finish(o, st) for g, o, st in ((p[5], p[0], p[1]) for p in parts)], axis=1))
+        ys = ys.reshape((len(tt),) + y0.shape)
     res = IntegrationResult(t=tt, y=ys, status=0, message="reached the end of t_span", nsteps=int(ns.max(initial=0)))
     shape = y0.shape[:-1]
     lost.mark(res, status, t_end, shape, max_steps)   # t_end, failed; status -1 and the message when any stopped

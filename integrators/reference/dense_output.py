@@ -19,6 +19,12 @@ stages, its FSAL stage and the extra stages ``extra_A``, ``extra_c`` that only t
 
 Cost: one recomputation of the step (its stages, the FSAL stage and any extra stages) per
 accepted step that contains a requested time, whatever the number of requested times in it.
+
+This is the definition. The generated adaptive loops do not recompute: they fill the grid from each
+accepted step's own stages (:mod:`integrators.codegen.dense_source`), tested against :func:`at_times`
+to round-off; this module serves the generic numpy path (``fast=False`` or an unrecognised problem),
+the steps after a terminal event stopped a trajectory, and the numpy engine of the independent
+ensembles (:func:`extension`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 
 from scipy.linalg import expm
 
-from integrators import CoadjointProblem, IntegrationInputError, MethodError, integrate
+from integrators import CoadjointProblem, IntegrationInputError, integrate
 
 from integrators.backends import numba_kernels
 
@@ -134,9 +134,6 @@ def test_bad_ensemble_arguments():
         integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="each")
     with pytest.raises(IntegrationInputError, match="locates no events .* need ensemble='shared'"):
         integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", events=lambda t, z: z[..., 0])
-    if NUMBA:   # the compiled independent loop keeps end points only: a grid is never silently run elsewhere
-        with pytest.raises(MethodError, match="backend='numba'.*end point.*numpy engine"):
-            integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", steps=10, backend="numba")
     with pytest.raises(IntegrationInputError, match="fast=False.*ensemble='shared'"):
         integrate(P, Z, (0.0, 1.0), method="rkmk45", ensemble="independent", fast=False)
 

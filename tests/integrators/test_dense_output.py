@@ -115,7 +115,8 @@ def test_batch_equals_the_single_evaluations_on_the_same_steps(method):
     assert r.y.shape == (57, 4, 3)
     for j in range(4):
         single = at_times(ref, bare.t, bare.y[:, j], te)
-        np.testing.assert_allclose(r.y[:, j], single, rtol=0, atol=1e-15)
+        # the ensemble's grid comes from the generated loop's own stages: equal to round-off (a few ulp)
+        np.testing.assert_allclose(r.y[:, j], single, rtol=0, atol=1e-14)
         np.testing.assert_allclose(r.y[:, j], rigid_body_exact(REFERENCE_INERTIA, Y0[j], te), atol=3e-9)
 
 

@@ -1,0 +1,108 @@
+"""The output grid a generated adaptive loop fills (:mod:`integrators.codegen.dense_source`): its arrays,
+the arguments the loop takes for it in each mode, and the evaluation of the steps the Python loops log
+(one call of the generated evaluator over all their output times)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class OutputGrid:
+    """The output grid a generated adaptive loop fills (:mod:`integrators.codegen.dense_source`): the times
+    ``te`` (sorted in the direction of integration, within t_span), the states ``ye`` (``shape``: (G, n),
+    (G, n, B) for the numpy columns, (G, B, n) for the compiled ensemble) and the next index ``GI``; the
+    times equal to t0 take y0 here (:meth:`start`), the loop fills the rest as it passes them. The Python
+    loops log the steps that contain output times instead, and :meth:`flush` evaluates them together with
+    the generated evaluator of plan ``pl`` (``targets``: the projection's C(y0), (p,) or (B, p))."""
+
+    def __init__(self, te, shape, pl, targets, backward=False):
+        self.te = np.ascontiguousarray(te, dtype=float)
+        self.te_list = self.te.tolist()    # the Python-float loop indexes a list faster
+        self.tu = (-self.te).tolist() if backward else self.te_list   # direction * te, for bisect_left
+        self.ye = np.empty(shape)
+        self.GI = np.zeros(1, np.int64)
+        self.pl, self.targets = pl, np.asarray(targets, dtype=float)
+        self.log = []
+
+    def start(self, t0, y0):
+        """Fill the times equal to t0 with y0 (of the layout of a row of ye)."""
+        k = int(np.sum(self.te == t0))
+        self.ye[:k] = y0
+        self.GI[0] = k
+
+    #: the Python loops' log holds at most this many floats (an ensemble's steps are B columns each) and
+    #: at most LOG_STEPS steps; the evaluator takes at most EVAL_COLUMNS (time, trajectory) columns a call
+    LOG_FLOATS, LOG_STEPS, EVAL_COLUMNS = 1 << 22, 256, 1 << 16
+
+    def args(self, mode):
+        if mode == "numba":
+            return self.te, self.ye, self.GI
+        B = self.ye.shape[2] if self.ye.ndim == 3 else 1
+        tab = self.pl.tab
+        floats = B * self.pl.st.n * (1 + tab.s + (1 if tab.fsal else 0))
+        cap = max(1, min(self.LOG_STEPS, self.LOG_FLOATS // floats))
+        return ((self.te_list if mode == "scalar" else self.te), self.ye, self.GI, self.log, self.flush, cap,
+                self.tu)
+
+    @property
+    def filled(self):
+        self.flush()
+        return int(self.GI[0])
+
+    def flush(self):
+        """Evaluate the logged steps' output times (one call of the generated evaluator, every output
+        time of a trajectory a column) and empty the log."""
+        L = self.log
+        if not L:
+            return
+        fn = self.pl.function("dense", "array")
+        g0 = np.array([r[0] for r in L], np.int64)
+        cnt = np.array([r[1] for r in L], np.int64) - g0
+        entry = np.repeat(np.arange(len(L)), cnt)
+        g = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt) + g0[entry]
+        head = np.array([r[2:5] for r in L], dtype=float)
+        t, tn, hs = head[entry, 0], head[entry, 1], head[entry, 2]
+        s = (self.te[g] - t) / (tn - t)
+        nf = len(L[0]) - 5
+        n = self.pl.st.n
+        extra = len(self.pl.tab.extra_c) > 0   # the interpolant's extra stages: once per logged step
+        if self.ye.ndim == 2:     # one trajectory: the logged values are floats
+            V = np.array([r[5:] for r in L], dtype=float)
+            if extra:
+                with np.errstate(all="ignore"):
+                    Kx = self.pl.function("dense_stages", "array")(head[:, 2], *V.T)
+                V = np.concatenate([V, np.stack([np.broadcast_to(k, (len(L),)) for k in Kx], -1)], axis=1)
+            for a in range(0, len(g), self.EVAL_COLUMNS):
+                sl = slice(a, a + self.EVAL_COLUMNS)
+                with np.errstate(all="ignore"):
+                    out = fn(s[sl], hs[sl], *V[entry[sl]].T, *self.targets)
+                Y = self.ye[g[sl]]
+                for j in range(n):
+                    Y[:, j] = out[j]
+                self.ye[g[sl]] = Y
+        else:                     # numpy columns (B,): every (time, trajectory) a column
+            B = self.ye.shape[2]
+            fields = [np.array([np.broadcast_to(r[5 + f], (B,)) for r in L]) for f in range(nf)]   # (L, B)
+            if extra:
+                ok = np.isfinite(sum(F.ravel() for F in fields))   # a lost trajectory's NaN kept to itself
+                with np.errstate(all="ignore"):
+                    Kx = self.pl.function("dense_stages", "array")(np.repeat(head[:, 2], B)[ok],
+                                                                   *(F.ravel()[ok] for F in fields))
+                for k in Kx:
+                    F = np.full(len(L) * B, np.nan)
+                    F[ok] = k
+                    fields.append(F.reshape(len(L), B))
+            per = max(1, self.EVAL_COLUMNS // B)
+            for a in range(0, len(g), per):
+                sl = slice(a, a + per)
+                m = len(g[sl])
+                cols = [F[entry[sl]].ravel() for F in fields]
+                ok = np.isfinite(sum(cols))   # a lost trajectory's NaN stays out of the others' batch-wide sizes
+                cz = [np.tile(self.targets[:, k], m)[ok] for k in range(self.targets.shape[-1])]
+                with np.errstate(all="ignore"):
+                    out = fn(np.repeat(s[sl], B)[ok], np.repeat(hs[sl], B)[ok], *(c[ok] for c in cols), *cz)
+                Y = np.full((n, m * B), np.nan)
+                for j in range(n):
+                    Y[j, ok] = out[j]
+                self.ye[g[sl]] = Y.reshape(n, m, B).transpose(1, 0, 2)
+        L.clear()
