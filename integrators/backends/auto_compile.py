@@ -182,7 +182,7 @@ def _kinds(ensemble, events):
     return ("adaptive", "step") if events else ("adaptive",)
 
 
-def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step):
+def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=False):
     """The loop of an "auto" run (numba installed) given the engine's choice ``mode`` ("numba" for runs
     of at least AUTO_NUMBA_WORK step-trajectories, else "numpy") and its ``work`` estimate:
 
@@ -195,11 +195,17 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step):
       specialised loop is queued when work >= SPECIALISE_WORK;
     * else numpy.
 
+    With an output grid (``grid``) one trajectory without events runs the loop that fills it
+    ("adaptive_grid": the generic kernel fills none) when that loop is compiled in this process, else numpy
+    (nothing queued: the background jobs warm the loops without a grid).
+
     Policy "wait" (LIEDYN_AUTO_COMPILE): ``mode`` unchanged (the specialised loop compiled in the call)."""
     if policy() == "wait":
         return mode
     kinds = _kinds(ensemble, events)
     single = not ensemble and not events
+    if grid and single:
+        return "numba" if compiled(pl, "adaptive_grid") else "numpy"
     if mode == "numba":
         if all(compiled(pl, k) for k in kinds):
             return "numba"

@@ -83,7 +83,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     work = abs(t1 - t0) / h0 * max(1, y0.size // problem.dim) if h0 > 0.0 else 0.0
     mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
     if backend == "auto" and pl is not None and numba_kernels.available():   # never waits on a compiler
-        mode = auto_compile.choose(pl, mode, work, y0.ndim > 1, events is not None, t1, rtol, atol, max_step)
+        mode = auto_compile.choose(pl, mode, work, y0.ndim > 1, events is not None, t1, rtol, atol, max_step,
+                                  grid=t_eval is not None)
     every = 1 if events is not None else save_every
     if events is not None:   # the events are located as the run goes: a terminal event ends it there
         step = fastpath.step_function(pl, mode) if pl is not None else ref.step

@@ -178,7 +178,7 @@ def test_step_budget_ends_the_grid_where_the_run_stopped():
 
 @pytest.mark.skipif(not NUMBA, reason="numba not installed")
 @pytest.mark.parametrize("method", ["rk45", "rkmk45", "tsit5_projected"])
-def test_compiled_grids(method):
+def test_compiled_grids(method, monkeypatch):
     """The jitted loop (one trajectory; a terminal event, so the loop runs in segments; the chunked run that
     starts in Python and continues compiled): the rigid body of tests/integrators/test_events.py (whose runs
     compile the loops without a grid)."""
@@ -191,6 +191,7 @@ def test_compiled_grids(method):
     assert r.status == 1
     _same(r, _expected(REF, REF_M0, (0.0, 20.0), te * 10, events=_Crossing(True), **kw))
     chunk = fastpath.NUMPY_CHUNK
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")   # starts in Python, continues compiled after a chunk
     try:
         fastpath.NUMPY_CHUNK = 7
         r = integrate(REF, REF_M0, (0.0, 2.0), t_eval=te, method=method, backend="auto", **TOL)

@@ -207,8 +207,10 @@ def test_auto_runs_numpy_and_queues_the_compiles_when_nothing_is_ready(queued, m
     queued.clear()
     assert auto_compile.choose(pl, "numba", 2e6, False, True, 1.0, 1e-8, 1e-10, None) == "numpy"
     assert sorted(k[0] for k in queued if k != "generic") == ["adaptive", "step"]
-    # a small run of a closed-form structure stays numpy and queues nothing
+    # a small run of a closed-form structure stays numpy and queues nothing (its loop not compiled in this
+    # process: another test may have compiled the so(3) rk45 loop, which "auto" would then take)
     queued.clear()
+    monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: False)
     _, y3, p3 = _plan(named.so3(), "rk45", 2)
     assert auto_compile.choose(p3, "numpy", 500, False, False, 1.0, 1e-8, 1e-10, None) == "numpy" and not queued
 

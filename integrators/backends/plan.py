@@ -1,0 +1,55 @@
+"""A plan: a recognised structure and what the generated code is written from (a tableau, or a
+commutator-free method or splitting; the Lie form and the dexp^-1 terms; the Casimir projection of a
+projected pair), with its generated functions loaded once each (:mod:`integrators.backends.loader`).
+One plan per structure, method and projection (:func:`plan`); the runners of this room
+(:mod:`integrators.backends.fastpath`, :mod:`integrators.backends.output_grid`, ...) call its functions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import loader
+from ..codegen import programs
+from ..geometry import recognition
+
+
+class Plan:
+    """A recognised structure and a tableau: what the generated code needs."""
+
+    def __init__(self, st, tab, lie, terms, proj=None):
+        self.st, self.tab, self.lie, self.terms = st, tab, lie, terms
+        self.proj = proj   # the Casimir projection of a projected pair (integrators.codegen.projection) or None
+        self._functions = {}
+
+    def function(self, kind, mode):
+        fn = self._functions.get((kind, mode))
+        if fn is None:
+            fn = self._functions[kind, mode] = loader.compile_function(kind, self.st, self.tab, self.lie,
+                                                                        self.terms, mode, self.proj)
+        return fn
+
+    def targets(self, y0):
+        """The projection's targets C(y0), (..., p), for the generated adaptive loops (empty without one)."""
+        return np.zeros(y0.shape[:-1] + (0,)) if self.proj is None else self.proj.values(y0)
+
+
+def plan(problem, tab, lie, terms, y0, proj=None):
+    """A :class:`Plan` when the generated code applies (coadjoint problem with an affine velocity and
+    no forcing, or for ambient Runge-Kutta also the multiplier forcing of linear invariants); ``tab``: a
+    tableau, or a commutator-free method or splitting (fixed step, ``lie`` True; the splitting only on
+    the free rigid body, :func:`integrators.codegen.programs.writes`); ``proj``: the Casimir projection
+    of a projected pair."""
+    st = recognition.recognise(problem, y0)
+    if st is None or (lie and st.P is not None) or (proj is not None and st.P is not None):
+        return None
+    if not programs.writes(st, tab):
+        return None
+    key = (st.key, tab.name, lie, terms, None if proj is None else proj.key)
+    pl = _PLANS.get(key)
+    if pl is None:      # one per structure, method and projection: its functions are looked up once
+        pl = _PLANS[key] = Plan(st, tab, lie, terms, proj)
+    return pl
+
+
+#: (structure key, tableau, lie, terms, projection key) -> Plan
+_PLANS = {}
