@@ -36,6 +36,7 @@ import numpy as np
 from liegroups.closed_forms import bernoulli_coefficients
 
 from .exp_writer import ExponentialWriter
+from ..geometry.closed_dexpinv import CUBIC_QMAX, PAIR_SMAX, economized, pair_form, quadratic_interval
 from ..geometry.recognition import ideal_split, killing_half
 from ..geometry.relations import _padd, _pmul, ad_relation
 from ..geometry.spaces import DEXPINV_KMAX, DEXPINV_TOL, DEXPINV_X2MAX, ROUNDOFF_TERMS, adnorm_form
@@ -153,6 +154,9 @@ class Source(ExponentialWriter):
 
         * a closed form when ad_theta^3 = q ad_theta (so(3), "ad3") or on two such ideals ("ad3x2"):
           1 - A/2 + E(q) A^2 (:meth:`_dexpinv_cubic`), exact, so equal to the series to round-off;
+        * a closed form when A (A^2 - s)^2 = 0 (se(3) in any basis): 1 - A/2 + alpha(s) A^2 +
+          beta(s) A^4 (:meth:`_dexpinv_pair`); the coefficients of both closed forms are polynomials
+          exact to round-off where x^2 <= DEXPINV_X2MAX (:mod:`integrators.geometry.closed_dexpinv`);
         * with a relation A^d = sum_{j<d} c_j A^j (:func:`ad_relation`): the coefficients of
           A^0..A^(d-1) summed in a runtime loop over k <= K (scalars only), then d - 1 brackets;
         * otherwise a runtime loop of K brackets.
@@ -160,13 +164,15 @@ class Source(ExponentialWriter):
         x2, bad = self._dexpinv_size(theta)
         kind = self.st.closed
         if kind in ("so3", "ad3", "ad3x2"):
-            out = self._dexpinv_cubic(theta, v, kind)
+            return self._dexpinv_cubic(theta, v, kind, bad)
+        S = pair_form(self.st.C)
+        if S is not None:
+            return self._dexpinv_pair(theta, v, S, bad)
+        rel = ad_relation(self.st.C, self.n)
+        if rel is not None and 2 < rel[0] <= self.n:
+            out = self._dexpinv_folded_loop(theta, v, x2, rel)
         else:
-            rel = ad_relation(self.st.C, self.n)
-            if rel is not None and 2 < rel[0] <= self.n:
-                out = self._dexpinv_folded_loop(theta, v, x2, rel)
-            else:
-                out = self._dexpinv_bracket_loop(theta, v, x2)
+            out = self._dexpinv_bracket_loop(theta, v, x2)
         return self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])
 
     def _dexpinv_size(self, theta):
@@ -263,54 +269,72 @@ class Source(ExponentialWriter):
         self.emit(f"{ca}, {cb} = co2({x[0]}*{x[0]} + {x[1]}*{x[1]} + {x[2]}*{x[2]})")
         return ca, cb
 
-    def _closed_E(self, q, s1, s2):
-        """Name of E(q) = sum_{k>=1} B_2k/(2k)! q^(k-1) = (s1 - 2 s2)/(2 s2 q) (s1 = sinh r / r,
-        s2 = (cosh r - 1)/r^2, r^2 = q; sin, cos for q < 0): its Taylor series (to q^17: the rest
-        < 1e-18 relative, the radius is 4 pi^2) for |q| < 4, the closed form otherwise (where s1 - 2 s2
-        loses at most a factor 4), blended without a branch."""
-        ser = bernoulli_coefficients(38)[2::2]
-        poly = repr(float(ser[-1]))
-        for cf in reversed(ser[:-1]):
-            poly = f"({float(cf)!r} + {q}*{poly})"
-        m, E = self.fresh("m"), self.fresh("E")
-        self.emit(f"{m} = 1.0*({q}*{q} < 16.0)")
-        self.emit(f"{E} = {m}*{poly} + (1.0 - {m})*({s1} - 2.0*{s2})/(2.0*{s2}*{q} + {m})")
-        return E
+    def _closed_coefficient(self, theta, S, qmax, names, bad):
+        """Names of the coefficients ``names`` ("E", or "alpha" and "beta") of
+        :mod:`integrators.geometry.closed_dexpinv` at q = theta^T S theta: the economized polynomials on the
+        interval of q the round-off rule lets through (|q| <= qmax, one sign when S is semidefinite),
+        by Horner's rule; on [-qmax, 0] written in u = -q = theta^T (-S) theta (so(3): u = |theta|^2, no
+        negation); ``bad`` (0.0 or NaN) is added to each."""
+        lo, hi = quadratic_interval(S, qmax)
+        flip = hi == 0.0
+        F = -S if flip else S
+        n = self.n
+        u = self.fresh("u")
+        self.emit(f"{u} = " + lin([((F[i, i] if i == j else 2.0 * F[i, j]), f"{theta[i]}*{theta[j]}")
+                                   for i in range(n) for j in range(i, n)]))
+        out = []
+        for name in names:
+            c = economized(name, lo, hi)
+            c = [(-x if flip and j % 2 else x) for j, x in enumerate(c)]
+            e = self.fresh(name[0])
+            self.emit(f"{e} = {_horner(u, c)} + {bad}")
+            out.append(e)
+        return out
 
-    def _dexpinv_cubic(self, theta, v, kind):
+    def _dexpinv_cubic(self, theta, v, kind, bad):
         """dexp^-1 = 1 - A/2 + E(q) A^2 when A^3 = q A (A = -ad_theta; A^3 = -ad^3 = -q ad = q A):
         the Bernoulli series with B_k = 0 for odd k >= 3 sums to v - A v / 2 + sum_{k>=1} B_2k/(2k)!
-        q^(k-1) A^2 v (so(3): q = -|theta|^2, E = (1 - (t/2) cot(t/2))/t^2). On g = I1 + I2 ("ad3x2",
+        q^(k-1) A^2 v (so(3): q = -|theta|^2, E = (1 - (t/2) cot(t/2))/t^2; the derivation and the
+        polynomial for E in :mod:`integrators.geometry.closed_dexpinv`). On g = I1 + I2 ("ad3x2",
         A_1 A_2 = 0): 1 - A/2 + E(q1) A_1^2 + E(q2) A_2^2 with A_k^2 v = A (P_k A v) (P_1 the
-        projection onto I1 along I2, :func:`ideal_split`). Three brackets at most."""
+        projection onto I1 along I2, :func:`ideal_split`). Three brackets at most, no call; ``bad``
+        (0.0 or NaN, :meth:`_dexpinv_size`) is added to each E (NaN then reaches every component)."""
         n = self.n
         if kind == "so3":
-            t2 = self.fresh("t2")
-            self.emit(f"{t2} = {theta[0]}*{theta[0]} + {theta[1]}*{theta[1]} + {theta[2]}*{theta[2]}")
-            ca, cb = self.so3_ab(theta)
-            q = self.fresh("q")
-            self.emit(f"{q} = -{t2}")
-            E = self._closed_E(q, ca, cb)
+            E = self._closed_coefficient(theta, -np.eye(3), CUBIC_QMAX, ("E",), bad)[0]
             q1 = self._cross(theta, v)          # A v = -[theta, v] = -(theta x v): -q1
             q2 = self._cross(theta, q1)         # A^2 v = theta x (theta x v)
             return self.assign("k", [f"{v[i]} + 0.5*{q1[i]} + {E}*{q2[i]}" for i in range(3)])
         Q = killing_half(self.st.C)
         u = self.neg_bracket(theta, v)
         if kind == "ad3":
-            q, s1, s2 = self._q_coefficients(theta, Q)
-            E = self._closed_E(q, s1, s2)
+            E = self._closed_coefficient(theta, Q, CUBIC_QMAX, ("E",), bad)[0]
             u2 = self.neg_bracket(theta, u)
             return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E}*{u2[i]}" for i in range(n)])
         P1 = ideal_split(self.st.C)
         P2 = np.eye(n) - P1
-        qa, a1, b1 = self._q_coefficients(theta, P1.T @ Q @ P1)
-        qb, a2, b2 = self._q_coefficients(theta, P2.T @ Q @ P2)
-        E1 = self._closed_E(qa, a1, b1)
-        E2 = self._closed_E(qb, a2, b2)
+        E1 = self._closed_coefficient(theta, P1.T @ Q @ P1, CUBIC_QMAX, ("E",), bad)[0]
+        E2 = self._closed_coefficient(theta, P2.T @ Q @ P2, CUBIC_QMAX, ("E",), bad)[0]
         u1 = self.assign("t", [lin([(P1[i, j], u[j]) for j in range(n)]) for i in range(n)])
         u2 = self.assign("t", [f"{u[i]} - {u1[i]}" for i in range(n)])
         w1, w2 = self.neg_bracket(theta, u1), self.neg_bracket(theta, u2)
-        return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E1}*{w1[i]} + {E2}*{w2[i]}" for i in range(n)])
+        return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E1}*{w1[i]} + {E2}*{w2[i]}"
+                                 for i in range(n)])
+
+    def _dexpinv_pair(self, theta, v, S, bad):
+        """dexp^-1 = 1 - A/2 + alpha(s) A^2 + beta(s) A^4 when A (A^2 - s)^2 = 0, s = theta^T S theta
+        (se(3) in any basis, s = -|omega|^2; :func:`integrators.geometry.closed_dexpinv.pair_form`, where
+        alpha, beta are derived): four brackets (or one matrix -ad_theta and four products in a dense
+        basis), two polynomials, no loop; ``bad`` is added to alpha and beta."""
+        n = self.n
+        al, be = self._closed_coefficient(theta, S, PAIR_SMAX, ("alpha", "beta"), bad)
+        dense = self.dense()
+        A = self.matrix(theta, bracket=True) if dense else None
+        terms = [v]
+        for _ in range(4):
+            terms.append(self.matvec(A, terms[-1], "q") if dense else self.neg_bracket(theta, terms[-1]))
+        return self.assign("k", [f"{v[i]} - 0.5*{terms[1][i]} + {al}*{terms[2][i]} + {be}*{terms[4][i]}"
+                                 for i in range(n)])
 
     # ------------------------------------------------------------ the truncated series
     def _dexpinv_truncated(self, theta, v, terms):
@@ -387,3 +411,11 @@ class Source(ExponentialWriter):
                                                     for i in range(n) for j in range(i + 1, n)])])[0])
         cache[key] = g
         return g
+
+
+def _horner(u, coeffs):
+    """Source of sum_j coeffs[j] u^j by Horner's rule."""
+    out = num(coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        out = f"({num(c)} + {u}*{out})"
+    return out
