@@ -181,7 +181,12 @@ class Source(ExponentialWriter):
         G = adnorm_form(self.st.C) / (2.0 * np.pi) ** 2
         n = self.n
         x2, bad = self.fresh("x2"), self.fresh("nan")
-        form = lin([(G[i, i], f"{theta[i]}*{theta[i]}") for i in range(n)]
+        # squares with the same coefficient summed first (se(3): two products by a constant, not six)
+        groups = {}
+        for i in range(n):
+            if G[i, i] != 0.0:
+                groups.setdefault(float(G[i, i]), []).append(f"{theta[i]}*{theta[i]}")
+        form = lin([(c, sq[0] if len(sq) == 1 else f"({' + '.join(sq)})") for c, sq in groups.items()]
                    + [(2.0 * G[i, j], f"{theta[i]}*{theta[j]}") for i in range(n) for j in range(i + 1, n)]) or "0.0"
         self.emit(f"{x2} = {form}" if self.lanes else f"{x2} = bmax({form})")
         if self.lanes:  # branch-free (the lanes of batch_kernels take no branch): inf - inf = NaN, 0 - 0 = 0

@@ -52,7 +52,8 @@ from ..core import lost
 from ..core.result import IntegrationResult
 from .segments import run_with_events
 from .starting_step import check_controls, initial_step
-from ..geometry.spaces import CoadjointSpace, dexpinv_series
+from ..geometry.closed_dexpinv import space_dexpinv
+from ..geometry.spaces import CoadjointSpace
 from ..core import controller
 from ..core.summation import compensated_add
 from ..reference.runge_kutta import lincomb, rk_increment, rkmk_increment, stages
@@ -92,7 +93,7 @@ class _Reference:
         z1 = z + d
         wl = self.first(t + hs, z1)
         if self.lie:
-            Kl = dexpinv_series(self.space.bracket, theta, hs * wl, self.terms) if self.terms > 1 else hs * wl
+            Kl = space_dexpinv(self.space, theta, hs * wl, self.terms) if self.terms > 1 else hs * wl
         else:
             Kl = hs * wl
         return Ks, theta, d, z1, wl, Kl

@@ -57,9 +57,9 @@ import numpy as np
 
 from liegroups.closed_forms import _bernoulli_numbers
 
-from .recognition import killing_half
+from .recognition import cubic_ad, killing_half
 from .relations import _pmul, ad_relation
-from .spaces import DEXPINV_X2MAX
+from .spaces import DEXPINV_X2MAX, ROUNDOFF_TERMS, CoadjointSpace, GroupSpace, adnorm_form, dexpinv_series
 
 #: |q| on the algebras with A^3 = q A, and |s| on those with A (A^2 - s)^2 = 0, where the round-off rule
 #: gives a value (||ad_x||_F^2 <= (2 pi)^2 DEXPINV_X2MAX; module docstring), with a margin of 2^-30
@@ -209,6 +209,12 @@ def _pair_form(C):
 
 
 def _polyval(coeffs, q):
+    """sum_j coeffs[j] q^j by Horner's rule (Python floats for a scalar q: no numpy call per term)."""
+    if np.ndim(q) == 0:
+        q, out = float(q), coeffs[-1]
+        for c in reversed(coeffs[:-1]):
+            out = c + q * out
+        return np.float64(out)
     out = np.full(np.shape(q), coeffs[-1])
     for c in reversed(coeffs[:-1]):
         out = c + q * out
@@ -229,3 +235,46 @@ def pair_coefficients(s):
     s = np.asarray(s, dtype=float)
     ok = np.abs(s) <= PAIR_SMAX
     return tuple(np.where(ok, _polyval(economized(k, -PAIR_SMAX, PAIR_SMAX), s), np.nan) for k in ("alpha", "beta"))
+
+
+_FORMS = {}
+
+
+def _reference_form(algebra):
+    """("E", Q) when ad_x^3 = q ad_x (q = x^T Q x; so(3), the "ad3" algebras), ("pair", S) for
+    :func:`pair_form`, else None; with G / (2 pi)^2, x^2 = theta^T G theta / (2 pi)^2 (cached per C)."""
+    C = np.asarray(algebra.structure_constants, dtype=float)
+    key = (C.tobytes(), C.shape)
+    if key not in _FORMS:
+        form = ("E", killing_half(C)) if cubic_ad(C) else None
+        if form is None:
+            S = pair_form(C)
+            form = None if S is None else ("pair", S)
+        _FORMS[key] = (form, adnorm_form(C) / (2.0 * math.pi) ** 2)
+    return _FORMS[key]
+
+
+def space_dexpinv(space, theta, v, terms):
+    """dexp^-1_theta(v) of an RKMK stage on ``space`` (:mod:`integrators.geometry.spaces`) as
+    :func:`integrators.geometry.spaces.dexpinv_series` defines it for ``terms``; summed to round-off
+    (terms >= ROUNDOFF_TERMS) on a :class:`CoadjointSpace` or :class:`GroupSpace` whose algebra has
+    ad_x^3 = q ad_x (so(3), "ad3") or A (A^2 - s)^2 = 0 (se(3)), by the closed forms of this module
+    (two or four brackets instead of up to DEXPINV_KMAX) while x^2 <= DEXPINV_X2MAX over the batch, the
+    series' own answer beyond (phi_1(A)^-1 v)."""
+    if int(terms) < ROUNDOFF_TERMS or not isinstance(space, (CoadjointSpace, GroupSpace)):
+        return dexpinv_series(space.bracket, theta, v, terms)
+    form, G = _reference_form(space.algebra)
+    theta = np.asarray(theta, dtype=float)
+    if form is None or not np.max(np.sum((theta @ G) * theta, axis=-1)) <= DEXPINV_X2MAX:
+        return dexpinv_series(space.bracket, theta, v, terms)
+    kind, S = form
+    q = np.sum((theta @ S) * theta, axis=-1)
+    a1 = space.bracket(theta, v)
+    a2 = space.bracket(theta, a1)
+    if kind == "E":
+        E = _polyval(economized("E", -CUBIC_QMAX, CUBIC_QMAX), q)
+        return v - 0.5 * a1 + E[..., None] * a2
+    a4 = space.bracket(theta, space.bracket(theta, a2))
+    al = _polyval(economized("alpha", -PAIR_SMAX, PAIR_SMAX), q)
+    be = _polyval(economized("beta", -PAIR_SMAX, PAIR_SMAX), q)
+    return v - 0.5 * a1 + al[..., None] * a2 + be[..., None] * a4

@@ -225,3 +225,52 @@ def test_bad_requests_are_named():
         cd.economized("E", 1.0, 1.0)
     with pytest.raises(ValueError, match="pole"):
         cd.economized("E", -30.0, 0.0)
+
+
+def _space(g):
+    from integrators import CoadjointProblem
+    from integrators.geometry.spaces import CoadjointSpace
+    return CoadjointSpace(CoadjointProblem(g, lambda z: z, record_casimirs=False))
+
+
+@pytest.mark.parametrize("name", ["so3", "sl2", "se3", "se3-random"])
+def test_reference_space_dexpinv_is_the_series_to_round_off(name):
+    # the numpy reference's closed forms (one trajectory and a batch) against its own round-off series
+    rng = np.random.default_rng(13)
+    g = named.se3().change_basis(np.eye(6) + 0.3 * rng.standard_normal((6, 6))) if name == "se3-random" \
+        else named.all_named()[name]
+    space = _space(g)
+    G = adnorm_form(g.structure_constants)
+    X = rng.standard_normal((12, g.dim))
+    X2 = np.geomspace(1e-16, (1 - 1e-9) * DEXPINV_X2MAX, 12)
+    X *= np.sqrt(X2 * (2 * math.pi) ** 2 / np.einsum("bi,ij,bj->b", X, G, X))[:, None]
+    V = rng.standard_normal(X.shape)
+    for x, v in zip(X, V):
+        got = cd.space_dexpinv(space, x, v, ROUNDOFF_TERMS)
+        ref = dexpinv_series(space.bracket, x, v, ROUNDOFF_TERMS)
+        scale = np.linalg.norm(v) * (1.0 + np.linalg.norm(_A(g, x), 2)) ** 4
+        assert np.max(np.abs(got - ref)) <= 4 * EPS * scale
+    got = cd.space_dexpinv(space, X, V, ROUNDOFF_TERMS)
+    one = np.array([cd.space_dexpinv(space, x, v, ROUNDOFF_TERMS) for x, v in zip(X, V)])
+    np.testing.assert_allclose(got, one, rtol=0, atol=4 * EPS * np.max(np.abs(one)))
+    # beyond the bound (anywhere in the batch) and truncated: the series itself
+    X[3] *= 1.01 * math.sqrt(DEXPINV_X2MAX / X2[3])
+    np.testing.assert_array_equal(cd.space_dexpinv(space, X, V, ROUNDOFF_TERMS),
+                                  dexpinv_series(space.bracket, X, V, ROUNDOFF_TERMS))
+    np.testing.assert_array_equal(cd.space_dexpinv(space, X, V, 9), dexpinv_series(space.bracket, X, V, 9))
+
+
+def test_reference_space_dexpinv_elsewhere_is_the_series():
+    # so(4) (two ideals: no reference closed form) and the affine space of a forced problem
+    from integrators import CoadjointProblem
+    from integrators.geometry.spaces import AffineCoadjointSpace
+    rng = np.random.default_rng(2)
+    space = _space(named.so4())
+    x, v = 0.3 * rng.standard_normal(6), rng.standard_normal(6)
+    np.testing.assert_array_equal(cd.space_dexpinv(space, x, v, ROUNDOFF_TERMS),
+                                  dexpinv_series(space.bracket, x, v, ROUNDOFF_TERMS))
+    P = CoadjointProblem(named.so3(), lambda z: z, forcing=lambda z: 0.0 * z, record_casimirs=False)
+    aff = AffineCoadjointSpace(P)
+    x, v = 0.3 * rng.standard_normal(6), rng.standard_normal(6)
+    np.testing.assert_array_equal(cd.space_dexpinv(aff, x, v, ROUNDOFF_TERMS),
+                                  dexpinv_series(aff.bracket, x, v, ROUNDOFF_TERMS))
