@@ -315,6 +315,10 @@ _WORKS = [
     _e("al-mohy-higham2011", "article", ["A. H. Al-Mohy", "N. J. Higham"],
        "Computing the action of the matrix exponential, with an application to exponential integrators",
        "SIAM Journal on Scientific Computing", 2011, volume="33", pages="488-511"),
+    _e("higham2008", "book", ["N. J. Higham"], "Functions of Matrices: Theory and Computation",
+       "SIAM, Philadelphia", 2008),
+    _e("press2007", "book", ["W. H. Press", "S. A. Teukolsky", "W. T. Vetterling", "B. P. Flannery"],
+       "Numerical Recipes: The Art of Scientific Computing", "3rd ed., Cambridge University Press", 2007),
 ]
 
 WORKS = {w.key: w for w in _WORKS}

@@ -161,13 +161,11 @@ class Source(ExponentialWriter):
           A^0..A^(d-1) summed in a runtime loop over k <= K (scalars only), then d - 1 brackets;
         * otherwise a runtime loop of K brackets.
         """
-        x2, bad = self._dexpinv_size(theta)
         kind = self.st.closed
-        if kind in ("so3", "ad3", "ad3x2"):
-            return self._dexpinv_cubic(theta, v, kind, bad)
-        S = pair_form(self.st.C)
-        if S is not None:
-            return self._dexpinv_pair(theta, v, S, bad)
+        S = None if kind in ("so3", "ad3", "ad3x2") else pair_form(self.st.C)
+        if kind in ("so3", "ad3", "ad3x2") or S is not None:
+            return self._dexpinv_closed(theta, v, kind if S is None else "pair", S)
+        x2, bad = self._dexpinv_size(theta)
         rel = ad_relation(self.st.C, self.n)
         if rel is not None and 2 < rel[0] <= self.n:
             out = self._dexpinv_folded_loop(theta, v, x2, rel)
@@ -175,9 +173,10 @@ class Source(ExponentialWriter):
             out = self._dexpinv_bracket_loop(theta, v, x2)
         return self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])
 
-    def _dexpinv_size(self, theta):
+    def _dexpinv_size(self, theta, known=()):
         """Names of x^2 = ||ad_theta||_F^2 / (2 pi)^2 (largest over an ensemble) and of 0.0, or NaN
-        when x^2 > DEXPINV_X2MAX."""
+        when x^2 > DEXPINV_X2MAX; ``known``: (expression, name) of sums of squares already written (a
+        group of squares with one coefficient that is one of them is read from its name)."""
         G = adnorm_form(self.st.C) / (2.0 * np.pi) ** 2
         n = self.n
         x2, bad = self.fresh("x2"), self.fresh("nan")
@@ -186,7 +185,9 @@ class Source(ExponentialWriter):
         for i in range(n):
             if G[i, i] != 0.0:
                 groups.setdefault(float(G[i, i]), []).append(f"{theta[i]}*{theta[i]}")
-        form = lin([(c, sq[0] if len(sq) == 1 else f"({' + '.join(sq)})") for c, sq in groups.items()]
+        known = dict(known)
+        form = lin([(c, sq[0] if len(sq) == 1 else known.get(' + '.join(sq), f"({' + '.join(sq)})"))
+                    for c, sq in groups.items()]
                    + [(2.0 * G[i, j], f"{theta[i]}*{theta[j]}") for i in range(n) for j in range(i + 1, n)]) or "0.0"
         self.emit(f"{x2} = {form}" if self.lanes else f"{x2} = bmax({form})")
         if self.lanes:  # branch-free (the lanes of batch_kernels take no branch): inf - inf = NaN, 0 - 0 = 0
@@ -274,19 +275,49 @@ class Source(ExponentialWriter):
         self.emit(f"{ca}, {cb} = co2({x[0]}*{x[0]} + {x[1]}*{x[1]} + {x[2]}*{x[2]})")
         return ca, cb
 
-    def _closed_coefficient(self, theta, S, qmax, names, bad):
-        """Names of the coefficients ``names`` ("E", or "alpha" and "beta") of
-        :mod:`integrators.geometry.closed_dexpinv` at q = theta^T S theta: the economized polynomials on the
-        interval of q the round-off rule lets through (|q| <= qmax, one sign when S is semidefinite),
-        by Horner's rule; on [-qmax, 0] written in u = -q = theta^T (-S) theta (so(3): u = |theta|^2, no
-        negation); ``bad`` (0.0 or NaN) is added to each."""
+    def _dexpinv_closed(self, theta, v, kind, S):
+        """The closed forms: the variables q = theta^T S theta of :meth:`_closed_variable` first (x^2 of
+        :meth:`_dexpinv_size` reuses a sum of squares among them), then E (:meth:`_dexpinv_cubic`) or
+        alpha and beta (:meth:`_dexpinv_pair`), each with ``bad`` added."""
+        if kind == "pair":
+            forms, qmax, names = [S], PAIR_SMAX, ("alpha", "beta")
+        else:
+            Q = -np.eye(3) if kind == "so3" else killing_half(self.st.C)
+            if kind == "ad3x2":
+                P1 = ideal_split(self.st.C)
+                P2 = np.eye(self.n) - P1
+                forms = [P1.T @ Q @ P1, P2.T @ Q @ P2]
+            else:
+                forms = [Q]
+            qmax, names = CUBIC_QMAX, ("E",)
+        variables = [self._closed_variable(theta, F, qmax) for F in forms]
+        _, bad = self._dexpinv_size(theta, known=[(expr, u) for u, expr, _ in variables])
+        coeffs = [self._closed_coefficients(u, lohi, names, bad) for u, _, lohi in variables]
+        if kind == "pair":
+            return self._dexpinv_pair(theta, v, *coeffs[0])
+        return self._dexpinv_cubic(theta, v, kind, [c[0] for c in coeffs])
+
+    def _closed_variable(self, theta, S, qmax):
+        """(name, expression, (lo, hi, flip)) of the variable of the closed coefficients at q = theta^T
+        S theta: the interval of q the round-off rule lets through (|q| <= qmax, one sign when S is
+        semidefinite, :func:`quadratic_interval`); on [-qmax, 0] the name holds u = -q = theta^T (-S)
+        theta (so(3): u = |theta|^2, no negation) and ``flip`` is True."""
         lo, hi = quadratic_interval(S, qmax)
         flip = hi == 0.0
         F = -S if flip else S
         n = self.n
         u = self.fresh("u")
-        self.emit(f"{u} = " + lin([((F[i, i] if i == j else 2.0 * F[i, j]), f"{theta[i]}*{theta[j]}")
-                                   for i in range(n) for j in range(i, n)]))
+        expr = lin([((F[i, i] if i == j else 2.0 * F[i, j]), f"{theta[i]}*{theta[j]}")
+                    for i in range(n) for j in range(i, n)])
+        self.emit(f"{u} = {expr}")
+        return u, expr, (lo, hi, flip)
+
+    def _closed_coefficients(self, u, lohi, names, bad):
+        """Names of the coefficients ``names`` ("E", or "alpha" and "beta") of
+        :mod:`integrators.geometry.closed_dexpinv` in the variable u of :meth:`_closed_variable`: the
+        economized polynomials by Horner's rule (odd powers negated when u = -q), ``bad`` (0.0 or NaN)
+        added to each."""
+        lo, hi, flip = lohi
         out = []
         for name in names:
             c = economized(name, lo, hi)
@@ -296,43 +327,35 @@ class Source(ExponentialWriter):
             out.append(e)
         return out
 
-    def _dexpinv_cubic(self, theta, v, kind, bad):
+    def _dexpinv_cubic(self, theta, v, kind, E):
         """dexp^-1 = 1 - A/2 + E(q) A^2 when A^3 = q A (A = -ad_theta; A^3 = -ad^3 = -q ad = q A):
         the Bernoulli series with B_k = 0 for odd k >= 3 sums to v - A v / 2 + sum_{k>=1} B_2k/(2k)!
         q^(k-1) A^2 v (so(3): q = -|theta|^2, E = (1 - (t/2) cot(t/2))/t^2; the derivation and the
         polynomial for E in :mod:`integrators.geometry.closed_dexpinv`). On g = I1 + I2 ("ad3x2",
         A_1 A_2 = 0): 1 - A/2 + E(q1) A_1^2 + E(q2) A_2^2 with A_k^2 v = A (P_k A v) (P_1 the
-        projection onto I1 along I2, :func:`ideal_split`). Three brackets at most, no call; ``bad``
-        (0.0 or NaN, :meth:`_dexpinv_size`) is added to each E (NaN then reaches every component)."""
+        projection onto I1 along I2, :func:`ideal_split`). Three brackets at most, no call; ``E``: the
+        names of E(q) (two on "ad3x2"), NaN beyond the bound (then every component is NaN)."""
         n = self.n
         if kind == "so3":
-            E = self._closed_coefficient(theta, -np.eye(3), CUBIC_QMAX, ("E",), bad)[0]
             q1 = self._cross(theta, v)          # A v = -[theta, v] = -(theta x v): -q1
             q2 = self._cross(theta, q1)         # A^2 v = theta x (theta x v)
-            return self.assign("k", [f"{v[i]} + 0.5*{q1[i]} + {E}*{q2[i]}" for i in range(3)])
-        Q = killing_half(self.st.C)
+            return self.assign("k", [f"{v[i]} + 0.5*{q1[i]} + {E[0]}*{q2[i]}" for i in range(3)])
         u = self.neg_bracket(theta, v)
         if kind == "ad3":
-            E = self._closed_coefficient(theta, Q, CUBIC_QMAX, ("E",), bad)[0]
             u2 = self.neg_bracket(theta, u)
-            return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E}*{u2[i]}" for i in range(n)])
+            return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E[0]}*{u2[i]}" for i in range(n)])
         P1 = ideal_split(self.st.C)
-        P2 = np.eye(n) - P1
-        E1 = self._closed_coefficient(theta, P1.T @ Q @ P1, CUBIC_QMAX, ("E",), bad)[0]
-        E2 = self._closed_coefficient(theta, P2.T @ Q @ P2, CUBIC_QMAX, ("E",), bad)[0]
         u1 = self.assign("t", [lin([(P1[i, j], u[j]) for j in range(n)]) for i in range(n)])
         u2 = self.assign("t", [f"{u[i]} - {u1[i]}" for i in range(n)])
         w1, w2 = self.neg_bracket(theta, u1), self.neg_bracket(theta, u2)
-        return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E1}*{w1[i]} + {E2}*{w2[i]}"
-                                 for i in range(n)])
+        return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E[0]}*{w1[i]} + {E[1]}*{w2[i]}" for i in range(n)])
 
-    def _dexpinv_pair(self, theta, v, S, bad):
+    def _dexpinv_pair(self, theta, v, al, be):
         """dexp^-1 = 1 - A/2 + alpha(s) A^2 + beta(s) A^4 when A (A^2 - s)^2 = 0, s = theta^T S theta
         (se(3) in any basis, s = -|omega|^2; :func:`integrators.geometry.closed_dexpinv.pair_form`, where
         alpha, beta are derived): four brackets (or one matrix -ad_theta and four products in a dense
-        basis), two polynomials, no loop; ``bad`` is added to alpha and beta."""
+        basis), two polynomials (``al``, ``be``: their names), no loop."""
         n = self.n
-        al, be = self._closed_coefficient(theta, S, PAIR_SMAX, ("alpha", "beta"), bad)
         dense = self.dense()
         A = self.matrix(theta, bracket=True) if dense else None
         terms = [v]

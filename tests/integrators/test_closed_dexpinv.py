@@ -31,11 +31,13 @@ def _structure(g):
 
 
 def _coefficient_function(S, qmax, names):
-    """The generated code of Source._closed_coefficient as a function of theta (scalar mode)."""
+    """The generated code of Source._closed_variable and _closed_coefficients as a function of theta
+    (scalar mode)."""
     n = S.shape[0]
     src = codegen.Source(_structure(named.se3() if n == 6 else named.so3()))
     x = [f"x{i}" for i in range(n)]
-    out = src._closed_coefficient(x, S, qmax, names, "0.0")
+    u, _, lohi = src._closed_variable(x, S, qmax)
+    out = src._closed_coefficients(u, lohi, names, "0.0")
     text = f"def f({', '.join(x)}):\n" + "\n".join(src.lines) + f"\n    return ({', '.join(out)},)\n"
     env = loader._env("scalar")
     exec(text, env)
