@@ -57,8 +57,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from liegroups.closed_forms import _bernoulli_numbers
-
 from .recognition import cubic_ad, killing_half
 from .relations import _pmul, ad_relation
 from .spaces import DEXPINV_X2MAX, ROUNDOFF_TERMS, CoadjointSpace, GroupSpace, adnorm_form, dexpinv_series
@@ -71,19 +69,34 @@ PAIR_SMAX = math.pi ** 2 * DEXPINV_X2MAX * (1.0 + 2.0 ** -30)
 ECONOMY_TOL = 2.0 ** -55
 #: the exact Taylor polynomial is cut where its remainder is below this fraction of |f| (bound below)
 _TAYLOR_TOL = 2.0 ** -80
-#: exact rationals are rounded to this many bits (dyadic numbers keep the arithmetic fast)
-_BITS = 240
+#: the exact Taylor coefficients are rounded to dyadic numbers of this many significant bits (a relative
+#: change of 2^-90 each, far below the 2^-55 kept; powers of two as denominators keep the arithmetic fast)
+_BITS = 90
 
 
 def _dyadic(x):
-    return Fraction(round(Fraction(x) * 2 ** _BITS), 2 ** _BITS)
+    """x (a Fraction) rounded to _BITS significant bits."""
+    if x == 0:
+        return Fraction(0)
+    e = _BITS - (abs(x.numerator).bit_length() - x.denominator.bit_length())
+    return Fraction(round(x * 2 ** e), 2 ** e) if e >= 0 else Fraction(round(x / 2 ** -e) * 2 ** -e)
 
 
 @lru_cache(maxsize=None)
 def _bernoulli_ratios(count):
-    """b_k = B_2k / (2k)! for k < count, exact."""
-    B = _bernoulli_numbers(2 * count)
-    return tuple(B[2 * k] / math.factorial(2 * k) for k in range(count))
+    """b_k = B_2k / (2k)! for k < count, exact, from the tangent numbers T_k (integers; the algorithm of
+    Knuth and Buckholtz 1967 as given by Brent and Harvey 2013): B_2k = (-1)^(k-1) 2k T_k / (4^k (4^k - 1))."""
+    n = max(count - 1, 1)
+    T = [0, 1] + [0] * (n - 1)
+    for k in range(2, n + 1):
+        T[k] = (k - 1) * T[k - 1]
+    for k in range(2, n + 1):
+        for j in range(k, n + 1):
+            T[j] = (j - k) * T[j - 1] + (j - k + 2) * T[j]
+    out = [Fraction(1)]
+    for k in range(1, count):
+        out.append(Fraction((-1) ** (k - 1) * 2 * k * T[k], 4 ** k * (4 ** k - 1) * math.factorial(2 * k)))
+    return tuple(out)
 
 
 def _taylor(name, degree):

@@ -276,3 +276,15 @@ def test_reference_space_dexpinv_elsewhere_is_the_series():
     x, v = 0.3 * rng.standard_normal(6), rng.standard_normal(6)
     np.testing.assert_array_equal(cd.space_dexpinv(aff, x, v, ROUNDOFF_TERMS),
                                   dexpinv_series(aff.bracket, x, v, ROUNDOFF_TERMS))
+
+
+def test_bernoulli_ratios_from_tangent_numbers():
+    # the integer tangent-number route against liegroups' recurrence sum_k C(j+1, k) B_k = 0, and B_2 .. B_8
+    from fractions import Fraction
+
+    from liegroups.closed_forms import _bernoulli_numbers
+    B = _bernoulli_numbers(80)
+    b = cd._bernoulli_ratios(41)
+    assert all(b[k] == B[2 * k] / math.factorial(2 * k) for k in range(41))
+    assert [b[k] * math.factorial(2 * k) for k in range(1, 5)] == [Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42),
+                                                                   Fraction(-1, 30)]
