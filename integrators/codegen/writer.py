@@ -36,7 +36,8 @@ import numpy as np
 from liegroups.closed_forms import bernoulli_coefficients
 
 from .exp_writer import ExponentialWriter
-from ..geometry.closed_dexpinv import CUBIC_QMAX, PAIR_SMAX, economized, pair_form, quadratic_interval
+from ..geometry.closed_dexpinv import (TIERS_X2, cubic_bound, economized, pair_bound, pair_form,
+                                       quadratic_interval)
 from ..geometry.recognition import ideal_split, killing_half
 from ..geometry.relations import _padd, _pmul, ad_relation
 from ..geometry.spaces import DEXPINV_KMAX, DEXPINV_TOL, DEXPINV_X2MAX, ROUNDOFF_TERMS, adnorm_form
@@ -173,13 +174,19 @@ class Source(ExponentialWriter):
             out = self._dexpinv_bracket_loop(theta, v, x2)
         return self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])
 
-    def _dexpinv_size(self, theta, known=()):
+    def _dexpinv_size(self, theta):
         """Names of x^2 = ||ad_theta||_F^2 / (2 pi)^2 (largest over an ensemble) and of 0.0, or NaN
-        when x^2 > DEXPINV_X2MAX; ``known``: (expression, name) of sums of squares already written (a
-        group of squares with one coefficient that is one of them is read from its name)."""
+        when x^2 > DEXPINV_X2MAX."""
+        x2 = self._dexpinv_x2(theta)
+        return x2, self._dexpinv_bad(x2)
+
+    def _dexpinv_x2(self, theta, known=()):
+        """Name of x^2 = ||ad_theta||_F^2 / (2 pi)^2 (largest over an ensemble); ``known``: (expression,
+        name) of sums of squares already written (a group of squares with one coefficient that is one
+        of them is read from its name)."""
         G = adnorm_form(self.st.C) / (2.0 * np.pi) ** 2
         n = self.n
-        x2, bad = self.fresh("x2"), self.fresh("nan")
+        x2 = self.fresh("x2")
         # squares with the same coefficient summed first (se(3): two products by a constant, not six)
         groups = {}
         for i in range(n):
@@ -190,12 +197,17 @@ class Source(ExponentialWriter):
                     for c, sq in groups.items()]
                    + [(2.0 * G[i, j], f"{theta[i]}*{theta[j]}") for i in range(n) for j in range(i + 1, n)]) or "0.0"
         self.emit(f"{x2} = {form}" if self.lanes else f"{x2} = bmax({form})")
+        return x2
+
+    def _dexpinv_bad(self, x2):
+        """Name of 0.0, or NaN when x^2 > DEXPINV_X2MAX."""
+        bad = self.fresh("nan")
         if self.lanes:  # branch-free (the lanes of batch_kernels take no branch): inf - inf = NaN, 0 - 0 = 0
             self.emit(f"{bad} = (1.0*({x2} > {DEXPINV_X2MAX!r}))*1e308*10.0")
             self.emit(f"{bad} = {bad} - {bad}")
         else:
             self.emit(f"{bad} = 0.0 if {x2} <= {DEXPINV_X2MAX!r} else {NAN}")
-        return x2, bad
+        return bad
 
     def _dexpinv_order(self, x2):
         """Emit K (a float name), the last k of the round-off sum for x^2 (dexpinv_order; at most
@@ -277,10 +289,12 @@ class Source(ExponentialWriter):
 
     def _dexpinv_closed(self, theta, v, kind, S):
         """The closed forms: the variables q = theta^T S theta of :meth:`_closed_variable` first (x^2 of
-        :meth:`_dexpinv_size` reuses a sum of squares among them), then E (:meth:`_dexpinv_cubic`) or
-        alpha and beta (:meth:`_dexpinv_pair`), each with ``bad`` added."""
+        :meth:`_dexpinv_x2` reuses a sum of squares among them), then E (:meth:`_dexpinv_cubic`) or
+        alpha and beta (:meth:`_dexpinv_pair`): shorter polynomials when x^2 is at most a tier of
+        TIERS_X2 (branches on x^2, the largest over an ensemble), else the full ones with 0.0 or NaN
+        (x^2 > DEXPINV_X2MAX) added; the lanes of batch_kernels (no branch) take the full ones."""
         if kind == "pair":
-            forms, qmax, names = [S], PAIR_SMAX, ("alpha", "beta")
+            forms, bound, names = [S], pair_bound, ("alpha", "beta")
         else:
             Q = -np.eye(3) if kind == "so3" else killing_half(self.st.C)
             if kind == "ad3x2":
@@ -289,43 +303,52 @@ class Source(ExponentialWriter):
                 forms = [P1.T @ Q @ P1, P2.T @ Q @ P2]
             else:
                 forms = [Q]
-            qmax, names = CUBIC_QMAX, ("E",)
-        variables = [self._closed_variable(theta, F, qmax) for F in forms]
-        _, bad = self._dexpinv_size(theta, known=[(expr, u) for u, expr, _ in variables])
-        coeffs = [self._closed_coefficients(u, lohi, names, bad) for u, _, lohi in variables]
+            bound, names = cubic_bound, ("E",)
+        variables = [self._closed_variable(theta, F) for F in forms]
+        x2 = self._dexpinv_x2(theta, known=[(expr, u) for u, expr, _ in variables])
+        coeffs = [[self.fresh(name[0]) for name in names] for _ in forms]
+        if not self.lanes:
+            for k, tier in enumerate(TIERS_X2):
+                self.emit(f"{'el' if k else ''}if {x2} <= {tier!r}:")
+                self.indent += 1
+                for (u, _, F), out in zip(variables, coeffs):
+                    self._closed_coefficients(u, F, bound(tier), names, out, None)
+                self.indent -= 1
+            self.emit("else:")
+            self.indent += 1
+        bad = self._dexpinv_bad(x2)
+        for (u, _, F), out in zip(variables, coeffs):
+            self._closed_coefficients(u, F, bound(DEXPINV_X2MAX), names, out, bad)
+        if not self.lanes:
+            self.indent -= 1
         if kind == "pair":
             return self._dexpinv_pair(theta, v, *coeffs[0])
         return self._dexpinv_cubic(theta, v, kind, [c[0] for c in coeffs])
 
-    def _closed_variable(self, theta, S, qmax):
-        """(name, expression, (lo, hi, flip)) of the variable of the closed coefficients at q = theta^T
-        S theta: the interval of q the round-off rule lets through (|q| <= qmax, one sign when S is
-        semidefinite, :func:`quadratic_interval`); on [-qmax, 0] the name holds u = -q = theta^T (-S)
-        theta (so(3): u = |theta|^2, no negation) and ``flip`` is True."""
-        lo, hi = quadratic_interval(S, qmax)
-        flip = hi == 0.0
+    def _closed_variable(self, theta, S):
+        """(name, expression, (S, flip)) of the variable of the closed coefficients at q = theta^T S
+        theta: u = q, or u = -q = theta^T (-S) theta (``flip``) when S is negative semidefinite (so(3):
+        u = |theta|^2, no negation)."""
+        flip = quadratic_interval(S, 1.0)[1] == 0.0
         F = -S if flip else S
         n = self.n
         u = self.fresh("u")
         expr = lin([((F[i, i] if i == j else 2.0 * F[i, j]), f"{theta[i]}*{theta[j]}")
                     for i in range(n) for j in range(i, n)])
         self.emit(f"{u} = {expr}")
-        return u, expr, (lo, hi, flip)
+        return u, expr, (S, flip)
 
-    def _closed_coefficients(self, u, lohi, names, bad):
-        """Names of the coefficients ``names`` ("E", or "alpha" and "beta") of
-        :mod:`integrators.geometry.closed_dexpinv` in the variable u of :meth:`_closed_variable`: the
-        economized polynomials by Horner's rule (odd powers negated when u = -q), ``bad`` (0.0 or NaN)
-        added to each."""
-        lo, hi, flip = lohi
-        out = []
-        for name in names:
-            c = economized(name, lo, hi)
-            c = [(-x if flip and j % 2 else x) for j, x in enumerate(c)]
-            e = self.fresh(name[0])
-            self.emit(f"{e} = {_horner(u, c)} + {bad}")
-            out.append(e)
-        return out
+    def _closed_coefficients(self, u, form, qmax, names, out, bad):
+        """Emit ``out`` = the coefficients ``names`` ("E", or "alpha" and "beta") of
+        :mod:`integrators.geometry.closed_dexpinv` in the variable u of :meth:`_closed_variable` (``form``
+        = (S, flip)): the economized polynomials on the interval of q = theta^T S theta with
+        |q| <= qmax (:func:`quadratic_interval`; odd powers negated when u = -q), by Horner's rule,
+        with ``bad`` (0.0 or NaN) added unless None."""
+        S, flip = form
+        lo, hi = quadratic_interval(S, qmax)
+        for name, e in zip(names, out):
+            c = [(-x if flip and j % 2 else x) for j, x in enumerate(economized(name, lo, hi))]
+            self.emit(f"{e} = {_horner(u, c)}" + ("" if bad is None else f" + {bad}"))
 
     def _dexpinv_cubic(self, theta, v, kind, E):
         """dexp^-1 = 1 - A/2 + E(q) A^2 when A^3 = q A (A = -ad_theta; A^3 = -ad^3 = -q ad = q A):

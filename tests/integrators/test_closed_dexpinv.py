@@ -36,8 +36,9 @@ def _coefficient_function(S, qmax, names):
     n = S.shape[0]
     src = codegen.Source(_structure(named.se3() if n == 6 else named.so3()))
     x = [f"x{i}" for i in range(n)]
-    u, _, lohi = src._closed_variable(x, S, qmax)
-    out = src._closed_coefficients(u, lohi, names, "0.0")
+    u, _, form = src._closed_variable(x, S)
+    out = [f"c{k}" for k in range(len(names))]
+    src._closed_coefficients(u, form, qmax, names, out, "0.0")
     text = f"def f({', '.join(x)}):\n" + "\n".join(src.lines) + f"\n    return ({', '.join(out)},)\n"
     env = loader._env("scalar")
     exec(text, env)
@@ -62,15 +63,20 @@ def _reference(q):
 
 
 #: (S, sign of q, the bound on |q|, coefficients): so(3) (q = -|theta|^2 <= 0), an indefinite form (sl(2):
-#: q of both signs), a positive one (Bianchi V: q = x_3^2), se(3) (s = -|omega|^2) and an indefinite pair form
-CASES = [(-np.eye(3), (-1,), cd.CUBIC_QMAX, ("E",)),
-         (np.diag([1.0, -1.0, 0.0]), (-1, 1), cd.CUBIC_QMAX, ("E",)),
-         (np.diag([0.0, 0.0, 1.0]), (1,), cd.CUBIC_QMAX, ("E",)),
-         (np.diag([-1.0, -1.0, -1.0, 0.0, 0.0, 0.0]), (-1,), cd.PAIR_SMAX, ("alpha", "beta")),
-         (np.diag([1.0, -1.0, 0.0, 0.0, 0.0, 0.0]), (-1, 1), cd.PAIR_SMAX, ("alpha", "beta"))]
+#: q of both signs), a positive one (Bianchi V: q = x_3^2), se(3) (s = -|omega|^2) and an indefinite pair form;
+#: each with the full bound (x^2 <= DEXPINV_X2MAX) and those of the shorter polynomials (x^2 <= TIERS_X2)
+BOUNDS = [cd.DEXPINV_X2MAX] + list(cd.TIERS_X2)
+CASES = [(S, signs, bound(x2), names) for S, signs, bound, names in
+         [(-np.eye(3), (-1,), cd.cubic_bound, ("E",)),
+          (np.diag([1.0, -1.0, 0.0]), (-1, 1), cd.cubic_bound, ("E",)),
+          (np.diag([0.0, 0.0, 1.0]), (1,), cd.cubic_bound, ("E",)),
+          (np.diag([-1.0, -1.0, -1.0, 0.0, 0.0, 0.0]), (-1,), cd.pair_bound, ("alpha", "beta")),
+          (np.diag([1.0, -1.0, 0.0, 0.0, 0.0, 0.0]), (-1, 1), cd.pair_bound, ("alpha", "beta"))]
+         for x2 in BOUNDS]
+IDS = [f"{a}-{b:.3g}" for a in ("so3", "indefinite", "positive", "se3", "pair-indefinite") for b in BOUNDS]
 
 
-@pytest.mark.parametrize("S,signs,qmax,names", CASES, ids=["so3", "indefinite", "positive", "se3", "pair-indefinite"])
+@pytest.mark.parametrize("S,signs,qmax,names", CASES, ids=IDS)
 def test_generated_coefficients_against_mpmath(S, signs, qmax, names):
     # relative error of the generated polynomials over t in [1e-8, the bound], q = -+t^2: a few ulp
     f = _coefficient_function(S, qmax, names)
@@ -157,7 +163,8 @@ def _se3_elements(rng, g):
     very different sizes too."""
     G = adnorm_form(g.structure_constants)
     out = []
-    for x2 in (1e-16, 1e-8, 1e-4, 0.01, 0.1, 0.3, (1 - 1e-9) * DEXPINV_X2MAX):
+    for x2 in (1e-16, 1e-8, 1e-4, 0.01, 0.1, 0.3, (1 - 1e-9) * DEXPINV_X2MAX) + tuple(
+            t * f for t in cd.TIERS_X2 for f in (1 - 1e-9, 1 + 1e-9)):
         for w, t in ((1.0, 1.0), (1.0, 1e-6), (1e-6, 1.0)):
             x = rng.standard_normal(6) * np.array([w] * 3 + [t] * 3)
             out.append(x * math.sqrt(x2 * (2 * math.pi) ** 2 / (x @ G @ x)))
