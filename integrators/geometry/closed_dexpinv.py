@@ -246,7 +246,7 @@ def _polyval(coeffs, q):
         q, out = float(q), coeffs[-1]
         for c in reversed(coeffs[:-1]):
             out = c + q * out
-        return np.float64(out)
+        return out
     out = np.full(np.shape(q), coeffs[-1])
     for c in reversed(coeffs[:-1]):
         out = c + q * out
@@ -291,22 +291,34 @@ def space_dexpinv(space, theta, v, terms):
     :func:`integrators.geometry.spaces.dexpinv_series` defines it for ``terms``; summed to round-off
     (terms >= ROUNDOFF_TERMS) on a :class:`CoadjointSpace` or :class:`GroupSpace` whose algebra has
     ad_x^3 = q ad_x (so(3), "ad3") or A (A^2 - s)^2 = 0 (se(3)), by the closed forms of this module
-    (two or four brackets instead of up to DEXPINV_KMAX) while x^2 <= DEXPINV_X2MAX over the batch, the
-    series' own answer beyond (phi_1(A)^-1 v)."""
+    (two or four brackets instead of up to DEXPINV_KMAX; the polynomials of the tier of TIERS_X2 that
+    holds x^2, as the generated code) while x^2 <= DEXPINV_X2MAX over the batch, the series' own answer
+    beyond (phi_1(A)^-1 v)."""
     if int(terms) < ROUNDOFF_TERMS or not isinstance(space, (CoadjointSpace, GroupSpace)):
         return dexpinv_series(space.bracket, theta, v, terms)
-    form, G = _reference_form(space.algebra)
+    cached = space.__dict__.get("_closed_dexpinv")
+    if cached is None or cached[0] is not space.algebra:   # kept on the space (its algebra checked)
+        cached = space.__dict__["_closed_dexpinv"] = (space.algebra,) + _reference_form(space.algebra)
+    _, form, G = cached
     theta = np.asarray(theta, dtype=float)
-    if form is None or not np.max(np.sum((theta @ G) * theta, axis=-1)) <= DEXPINV_X2MAX:
+    if form is None:
         return dexpinv_series(space.bracket, theta, v, terms)
     kind, S = form
-    q = np.sum((theta @ S) * theta, axis=-1)
+    if theta.ndim == 1:   # one trajectory: two products each, Python floats after
+        x2, q = float(theta @ (G @ theta)), float(theta @ (S @ theta))
+    else:
+        x2, q = np.max(np.sum((theta @ G) * theta, axis=-1)), np.sum((theta @ S) * theta, axis=-1)
+    if not x2 <= DEXPINV_X2MAX:
+        return dexpinv_series(space.bracket, theta, v, terms)
+    # the interval of the generated code's tiers that holds x^2 (both signs of q)
+    tier = next((t for t in TIERS_X2 if x2 <= t), DEXPINV_X2MAX)
+    bound = cubic_bound(tier) if kind == "E" else pair_bound(tier)
     a1 = space.bracket(theta, v)
     a2 = space.bracket(theta, a1)
     if kind == "E":
-        E = _polyval(economized("E", -CUBIC_QMAX, CUBIC_QMAX), q)
-        return v - 0.5 * a1 + E[..., None] * a2
+        E = _polyval(economized("E", -bound, bound), q)
+        return v - 0.5 * a1 + np.asarray(E)[..., None] * a2
     a4 = space.bracket(theta, space.bracket(theta, a2))
-    al = _polyval(economized("alpha", -PAIR_SMAX, PAIR_SMAX), q)
-    be = _polyval(economized("beta", -PAIR_SMAX, PAIR_SMAX), q)
-    return v - 0.5 * a1 + al[..., None] * a2 + be[..., None] * a4
+    al = _polyval(economized("alpha", -bound, bound), q)
+    be = _polyval(economized("beta", -bound, bound), q)
+    return v - 0.5 * a1 + np.asarray(al)[..., None] * a2 + np.asarray(be)[..., None] * a4
