@@ -27,8 +27,8 @@ Matrices*, Def. 1.4 and Thm. 1.3). With H(mu) = h(mu)/mu = sum_{k>=1} b_k mu^(k-
       beta = H'(s),   alpha = H(s) - s H'(s),
       dexp^-1 v = v - A v / 2 + alpha A^2 v + beta A^4 v
 
-  (for s = -theta^2 this is the brief's alpha = H(-theta^2) + theta^2 H'(-theta^2), with
-  h(-theta^2) = (theta/2) cot(theta/2) - 1). At s = 0, M^3 = 0 and the Hermite interpolant at the
+  (for s = -theta^2: alpha = H(-theta^2) + theta^2 H'(-theta^2), with h(-theta^2) =
+  (theta/2) cot(theta/2) - 1). At s = 0, M^3 = 0 and the Hermite interpolant at the
   triple root 0 is h'(0) mu + h''(0) mu^2 / 2 = H(0) mu + H'(0) mu^2: the same formula, so alpha and
   beta are analytic in s through 0. Their series: alpha = sum_{k>=1} (2 - k) b_k s^(k-1),
   beta = sum_{k>=2} (k - 1) b_k s^(k-2).
@@ -64,23 +64,6 @@ from .recognition import cubic_ad, killing_half
 from .relations import _pmul, ad_relation
 from .spaces import DEXPINV_X2MAX, ROUNDOFF_TERMS, CoadjointSpace, GroupSpace, adnorm_form, dexpinv_series
 
-#: |q| on the algebras with A^3 = q A, and |s| on those with A (A^2 - s)^2 = 0, where the round-off rule
-#: gives a value (||ad_x||_F^2 <= (2 pi)^2 DEXPINV_X2MAX; module docstring), with a margin of 2^-30
-CUBIC_QMAX = 2.0 * math.pi ** 2 * DEXPINV_X2MAX * (1.0 + 2.0 ** -30)
-PAIR_SMAX = math.pi ** 2 * DEXPINV_X2MAX * (1.0 + 2.0 ** -30)
-#: the x^2 at or below which the generated code takes shorter polynomials (an adaptive step is almost
-#: always there: x^2 ~ 5e-5 on se(3) with rkmk45, ~4e-3 with rkmk853, at rtol 1e-10)
-TIERS_X2 = (2.0 ** -12, 2.0 ** -6)
-
-
-def cubic_bound(x2):
-    """The bound on |q| (A^3 = q A) where ||ad_x||_F^2 <= (2 pi)^2 x2 (module docstring), with a margin."""
-    return 2.0 * math.pi ** 2 * x2 * (1.0 + 2.0 ** -30)
-
-
-def pair_bound(x2):
-    """The bound on |s| (A (A^2 - s)^2 = 0) where ||ad_x||_F^2 <= (2 pi)^2 x2, with a margin."""
-    return math.pi ** 2 * x2 * (1.0 + 2.0 ** -30)
 #: the economized polynomials drop Chebyshev terms summing to at most this fraction of min |f|
 ECONOMY_TOL = 2.0 ** -55
 #: the exact Taylor polynomial is cut where its remainder is below this fraction of |f| (bound below)
@@ -88,6 +71,26 @@ _TAYLOR_TOL = 2.0 ** -80
 #: the exact Taylor coefficients are rounded to dyadic numbers of this many significant bits (a relative
 #: change of 2^-90 each, far below the 2^-55 kept; powers of two as denominators keep the arithmetic fast)
 _BITS = 90
+#: the x^2 at or below which the generated code takes shorter polynomials (an adaptive step is almost
+#: always there: on se(3) at rtol 1e-10 x^2 is ~4e-5 with rkmk45, ~5e-4 and at most 1e-2 with rkmk853)
+TIERS_X2 = (2.0 ** -12, 2.0 ** -6)
+
+
+def cubic_bound(x2):
+    """The bound on |q| (A^3 = q A) where ||ad_x||_F^2 <= (2 pi)^2 x2 (module docstring), with a margin
+    of 2^-30."""
+    return 2.0 * math.pi ** 2 * x2 * (1.0 + 2.0 ** -30)
+
+
+def pair_bound(x2):
+    """The bound on |s| (A (A^2 - s)^2 = 0) where ||ad_x||_F^2 <= (2 pi)^2 x2, with a margin of 2^-30."""
+    return math.pi ** 2 * x2 * (1.0 + 2.0 ** -30)
+
+
+#: |q| on the algebras with A^3 = q A, and |s| on those with A (A^2 - s)^2 = 0, where the round-off rule
+#: gives a value (x^2 <= DEXPINV_X2MAX)
+CUBIC_QMAX = cubic_bound(DEXPINV_X2MAX)
+PAIR_SMAX = pair_bound(DEXPINV_X2MAX)
 
 
 def _dyadic(x):
