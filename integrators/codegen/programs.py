@@ -193,6 +193,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     are FZ. status -1 then means that every trajectory was lost.
     """
     src = (source_class or Source)(st)
+    src.floats = not columns
     n = st.n
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]

@@ -49,6 +49,9 @@ class Source(ExponentialWriter):
 
     #: code for the lanes of batch_kernels (no call, no branch; :class:`integrators.codegen.batchgen.EnsembleSource`)
     lanes = False
+    #: the text runs on floats only (one trajectory, or one at a time: the adaptive loops but those on numpy
+    #: columns): dexp^-1's x^2 then needs no largest over an ensemble (a NaN x^2 fails every test anyway)
+    floats = False
 
     def __init__(self, st):
         self.st = st
@@ -196,7 +199,7 @@ class Source(ExponentialWriter):
         form = lin([(c, sq[0] if len(sq) == 1 else known.get(' + '.join(sq), f"({' + '.join(sq)})"))
                     for c, sq in groups.items()]
                    + [(2.0 * G[i, j], f"{theta[i]}*{theta[j]}") for i in range(n) for j in range(i + 1, n)]) or "0.0"
-        self.emit(f"{x2} = {form}" if self.lanes else f"{x2} = bmax({form})")
+        self.emit(f"{x2} = {form}" if self.lanes or self.floats else f"{x2} = bmax({form})")
         return x2
 
     def _dexpinv_bad(self, x2):

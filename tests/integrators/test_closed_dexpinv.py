@@ -8,6 +8,7 @@ scipy.linalg.expm of [[A, I], [0, 0]]; the relation A (A^2 - s)^2 = 0 checked on
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -135,10 +136,11 @@ def test_pair_form_is_the_relation_of_se3():
         assert cd.pair_form(h.structure_constants) is None, h.name
 
 
-def _generated(g, mode="scalar", cls=codegen.Source, lanes=False):
+def _generated(g, mode="scalar", cls=codegen.Source, lanes=False, floats=False):
     n = g.dim
     src = cls(_structure(g))
     src.lanes = lanes
+    src.floats = floats
     if lanes:
         src.emit("_big = 0.0")
     x, v = [f"x{i}" for i in range(n)], [f"v{i}" for i in range(n)]
@@ -295,3 +297,29 @@ def test_bernoulli_ratios_from_tangent_numbers():
     assert all(b[k] == B[2 * k] / math.factorial(2 * k) for k in range(41))
     assert [b[k] * math.factorial(2 * k) for k in range(1, 5)] == [Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42),
                                                                    Fraction(-1, 30)]
+
+
+@pytest.mark.parametrize("name", ["so3", "se3"])
+def test_float_only_text_keeps_the_nan_rule(name):
+    # the adaptive loops on floats write x^2 without the ensemble's largest (bmax): a NaN or overflowed theta,
+    # or one beyond the bound, still gives NaN in every component, and the values are those of the shared text
+    g = named.all_named()[name]
+    f, shared = _generated(g, floats=True), _generated(g)
+    from integrators.codegen.programs import adaptive_source
+    from integrators.tableaux import DP5
+    text = adaptive_source(_structure(g), DP5, True, ROUNDOFF_TERMS)
+    columns = adaptive_source(_structure(g), DP5, True, ROUNDOFF_TERMS, columns=True)
+    x2_lines = [re.findall(r"^ *x2\d+_ = .*$", t, re.M) for t in (text, columns)]
+    assert x2_lines[0] and not any("bmax(" in ln for ln in x2_lines[0])
+    assert x2_lines[1] and all("bmax(" in ln for ln in x2_lines[1])
+    rng = np.random.default_rng(8)
+    G = adnorm_form(g.structure_constants)
+    v = rng.standard_normal(g.dim)
+    for x2 in (1e-6, 0.01, 0.2):
+        x = rng.standard_normal(g.dim)
+        x *= math.sqrt(x2 * (2 * math.pi) ** 2 / (x @ G @ x))
+        assert f(*map(float, x), *map(float, v)) == shared(*map(float, x), *map(float, v))
+    for bad in (math.nan, math.inf, 1e200, 1.01 * math.sqrt(DEXPINV_X2MAX * (2 * math.pi) ** 2 / G[0, 0])):
+        x = np.zeros(g.dim)
+        x[0] = bad
+        assert np.all(np.isnan(f(*map(float, x), *map(float, v))))
