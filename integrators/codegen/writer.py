@@ -16,7 +16,9 @@ ufunc call per term) and, jitted by numba, as compiled code. What it writes from
   ||A / s||_1 <= 1/2 (s substeps), with as many terms as a truncation below 2^-54 |z| needs (Al-Mohy
   and Higham 2011, "Computing the action of the matrix exponential");
 * dexp^-1 as the Bernoulli series with the matching bracket -[x, y] (x -> ad*_x is an
-  anti-homomorphism), truncated after the method's number of terms (Munthe-Kaas 1999).
+  anti-homomorphism), truncated after the method's number of terms (Munthe-Kaas 1999), or summed to
+  round-off: in closed form where ad_x has few eigenvalues (so(3), ad^3 = q ad, se(3);
+  :mod:`integrators.geometry.closed_dexpinv`), else to the K the size of ad_x asks for.
 
 Both series are polynomials in one operator (A = -ad_x for dexp^-1, B = ad(x)^T for the Taylor
 action), and ad_x obeys a relation A^d = sum_{j<d} c_j(x) A^j (:func:`integrators.geometry.relations.ad_relation`):
