@@ -315,6 +315,17 @@ _WORKS = [
     _e("al-mohy-higham2011", "article", ["A. H. Al-Mohy", "N. J. Higham"],
        "Computing the action of the matrix exponential, with an application to exponential integrators",
        "SIAM Journal on Scientific Computing", 2011, volume="33", pages="488-511"),
+    _e("higham2008", "book", ["N. J. Higham"], "Functions of Matrices: Theory and Computation",
+       "SIAM, Philadelphia", 2008),
+    _e("press2007", "book", ["W. H. Press", "S. A. Teukolsky", "W. T. Vetterling", "B. P. Flannery"],
+       "Numerical Recipes: The Art of Scientific Computing", "3rd ed., Cambridge University Press", 2007),
+    _e("knuth-buckholtz1967", "article", ["D. E. Knuth", "T. J. Buckholtz"],
+       "Computation of tangent, Euler, and Bernoulli numbers", "Mathematics of Computation", 1967,
+       volume="21", pages="663-688"),
+    _e("brent-harvey2013", "incollection", ["R. P. Brent", "D. Harvey"],
+       "Fast computation of Bernoulli, tangent and secant numbers",
+       "Computational and Analytical Mathematics, Springer Proceedings in Mathematics & Statistics 50", 2013,
+       pages="127-142"),
 ]
 
 WORKS = {w.key: w for w in _WORKS}

@@ -297,6 +297,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     too).
     """
     src = (source_class or Source)(st)
+    src.floats = not columns
     n = st.n
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]

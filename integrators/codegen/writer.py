@@ -16,7 +16,9 @@ ufunc call per term) and, jitted by numba, as compiled code. What it writes from
   ||A / s||_1 <= 1/2 (s substeps), with as many terms as a truncation below 2^-54 |z| needs (Al-Mohy
   and Higham 2011, "Computing the action of the matrix exponential");
 * dexp^-1 as the Bernoulli series with the matching bracket -[x, y] (x -> ad*_x is an
-  anti-homomorphism), truncated after the method's number of terms (Munthe-Kaas 1999).
+  anti-homomorphism), truncated after the method's number of terms (Munthe-Kaas 1999), or summed to
+  round-off: in closed form where ad_x has few eigenvalues (so(3), ad^3 = q ad, se(3);
+  :mod:`integrators.geometry.closed_dexpinv`), else to the K the size of ad_x asks for.
 
 Both series are polynomials in one operator (A = -ad_x for dexp^-1, B = ad(x)^T for the Taylor
 action), and ad_x obeys a relation A^d = sum_{j<d} c_j(x) A^j (:func:`integrators.geometry.relations.ad_relation`):
@@ -36,6 +38,8 @@ import numpy as np
 from liegroups.closed_forms import bernoulli_coefficients
 
 from .exp_writer import ExponentialWriter
+from ..geometry.closed_dexpinv import (TIERS_X2, cubic_bound, economized, pair_bound, pair_form,
+                                       quadratic_interval)
 from ..geometry.recognition import ideal_split, killing_half
 from ..geometry.relations import _padd, _pmul, ad_relation
 from ..geometry.spaces import DEXPINV_KMAX, DEXPINV_TOL, DEXPINV_X2MAX, ROUNDOFF_TERMS, adnorm_form
@@ -48,6 +52,9 @@ class Source(Lines, ExponentialWriter):
 
     #: code for the lanes of batch_kernels (no call, no branch; :class:`integrators.codegen.batchgen.EnsembleSource`)
     lanes = False
+    #: the text runs on floats only (one trajectory, or one at a time: the adaptive loops but those on numpy
+    #: columns): dexp^-1's x^2 then needs no largest over an ensemble (a NaN x^2 fails every test anyway)
+    floats = False
 
     def __init__(self, st):
         super().__init__()
@@ -138,37 +145,59 @@ class Source(Lines, ExponentialWriter):
 
         * a closed form when ad_theta^3 = q ad_theta (so(3), "ad3") or on two such ideals ("ad3x2"):
           1 - A/2 + E(q) A^2 (:meth:`_dexpinv_cubic`), exact, so equal to the series to round-off;
+        * a closed form when A (A^2 - s)^2 = 0 (se(3) in any basis): 1 - A/2 + alpha(s) A^2 +
+          beta(s) A^4 (:meth:`_dexpinv_pair`); the coefficients of both closed forms are polynomials
+          exact to round-off where x^2 <= DEXPINV_X2MAX (:mod:`integrators.geometry.closed_dexpinv`);
         * with a relation A^d = sum_{j<d} c_j A^j (:func:`ad_relation`): the coefficients of
           A^0..A^(d-1) summed in a runtime loop over k <= K (scalars only), then d - 1 brackets;
         * otherwise a runtime loop of K brackets.
         """
-        x2, bad = self._dexpinv_size(theta)
         kind = self.st.closed
-        if kind in ("so3", "ad3", "ad3x2"):
-            out = self._dexpinv_cubic(theta, v, kind)
+        S = None if kind in ("so3", "ad3", "ad3x2") else pair_form(self.st.C)
+        if kind in ("so3", "ad3", "ad3x2") or S is not None:
+            return self._dexpinv_closed(theta, v, kind if S is None else "pair", S)
+        x2, bad = self._dexpinv_size(theta)
+        rel = ad_relation(self.st.C, self.n)
+        if rel is not None and 2 < rel[0] <= self.n:
+            out = self._dexpinv_folded_loop(theta, v, x2, rel)
         else:
-            rel = ad_relation(self.st.C, self.n)
-            if rel is not None and 2 < rel[0] <= self.n:
-                out = self._dexpinv_folded_loop(theta, v, x2, rel)
-            else:
-                out = self._dexpinv_bracket_loop(theta, v, x2)
+            out = self._dexpinv_bracket_loop(theta, v, x2)
         return self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])
 
     def _dexpinv_size(self, theta):
         """Names of x^2 = ||ad_theta||_F^2 / (2 pi)^2 (largest over an ensemble) and of 0.0, or NaN
         when x^2 > DEXPINV_X2MAX."""
+        x2 = self._dexpinv_x2(theta)
+        return x2, self._dexpinv_bad(x2)
+
+    def _dexpinv_x2(self, theta, known=()):
+        """Name of x^2 = ||ad_theta||_F^2 / (2 pi)^2 (largest over an ensemble); ``known``: (expression,
+        name) of sums of squares already written (a group of squares with one coefficient that is one
+        of them is read from its name)."""
         G = adnorm_form(self.st.C) / (2.0 * np.pi) ** 2
         n = self.n
-        x2, bad = self.fresh("x2"), self.fresh("nan")
-        form = lin([(G[i, i], f"{theta[i]}*{theta[i]}") for i in range(n)]
+        x2 = self.fresh("x2")
+        # squares with the same coefficient summed first (se(3): two products by a constant, not six)
+        groups = {}
+        for i in range(n):
+            if G[i, i] != 0.0:
+                groups.setdefault(float(G[i, i]), []).append(f"{theta[i]}*{theta[i]}")
+        known = dict(known)
+        form = lin([(c, sq[0] if len(sq) == 1 else known.get(' + '.join(sq), f"({' + '.join(sq)})"))
+                    for c, sq in groups.items()]
                    + [(2.0 * G[i, j], f"{theta[i]}*{theta[j]}") for i in range(n) for j in range(i + 1, n)]) or "0.0"
-        self.emit(f"{x2} = {form}" if self.lanes else f"{x2} = bmax({form})")
+        self.emit(f"{x2} = {form}" if self.lanes or self.floats else f"{x2} = bmax({form})")
+        return x2
+
+    def _dexpinv_bad(self, x2):
+        """Name of 0.0, or NaN when x^2 > DEXPINV_X2MAX."""
+        bad = self.fresh("nan")
         if self.lanes:  # branch-free (the lanes of batch_kernels take no branch): inf - inf = NaN, 0 - 0 = 0
             self.emit(f"{bad} = (1.0*({x2} > {DEXPINV_X2MAX!r}))*1e308*10.0")
             self.emit(f"{bad} = {bad} - {bad}")
         else:
             self.emit(f"{bad} = 0.0 if {x2} <= {DEXPINV_X2MAX!r} else {NAN}")
-        return x2, bad
+        return bad
 
     def _dexpinv_order(self, x2):
         """Emit K (a float name), the last k of the round-off sum for x^2 (dexpinv_order; at most
@@ -248,54 +277,105 @@ class Source(Lines, ExponentialWriter):
         self.emit(f"{ca}, {cb} = co2({x[0]}*{x[0]} + {x[1]}*{x[1]} + {x[2]}*{x[2]})")
         return ca, cb
 
-    def _closed_E(self, q, s1, s2):
-        """Name of E(q) = sum_{k>=1} B_2k/(2k)! q^(k-1) = (s1 - 2 s2)/(2 s2 q) (s1 = sinh r / r,
-        s2 = (cosh r - 1)/r^2, r^2 = q; sin, cos for q < 0): its Taylor series (to q^17: the rest
-        < 1e-18 relative, the radius is 4 pi^2) for |q| < 4, the closed form otherwise (where s1 - 2 s2
-        loses at most a factor 4), blended without a branch."""
-        ser = bernoulli_coefficients(38)[2::2]
-        poly = repr(float(ser[-1]))
-        for cf in reversed(ser[:-1]):
-            poly = f"({float(cf)!r} + {q}*{poly})"
-        m, E = self.fresh("m"), self.fresh("E")
-        self.emit(f"{m} = 1.0*({q}*{q} < 16.0)")
-        self.emit(f"{E} = {m}*{poly} + (1.0 - {m})*({s1} - 2.0*{s2})/(2.0*{s2}*{q} + {m})")
-        return E
+    def _dexpinv_closed(self, theta, v, kind, S):
+        """The closed forms: the variables q = theta^T S theta of :meth:`_closed_variable` first (x^2 of
+        :meth:`_dexpinv_x2` reuses a sum of squares among them), then E (:meth:`_dexpinv_cubic`) or
+        alpha and beta (:meth:`_dexpinv_pair`): shorter polynomials when x^2 is at most a tier of
+        TIERS_X2 (branches on x^2, the largest over an ensemble), else the full ones with 0.0 or NaN
+        (x^2 > DEXPINV_X2MAX) added; the lanes of batch_kernels (no branch) take the full ones."""
+        if kind == "pair":
+            forms, bound, names = [S], pair_bound, ("alpha", "beta")
+        else:
+            Q = -np.eye(3) if kind == "so3" else killing_half(self.st.C)
+            if kind == "ad3x2":
+                P1 = ideal_split(self.st.C)
+                P2 = np.eye(self.n) - P1
+                forms = [P1.T @ Q @ P1, P2.T @ Q @ P2]
+            else:
+                forms = [Q]
+            bound, names = cubic_bound, ("E",)
+        variables = [self._closed_variable(theta, F) for F in forms]
+        x2 = self._dexpinv_x2(theta, known=[(expr, u) for u, expr, _ in variables])
+        coeffs = [[self.fresh(name[0]) for name in names] for _ in forms]
+        if not self.lanes:
+            for k, tier in enumerate(TIERS_X2):
+                self.emit(f"{'el' if k else ''}if {x2} <= {tier!r}:")
+                self.indent += 1
+                for (u, _, F), out in zip(variables, coeffs):
+                    self._closed_coefficients(u, F, bound(tier), names, out, None)
+                self.indent -= 1
+            self.emit("else:")
+            self.indent += 1
+        bad = self._dexpinv_bad(x2)
+        for (u, _, F), out in zip(variables, coeffs):
+            self._closed_coefficients(u, F, bound(DEXPINV_X2MAX), names, out, bad)
+        if not self.lanes:
+            self.indent -= 1
+        if kind == "pair":
+            return self._dexpinv_pair(theta, v, *coeffs[0])
+        return self._dexpinv_cubic(theta, v, kind, [c[0] for c in coeffs])
 
-    def _dexpinv_cubic(self, theta, v, kind):
+    def _closed_variable(self, theta, S):
+        """(name, expression, (S, flip)) of the variable of the closed coefficients at q = theta^T S
+        theta: u = q, or u = -q = theta^T (-S) theta (``flip``) when S is negative semidefinite (so(3):
+        u = |theta|^2, no negation)."""
+        flip = quadratic_interval(S, 1.0)[1] == 0.0
+        F = -S if flip else S
+        n = self.n
+        u = self.fresh("u")
+        expr = lin([((F[i, i] if i == j else 2.0 * F[i, j]), f"{theta[i]}*{theta[j]}")
+                    for i in range(n) for j in range(i, n)])
+        self.emit(f"{u} = {expr}")
+        return u, expr, (S, flip)
+
+    def _closed_coefficients(self, u, form, qmax, names, out, bad):
+        """Emit ``out`` = the coefficients ``names`` ("E", or "alpha" and "beta") of
+        :mod:`integrators.geometry.closed_dexpinv` in the variable u of :meth:`_closed_variable` (``form``
+        = (S, flip)): the economized polynomials on the interval of q = theta^T S theta with
+        |q| <= qmax (:func:`quadratic_interval`; odd powers negated when u = -q), by Horner's rule,
+        with ``bad`` (0.0 or NaN) added unless None."""
+        S, flip = form
+        lo, hi = quadratic_interval(S, qmax)
+        for name, e in zip(names, out):
+            c = [(-x if flip and j % 2 else x) for j, x in enumerate(economized(name, lo, hi))]
+            self.emit(f"{e} = {_horner(u, c)}" + ("" if bad is None else f" + {bad}"))
+
+    def _dexpinv_cubic(self, theta, v, kind, E):
         """dexp^-1 = 1 - A/2 + E(q) A^2 when A^3 = q A (A = -ad_theta; A^3 = -ad^3 = -q ad = q A):
         the Bernoulli series with B_k = 0 for odd k >= 3 sums to v - A v / 2 + sum_{k>=1} B_2k/(2k)!
-        q^(k-1) A^2 v (so(3): q = -|theta|^2, E = (1 - (t/2) cot(t/2))/t^2). On g = I1 + I2 ("ad3x2",
+        q^(k-1) A^2 v (so(3): q = -|theta|^2, E = (1 - (t/2) cot(t/2))/t^2; the derivation and the
+        polynomial for E in :mod:`integrators.geometry.closed_dexpinv`). On g = I1 + I2 ("ad3x2",
         A_1 A_2 = 0): 1 - A/2 + E(q1) A_1^2 + E(q2) A_2^2 with A_k^2 v = A (P_k A v) (P_1 the
-        projection onto I1 along I2, :func:`ideal_split`). Three brackets at most."""
+        projection onto I1 along I2, :func:`ideal_split`). Three brackets at most, no call; ``E``: the
+        names of E(q) (two on "ad3x2"), NaN beyond the bound (then every component is NaN)."""
         n = self.n
         if kind == "so3":
-            t2 = self.fresh("t2")
-            self.emit(f"{t2} = {theta[0]}*{theta[0]} + {theta[1]}*{theta[1]} + {theta[2]}*{theta[2]}")
-            ca, cb = self.so3_ab(theta)
-            q = self.fresh("q")
-            self.emit(f"{q} = -{t2}")
-            E = self._closed_E(q, ca, cb)
             q1 = self._cross(theta, v)          # A v = -[theta, v] = -(theta x v): -q1
             q2 = self._cross(theta, q1)         # A^2 v = theta x (theta x v)
-            return self.assign("k", [f"{v[i]} + 0.5*{q1[i]} + {E}*{q2[i]}" for i in range(3)])
-        Q = killing_half(self.st.C)
+            return self.assign("k", [f"{v[i]} + 0.5*{q1[i]} + {E[0]}*{q2[i]}" for i in range(3)])
         u = self.neg_bracket(theta, v)
         if kind == "ad3":
-            q, s1, s2 = self._q_coefficients(theta, Q)
-            E = self._closed_E(q, s1, s2)
             u2 = self.neg_bracket(theta, u)
-            return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E}*{u2[i]}" for i in range(n)])
+            return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E[0]}*{u2[i]}" for i in range(n)])
         P1 = ideal_split(self.st.C)
-        P2 = np.eye(n) - P1
-        qa, a1, b1 = self._q_coefficients(theta, P1.T @ Q @ P1)
-        qb, a2, b2 = self._q_coefficients(theta, P2.T @ Q @ P2)
-        E1 = self._closed_E(qa, a1, b1)
-        E2 = self._closed_E(qb, a2, b2)
         u1 = self.assign("t", [lin([(P1[i, j], u[j]) for j in range(n)]) for i in range(n)])
         u2 = self.assign("t", [f"{u[i]} - {u1[i]}" for i in range(n)])
         w1, w2 = self.neg_bracket(theta, u1), self.neg_bracket(theta, u2)
-        return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E1}*{w1[i]} + {E2}*{w2[i]}" for i in range(n)])
+        return self.assign("k", [f"{v[i]} - 0.5*{u[i]} + {E[0]}*{w1[i]} + {E[1]}*{w2[i]}" for i in range(n)])
+
+    def _dexpinv_pair(self, theta, v, al, be):
+        """dexp^-1 = 1 - A/2 + alpha(s) A^2 + beta(s) A^4 when A (A^2 - s)^2 = 0, s = theta^T S theta
+        (se(3) in any basis, s = -|omega|^2; :func:`integrators.geometry.closed_dexpinv.pair_form`, where
+        alpha, beta are derived): four brackets (or one matrix -ad_theta and four products in a dense
+        basis), two polynomials (``al``, ``be``: their names), no loop."""
+        n = self.n
+        dense = self.dense()
+        A = self.matrix(theta, bracket=True) if dense else None
+        terms = [v]
+        for _ in range(4):
+            terms.append(self.matvec(A, terms[-1], "q") if dense else self.neg_bracket(theta, terms[-1]))
+        return self.assign("k", [f"{v[i]} - 0.5*{terms[1][i]} + {al}*{terms[2][i]} + {be}*{terms[4][i]}"
+                                 for i in range(n)])
 
     # ------------------------------------------------------------ the truncated series
     def _dexpinv_truncated(self, theta, v, terms):
@@ -372,3 +452,11 @@ class Source(Lines, ExponentialWriter):
                                                     for i in range(n) for j in range(i + 1, n)])])[0])
         cache[key] = g
         return g
+
+
+def _horner(u, coeffs):
+    """Source of sum_j coeffs[j] u^j by Horner's rule."""
+    out = num(coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        out = f"({num(c)} + {u}*{out})"
+    return out

@@ -4,8 +4,10 @@ Methods (:data:`integrators.methods.METHODS`):
 
 * "rkmk45", "rkmk853": the Dormand-Prince 5(4) and DOP853 tableaux in Runge-Kutta-Munthe-Kaas form
   on g* (Munthe-Kaas 1999; Engo 2000, "On the construction of geometric integrators in the RKMK
-  class", for embedded RKMK pairs): K_i = h dexpinv_{theta_i}(w(exp(theta_i) . z)), dexp^-1 truncated
-  after ad^(q-2) for the order q = 5, 8 of the pair. Every accepted step is z1 = exp(ad theta)^T z, so
+  class", for embedded RKMK pairs): K_i = h dexpinv_{theta_i}(w(exp(theta_i) . z)), dexp^-1 summed
+  to round-off (closed forms on so(3)-, so(4)- and se(3)-like structures,
+  :mod:`integrators.geometry.closed_dexpinv`; a truncation would be shared by both solutions of the pair,
+  where the error estimate cannot see it). Every accepted step is z1 = exp(ad theta)^T z, so
   an adaptive step only changes h and the Casimirs are kept to round-off as by the fixed-step methods.
   The error estimate is the state difference to leading order, ad*_{theta - theta_hat} z.
 * "rk45", "rk853": the same tableaux as ordinary Runge-Kutta methods on the ambient space (they keep

@@ -220,7 +220,8 @@ def dexpinv_series(bracket, theta, v, terms):
     singular at rho(ad_theta) = 2 pi) while the generated code answers NaN, which rejects the step
     (so the two paths can take different steps after an attempt that large). The generated code (:meth:`integrators.codegen.writer.Source.dexpinv`)
     sums the same series with the same K, or its closed form on so(3), the 3-dimensional algebras
-    with ad^3 = q ad and their sums (equal to round-off where the K exists, NaN elsewhere).
+    with ad^3 = q ad and their sums, and se(3) (:mod:`integrators.geometry.closed_dexpinv`; equal to
+    round-off where the K exists, NaN elsewhere).
     """
     if int(terms) >= ROUNDOFF_TERMS:
         return _dexpinv_roundoff(bracket, theta, v)

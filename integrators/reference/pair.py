@@ -19,7 +19,8 @@ import math
 import numpy as np
 
 from ..core import controller
-from ..geometry.spaces import CoadjointSpace, dexpinv_series
+from ..geometry.closed_dexpinv import space_dexpinv
+from ..geometry.spaces import CoadjointSpace
 from .runge_kutta import lincomb, rk_increment, rkmk_increment, stages
 
 
@@ -59,7 +60,7 @@ class ReferencePair:
         z1 = z + d
         wl = self.first(t + hs, z1)
         if self.lie:
-            Kl = dexpinv_series(self.space.bracket, theta, hs * wl, self.terms) if self.terms > 1 else hs * wl
+            Kl = space_dexpinv(self.space, theta, hs * wl, self.terms) if self.terms > 1 else hs * wl
         else:
             Kl = hs * wl
         return Ks, theta, d, z1, wl, Kl

@@ -13,7 +13,7 @@ all call :func:`stages`; only the map from (t_i, theta_i) to K_i differs (:func:
 
 from __future__ import annotations
 
-from ..geometry.spaces import dexpinv_series
+from ..geometry.closed_dexpinv import space_dexpinv
 
 
 def lincomb(coeffs, terms):
@@ -44,11 +44,12 @@ def rk_increment(f, z, hs):
 
 
 def rkmk_increment(space, z, hs, terms):
-    """(t_i, theta_i) -> hs dexp^-1_{theta_i}(w(t_i, exp(theta_i) . z)) with the series to ``terms`` terms, on a
-    space of :mod:`integrators.geometry.spaces` (field, act, bracket)."""
+    """(t_i, theta_i) -> hs dexp^-1_{theta_i}(w(t_i, exp(theta_i) . z)) with the series to ``terms`` terms
+    (summed to round-off in closed form where one applies: :func:`integrators.geometry.closed_dexpinv.space_dexpinv`),
+    on a space of :mod:`integrators.geometry.spaces` (field, act, bracket)."""
     def inc(ti, theta):
         if theta is None:
             return hs * space.field(ti, z)
         xi = hs * space.field(ti, space.act(theta, z))
-        return dexpinv_series(space.bracket, theta, xi, terms) if terms > 1 else xi
+        return space_dexpinv(space, theta, xi, terms) if terms > 1 else xi
     return inc

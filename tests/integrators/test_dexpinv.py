@@ -11,6 +11,7 @@ bound from the Bernoulli numbers themselves (fractions, exact).
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -175,13 +176,16 @@ def test_generated_dexpinv_is_the_reference(name, basis, g):
 
 
 def test_generated_forms_are_the_intended_ones():
-    # the closed forms take at most 3 brackets, the folded loop d - 1, the bracket loop runs K
-    g = named.so4()
-    _, src = _compiled(g, ROUNDOFF_TERMS)
-    text = "\n".join(src.lines)
-    assert "for _" not in text and text.count("cq2(") == 2
-    _, src = _compiled(dict((a, h) for a, b, h in ALL if (a, b) == ("se3", "random"))[("se3")], ROUNDOFF_TERMS)
-    assert "for _k in range(5, " in "\n".join(src.lines)
+    # the closed forms (so(4): two ideals; se(3) in both bases: the pair form) take no loop and no call,
+    # 3 and 4 brackets; the folded loop runs on a relation of another shape, the bracket loop without one
+    se3r = dict(((a, b), h) for a, b, h in ALL)[("se3", "random")]
+    for g, brackets in ((named.so4(), 3), (named.se3(), 4), (se3r, 4)):
+        _, src = _compiled(g, ROUNDOFF_TERMS)
+        text = "\n".join(src.lines)
+        assert "for _" not in text and "while" not in text and "cq2(" not in text and "co2(" not in text
+        assert len(set(re.findall(r"^ *(q\d+)_\d+ =", text, re.M))) == brackets
+    _, src = _compiled(dict(((a, b), h) for a, b, h in ALL)[("bianchi_IV", "random")], ROUNDOFF_TERMS)
+    assert "for _k in range(3, " in "\n".join(src.lines)
     _, src = _compiled(named.so(5), ROUNDOFF_TERMS)
     assert "for _m in range(" in "\n".join(src.lines)
 
@@ -212,15 +216,7 @@ def test_closed_coefficient_against_mpmath():
             r = mpmath.sqrt(mpmath.mpf(q))  # complex for q < 0: (r/2) coth(r/2) real
             ref = mpmath.re((r / 2 * mpmath.coth(r / 2) - 1) / q)
         assert abs(float(spaces.dexpinv_closed_coefficient(q)) - float(ref)) <= 1e-15 * abs(float(ref)), q
-        # the generated blend (series below |q| = 1, closed form above) from cq2's s1, s2
-        src = codegen.Source(_structure(named.sl2()))
-        s1, s2 = src._q_coefficients(["x0", "x1", "x2"], np.diag([1.0, 0.0, 0.0]))[1:]
-        E = src._closed_E("x0*x0", s1, s2) if q >= 0 else None
-        if E is not None:
-            text = "def f(x0, x1, x2):\n" + "\n".join(src.lines) + f"\n    return {E}\n"
-            env = loader._env("scalar")
-            exec(text, env)
-            assert abs(env["f"](math.sqrt(q), 0.0, 0.0) - float(ref)) <= 1e-15 * abs(float(ref)), q
+    # the generated code's polynomial for E: tests/integrators/test_closed_dexpinv.py
 
 
 @pytest.mark.parametrize("terms", [2, 3, 5, 7, 9, ROUNDOFF_TERMS])
