@@ -35,6 +35,16 @@ b v, b = M ell / I_O, to the forced oscillation omega = -k'/(I_O sqrt(b^2 v^2 + 
 b^2 v^3 / 3 + Omega^2 v = ell k1^2 Omega^2 t / (2 I_O^2) + const, i.e. v ~ t^(1/3) (the law of
 Bizyaev, Borisov, Kozlov and Mamaev 2019). :func:`rotor_speed_law` is that formula.
 
+The same systems from the public builder: ``extras["lie_system"]()`` builds
+:class:`servo.TimeDependentSystem` on se(2) with the nonholonomic blade a = e2 (v2 = 0): the body
+velocities (v1, v2, omega), the inertia read off T,
+
+    oscillating mass: I(t) = [[mu, 0, -S2(t)], [0, mu, S1], [-S2(t), S1, I_O(t)]],  k(t) = m eta'(t) (0, 1, xi),
+    rotor:            I = [[M, 0, 0], [0, M, M ell], [0, M ell, J + M ell^2]],    k(t) = (0, 0, k1 sin(Omega t)),
+
+(the builder needs I positive definite: J > 0 for the rotor; ``None`` otherwise). Its velocities (v, omega)
+solve the equations above (tests/catalog/test_forced_sleighs.py).
+
 The papers' own parameter values are not reproduced here (only their abstracts were at hand); the
 defaults are chosen so that the regimes they describe appear (acceleration for the rotor, a strange
 attractor for the oscillating mass at the defaults); ``extras["reduced"]`` is the problem on (v, omega)
@@ -44,7 +54,10 @@ alone, for the phase-space tools.
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 from integrators import ODEProblem
+from servo import TimeDependentSystem
+from liegroups import named
 
 from ..registry import Entry, register
 
@@ -115,7 +128,28 @@ def rotor_speed_law(t, M, J, ell, k1, Omega, v_ref, t_ref):
     return np.reshape(out, np.shape(rhs))
 
 
-def _entry(name, vel, power, h, period, v0, w0, t_end, steps, description, refs, tags, params):
+def _oscillating_mass_system(M, J, ell, m, xi, eta0, A, Omega):
+    """The builder's system: I(t), k(t) read off the kinetic energy (module docstring)."""
+    t = sp.Symbol("t")
+    eta = eta0 + A * sp.sin(Omega * t)
+    mu, S1, S2 = M + m, M * ell + m * xi, m * eta
+    IO = J + M * ell ** 2 + m * (xi ** 2 + eta ** 2)
+    return TimeDependentSystem(named.se2(), sp.Matrix([[mu, 0, -S2], [0, mu, S1], [-S2, S1, IO]]),
+                               gyrostat=m * eta.diff(t) * sp.Matrix([0, 1, xi]), a=[0, 1, 0],
+                               period=2 * np.pi / Omega, time=t, name="sleigh_oscillating_mass on se(2)")
+
+
+def _rotor_system(M, J, ell, k1, Omega):
+    """The builder's system (None for J = 0: the full inertia at the blade is then singular)."""
+    if J <= 0:
+        return None
+    t = sp.Symbol("t")
+    return TimeDependentSystem(named.se2(), [[M, 0, 0], [0, M, M * ell], [0, M * ell, J + M * ell ** 2]],
+                               gyrostat=[0, 0, k1 * sp.sin(Omega * t)], a=[0, 1, 0], period=2 * np.pi / Omega,
+                               time=t, name="sleigh_rotor on se(2)")
+
+
+def _entry(name, vel, power, h, period, v0, w0, t_end, steps, description, refs, tags, params, lie_system):
     def f(t, y):
         dv, dw = vel(t, y)
         return np.stack([dv, dw, power(t, y), np.ones_like(dv)], -1)
@@ -132,7 +166,9 @@ def _entry(name, vel, power, h, period, v0, w0, t_end, steps, description, refs,
         references=refs, labels=("v", "omega", "W", "t"), tags=("se2", "sleigh", "forced") + tags,
         first_integrals={"h + W (energy balance)": balance}, tolerances={"integral": 1e-8, "exact": 1e-6},
         extras={"period": period, "reduced": ODEProblem(f2, 2, name=f"{name} (v, omega)"),
-                "energy_function": h, "power": power, "parameters": params},
+                "energy_function": h, "power": power, "parameters": params,
+                # built on demand (sympy lambdify: a sweep builds thousands of entries)
+                "lie_system": lie_system},
     )
 
 
@@ -150,7 +186,8 @@ def sleigh_oscillating_mass(M, J, ell, m, xi, eta0, A, Omega, v0, w0, t_end, ste
                   "strange attractors and unbounded acceleration (Bizyaev, Borisov and Mamaev 2017). The third "
                   "state W is the work of the excitation (h + W is conserved), the fourth the time.",
                   REF_MASS, ("oscillating-mass",),
-                  dict(M=M, J=J, ell=ell, m=m, xi=xi, eta0=eta0, A=A, Omega=Omega))
+                  dict(M=M, J=J, ell=ell, m=m, xi=xi, eta0=eta0, A=A, Omega=Omega),
+                  lambda: _oscillating_mass_system(M, J, ell, m, xi, eta0, A, Omega))
 
 
 @register("sleigh_rotor", family="forced sleigh",
@@ -165,4 +202,5 @@ def sleigh_rotor(M, J, ell, k1, Omega, v0, w0, t_end, steps):
                   "v' = ell omega^2, (J + M ell^2) omega' = -M ell v omega - k'(t). The sleigh speeds up without "
                   "bound, v ~ t^(1/3) (Bizyaev, Borisov, Kozlov and Mamaev 2019; the averaged law is "
                   "rotor_speed_law). The third state W is the work of the rotor (h + W is conserved), the fourth the time.",
-                  REF_ROTOR, ("rotor", "acceleration"), dict(M=M, J=J, ell=ell, k1=k1, Omega=Omega))
+                  REF_ROTOR, ("rotor", "acceleration"), dict(M=M, J=J, ell=ell, k1=k1, Omega=Omega),
+                  lambda: _rotor_system(M, J, ell, k1, Omega))
