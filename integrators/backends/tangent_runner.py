@@ -47,6 +47,28 @@ def _inv_array(x):
         return 1.0 / x
 
 
+#: the range [1/PBIG, PBIG] in which a running product of the R_ii stays (tangent_source)
+PBIG = 1e30
+
+
+def _lbig_float(x):
+    return math.log(x) if (x > PBIG or x < 1.0 / PBIG) else 0.0
+
+
+def _pbig_float(x):
+    return 1.0 if (x > PBIG or x < 1.0 / PBIG) else x
+
+
+def _lbig_array(x):
+    out = (x > PBIG) | (x < 1.0 / PBIG)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(out, np.log(np.where(out, x, 1.0)), 0.0)
+
+
+def _pbig_array(x):
+    return np.where((x > PBIG) | (x < 1.0 / PBIG), 1.0, x)
+
+
 def _all_finite(x):
     return bool(np.all(np.isfinite(x)))
 
@@ -61,6 +83,16 @@ def inv(x):
 @numba.njit(cache=CACHE, error_model="numpy")
 def slog(x):
     return math.log(x) if x > 0.0 else -math.inf
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def lbig(x):
+    return math.log(x) if (x > 1e30 or x < 1e-30) else 0.0
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def pbig(x):
+    return 1.0 if (x > 1e30 or x < 1e-30) else x
 
 
 {text}
@@ -96,9 +128,10 @@ class TangentPlan:
             fn = (ns["run"], ns["ensemble"])
         else:
             if mode == "array":
-                env = dict(genhelpers.ARRAY, np=np, fin=_all_finite, inv=_inv_array, slog=_slog_array)
+                env = dict(genhelpers.ARRAY, np=np, fin=_all_finite, inv=_inv_array, slog=_slog_array,
+                           lbig=_lbig_array, pbig=_pbig_array)
             else:
-                env = dict(genhelpers.SCALAR, inv=_inv_float, slog=_slog_float)
+                env = dict(genhelpers.SCALAR, inv=_inv_float, slog=_slog_float, lbig=_lbig_float, pbig=_pbig_float)
             exec(compile(text, f"<liedyn tangent {self.tab.name} {mode}>", "exec"), env)
             fn = env["run"]
         self._fns[mode] = fn

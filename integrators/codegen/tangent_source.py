@@ -24,6 +24,12 @@ Every ``sub`` steps (one QR interval dt) the columns are
 * re-orthonormalised by modified Gram-Schmidt (Golub and Van Loan 2013, 5.2.8: V = Q R with a
   positive diagonal, the R_ii the norms), and log R_ii accumulated, with the MEGNO integrals of the
   first column (Cincotta and Simo 2000), as in :mod:`integrators.analysis.phase_space.lyapunov`.
+  Column 0 (MEGNO reads its sum every interval) adds log R_00 each time; the other columns keep the
+  running product pr_i of their R_ii and move it into the sum, lg_i += log pr_i, pr_i = 1, only when it
+  leaves [1e-30, 1e30] (``lbig``, ``pbig``), and at the saves and the end: one logarithm per interval
+  instead of k. No overflow or underflow: a finite norm of finite components lies in [1e-162, 1.4e154]
+  (its square neither underflows to 0, which fails the finiteness check through 1/R_ii, nor
+  overflows), so pr_i R_ii stays within [1e-192, 1e185].
 
 The function (one text for Python floats, numpy (B,) columns and numba)::
 
@@ -38,8 +44,9 @@ RUNM[j] receive the running estimates every ``save_every`` QR intervals and at t
 the number of QR intervals completed: an interval whose state or norms are not finite (overflow, a
 singular frame) stops the loop with the previous values kept. Besides the helpers of
 :mod:`integrators.reference.genhelpers` (``sqrt``, ``fin``: the finiteness of the interval, over the
-whole ensemble for numpy columns), the text calls ``inv`` (1/x, inf at 0) and ``slog`` (log x, -inf
-for x <= 0 or NaN), supplied per mode by :mod:`integrators.backends.tangent_runner`.
+whole ensemble for numpy columns), the text calls ``inv`` (1/x, inf at 0), ``slog`` (log x, -inf
+for x <= 0 or NaN), ``lbig`` (log x outside [1e-30, 1e30], else 0) and ``pbig`` (1 outside [1e-30, 1e30],
+else x), supplied per mode by :mod:`integrators.backends.tangent_runner`.
 """
 
 from __future__ import annotations
@@ -216,6 +223,9 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
     for i in range(nc):
         src.emit(f"{lg[i]} = ACC[{i}]")
     src.emit(f"Lp = ACC[{nc}]; iL = ACC[{nc + 1}]; iY = ACC[{nc + 2}]; Yp = ACC[{nc + 3}]")
+    pr = [f"pr{i}" for i in range(1, nc)]      # the running products of R_ii, columns 1.. (module docstring)
+    for x in pr:
+        src.emit(f"{x} = 1.0")
     src.emit("for _t in range(ntr):")
     src.indent += 1
     z1 = _state_step(src, tab, z, "h")
@@ -238,7 +248,7 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
             for l in range(min(p, nc)):
                 cols[l] = src.axpy(src.dot(q, cols[l]), q, cols[l], "pv")
     # modified Gram-Schmidt, R_ii = the norms
-    Q, R = [], []
+    Q, R, RI = [], [], []
     for l in range(nc):
         v = cols[l]
         for q in Q:
@@ -246,18 +256,23 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
         nrm = src.assign("rn", [f"sqrt({' + '.join(f'{x}*{x}' for x in v)})"])[0]
         R.append(nrm)
         ri = src.assign("ri", [f"inv({nrm})"])[0]
+        RI.append(ri)
         Q.append(src.assign("qv", [f"{x}*{ri}" for x in v]))
-    logs = src.assign("lr", [f"slog({r})" for r in R])
-    # finite logs (each norm finite and > 0) and a finite state imply a finite frame: q = v / |v| with v
-    # finite; the sum as a balanced tree (a chain of 2 n adds is one long dependency in compiled code)
-    src.emit("_chk = " + _tree_sum(logs + z))
+    lr0 = src.assign("lr", [f"slog({R[0]})"])[0]
+    # a finite log of R_00, finite R_ii and 1/R_ii (each norm finite and > 0) and a finite state imply a
+    # finite frame (q = v / |v| with v finite); the sum as a balanced tree (a chain of adds is one long
+    # dependency in compiled code)
+    src.emit("_chk = " + _tree_sum([lr0] + R[1:] + RI[1:] + z))
     src.emit("if not fin(_chk):")
     src.emit("    break")
     for l in range(nc):
         for i in range(n):
             src.emit(f"V[{i * nc + l}] = {Q[l][i]}")
-    for i in range(nc):
-        src.emit(f"{lg[i]} = {lg[i]} + {logs[i]}")
+    src.emit(f"{lg[0]} = {lg[0]} + {lr0}")
+    for i in range(1, nc):
+        src.emit(f"{pr[i - 1]} = {pr[i - 1]}*{R[i]}")
+        src.emit(f"{lg[i]} = {lg[i]} + lbig({pr[i - 1]})")
+        src.emit(f"{pr[i - 1]} = pbig({pr[i - 1]})")
     src.emit("done = k")
     src.emit("tk = k*dt")
     src.emit(f"iL = iL + 0.5*dt*({lg[0]} + Lp)")
@@ -266,15 +281,17 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
     src.emit(f"Lp = {lg[0]}; Yp = Yk")
     src.emit("if k % save_every == 0 or k == nqr:")
     src.indent += 1
-    for i in range(nc):
-        src.emit(f"RUN[j][{i}] = {lg[i]}/tk")
+    src.emit(f"RUN[j][0] = {lg[0]}/tk")
+    for i in range(1, nc):
+        src.emit(f"RUN[j][{i}] = ({lg[i]} + slog({pr[i - 1]}))/tk")
     src.emit("RUNM[j] = iY/tk")
     src.emit("j += 1")
     src.indent -= 2
     for i in range(n):
         src.emit(f"Z[{i}] = z{i}")
-    for i in range(nc):
-        src.emit(f"ACC[{i}] = {lg[i]}")
+    src.emit(f"ACC[0] = {lg[0]}")
+    for i in range(1, nc):
+        src.emit(f"ACC[{i}] = {lg[i]} + slog({pr[i - 1]})")
     src.emit(f"ACC[{nc}] = Lp; ACC[{nc + 1}] = iL; ACC[{nc + 2}] = iY; ACC[{nc + 3}] = Yp")
     src.emit("return done")
     return head + "\n" + "\n".join(src.lines) + "\n"
