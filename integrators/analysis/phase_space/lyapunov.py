@@ -297,8 +297,15 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
                        f"run longer (larger t_end) or raise tol")
     order = np.argsort(-lam[:, :p], axis=-1, kind="stable")
     ex = np.take_along_axis(lam[:, :p], order, axis=-1)
+    if np.array_equal(order, np.broadcast_to(np.arange(p), order.shape)):
+        order = None         # the QR keeps the columns largest first: nothing to reorder (saves ~0.2 ms)
     tr = np.sort(lam[:, p:], axis=-1)[:, ::-1]
-    run_leaf = np.take_along_axis(run_a[..., :p], order[None], axis=-1) if len(run_a) else run_a
+    if order is None or not len(run_a):
+        run_leaf = run_a[..., :p] if len(run_a) else run_a
+    elif B == 1:
+        run_leaf = run_a[..., order[0]]      # one orbit: a plain index (take_along_axis costs ~0.1 ms)
+    else:
+        run_leaf = np.take_along_axis(run_a[..., :p], order[None], axis=-1)
     run_tr = np.sort(run_a[..., p:], axis=-1)[..., ::-1] if len(run_a) else run_a
     pick = (lambda a: a[0]) if single else (lambda a: a)
     pickr = (lambda a: a[:, 0]) if single else (lambda a: a)
