@@ -67,6 +67,20 @@ def test_the_public_builder_gives_the_entrys_equations(name, params):
     assert S.period == pytest.approx(e.extras["period"])
 
 
+@pytest.mark.parametrize("name", ["sleigh_oscillating_mass", "sleigh_rotor"])
+def test_reduced_problems_jacobian_is_the_derivative_of_its_field(name):
+    # complex step: J[:, l] = Im f(t, y + i eps e_l) / eps, exact to round-off (the field is analytic)
+    red = catalog.get(name).extras["reduced"]
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        t, y = rng.uniform(0, 50), rng.uniform(-2, 2, 2)
+        cols = [np.imag(red.f(t, y + 1e-30j * np.eye(2)[l])) / 1e-30 for l in range(2)]
+        np.testing.assert_allclose(red.jac(t, y), np.stack(cols, -1), rtol=1e-12, atol=1e-14)
+    Y = rng.uniform(-2, 2, (3, 2))
+    assert red.jac(1.0, Y).shape == (3, 2, 2)
+    assert red.period == pytest.approx(catalog.get(name).extras["period"])
+
+
 def test_rotor_without_body_inertia_has_no_builder_system():
     assert catalog.get("sleigh_rotor", J=0.0).extras["lie_system"]() is None
 
