@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .quadratic import FamilyWitness, InvariantLine, InvariantLines, QuadraticSystem, invariant_lines
     from .lie import (EulerForm, EulerPoincare, Equations, FirstIntegral, LieSystem, Nonholonomic, OneSidedServoSecondKind,
                       PoissonSphere,
-                      Reduced, ServoFirstKind, ServoSecondKind, Vakonomic, euler_angle_divergence, euler_form,
+                      Reduced, ServoFirstKind, ServoSecondKind, TimeDependentSystem, Vakonomic, euler_angle_divergence, euler_form,
                       planar_path, reconstruct_motion)
     from .coordinates import (ConstrainedSystem, LagrangianSystem, OneSidedSystem, compulsion,
                               fit_power_law, friction_force, gauss_acceleration, solve_compulsion_qp,
@@ -36,7 +36,7 @@ __all__ = ["ActiveSetError", "ConstraintViolationError", "CovectorError", "Exact
            "SymbolicParameterError", "UnrealizableConstraintError", "FamilyWitness", "InvariantLine",
            "InvariantLines", "QuadraticSystem", "invariant_lines", "EulerForm", "EulerPoincare", "Equations",
            "FirstIntegral", "LieSystem", "Nonholonomic", "OneSidedServoSecondKind", "PoissonSphere",
-           "Reduced", "ServoFirstKind", "ServoSecondKind", "Vakonomic", "euler_angle_divergence",
+           "Reduced", "ServoFirstKind", "ServoSecondKind", "TimeDependentSystem", "Vakonomic", "euler_angle_divergence",
            "euler_form", "planar_path", "reconstruct_motion", "ConstrainedSystem", "LagrangianSystem",
            "OneSidedSystem", "compulsion", "fit_power_law", "friction_force", "gauss_acceleration",
            "solve_compulsion_qp", "with_added_mass", "with_friction"]

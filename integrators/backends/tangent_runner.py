@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..codegen import ensemble_source, projection
-from ..codegen.tangent_source import lyapunov_source
+from ..codegen.tangent_source import PBIG, lyapunov_source
 from ..geometry import recognition
 from ..reference import genhelpers
 from . import numba_kernels
@@ -45,6 +45,26 @@ def _slog_array(x):
 def _inv_array(x):
     with np.errstate(divide="ignore"):
         return 1.0 / x
+
+
+
+
+def _lbig_float(x):
+    return math.log(x) if (x > PBIG or x < 1.0 / PBIG) else 0.0
+
+
+def _pbig_float(x):
+    return 1.0 if (x > PBIG or x < 1.0 / PBIG) else x
+
+
+def _lbig_array(x):
+    out = (x > PBIG) | (x < 1.0 / PBIG)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(out, np.log(np.where(out, x, 1.0)), 0.0)
+
+
+def _pbig_array(x):
+    return np.where((x > PBIG) | (x < 1.0 / PBIG), 1.0, x)
 
 
 def _all_finite(x):
@@ -73,9 +93,10 @@ class TangentPlan:
             fn = (ns["run"], ns["ensemble"])
         else:
             if mode == "array":
-                env = dict(genhelpers.ARRAY, np=np, fin=_all_finite, inv=_inv_array, slog=_slog_array)
+                env = dict(genhelpers.ARRAY, np=np, fin=_all_finite, inv=_inv_array, slog=_slog_array,
+                           lbig=_lbig_array, pbig=_pbig_array)
             else:
-                env = dict(genhelpers.SCALAR, inv=_inv_float, slog=_slog_float)
+                env = dict(genhelpers.SCALAR, inv=_inv_float, slog=_slog_float, lbig=_lbig_float, pbig=_pbig_float)
             exec(compile(text, f"<liedyn tangent {self.tab.name} {mode}>", "exec"), env)
             fn = env["run"]
         self._fns[mode] = fn
@@ -130,7 +151,7 @@ def _saves(nqr, save_every):
 
 def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
     """``ntr`` transient steps, then ``nqr`` QR intervals of ``sub`` steps, from Y (B, n), V (B, n, k) (the
-    frame of k = ``pl.ncols`` columns; ignored when nqr = 0), ACC (B, k + 4) (the accumulated logs and
+    frame of k = ``pl.ncols`` columns, handed to the generated code flat; ignored when nqr = 0), ACC (B, k + 4) (the accumulated logs and
     MEGNO sums); returns (Y, V, ACC, RUN (K, B, k), RUNM (K, B), done (B,)) with K the number of saves."""
     B = Y.shape[0]
     n = pl.ncols
@@ -139,12 +160,12 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
     if mode == "array":
         fn = pl.function("array")
         Zc = np.ascontiguousarray(Y.T)
-        Vc = np.ascontiguousarray(V.transpose(1, 2, 0))
+        Vc = np.ascontiguousarray(V.transpose(1, 2, 0))       # (n, k, B): the flat frame's rows V[i*k + l]
         Ac = np.ascontiguousarray(ACC.T)
         RUN = np.full((K, n, B), np.nan)
         RUNM = np.full((K, B), np.nan)
         with np.errstate(all="ignore"):
-            done = fn(h, ntr, sub, nqr, save_every, dt, Zc, Vc, Ac, RUN, RUNM)
+            done = fn(h, ntr, sub, nqr, save_every, dt, Zc, Vc.reshape(-1, B), Ac, RUN, RUNM)
         return (Zc.T.copy(), Vc.transpose(2, 0, 1).copy(), Ac.T.copy(), RUN.transpose(0, 2, 1), RUNM,
                 np.full(B, done, dtype=np.int64))
     if mode == "numba":
@@ -155,10 +176,11 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
         RUN = np.full((B, K, n), np.nan)
         RUNM = np.full((B, K), np.nan)
         done = np.zeros(B, dtype=np.int64)
+        Vf = Vb.reshape(B, -1)                                 # the flat frames (views: written in place)
         if B == 1:
-            done[0] = one(h, ntr, sub, nqr, save_every, dt, Z[0], Vb[0], A[0], RUN[0], RUNM[0])
+            done[0] = one(h, ntr, sub, nqr, save_every, dt, Z[0], Vf[0], A[0], RUN[0], RUNM[0])
         else:
-            ens(h, ntr, sub, nqr, save_every, dt, Z, Vb, A, RUN, RUNM, done)
+            ens(h, ntr, sub, nqr, save_every, dt, Z, Vf, A, RUN, RUNM, done)
         return Z, Vb, A, RUN.transpose(1, 0, 2), RUNM.T, done
     fn = pl.function("scalar")
     Z, Vo, A = Y.copy(), V.copy(), ACC.copy()
@@ -166,9 +188,10 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
     RUNM = np.full((K, B), np.nan)
     done = np.zeros(B, dtype=np.int64)
     for b in range(B):
-        z, v, a = Y[b].tolist(), V[b].tolist(), ACC[b].tolist()
+        z, v, a = Y[b].tolist(), V[b].ravel().tolist(), ACC[b].tolist()
         rb, mb = np.full((K, n), np.nan), np.full(K, np.nan)   # n: the number of columns
         done[b] = fn(h, ntr, sub, nqr, save_every, dt, z, v, a, rb, mb)
-        Z[b], Vo[b], A[b] = z, v, a
+        Z[b], A[b] = z, a
+        Vo[b] = np.reshape(v, Vo[b].shape)
         RUN[:, b], RUNM[:, b] = rb, mb
     return Z, Vo, A, RUN, RUNM, done

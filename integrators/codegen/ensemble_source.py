@@ -26,6 +26,7 @@ import re
 from ..core import controller
 from . import batchgen, programs
 from .source_text import Lines
+from .tangent_source import PBIG
 
 #: save_every of the runs that keep only the end point (larger than any step count)
 NEVER = 1 << 62
@@ -341,12 +342,15 @@ def section_module(text):
 
 
 def tangent_module(text):
-    """Module text: the helpers ``inv`` (1/x) and ``slog`` (log x, -inf for x <= 0) jitted, the tangent-flow
+    """Module text: the helpers ``inv`` (1/x), ``slog`` (log x, -inf for x <= 0), ``lbig`` and ``pbig`` (the log
+    of a running product of the R_ii outside [1e-30, 1e30] and its restart, else 0 and the product) jitted, the tangent-flow
     loop ``text`` (``run`` of :func:`integrators.codegen.tangent_source.lyapunov_source`) jitted, and
     ``ensemble(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM, DONE)``: ``run`` for every row b
     (see :mod:`integrators.backends.tangent_runner`)."""
     w = Lines(indent=0)
-    for name, body in (("inv", "return 1.0 / x"), ("slog", "return math.log(x) if x > 0.0 else -math.inf")):
+    for name, body in (("inv", "return 1.0 / x"), ("slog", "return math.log(x) if x > 0.0 else -math.inf"),
+                       ("lbig", f"return math.log(x) if (x > {PBIG!r} or x < {1.0 / PBIG!r}) else 0.0"),
+                       ("pbig", f"return 1.0 if (x > {PBIG!r} or x < {1.0 / PBIG!r}) else x")):
         w.emit("")
         w.emit('@numba.njit(cache=CACHE, error_model="numpy")')
         w.emit(f"def {name}(x):")

@@ -24,22 +24,29 @@ Every ``sub`` steps (one QR interval dt) the columns are
 * re-orthonormalised by modified Gram-Schmidt (Golub and Van Loan 2013, 5.2.8: V = Q R with a
   positive diagonal, the R_ii the norms), and log R_ii accumulated, with the MEGNO integrals of the
   first column (Cincotta and Simo 2000), as in :mod:`integrators.analysis.phase_space.lyapunov`.
+  Column 0 (MEGNO reads its sum every interval) adds log R_00 each time; the other columns keep the
+  running product pr_i of their R_ii and move it into the sum, lg_i += log pr_i, pr_i = 1, only when it
+  leaves [1e-30, 1e30] (``lbig``, ``pbig``), and at the saves and the end: one logarithm per interval
+  instead of k. No overflow or underflow: a finite norm of finite components lies in [1e-162, 1.4e154]
+  (its square neither underflows to 0, which fails the finiteness check through 1/R_ii, nor
+  overflows), so pr_i R_ii stays within [1e-192, 1e185].
 
 The function (one text for Python floats, numpy (B,) columns and numba)::
 
     run(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM) -> done
 
 first takes ``ntr`` steps of the state alone (the transient), then ``nqr`` QR intervals of ``sub``
-steps; Z (n) the state, V (n, k) the frame of k <= n columns (k < n: the k largest exponents only;
+steps; Z (n) the state, V (n k) the frame of k <= n columns, flat (k < n: the k largest exponents only;
 each column costs about two evaluations of the field, so a step costs about 1 + 2k of them)
-(V[i][l]: component i of column l), ACC (k + 4) the sums
+(V[i*k + l]: component i of column l; flat, one index per entry in every mode), ACC (k + 4) the sums
 log R_ii and the MEGNO accumulators (L_prev, int L, int Y, Y_prev), all updated in place; RUN[j][i] and
 RUNM[j] receive the running estimates every ``save_every`` QR intervals and at the last. ``done`` is
 the number of QR intervals completed: an interval whose state or norms are not finite (overflow, a
 singular frame) stops the loop with the previous values kept. Besides the helpers of
 :mod:`integrators.reference.genhelpers` (``sqrt``, ``fin``: the finiteness of the interval, over the
-whole ensemble for numpy columns), the text calls ``inv`` (1/x, inf at 0) and ``slog`` (log x, -inf
-for x <= 0 or NaN), supplied per mode by :mod:`integrators.backends.tangent_runner`.
+whole ensemble for numpy columns), the text calls ``inv`` (1/x, inf at 0), ``slog`` (log x, -inf
+for x <= 0 or NaN), ``lbig`` (log x outside [1e-30, 1e30], else 0) and ``pbig`` (1 outside [1e-30, 1e30],
+else x), supplied per mode by :mod:`integrators.backends.tangent_runner`.
 """
 
 from __future__ import annotations
@@ -48,6 +55,9 @@ import numpy as np
 
 from .source_text import lin
 from .writer import Source
+
+#: the range [1/PBIG, PBIG] in which a running product of the R_ii stays (``lbig``, ``pbig``)
+PBIG = 1e30
 
 
 class TangentSource(Source):
@@ -121,6 +131,43 @@ def _tangent_step(src, tab, z, V, h):
     return z1, V1
 
 
+def _tangent_step_columns(src, tab, z, nc, h):
+    """Emit one step of the tableau on z and, column by column, on the frame held in the flat array V
+    (V[i*nc + l]: component i of column l), updated in place; return the new state's expressions.
+
+    The stages of the state come first (Y_i, w_i = W Y_i + c, K_i), then a loop over the columns runs
+    each column's own stage recurrence VY_i = v + sum_j a_ij KV_j, KV_i = h DF(Y_i) VY_i with the state's
+    stages shared: the same arithmetic as stepping all columns together (each column's recurrence
+    depends only on the state's stages and itself), in a body 1/k of the size with k times fewer values
+    alive at once (the straight-line form of all k columns spilled its registers: 30x the flow's cost
+    per step against about 13x its arithmetic, benchmarks/phase_space.py)."""
+    n = src.n
+    Ks, Ys, ws = [], [], []
+    for row in tab.A:
+        pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
+        Y = src.assign("Y", [f"{z[j]} + {x}" for j, x in enumerate(src.combo("dz", pairs))]) if pairs else z
+        w = src.velocity(Y)
+        F = src.project_q(src.coad(w, Y), "f")
+        Ks.append(src.assign("K", [f"{h}*{F[j]}" for j in range(n)]))
+        Ys.append(Y)
+        ws.append(w)
+    src.emit(f"for _l in range({nc}):")
+    src.indent += 1
+    v = src.assign("c", [f"V[{i * nc} + _l]" for i in range(n)])
+    KVs = []
+    for row, Y, w in zip(tab.A, Ys, ws):
+        pairs = [(a, KV) for a, KV in zip(row, KVs) if a != 0.0]
+        VY = src.assign("VY", [f"{v[j]} + {x}" for j, x in enumerate(src.combo("dv", pairs))]) if pairs else v
+        J = src.jvp(Y, w, VY)
+        KVs.append(src.assign("KV", [f"{h}*{J[j]}" for j in range(n)]))
+    dv = src.combo("dV", [(b, KV) for b, KV in zip(tab.b, KVs) if b != 0.0])
+    for i in range(n):
+        src.emit(f"V[{i * nc} + _l] = {v[i]} + {dv[i]}")
+    src.indent -= 1
+    d = src.combo("d", [(b, K) for b, K in zip(tab.b, Ks) if b != 0.0])
+    return [f"{z[j]} + {d[j]}" for j in range(n)]
+
+
 def _state_step(src, tab, z, h):
     """Emit one step of the tableau on z alone; return the new state's expressions."""
     n = src.n
@@ -153,10 +200,19 @@ def _normals(src, z, proj, L):
     return out
 
 
+def _tree_sum(names):
+    """sum of the names as a balanced expression ((a + b) + (c + d)) ..."""
+    items = list(names)
+    while len(items) > 1:
+        items = [f"({items[i]} + {items[i + 1]})" if i + 1 < len(items) else items[i]
+                 for i in range(0, len(items), 2)]
+    return items[0]
+
+
 def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
     """Source of ``run`` (module docstring) for structure ``st``, tableau ``tab`` (explicit, fixed step),
     ``ncols`` tangent columns (default n: the whole spectrum; fewer: the largest exponents only, V of
-    shape (n, ncols), ACC (ncols + 4), RUN[j] (ncols)), the first ``p`` of them kept on the leaf whose
+    flat of length n ncols, ACC (ncols + 4), RUN[j] (ncols)), the first ``p`` of them kept on the leaf whose
     normals are the Casimir gradients of ``proj`` and the rows of ``L`` (p = n and both None: no leaf)."""
     src = TangentSource(st)
     n = st.n
@@ -167,12 +223,12 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
     head = "def run(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM):"
     for i in range(n):
         src.emit(f"z{i} = Z[{i}]")
-    for l in range(nc):
-        for i in range(n):
-            src.emit(f"{V[l][i]} = V[{i}][{l}]")
     for i in range(nc):
         src.emit(f"{lg[i]} = ACC[{i}]")
     src.emit(f"Lp = ACC[{nc}]; iL = ACC[{nc + 1}]; iY = ACC[{nc + 2}]; Yp = ACC[{nc + 3}]")
+    pr = [f"pr{i}" for i in range(1, nc)]      # the running products of R_ii, columns 1.. (module docstring)
+    for x in pr:
+        src.emit(f"{x} = 1.0")
     src.emit("for _t in range(ntr):")
     src.indent += 1
     z1 = _state_step(src, tab, z, "h")
@@ -184,18 +240,18 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
     src.indent += 1
     src.emit("for _s in range(sub):")
     src.indent += 1
-    z1, V1 = _tangent_step(src, tab, z, V, "h")
+    z1 = _tangent_step_columns(src, tab, z, nc, "h")
     src.emit(", ".join(z) + " = " + ", ".join(z1))
-    for l in range(nc):
-        src.emit(", ".join(V[l]) + " = " + ", ".join(V1[l]))
     src.indent -= 1
+    for l in range(nc):
+        src.emit(", ".join(V[l]) + " = " + ", ".join(f"V[{i * nc + l}]" for i in range(n)))
     cols = [list(c) for c in V]
     if (proj is not None or L is not None) and p < n:
         for q in _normals(src, z, proj, L):
             for l in range(min(p, nc)):
                 cols[l] = src.axpy(src.dot(q, cols[l]), q, cols[l], "pv")
     # modified Gram-Schmidt, R_ii = the norms
-    Q, R = [], []
+    Q, R, RI = [], [], []
     for l in range(nc):
         v = cols[l]
         for q in Q:
@@ -203,15 +259,23 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
         nrm = src.assign("rn", [f"sqrt({' + '.join(f'{x}*{x}' for x in v)})"])[0]
         R.append(nrm)
         ri = src.assign("ri", [f"inv({nrm})"])[0]
+        RI.append(ri)
         Q.append(src.assign("qv", [f"{x}*{ri}" for x in v]))
-    logs = src.assign("lr", [f"slog({r})" for r in R])
-    src.emit("_chk = " + " + ".join(logs + z + [x for q in Q for x in q]))
+    lr0 = src.assign("lr", [f"slog({R[0]})"])[0]
+    # a finite log of R_00, finite R_ii and 1/R_ii (each norm finite and > 0) and a finite state imply a
+    # finite frame (q = v / |v| with v finite); the sum as a balanced tree (a chain of adds is one long
+    # dependency in compiled code)
+    src.emit("_chk = " + _tree_sum([lr0] + R[1:] + RI[1:] + z))
     src.emit("if not fin(_chk):")
     src.emit("    break")
     for l in range(nc):
-        src.emit(", ".join(V[l]) + " = " + ", ".join(Q[l]))
-    for i in range(nc):
-        src.emit(f"{lg[i]} = {lg[i]} + {logs[i]}")
+        for i in range(n):
+            src.emit(f"V[{i * nc + l}] = {Q[l][i]}")
+    src.emit(f"{lg[0]} = {lg[0]} + {lr0}")
+    for i in range(1, nc):
+        src.emit(f"{pr[i - 1]} = {pr[i - 1]}*{R[i]}")
+        src.emit(f"{lg[i]} = {lg[i]} + lbig({pr[i - 1]})")
+        src.emit(f"{pr[i - 1]} = pbig({pr[i - 1]})")
     src.emit("done = k")
     src.emit("tk = k*dt")
     src.emit(f"iL = iL + 0.5*dt*({lg[0]} + Lp)")
@@ -220,18 +284,17 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
     src.emit(f"Lp = {lg[0]}; Yp = Yk")
     src.emit("if k % save_every == 0 or k == nqr:")
     src.indent += 1
-    for i in range(nc):
-        src.emit(f"RUN[j][{i}] = {lg[i]}/tk")
+    src.emit(f"RUN[j][0] = {lg[0]}/tk")
+    for i in range(1, nc):
+        src.emit(f"RUN[j][{i}] = ({lg[i]} + slog({pr[i - 1]}))/tk")
     src.emit("RUNM[j] = iY/tk")
     src.emit("j += 1")
     src.indent -= 2
     for i in range(n):
         src.emit(f"Z[{i}] = z{i}")
-    for l in range(nc):
-        for i in range(n):
-            src.emit(f"V[{i}][{l}] = {V[l][i]}")
-    for i in range(nc):
-        src.emit(f"ACC[{i}] = {lg[i]}")
+    src.emit(f"ACC[0] = {lg[0]}")
+    for i in range(1, nc):
+        src.emit(f"ACC[{i}] = {lg[i]} + slog({pr[i - 1]})")
     src.emit(f"ACC[{nc}] = Lp; ACC[{nc + 1}] = iL; ACC[{nc + 2}] = iY; ACC[{nc + 3}] = Yp")
     src.emit("return done")
     return head + "\n" + "\n".join(src.lines) + "\n"

@@ -73,6 +73,20 @@ def _period(period):
     return float(period)
 
 
+def state_time(t, z):
+    """t as the time of the states z for a time-dependent field: a float stays a float; an array t with
+    one more trailing axis of length 1 than z[..., 0] (the steppers' per-row times of shape (P, 1) for
+    z (P, n), as in t + c_i h with h broadcasting against z) loses it, so that the callables velocity(t, z)
+    and forcing(t, z) always get t broadcasting against z[..., 0] (the convention of
+    :class:`CoadjointProblem`)."""
+    if np.ndim(t) == 0:
+        return t
+    t = np.asarray(t)
+    if t.ndim == np.ndim(z) and t.shape[-1] == 1:
+        return t[..., 0]
+    return t
+
+
 #: Casimir -> its invariant name "casimir:<expr>" (sympy's printer takes milliseconds for a quartic
 #: Casimir in 10 variables: each is printed once, not at every problem built on its algebra)
 _CASIMIR_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -226,6 +240,7 @@ class CoadjointProblem:
         """ad*_{w(z)} z + f(z) (ad*_{w(t, z)} z + f(t, z) for a time-dependent problem)."""
         coad = getattr(self.algebra, "_coad", self.algebra.coad)   # unchecked: stages may overflow
         if self.time_dependent:
+            t = state_time(t, z)
             out = coad(self.velocity(t, z), z)
             return out if self.forcing is None else out + self.forcing(t, z)
         out = coad(self.velocity(z), z)

@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from liegroups import bernoulli_coefficients, so3_coefficients, so3_dexp_coefficient
+from ..core.problems import state_time
 
 _TAYLOR_DEGREE = 12
 _TAYLOR_RADIUS = 0.2  # 0.2^13 / 13! ~ 1e-19: truncation far below round-off
@@ -288,7 +289,7 @@ class CoadjointSpace:
         self.xdim = self.algebra.dim
 
     def field(self, t, z):
-        return self.velocity(t, z) if self.timed else self.velocity(z)
+        return self.velocity(state_time(t, z), z) if self.timed else self.velocity(z)
 
     def act(self, x, z):
         if self.so3:
@@ -329,6 +330,7 @@ class AffineCoadjointSpace:
     def field(self, t, z):
         p = self.problem
         timed = getattr(p, "time_dependent", False)   # velocity(t, z), forcing(t, z)
+        t = state_time(t, z) if timed else t
         w = p.velocity(t, z) if timed else p.velocity(z)
         f = np.broadcast_to(p.forcing(t, z) if timed else p.forcing(z), w.shape)
         return np.concatenate([w, f], axis=-1)

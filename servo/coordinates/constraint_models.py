@@ -359,7 +359,7 @@ class ConstrainedSystem(HomogeneityMixin):
             def acc(t, q, qd, lam):
                 return np.concatenate(self.acceleration(t, q, qd, lam), axis=-1)
 
-        problem = integration.first_order_problem(n, acc, extra=len(extra), name=repr(self))
+        problem = integration.first_order_problem(n, acc, extra=len(extra), name=repr(self), period=S.period)
         grid = integration.time_grid(t0, t_end, steps)
         problem.constraints["phi"] = lambda Y: self.constraint_values(grid[:len(Y)], Y[:, :n], Y[:, n:2 * n])
         if self.model == "nonholonomic" and integration.canonical_name(method) in integration.DISCRETE_METHODS:

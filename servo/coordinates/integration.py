@@ -49,11 +49,12 @@ def is_scipy_method(method: Any) -> bool:
 
 def first_order_problem(n: int, acceleration: Callable[..., NDArray[np.float64]], extra: int = 0,
                         jac: Callable[[Any, NDArray[np.float64]], ArrayLike] | None = None,
-                        name: str = "Lagrangian system") -> ODEProblem:
+                        name: str = "Lagrangian system", period: float | None = None) -> ODEProblem:
     """ODEProblem for y = (q, q', extra): y' = (q', q'', extra') with (q'', extra') = acceleration(t, q, q', e).
 
     ``acceleration`` must accept a batch (..., n) and return (..., n + extra). Outputs: "q", "qd" and,
-    for extra > 0, "lambda" (the multipliers that are state variables).
+    for extra > 0, "lambda" (the multipliers that are state variables). ``period``: the period T of a
+    time-periodic system, kept on the problem for the phase-space tools.
     """
     def f(t, y):
         y = np.asarray(y, dtype=float)
@@ -63,7 +64,7 @@ def first_order_problem(n: int, acceleration: Callable[..., NDArray[np.float64]]
     outputs = {"q": lambda Y: Y[..., :n], "qd": lambda Y: Y[..., n:2 * n]}
     if extra:
         outputs["lambda"] = lambda Y: Y[..., 2 * n:]
-    return ODEProblem(f, 2 * n + extra, jac=jac, outputs=outputs, name=name)
+    return ODEProblem(f, 2 * n + extra, jac=jac, outputs=outputs, name=name, period=period)
 
 
 def run(problem: ODEProblem, y0: ArrayLike, t0: float, t_end: float, method: Any = DEFAULT_METHOD,

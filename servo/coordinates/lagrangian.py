@@ -81,6 +81,11 @@ class LagrangianSystem:
     T, V : sympy expressions in q(t), q'(t) and t (kinetic and potential energy).
     q : list of ``dynamicsymbols`` (functions of t only).
     forces : None or n sympy expressions F_i(q, q', t) (generalized forces, covector).
+    period : float, optional (keyword)
+        The period T of a system whose T, V or forces depend on t periodically (a forced or parametrically
+        excited system): checked (T, V and F at t + T equal their values at t at sample states, relative
+        1e-9) and kept on :meth:`problem` for the phase-space tools (:func:`integrators.lyapunov_spectrum`
+        per period, stroboscopic :func:`integrators.poincare_section`).
 
     Notes
     -----
@@ -90,8 +95,8 @@ class LagrangianSystem:
     ``servo.coordinates.realization``.
     """
 
-    def __init__(self, T: Any, V: Any, q: Iterable[sp.Function], forces: Sequence[Any] | sp.MatrixBase | None = None
-                 ) -> None:
+    def __init__(self, T: Any, V: Any, q: Iterable[sp.Function], forces: Sequence[Any] | sp.MatrixBase | None = None,
+                 *, period: float | None = None) -> None:
         self.t = dynamicsymbols._t
         self.q = list(q)
         if not self.q:
@@ -133,6 +138,35 @@ class LagrangianSystem:
                                 + sp.diff(p[i], self.t) - sp.diff(Lp, self.qs[i]) for i in range(self.n)])
         self.F_sym = sp.Matrix([self.plain(f) for f in self.forces])
         self.E_sym = sum(pi * u for pi, u in zip(p, self.us)) - Lp
+        self.period = None
+        if period is not None:
+            self.period = self._check_period(period)
+
+    def _check_period(self, period: Any) -> float:
+        """The period T (positive, finite) after checking that T, V and F are T-periodic in t: each is
+        evaluated at t and t + T on 5 seeded sample points (t, q, q'); with parameter symbols left the
+        check waits for ``subs`` (the numeric system checks it)."""
+        if isinstance(period, bool) or not isinstance(period, (int, float, np.floating, np.integer)) \
+                or not 0 < float(period) < np.inf:
+            raise LagrangianError(f"period must be a positive finite number (the period of T, V, F in t), "
+                                  f"got {period!r}")
+        Tp = float(period)
+        if self.symbols:
+            return Tp
+        exprs = [self.plain(self.T), self.plain(self.V), *self.F_sym]
+        f = vectorize(exprs, (self.t, *self.qs, *self.us))
+        rng = np.random.default_rng(0)
+        pts = rng.uniform(-1.0, 1.0, (5, 2 * self.n))
+        ts = rng.uniform(0.0, Tp, 5)
+        a = f(ts, *pts.T)
+        b = f(ts + Tp, *pts.T)
+        err = np.abs(b - a) / np.maximum(1.0, np.abs(a))
+        if not np.all(np.isfinite(err)) or float(np.max(err)) > 1e-9:
+            j = int(np.argmax(np.where(np.isfinite(err), err, np.inf)) % len(exprs))
+            name = ["T", "V"][j] if j < 2 else f"F[{j - 2}]"
+            raise LagrangianError(f"{name} is not {Tp:.6g}-periodic in t: its values at t and t + T differ by "
+                                  f"{float(np.nanmax(np.abs(b - a))):.3e} ({name} = {exprs[j]})")
+        return Tp
 
     # ----------------------------------------------------------------- parameters
     @property
@@ -143,7 +177,7 @@ class LagrangianSystem:
     def subs(self, mapping: dict[Any, Any]) -> LagrangianSystem:
         """The same system with parameters replaced by values: ``L.subs({m: 2.0, g: 9.81})``."""
         return LagrangianSystem(sp.sympify(self.T).subs(mapping), sp.sympify(self.V).subs(mapping), self.q,
-                                forces=[sp.sympify(f).subs(mapping) for f in self.forces])
+                                forces=[sp.sympify(f).subs(mapping) for f in self.forces], period=self.period)
 
     # ----------------------------------------------------------------- symbolic helpers
     def plain(self, expr: Any) -> sp.Expr:
@@ -249,18 +283,26 @@ class LagrangianSystem:
         require_numeric(self.symbols, "simulate", repr(self))
         n = self.n
         q0, qd0 = integration.check_state(q0, qd0, n)
+        problem = self.problem()
+        grid = integration.time_grid(t0, t_end, steps)
+        res = integration.run(problem, np.concatenate([q0, qd0]), t0, t_end, method, rtol, atol, t_eval=grid,
+                              steps=steps)
+        return integration.finish(res, self, np.zeros((len(res.t), 0)), self.labels)
+
+    def problem(self) -> integration.ODEProblem:
+        """The free first-order system y = (q, q'), y' = (q', A^-1 (F - b)) as an :class:`integrators.ODEProblem`
+        with the symbolic Jacobian (``jac``), the outputs "q", "qd" and this system's ``period`` (what
+        :func:`integrators.lyapunov_spectrum` and :func:`integrators.poincare_section` take)."""
+        require_numeric(self.symbols, "problem", repr(self))
+        n = self.n
 
         def acc(t, q, qd, _extra):
             return self.free_acceleration(t, q, qd)
 
         def jac(t, y):
-            return self.first_order_jacobian(t, y[:n], y[n:])
+            return self.first_order_jacobian(t, y[..., :n], y[..., n:])
 
-        problem = integration.first_order_problem(n, acc, jac=jac, name=repr(self))
-        grid = integration.time_grid(t0, t_end, steps)
-        res = integration.run(problem, np.concatenate([q0, qd0]), t0, t_end, method, rtol, atol, t_eval=grid,
-                              steps=steps)
-        return integration.finish(res, self, np.zeros((len(res.t), 0)), self.labels)
+        return integration.first_order_problem(n, acc, jac=jac, name=repr(self), period=self.period)
 
     @property
     def labels(self) -> tuple[str, ...]:

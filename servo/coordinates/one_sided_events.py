@@ -34,7 +34,8 @@ class EventDrivenMixin:
                 qdd, lamd = self.acceleration(t, q, qd, act, lam)
                 return np.concatenate([qdd, lamd], axis=-1)
 
-        return integration.first_order_problem(n, acc, extra=k if self.kind == 2 else 0, name=repr(self))
+        return integration.first_order_problem(n, acc, extra=k if self.kind == 2 else 0, name=repr(self),
+                                               period=self.system.period)
 
     def _mode_events(self, active, act):
         """Terminal events (direction -1) of a mode: the multiplier of an active constraint, f of an inactive one."""

@@ -72,7 +72,7 @@ def with_friction(system: LagrangianSystem, a_covector: Any, N: float, one_sided
     """A new LagrangianSystem with the anisotropic viscous friction force -N ((a, q') + h) a added."""
     extra = friction_force(system, a_covector, N, one_sided=one_sided, k=k, h=h)
     forces = [f + g for f, g in zip(system.forces, extra)]
-    return LagrangianSystem(system.T, system.V, system.q, forces=forces)
+    return LagrangianSystem(system.T, system.V, system.q, forces=forces, period=system.period)
 
 
 def with_added_mass(system: LagrangianSystem, a_covector: Any, N: float) -> LagrangianSystem:
@@ -80,7 +80,7 @@ def with_added_mass(system: LagrangianSystem, a_covector: Any, N: float) -> Lagr
     a = as_covector(a_covector, system.n, "added-mass covector a")
     N = _check_coefficient(N)
     T = system.T + sp.Float(N) * _pairing(system, a) ** 2 / 2
-    return LagrangianSystem(T, system.V, system.q, forces=system.forces)
+    return LagrangianSystem(T, system.V, system.q, forces=system.forces, period=system.period)
 
 
 register_builder("with_friction", with_friction)

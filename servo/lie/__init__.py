@@ -8,6 +8,8 @@ One file a job:
 * ``constrained``: the left-invariant constraint (a, w) = 0 with a control covector b, realizability;
 * ``servo_first``: servo-constraints of the first kind (Beghin) m' = ad*_w m + lambda b, nonholonomic b = a;
 * ``servo_second``: servo-constraints of the second kind, T + lambda (b, w), vakonomic b = a;
+* ``time_dependent``: time-dependent data I(t), gyrostatic momentum k(t), torque f(t), constraints a(t) (forced
+  and periodically excited systems, with their period);
 * ``one_sided_servo``: the one-sided servo-constraint of the second kind, lambda >= 0 (Kozlov 2019, section 7);
 * ``method_choice``: the table of default integrators (what the claims need -> method);
 * ``parameters``: validation of inertia and covectors (numbers or sympy symbols);
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from .servo_first import Nonholonomic, ServoFirstKind
     from .servo_second import ServoSecondKind, Vakonomic
     from .one_sided_servo import OneSidedServoSecondKind
+    from .time_dependent import TimeDependentSystem
     from .first_integrals import FirstIntegral
     from .reconstruction import planar_path, reconstruct_motion
     from .reduction import Reduced
@@ -39,5 +42,5 @@ if TYPE_CHECKING:
 exports(__name__, __file__)
 
 __all__ = ["EulerPoincare", "LieSystem", "METHOD_TABLE", "Nonholonomic", "ServoFirstKind", "ServoSecondKind", "Vakonomic",
-           "OneSidedServoSecondKind", "FirstIntegral", "planar_path", "reconstruct_motion", "Reduced",
+           "OneSidedServoSecondKind", "TimeDependentSystem", "FirstIntegral", "planar_path", "reconstruct_motion", "Reduced",
            "Equations", "EulerForm", "euler_form", "PoissonSphere", "euler_angle_divergence"]

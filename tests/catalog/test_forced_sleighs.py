@@ -53,6 +53,38 @@ def test_rotor_sleigh_follows_the_averaged_law():
     assert abs(np.polyfit(np.log(tt), np.log(vl), 1)[0] - 1 / 3) < 0.02
 
 
+@pytest.mark.parametrize("name, params", [("sleigh_oscillating_mass", {}), ("sleigh_rotor", {"J": 0.3})])
+def test_the_public_builder_gives_the_entrys_equations(name, params):
+    # servo.TimeDependentSystem on se(2)* (momenta, the blade's multiplier) against the entry's (v, omega)
+    # equations derived by hand in catalog.entries.forced_sleighs
+    e = catalog.get(name, **params)
+    S = e.extras["lie_system"]()
+    w0 = np.array([e.initial_state[0], 0.0, 0.3])
+    res = S.simulate(S.state_from(w0), 15.0, steps=15)
+    ref = integrators.integrate(e.extras["reduced"], w0[[0, 2]], (0.0, 15.0), method="scipy:DOP853", rtol=1e-13,
+                                atol=1e-14, t_eval=res.t)
+    np.testing.assert_allclose(res.outputs["w"][:, [0, 2]], ref.y, atol=1e-9)
+    assert S.period == pytest.approx(e.extras["period"])
+
+
+@pytest.mark.parametrize("name", ["sleigh_oscillating_mass", "sleigh_rotor"])
+def test_reduced_problems_jacobian_is_the_derivative_of_its_field(name):
+    # complex step: J[:, l] = Im f(t, y + i eps e_l) / eps, exact to round-off (the field is analytic)
+    red = catalog.get(name).extras["reduced"]
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        t, y = rng.uniform(0, 50), rng.uniform(-2, 2, 2)
+        cols = [np.imag(red.f(t, y + 1e-30j * np.eye(2)[l])) / 1e-30 for l in range(2)]
+        np.testing.assert_allclose(red.jac(t, y), np.stack(cols, -1), rtol=1e-12, atol=1e-14)
+    Y = rng.uniform(-2, 2, (3, 2))
+    assert red.jac(1.0, Y).shape == (3, 2, 2)
+    assert red.period == pytest.approx(catalog.get(name).extras["period"])
+
+
+def test_rotor_without_body_inertia_has_no_builder_system():
+    assert catalog.get("sleigh_rotor", J=0.0).extras["lie_system"]() is None
+
+
 def _measure(entry):
     return {"v_mid": float(catalog.simulate(entry).y[-1, 0])}
 

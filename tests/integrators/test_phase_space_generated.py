@@ -119,6 +119,28 @@ def test_compiled_spectrum_equals_the_reference_spectrum():
     assert ref.exponents.shape == (3, 2) and np.max(np.abs(ref.exponents)) < 0.2
 
 
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("numba", marks=needs_numba)])
+def test_running_products_of_the_norms_leave_their_range_and_the_sums_stay_those_of_the_logs(backend):
+    # the generated loop keeps prod R_ii of the columns 1.. and moves its log into the sum when it leaves
+    # [1e-30, 1e30]. At the saddle m = (0, M, 0) of the rigid body (rotation about the middle axis, a fixed
+    # point of m' = m x I^-1 m) the tangent flow is linear with the exponents +lam, 0, -lam,
+    # lam = M sqrt((1/I1 - 1/I2)(1/I2 - 1/I3)) (the linearisation's eigenvalues); over t = 100 the product
+    # of the last column falls to e^(-289), leaving the range four times. The numpy loop (one log per
+    # R_ii, numpy's Householder QR) gives the same running estimates, and both the closed form.
+    I = np.array([1.0, 2.0, 3.0])
+    p = CoadjointProblem(named.so3(), lambda z: z / I)
+    M = 10.0
+    lam = M * np.sqrt((1 / I[0] - 1 / I[1]) * (1 / I[1] - 1 / I[2]))
+    y0 = np.array([0.0, M, 0.0])
+    ref = integrators.lyapunov_spectrum(p, y0, 100.0, dt=0.2, h=0.02, leaf=None, fast=False)
+    gen = integrators.lyapunov_spectrum(p, y0, 100.0, dt=0.2, h=0.02, leaf=None, backend=backend)
+    assert gen.backend == backend
+    assert lam * 100.0 > 4 * 69.1                               # ln(1e30) = 69.1
+    np.testing.assert_allclose(gen.exponents, ref.exponents, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(gen.running, ref.running, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(gen.exponents, [lam, 0.0, -lam], rtol=0, atol=0.03)   # O(1/t) start-up
+
+
 def test_a_problem_without_generated_tangent_flow_says_why_for_numba():
     lorenz = ODEProblem(lambda t, y: np.stack([10 * (y[..., 1] - y[..., 0]), y[..., 0] * (28 - y[..., 2]) - y[..., 1],
                                                y[..., 0] * y[..., 1] - 8 / 3 * y[..., 2]], -1), 3)

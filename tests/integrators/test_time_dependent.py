@@ -87,6 +87,17 @@ def test_adaptive_methods_follow_the_time_dependent_field(method):
     assert np.max(np.abs(res.y[-1] - reference(False))) < 1e-8
 
 
+@pytest.mark.parametrize("method, forced", [("rk853", True), ("rkmk45", False), ("rk853_projected", False)])
+def test_output_grid_of_a_time_dependent_problem_from_the_continuous_extension(method, forced):
+    # the continuous extension evaluates the field at per-row times (P, 1); velocity(t, z) must get them as
+    # (P,), broadcasting against z[..., 0] (it broadcast to (P, P, 3) before)
+    p = problem(forced=forced)
+    res = integrators.integrate(p, Y0, (0.0, T1), method=method, rtol=1e-11, atol=1e-13, steps=8)
+    ref = solve_ivp(by_hand(forced), (0.0, T1), Y0, method="DOP853", rtol=1e-13, atol=1e-14, t_eval=res.t)
+    assert res.y.shape == (9, 3)
+    assert np.max(np.abs(res.y - ref.y.T)) < 1e-8
+
+
 def test_hamiltonian_is_not_an_invariant_and_casimir_is():
     p = CoadjointProblem(named.so3(), velocity, time_dependent=True,
                          hamiltonian=lambda m: 0.5 * np.sum(m * m / I0, -1))

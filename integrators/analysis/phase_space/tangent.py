@@ -106,15 +106,22 @@ def finite_difference_jacobian(f):
     return DF
 
 
-def tangent_field(problem, jac=None):
-    """The :class:`TangentField` of ``problem`` (an ODEProblem or a CoadjointProblem)."""
+def check_problem(problem, jac=None):
+    """The dimension n of ``problem`` after checking that the phase-space tools take it (an ODEProblem or a
+    CoadjointProblem) and that ``jac`` is None or callable (without building the tangent field)."""
     kind = getattr(problem, "kind", None)
     if kind not in ("ode", "coadjoint"):
         raise IntegrationInputError(f"phase-space tools take an ODEProblem or a CoadjointProblem, got "
                                     f"{type(problem).__name__}")
     if jac is not None and not callable(jac):
         raise IntegrationInputError(f"jac must be a callable (t, y) -> (..., n, n), got {jac!r:.60}")
-    n = problem.dim
+    return problem.dim
+
+
+def tangent_field(problem, jac=None):
+    """The :class:`TangentField` of ``problem`` (an ODEProblem or a CoadjointProblem)."""
+    n = check_problem(problem, jac)
+    kind = problem.kind
     if kind == "coadjoint" and jac is None:
         parts = _coadjoint_parts(problem)
         if parts is not None:
