@@ -146,6 +146,8 @@ class TimeDependentSystem:
     time : sympy.Symbol, optional (keyword)
         The time symbol in the expressions (default ``sympy.Symbol("t")``).
 
+    Notes
+    -----
     The state is m (..., n). ``simulate`` returns the integrator's result with the outputs "w",
     "multiplier" (also "lambda") and, with constraints, "(a, w)" evaluated at the result's times.
     """
