@@ -1,6 +1,7 @@
 import os
 
 import matplotlib
+import pytest
 from hypothesis import HealthCheck, settings
 
 matplotlib.use("Agg")
@@ -12,3 +13,16 @@ settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=300, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _auto_without_the_generic_kernel(request, monkeypatch):
+    """backend="auto" in a test runs what it runs on a machine without the generic kernel (numpy or the
+    specialised loop), whatever an earlier test in the same process loaded or wrote to the disk cache: the
+    tests' results do not depend on their order. tests/integrators/test_generic_kernel.py tests the kernel
+    and the "auto" policy itself."""
+    if request.node.fspath.basename == "test_generic_kernel.py":
+        return
+    from integrators.backends import auto_compile, generic_kernel
+    monkeypatch.setattr(generic_kernel, "compiled", lambda: False)
+    monkeypatch.setattr(auto_compile, "generic_ready", lambda: False)

@@ -461,9 +461,9 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
             else:
                 e3 = acc
         if nE == 1:
-            err = bmax(math.sqrt(e5/n))
+            err = bmax(@NORM1@)
         else:
-            err = bmax(e5/math.sqrt(n*(e5 + 0.01*e3) + 1e-300))
+            err = bmax(@NORM2@)
         if err <= 1.0:
             chk = 0.0
             for i in range(n):
@@ -493,11 +493,11 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
                 for i in range(n):
                     ys[j, i] = z[i] + e[i]
                 j += 1
-            fac = @MAXF@ if err == 0.0 else min(@MAXF@, @SAFETY@*err**expo)
+            @ACCEPT@
             h = h*fac
         else:
             nrej += 1
-            fac = @MINF@ if not (err < 1e300) else max(@MINF@, @SAFETY@*err**expo)
+            @REJECT@
             h = h*fac
             if h < 10.0*2.2e-16*abs(t) or h < 1e-300:
                 status = -1
@@ -511,8 +511,11 @@ def text() -> str:
     controller, the projection's iterations): the functions of :data:`FUNCTIONS`, unjitted."""
     subs = {"@ROUNDOFF@": str(int(ROUNDOFF_TERMS)), "@X2MAX@": repr(float(DEXPINV_X2MAX)),
             "@TOL3@": repr(float(DEXPINV_TOL * 3.0 / math.pi ** 2)), "@KMAX@": repr(float(DEXPINV_KMAX)),
-            "@MAXITER@": str(int(MAX_ITER)), "@SAFETY@": repr(float(controller.SAFETY)),
-            "@MINF@": repr(float(controller.MIN_FACTOR)), "@MAXF@": repr(float(controller.MAX_FACTOR))}
+            "@MAXITER@": str(int(MAX_ITER)),
+            # the controller and the error norm of integrators.core.controller (n, expo: the loop's variables)
+            "@NORM1@": controller.error_norm_source(["e5"], "n", "math.sqrt"),
+            "@NORM2@": controller.error_norm_source(["e5", "e3"], "n", "math.sqrt"),
+            "@ACCEPT@": controller.accepted_source("expo"), "@REJECT@": controller.rejected_source("expo")}
     out = _TEXT
     for k, v in subs.items():
         out = out.replace(k, v)

@@ -50,16 +50,18 @@ def factors(err, accepted, order):
                     np.where(err < 1e300, np.maximum(MIN_FACTOR, p), MIN_FACTOR))
 
 
-def accepted_source(order: int, err: str = "err", fac: str = "fac") -> str:
-    """The accepted-step rule as one line of generated source (floats, numba)."""
-    return (f"{fac} = {MAX_FACTOR!r} if {err} == 0.0 else min({MAX_FACTOR!r}, "
-            f"{SAFETY!r}*{err}**({exponent(order)!r}))")
+def accepted_source(order, err: str = "err", fac: str = "fac") -> str:
+    """The accepted-step rule as one line of generated source (floats, numba); ``order``: the order of the
+    error estimate, or the name of a variable holding the exponent -1/(k+1) (a text for every order)."""
+    expo = order if isinstance(order, str) else repr(exponent(order))
+    return f"{fac} = {MAX_FACTOR!r} if {err} == 0.0 else min({MAX_FACTOR!r}, {SAFETY!r}*{err}**({expo}))"
 
 
-def rejected_source(order: int, err: str = "err", fac: str = "fac") -> str:
-    """The rejected-step rule as one line of generated source (floats, numba)."""
-    return (f"{fac} = {MIN_FACTOR!r} if not ({err} < 1e300) else max({MIN_FACTOR!r}, "
-            f"{SAFETY!r}*{err}**({exponent(order)!r}))")
+def rejected_source(order, err: str = "err", fac: str = "fac") -> str:
+    """The rejected-step rule as one line of generated source (floats, numba); ``order`` as for
+    :func:`accepted_source`."""
+    expo = order if isinstance(order, str) else repr(exponent(order))
+    return f"{fac} = {MIN_FACTOR!r} if not ({err} < 1e300) else max({MIN_FACTOR!r}, {SAFETY!r}*{err}**({expo}))"
 
 
 def error_norm(sums, n: int):
@@ -71,10 +73,12 @@ def error_norm(sums, n: int):
     return s5 / np.sqrt(n * (s5 + DOP853_WEIGHT * s3) + 1e-300)
 
 
-def error_norm_source(sums, n: int) -> str:
+def error_norm_source(sums, n, sqrt: str = "sqrt") -> str:
     """:func:`error_norm` as one expression of generated source; ``sums``: the names (or expressions
-    without side effects, each used once) of the sums of squares."""
+    without side effects) of the sums of squares; ``n``: the dimension, or the name of a variable holding
+    it; ``sqrt``: the name of the square root in the text's namespace."""
+    dim = n if isinstance(n, str) else repr(float(n))
     if len(sums) == 1:
-        return f"sqrt(({sums[0]})/{float(n)!r})"
+        return f"{sqrt}(({sums[0]})/{dim})"
     s5, s3 = sums
-    return f"({s5})/sqrt({float(n)!r}*(({s5}) + {DOP853_WEIGHT!r}*({s3})) + 1e-300)"
+    return f"({s5})/{sqrt}({dim}*(({s5}) + {DOP853_WEIGHT!r}*({s3})) + 1e-300)"

@@ -25,6 +25,11 @@ def test_the_three_forms_of_the_rule_agree(order):
     exec(src, env)
     generated = [env["a"](e) if ok else env["r"](e) for e, ok in zip(errs, acc)]
     np.testing.assert_array_equal(scalar, generated)
+    # the text for every order (the generic kernel): the exponent a variable of the text
+    env = {"expo": controller.exponent(order)}
+    exec("def a(err):\n    " + controller.accepted_source("expo") + "\n    return fac\n"
+         "def r(err):\n    " + controller.rejected_source("expo") + "\n    return fac\n", env)
+    np.testing.assert_array_equal(scalar, [env["a"](e) if ok else env["r"](e) for e, ok in zip(errs, acc)])
     np.testing.assert_array_equal(scalar, controller.factors(errs, acc, order))
     # independent: scipy's formula on the accepted finite errors, the clamps elsewhere
     expected = [10.0 if e == 0 else min(10.0, 0.9 * e ** (-1 / (order + 1))) if a else
@@ -48,5 +53,7 @@ def test_the_error_norm_is_scipys_in_both_forms():
         env = {"sqrt": sqrt, "S5": s5, "S3": s3}
         np.testing.assert_allclose(eval(controller.error_norm_source(["S5"], n), env), rms, rtol=1e-14)
         np.testing.assert_allclose(eval(controller.error_norm_source(["S5", "S3"], n), env), dop, rtol=1e-14)
+        env["dim"] = n   # the dimension a variable of the text (the generic kernel)
+        np.testing.assert_allclose(eval(controller.error_norm_source(["S5", "S3"], "dim"), env), dop, rtol=1e-14)
     # an ensemble: one norm per trajectory; both estimates zero is a zero error (not NaN)
     np.testing.assert_array_equal(controller.error_norm([np.zeros(3), np.zeros(3)], n), np.zeros(3))
