@@ -328,6 +328,10 @@ def _verify(R, res):
                 raise ExactCheckError(f"{res.method}: point {n} (direction {np.round(d, 8)}, c = {c:.6g}) "
                                       f"does not solve v(xi) = c xi: relative residual {float(worst):.2e} > "
                                       f"{CHECK_TOL:.0e}")
+    if res.reality is not None:
+        # binary cubic: distinct roots of square-free factors; Groebner: u separates the points (Hermite
+        # rank); the points are distinct by exact algebra, even where doubles cannot tell them apart
+        return res
     A = pairwise_angles(np.array([d for d, _, _ in res.points], dtype=complex))
     for a in range(len(A)):
         for b in range(a):
@@ -343,7 +347,8 @@ def _rescaled(res, f):
     return res
 
 
-def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: str = "auto") -> ExactLines:
+def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: str = "auto",
+                          dyadic: bool = False) -> ExactLines:
     """Exact (symbolic) invariant lines of a rational QuadraticSystem, for p <= 4.
 
     method: "auto" (binary cubic for p = 2, Groebner otherwise), "cubic", "resultant" (p = 3) or
@@ -352,13 +357,14 @@ def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: 
     not 2^p (a point at the chart's infinity) new ones are drawn. Q is first divided by the power
     of 2 f with max |Q / f| in [1/2, 1) (exact; c scales by f). Every answer is verified
     (``_verify``: each point solves the system to CHECK_TOL at 40 digits, the count is 2^p - 1 and
-    the points are distinct); ExactCheckError instead of an unverified answer.
+    the points are distinct); ExactCheckError instead of an unverified answer. ``dyadic=True``: every float
+    entry of Q is its exact dyadic value (``polynomials.rational_tensor``), however small or large.
     """
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ExactCheckError(f"seed must be an int >= 0, got {seed!r}")
     if method not in METHODS:
         raise ExactCheckError(f"method must be one of {METHODS}, got {method!r}")
-    R0 = rational_tensor(q)
+    R0 = rational_tensor(q, dyadic=bool(dyadic))
     p = len(R0)
     top = max(abs(r) for plane in R0 for row in plane for r in row)
     f = sp.Integer(2) ** (int(np.frexp(float(top))[1]) if top != 0 else 0)

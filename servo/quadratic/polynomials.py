@@ -33,10 +33,12 @@ SNAP_DENOMINATOR = 10 ** 6
 RationalTensor = list[list[list[sp.Rational]]]
 
 
-def rational_tensor(q: QuadraticField | ArrayLike, snap: bool = False) -> RationalTensor:
+def rational_tensor(q: QuadraticField | ArrayLike, snap: bool = False, dyadic: bool = False) -> RationalTensor:
     """Q as a nested list of sympy Rationals, R[i][j][k] = Q[i, j, k] exactly.
 
     Exact for floats that are short dyadic numbers (e.g. halves of ints, powers of 2 down to 2^-64).
+    ``dyadic=True``: every float is taken as the dyadic rational it is, whatever its size (the floats are
+    the system, as inside the solver; 0.1 then means 3602879701896397 / 2^55).
     ``snap=True``: an entry that is not such a number is replaced by the fraction with denominator <= 10^6
     nearest to it (``Fraction.limit_denominator``), accepted only if it rounds back to the float within
     2 ulp (e.g. 1/12 from an inertia (1, 2, 3)). ExactCheckError names the first entry that fails.
@@ -49,7 +51,7 @@ def rational_tensor(q: QuadraticField | ArrayLike, snap: bool = False) -> Ration
     for i, j, k in itertools.product(range(p), repeat=3):
         den = R[i][j][k].q
         short_dyadic = den & (den - 1) == 0 and den <= 2 ** 64 and abs(R[i][j][k].p).bit_length() <= 30
-        if den <= 2 ** 20 or short_dyadic:
+        if den <= 2 ** 20 or short_dyadic or dyadic:
             continue
         if not snap:
             raise ExactCheckError(f"Q[{i},{j},{k}] = {Q[i, j, k]!r} is not a short rational "
