@@ -171,12 +171,15 @@ def fuzz(n, seed=0, log=print, wide=False):
         p = 3 if wide else 2 if rng.random() < 0.9 else 3
         q = fuzz_system(kind, p, rng)
         L = q.invariant_lines()
-        s = stats.setdefault((kind, p), dict(n=0, alpha=0, count=0, family=0, ball=0, wrong=0, unchecked=0))
+        s = stats.setdefault((kind, p), dict(n=0, alpha=0, count=0, family=0, ball=0, exact=0, wrong=0, unchecked=0,
+                                             noreason=0))
         s["n"] += 1
         if not L.certified:
+            s["noreason"] += not L.reason.strip()
+            log(f"uncertified {kind} p={p}: {L.reason}")
             continue
         s[{"alpha": "alpha", "alpha+count": "count", "family": "family", "krawczyk": "ball",
-           "krawczyk+count": "ball"}[L.certificate]] += 1
+           "krawczyk+count": "ball", "exact": "exact"}[L.certificate]] += 1
         try:
             E = exact_invariant_lines(q, dyadic=True)
         except ExactCheckError as exc:
@@ -248,17 +251,17 @@ def fuzz_report(args):
     tf = time.perf_counter() - t0
     frows = []
     for (kind, p), s in sorted(stats.items()):
-        cert = s["alpha"] + s["count"] + s["family"] + s["ball"]
-        frows.append([kind, p, s["n"], f"{cert} ({cert / s['n']:.1%})", s["alpha"], s["count"], s["family"],
-                      s["ball"], s["unchecked"], s["wrong"]])
+        cert = s["alpha"] + s["count"] + s["family"] + s["ball"] + s["exact"]
+        frows.append([kind, p, s["n"], f"{cert} ({cert / s['n']:.2%})", s["alpha"], s["count"], s["family"],
+                      s["ball"], s["exact"], s["unchecked"], s["wrong"], s["noreason"]])
     tot = {k: sum(s[k] for s in stats.values())
-           for k in ("n", "alpha", "count", "family", "ball", "unchecked", "wrong")}
-    cert = tot["alpha"] + tot["count"] + tot["family"] + tot["ball"]
-    frows.append(["all", "2, 3", tot["n"], f"{cert} ({cert / tot['n']:.1%})", tot["alpha"], tot["count"],
-                  tot["family"], tot["ball"], tot["unchecked"], f"**{tot['wrong']}**"])
+           for k in ("n", "alpha", "count", "family", "ball", "exact", "unchecked", "wrong", "noreason")}
+    cert = tot["alpha"] + tot["count"] + tot["family"] + tot["ball"] + tot["exact"]
+    frows.append(["all", "2, 3", tot["n"], f"{cert} ({cert / tot['n']:.2%})", tot["alpha"], tot["count"],
+                  tot["family"], tot["ball"], tot["exact"], tot["unchecked"], f"**{tot['wrong']}**", tot["noreason"]])
     ftable = markdown_table(["kind", "p", "systems", "certified", "alpha", "alpha+count", "family",
-                             "krawczyk (ball arithmetic)", "certified, exact path cannot check",
-                             "certified but wrong"], frows)
+                             "krawczyk (ball arithmetic)", "exact (multiple lines)", "certified, exact path cannot check",
+                             "certified but wrong", "uncertified without a reason"], frows)
     print(ftable)
     if not args.quick and not args.wide:
         fnote = (f"**Fuzz, {tot['n']} systems** (seed {args.seed}, {tf / 60:.1f} min): every certified answer "

@@ -30,6 +30,7 @@ from .completeness import ROUNDOFF, completeness_certificate
 from .exact import exact_invariant_lines
 from .families import local_dimension, merge_linear_families
 from .homotopy import QuadraticEigenHomotopy
+from .precise_tracking import track_precise
 from .kovalevskaya.exponents import attach_exponents
 from .line_types import FamilyWitness, InvariantLine, InvariantLines
 from .protocol import QuadraticField
@@ -37,6 +38,8 @@ from .protocol import QuadraticField
 # the result types live in servo.quadratic.line_types and are re-exported here, where they were first public
 __all__ = ["InvariantLine", "InvariantLines", "FamilyWitness", "invariant_lines"]
 
+#: precisions (bits) of the re-tracking of every path when double precision fails and p > EXACT_SEED_MAX_P
+PRECISE_BITS = (128,)
 #: largest p for which an uncertified double-precision run falls back to the exact path for its start points
 #: (binary cubic for p = 2, a Groebner basis over QQ for p = 3: about a second; p = 4 takes a minute)
 EXACT_SEED_MAX_P = 3
@@ -108,11 +111,35 @@ def invariant_lines(q: QuadraticField, seed: int = 0, tol: float = 1e-8, cluster
         key = (res.failed_paths, sum(not np.isfinite(L.alpha) or L.alpha >= ALPHA0 for L in res.lines))
         if best is None or key < best_key:
             best, best_key = res, key
-    if q.p <= EXACT_SEED_MAX_P and np.any(q.Q):
-        if not ball_available():
-            best.reason += "; the fallback to the exact path needs python-flint (the 'certify' extra)"
-            return best
+    if not np.any(q.Q) or best.certificate is not None:
+        return best
+    if not ball_available():
+        best.reason += "; the fallbacks (exact start points, tracking in higher precision) need python-flint " \
+                       "(the 'certify' extra)"
+        return best
+    if q.p <= EXACT_SEED_MAX_P:
         return _exact_fallback(q, best, int(seeds[0]), float(tol))
+    return _precise_fallback(q, best, int(seeds[0]), float(tol))
+
+
+def _precise_fallback(q, best, seed, tol):
+    """Every path tracked again in PRECISE_BITS-bit arithmetic (servo.quadratic.precise_tracking) and the end
+    points proved in ball arithmetic (certificate "krawczyk"); otherwise ``best`` with the reason extended."""
+    Qs, wsc, dsc, ssc = equilibrate(q.Q)
+    hom = QuadraticEigenHomotopy(Qs, rng=seed, w=wsc)
+    why = ""
+    for bits in PRECISE_BITS:
+        Z, ok = track_precise(hom, prec=bits)
+        res = _ball_lines(q, Qs, wsc, dsc, ssc, list(Z[ok]), [], seed, tol)
+        if res[0] is not None:
+            lines, cert, reason, precision = res
+            order = sorted(range(len(lines)), key=lambda i: (not lines[i].is_real, -abs(lines[i].c),
+                                                           tuple(np.real(lines[i].direction))))
+            return InvariantLines([lines[i] for i in order], [], q.p, best.failed_paths, best.path_result, cert,
+                                  f"double precision did not decide ({best.reason}); paths tracked in {bits}-bit "
+                                  f"arithmetic; {reason}", precision)
+        why += f"; tracked in {bits} bits ({int((~ok).sum())} of {len(ok)} paths failed): {res[1]}"
+    best.reason += why
     return best
 
 
