@@ -38,8 +38,9 @@ from .protocol import QuadraticField
 # the result types live in servo.quadratic.line_types and are re-exported here, where they were first public
 __all__ = ["InvariantLine", "InvariantLines", "FamilyWitness", "invariant_lines"]
 
-#: precisions (bits) of the re-tracking of every path when double precision fails and p > EXACT_SEED_MAX_P
-PRECISE_BITS = (128,)
+#: the attempts (bits, seed offset: another gamma and patch) of re-tracking every path when double precision
+#: fails and p > EXACT_SEED_MAX_P; the end points of all attempts so far go to the ball certificate together
+PRECISE_BITS = ((128, 0), (256, 1))
 #: largest p for which an uncertified double-precision run falls back to the exact path for its start points
 #: (binary cubic for p = 2, a Groebner basis over QQ for p = 3: about a second; p = 4 takes a minute)
 EXACT_SEED_MAX_P = 3
@@ -126,18 +127,20 @@ def _precise_fallback(q, best, seed, tol):
     """Every path tracked again in PRECISE_BITS-bit arithmetic (servo.quadratic.precise_tracking) and the end
     points proved in ball arithmetic (certificate "krawczyk"); otherwise ``best`` with the reason extended."""
     Qs, wsc, dsc, ssc = equilibrate(q.Q)
-    hom = QuadraticEigenHomotopy(Qs, rng=seed, w=wsc)
     why = ""
-    for bits in PRECISE_BITS:
+    pts = []            # end points of every attempt: the proof does not care which path found a root
+    for n, (bits, s) in enumerate(PRECISE_BITS):
+        hom = QuadraticEigenHomotopy(Qs, rng=seed + s, w=wsc)
         Z, ok = track_precise(hom, prec=bits)
-        res = _ball_lines(q, Qs, wsc, dsc, ssc, list(Z[ok]), [], seed, tol)
+        pts += list(Z[ok])
+        res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, [], seed, tol)
         if res[0] is not None:
             lines, cert, reason, precision = res
             order = sorted(range(len(lines)), key=lambda i: (not lines[i].is_real, -abs(lines[i].c),
                                                            tuple(np.real(lines[i].direction))))
             return InvariantLines([lines[i] for i in order], [], q.p, best.failed_paths, best.path_result, cert,
                                   f"double precision did not decide ({best.reason}); paths tracked in {bits}-bit "
-                                  f"arithmetic; {reason}", precision)
+                                  f"arithmetic (attempt {n + 1}); {reason}", precision)
         why += f"; tracked in {bits} bits ({int((~ok).sum())} of {len(ok)} paths failed): {res[1]}"
     best.reason += why
     return best

@@ -130,6 +130,6 @@ def test_tracking_in_128_bits_reaches_every_root_of_the_mixed_system():
 def test_exact_fallback_off_says_why(monkeypatch):
     il = importlib.import_module("servo.quadratic.invariant_lines")
     monkeypatch.setattr(il, "EXACT_SEED_MAX_P", 0)
-    monkeypatch.setattr(il, "PRECISE_BITS", ())
+    monkeypatch.setattr(il, "PRECISE_BITS", ())   # no re-tracking either
     L = QuadraticSystem(MIXED3).invariant_lines()
     assert not L.certified and "paths failed" in L.reason
