@@ -29,7 +29,8 @@ from numpy.typing import ArrayLike
 from ..errors import ExactCheckError
 from .certify import equilibrate, normalise_line, pairwise_angles
 from .line_types import InvariantLines
-from .polynomials import multiplication_matrix, quadratic_fields, rational_tensor, standard_monomials
+from .polynomials import (hermite_counts, multiplication_matrix, quadratic_fields, rational_tensor,
+                          standard_monomials)
 from .protocol import QuadraticField
 
 # rational_tensor lives in servo.quadratic.polynomials and is re-exported here, where it was first public
@@ -206,7 +207,7 @@ def _groebner(R, chart, sep, dps=120):
         for _ in range(nr - 1):
             powers.append(Mu * powers[-1])
         Mgens = [multiplication_matrix(G, gens, std, g) for g in gens]
-        rank, signature = _hermite_counts(Mgens, std)
+        rank, signature = hermite_counts(Mgens, std)
         if rank != nr or signature != sum(u_real):
             return None                            # u does not separate the points (proved by the Hermite form)
         for Mg in Mgens:
@@ -260,37 +261,6 @@ def _charpoly_c_zero(v, gens, chart, sep, lam):
     std = standard_monomials(G, gens)
     u = sum(r * g for r, g in zip(sep, gens))
     return sp.Poly(multiplication_matrix(G, gens, std, u).charpoly(lam).as_expr(), lam)
-
-
-def _hermite_counts(Mgens, std):
-    """(rank, signature) of the Hermite quadratic form H[a, b] = Tr(M_{s_a s_b}) on Q[x] / I (s_a the standard
-    monomials, M_{x^e} = prod M_{x_i}^{e_i} from the multiplication matrices ``Mgens`` of the generators):
-    the rank is the number of distinct points of V(I) over C and the signature the number of distinct real
-    ones (Pedersen, Roy and Szpirglas 1993; Cox, Little and O'Shea, "Using Algebraic Geometry", ch. 2,
-    section 5, Theorem 5.2). Exact over QQ: the characteristic polynomial of the symmetric H has only real
-    roots, so Descartes' rule of signs counts its positive and negative roots exactly."""
-    n = len(std)
-    Ms = []
-    for e in std:
-        M = sp.eye(n)
-        for Mi, k in zip(Mgens, e):
-            for _ in range(k):
-                M = Mi * M
-        Ms.append(M)
-    H = sp.zeros(n, n)
-    for a in range(n):
-        for b in range(a, n):
-            H[a, b] = H[b, a] = sum(Ms[a][i, j] * Ms[b][j, i] for i in range(n) for j in range(n))
-    lam = sp.Symbol("lam")
-    co = sp.Poly(H.charpoly(lam).as_expr(), lam).all_coeffs()
-
-    def changes(cs):
-        signs = [sp.sign(c) for c in cs if c != 0]
-        return sum(1 for s0, s1 in zip(signs, signs[1:]) if s0 != s1)
-    zero = len(co) - 1 - max(i for i, c in enumerate(co) if c != 0)
-    pos = changes(co)
-    neg = changes([c * (-1) ** (len(co) - 1 - i) for i, c in enumerate(co)])
-    return n - zero, pos - neg
 
 
 METHODS = ("auto", "cubic", "resultant", "groebner")

@@ -25,7 +25,7 @@ from ..errors import ExactCheckError, QuadraticSystemError
 from .protocol import QuadraticField
 
 __all__ = ["rational_tensor", "quadratic_fields", "monomial_exponents", "standard_monomials",
-           "multiplication_matrix", "check_degree"]
+           "multiplication_matrix", "hermite_counts", "check_degree"]
 
 #: largest denominator of the fractions ``rational_tensor(q, snap=True)`` snaps a float entry to
 SNAP_DENOMINATOR = 10 ** 6
@@ -115,6 +115,37 @@ def multiplication_matrix(G: sp.GroebnerBasis, gens: Sequence[sp.Symbol], std: S
         for mon, coeff in sp.Poly(rem, *gens).terms():
             M[idx[mon], j] = coeff
     return M
+
+
+def hermite_counts(Mgens: Sequence[sp.Matrix], std: Sequence[tuple[int, ...]]) -> tuple[int, int]:
+    """(rank, signature) of the Hermite quadratic form H[a, b] = Tr(M_{s_a s_b}) on Q[x] / I (s_a the standard
+    monomials, M_{x^e} = prod M_{x_i}^{e_i} from the multiplication matrices ``Mgens`` of the generators):
+    the rank is the number of distinct points of V(I) over C and the signature the number of distinct real
+    ones (Pedersen, Roy and Szpirglas 1993; Cox, Little and O'Shea, "Using Algebraic Geometry", ch. 2,
+    section 5, Theorem 5.2). Exact over QQ: the characteristic polynomial of the symmetric H has only real
+    roots, so Descartes' rule of signs counts its positive and negative roots exactly."""
+    n = len(std)
+    Ms = []
+    for e in std:
+        M = sp.eye(n)
+        for Mi, k in zip(Mgens, e):
+            for _ in range(k):
+                M = Mi * M
+        Ms.append(M)
+    H = sp.zeros(n, n)
+    for a in range(n):
+        for b in range(a, n):
+            H[a, b] = H[b, a] = sum(Ms[a][i, j] * Ms[b][j, i] for i in range(n) for j in range(n))
+    lam = sp.Symbol("lam")
+    co = sp.Poly(H.charpoly(lam).as_expr(), lam).all_coeffs()
+
+    def changes(cs):
+        signs = [sp.sign(c) for c in cs if c != 0]
+        return sum(1 for s0, s1 in zip(signs, signs[1:]) if s0 != s1)
+    zero = len(co) - 1 - max(i for i, c in enumerate(co) if c != 0)
+    pos = changes(co)
+    neg = changes([c * (-1) ** (len(co) - 1 - i) for i, c in enumerate(co)])
+    return n - zero, pos - neg
 
 
 def check_degree(degree: Any, name: str = "max_degree") -> int:
