@@ -107,6 +107,8 @@ def invariant_lines(q: QuadraticField, seed: int = 0, tol: float = 1e-8, cluster
     seeds = np.random.default_rng(int(seed)).integers(0, 2 ** 31, size=int(retries) + 1)
     for s in seeds:
         res = _solve_once(q, int(s), float(tol), float(cluster_tol))
+        if res.certificate == "family" and q.p <= EXACT_SEED_MAX_P and ball_available():
+            return _confirm_family(q, res, int(seeds[0]), float(tol))
         if res.certified:
             return res
         key = (res.failed_paths, sum(not np.isfinite(L.alpha) or L.alpha >= ALPHA0 for L in res.lines))
@@ -144,6 +146,26 @@ def _precise_fallback(q, best, seed, tol):
         why += f"; tracked in {bits} bits ({int((~ok).sum())} of {len(ok)} paths failed): {res[1]}"
     best.reason += why
     return best
+
+
+def _confirm_family(q, res, seed, tol):
+    """A "family" verdict of the numerical local dimension test (p <= EXACT_SEED_MAX_P), confirmed by the exact
+    path (positive-dimensional over QQ) or replaced by what the exact path and the ball certificate prove (a
+    badly scaled finite system can look like a family in double precision); not certified if the exact path
+    cannot decide."""
+    try:
+        E = exact_invariant_lines(q, seed=seed % 1000, dyadic=True)
+    except ExactCheckError as exc:
+        res.certificate = None
+        res.reason = f"a family in double precision, not confirmed: the exact path cannot decide ({exc})"
+        return res
+    if not E.zero_dimensional:
+        res.reason += f"; positive dimension confirmed by the exact path ({E.method})"
+        return res
+    res.certificate = None
+    res.reason = "a family in double precision, but the exact path finds finitely many lines"
+    res.positive_dimensional = []
+    return _exact_fallback(q, res, seed, tol)
 
 
 def _exact_fallback(q, best, seed, tol):

@@ -69,7 +69,7 @@ def test_homotopy_fast_kernels_match_the_formulas():
 
 def test_pairwise_angles_against_the_stable_formula_per_pair():
     """pairwise_angles (cheap formula above sine 1e-2, lowered by 1e-13) against asin |w - u (u^H w)| pair by
-    pair: never above it, within 1e-10 of it (asin amplifies the 1e-13 near pi / 2), and exact to rounding for a pair 4e-10 apart."""
+    pair: never above it, within 1e-10 of it (asin amplifies the 1e-13 near pi / 2), and to 1e-6 relative for a pair 3e-10 apart (the cheap formula would give ~1e-8 absolute)."""
     from servo.quadratic.certify import pairwise_angles
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(30, 4)) + 1j * rng.normal(size=(30, 4))
@@ -82,7 +82,7 @@ def test_pairwise_angles_against_the_stable_formula_per_pair():
             assert A[a, b] <= ref + 1e-15 and abs(A[a, b] - ref) < 1e-10
     ref01 = np.arcsin(np.linalg.norm(Z[1] / np.linalg.norm(Z[1]) - Z[0] / np.linalg.norm(Z[0])
                                      * np.vdot(Z[0] / np.linalg.norm(Z[0]), Z[1] / np.linalg.norm(Z[1]))))
-    assert 1e-10 < A[0, 1] and abs(A[0, 1] - ref01) < 1e-20
+    assert 1e-10 < A[0, 1] and abs(A[0, 1] - ref01) < 1e-6 * ref01
 
 
 def test_straight_path_velocity_matches_the_general_one():

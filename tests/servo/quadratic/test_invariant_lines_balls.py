@@ -133,3 +133,26 @@ def test_exact_fallback_off_says_why(monkeypatch):
     monkeypatch.setattr(il, "PRECISE_BITS", ())   # no re-tracking either
     L = QuadraticSystem(MIXED3).invariant_lines()
     assert not L.certified and "paths failed" in L.reason
+
+
+# a mixed-scale p = 3 system of the fuzz (seed 0) that the numerical local dimension test took for a family
+FALSE_FAMILY = [[[9.223372036854776e+18, 3072.0, 262144.0], [3072.0, 7.205759403792794e+16, 0.0], [262144.0, 0.0, 0.0]],
+                [[0.0, 1.4210854715202004e-14, 1.3322676295501878e-15], [1.4210854715202004e-14, 0.0, 1.52587890625e-05],
+                 [1.3322676295501878e-15, 1.52587890625e-05, 2.2351741790771484e-08]],
+                [[-32768.0, 0.125, -6755399441055744.0], [0.125, 3221225472.0, -33554432.0],
+                 [-6755399441055744.0, -33554432.0, 0.0]]]
+
+
+def test_a_false_family_is_refuted_by_the_exact_path_and_the_lines_proved():
+    from servo.quadratic.exact import compare_with_exact, exact_invariant_lines
+    q = QuadraticSystem(np.array(FALSE_FAMILY))
+    L = q.invariant_lines()
+    assert L.certificate == "krawczyk" and not L.positive_dimensional and "finitely many" in L.reason
+    assert compare_with_exact(L, exact_invariant_lines(q, dyadic=True, seed=4)) == []
+
+
+def test_a_true_family_is_confirmed_by_the_exact_path():
+    """v = (x^2, x y): x v2 - y v1 = 0, every line (a, b) with a != 0 is invariant (v = x (x, y))."""
+    q = QuadraticSystem(np.array([[[1.0, 0], [0, 0]], [[0, 0.5], [0.5, 0]]]))
+    L = q.invariant_lines()
+    assert L.certificate == "family" and "confirmed by the exact path" in L.reason
