@@ -41,6 +41,8 @@ __all__ = ["InvariantLine", "InvariantLines", "FamilyWitness", "invariant_lines"
 #: the attempts (bits, seed offset: another gamma and patch) of re-tracking every path when double precision
 #: fails and p > EXACT_SEED_MAX_P; the end points of all attempts so far go to the ball certificate together
 PRECISE_BITS = ((128, 0), (256, 1))
+#: largest p re-tracked in higher precision (about 0.1-0.3 s per path in 128 bits)
+PRECISE_MAX_P = 8
 #: largest p for which an uncertified double-precision run falls back to the exact path for its start points
 #: (binary cubic for p = 2, a Groebner basis over QQ for p = 3: about a second; p = 4 takes a minute)
 EXACT_SEED_MAX_P = 3
@@ -122,6 +124,10 @@ def invariant_lines(q: QuadraticField, seed: int = 0, tol: float = 1e-8, cluster
         return best
     if q.p <= EXACT_SEED_MAX_P:
         return _exact_fallback(q, best, int(seeds[0]), float(tol))
+    if q.p > PRECISE_MAX_P:
+        best.reason += (f"; no re-tracking in higher precision above p = {PRECISE_MAX_P} (2^p paths in Python ball "
+                        f"arithmetic would take hours)")
+        return best
     return _precise_fallback(q, best, int(seeds[0]), float(tol))
 
 
