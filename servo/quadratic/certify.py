@@ -207,12 +207,22 @@ def alpha_test(Q: ArrayLike, w: ArrayLike, Z: NDArray[np.complex128], real_rows:
 
 def pairwise_angles(Z: ArrayLike) -> NDArray[np.float64]:
     """Fubini-Study distances (angles in [0, pi/2]) between the rows of Z as points of P^N:
-    asin |w - u (u^H w)| for unit u, w (stable for small angles)."""
+    asin |w - u (u^H w)| for unit u, w (stable for small angles); above sine _NEAR the cheaper
+    asin sqrt(1 - |u^H w|^2), lowered by 1e-13 (its rounding error) so that it is never too large."""
     U = Z / np.linalg.norm(Z, axis=1, keepdims=True)
     G = U.conj() @ U.T                                     # G[a, b] = u_a^H u_b
-    D = U.T[None, :, :] - U[:, :, None] * G[:, None, :]    # D[a, :, b] = u_b - u_a (u_a^H u_b)
-    s = np.sqrt((np.abs(D) ** 2).sum(axis=1))
+    # sin angle = sqrt(1 - |G|^2) has an absolute error of ~ eps / sin angle: fine for large angles; the pairs
+    # closer than NEAR get the stable |u_b - u_a (u_a^H u_b)| (one (pairs, N) array, not an (n, N, n) one)
+    s = np.sqrt(np.clip(1 - np.abs(G) ** 2, 0, None)) - 1e-13      # minus a bound of its rounding error
+    a, b = np.nonzero(s < _NEAR)
+    if a.size:
+        D = U[b] - U[a] * G[a, b][:, None]
+        s[a, b] = np.sqrt((np.abs(D) ** 2).sum(axis=1))
     return np.arcsin(np.clip(s, 0, 1))
+
+
+#: angle (sine) below which pairwise_angles uses the stable formula
+_NEAR = 1e-2
 
 
 def backward_error(Q: ArrayLike, xi: ArrayLike, c: ArrayLike, w: ArrayLike | None = None) -> NDArray[np.float64]:

@@ -132,7 +132,15 @@ def ball_certify_end_points(Q: NDArray[Any], w: NDArray[np.float64], Z: NDArray[
         if not np.all(np.isfinite(z)) or abs(s) <= 1e-12 * np.linalg.norm(z):
             out.append(None)
             continue
-        out.append(certify_point(system, z / s, refine=True, precisions=precs))
+        r = certify_point(system, z / s, refine=True, precisions=precs)
+        # a root of a real system whose reality the enclosure does not decide (a real root whose centre came
+        # out complex, or a non-real one within the radius of the real space): prove it again in more bits
+        while r is not None and system.real and r.real is None and r.precision < precs[-1]:
+            more = certify_point(system, r.mid, refine=True, precisions=precs, min_precision=2 * r.precision)
+            if more is None:
+                break
+            r = more
+        out.append(r)
     labels, undecided = group_roots(out)
     roots: list[BallRoot] = []
     for lab in range(int(labels.max()) + 1 if (labels >= 0).any() else 0):

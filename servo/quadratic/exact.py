@@ -29,7 +29,8 @@ from numpy.typing import ArrayLike
 from ..errors import ExactCheckError
 from .certify import equilibrate, normalise_line, pairwise_angles
 from .line_types import InvariantLines
-from .polynomials import multiplication_matrix, quadratic_fields, rational_tensor, standard_monomials
+from .polynomials import (hermite_counts, multiplication_matrix, quadratic_fields, rational_tensor,
+                          standard_monomials)
 from .protocol import QuadraticField
 
 # rational_tensor lives in servo.quadratic.polynomials and is re-exported here, where it was first public
@@ -45,6 +46,18 @@ class ExactLines:
     points: list[tuple[Any, complex, int]]   # [(direction complex (p,), c complex, multiplicity int)]
     quotient_dimension: int | None = None
     method: str = ""
+    #: reality of each point decided exactly (binary cubic: CRootOf.is_real; Groebner: Sturm counts of the
+    #: eigenvalues u(P) and the Hermite form), parallel to ``points``; None: not decided exactly (then
+    #: ``is_real`` falls back to imaginary parts below 1e-12, which is not a proof)
+    reality: list[bool] | None = None
+
+    def is_real(self, k: int) -> bool:
+        """Whether point k is a real line: the exact decision when there is one (``reality``)."""
+        if self.reality is not None:
+            return bool(self.reality[k])
+        d, c, _ = self.points[k]
+        d = np.asarray(d, dtype=complex)
+        return bool(np.all(np.abs(d.imag) < 1e-12) and abs(np.imag(c)) < 1e-12 * max(1.0, abs(c)))
 
     @property
     def total_multiplicity(self) -> int:
@@ -53,9 +66,8 @@ class ExactLines:
 
     @property
     def real_count(self) -> int:
-        """Number of real lines counted with multiplicity."""
-        return int(sum(m for d, c, m in self.points
-                       if np.all(np.abs(d.imag) < 1e-12) and abs(np.imag(c)) < 1e-12 * max(1.0, abs(c))))
+        """Number of real lines counted with multiplicity (decided exactly where ``reality`` is set)."""
+        return int(sum(m for k, (_, _, m) in enumerate(self.points) if self.is_real(k)))
 
 
 def _binary_cubic(R):
@@ -65,23 +77,39 @@ def _binary_cubic(R):
     cubic = sp.expand(x * v2 - y * v1)
     if cubic == 0:
         return ExactLines(2, False, [], None, "binary cubic (identically zero)")
-    pts = []
+    pts, reality, czero = [], [], []
     f = sp.Poly(cubic.subs(y, 1), x)           # directions (x, 1)
-    for fac, mult in sp.sqf_list(f)[1]:
-        for r in sp.Poly(fac, x).nroots(n=40, maxsteps=200):
+    # c = 0 on a line (x, 1) exactly when v(x, 1) = 0: x is a root of g = gcd(v1(x, 1), v2(x, 1)); an
+    # irreducible factor of the cubic has all its roots there or none
+    g = sp.gcd(sp.Poly(v1.subs(y, 1), x), sp.Poly(v2.subs(y, 1), x))
+    for fac, mult in sp.factor_list(f)[1]:
+        fac = sp.Poly(fac, x)
+        zero_c = g.degree() > 0 and sp.rem(g, fac).is_zero
+        # exact roots (CRootOf: isolating intervals over QQ): is_real is decided exactly, not by the size of
+        # an imaginary part; the value is taken at 40 digits
+        for root in fac.all_roots():
+            r = sp.N(root, 40)
+            if root.is_real:
+                r = sp.re(r)
             pts.append(((r, sp.Integer(1)) if abs(r) <= 1 else (sp.Integer(1), 1 / r), mult))
+            reality.append(bool(root.is_real))
+            czero.append(bool(zero_c))
     deg_inf = 3 - f.degree()                   # roots at y = 0: direction (1, 0)
     if deg_inf > 0:
         pts.append(((sp.Integer(1), sp.Integer(0)), deg_inf))
+        reality.append(True)
+        czero.append(R[0][0][0] == 0 and R[1][0][0] == 0)
     out = []
-    for d, m in pts:                           # c = v_k(d) / d_k at 40 digits, d_k the unit entry
+    for (d, m), zero_c in zip(pts, czero):     # c = v_k(d) / d_k at 40 digits, d_k the unit entry
         k = 0 if d[0] == 1 else 1
         vk = sp.N((v1, v2)[k].subs({x: d[0], y: d[1]}), 40)
-        Tk = sum(abs(R[k][j][l]) * abs(sp.N(d[j], 40)) * abs(sp.N(d[l], 40)) for j in range(2) for l in range(2))
-        c = complex(vk) if abs(vk) > 1e-30 * Tk else 0.0       # an equilibrium line: c = 0 exactly
+        c = 0.0 if zero_c else complex(vk)     # an equilibrium line: c = 0 exactly (decided over QQ above)
         dd = np.array([complex(sp.N(a, 40)) for a in d])
-        out.append((*normalise_line(dd, c, 0.0), int(m)))
-    return ExactLines(2, True, out, 3, "binary cubic")
+        dn, cn = normalise_line(dd, c, 0.0 if c != 0 else np.inf)
+        if reality[len(out)]:                  # a real root of a real cubic: a real line with real c
+            dn, cn = dn.real.astype(complex), complex(cn.real)
+        out.append((dn, cn, int(m)))
+    return ExactLines(2, True, out, 3, "binary cubic", reality)
 
 
 def _resultant_p3(R, rng):
@@ -150,12 +178,25 @@ def _groebner(R, chart, sep, dps=120):
     Mu = multiplication_matrix(G, gens, std, u)
     lam = sp.Symbol("lam")
     cp = Mu.charpoly(lam)
-    roots = []
+    cpJ = _charpoly_c_zero(v, gens, chart, sep, lam)
+    roots, u_real, czero = [], [], []
     with mpmath.workdps(dps):
-        for fac, mult in sp.sqf_list(cp.as_expr(), lam)[1]:
-            coeffs = [mpmath.mpf(sp.Rational(a).p) / sp.Rational(a).q for a in sp.Poly(fac, lam).all_coeffs()]
-            rr = mpmath.polyroots(coeffs, maxsteps=400, extraprec=4 * dps) if len(coeffs) > 1 else []
-            roots += [(r, int(mult)) for r in np.atleast_1d(rr)]
+        for fac, mult in sp.factor_list(cp.as_expr(), lam)[1]:
+            fp = sp.Poly(fac, lam)
+            zero_c = cpJ is not None and sp.rem(cpJ, fp).is_zero
+            coeffs = [mpmath.mpf(sp.Rational(a).p) / sp.Rational(a).q for a in fp.all_coeffs()]
+            rr = list(np.atleast_1d(mpmath.polyroots(coeffs, maxsteps=400, extraprec=4 * dps))) if len(coeffs) > 1 else []
+            # how many roots of this rational factor are real: Sturm's count, exact; they are the ones with
+            # the smallest imaginary parts, which must be far below the others' at this precision
+            nreal = int(fp.count_roots()) if fp.degree() > 0 else 0
+            order = sorted(range(len(rr)), key=lambda i: abs(mpmath.im(rr[i])))
+            if nreal < len(rr) and nreal and abs(mpmath.im(rr[order[nreal - 1]])) > \
+                    mpmath.mpf(10) ** (-dps // 2) * abs(mpmath.im(rr[order[nreal]])):
+                return None                        # the real roots are not told apart at this precision
+            for pos, i in enumerate(order):
+                roots.append((mpmath.re(rr[i]) if pos < nreal else rr[i], int(mult)))
+                u_real.append(pos < nreal)
+                czero.append(bool(zero_c))
         nr = len(roots)
         V = mpmath.matrix(nr, nr)
         for k in range(nr):
@@ -165,8 +206,11 @@ def _groebner(R, chart, sep, dps=120):
         powers = [sp.eye(len(std))]
         for _ in range(nr - 1):
             powers.append(Mu * powers[-1])
-        for g in gens:
-            Mg = multiplication_matrix(G, gens, std, g)
+        Mgens = [multiplication_matrix(G, gens, std, g) for g in gens]
+        rank, signature = hermite_counts(Mgens, std)
+        if rank != nr or signature != sum(u_real):
+            return None                            # u does not separate the points (proved by the Hermite form)
+        for Mg in Mgens:
             tr = mpmath.matrix([mpmath.mpf(sp.Rational((Mg * P).trace()).p) / sp.Rational((Mg * P).trace()).q
                                 for P in powers])
             try:
@@ -183,16 +227,40 @@ def _groebner(R, chart, sep, dps=120):
         val = abs(complex(elim.eval(sp.Float(z[-1].real, 30) + sp.I * sp.Float(z[-1].imag, 30))))
         if val > 1e-8 * scale * max(1, abs(z[-1])) ** elim.degree():
             return None                            # u did not separate the points
-    pts = []
+    pts, reality = [], []
     Qn = np.array(R, dtype=float)
-    for z, (_, m) in zip(coords, roots):
+    for z, (_, m), isreal, zero_c in zip(coords, roots, u_real, czero):
         F = np.einsum("ijk,j,k->i", Qn, z[:-1], z[:-1]) - z[-1] * z[:-1]
         if np.linalg.norm(F) > 1e-9 * (1 + np.linalg.norm(z)) ** 2:
             return None                            # u did not separate the points
         if np.linalg.norm(z[:-1]) < 1e-10 * abs(z[-1]):
             continue                               # the trivial point [0 : ... : 0 : 1]
-        pts.append((*normalise_line(z[:-1], z[-1]), m))
-    return ExactLines(p, True, pts, len(std), "groebner grevlex + fglm lex + multiplication matrix")
+        if isreal:                                 # the real chart and u: z is real up to rounding
+            z = z.real.astype(complex)
+        d, cc = normalise_line(z[:-1], 0.0 if zero_c else z[-1], np.inf if zero_c else 0.0)
+        if isreal:
+            d, cc = d.real.astype(complex), complex(cc.real)
+        pts.append((d, cc, m))
+        reality.append(bool(isreal))
+    return ExactLines(p, True, pts, len(std), "groebner grevlex + fglm lex + multiplication matrix", reality)
+
+
+def _charpoly_c_zero(v, gens, chart, sep, lam):
+    """The characteristic polynomial (in ``lam``) of multiplication by u = sep . (xi, c) on Q[x] / J,
+    J = < v(xi), c, chart . (xi, c) - 1 >: its roots are the values u(P) at the solutions with c = 0 (the
+    equilibrium lines), or None if there is none. An irreducible factor over QQ of the characteristic
+    polynomial of the whole system has either all its roots among these or none (its roots are the values at
+    Galois-conjugate points, and c(P) = 0 is preserved by conjugation), so c = 0 is decided exactly."""
+    c = gens[-1]
+    eqs = [sp.expand(e.subs(c, 0)) for e in v] + [c, sum(l * g for l, g in zip(chart, gens)) - 1]
+    G = sp.groebner(eqs, *gens, order="grevlex")
+    if G.exprs == [1]:
+        return None
+    if not G.is_zero_dimensional:            # cannot happen inside a zero-dimensional system
+        raise ExactCheckError("the equilibrium lines (c = 0) of a zero-dimensional system form a family")
+    std = standard_monomials(G, gens)
+    u = sum(r * g for r, g in zip(sep, gens))
+    return sp.Poly(multiplication_matrix(G, gens, std, u).charpoly(lam).as_expr(), lam)
 
 
 METHODS = ("auto", "cubic", "resultant", "groebner")
@@ -230,6 +298,10 @@ def _verify(R, res):
                 raise ExactCheckError(f"{res.method}: point {n} (direction {np.round(d, 8)}, c = {c:.6g}) "
                                       f"does not solve v(xi) = c xi: relative residual {float(worst):.2e} > "
                                       f"{CHECK_TOL:.0e}")
+    if res.reality is not None:
+        # binary cubic: distinct roots of square-free factors; Groebner: u separates the points (Hermite
+        # rank); the points are distinct by exact algebra, even where doubles cannot tell them apart
+        return res
     A = pairwise_angles(np.array([d for d, _, _ in res.points], dtype=complex))
     for a in range(len(A)):
         for b in range(a):
@@ -245,7 +317,8 @@ def _rescaled(res, f):
     return res
 
 
-def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: str = "auto") -> ExactLines:
+def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: str = "auto",
+                          dyadic: bool = False) -> ExactLines:
     """Exact (symbolic) invariant lines of a rational QuadraticSystem, for p <= 4.
 
     method: "auto" (binary cubic for p = 2, Groebner otherwise), "cubic", "resultant" (p = 3) or
@@ -254,13 +327,14 @@ def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: 
     not 2^p (a point at the chart's infinity) new ones are drawn. Q is first divided by the power
     of 2 f with max |Q / f| in [1/2, 1) (exact; c scales by f). Every answer is verified
     (``_verify``: each point solves the system to CHECK_TOL at 40 digits, the count is 2^p - 1 and
-    the points are distinct); ExactCheckError instead of an unverified answer.
+    the points are distinct); ExactCheckError instead of an unverified answer. ``dyadic=True``: every float
+    entry of Q is its exact dyadic value (``polynomials.rational_tensor``), however small or large.
     """
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ExactCheckError(f"seed must be an int >= 0, got {seed!r}")
     if method not in METHODS:
         raise ExactCheckError(f"method must be one of {METHODS}, got {method!r}")
-    R0 = rational_tensor(q)
+    R0 = rational_tensor(q, dyadic=bool(dyadic))
     p = len(R0)
     top = max(abs(r) for plane in R0 for row in plane for r in row)
     f = sp.Integer(2) ** (int(np.frexp(float(top))[1]) if top != 0 else 0)
@@ -318,9 +392,9 @@ def compare_with_exact(lines: InvariantLines, exact: ExactLines, rtol: float = 1
         out.append(f"total multiplicity {lines.total_multiplicity} != exact {exact.total_multiplicity}")
     if lines.real_count != exact.real_count:
         out.append(f"real count {lines.real_count} != exact {exact.real_count}")
-    for d, c, m in exact.points:
+    for k, (d, c, m) in enumerate(exact.points):
         d = np.asarray(d, dtype=complex) / np.linalg.norm(d)
-        real = bool(np.all(np.abs(d.imag) < 1e-12) and abs(np.imag(c)) < 1e-12 * max(1.0, abs(c)))
+        real = exact.is_real(k)
         hit = [L for L in lines
                if np.sqrt(max(0.0, 1 - abs(np.vdot(L.direction / np.linalg.norm(L.direction), d)) ** 2)) < rtol
                and abs(L.c - c) <= rtol * abs(c) + 2 * L.tol and L.multiplicity == m and L.is_real == real]

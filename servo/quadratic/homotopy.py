@@ -94,6 +94,7 @@ class QuadraticEigenHomotopy:
         MG = np.zeros((N, p, N), dtype=complex)
         MG[np.arange(p), np.arange(p), np.arange(p)] = 2       # 2 diag(xi)
         MG[p, :, p] = -2                                       # - 2 c
+        self._MF = MF.reshape(N, p * N).copy()
         # [dF | dG | dF - gamma dG] at z in one matmul (rows (i, m) flattened)
         self._M3 = np.concatenate([MF.reshape(N, p * N), MG.reshape(N, p * N),
                                    (MF - self.gamma * MG).reshape(N, p * N)], axis=1)
@@ -168,15 +169,19 @@ class QuadraticEigenHomotopy:
         p, N = self.p, self.N
         pN = p * N
         t = tau.astype(complex)
-        out = z @ self._M3
+        dF = (z @ self._MF).reshape(B, p, N)                   # dF(z); dG(z) = [2 diag(xi) | -2 c] is sparse
         J = np.empty((B, N, N), dtype=complex)
-        Jt = J[:, :-1].reshape(B, pN)
-        np.multiply(out[:, :pN], t[:, None], out=Jt)
-        Jt += out[:, pN:2 * pN] * ((1 - t) * self.gamma)[:, None]
+        np.multiply(dF, t[:, None, None], out=J[:, :-1])
+        g2 = 2 * (1 - t) * self.gamma
+        idx = np.arange(p)
+        J[:, idx, idx] += g2[:, None] * z[:, :p]
+        J[:, :-1, p] -= g2[:, None] * z[:, p:]
         J[:, -1] = self.a
+        # H_t = F - gamma G, F(z) = dF(z) z / 2 (Euler), G_i = xi_i^2 - c^2
         rhs = np.empty((B, N), dtype=complex)
-        np.matmul(out[:, 2 * pN:].reshape(B, p, N), z[:, :, None], out=rhs[:, :-1, None])
+        np.matmul(dF, z[:, :, None], out=rhs[:, :-1, None])
         rhs[:, :-1] *= -0.5
+        rhs[:, :-1] += self.gamma * (z[:, :p] ** 2 - z[:, p:] ** 2)
         rhs[:, -1] = 0
         return solve_rows(J, rhs)
 

@@ -21,20 +21,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import QuadraticSystemError
+from ..errors import ExactCheckError, QuadraticSystemError
 from .certify import (ALPHA0, alpha_test, backward_error, equilibrate, exact_jacobian_rank, exact_root,
-                      normalise_line)
+                      normalise_line, pairwise_angles)
 from .certify_lines import available as ball_available
 from .certify_lines import ball_certify_end_points, retrack
 from .completeness import ROUNDOFF, completeness_certificate
+from .exact import exact_invariant_lines
 from .families import local_dimension, merge_linear_families
 from .homotopy import QuadraticEigenHomotopy
+from .precise_tracking import track_precise
 from .kovalevskaya.exponents import attach_exponents
 from .line_types import FamilyWitness, InvariantLine, InvariantLines
 from .protocol import QuadraticField
 
 # the result types live in servo.quadratic.line_types and are re-exported here, where they were first public
 __all__ = ["InvariantLine", "InvariantLines", "FamilyWitness", "invariant_lines"]
+
+#: the attempts (bits, seed offset: another gamma and patch) of re-tracking every path when double precision
+#: fails and p > EXACT_SEED_MAX_P; the end points of all attempts so far go to the ball certificate together
+PRECISE_BITS = ((128, 0), (256, 1))
+#: largest p re-tracked in higher precision (about 0.1-0.3 s per path in 128 bits)
+PRECISE_MAX_P = 8
+#: largest p for which an uncertified double-precision run falls back to the exact path for its start points
+#: (binary cubic for p = 2, a Groebner basis over QQ for p = 3: about a second; p = 4 takes a minute)
+EXACT_SEED_MAX_P = 3
 
 
 def _cluster(z, tol):
@@ -98,11 +109,93 @@ def invariant_lines(q: QuadraticField, seed: int = 0, tol: float = 1e-8, cluster
     seeds = np.random.default_rng(int(seed)).integers(0, 2 ** 31, size=int(retries) + 1)
     for s in seeds:
         res = _solve_once(q, int(s), float(tol), float(cluster_tol))
+        if res.certificate == "family" and q.p <= EXACT_SEED_MAX_P and ball_available():
+            return _confirm_family(q, res, int(seeds[0]), float(tol))
         if res.certified:
             return res
         key = (res.failed_paths, sum(not np.isfinite(L.alpha) or L.alpha >= ALPHA0 for L in res.lines))
         if best is None or key < best_key:
             best, best_key = res, key
+    if not np.any(q.Q) or best.certificate is not None:
+        return best
+    if not ball_available():
+        best.reason += "; the fallbacks (exact start points, tracking in higher precision) need python-flint " \
+                       "(the 'certify' extra)"
+        return best
+    if q.p <= EXACT_SEED_MAX_P:
+        return _exact_fallback(q, best, int(seeds[0]), float(tol))
+    if q.p > PRECISE_MAX_P:
+        best.reason += (f"; no re-tracking in higher precision above p = {PRECISE_MAX_P} (2^p paths in Python ball "
+                        f"arithmetic would take hours)")
+        return best
+    return _precise_fallback(q, best, int(seeds[0]), float(tol))
+
+
+def _precise_fallback(q, best, seed, tol):
+    """Every path tracked again in PRECISE_BITS-bit arithmetic (servo.quadratic.precise_tracking) and the end
+    points proved in ball arithmetic (certificate "krawczyk"); otherwise ``best`` with the reason extended."""
+    Qs, wsc, dsc, ssc = equilibrate(q.Q)
+    why = ""
+    pts = []            # end points of every attempt: the proof does not care which path found a root
+    for n, (bits, s) in enumerate(PRECISE_BITS):
+        hom = QuadraticEigenHomotopy(Qs, rng=seed + s, w=wsc)
+        Z, ok = track_precise(hom, prec=bits)
+        pts += list(Z[ok])
+        res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, [], seed, tol)
+        if res[0] is not None:
+            lines, cert, reason, precision = res
+            order = sorted(range(len(lines)), key=lambda i: (not lines[i].is_real, -abs(lines[i].c),
+                                                           tuple(np.real(lines[i].direction))))
+            return InvariantLines([lines[i] for i in order], [], q.p, best.failed_paths, best.path_result, cert,
+                                  f"double precision did not decide ({best.reason}); paths tracked in {bits}-bit "
+                                  f"arithmetic (attempt {n + 1}); {reason}", precision)
+        why += f"; tracked in {bits} bits ({int((~ok).sum())} of {len(ok)} paths failed): {res[1]}"
+    best.reason += why
+    return best
+
+
+def _confirm_family(q, res, seed, tol):
+    """A "family" verdict of the numerical local dimension test (p <= EXACT_SEED_MAX_P), confirmed by the exact
+    path (positive-dimensional over QQ) or replaced by what the exact path and the ball certificate prove (a
+    badly scaled finite system can look like a family in double precision); not certified if the exact path
+    cannot decide."""
+    try:
+        E = exact_invariant_lines(q, seed=seed % 1000, dyadic=True)
+    except ExactCheckError as exc:
+        res.certificate = None
+        res.reason = f"a family in double precision, not confirmed: the exact path cannot decide ({exc})"
+        return res
+    if not E.zero_dimensional:
+        res.reason += f"; positive dimension confirmed by the exact path ({E.method})"
+        return res
+    res.certificate = None
+    res.reason = "a family in double precision, but the exact path finds finitely many lines"
+    res.positive_dimensional = []
+    return _exact_fallback(q, res, seed, tol)
+
+
+def _exact_fallback(q, best, seed, tol):
+    """The uncertified result ``best`` replaced by what the exact path and the ball certificate prove
+    (``_exact_seeded``), or kept with the reason extended. A positive-dimensional answer of the exact path
+    confirms the family witnesses of the tracker (certificate "family")."""
+    if not np.isrealobj(q.Q) and np.any(np.imag(q.Q)):
+        best.reason += "; no exact fallback for complex Q"
+        return best
+    Qs, wsc, dsc, ssc = equilibrate(q.Q)
+    res = _exact_seeded(q, Qs, wsc, dsc, ssc, seed, tol)
+    if res[0] is not None:
+        lines, cert, reason, precision = res
+        order = sorted(range(len(lines)), key=lambda i: (not lines[i].is_real, -abs(lines[i].c),
+                                                       tuple(np.real(lines[i].direction))))
+        return InvariantLines([lines[i] for i in order], [], q.p, best.failed_paths, best.path_result, cert,
+                              f"double precision did not decide ({best.reason}); {reason}", precision)
+    if res[1].startswith("the solution set is positive-dimensional") and best.positive_dimensional:
+        best.certificate = "family"
+        best.reason = (f"positive-dimensional solution set, proved by the exact path ({res[1]}), with "
+                       f"{len(best.positive_dimensional)} numerical witness(es); the isolated lines are not proved "
+                       f"complete (double precision: {best.reason})")
+        return best
+    best.reason += f"; from the exact path: {res[1]}"
     return best
 
 
@@ -257,7 +350,45 @@ def _finish(q, Qs, wsc, lines, Z):
     attach_exponents(q, lines)                  # Kovalevskaya exponents, all lines in one batch
 
 
-def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol):
+def _exact_seeded(q, Qs, wsc, dsc, ssc, seed, tol):
+    """Where double precision fails (p <= EXACT_SEED_MAX_P): the solutions from the exact path
+    (servo.quadratic.exact: binary cubic or Groebner basis over QQ; every double is a rational) as start points
+    of the ball certificate. Simple points: Newton in 64 .. 1024 bits and the Krawczyk test, pairwise disjoint,
+    counted against 2^p (certificate "krawczyk", independent of the exact algebra, which only supplied the
+    points). If there are multiple points, their multiplicities (Stickelberger), reality (Sturm counts and the
+    Hermite form) and c = 0 come from the exact algebra, and the simple ones are still proved in balls
+    (certificate "exact"). (lines, certificate, reason, precision) or (None, reason)."""
+    p = q.p
+    try:
+        E = exact_invariant_lines(q, seed=int(seed) % 1000, dyadic=True)
+    except ExactCheckError as exc:
+        return None, f"not decided ({exc})"
+    if not E.zero_dimensional:
+        return None, f"the solution set is positive-dimensional ({E.method})"
+    simple = [k for k, (_, _, m) in enumerate(E.points) if m == 1]
+    pts = [np.append(np.asarray(E.points[k][0], dtype=complex) / dsc, E.points[k][1] / ssc) for k in simple]
+    pts.append(np.append(np.zeros(p), 1.0).astype(complex))           # the trivial root
+    singular = []
+    for k, (d, c, m) in enumerate(E.points):
+        if m > 1:
+            z = np.append(np.asarray(d, dtype=complex) / dsc, c / ssc)
+            singular.append(_make_line(q, Qs, wsc, dsc, ssc, z, int(m), E.is_real(k), (m,), float("inf"), tol,
+                                       c_nonzero=bool(c != 0)))
+    if singular:
+        _finish(q, Qs, wsc, singular, [np.append(L.direction / dsc, L.c / ssc) for L in singular])
+    res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, singular, seed, tol, exact_singular=True)
+    if res[0] is None:
+        return None, res[1]
+    lines, cert, reason, prec = res
+    seeds = np.array(pts[:-1]).reshape(len(simple), p + 1)
+    for L in lines[:len(lines) - len(singular)]:       # the proved reality must be the exact one
+        k = int(np.argmin(pairwise_angles(np.vstack([L.ball[0].mid[None], seeds]))[0, 1:]))
+        if E.is_real(simple[k]) != L.is_real:
+            return None, "the ball certificate and the exact path disagree on the reality of a line"
+    return lines, cert, "start points from the exact path; " + reason, prec
+
+
+def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_singular=False):
     """The ball-arithmetic certificate (servo.quadratic.certify_lines) from the end points ``points``:
     (lines, certificate, reason, precision) or (None, reason)."""
     p = q.p
@@ -280,6 +411,12 @@ def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol):
              for r in B.lines]
     _finish(q, Qs, wsc, lines, [r.mid for r in B.lines])
     lines += list(singular_lines)
+    if nsing and exact_singular:
+        return (lines, "exact",
+                f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "
+                f"{len(singular_lines)} multiple root(s) with multiplicities, reality and c = 0 decided exactly "
+                f"over QQ (Groebner basis, Stickelberger, Sturm and Hermite counts; their coordinates are "
+                f"approximations of algebraic numbers); total {total - 1} = 2^p - 1", B.precision)
     if nsing:
         return (lines, "krawczyk+count",
                 f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "

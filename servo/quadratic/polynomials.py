@@ -25,7 +25,7 @@ from ..errors import ExactCheckError, QuadraticSystemError
 from .protocol import QuadraticField
 
 __all__ = ["rational_tensor", "quadratic_fields", "monomial_exponents", "standard_monomials",
-           "multiplication_matrix", "check_degree"]
+           "multiplication_matrix", "hermite_counts", "check_degree"]
 
 #: largest denominator of the fractions ``rational_tensor(q, snap=True)`` snaps a float entry to
 SNAP_DENOMINATOR = 10 ** 6
@@ -33,10 +33,12 @@ SNAP_DENOMINATOR = 10 ** 6
 RationalTensor = list[list[list[sp.Rational]]]
 
 
-def rational_tensor(q: QuadraticField | ArrayLike, snap: bool = False) -> RationalTensor:
+def rational_tensor(q: QuadraticField | ArrayLike, snap: bool = False, dyadic: bool = False) -> RationalTensor:
     """Q as a nested list of sympy Rationals, R[i][j][k] = Q[i, j, k] exactly.
 
     Exact for floats that are short dyadic numbers (e.g. halves of ints, powers of 2 down to 2^-64).
+    ``dyadic=True``: every float is taken as the dyadic rational it is, whatever its size (the floats are
+    the system, as inside the solver; 0.1 then means 3602879701896397 / 2^55).
     ``snap=True``: an entry that is not such a number is replaced by the fraction with denominator <= 10^6
     nearest to it (``Fraction.limit_denominator``), accepted only if it rounds back to the float within
     2 ulp (e.g. 1/12 from an inertia (1, 2, 3)). ExactCheckError names the first entry that fails.
@@ -49,7 +51,7 @@ def rational_tensor(q: QuadraticField | ArrayLike, snap: bool = False) -> Ration
     for i, j, k in itertools.product(range(p), repeat=3):
         den = R[i][j][k].q
         short_dyadic = den & (den - 1) == 0 and den <= 2 ** 64 and abs(R[i][j][k].p).bit_length() <= 30
-        if den <= 2 ** 20 or short_dyadic:
+        if den <= 2 ** 20 or short_dyadic or dyadic:
             continue
         if not snap:
             raise ExactCheckError(f"Q[{i},{j},{k}] = {Q[i, j, k]!r} is not a short rational "
@@ -113,6 +115,37 @@ def multiplication_matrix(G: sp.GroebnerBasis, gens: Sequence[sp.Symbol], std: S
         for mon, coeff in sp.Poly(rem, *gens).terms():
             M[idx[mon], j] = coeff
     return M
+
+
+def hermite_counts(Mgens: Sequence[sp.Matrix], std: Sequence[tuple[int, ...]]) -> tuple[int, int]:
+    """(rank, signature) of the Hermite quadratic form H[a, b] = Tr(M_{s_a s_b}) on Q[x] / I (s_a the standard
+    monomials, M_{x^e} = prod M_{x_i}^{e_i} from the multiplication matrices ``Mgens`` of the generators):
+    the rank is the number of distinct points of V(I) over C and the signature the number of distinct real
+    ones (Pedersen, Roy and Szpirglas 1993; Cox, Little and O'Shea, "Using Algebraic Geometry", ch. 2,
+    section 5, Theorem 5.2). Exact over QQ: the characteristic polynomial of the symmetric H has only real
+    roots, so Descartes' rule of signs counts its positive and negative roots exactly."""
+    n = len(std)
+    Ms = []
+    for e in std:
+        M = sp.eye(n)
+        for Mi, k in zip(Mgens, e):
+            for _ in range(k):
+                M = Mi * M
+        Ms.append(M)
+    H = sp.zeros(n, n)
+    for a in range(n):
+        for b in range(a, n):
+            H[a, b] = H[b, a] = sum(Ms[a][i, j] * Ms[b][j, i] for i in range(n) for j in range(n))
+    lam = sp.Symbol("lam")
+    co = sp.Poly(H.charpoly(lam).as_expr(), lam).all_coeffs()
+
+    def changes(cs):
+        signs = [sp.sign(c) for c in cs if c != 0]
+        return sum(1 for s0, s1 in zip(signs, signs[1:]) if s0 != s1)
+    zero = len(co) - 1 - max(i for i, c in enumerate(co) if c != 0)
+    pos = changes(co)
+    neg = changes([c * (-1) ** (len(co) - 1 - i) for i, c in enumerate(co)])
+    return n - zero, pos - neg
 
 
 def check_degree(degree: Any, name: str = "max_degree") -> int:

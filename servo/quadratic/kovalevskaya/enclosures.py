@@ -10,7 +10,9 @@ holds -1; the others are the exponents, and -1 is proved a simple eigenvalue (it
 
 Integer exponents exactly: for rational Q and a Darboux point with rational coordinates (found near the
 proved point and checked exactly: v(d) = -d over Q), an exponent disc holding one integer n with
-det(K(d) - n Id) = 0 over Q is n: n is an eigenvalue of K and the disc holds only one.
+det(K(d) - n Id) = 0 over Q is n: n is an eigenvalue of K and the disc holds only one. At an irrational
+(algebraic) Darboux point (p <= ALGEBRAIC_MAX_P) det(K(d) - n Id) = 0 is decided in the number field
+(servo.quadratic.kovalevskaya.algebraic_exponents), for a disc that overlaps no other.
 
 Obstructions proved (``proved_obstructions``): degree m is ruled out at a Darboux point when no ball
 sum_i k_i rho_i (k in N^{p-1}, 1 <= |k| <= m) contains m: every resonance is excluded by the enclosures, and
@@ -18,7 +20,7 @@ the theorem of servo.quadratic.kovalevskaya applies (-1 simple is proved too).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -35,10 +37,15 @@ from ..krawczyk import PRECISIONS, certify_point, require_flint, working_precisi
 from ..line_types import InvariantLine
 from ..polynomials import check_degree, rational_tensor
 from ..protocol import QuadraticField
+from .algebraic_exponents import DarbouxIdeal
 from .obstructions import IntegrabilityObstructions, ObstructionCertificate
 from .resonances import multi_indices
 
 __all__ = ["ExponentEnclosure", "certified_exponents", "proved_obstructions"]
+
+#: largest p for which integer exponents at irrational Darboux points are decided in the number field
+#: (Groebner bases over QQ, kovalevskaya.algebraic_exponents)
+ALGEBRAIC_MAX_P = 3
 
 
 @dataclass
@@ -77,7 +84,8 @@ def _rational_darboux(R: list, mid: NDArray[np.complex128]) -> list[sp.Rational]
     return d
 
 
-def _one_line(q: QuadraticField, L: InvariantLine, index: int, Qs, w, dsc, ssc, prec: int, R) -> ExponentEnclosure:
+def _one_line(q: QuadraticField, L: InvariantLine, index: int, Qs, w, dsc, ssc, prec: int, R,
+              algebraic: Callable[[], DarbouxIdeal | None] | None = None) -> ExponentEnclosure:
     fl = require_flint("certified Kovalevskaya exponents")
     p = q.p
     darboux = -np.asarray(L.direction) / L.c
@@ -129,6 +137,13 @@ def _one_line(q: QuadraticField, L: InvariantLine, index: int, Qs, w, dsc, ssc, 
                         ints[i] = lo
             if ints:
                 d = _rational_darboux(R, np.array([complex(x.mid()) / complex(c.mid()) for x in xi]) * -1)
+                ideal = algebraic() if d is None and algebraic is not None else None
+                if ideal is not None:
+                    # an irrational Darboux point: decided in the number field (kovalevskaya.algebraic_exponents)
+                    dball = [-x / c for x in xi]
+                    for i, n in ints.items():
+                        if sum(rho[i].overlaps(e) for e in rho) == 1 and ideal.has_integer_exponent(dball, n):
+                            exact[i] = n
                 if d is not None:
                     Kx = sp.eye(p) + sp.Matrix(p, p, lambda i, j: 2 * sum(R[i][j][k] * d[k] for k in range(p)))
                     for i, n in ints.items():
@@ -155,6 +170,12 @@ def certified_exponents(q: QuadraticField, lines: Iterable[InvariantLine] | None
         R = rational_tensor(q, snap=True)
     except ExactCheckError:
         R = None
+    ideal: list[DarbouxIdeal | None] = []
+
+    def algebraic() -> DarbouxIdeal | None:      # built once, at the first irrational Darboux point
+        if not ideal:
+            ideal.append(DarbouxIdeal(R) if R is not None and q.p <= ALGEBRAIC_MAX_P else None)
+        return ideal[0]
     out = []
     for i, L in enumerate(lines):
         if L.is_equilibrium_line:
@@ -163,7 +184,7 @@ def certified_exponents(q: QuadraticField, lines: Iterable[InvariantLine] | None
             out.append(ExponentEnclosure(i, -np.asarray(L.direction) / L.c,
                                          reason=f"multiplicity {L.multiplicity}: K is singular there"))
             continue
-        out.append(_one_line(q, L, i, Qs, w, dsc, ssc, int(precision), R))
+        out.append(_one_line(q, L, i, Qs, w, dsc, ssc, int(precision), R, algebraic))
     return out
 
 

@@ -65,3 +65,33 @@ def test_homotopy_fast_kernels_match_the_formulas():
     Js[2] = 0                                   # a singular row gives NaN, the others are solved
     x = solve_rows(Js, z)
     assert np.all(np.isnan(x[2])) and np.allclose(np.einsum("bij,bj->bi", J[[0, 1, 3]], x[[0, 1, 3]]), z[[0, 1, 3]])
+
+
+def test_pairwise_angles_against_the_stable_formula_per_pair():
+    """pairwise_angles (cheap formula above sine 1e-2, lowered by 1e-13) against asin |w - u (u^H w)| pair by
+    pair: never above it, within 1e-10 of it (asin amplifies the 1e-13 near pi / 2), and to 1e-6 relative for a pair 3e-10 apart (the cheap formula would give ~1e-8 absolute)."""
+    from servo.quadratic.certify import pairwise_angles
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(30, 4)) + 1j * rng.normal(size=(30, 4))
+    Z[1] = Z[0] * (1 + 2j) + 1e-9 * rng.normal(size=4)
+    A = pairwise_angles(Z)
+    for a in range(30):
+        for b in range(30):
+            u, w = Z[a] / np.linalg.norm(Z[a]), Z[b] / np.linalg.norm(Z[b])
+            ref = np.arcsin(min(1.0, np.linalg.norm(w - u * np.vdot(u, w))))
+            assert A[a, b] <= ref + 1e-15 and abs(A[a, b] - ref) < 1e-10
+    ref01 = np.arcsin(np.linalg.norm(Z[1] / np.linalg.norm(Z[1]) - Z[0] / np.linalg.norm(Z[0])
+                                     * np.vdot(Z[0] / np.linalg.norm(Z[0]), Z[1] / np.linalg.norm(Z[1]))))
+    assert 1e-10 < A[0, 1] and abs(A[0, 1] - ref01) < 1e-6 * ref01
+
+
+def test_straight_path_velocity_matches_the_general_one():
+    """_velocity_lin (dG written out sparsely) and _velocity (the full augmented Jacobian) solve the same
+    [H_z; a] dz = [-H_t; 0]."""
+    from servo.quadratic.homotopy import QuadraticEigenHomotopy
+    p = 4
+    h = QuadraticEigenHomotopy(np.random.default_rng(1).normal(size=(p, p, p)), rng=2, w=np.arange(1.0, p + 1))
+    z = np.random.default_rng(3).normal(size=(7, p + 1)) + 1j
+    tau = np.linspace(0, 1, 7)
+    np.testing.assert_allclose(h._velocity_lin(z, tau), h._velocity(z, tau.astype(complex), np.ones(7)),
+                               rtol=1e-10, atol=1e-12)

@@ -98,3 +98,61 @@ def test_so4_servo_system_p5_is_proved_complete():
         match = [m for m in M if abs(abs(np.vdot(m.direction / np.linalg.norm(m.direction), d)) - 1) < 1e-10
                  and abs(m.c - line.c) <= 1e-8 * max(1.0, abs(line.c))]
         assert len(match) == 1
+
+
+# a mixed-scale p = 3 system of the fuzz (entries +-{1, 2, 3} 2^e, |e| <= 66): double precision loses two
+# paths and sees spurious families; the exact path (Groebner over QQ) is the independent reference
+MIXED3 = np.array([[[2.0 ** -53, -2.0 ** 65, 0], [-2.0 ** 65, 2.0 ** -59, 0], [0, 0, -2.0 ** 10]],
+                   [[2.0 ** -43, -2.0 ** -37, 2.0 ** -63], [-2.0 ** -37, 3 * 2.0 ** -14, 0], [2.0 ** -63, 0, 2.0 ** -64]],
+                   [[-8.0, 2.0 ** -25, 0], [2.0 ** -25, 2.0 ** 16, -3 * 2.0 ** -19], [0, -3 * 2.0 ** -19, 0]]])
+
+
+def test_mixed_scale_p3_is_proved_from_exact_start_points():
+    from servo.quadratic.exact import compare_with_exact, exact_invariant_lines
+    q = QuadraticSystem(MIXED3)
+    L = q.invariant_lines()
+    assert L.certificate == "krawczyk" and "exact path" in L.reason
+    assert compare_with_exact(L, exact_invariant_lines(q, dyadic=True, seed=5)) == []
+
+
+def test_tracking_in_128_bits_reaches_every_root_of_the_mixed_system():
+    """The fallback of p >= 4 (every path tracked in 128 bits), run on the p = 3 system where double precision
+    fails: its end points, proved in balls, must be the exact path's lines."""
+    il = importlib.import_module("servo.quadratic.invariant_lines")
+    from servo.quadratic.exact import compare_with_exact, exact_invariant_lines
+    from servo.quadratic.line_types import InvariantLines
+    q = QuadraticSystem(MIXED3)
+    L = il._precise_fallback(q, InvariantLines([], [], 3, 2, reason="test"), seed=3, tol=1e-8)
+    assert L.certificate == "krawczyk" and "128-bit" in L.reason
+    assert compare_with_exact(L, exact_invariant_lines(q, dyadic=True)) == []
+
+
+def test_exact_fallback_off_says_why(monkeypatch):
+    il = importlib.import_module("servo.quadratic.invariant_lines")
+    monkeypatch.setattr(il, "EXACT_SEED_MAX_P", 0)
+    monkeypatch.setattr(il, "PRECISE_BITS", ())   # no re-tracking either
+    L = QuadraticSystem(MIXED3).invariant_lines()
+    assert not L.certified and "paths failed" in L.reason
+
+
+# a mixed-scale p = 3 system of the fuzz (seed 0) that the numerical local dimension test took for a family
+FALSE_FAMILY = [[[9.223372036854776e+18, 3072.0, 262144.0], [3072.0, 7.205759403792794e+16, 0.0], [262144.0, 0.0, 0.0]],
+                [[0.0, 1.4210854715202004e-14, 1.3322676295501878e-15], [1.4210854715202004e-14, 0.0, 1.52587890625e-05],
+                 [1.3322676295501878e-15, 1.52587890625e-05, 2.2351741790771484e-08]],
+                [[-32768.0, 0.125, -6755399441055744.0], [0.125, 3221225472.0, -33554432.0],
+                 [-6755399441055744.0, -33554432.0, 0.0]]]
+
+
+def test_a_false_family_is_refuted_by_the_exact_path_and_the_lines_proved():
+    from servo.quadratic.exact import compare_with_exact, exact_invariant_lines
+    q = QuadraticSystem(np.array(FALSE_FAMILY))
+    L = q.invariant_lines()
+    assert L.certificate == "krawczyk" and not L.positive_dimensional and "finitely many" in L.reason
+    assert compare_with_exact(L, exact_invariant_lines(q, dyadic=True, seed=4)) == []
+
+
+def test_a_true_family_is_confirmed_by_the_exact_path():
+    """v = (x^2, x y): x v2 - y v1 = 0, every line (a, b) with a != 0 is invariant (v = x (x, y))."""
+    q = QuadraticSystem(np.array([[[1.0, 0], [0, 0]], [[0, 0.5], [0.5, 0]]]))
+    L = q.invariant_lines()
+    assert L.certificate == "family" and "confirmed by the exact path" in L.reason

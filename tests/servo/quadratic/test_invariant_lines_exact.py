@@ -67,3 +67,58 @@ def test_resultant_detects_a_family():
     E = exact_invariant_lines(QuadraticSystem.from_sympy([x**2, x * y, x * z], [x, y, z]),
                               method="resultant")
     assert not E.zero_dimensional
+
+
+
+def _tiny_pair(p):
+    """v = (2 x^2 + 2^90 y^2, x y [, z^2]). By hand: x v2 - y v1 = -y (x^2 + 2^90 y^2), so in the (x, y)
+    plane the lines are (1, 0) with c = 2 and (1, +-i 2^-45) with c = 1: a complex pair whose imaginary parts
+    (2.8e-14) are below 1e-12. For p = 3, v3 = z^2 adds (0, 0, 1) with c = 1 and, for each plane line d with
+    its c_d, the line (d / c_d, 1) with c = 1 (v_12(d / c_d) = c_d d / c_d^2 = d / c_d, v3 = 1): 7 = 2^3 - 1
+    lines, 3 of them real. Returns the system and [(direction, c, real)]."""
+    Q = np.zeros((p, p, p))
+    Q[0, 0, 0], Q[0, 1, 1], Q[1, 0, 1], Q[1, 1, 0] = 2.0, 2.0 ** 90, 0.5, 0.5
+    s = 1j * 2.0 ** -45
+    plane = [(np.array([1, 0], complex), 2.0, True), (np.array([1, s]), 1.0, False), (np.array([1, -s]), 1.0, False)]
+    if p == 2:
+        return QuadraticSystem(Q), plane
+    Q[2, 2, 2] = 1.0
+    lines = [(np.append(d, 0), c, r) for d, c, r in plane] + [(np.array([0, 0, 1], complex), 1.0, True)]
+    lines += [(np.append(d / c, 1), 1.0, r) for d, c, r in plane]
+    return QuadraticSystem(Q), lines
+
+
+def _same_line(d, c, e, f):
+    """(d, c) and (e, f) are proportional: the same line with the same c (v(s d) = s^2 v(d))."""
+    a, b = np.append(d, c).astype(complex), np.append(e, f).astype(complex)
+    a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
+    ph = np.vdot(a, b) / abs(np.vdot(a, b))
+    return np.abs(a * ph - b).max() < 4e-16  # the pair differs by 5.7e-14 in one component
+
+
+@pytest.mark.parametrize("p", [2, 3])
+def test_reality_is_exact_below_1e_12(p):
+    """A complex pair with imaginary parts of 2.8e-14 is complex in the exact path (a 1e-12 threshold called
+    it real), and the c of every line is right, none rounded to 0 (the Groebner path set c below 1e-12 of
+    the scaled system to 0)."""
+    q, expected = _tiny_pair(p)
+    E = exact_invariant_lines(q)
+    assert E.reality is not None and E.real_count == sum(r for *_, r in expected) == (1 if p == 2 else 3)
+    assert E.total_multiplicity == len(expected) == 2 ** p - 1
+    for d, c, real in expected:
+        hits = [k for k, (e, f, m) in enumerate(E.points) if m == 1 and _same_line(d, c, e, f)]
+        assert len(hits) == 1 and E.is_real(hits[0]) == real, (d, c, E.points)
+        if real:
+            assert not np.asarray(E.points[hits[0]][0]).imag.any() and np.imag(E.points[hits[0]][1]) == 0
+
+
+@pytest.mark.parametrize("method", ["cubic", "groebner"])
+def test_equilibrium_line_c_is_exactly_zero(method):
+    """v = (x y, x y + y^2): v(1, 0) = 0, so (1, 0) is a line of equilibria (c = 0 exactly); x v2 - y v1 =
+    x^2 y, so (0, 1) is a double line, v(0, 1) = (0, 1): c = 1. Both real."""
+    E = exact_invariant_lines(QuadraticSystem.from_sympy([x * y, x * y + y**2], [x, y]), method=method)
+    assert E.total_multiplicity == 3 and E.real_count == 3
+    (k0,) = [k for k, (e, f, m) in enumerate(E.points) if abs(e[1]) < 1e-12]
+    (k1,) = [k for k, (e, f, m) in enumerate(E.points) if abs(e[0]) < 1e-12]
+    assert E.points[k0][1] == 0 and E.points[k0][2] == 1
+    assert abs(E.points[k1][1] - 1) < 1e-12 and E.points[k1][2] == 2

@@ -64,3 +64,42 @@ def test_precision_out_of_range_is_named():
     q = EulerPoincare(named.so3(), [1, 2, 3]).reduced().system
     with pytest.raises(QuadraticSystemError, match="precision"):
         certified_exponents(q, precision=32)
+
+
+def _hamiltonian_sqrt2():
+    """v = (H_y, -H_x), H = x^3 - 2 x y^2. By hand: x v2 - y v1 = -(x H_x + y H_y) = -3 H, so the lines are the
+    roots of H: (0, 1) and (+-sqrt 2, 1); at (sqrt 2, 1) v = (-4 sqrt 2, -4), c = -4, so the Darboux points
+    +-(sqrt 2, 1) / 4 are irrational. For p = 2, tr K = 2 + 2 tr A(d) = -1 + rho and 2 tr A(d) = div v(d) = 0
+    (a Hamiltonian field): rho = 3 at every Darboux point, exactly."""
+    import sympy as sp
+    x, y = sp.symbols("x y")
+    H = x**3 - 2 * x * y**2
+    return QuadraticSystem.from_sympy([sp.diff(H, y), -sp.diff(H, x)], [x, y])
+
+
+def test_integer_exponent_proved_exactly_at_irrational_darboux_points(monkeypatch):
+    import importlib
+    q = _hamiltonian_sqrt2()
+    E = certified_exponents(q)
+    irrational = [e for e in E if abs(abs(e.darboux_point[0]) - np.sqrt(2) / 4) < 1e-12]
+    assert len(irrational) == 2 and len(E) == 3
+    assert all(e.exact == {0: 3} and e.radius < 1e-30 for e in E)
+    enc = importlib.import_module("servo.quadratic.kovalevskaya.enclosures")
+    monkeypatch.setattr(enc, "ALGEBRAIC_MAX_P", 0)           # without the number field: only the rational point
+    E0 = certified_exponents(q)
+    assert sum(e.exact == {0: 3} for e in E0) == 1
+
+
+def test_darboux_ideal_decides_both_ways():
+    """At d = (sqrt 2, 1) / 4 the exponents are -1 and 3 (above): 3 and -1 are exponents, 4 and 0 are not."""
+    from servo.quadratic.kovalevskaya.algebraic_exponents import DarbouxIdeal
+    from servo.quadratic.krawczyk import working_precision
+    from servo.quadratic.polynomials import rational_tensor
+    ideal = DarbouxIdeal(rational_tensor(_hamiltonian_sqrt2()))
+    with working_precision(128):
+        s2 = flint.arb(2).sqrt()
+        d = [flint.acb(s2 / 4), flint.acb(flint.arb(1) / 4)]
+        assert ideal.has_integer_exponent(d, 3) is True and ideal.has_integer_exponent(d, -1) is True
+        assert ideal.has_integer_exponent(d, 4) is False and ideal.has_integer_exponent(d, 0) is False
+        # a ball that is not a Darboux point (no factor vanishes on it): not decided
+        assert ideal.has_integer_exponent([flint.acb(1), flint.acb(1)], 3) is None
