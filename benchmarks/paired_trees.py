@@ -32,6 +32,8 @@ def main():
     ap.add_argument("--group", default="core", choices=["core", "all"],
                     help="for the case file 'case': core, ten representative runs; all, the rows of every "
                          "integrator table of RESULTS.md")
+    ap.add_argument("--only", default="", help="a regular expression: time only the cases whose name it finds "
+                                               "(their own section, paired_trees_only)")
     args = ap.parse_args()
     trees = {"old": args.old, "new": args.new}
     res = {k: [] for k in trees}
@@ -39,7 +41,7 @@ def main():
     for rep in range(args.repeat):
         order = list(trees.items()) if rep % 2 == 0 else list(trees.items())[::-1]
         for name, tree in order:
-            out = subprocess.run([sys.executable, str(HERE / "paired" / f"{args.cases}.py"), tree, args.group],
+            out = subprocess.run([sys.executable, str(HERE / "paired" / f"{args.cases}.py"), tree, args.group, args.only],
                                  capture_output=True,
                                  text=True, env=env, cwd="/tmp", check=True)
             res[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
@@ -61,7 +63,10 @@ def main():
     section = "paired_trees" if args.cases == "case" else f"paired_trees_{args.cases}"
     if args.cases == "case" and args.group == "all":
         section += "_all"
-    extra = ("" if args.cases == "case" else f" --cases {args.cases}") + (" --group all" if args.group == "all" else "")
+    if args.only:
+        section += "_only"
+    extra = (("" if args.cases == "case" else f" --cases {args.cases}") + (" --group all" if args.group == "all" else "")
+             + (f" --only '{args.only}'" if args.only else ""))
     update_section(section, md, f"python benchmarks/paired_trees.py --old <worktree of {rev}>{extra} --repeat {args.repeat}")
     print(md)
 

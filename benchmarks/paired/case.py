@@ -16,6 +16,7 @@ import sys
 import time
 
 tree, group = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "core")
+only = sys.argv[3] if len(sys.argv) > 3 else ""   # a regular expression: time only the cases it finds
 sys.path.insert(0, tree)
 import numpy as np  # noqa: E402
 from integrators import CoadjointProblem, integrate, reconstruct  # noqa: E402
@@ -171,8 +172,11 @@ if group == "all":
     cases.update(_dense())
     cases.update(_guard_and_servo())
 
+import re  # noqa: E402
 out = {}
 for k, f in cases.items():
+    if only and not re.search(only, k):
+        continue
     f()
     t0 = time.process_time(); f(); once = time.process_time() - t0
     reps = max(3, min(30, int(0.3 / max(once, 1e-6))))

@@ -336,9 +336,18 @@ class Source(Lines, ExponentialWriter):
         with ``bad`` (0.0 or NaN) added unless None."""
         S, flip = form
         lo, hi = quadratic_interval(S, qmax)
+        pw = None
         for name, e in zip(names, out):
             c = [(-x if flip and j % 2 else x) for j, x in enumerate(economized(name, lo, hi))]
-            self.emit(f"{e} = {_horner(u, c)}" + ("" if bad is None else f" + {bad}"))
+            if self.lanes:   # the lanes: Estrin's scheme (a chain of log2(degree) levels, not one of degree)
+                if pw is None:
+                    pw = [u]
+                    while 2 ** len(pw) < len(c):
+                        pw.append(self.assign("pw", [f"{pw[-1]}*{pw[-1]}"])[0])
+                expr = _estrin(c, pw)
+            else:
+                expr = _horner(u, c)
+            self.emit(f"{e} = {expr}" + ("" if bad is None else f" + {bad}"))
 
     def _dexpinv_cubic(self, theta, v, kind, E):
         """dexp^-1 = 1 - A/2 + E(q) A^2 when A^3 = q A (A = -ad_theta; A^3 = -ad^3 = -q ad = q A):
@@ -452,6 +461,21 @@ class Source(Lines, ExponentialWriter):
                                                     for i in range(n) for j in range(i + 1, n)])])[0])
         cache[key] = g
         return g
+
+
+def _estrin(coeffs, pw):
+    """Source of sum_j coeffs[j] u^j by Estrin's scheme: low + u^m high with m the largest power of two
+    below len(coeffs), recursively; ``pw[k]``: the name of u^(2^k). The same polynomial as Horner's
+    rule (rounded differently, by a few ulp at most on these series of decreasing terms), with a chain of
+    dependent operations log2(degree) long: the lanes of the batch kernels run it vectorized and
+    latency-bound."""
+    if len(coeffs) == 1:
+        return num(coeffs[0])
+    k = 0
+    while 2 ** (k + 1) < len(coeffs):
+        k += 1
+    m = 2 ** k
+    return f"({_estrin(coeffs[:m], pw)} + {pw[k]}*{_estrin(coeffs[m:], pw)})"
 
 
 def _horner(u, coeffs):
