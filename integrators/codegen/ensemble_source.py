@@ -26,6 +26,7 @@ import re
 from ..core import controller
 from . import batchgen, programs
 from .source_text import Lines
+from .writer import LANE_BIG
 from .tangent_source import PBIG
 
 #: save_every of the runs that keep only the end point (larger than any step count)
@@ -209,7 +210,7 @@ def lanes_source(pl, copies=JAM):
     w.indent -= 1
     w.emit("for b in range(C):")
     w.indent += 1
-    for ln in ("if IDX[b] < 0:", "    continue", "err = ERR[b]", "if not (err == err) or BIG[b] > 256.0:",
+    for ln in ("if IDX[b] < 0:", "    continue", "err = ERR[b]", f"if not (err == err) or BIG[b] > {LANE_BIG!r}:",
                "    err = np.inf", "fin = False", "status = 0", "if err <= 1.0:"):
         w.emit(ln)
     w.indent += 1
@@ -313,7 +314,7 @@ def fixed_lanes_source(pl, copies=JAM):
     w.indent -= 1
     w.emit("for b in range(m):")
     w.emit("    chk = " + " + ".join(f"Zc[{i}, b]" for i in range(n)))
-    w.emit("    BAD[lo + b] = not (BIG[b] <= 256.0) or not (chk - chk == 0.0)")
+    w.emit(f"    BAD[lo + b] = not (BIG[b] <= {LANE_BIG!r}) or not (chk - chk == 0.0)")
     return w.text()
 
 

@@ -46,6 +46,10 @@ from ..geometry.spaces import DEXPINV_KMAX, DEXPINV_TOL, DEXPINV_X2MAX, ROUNDOFF
 from .source_text import NAN, Lines, lin, num
 
 
+#: the lanes refuse an attempt whose ``_big`` exceeds this (the exponential's t^2 > 16^2: batchgen)
+LANE_BIG = 256.0
+
+
 class Source(Lines, ExponentialWriter):
     """Accumulates the lines of one generated function (:class:`Lines`); vectors are lists of variable
     names."""
@@ -162,7 +166,7 @@ class Source(Lines, ExponentialWriter):
             out = self._dexpinv_folded_loop(theta, v, x2, rel)
         else:
             out = self._dexpinv_bracket_loop(theta, v, x2)
-        return self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])
+        return out if bad is None else self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])
 
     def _dexpinv_size(self, theta):
         """Names of x^2 = ||ad_theta||_F^2 / (2 pi)^2 (largest over an ensemble) and of 0.0, or NaN
@@ -190,13 +194,15 @@ class Source(Lines, ExponentialWriter):
         return x2
 
     def _dexpinv_bad(self, x2):
-        """Name of 0.0, or NaN when x^2 > DEXPINV_X2MAX."""
+        """Name of 0.0, or NaN when x^2 > DEXPINV_X2MAX. The lanes (no branch) record x^2 in ``_big`` instead,
+        scaled so that x^2 > DEXPINV_X2MAX reads as the exponential's t > 16 the caller already refuses
+        (an adaptive attempt rejected, a fixed-step trajectory run again by the one-trajectory code: what the
+        NaN does on the other paths); None then (nothing to add)."""
+        if self.lanes:
+            self.emit(f"_big = max(_big, {LANE_BIG / DEXPINV_X2MAX!r}*{x2})")
+            return None
         bad = self.fresh("nan")
-        if self.lanes:  # branch-free (the lanes of batch_kernels take no branch): inf - inf = NaN, 0 - 0 = 0
-            self.emit(f"{bad} = (1.0*({x2} > {DEXPINV_X2MAX!r}))*1e308*10.0")
-            self.emit(f"{bad} = {bad} - {bad}")
-        else:
-            self.emit(f"{bad} = 0.0 if {x2} <= {DEXPINV_X2MAX!r} else {NAN}")
+        self.emit(f"{bad} = 0.0 if {x2} <= {DEXPINV_X2MAX!r} else {NAN}")
         return bad
 
     def _dexpinv_order(self, x2):

@@ -145,7 +145,8 @@ def _generated(g, mode="scalar", cls=codegen.Source, lanes=False, floats=False):
         src.emit("_big = 0.0")
     x, v = [f"x{i}" for i in range(n)], [f"v{i}" for i in range(n)]
     out = src.dexpinv(x, v, ROUNDOFF_TERMS)
-    text = f"def f({', '.join(x + v)}):\n" + "\n".join(src.lines) + f"\n    return ({', '.join(out)},)\n"
+    ret = out + (["_big"] if lanes else [])   # the lanes also return what they recorded in _big
+    text = f"def f({', '.join(x + v)}):\n" + "\n".join(src.lines) + f"\n    return ({', '.join(ret)},)\n"
     assert "for _" not in text and "while" not in text and "co2(" not in text and "cq2(" not in text
     env = loader._env(mode)
     exec(text, env)
@@ -207,9 +208,11 @@ def test_se3_closed_dexpinv_is_nan_beyond_the_bound():
         v = rng.standard_normal(6)
         for x2, bad in (((1 - 1e-9) * DEXPINV_X2MAX, False), (1.001 * DEXPINV_X2MAX, True)):
             y = x * math.sqrt(x2 * (2 * math.pi) ** 2 / (x @ G @ x))
-            for fn in (f, fl):
-                out = np.array(fn(*map(float, y), *map(float, v)))
-                assert np.all(np.isnan(out)) if bad else np.all(np.isfinite(out))
+            out = np.array(f(*map(float, y), *map(float, v)))
+            assert np.all(np.isnan(out)) if bad else np.all(np.isfinite(out))
+            # the lanes (no branch, no NaN): _big past LANE_BIG, which makes the caller refuse the attempt
+            *out, big = fl(*map(float, y), *map(float, v))
+            assert np.all(np.isfinite(out)) and (big > codegen.LANE_BIG) == bad
 
 
 def test_numpy_coefficients_and_their_range():
