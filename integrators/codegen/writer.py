@@ -301,7 +301,7 @@ class Source(Lines, ExponentialWriter):
                 forms = [Q]
             bound, names = cubic_bound, ("E",)
         variables = [self._closed_variable(theta, F) for F in forms]
-        x2 = self._dexpinv_x2(theta, known=[(expr, u) for u, expr, _ in variables])
+        x2 = self._x2_from_variables(variables) or self._dexpinv_x2(theta, known=[(expr, u) for u, expr, _ in variables])
         coeffs = [[self.fresh(name[0]) for name in names] for _ in forms]
         if not self.lanes:
             for k, tier in enumerate(TIERS_X2):
@@ -320,6 +320,22 @@ class Source(Lines, ExponentialWriter):
         if kind == "pair":
             return self._dexpinv_pair(theta, v, *coeffs[0])
         return self._dexpinv_cubic(theta, v, kind, [c[0] for c in coeffs])
+
+    def _x2_from_variables(self, variables):
+        """Name of x^2 = theta^T G theta / (2 pi)^2 (G: :func:`adnorm_form`) written as sum_k c_k u_k when G is
+        a combination of the forms of the closed variables u_k (so(4) = so(3) + so(3): ||ad_theta||_F^2 is
+        a combination of the two ideals' q_k; no second sum of squares), else None. Checked exactly as
+        matrices (least squares with a zero residual to round-off)."""
+        G = adnorm_form(self.st.C) / (2.0 * np.pi) ** 2
+        Fs = [(-S if flip else S) for _, _, (S, flip) in variables]
+        A = np.stack([F.ravel() for F in Fs], axis=1)
+        c, *_ = np.linalg.lstsq(A, G.ravel(), rcond=None)
+        if np.max(np.abs(A @ c - G.ravel())) > 1e-13 * max(1.0, np.max(np.abs(G))):
+            return None
+        x2 = self.fresh("x2")
+        form = lin([(float(ck), u) for ck, (u, _, _) in zip(c, variables)]) or "0.0"
+        self.emit(f"{x2} = {form}" if self.lanes or self.floats else f"{x2} = bmax({form})")
+        return x2
 
     def _closed_variable(self, theta, S):
         """(name, expression, (S, flip)) of the variable of the closed coefficients at q = theta^T S
