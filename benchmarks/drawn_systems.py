@@ -77,16 +77,8 @@ LADDER = [10 ** (-k / 2) for k in range(8, 27)]      # rtol 1e-4 .. 1e-13, atol 
 
 
 def _sl3():
-    from liegroups import LieAlgebra
-    mats = []
-    for i in range(3):
-        for j in range(3):
-            if i != j:
-                X = np.zeros((3, 3))
-                X[i, j] = 1.0
-                mats.append(X)
-    mats += [np.diag([1.0, -1.0, 0.0]), np.diag([0.0, 1.0, -1.0])]
-    return LieAlgebra.from_matrices(mats, name="sl(3)")
+    from liegroups import named
+    return named.sl(3)
 
 
 def _sp4():

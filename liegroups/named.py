@@ -124,6 +124,29 @@ def so(n: int) -> LieAlgebra:
     return LieAlgebra.from_matrices(mats, basis=tuple(names), name=f"so({n})")
 
 
+@lru_cache(maxsize=None)
+def sl(n: int) -> LieAlgebra:
+    """sl(n, R) from its matrices: E_ij (i != j, row by row), then H_k = E_kk - E_(k+1)(k+1), dimension
+    n^2 - 1."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise LieAlgebraError(f"sl(n) needs an integer n >= 2, got {n!r}")
+    n = int(n)
+    mats, names = [], []
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                X = np.zeros((n, n))
+                X[i, j] = 1.0
+                mats.append(X)
+                names.append(f"E{i + 1}{j + 1}")
+    for k in range(n - 1):
+        X = np.zeros((n, n))
+        X[k, k], X[k + 1, k + 1] = 1.0, -1.0
+        mats.append(X)
+        names.append(f"H{k + 1}")
+    return LieAlgebra.from_matrices(mats, basis=tuple(names), name=f"sl({n})")
+
+
 def so4() -> LieAlgebra:
     """so(4) from L_ij = E_ij - E_ji, basis (L12, L13, L14, L23, L24, L34) (:func:`so` with n = 4)."""
     return so(4)

@@ -15,7 +15,7 @@ running the compiled one-trajectory code of :mod:`integrators.codegen.writer` on
   pairs (rk45_projected, rk853_projected) go in lanes too: their attempt is polynomial arithmetic
   without branch; the projection of an accepted step (a Newton loop with a data-dependent exit) runs
   per lane in the controller's loop. 10^4 rigid bodies, rk853_projected: 2.4 -> 1.2 us per trajectory.
-* :func:`fixed_parallel`: every trajectory runs :func:`integrators.codegen.programs.fixed_source` (n fixed
+* :func:`fixed_parallel`: every trajectory runs :func:`integrators.codegen.fixed_programs.fixed_source` (n fixed
   steps) and writes its saved states into its column of the ensemble's output. On so(3) and se(3)
   RKMK (:func:`integrators.codegen.ensemble_source.fixed_lanes_source`) the trajectories go in lanes instead: one step of all lanes is
   one loop of straight-line arithmetic with the branch-free exponentials of

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import auto_compile, batch_kernels, numba_kernels
 from .output_grid import OutputGrid
-from .plan import Plan, plan  # noqa: F401  (fastpath.plan: the engine asks here)
+from .plan import plan  # noqa: F401  (fastpath.plan: what the engine calls)
 from ..geometry import recognition
 from ..core.errors import IntegrationInputError, MethodError
 from ..core.result import IntegrationResult

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import loader
-from ..codegen import programs
+from ..codegen import fixed_programs
 from ..geometry import recognition
 
 
@@ -37,12 +37,12 @@ def plan(problem, tab, lie, terms, y0, proj=None):
     """A :class:`Plan` when the generated code applies (coadjoint problem with an affine velocity and
     no forcing, or for ambient Runge-Kutta also the multiplier forcing of linear invariants); ``tab``: a
     tableau, or a commutator-free method or splitting (fixed step, ``lie`` True; the splitting only on
-    the free rigid body, :func:`integrators.codegen.programs.writes`); ``proj``: the Casimir projection
+    the free rigid body, :func:`integrators.codegen.fixed_programs.writes`); ``proj``: the Casimir projection
     of a projected pair."""
     st = recognition.recognise(problem, y0)
     if st is None or (lie and st.P is not None) or (proj is not None and st.P is not None):
         return None
-    if not programs.writes(st, tab):
+    if not fixed_programs.writes(st, tab):
         return None
     key = (st.key, tab.name, lie, terms, None if proj is None else proj.key)
     pl = _PLANS.get(key)

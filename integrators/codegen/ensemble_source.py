@@ -6,7 +6,7 @@ a parallel loop (``numba.prange``) over the trajectories around the one-trajecto
 * :func:`adaptive_module`: every trajectory runs the whole adaptive loop of
   :func:`integrators.codegen.programs.adaptive_source` (stages of :mod:`integrators.codegen.batchgen`), keeping
   only its end point;
-* :func:`fixed_module`: every trajectory runs :func:`integrators.codegen.programs.fixed_source` into its column
+* :func:`fixed_module`: every trajectory runs :func:`integrators.codegen.fixed_programs.fixed_source` into its column
   of the ensemble's output;
 * :func:`lanes_source` (adaptive: so(3) RKMK pairs and the projected ambient pairs) and
   :func:`fixed_lanes_source` (fixed step: so(3) and se(3) RKMK tableaux): the trajectories go in lanes;
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from ..core import controller
-from . import batchgen, programs
+from . import batchgen, programs, step_source
 from .source_text import Lines
 from .writer import LANE_BIG
 from .tangent_source import PBIG
@@ -270,8 +270,8 @@ def fixed_lanes_source(pl, copies=JAM):
     z = [f"z{i}" for i in range(n)]
     src = batchgen.EnsembleSource(pl.st)
     src.lanes = True
-    Ks = programs._stages(src, pl.tab, z, "h", pl.lie, pl.terms)
-    _, d = programs._increment(src, Ks, pl.tab.b, z, pl.lie)
+    Ks = step_source.stages(src, pl.tab, z, "h", pl.lie, pl.terms)
+    _, d = step_source.increment(src, Ks, pl.tab.b, z, pl.lie)
     body = []
     for k in range(copies):
         lane, sfx = ("b", "") if k == 0 else (f"b + {k}*S", f"_J{k}")

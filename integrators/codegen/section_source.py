@@ -6,7 +6,7 @@ orbits of an ensemble)::
     run(h, k0, nsteps, t0, cap, maxc, Z, E, A, b0, direction, xtol, PTS, TS) -> (k, count, status, worst)
 
 takes the fixed steps k0 .. nsteps - 1 of the method (the stages of
-:func:`integrators.codegen.programs._stages`, rk or rkmk form, Kahan-compensated as in the fixed-step
+:func:`integrators.codegen.step_source.stages`, rk or rkmk form, Kahan-compensated as in the fixed-step
 loop: the state is Z + E, both updated in place) and watches g = A . y - b0 at every step's end. A sign
 change in ``direction`` (+1: from g < 0 to g >= 0, -1 the reverse, 0 both) over the step from y_k is
 located on the method's own continuous extension s -> Phi_s(y_k), 0 < s <= h (one step of the method
@@ -20,7 +20,7 @@ the largest |g| / (1 + |A| |y_k|) at the located points.
 
 from __future__ import annotations
 
-from .programs import _increment, _stages
+from .step_source import increment as _increment, stages as _stages
 from .writer import Source
 
 

@@ -4,7 +4,7 @@ McLachlan and Razakarivony 2008): the state is y + e with e the rounding error c
     u = d + e,   y' = y + u,   e' = (y - y') + u,
 
 so the round-off drift of the invariants grows like eps h sqrt(N) rather than eps sqrt(N). The code writers
-emit the same three lines (:func:`integrators.codegen.programs._kahan`).
+emit the same three lines (:func:`integrators.codegen.step_source.kahan`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
   pivot of the Casimir projection, :mod:`integrators.codegen.projection`: a dependent direction, or a state
   so small that its gradients underflow, is left unprojected, not divided by);
 * sin: math.sin on Python floats, but NaN for an infinite angle (an overflowed state) as numpy gives,
-  not a ValueError (McLachlan's splitting, :func:`integrators.codegen.programs._splitting`);
+  not a ValueError (McLachlan's splitting, :func:`integrators.codegen.fixed_programs._splitting`);
 * fin, mx, bmax, grow: finiteness test, max of two values, max over an ensemble (NaN -> inf),
   doubling of the output arrays;
 * sfac(err, expo): the controller's step factor for an error norm err (min(10, 0.9 err^expo) when

@@ -40,3 +40,20 @@ ADAPTIVE_PROJECTED = _rk_methods("projected")
 #: the discrete mechanics schemes need a problem carrying its structure (problem.discrete); they are tested
 #: on their own problems in test_nonholonomic.py
 STRUCTURED = tuple(n for n, m in METHODS.items() if isinstance(m, DiscreteMechanics))
+
+
+def suslov():
+    """Suslov's problem on so(3) as a coadjoint problem written by hand: m' = m x w + lambda a, w = m / I,
+    the multiplier lambda keeping (c, m) = 0, c = a / I (a linear invariant); returns (problem, m0 on the
+    constraint, c, a)."""
+    inertia = np.array([2.0, 1.0, 2.0 / 3.0])
+    a = np.array([1.0, 0.5, -0.2])
+    c = a / inertia
+
+    def forcing(m):
+        lam = -np.sum(c * np.cross(m, m / inertia), axis=-1) / np.dot(c, a)
+        return lam[..., None] * a
+
+    P = CoadjointProblem(named.so3(), lambda m: m / inertia, forcing=forcing, linear_invariants=c)
+    m0 = np.array([0.6, 0.4, 0.0])
+    return P, m0 - c * (m0 @ c) / (c @ c), c, a

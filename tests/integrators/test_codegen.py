@@ -15,7 +15,7 @@ from integrators.geometry import recognition
 from integrators.methods import METHODS, RungeKutta
 from liegroups import named
 
-from ._problems import quadratic_problem, start
+from ._problems import quadratic_problem, start, suslov
 
 NAMED = named.all_named()
 #: every fixed-step Runge-Kutta method of the registry (the generated code is written from its tableau)
@@ -84,22 +84,8 @@ def test_heavy_top_linear_term_agrees_with_reference():
         assert np.max(np.abs(fast.y - ref.y)) <= 1e-13
 
 
-def _suslov():
-    inertia = np.array([2.0, 1.0, 2.0 / 3.0])
-    a = np.array([1.0, 0.5, -0.2])
-    c = a / inertia
-
-    def forcing(m):
-        lam = -np.sum(c * np.cross(m, m / inertia), axis=-1) / np.dot(c, a)
-        return lam[..., None] * a
-
-    P = CoadjointProblem(named.so3(), lambda m: m / inertia, forcing=forcing, linear_invariants=c)
-    m0 = np.array([0.6, 0.4, 0.0])
-    return P, m0 - c * (m0 @ c) / (c @ c), c, a
-
-
 def test_multiplier_forcing_is_recognised_and_keeps_the_constraint():
-    P, m0, c, a = _suslov()
+    P, m0, c, a = suslov()
     st = recognition.recognise(P, m0)
     # P = a c^T / (c, a): the multiplier of (c, z)' = 0 along the force direction a
     assert np.allclose(st.P, np.outer(a, c) / (c @ a), atol=1e-12)
@@ -156,7 +142,7 @@ def test_numba_agrees_with_numpy():
         assert a.nsteps == b.nsteps and np.max(np.abs(a.y - b.y)) <= 1e-12
 
 
-#: the commutator-free methods and the splittings: written by the same generator (programs.fixed_source)
+#: the commutator-free methods and the splittings: written by the same generator (fixed_programs.fixed_source)
 CF = tuple(n for n, m in METHODS.items() if type(m).__name__ == "CommutatorFree")
 SPLITTINGS = tuple(n for n, m in METHODS.items() if type(m).__name__ == "Splitting")
 
@@ -191,8 +177,8 @@ def test_generated_splitting_agrees_with_reference():
             assert np.max(np.abs(c - c[0])) <= 1e-14 * np.max(c)
     # a body whose W is not diagonal in the problem's basis has no splitting program: the writer says no
     st = recognition.recognise(quadratic_problem(named.so3(), seed=2), np.ones(3))
-    from integrators.codegen import programs
-    assert not programs.writes(st, METHODS["splitting"]) and programs.writes(st, METHODS["cf4"])
+    from integrators.codegen import fixed_programs
+    assert not fixed_programs.writes(st, METHODS["splitting"]) and fixed_programs.writes(st, METHODS["cf4"])
 
 
 @pytest.mark.parametrize("method", ["rkmk4", "cf4", "cg3", "splitting"])

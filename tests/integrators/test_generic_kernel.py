@@ -46,14 +46,7 @@ def _almost_abelian(seed, n):
 
 
 def _sl3():
-    mats = []
-    for i in range(3):
-        for j in range(3):
-            if i != j:
-                X = np.zeros((3, 3))
-                X[i, j] = 1.0
-                mats.append(X)
-    return LieAlgebra.from_matrices(mats + [np.diag([1.0, -1.0, 0.0]), np.diag([0.0, 1.0, -1.0])], name="sl(3)")
+    return named.sl(3)
 
 
 #: (label, builder) of the drawn algebras, dimensions 3..8

@@ -14,6 +14,8 @@ from integrators.backends import fastpath, numba_kernels, section_runner, tangen
 from integrators.methods import get_method
 from liegroups import named
 
+from ._problems import suslov
+
 needs_numba = pytest.mark.skipif(not numba_kernels.available(), reason="numba is not installed")
 
 
@@ -24,25 +26,11 @@ def kirchhoff():
     return CoadjointProblem(named.se3(), lambda z: z @ W.T + c), np.array([0.3, 0.2, 0.9, 1.0, 0.4, 0.1])
 
 
-def suslov():
-    inertia = np.array([2.0, 1.0, 2.0 / 3.0])
-    a = np.array([1.0, 0.5, -0.2])
-    c = a / inertia
-
-    def forcing(m):
-        lam = -np.sum(c * np.cross(m, m / inertia), axis=-1) / np.dot(c, a)
-        return lam[..., None] * a
-
-    P = CoadjointProblem(named.so3(), lambda m: m / inertia, forcing=forcing, linear_invariants=c)
-    m0 = np.array([0.6, 0.4, 0.0])
-    return P, m0 - c * (m0 @ c) / (c @ c)
-
-
 @pytest.mark.parametrize("leaf", [None, "auto"])
 @pytest.mark.parametrize("which", ["kirchhoff", "suslov"])
 @pytest.mark.parametrize("mode", ["scalar", "array"])
 def test_generated_tangent_flow_equals_the_numpy_one(which, leaf, mode):
-    p, y0 = kirchhoff() if which == "kirchhoff" else suslov()
+    p, y0 = kirchhoff() if which == "kirchhoff" else suslov()[:2]
     n = p.dim
     rng = np.random.default_rng(3)
     Y = y0 + 0.05 * rng.standard_normal((12, n))
