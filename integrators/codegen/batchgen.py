@@ -47,6 +47,9 @@ class EnsembleSource(codegen.Source):
         ca, cb = self.fresh("a"), self.fresh("b")
         self.emit(f"{ca} = {s}*{c}")
         self.emit(f"{cb} = 0.5*{s}*{s}")
+        # s = sin(t/2)/(t/2), c = cos(t/2) of this x: the closed dexp^-1 of the same x reads them
+        # (:meth:`integrators.codegen.writer.Source._dexpinv_so3_lanes`)
+        self.half_angle[tuple(x)] = (t2, s, c)
         return ca, cb
 
     def _act_se3(self, x, z, delta):

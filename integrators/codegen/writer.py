@@ -64,6 +64,8 @@ class Source(Lines, ExponentialWriter):
         super().__init__()
         self.st = st
         self.n = st.n
+        #: x names -> (t^2, sin(t/2)/(t/2), cos(t/2)) of an so(3) exponential the lanes wrote (t = |x|)
+        self.half_angle = {}
 
     # ---------------------------------------------------------------- algebra
     def combo(self, prefix, pairs, scale=None):
@@ -289,6 +291,8 @@ class Source(Lines, ExponentialWriter):
         alpha and beta (:meth:`_dexpinv_pair`): shorter polynomials when x^2 is at most a tier of
         TIERS_X2 (branches on x^2, the largest over an ensemble), else the full ones with 0.0 or NaN
         (x^2 > DEXPINV_X2MAX) added; the lanes of batch_kernels (no branch) take the full ones."""
+        if kind == "so3" and self.lanes and tuple(theta) in self.half_angle:
+            return self._dexpinv_so3_lanes(theta, v, *self.half_angle[tuple(theta)])
         if kind == "pair":
             forms, bound, names = [S], pair_bound, ("alpha", "beta")
         else:
@@ -320,6 +324,24 @@ class Source(Lines, ExponentialWriter):
         if kind == "pair":
             return self._dexpinv_pair(theta, v, *coeffs[0])
         return self._dexpinv_cubic(theta, v, kind, [c[0] for c in coeffs])
+
+    def _dexpinv_so3_lanes(self, theta, v, t2, s, c):
+        """dexp^-1 on so(3) in the lanes, where the stage's exponential of the same theta has already
+        given t^2 = |theta|^2, s = sin(t/2)/(t/2) and c = cos(t/2): E = (1 - (t/2) cot(t/2))/t^2
+        (:meth:`_dexpinv_cubic`) is (s - c)/(s t^2), since (t/2) cot(t/2) = c/s. Four operations
+        instead of E's polynomial, and no second |theta|^2.
+
+        Round-off: s and c carry absolute errors of a few ulps, so E has an absolute error of a few
+        ulps over t^2 (the difference s - c ~ t^2/12 cancels as t -> 0); E multiplies A^2 v, of size
+        t^2 |v|, so the error of dexp^-1 stays a few ulps of |v|, as with the polynomial. At t = 0
+        the tiny constant in the denominator gives E = 0 where A^2 v = 0. Past DEXPINV_X2MAX the
+        lanes record the size in ``_big`` as :meth:`_dexpinv_bad` does (x^2 = g t^2 on so(3))."""
+        G = adnorm_form(self.st.C) / (2.0 * np.pi) ** 2
+        g = float(G[0, 0])
+        E = self.fresh("E")
+        self.emit(f"_big = max(_big, {LANE_BIG * g / DEXPINV_X2MAX!r}*{t2})")
+        self.emit(f"{E} = ({s} - {c})/({s}*{t2} + 1e-300)")
+        return self._dexpinv_cubic(theta, v, "so3", [E])
 
     def _x2_from_variables(self, variables):
         """Name of x^2 = theta^T G theta / (2 pi)^2 (G: :func:`adnorm_form`) written as sum_k c_k u_k when G is

@@ -70,8 +70,10 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     tab = method.tableau
     lie, terms, order = method.lie, method.terms, tab.err_order
     proj = projection.of_algebra(problem.algebra) if method.project else None
-    ref = ReferencePair(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
     pl = fastpath.plan(problem, tab, lie, terms, y0, proj) if fast else None
+    # the numpy pair: the loop when there is no plan, the step the events call without one, the projection
+    ref = (ReferencePair(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
+           if pl is None or events is not None else None)
     if pl is None and backend == "numba":
         fastpath.require_compiled(backend, fastpath.no_plan_reason(problem, lie, proj))
     if first_step is not None:

@@ -121,8 +121,10 @@ def _rel_estimate(problem, stepper, t, y, h, ym=None, fy=None, fym=None):
 def _judged(res, raw):
     """The flat trajectories of raw (K, ..., n) the checks judge: a bool mask leaving out those the
     ensemble lost (module docstring), or None to judge every one."""
+    if raw.ndim < 3:
+        return None
     failed = getattr(res, "failed", None)
-    if failed is None or not len(failed) or raw.ndim < 3:
+    if failed is None or not len(failed):
         return None
     keep = np.ones(int(np.prod(raw.shape[1:-1])), dtype=bool)
     keep[failed] = False

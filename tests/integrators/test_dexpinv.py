@@ -211,6 +211,37 @@ def test_lanes_so3_dexpinv_is_the_closed_form():
             assert np.max(np.abs(a - b)) <= 4e-16 * np.max(np.abs(v)) * (1 + 10 * x2) and big <= codegen.LANE_BIG
 
 
+def test_lanes_so3_dexpinv_from_the_stage_exponential():
+    # in an RKMK stage the lanes write exp(theta) first; dexp^-1 of the same theta then takes
+    # E = (s - c)/(s t^2) from its half-angle s = sin(t/2)/(t/2), c = cos(t/2) (writer._dexpinv_so3_lanes):
+    # the same as the one-trajectory closed form to a few ulps of |v| at every size, theta = 0 included
+    g = named.so3()
+    f, _ = _compiled(g, ROUNDOFF_TERMS)
+    src = batchgen.EnsembleSource(_structure(g))
+    src.lanes = True
+    src.emit("_big = 0.0")
+    x, v = ["x0", "x1", "x2"], ["v0", "v1", "v2"]
+    src.so3_ab(x)
+    out = src.dexpinv(x, v, ROUNDOFF_TERMS)
+    text = "\n".join(src.lines)
+    assert "E" in text and " if " not in text and "pw" not in text   # the quotient, not the polynomial
+    env = loader._env("scalar")
+    exec("def fl(x0, x1, x2, v0, v1, v2):\n" + text + f"\n    return ({', '.join(out)},), _big\n", env)
+    rng = np.random.default_rng(7)
+    for x2 in (0.0, 1e-300, 1e-40) + X2S + (1.01 * DEXPINV_X2MAX,):
+        th = _scaled(g, rng, x2) if x2 > 0.0 else np.zeros(3)
+        if 0.0 < x2 < 1e-30:
+            th = th / np.linalg.norm(th) * np.sqrt(x2)
+        vv = rng.standard_normal(3)
+        a = np.array(f(*map(float, th), *map(float, vv)))
+        b, big = env["fl"](*map(float, th), *map(float, vv))
+        if x2 > DEXPINV_X2MAX:
+            assert np.all(np.isnan(a)) and big > codegen.LANE_BIG
+        else:
+            assert np.all(np.isfinite(b)) and big <= codegen.LANE_BIG
+            assert np.max(np.abs(a - np.array(b))) <= 4e-16 * np.max(np.abs(vv)) * (1 + 10 * x2), x2
+
+
 def test_closed_coefficient_against_mpmath():
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.dps = 30
