@@ -24,7 +24,7 @@ import numpy as np
 
 from ..geometry.recognition import ideal_split, killing_half
 from ..geometry.relations import ad_relation
-from .source_text import lin, num
+from .source_text import assigned_names, lin, num, quadratic_source
 
 #: a Taylor term below this fraction of |z|_1 ends the series of the generic exponential
 TAYLOR_STOP = 2.0 ** -54
@@ -34,6 +34,43 @@ TAYLOR_RADIUS = 0.5
 
 class ExponentialWriter:
     """The exponentials of :class:`integrators.codegen.writer.Source` (module docstring)."""
+
+    def quadratic(self, x, F, prefix="q"):
+        """Name of x^T F x (F symmetric), written once per x and form: a later request for the same
+        form, or for -F (the exponential's q = tr(ad_x^2)/2 and the closed dexp^-1's u = -q of the
+        same stage), reads the name (or its negation) while it is still in scope: no line since
+        it was written is less indented (a branch left, or a sibling branch) and none assigns to
+        a name of x. The form is written as sum_k d_k (m_k . x)^2 (:func:`quadratic_terms`) when
+        that takes fewer operations than the expansion (so(4)'s ideals: three squares of sums of
+        two, not nine products)."""
+        F = np.asarray(F, dtype=float) + 0.0      # -0.0 -> 0.0: the bytes key the form
+        memo = self.__dict__.setdefault("_quadratics", {})
+        for G, sign in ((F, ""), (-F + 0.0, "-")):
+            hit = memo.get((tuple(x), G.tobytes()))
+            if hit is not None and self._in_scope(hit[1], hit[2], x):
+                if not sign:
+                    return hit[0]
+                out = self.fresh(prefix)
+                self.emit(f"{out} = -{hit[0]}")
+                return out
+        lines, expr = quadratic_source(F, x, self.fresh)
+        for ln in lines:
+            self.emit(ln)
+        out = self.fresh(prefix)
+        self.emit(f"{out} = {expr}")
+        memo[(tuple(x), F.tobytes())] = (out, len(self.lines), self.indent)
+        return out
+
+    def _in_scope(self, at, indent, x):
+        """Is a name written at line ``at - 1`` with ``indent`` still valid here (see :meth:`quadratic`)?"""
+        if self.indent < indent:
+            return False
+        names = set(x)
+        for ln in self.lines[at:]:
+            if len(ln) - len(ln.lstrip(" ")) < 4 * indent or names & assigned_names(ln):
+                return False
+        return True
+
 
     def stage_act(self, x, z):
         """exp(ad x)^T z for a stage value Y_i (the update of the step keeps :meth:`act`).
@@ -252,10 +289,8 @@ class ExponentialWriter:
 
     def _q_coefficients(self, x, Q):
         """Names of q = x^T Q x and of s1(q), s2(q) (genhelpers cq2)."""
-        n = self.n
-        terms = [((Q[i, i] if i == j else 2.0 * Q[i, j]), f"{x[i]}*{x[j]}") for i in range(n) for j in range(i, n)]
-        q, c1, c2 = self.fresh("q"), self.fresh("a"), self.fresh("b")
-        self.emit(f"{q} = {lin(terms) or '0.0'}")
+        q = self.quadratic(x, Q)
+        c1, c2 = self.fresh("a"), self.fresh("b")
         self.emit(f"{c1}, {c2} = cq2({q})")
         return q, c1, c2
 

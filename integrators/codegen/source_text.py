@@ -4,7 +4,10 @@ ensemble modules of :mod:`integrators.codegen.ensemble_source` write through it 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+
+import numpy as np
 
 #: NaN in generated code (inf * 0, folded by the compiler)
 NAN = "(1e308*1e308*0.0)"
@@ -29,6 +32,71 @@ def lin(terms: Iterable[tuple[float, str]]) -> str:
         else:
             out += f" + {t}" if c > 0 else f" - {t}"
     return out or "0.0"
+
+
+def assigned_names(line: str) -> set:
+    """The names a generated line assigns to (each statement of ``a, b = ...; c += ...``)."""
+    out = set()
+    for stmt in line.split(";"):
+        m = _ASSIGN.match(stmt)
+        if m:
+            out.update(t.strip() for t in m.group(1).split(","))
+    return out
+
+
+_ASSIGN = re.compile(r"\s*([A-Za-z_][\w\s,\[\]]*?)\s*[-+*/]?=(?!=)")
+
+
+def quadratic_terms(F, tol=1e-13):
+    """[(d_k, m_k)] with F = sum_k d_k m_k m_k^T (symmetric pivoted LDL^T: the largest remaining
+    diagonal entry as pivot, m_k its column over it, so m_k has a 1 at the pivot); None when a
+    pivot would be zero while the rest is not (an indefinite form with a zero diagonal, sl(2)'s
+    h^2 + e f in its own basis). For a semidefinite F the terms have one sign: no cancellation
+    between them (Higham 2002, *Accuracy and Stability of Numerical Algorithms*, 10.3)."""
+    R = np.array(F, dtype=float)
+    scale = float(np.max(np.abs(R))) if R.size else 0.0
+    out = []
+    while scale > 0.0:
+        d = np.abs(np.diag(R))
+        p = int(np.argmax(d))
+        if np.max(np.abs(R)) <= tol * scale:
+            break
+        if d[p] <= tol * scale:
+            return None
+        m = R[:, p] / R[p, p]
+        m[np.abs(m) <= tol] = 0.0
+        out.append((float(R[p, p]), m))
+        R = R - R[p, p] * np.outer(m, m)
+        R[p, :] = R[:, p] = 0.0
+    return out
+
+
+def _ops(terms):
+    return sum(1 + (abs(c) != 1.0) for c, _ in terms)
+
+
+def quadratic_source(F, x, fresh):
+    """(lines, expression) of x^T F x: the expansion sum_{i<=j} (2 -) F_ij x_i x_j, or, when it
+    takes fewer operations, sum_k d_k l_k^2 with the linear forms l_k = m_k . x written first
+    (:func:`quadratic_terms`; a form that is one name is not written)."""
+    n = len(x)
+    full = [((F[i, i] if i == j else 2.0 * F[i, j]), f"{x[i]}*{x[j]}") for i in range(n) for j in range(i, n)
+            if (F[i, i] if i == j else F[i, j]) != 0.0]
+    ldl = quadratic_terms(F)
+    if ldl is not None:
+        forms = [[(float(c), x[i]) for i, c in enumerate(m) if c != 0.0] for _, m in ldl]
+        cost = sum(_ops(f) + 1 + (abs(d) != 1.0) for (d, _), f in zip(ldl, forms))
+        if cost < _ops(full):
+            lines, parts = [], []
+            for (d, _), f in zip(ldl, forms):
+                if len(f) == 1 and f[0][0] == 1.0:
+                    name = f[0][1]
+                else:
+                    name = fresh("l")
+                    lines.append(f"{name} = {lin(f)}")
+                parts.append((d, f"{name}*{name}"))
+            return lines, lin(parts)
+    return [], lin(full)
 
 
 class Lines:

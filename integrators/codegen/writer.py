@@ -366,11 +366,9 @@ class Source(Lines, ExponentialWriter):
         flip = quadratic_interval(S, 1.0)[1] == 0.0
         F = -S if flip else S
         n = self.n
-        u = self.fresh("u")
         expr = lin([((F[i, i] if i == j else 2.0 * F[i, j]), f"{theta[i]}*{theta[j]}")
                     for i in range(n) for j in range(i, n)])
-        self.emit(f"{u} = {expr}")
-        return u, expr, (S, flip)
+        return self.quadratic(theta, F, "u"), expr, (S, flip)
 
     def _closed_coefficients(self, u, form, qmax, names, out, bad):
         """Emit ``out`` = the coefficients ``names`` ("E", or "alpha" and "beta") of
