@@ -45,7 +45,13 @@ def attempt(src, tab, z, lie, terms, W0):
         Klast = src.assign("Kl", [f"hs*{wl[j]}" for j in range(n)])
     Kall = Ks + ([Klast] if tab.fsal else [])
     src.stage_names = Kall   # the rows of the continuous extension (integrators.codegen.dense_source)
-    sc = src.assign("sc", [f"atol + rtol*mx(abs({z[i]}), abs({z1[i]}))" for i in range(n)])
+    if src.floats and not src.lanes:   # Python floats: the larger of the two inline (mx is a call)
+        sc = []
+        for i in range(n):
+            src.emit(f"_a = abs({z[i]}); _b = abs({z1[i]})")
+            sc += src.assign("sc", ["atol + rtol*(_a if _a > _b else _b)"])
+    else:
+        sc = src.assign("sc", [f"atol + rtol*mx(abs({z[i]}), abs({z1[i]}))" for i in range(n)])
     sums = []
     for Ev in tab.E:
         et = src.combo("et", list(zip(Ev, Kall))) or ["0.0"] * n
@@ -196,8 +202,8 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     elif columns:
         src.emit(f"errb = {expr}")
         src.emit("err = bmax(errb)")
-    else:
-        src.emit(f"err = bmax({expr})")
+    else:   # one trajectory: a NaN norm fails err <= 1 and the rejection's err < 1e300 as inf does
+        src.emit(f"err = {expr}")
     src.emit("if err <= 1.0:")
     src.indent += 1
     if batch:
@@ -234,7 +240,8 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         src.emit("    status = -1; break")
     else:
         src.emit("chk = " + " + ".join(d))
-        src.emit("if not fin(chk):")
+        # not finite: genhelpers' fin inline on floats (on columns fin is True: the lost ones are frozen above)
+        src.emit("if not (chk - chk == 0.0):" if src.floats else "if not fin(chk):")
         src.emit("    status = -1; break")
         if grid == "log":   # Python: the step is logged, its output times evaluated with others
             dense_source.inside_log(src, src.stage_names, z, e, copy=isinstance(src, RowSource))
