@@ -235,8 +235,10 @@ class ExponentialWriter:
         # Ad_g^T z = (R^T (M - p x P), R^T P), g = exp(x) = (R, p), R = exp(hat w), p = V(w) v,
         # V = I + b W + c W^2 (W = hat w); R^T y = y - a w x y + b w x (w x y)
         w, v, M, Pm = x[:3], x[3:], z[:3], z[3:]
+        # |w|^2 as a quadratic form of x: the closed dexp^-1 of the same x reads it (its s = -|w|^2)
+        t2 = self.quadratic(x, np.diag([1.0, 1.0, 1.0] + [0.0] * (len(x) - 3)), "t2")
         ca, cb, cc = self.fresh("a"), self.fresh("b"), self.fresh("c")
-        self.emit(f"{ca}, {cb}, {cc} = co3({w[0]}*{w[0]} + {w[1]}*{w[1]} + {w[2]}*{w[2]})")
+        self.emit(f"{ca}, {cb}, {cc} = co3({t2})")
         wv = self._cross(w, v)
         wwv = self._cross(w, wv)
         p = self.assign("p", [f"{v[i]} + {cb}*{wv[i]} + {cc}*{wwv[i]}" for i in range(3)])

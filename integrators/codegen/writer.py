@@ -66,6 +66,8 @@ class Source(Lines, ExponentialWriter):
         self.n = st.n
         #: x names -> (t^2, sin(t/2)/(t/2), cos(t/2)) of an so(3) exponential the lanes wrote (t = |x|)
         self.half_angle = {}
+        #: x names -> (line, indent, t^2, a, b) of an so(3) exponential's Rodrigues coefficients (:meth:`so3_ab`)
+        self.rodrigues = {}
 
     # ---------------------------------------------------------------- algebra
     def combo(self, prefix, pairs, scale=None):
@@ -281,8 +283,11 @@ class Source(Lines, ExponentialWriter):
 
     def so3_ab(self, x):
         """Names of Rodrigues' a = sin t / t, b = (1 - cos t)/t^2 at t = |x| (x of so(3))."""
-        ca, cb = self.fresh("a"), self.fresh("b")
-        self.emit(f"{ca}, {cb} = co2({x[0]}*{x[0]} + {x[1]}*{x[1]} + {x[2]}*{x[2]})")
+        ca, cb, t2 = self.fresh("a"), self.fresh("b"), self.fresh("t2")
+        self.emit(f"{t2} = {x[0]}*{x[0]} + {x[1]}*{x[1]} + {x[2]}*{x[2]}")
+        self.emit(f"{ca}, {cb} = co2({t2})")
+        # the closed dexp^-1 of the same x reads them (:meth:`_dexpinv_so3_trig`)
+        self.rodrigues[tuple(x)] = (len(self.lines), self.indent, t2, ca, cb)
         return ca, cb
 
     def _dexpinv_closed(self, theta, v, kind, S):
@@ -293,6 +298,9 @@ class Source(Lines, ExponentialWriter):
         (x^2 > DEXPINV_X2MAX) added; the lanes of batch_kernels (no branch) take the full ones."""
         if kind == "so3" and self.lanes and tuple(theta) in self.half_angle:
             return self._dexpinv_so3_lanes(theta, v, *self.half_angle[tuple(theta)])
+        known = self.rodrigues.get(tuple(theta)) if kind == "so3" and not self.lanes else None
+        if known is not None and self._in_scope(known[0], known[1], theta):
+            return self._dexpinv_so3_trig(theta, v, *known[2:])
         if kind == "pair":
             forms, bound, names = [S], pair_bound, ("alpha", "beta")
         else:
@@ -341,6 +349,20 @@ class Source(Lines, ExponentialWriter):
         E = self.fresh("E")
         self.emit(f"_big = max(_big, {LANE_BIG * g / DEXPINV_X2MAX!r}*{t2})")
         self.emit(f"{E} = ({s} - {c})/({s}*{t2} + 1e-300)")
+        return self._dexpinv_cubic(theta, v, "so3", [E])
+
+    def _dexpinv_so3_trig(self, theta, v, t2, a, b):
+        """dexp^-1 on so(3) after the stage's exponential of the same theta gave t^2 = |theta|^2 and
+        Rodrigues' a = sin t / t, b = (1 - cos t)/t^2 (genhelpers co2): (t/2) cot(t/2) = a / (2 b), so
+        E = (1 - a/(2b))/t^2 = (2b - a)/(2b t^2) (:meth:`_dexpinv_so3_lanes` with s c = a, s^2 = 2b; the
+        same round-off argument: E's absolute error of a few ulps over t^2 meets A^2 v of size t^2 |v|),
+        NaN when x^2 = g t^2 > DEXPINV_X2MAX (the largest over an ensemble), as :meth:`_dexpinv_bad`."""
+        G = adnorm_form(self.st.C) / (2.0 * np.pi) ** 2
+        x2 = self.fresh("x2")
+        self.emit(f"{x2} = {float(G[0, 0])!r}*{t2}" if self.floats else f"{x2} = bmax({float(G[0, 0])!r}*{t2})")
+        bad = self._dexpinv_bad(x2)
+        E = self.fresh("E")
+        self.emit(f"{E} = (2.0*{b} - {a})/(2.0*{b}*{t2} + 1e-300) + {bad}")
         return self._dexpinv_cubic(theta, v, "so3", [E])
 
     def _x2_from_variables(self, variables):

@@ -23,6 +23,7 @@ from integrators.backends import loader
 from integrators.codegen import batchgen
 from integrators.codegen import writer as codegen
 from integrators.geometry import recognition
+from integrators.geometry import closed_dexpinv as cd
 from integrators.geometry import spaces
 from integrators.geometry.spaces import DEXPINV_X2MAX, ROUNDOFF_TERMS, adnorm_form, dexpinv_series
 from integrators.methods import registry
@@ -211,35 +212,51 @@ def test_lanes_so3_dexpinv_is_the_closed_form():
             assert np.max(np.abs(a - b)) <= 4e-16 * np.max(np.abs(v)) * (1 + 10 * x2) and big <= codegen.LANE_BIG
 
 
-def test_lanes_so3_dexpinv_from_the_stage_exponential():
-    # in an RKMK stage the lanes write exp(theta) first; dexp^-1 of the same theta then takes
-    # E = (s - c)/(s t^2) from its half-angle s = sin(t/2)/(t/2), c = cos(t/2) (writer._dexpinv_so3_lanes):
-    # the same as the one-trajectory closed form to a few ulps of |v| at every size, theta = 0 included
+@pytest.mark.parametrize("mode", ["lanes", "scalar", "array"])
+def test_so3_dexpinv_from_the_stage_exponential(mode):
+    # in an RKMK stage exp(theta) is written first; dexp^-1 of the same theta then takes E from its
+    # trigonometric values: the lanes' half-angle s = sin(t/2)/(t/2), c = cos(t/2), E = (s - c)/(s t^2)
+    # (writer._dexpinv_so3_lanes), the other paths' Rodrigues a, b, E = (2b - a)/(2b t^2)
+    # (writer._dexpinv_so3_trig): the same as the closed form's polynomial to a few ulps of |v| at every
+    # size, theta = 0 included, and refused past DEXPINV_X2MAX as there
     g = named.so3()
     f, _ = _compiled(g, ROUNDOFF_TERMS)
-    src = batchgen.EnsembleSource(_structure(g))
-    src.lanes = True
+    lanes = mode == "lanes"
+    src = (batchgen.EnsembleSource if lanes else codegen.Source)(_structure(g))
+    src.lanes = lanes
+    src.floats = mode == "scalar"
     src.emit("_big = 0.0")
     x, v = ["x0", "x1", "x2"], ["v0", "v1", "v2"]
     src.so3_ab(x)
     out = src.dexpinv(x, v, ROUNDOFF_TERMS)
     text = "\n".join(src.lines)
-    assert "E" in text and " if " not in text and "pw" not in text   # the quotient, not the polynomial
-    env = loader._env("scalar")
+    assert "E" in text and repr(cd.TIERS_X2[0]) not in text and "pw" not in text and text.count("x0*x0") == 1
+    env = loader._env("array" if mode == "array" else "scalar")
     exec("def fl(x0, x1, x2, v0, v1, v2):\n" + text + f"\n    return ({', '.join(out)},), _big\n", env)
     rng = np.random.default_rng(7)
-    for x2 in (0.0, 1e-300, 1e-40) + X2S + (1.01 * DEXPINV_X2MAX,):
+    sizes = (0.0, 1e-300, 1e-40) + X2S + (1.01 * DEXPINV_X2MAX,)
+    ths, vs = [], []
+    for x2 in sizes:
         th = _scaled(g, rng, x2) if x2 > 0.0 else np.zeros(3)
         if 0.0 < x2 < 1e-30:
             th = th / np.linalg.norm(th) * np.sqrt(x2)
-        vv = rng.standard_normal(3)
+        ths.append(th)
+        vs.append(rng.standard_normal(3))
+    for x2, th, vv in zip(sizes, ths, vs):
         a = np.array(f(*map(float, th), *map(float, vv)))
         b, big = env["fl"](*map(float, th), *map(float, vv))
+        b = np.array(b, dtype=float).ravel()
         if x2 > DEXPINV_X2MAX:
-            assert np.all(np.isnan(a)) and big > codegen.LANE_BIG
+            assert np.all(np.isnan(a))
+            assert big > codegen.LANE_BIG if lanes else np.all(np.isnan(b))
         else:
-            assert np.all(np.isfinite(b)) and big <= codegen.LANE_BIG
-            assert np.max(np.abs(a - np.array(b))) <= 4e-16 * np.max(np.abs(vv)) * (1 + 10 * x2), x2
+            assert np.all(np.isfinite(b)) and (not lanes or big <= codegen.LANE_BIG)
+            assert np.max(np.abs(a - b)) <= 4e-16 * np.max(np.abs(vv)) * (1 + 10 * x2), x2
+    if mode == "array":   # an ensemble: every row at once, each as its own run (none past the bound)
+        T, V = np.array(ths[:-1]), np.array(vs[:-1])
+        got = np.array(env["fl"](*T.T, *V.T)[0]).T
+        one = np.array([f(*map(float, t), *map(float, w)) for t, w in zip(T, V)])
+        assert np.max(np.abs(got - one)) <= 4e-16 * np.max(np.abs(V)) * 11
 
 
 def test_closed_coefficient_against_mpmath():
