@@ -14,7 +14,8 @@ numba (:data:`integrators.backends.fastpath.AUTO_NUMBA_WORK`), or a Python run t
    cache (loading it takes about a second, once per process);
 3. else the numpy loop;
 
-and in cases 2 and 3 the missing loops (the generic kernel first, then the specialised loop of this
+(a fixed-step run that the engine would compile takes 1. or 3., :func:`choose_fixed`), and in cases 2
+and 3 the missing loops (the generic kernel first, then the specialised loop of this
 plan) are compiled by one daemon thread in the background; a later call (or the next chunk of a long
 Python run) picks them up. Nothing here makes a call wait on a compiler: the generic kernel is loaded in
 the caller's thread only when no background compile holds numba's compiler lock. A process that ends
@@ -44,7 +45,7 @@ import time
 import numpy as np
 
 from ..core.errors import MethodError
-from . import generic_kernel
+from . import batch_kernels, generic_kernel
 
 #: the values of LIEDYN_AUTO_COMPILE
 POLICIES = ("background", "wait", "off")
@@ -221,6 +222,31 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
             _schedule(pl, kinds, t1, rtol, atol, max_step)
         return "generic"
     return mode
+
+
+def choose_fixed(pl, ensemble):
+    """The loop of a fixed-step "auto" run that the engine would compile (numba installed, enough work):
+    "numba" when its compiled loop is ready in this process (one trajectory: the specialised "fixed"
+    function; an ensemble: :func:`integrators.backends.batch_kernels.fixed_ready`), else "numpy" with
+    that compile queued in the background (:func:`submit`). Policy "wait": "numba" (compiled in the call)."""
+    if policy() == "wait":
+        return "numba"
+    if ensemble:
+        if batch_kernels.fixed_ready(pl):
+            return "numba"
+        submit(("fixed_batch", pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms),
+               lambda: batch_kernels.warm_fixed(pl))
+        return "numpy"
+    if compiled(pl, "fixed"):
+        return "numba"
+    submit(("fixed", pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms), lambda: _warm_fixed(pl))
+    return "numpy"
+
+
+def _warm_fixed(pl):
+    """A run of no step of the plan's one-trajectory fixed-step loop: compiles it (or loads it)."""
+    n = pl.st.n
+    pl.function("fixed", "numba")(0.0, 0, 1, np.empty(1), np.empty((1, n)), 0.0, *([0.0] * (2 * n)))
 
 
 def worth_loading(pl, work):

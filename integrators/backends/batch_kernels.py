@@ -122,6 +122,27 @@ def fixed_parallel(pl, Z, t0, h, n, save_every, K):
         with np.errstate(all="ignore"):
             fn(float(h), int(n), int(save_every), float(t0), Zr, yr, dr, sr)
         ys[:, rest], done[rest], saves[rest] = yr, dr, sr
+    _FIXED_READY.add(_fixed_key(pl))
     ks = list(range(0, n + 1, save_every)) + ([n] if n % save_every else [])
     ts = t0 + np.array(ks, dtype=float) * h  # the times the generated loop writes: t0 + k*h
     return ts, ys, done, saves
+
+
+def _fixed_key(pl):
+    return (pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms)
+
+
+#: plans whose compiled fixed-step ensemble has run in this process (its kernels compiled or loaded)
+_FIXED_READY = set()
+
+
+def fixed_ready(pl):
+    """True when :func:`fixed_parallel` of plan ``pl`` has run in this process (nothing left to compile
+    but, rarely, the one-trajectory module of the trajectories the lane kernel hands back)."""
+    return _fixed_key(pl) in _FIXED_READY
+
+
+def warm_fixed(pl):
+    """Compile (or load from numba's disk cache) the fixed-step ensemble kernels of plan ``pl``: a run
+    of no step of one trajectory."""
+    fixed_parallel(pl, np.zeros((1, pl.st.n)), 0.0, 0.0, 0, 1, 1)

@@ -16,7 +16,7 @@ from ..core.summation import compensated_add
 from .events import EventTracker
 from ..core.grid import DEFAULT_STEPS, output_grid, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
 from . import batch
-from ..backends import fastpath, numba_kernels
+from ..backends import auto_compile, fastpath, numba_kernels
 from .adaptive import solve_adaptive
 from ..methods import LINEAR, CommutatorFree, RungeKutta, Splitting, get_method, method_table, preserved
 from ..core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
@@ -153,6 +153,8 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         constants as data, compiled once per machine in about 30-40 s, loaded in about 1-2 s; 1.6-3x the
         specialised loop's time) or numpy, and the specialised code compiles in a background thread
         (``LIEDYN_AUTO_COMPILE=wait`` compiles in the call instead, ``=off`` never compiles under "auto").
+        A fixed-step run under "auto" does not wait either: numpy until its compiled loop (one
+        trajectory) or ensemble kernel is ready in the process, that compile queued in the background.
         ``result.backend`` says which ran.
     first_step, max_step : initial and largest step of the adaptive methods (rkmk45, rkmk853,
         rk45, rk853), as in solve_ivp; their results also carry ``nrejected``.
@@ -306,6 +308,8 @@ def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
     if pl is None:
         return None
     be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
+    if backend == "auto" and be == "numba":   # never waits on a compiler (integrators.backends.auto_compile)
+        be = auto_compile.choose_fixed(pl, y0.ndim > 1)
     res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be)
     res.nfev = res.nsteps * fevals
     res.backend = be

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from integrators import METHODS, CoadjointProblem, integrate
-from integrators.backends import auto_compile, fastpath, generic_kernel, numba_kernels
+from integrators.backends import auto_compile, batch_kernels, fastpath, generic_kernel, numba_kernels
 from integrators.codegen import generic_source, projection
 from integrators.core.errors import MethodError
 from integrators.geometry.recognition import Structure
@@ -206,6 +206,28 @@ def test_auto_runs_numpy_and_queues_the_compiles_when_nothing_is_ready(queued, m
     monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: False)
     _, y3, p3 = _plan(named.so3(), "rk45", 2)
     assert auto_compile.choose(p3, "numpy", 500, False, False, 1.0, 1e-8, 1e-10, None) == "numpy" and not queued
+
+
+def test_fixed_step_auto_runs_numpy_and_queues_the_compile(queued, monkeypatch):
+    # a fixed-step run big enough for numba on a structure never compiled here: numpy now, the compiled
+    # loop (one trajectory) or ensemble kernels queued; the numpy result is the numpy backend's
+    P, y0, _ = _plan(_random_basis(named.so4(), 23), "rk45", 3)
+    Y = y0 + 0.01 * np.random.default_rng(3).standard_normal((1000, 6))
+    a = integrate(P, Y, (0.0, 1.0), method="rk4", steps=1000, save_every=1000)
+    b = integrate(P, Y, (0.0, 1.0), method="rk4", steps=1000, save_every=1000, backend="numpy")
+    assert a.backend == "numpy" and np.array_equal(a.y, b.y)
+    assert [k[0] for k in queued] == ["fixed_batch"]
+    M = METHODS["rk4"]
+    pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0)
+    queued.clear()
+    assert auto_compile.choose_fixed(pl, False) == "numpy" and [k[0] for k in queued] == ["fixed"]
+    monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: kind == "fixed")   # ready: taken
+    assert auto_compile.choose_fixed(pl, False) == "numba"
+    monkeypatch.setattr(batch_kernels, "fixed_ready", lambda pl: True)
+    assert auto_compile.choose_fixed(pl, True) == "numba"
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")                                  # compile in the call
+    monkeypatch.setattr(batch_kernels, "fixed_ready", lambda pl: False)
+    assert auto_compile.choose_fixed(pl, True) == "numba"
 
 
 def test_auto_policy_wait_and_a_bad_policy(queued, monkeypatch):
