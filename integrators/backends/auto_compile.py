@@ -14,7 +14,8 @@ numba (:data:`integrators.backends.fastpath.AUTO_NUMBA_WORK`), or a Python run t
    cache (loading it takes about a second, once per process);
 3. else the numpy loop;
 
-(a fixed-step run that the engine would compile takes 1. or 3., :func:`choose_fixed`), and in cases 2
+(a fixed-step run or an independent ensemble that the engine would compile takes 1. or 3.,
+:func:`choose_fixed`, :func:`choose_independent`), and in cases 2
 and 3 the missing loops (the generic kernel first, then the specialised loop of this
 plan) are compiled by one daemon thread in the background; a later call (or the next chunk of a long
 Python run) picks them up. Nothing here makes a call wait on a compiler: the generic kernel is loaded in
@@ -240,6 +241,17 @@ def choose_fixed(pl, ensemble):
     if compiled(pl, "fixed"):
         return "numba"
     submit(("fixed", pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms), lambda: _warm_fixed(pl))
+    return "numpy"
+
+
+def choose_independent(pl, grid):
+    """The kernel of an ensemble="independent" "auto" run that the engine would compile: "numba" when
+    :func:`integrators.backends.batch_kernels.independent_ready`, else "numpy" with its compile queued.
+    Policy "wait": "numba"."""
+    if policy() == "wait" or batch_kernels.independent_ready(pl, grid):
+        return "numba"
+    submit(("independent", pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key,
+            bool(grid)), lambda: batch_kernels.warm_independent(pl, grid))
     return "numpy"
 
 

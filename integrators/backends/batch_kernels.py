@@ -33,6 +33,8 @@ numba's on-disk cache, so each structure compiles once per machine.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..codegen import ensemble_source
@@ -85,6 +87,7 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**
         args += (tev, YE, GI)
     with np.errstate(all="ignore"):
         fn(*args)
+    _INDEP_READY.add(_indep_key(pl, t_eval is not None))
     if t_eval is None:
         return out, st, te, ns, nr
     for b in np.flatnonzero(st != 0):   # stopped early: its last finite state at the later grid times
@@ -126,6 +129,28 @@ def fixed_parallel(pl, Z, t0, h, n, save_every, K):
     ks = list(range(0, n + 1, save_every)) + ([n] if n % save_every else [])
     ts = t0 + np.array(ks, dtype=float) * h  # the times the generated loop writes: t0 + k*h
     return ts, ys, done, saves
+
+
+def _indep_key(pl, grid):
+    return (pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key, bool(grid))
+
+
+#: (plan, grid) whose compiled independent ensemble has run in this process
+_INDEP_READY = set()
+
+
+def independent_ready(pl, grid):
+    """True when :func:`adaptive_independent` of plan ``pl`` (with an output grid or not) has run in this
+    process: its kernel is compiled."""
+    return _indep_key(pl, grid) in _INDEP_READY
+
+
+def warm_independent(pl, grid):
+    """Compile (or load from numba's disk cache) the kernel of :func:`adaptive_independent`: an ensemble
+    of one trajectory over an empty interval."""
+    n = pl.st.n
+    adaptive_independent(pl, np.zeros((1, n)), np.ones(1), 0.0, 0.0, 1e-6, 1e-9, math.inf, 1,
+                         np.zeros(1) if grid else None)
 
 
 def _fixed_key(pl):

@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from ..backends import batch_kernels, fastpath
+from ..backends import auto_compile, batch_kernels, fastpath
 from ..codegen import batchgen, projection
 from ..reference import genhelpers
 from ..reference.pair import ReferencePair
@@ -244,6 +244,8 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     ms = math.inf if max_step is None else float(max_step)
     work = float(np.sum(abs(t1 - t0) / H0))
     mode = fastpath.choose_backend(backend, work)
+    if backend == "auto" and mode == "numba":   # never waits on a compiler (integrators.backends.auto_compile)
+        mode = auto_compile.choose_independent(pl, t_eval is not None)
     grids = _grids(problem, method, pl, Z, t0, t_eval)
     if mode == "numba":   # each trajectory's compiled loop fills its column of the grid (codegen.dense_source)
         got = batch_kernels.adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, ms, max_steps, t_eval)

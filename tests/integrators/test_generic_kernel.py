@@ -211,10 +211,11 @@ def test_auto_runs_numpy_and_queues_the_compiles_when_nothing_is_ready(queued, m
 def test_fixed_step_auto_runs_numpy_and_queues_the_compile(queued, monkeypatch):
     # a fixed-step run big enough for numba on a structure never compiled here: numpy now, the compiled
     # loop (one trajectory) or ensemble kernels queued; the numpy result is the numpy backend's
+    monkeypatch.setattr(fastpath, "AUTO_NUMBA_WORK", 100)    # "big enough", without a long numpy run
     P, y0, _ = _plan(_random_basis(named.so4(), 23), "rk45", 3)
-    Y = y0 + 0.01 * np.random.default_rng(3).standard_normal((1000, 6))
-    a = integrate(P, Y, (0.0, 1.0), method="rk4", steps=1000, save_every=1000)
-    b = integrate(P, Y, (0.0, 1.0), method="rk4", steps=1000, save_every=1000, backend="numpy")
+    Y = y0 + 0.01 * np.random.default_rng(3).standard_normal((30, 6))
+    a = integrate(P, Y, (0.0, 1.0), method="rk4", steps=100, save_every=100)
+    b = integrate(P, Y, (0.0, 1.0), method="rk4", steps=100, save_every=100, backend="numpy")
     assert a.backend == "numpy" and np.array_equal(a.y, b.y)
     assert [k[0] for k in queued] == ["fixed_batch"]
     M = METHODS["rk4"]
@@ -228,6 +229,27 @@ def test_fixed_step_auto_runs_numpy_and_queues_the_compile(queued, monkeypatch):
     monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")                                  # compile in the call
     monkeypatch.setattr(batch_kernels, "fixed_ready", lambda pl: False)
     assert auto_compile.choose_fixed(pl, True) == "numba"
+
+
+def test_independent_ensemble_auto_runs_numpy_and_queues_the_compile(queued, monkeypatch):
+    # ensemble="independent" big enough for numba on a structure never compiled here: numpy now (the
+    # numpy backend's result), the kernel queued; taken once ready; compiled in the call under "wait"
+    monkeypatch.setattr(fastpath, "AUTO_NUMBA_WORK", 100)    # "big enough", without a long numpy run
+    P, y0, _ = _plan(_random_basis(named.so4(), 25), "rk45", 4)
+    Y = y0 + 0.01 * np.random.default_rng(4).standard_normal((30, 6))
+    kw = dict(method="rk45", rtol=1e-6, atol=1e-9, ensemble="independent")
+    a = integrate(P, Y, (0.0, 2.0), **kw)
+    b = integrate(P, Y, (0.0, 2.0), backend="numpy", **kw)
+    assert a.backend == "numpy" and np.array_equal(a.y, b.y)
+    assert [k[0] for k in queued] == ["independent"] and queued[0][-1] is False
+    M = METHODS["rk45"]
+    pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0)
+    monkeypatch.setattr(batch_kernels, "independent_ready", lambda pl, grid: not grid)
+    assert auto_compile.choose_independent(pl, False) == "numba"
+    queued.clear()
+    assert auto_compile.choose_independent(pl, True) == "numpy" and queued[0][-1] is True
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")
+    assert auto_compile.choose_independent(pl, True) == "numba"
 
 
 def test_auto_policy_wait_and_a_bad_policy(queued, monkeypatch):
