@@ -295,7 +295,9 @@ class Source(Lines, ExponentialWriter):
         :meth:`_dexpinv_x2` reuses a sum of squares among them), then E (:meth:`_dexpinv_cubic`) or
         alpha and beta (:meth:`_dexpinv_pair`): shorter polynomials when x^2 is at most a tier of
         TIERS_X2 (branches on x^2, the largest over an ensemble), else the full ones with 0.0 or NaN
-        (x^2 > DEXPINV_X2MAX) added; the lanes of batch_kernels (no branch) take the full ones."""
+        (x^2 > DEXPINV_X2MAX) added; the lanes of batch_kernels (no branch) take the full ones. On the
+        pair form the size read is |s| / pi^2 instead of x^2 (:func:`integrators.geometry.closed_dexpinv.pair_size`:
+        the polynomials depend on s alone; one product instead of a second sum of squares)."""
         if kind == "so3" and self.lanes and tuple(theta) in self.half_angle:
             return self._dexpinv_so3_lanes(theta, v, *self.half_angle[tuple(theta)])
         known = self.rodrigues.get(tuple(theta)) if kind == "so3" and not self.lanes else None
@@ -313,7 +315,13 @@ class Source(Lines, ExponentialWriter):
                 forms = [Q]
             bound, names = cubic_bound, ("E",)
         variables = [self._closed_variable(theta, F) for F in forms]
-        x2 = self._x2_from_variables(variables) or self._dexpinv_x2(theta, known=[(expr, u) for u, expr, _ in variables])
+        if kind == "pair" and variables[0][2][1]:
+            # the pair form's rule reads its spectrum: |s| / pi^2 in place of x^2 (closed_dexpinv.pair_size)
+            x2 = self.fresh("sz")
+            form = f"{1.0 / np.pi ** 2!r}*{variables[0][0]}"
+            self.emit(f"{x2} = {form}" if self.lanes or self.floats else f"{x2} = bmax({form})")
+        else:
+            x2 = self._x2_from_variables(variables) or self._dexpinv_x2(theta, known=[(expr, u) for u, expr, _ in variables])
         coeffs = [[self.fresh(name[0]) for name in names] for _ in forms]
         if not self.lanes:
             for k, tier in enumerate(TIERS_X2):

@@ -47,6 +47,11 @@ arithmetic; Press et al. 2007, *Numerical Recipes*, 5.11) drops only terms whose
 On q < 0 the Taylor terms of E(q), of alpha - 1/12 and of beta each have one sign (the economized
 coefficients differ from them only in tiny high-order terms), so Horner's rule in q is well
 conditioned: tests/integrators/test_closed_dexpinv.py finds at most 1.7 ulp against mpmath.
+On the pair shape the rule reads the spectrum itself: the size |s| / pi^2 (:func:`pair_size`) takes
+the place of x^2 in the tiers and the bound. By Schur |s| / pi^2 <= x^2, so every theta the x^2 rule
+lets through still gets a value, and so does a theta with a small rotation and a large translation
+part (x^2 large, s small), where the closed form is exact and the series would not converge in
+DEXPINV_KMAX terms; the polynomials depend on s alone, so their intervals are the same.
 The generated code keeps shorter sets for the usual small steps (TIERS_X2: x^2 <= 2^-12, where
 |q| <= 0.005 and E, alpha, beta take degree 3, and x^2 <= 2^-6, |q| <= 0.31: E of degree 6, alpha and
 beta of degree 5), chosen by comparisons of x^2.
@@ -243,6 +248,12 @@ def _pair_form(C):
     return S
 
 
+def pair_size(s):
+    """|s| / pi^2, the size the round-off rule reads on the pair shape A (A^2 - s)^2 = 0 in place of
+    x^2 (module docstring): at most x^2, and pair_bound(pair_size(s)) >= |s|."""
+    return np.abs(s) / math.pi ** 2
+
+
 def _polyval(coeffs, q):
     """sum_j coeffs[j] q^j by Horner's rule (Python floats for a scalar q: no numpy call per term)."""
     if np.ndim(q) == 0:
@@ -295,8 +306,8 @@ def space_dexpinv(space, theta, v, terms):
     (terms >= ROUNDOFF_TERMS) on a :class:`CoadjointSpace` or :class:`GroupSpace` whose algebra has
     ad_x^3 = q ad_x (so(3), "ad3") or A (A^2 - s)^2 = 0 (se(3)), by the closed forms of this module
     (two or four brackets instead of up to DEXPINV_KMAX; the polynomials of the tier of TIERS_X2 that
-    holds x^2, as the generated code) while x^2 <= DEXPINV_X2MAX over the batch, the series' own answer
-    beyond (phi_1(A)^-1 v)."""
+    holds x^2, as the generated code) while x^2 <= DEXPINV_X2MAX over the batch (on the pair shape
+    |s| / pi^2, :func:`pair_size`), the series' own answer beyond (phi_1(A)^-1 v)."""
     if int(terms) < ROUNDOFF_TERMS or not isinstance(space, (CoadjointSpace, GroupSpace)):
         return dexpinv_series(space.bracket, theta, v, terms)
     cached = space.__dict__.get("_closed_dexpinv")
@@ -311,6 +322,8 @@ def space_dexpinv(space, theta, v, terms):
         x2, q = float(theta @ (G @ theta)), float(theta @ (S @ theta))
     else:
         x2, q = np.max(np.sum((theta @ G) * theta, axis=-1)), np.sum((theta @ S) * theta, axis=-1)
+    if kind == "pair":   # the pair shape's rule reads |s| / pi^2 (module docstring)
+        x2 = float(np.max(pair_size(q)))
     if not x2 <= DEXPINV_X2MAX:
         return dexpinv_series(space.bracket, theta, v, terms)
     # the interval of the generated code's tiers that holds x^2 (both signs of q)

@@ -199,20 +199,34 @@ def test_se3_closed_dexpinv_is_the_series_to_round_off(basis):
 
 
 def test_se3_closed_dexpinv_is_nan_beyond_the_bound():
+    # the pair shape's rule reads |s| / pi^2 = |w|^2 / pi^2 (named se(3): s = -|w|^2), not x^2: NaN (the
+    # lanes: _big past LANE_BIG) just past DEXPINV_X2MAX, a value just below it; and a small rotation with
+    # a large translation part (x^2 far past the bound, which the series cannot sum) is exact
     rng = np.random.default_rng(5)
     g = named.se3()
     G = adnorm_form(g.structure_constants)
     f, fl = _generated(g), _generated(g, cls=batchgen.EnsembleSource, lanes=True)
-    for w, t in ((1.0, 1.0), (1e-3, 1.0), (1.0, 0.0)):
+    for w, t in ((1.0, 1.0), (1e-3, 1.0), (1.0, 0.0), (1.0, 30.0)):
         x = rng.standard_normal(6) * np.array([w] * 3 + [t] * 3)
         v = rng.standard_normal(6)
-        for x2, bad in (((1 - 1e-9) * DEXPINV_X2MAX, False), (1.001 * DEXPINV_X2MAX, True)):
-            y = x * math.sqrt(x2 * (2 * math.pi) ** 2 / (x @ G @ x))
+        for size, bad in (((1 - 1e-9) * DEXPINV_X2MAX, False), (1.001 * DEXPINV_X2MAX, True)):
+            y = x * math.sqrt(size * math.pi ** 2 / (x[:3] @ x[:3]))
+            assert abs(cd.pair_size(-(y[:3] @ y[:3])) / size - 1.0) < 1e-12
             out = np.array(f(*map(float, y), *map(float, v)))
             assert np.all(np.isnan(out)) if bad else np.all(np.isfinite(out))
             # the lanes (no branch, no NaN): _big past LANE_BIG, which makes the caller refuse the attempt
-            *out, big = fl(*map(float, y), *map(float, v))
-            assert np.all(np.isfinite(out)) and (big > codegen.LANE_BIG) == bad
+            *lo, big = fl(*map(float, y), *map(float, v))
+            assert np.all(np.isfinite(lo)) and (big > codegen.LANE_BIG) == bad
+            if not bad:
+                ex = _exact(g, y, v)
+                assert np.max(np.abs(out - ex)) <= 1e-13 * np.max(np.abs(ex))
+                if t >= 1.0:
+                    assert (y @ G @ y) / (2 * math.pi) ** 2 > DEXPINV_X2MAX   # refused by the x^2 rule
+        # the reference (integrators.geometry.closed_dexpinv.space_dexpinv) follows the same rule
+        space = _space(g)
+        y = x * math.sqrt(0.5 * DEXPINV_X2MAX * math.pi ** 2 / (x[:3] @ x[:3]))
+        np.testing.assert_allclose(cd.space_dexpinv(space, y, v, ROUNDOFF_TERMS), f(*map(float, y), *map(float, v)),
+                                   rtol=0, atol=1e-13 * np.max(np.abs(v)) * (1 + np.max(np.abs(y)) ** 4))
 
 
 def test_numpy_coefficients_and_their_range():
@@ -267,8 +281,11 @@ def test_reference_space_dexpinv_is_the_series_to_round_off(name):
     got = cd.space_dexpinv(space, X, V, ROUNDOFF_TERMS)
     one = np.array([cd.space_dexpinv(space, x, v, ROUNDOFF_TERMS) for x, v in zip(X, V)])
     np.testing.assert_allclose(got, one, rtol=0, atol=4 * EPS * np.max(np.abs(one)))
-    # beyond the bound (anywhere in the batch) and truncated: the series itself
-    X[3] *= 1.01 * math.sqrt(DEXPINV_X2MAX / X2[3])
+    # beyond the bound (anywhere in the batch) and truncated: the series itself (the pair shape's bound
+    # is on |s| / pi^2, closed_dexpinv.pair_size)
+    S = cd.pair_form(g.structure_constants)
+    size = X2[3] if S is None else float(cd.pair_size(X[3] @ S @ X[3]))
+    X[3] *= 1.01 * math.sqrt(DEXPINV_X2MAX / size)
     np.testing.assert_array_equal(cd.space_dexpinv(space, X, V, ROUNDOFF_TERMS),
                                   dexpinv_series(space.bracket, X, V, ROUNDOFF_TERMS))
     np.testing.assert_array_equal(cd.space_dexpinv(space, X, V, 9), dexpinv_series(space.bracket, X, V, 9))
@@ -312,7 +329,7 @@ def test_float_only_text_keeps_the_nan_rule(name):
     from integrators.tableaux import DP5
     text = adaptive_source(_structure(g), DP5, True, ROUNDOFF_TERMS)
     columns = adaptive_source(_structure(g), DP5, True, ROUNDOFF_TERMS, columns=True)
-    x2_lines = [re.findall(r"^ *x2\d+_ = .*$", t, re.M) for t in (text, columns)]
+    x2_lines = [re.findall(r"^ *(?:x2|sz)\d+_ = .*$", t, re.M) for t in (text, columns)]   # sz: the pair's size
     assert x2_lines[0] and not any("bmax(" in ln for ln in x2_lines[0])
     assert x2_lines[1] and all("bmax(" in ln for ln in x2_lines[1])
     rng = np.random.default_rng(8)

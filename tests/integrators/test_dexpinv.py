@@ -177,6 +177,9 @@ def test_generated_dexpinv_is_the_reference(name, basis, g):
     got = np.array(fa(*X.T, *V.T)).T  # an ensemble: one K for all
     assert np.max(np.abs(got - dexpinv_series(lambda a, b: -g.bracket(a, b), X, V, ROUNDOFF_TERMS))) <= 1e-14 * np.max(np.abs(V)) * 10
     big = _scaled(g, rng, 1.01 * DEXPINV_X2MAX)
+    S = cd.pair_form(g.structure_constants)
+    if S is not None:   # the pair shape's bound is on its size |s| / pi^2 (closed_dexpinv.pair_size)
+        big *= 1.01 * math.sqrt(DEXPINV_X2MAX / float(cd.pair_size(big @ S @ big)))
     assert np.all(np.isnan(f(*map(float, big), *map(float, V[0]))))
 
 
