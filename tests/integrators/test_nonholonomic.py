@@ -337,3 +337,79 @@ def test_the_report_shows_the_benchmark_figures(tmp_path):
         assert (tmp_path / "fig" / name).read_bytes() == (src / name).read_bytes()
     if not present:
         assert "no figures" in html
+
+
+# ---------------------------------------------------------------- a gauge term (Modin and Verdier 2020)
+def _disk_gauge():
+    """a = grad S, S = sin(x) cos(phi) + theta^2/2 + x y: exact, so the continuous motion is the disk's."""
+    def a(q):
+        x, y, phi, th = (q[..., i] for i in range(4))
+        return np.stack([np.cos(x) * np.cos(phi) + y, x, -np.sin(x) * np.sin(phi), th], -1)
+
+    def Da(q):
+        x, y, phi, th = (q[..., i] for i in range(4))
+        out = np.zeros(np.shape(q) + (4,), dtype=np.result_type(x, float))
+        out[..., 0, 0] = -np.sin(x) * np.cos(phi)
+        out[..., 0, 2] = out[..., 2, 0] = -np.cos(x) * np.sin(phi)
+        out[..., 0, 1] = out[..., 1, 0] = 1.0
+        out[..., 2, 2] = -np.sin(x) * np.cos(phi)
+        out[..., 3, 3] = 1.0
+        return out
+    return a, Da
+
+
+def disk_gauge():
+    return lagrange_dalembert_problem(np.diag([DM, DM, IFLIP, IROT]), lambda q: np.zeros_like(q), disk_A,
+                                      potential=lambda q: np.zeros(np.shape(q)[:-1]), gauge=_disk_gauge())
+
+
+@pytest.mark.parametrize("name", ["mp_lda", "nh_rattle"])
+def test_gauge_term_keeps_order_two_and_the_constraint(name):
+    """An exact gauge term changes no continuous motion (the disk's exact solution still holds), but the
+    discrete schemes see it: they must still converge with order 2 and keep A(q) v = 0."""
+    errs, errs0 = [], []
+    for k in range(4):
+        h = 0.1 * 2.0 ** -k
+        r = integrate(disk_gauge(), disk_y0(), (0.0, 5.0), method=name, h=h)
+        assert r.status == 0, r.message
+        for c in r.constraints.values():
+            assert np.max(np.abs(c)) <= 1e-12
+        q, _ = disk_exact(r.t[-1])
+        errs.append(np.max(np.abs(r.y[-1, :4] - q)))
+        errs0.append(np.max(np.abs(integrate(disk(), disk_y0(), (0.0, 5.0), method=name, h=h).y[-1, :4] - q)))
+    assert np.all(np.abs(_orders(errs) - 2.0) < 0.05), errs
+    assert abs(errs[0] - errs0[0]) > 1e-3 * errs0[0]          # the discrete schemes do see the gauge term
+
+
+@pytest.mark.parametrize("name", ["mp_lda", "nh_rattle"])
+def test_gauge_term_breaks_reversibility(name):
+    """Without the gauge (q1, -v1) steps back to (q0, -v0) (to round-off, lambda carried); with an exact gauge
+    a = grad S the defect is O(h^3): measured order 3 between h and h/2."""
+    from integrators import METHODS
+    from integrators.reference.stepping import make_stepper
+
+    def defect(p, h):
+        st = make_stepper(METHODS[name], p)
+        y1 = st.step(0.0, disk_y0(), h)
+        if name == "nh_rattle":       # the reversed state carries the multiplier of (q1, v1)
+            st._remember(np.concatenate([y1[:4], -y1[4:]]), st._lambda(y1))
+        back = st.step(0.0, np.concatenate([y1[:4], -y1[4:]]), h)
+        return np.max(np.abs(back - np.concatenate([Q0, -disk_y0()[4:]])))
+
+    assert defect(disk(), 0.2) <= 1e-13
+    d1, d2 = defect(disk_gauge(), 0.2), defect(disk_gauge(), 0.1)
+    assert d1 > 1e-6
+    assert 2.6 < np.log2(d1 / d2) < 3.4, (d1, d2)
+
+
+def test_gauge_must_be_the_derivative():
+    a, Da = _disk_gauge()
+    with pytest.raises(IntegrationInputError, match="not the derivative"):
+        lagrange_dalembert_problem(np.eye(4), lambda q: np.zeros_like(q), disk_A, gauge=(a, lambda q: 2 * Da(q)))
+    with pytest.raises(IntegrationInputError, match="gauge must be"):
+        lagrange_dalembert_problem(np.eye(4), lambda q: np.zeros_like(q), disk_A, gauge=a)
+
+
+def test_gauge_has_no_compiled_loop():
+    with pytest.raises(MethodError, match="gauge term"):
+        integrate(disk_gauge(), disk_y0(), (0.0, 1.0), method="nh_rattle", h=0.1, backend="numba")

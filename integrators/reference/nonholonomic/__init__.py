@@ -13,7 +13,8 @@ The methods are rows of :data:`integrators.METHODS` (class ``DiscreteMechanics``
 """
 
 from .problems import (LagrangeDAlembertData, LieConstraintData, contact_oscillator, contact_oscillator_initial,
-                       lagrange_dalembert_problem, suslov_problem)
+                       contact_oscillator_nonreversible, lagrange_dalembert_problem, suslov_problem)
 
 __all__ = ["LagrangeDAlembertData", "LieConstraintData", "contact_oscillator", "contact_oscillator_initial",
-           "lagrange_dalembert_problem", "suslov_problem"]
+           "contact_oscillator_nonreversible", "lagrange_dalembert_problem",
+           "suslov_problem"]

@@ -122,6 +122,8 @@ def run_dlas(stepper, y0, t0, h, n, save_every, jit=None):
 def coordinate_reason(d, scheme):
     """None when the coordinate ``scheme`` has a compiled path on the data ``d``, else why not."""
     sc = getattr(d, "scalar", None)
+    if getattr(d, "gauge", None) is not None:
+        return "the gauge term a(q) . v has no compiled loop (the numpy loop runs it)"
     if sc is None:
         return ("the problem has no scalar problem functions (lagrange_dalembert_problem(..., scalar=(grad_V1, "
                 "A1, dA1)), numba-compilable functions of one q)")
