@@ -162,6 +162,39 @@ class LagrangeDAlembertData:
         return F @ self.Minv.T
 
 
+class VakonomicCoordinateData:
+    """A Lagrangian L(q, v) in coordinates with k constraints phi(q, v) = 0 and the model of the second kind:
+    the controlled Lagrangian L* = L + lambda . N(q, v) (Kozlov's lectures; the vakonomic model is N = -phi),
+    the state y = (q, v, lambda) of size 2n + k (the multipliers are state variables, as in
+    ``servo.coordinates``). The data are three batched functions, each accepting complex arrays (the implicit
+    steps differentiate them by complex steps):
+
+    * ``Lv(q, v, lam)`` -> (..., n): dL*/dv,  ``Lq(q, v, lam)`` -> (..., n): dL*/dq;
+    * ``phi(q, v)`` -> (..., k): the constraints.
+
+    Autonomous (no t), no forces besides those in L. The scheme ``dvak_mid``
+    (:mod:`integrators.reference.nonholonomic.vakonomic_schemes`) needs dL*/dv to be invertible in
+    (v, lambda) together with phi = 0 (the realizability of the model)."""
+
+    structure = "vakonomic_coordinates"
+
+    def __init__(self, n, k, Lv, Lq, phi):
+        if int(n) != n or n < 1 or int(k) != k or k < 1 or k >= n:
+            raise IntegrationInputError(f"need 1 <= k < n constraints on n coordinates, got n = {n}, k = {k}")
+        if not (callable(Lv) and callable(Lq) and callable(phi)):
+            raise IntegrationInputError("Lv, Lq and phi must be callables")
+        self.n, self.k = int(n), int(k)
+        self.Lv, self.Lq, self.phi = Lv, Lq, phi
+        q, v, lam = np.linspace(0.1, 0.3, n), np.linspace(-0.2, 0.3, n), np.linspace(0.1, 0.2, k)
+        for f, args, m, what in ((Lv, (q, v, lam), n, "Lv"), (Lq, (q, v, lam), n, "Lq"), (phi, (q, v), k, "phi")):
+            out = np.asarray(f(*args))
+            if out.shape != (m,):
+                raise IntegrationInputError(f"{what} must return shape ({m},) for one state, got {out.shape}")
+            outc = np.asarray(f(*(a + 0j for a in args)))
+            if not np.iscomplexobj(outc) or not np.allclose(outc.real, out):
+                raise IntegrationInputError(f"{what} must accept complex arrays (complex-step derivatives)")
+
+
 def suslov_problem(algebra, inertia, A, group=None, name=None):
     """The Euler-Poincare-Suslov problem m' = ad*_w m + A^T lambda(m), A w = 0, w = I^-1 m, as a
     CoadjointProblem carrying :class:`LieConstraintData` (energy, constraint residuals, linear invariants
