@@ -55,7 +55,7 @@ def _orders(errs):
     return np.log2(e[:-1] / e[1:])
 
 
-@pytest.mark.parametrize("name", ["dlas_exp", "dlas_cay"])
+@pytest.mark.parametrize("name", ["dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay"])
 def test_dlas_order_and_constraint_on_the_sleigh(name):
     errs = []
     for k in range(4):
@@ -413,3 +413,33 @@ def test_gauge_must_be_the_derivative():
 def test_gauge_has_no_compiled_loop():
     with pytest.raises(MethodError, match="gauge term"):
         integrate(disk_gauge(), disk_y0(), (0.0, 1.0), method="nh_rattle", h=0.1, backend="numba")
+
+
+# ---------------------------------------------------------------- the Lie-group nonholonomic RATTLE
+def test_lie_rattle_is_symmetric_on_the_extended_state():
+    """Phi_{-h} o Phi_h = id on (m, lambda) on Suslov's problem (so(3), both retractions), and the constraint
+    impulse of the step is the continuous multiplier to O(h^2)."""
+    from integrators.reference.stepping import make_stepper
+    I3 = np.diag([1.0, 2.0, 3.0]) + 0.3 * (np.ones((3, 3)) - np.eye(3))
+    p = suslov_problem(named.so3(), I3, [0, 0, 1.0], group=liegroups.SO3)
+    m0_ = np.array([1.0, 0.5, 0.0]) @ I3
+    m0_ = m0_ - (m0_ @ np.linalg.inv(I3) @ [0, 0, 1.0]) / (np.linalg.inv(I3)[2, 2]) * np.array([0, 0, 1.0])
+    for name in ("lie_rattle_exp", "lie_rattle_cay"):
+        st = make_stepper(METHODS[name], p)
+        lam0 = st._lambda(m0_)
+        m1, lam1 = st.advance(m0_, lam0, 0.3)
+        assert abs((m1 @ np.linalg.inv(I3))[2]) <= 1e-15          # (a, w) = 0 at the node
+        back, lam_b = st.advance(m1, lam1, -0.3)
+        np.testing.assert_allclose(back, m0_, atol=1e-14)
+        np.testing.assert_allclose(lam_b, lam0, atol=1e-13)
+        lam_c = make_stepper(METHODS[name], p)._lambda(m1)          # a fresh stepper: the continuous multiplier
+        assert np.max(np.abs(lam1 - lam_c)) < 0.3 ** 2 * max(1.0, np.max(np.abs(lam_c)))
+
+
+def test_lie_rattle_step_by_step_equals_the_whole_run():
+    """With events the driver steps one at a time: the remembered multiplier makes it the same map."""
+    p = sleigh()
+    whole = integrate(p, m0(), (0.0, 1.0), method="lie_rattle_exp", h=0.05)
+    g = lambda t, y: y[..., 0] - 100.0            # never fires
+    stepped = integrate(p, m0(), (0.0, 1.0), method="lie_rattle_exp", h=0.05, events=g)
+    np.testing.assert_allclose(stepped.y[-1], whole.y[-1], atol=1e-13)
