@@ -19,6 +19,11 @@ N an orthonormal basis of ker A (so A xi = 0 exactly) and Pc the projection that
 * cay in a matrix representation: dcay^-1_x y = y - [x, y]/2 - S(x, y, x)/4, S(x, y, z) the symmetrised
   vee((XYZ + ZYX)/2), a constant tensor on so(3), se(2), se(3).
 
+Newton starts from the quadratic extrapolation of the last three solutions (error O(h^3)) and stops when
+the increment is at round-off, or when the next one, estimated from the measured quadratic convergence
+(dn_{j+1} ~ kq dn_j^2, kq measured on earlier increments above round-off), is 10x below the tolerance: one
+Newton iteration fewer per step than confirming the convergence with an increment at round-off.
+
 Newton's Jacobian is analytic: d/dxi (D_{h xi} I xi) = D_{h xi} I + h dD_x/dx[I xi] with
 dD/dx_a = (-E_a/2 + beta (E_a ad + ad E_a) - beta'(s) tr(ad E_a) ad^2)^T (exp; E_a = ad_{e_a}) and
 (-E_a/2 - S(e_a, ., x)/2)^T (cay).
@@ -141,6 +146,8 @@ def make_dlas_run(dinv_matrix, solve_small):
         x, w, xi, R, Cw = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty((n, n))
         Jf, Jr, r, eta, de = np.empty((n, n)), np.empty((p, p)), np.empty(p), np.empty(p), np.empty(p)
         m, mn, a1, a2, eprev = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(p)
+        eprev2 = np.empty(p)
+        kq = -1.0                                   # Newton's quadratic constant, once measured
         for b in range(B):
             for i in range(n):
                 m[i] = M0[b, i]
@@ -157,10 +164,17 @@ def make_dlas_run(dinv_matrix, solve_small):
             for kstep in range(1, nsteps + 1):
                 if kstep > done:
                     break
-                if kstep > 2:                           # predictor: linear extrapolation of the last two eta
+                if kstep > 3:                           # predictor: quadratic extrapolation of the last three eta
+                    for a in range(p):
+                        t = eta[a]
+                        eta[a] = 3.0 * t - 3.0 * eprev[a] + eprev2[a]
+                        eprev2[a] = eprev[a]
+                        eprev[a] = t
+                elif kstep == 3:                        # linear from the first two
                     for a in range(p):
                         t = eta[a]
                         eta[a] = 2.0 * t - eprev[a]
+                        eprev2[a] = eprev[a]
                         eprev[a] = t
                 elif kstep == 2:
                     for a in range(p):
@@ -250,6 +264,13 @@ def make_dlas_run(dinv_matrix, solve_small):
                     if not math.isfinite(dn):
                         break
                     if dn <= TOL * sc or (dn >= prev and dn <= 1e3 * TOL * sc):
+                        ok = True
+                        break
+                    # quadratic convergence: the next increment is ~ kq dn^2 (kq = dn_j / dn_{j-1}^2 measured
+                    # on increments above round-off); stop when it would be below the tolerance
+                    if it > 0 and dn > 1e3 * TOL * sc and dn < prev:
+                        kq = dn / (prev * prev)
+                    if kq > 0.0 and 10.0 * kq * dn * dn <= TOL * sc and (it > 0 or dn <= 1e-6 * sc):
                         ok = True
                         break
                     prev = dn
