@@ -30,7 +30,8 @@ from integrators.reference.nonholonomic import (contact_oscillator, contact_osci
 from _results import markdown_table, update_section  # noqa: E402
 
 FIG = Path(__file__).with_name("figures")
-MARKERS = {"dlas_exp": "o", "dlas_cay": "s", "mp_lda": "^", "nh_rattle": "v", "rk4": "x", "scipy:DOP853": "+"}
+MARKERS = {"dlas_exp": "o", "dlas_cay": "s", "lie_rattle_exp": "D", "lie_rattle_cay": "d", "mp_lda": "^",
+           "nh_rattle": "v", "dvak_mid": "*", "rk4": "x", "scipy:DOP853": "+", "scipy:DOP853 (continuous)": "+"}
 
 # the Chaplygin sleigh (tests/integrators/test_nonholonomic.py derives the exact solution)
 MASS, IC, OFF = 1.0, 0.5, 0.7
@@ -68,13 +69,23 @@ def orders():
     m0 = np.array([0.3, 0.0, 1.2]) @ SLEIGH_I
     q0 = np.array([0.1, -0.2, 0.2, 0.3])
     y0 = np.concatenate([q0, [np.cos(0.2) * 1.3, np.sin(0.2) * 1.3, 0.8, 1.3]])
-    cases = [("sleigh, t = 2", "dlas_exp"), ("sleigh, t = 2", "dlas_cay"), ("sleigh, t = 2", "rk4"),
-             ("rolling disk, t = 5", "mp_lda"), ("rolling disk, t = 5", "nh_rattle"), ("rolling disk, t = 5", "rk4")]
+    cases = [("sleigh, t = 2", "dlas_exp"), ("sleigh, t = 2", "dlas_cay"), ("sleigh, t = 2", "lie_rattle_exp"),
+             ("sleigh, t = 2", "lie_rattle_cay"), ("sleigh, t = 2", "rk4"),
+             ("rolling disk, t = 5", "mp_lda"), ("rolling disk, t = 5", "nh_rattle"), ("rolling disk, t = 5", "rk4"),
+             ("vakonomic skate, t = 2", "dvak_mid"), ("vakonomic skate, t = 2", "scipy:DOP853 (continuous)")]
+    vak, vak_ref = vakonomic_skate()
     for prob, name in cases:
         errs, cons, wall = [], 0.0, 0.0
         for h in hs:
             t0 = time.perf_counter()
-            if prob.startswith("sleigh"):
+            if prob.startswith("vakonomic"):
+                n = int(round(2.0 / h))
+                kw = ({"method": "dvak_mid"} if name == "dvak_mid" else
+                      {"method": "scipy:DOP853", "rtol": 1e-3 * h ** 4, "atol": 1e-3 * h ** 4})
+                r = vak.simulate([0, 0, 0], [0, 0, 0.8], 2.0, steps=n, lam0=[0.0], **kw)
+                e = np.max(np.abs(r.q - vak_ref(r.t)), axis=1)
+                cons = max(cons, float(np.max(np.abs(r.constraints["phi"]))))
+            elif prob.startswith("sleigh"):
                 r = integrate(sl, m0, (0.0, 2.0), method=name, h=h)
                 w = r.y @ np.linalg.inv(SLEIGH_I).T
                 u, om = sleigh_exact(r.t)
@@ -89,9 +100,27 @@ def orders():
             if h == hs[3]:
                 curves[(prob, name)] = (r.t, e)
         slope = np.polyfit(np.log(hs), np.log(errs), 1)[0]
-        rows.append([prob, name, f"{slope:.3f}", f"{errs[0]:.2e}", f"{errs[-1]:.2e}", f"{cons:.1e}",
-                     f"{1e6 * wall / sum(int(round((2.0 if prob.startswith('s') else 5.0) / h)) for h in hs):.0f}"])
+        T = 5.0 if prob.startswith("rolling") else 2.0
+        rows.append([prob, name, f"{slope:.3f}" if "continuous" not in name else "(rtol 1e-3 h^4)", f"{errs[0]:.2e}",
+                     f"{errs[-1]:.2e}", f"{cons:.1e}", f"{1e6 * wall / sum(int(round(T / h)) for h in hs):.0f}"])
     return rows, curves
+
+
+def vakonomic_skate():
+    """Kozlov's vakonomic skate on the inclined plane (servo.coordinates, L = |q'|^2/2 + x, phi = x' sin phi -
+    y' cos phi, lambda(0) = 0) and its reference: the reduced equations phi'' = t^2 sin phi cos phi, x' = t cos^2
+    phi, y' = t sin phi cos phi solved by scipy at rtol 1e-13 (tests/servo/coordinates/test_lagrangian_models.py)."""
+    import sympy as sp
+    from scipy.integrate import solve_ivp
+    from sympy.physics.mechanics import dynamicsymbols
+    from servo import LagrangianSystem
+    x, y, ph = dynamicsymbols("x y phi")
+    sk = LagrangianSystem((x.diff() ** 2 + y.diff() ** 2 + ph.diff() ** 2) / 2, -x, [x, y, ph])
+    vak = sk.constrain(x.diff() * sp.sin(ph) - y.diff() * sp.cos(ph), model="vakonomic")
+    ref = solve_ivp(lambda t, s: [t * np.cos(s[2]) ** 2, t * np.sin(s[2]) * np.cos(s[2]), s[3],
+                                  t ** 2 * np.sin(s[2]) * np.cos(s[2])], (0, 2.0), [0, 0, 0, 0.8], rtol=1e-13,
+                    atol=1e-13, method="DOP853", dense_output=True)
+    return vak, lambda t: ref.sol(t)[:3].T
 
 
 EPS = 0.3          # McLachlan and Perlmutter's perturbation, as in Verdier's reproduction (odelab)
@@ -212,7 +241,8 @@ def costs(repeat=5, N=20000):
     (coadjoint problems) and numpy where it has none (the contact oscillator, an ODE problem)."""
     su = _suslov()
     co = contact_oscillator(EPS)
-    cases = [("sleigh", _sleigh(), np.array([0.3, 0.0, 1.2]) @ SLEIGH_I, 0.05, ["dlas_exp", "dlas_cay", "rk4"]),
+    cases = [("sleigh", _sleigh(), np.array([0.3, 0.0, 1.2]) @ SLEIGH_I, 0.05,
+              ["dlas_exp", "dlas_cay", "lie_rattle_exp", "rk4"]),
              ("Suslov", su, np.array([1.0, 0.5, 0.0]) @ su.discrete.I, 0.05, ["dlas_exp", "dlas_cay", "rk4"]),
              ("contact oscillator (10)", co, contact_oscillator_initial(np.linspace(-0.9, 0.9, 10), EPS),
               2 * np.sin(np.pi / 40), ["mp_lda", "nh_rattle", "rk4"])]
@@ -221,8 +251,8 @@ def costs(repeat=5, N=20000):
         times = {m: [] for m in names}
         backend = {}
         for m in names:
-            r = integrate(p, y0, (0.0, 10 * h), method=m, h=h, backend="numba" if m != "rk4" or p.kind == "coadjoint"
-                          else "numpy")
+            numba_ok = (m == "rk4" and p.kind == "coadjoint") or (m != "rk4" and not m.startswith("lie_rattle"))
+            r = integrate(p, y0, (0.0, 10 * h), method=m, h=h, backend="numba" if numba_ok else "numpy")
             backend[m] = r.backend
         for _ in range(repeat):
             for m in names:
@@ -241,7 +271,7 @@ def figures(curves_o, curves_c, curves_l):
     import matplotlib.pyplot as plt
     FIG.mkdir(exist_ok=True)
     out = []
-    for prob in ("sleigh, t = 2", "rolling disk, t = 5"):
+    for prob in ("sleigh, t = 2", "rolling disk, t = 5", "vakonomic skate, t = 2"):
         fig, ax = plt.subplots(figsize=(6, 4))
         for (pr, name), (t, e) in curves_o.items():
             if pr == prob:
@@ -302,7 +332,10 @@ def main(argv=None):
           "oscillator, an ODE problem, where it has no compiled path:", "",
           markdown_table(["problem", "method", "backend", "us/step", "ratio to rk4"], cost_rows), "",
           "Orders over h = 0.1 2^-k, k = 0..6 (slope of log error against log h; error at the end; the largest "
-          "constraint residual over every step of every run; microseconds per step with numpy):", "",
+          "constraint residual over every step of every run; microseconds per step with numpy). The vakonomic skate "
+          "(Kozlov's slides, lambda(0) = 0) runs through ConstrainedSystem.simulate(method='dvak_mid') against its "
+          "reduced equations solved by scipy at rtol 1e-13; the DOP853 row integrates the library's continuous "
+          "vakonomic equations with rtol = atol = 1e-3 h^4 (a cost reference, no order):", "",
           markdown_table(["problem", "method", "order", "error h=0.1", "error h=0.1/64", "max |constraint|",
                           "us/step"], o_rows), "",
           f"Contact oscillator (McLachlan and Perlmutter 2006, eps = {EPS}), h = 2 sin(pi/40), {args.periods} periods "
