@@ -22,8 +22,9 @@ Order 2 (the map is symmetric: D_{-x} = Ad*_x D_x for exp and cay), measured in 
 Chaplygin sleigh's exact solution; keeps the constraint (a linear invariant); energy not exactly.
 
 **Lie-group nonholonomic RATTLE** (the geometric nonholonomic integrator of Ferraro, Iglesias and Martin de
-Diego 2008 on the reduced space, as Ferraro, Jimenez and Martin de Diego 2015 extend it to reduced systems),
-``lie_nonholonomic``. The discrete Euler-Poincare momenta around node k, mu_k^+ = D_{h xi_k} I xi_k and
+Diego 2008 written on the reduced space g* of an LL system), ``lie_nonholonomic``. Ferraro, Jimenez and
+Martin de Diego 2015 extend the GNI to reduced systems; we could not compare with their equations, so this
+reduced form is derived here (below) and its order and symmetry are measured, not inherited. The discrete Euler-Poincare momenta around node k, mu_k^+ = D_{h xi_k} I xi_k and
 mu_k^- = Ad*_{h xi_{k-1}} mu_{k-1}^+, differ by the impulse h A^T lambda_k, and the constraint is put on
 their average m_k = (mu_k^+ + mu_k^-)/2 (no discrete constraint on xi_k): with lambda_k carried as in the
 coordinate RATTLE, one step of the extended state (m_k, lambda_k) is
