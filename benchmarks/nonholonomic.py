@@ -236,7 +236,7 @@ def long_runs(N):
     su = _suslov()
     for label, p, m0 in [("sleigh", _sleigh(), np.array([0.3, 0.0, 1.2]) @ SLEIGH_I),
                          ("Suslov", su, np.array([1.0, 0.5, 0.0]) @ su.discrete.I)]:
-        for name in ("dlas_exp", "dlas_cay", "rk4"):
+        for name in ("dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay", "rk4"):
             integrate(p, m0, (0.0, 0.5), method=name, steps=10, backend="numba")      # compile
             t0 = time.perf_counter()
             r = integrate(p, m0, (0.0, 0.05 * N), method=name, steps=N, save_every=max(1, N // 5000), backend="numba")
@@ -257,7 +257,8 @@ def costs(repeat=5, N=20000):
     co = contact_oscillator(EPS)
     cases = [("sleigh", _sleigh(), np.array([0.3, 0.0, 1.2]) @ SLEIGH_I, 0.05,
               ["dlas_exp", "dlas_cay", "lie_rattle_exp", "rk4"]),
-             ("Suslov", su, np.array([1.0, 0.5, 0.0]) @ su.discrete.I, 0.05, ["dlas_exp", "dlas_cay", "rk4"]),
+             ("Suslov", su, np.array([1.0, 0.5, 0.0]) @ su.discrete.I, 0.05,
+              ["dlas_exp", "dlas_cay", "lie_rattle_exp", "rk4"]),
              ("contact oscillator (10)", co, contact_oscillator_initial(np.linspace(-0.9, 0.9, 10), EPS),
               2 * np.sin(np.pi / 40), ["mp_lda", "nh_rattle", "rk4"])]
     rows = []
@@ -265,8 +266,8 @@ def costs(repeat=5, N=20000):
         times = {m: [] for m in names}
         backend = {}
         for m in names:
-            numba_ok = (m == "rk4" and p.kind == "coadjoint") or (m != "rk4" and not m.startswith("lie_rattle"))
-            r = integrate(p, y0, (0.0, 10 * h), method=m, h=h, backend="numba" if numba_ok else "numpy")
+            r = integrate(p, y0, (0.0, 10 * h), method=m, h=h, backend="numba" if m != "rk4" or p.kind == "coadjoint"
+                          else "numpy")
             backend[m] = r.backend
         for _ in range(repeat):
             for m in names:

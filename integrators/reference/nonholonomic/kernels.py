@@ -134,12 +134,16 @@ def solve_small(J, r, out):
 def make_dlas_run(dinv_matrix, solve_small):
     """dlas_run calling the given helpers (plain or jitted)."""
 
-    def dlas_run(M0, h, nsteps, save_every, K, I, Iinv, N, Pc, C, S, mode):
-        """The dlas map over nsteps from every row of M0 (B, n): (ys (K, B, n), steps done, iterations)."""
+    def dlas_run(M0, h, nsteps, save_every, K, I, Iinv, N, Pc, C, S, mode, Pout, Y0):
+        """The dlas map over nsteps from every row of M0 (B, n): (ys (K, B, n), steps done, iterations, the
+        carried states at the end (B, n)). The carried state is m_{k+1} = Pc D_{-x} I xi, the saved one
+        Pout D_{-x} I xi (ys[0] = Y0): dlas has Pout = Pc; the Lie-group RATTLE carries mu^+ (Pc = 2 P - 1, a
+        reflection) and saves m = P D_{-x} I xi (Pout = P)."""
         B, n = M0.shape
         p = N.shape[1]
         ys = np.empty((K, B, n))
-        ys[0] = M0
+        ys[0] = Y0
+        Mend = np.empty((B, n))
         done = nsteps
         iters = 0
         Dm, ad, ad2 = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
@@ -301,9 +305,14 @@ def make_dlas_run(dinv_matrix, solve_small):
                     m[i] = s
                 if kstep % save_every == 0 or kstep == nsteps:
                     for i in range(n):
-                        ys[jsave, b, i] = m[i]
+                        s = 0.0
+                        for j in range(n):
+                            s += Pout[i, j] * mn[j]
+                        ys[jsave, b, i] = s
                     jsave += 1
-        return ys, done, iters
+            for i in range(n):
+                Mend[b, i] = m[i]
+        return ys, done, iters, Mend
 
 
     return dlas_run

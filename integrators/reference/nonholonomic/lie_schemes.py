@@ -125,6 +125,8 @@ class LieRattleStepper(_LieStepper):
         self.IA = d.A @ d.Iinv
         self.G = self.IA @ d.A.T
         self._memory = []
+        data = compiled.dlas_data(self.retraction, d, self.tau)
+        self.compiled_reason = data if isinstance(data, str) else None
 
     def _lambda(self, m):
         for mm, lam in reversed(self._memory):
@@ -163,12 +165,17 @@ class LieRattleStepper(_LieStepper):
         return m1
 
     def run(self, y0, t0, h, n, save_every, backend, jit=None):
-        """The whole run carrying lambda exactly (a numpy loop; no compiled loop: backend "numba" is refused by
-        the driver with ``compiled_reason``)."""
-        if backend == "numba":
-            return None
+        """The whole run carrying lambda exactly: the compiled dlas loop with N = 1 and the reflection 2 P - 1
+        (backend "numba", see :func:`integrators.reference.nonholonomic.compiled.run_dlas`) or a numpy loop."""
         y0 = np.asarray(y0, dtype=float)
         lam = self._lambda(y0)
+        if backend == "numba":
+            if self.compiled_reason is not None:
+                return None
+            res, lam_end = compiled.run_dlas(self, y0, t0, h, n, save_every, jit, lam0=lam)
+            if res.status == 0:
+                self._remember(res.y[-1].copy(), lam_end)
+            return res
         K = compiled.n_saved(n, save_every)
         ys = np.empty((K,) + y0.shape)
         ys[0], m, j = y0, y0, 1
