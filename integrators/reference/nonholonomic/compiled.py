@@ -114,14 +114,15 @@ def run_dlas(stepper, y0, t0, h, n, save_every, jit=None, lam0=None):
         _JITTED[key] = jit(kernels.make_dlas_run(dinv, solve))
     M0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, d.n))
     K = n_saved(n, save_every)
-    Y0, Pout = M0, Pc
+    Y0, Pout, stride = M0, Pc, 1
     if lam0 is not None:        # the Lie-group RATTLE: carry mu^+ = m + h/2 A^T lambda, reflect by 2 P - 1
         Y0 = M0
         M0 = np.ascontiguousarray(M0 + 0.5 * h * np.asarray(lam0, dtype=float).reshape(-1, d.k) @ d.A)
         Pc = np.ascontiguousarray(2.0 * Pout - np.eye(d.n))
         N = np.eye(d.n)
+        stride = 2
     ys, done, iters, Mend = _JITTED[key](M0, float(h), int(n), int(save_every), K, d.I, d.Iinv, N, Pc, C, S, mode,
-                                         Pout, Y0)
+                                         Pout, Y0, stride)
     stepper.nfev_total = int(iters)
     res = _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)
     if lam0 is None:

@@ -19,7 +19,9 @@ N an orthonormal basis of ker A (so A xi = 0 exactly) and Pc the projection that
 * cay in a matrix representation: dcay^-1_x y = y - [x, y]/2 - S(x, y, x)/4, S(x, y, z) the symmetrised
   vee((XYZ + ZYX)/2), a constant tensor on so(3), se(2), se(3).
 
-Newton starts from the quadratic extrapolation of the last three solutions (error O(h^3)) and stops when
+Newton starts from the quadratic extrapolation of the last three solutions (error O(h^3); for the Lie-group
+RATTLE of every second solution: its multiplier carries a parasitic mode (-1)^k delta, so its solutions
+alternate by O(h delta) from step to step, and extrapolating across them costs an iteration) and stops when
 the increment is at round-off, or when the next one, estimated from the measured quadratic convergence
 (dn_{j+1} ~ kq dn_j^2, kq measured on earlier increments above round-off), is 10x below the tolerance: one
 Newton iteration fewer per step than confirming the convergence with an increment at round-off.
@@ -134,7 +136,7 @@ def solve_small(J, r, out):
 def make_dlas_run(dinv_matrix, solve_small):
     """dlas_run calling the given helpers (plain or jitted)."""
 
-    def dlas_run(M0, h, nsteps, save_every, K, I, Iinv, N, Pc, C, S, mode, Pout, Y0):
+    def dlas_run(M0, h, nsteps, save_every, K, I, Iinv, N, Pc, C, S, mode, Pout, Y0, stride):
         """The dlas map over nsteps from every row of M0 (B, n): (ys (K, B, n), steps done, iterations, the
         carried states at the end (B, n)). The carried state is m_{k+1} = Pc D_{-x} I xi, the saved one
         Pout D_{-x} I xi (ys[0] = Y0): dlas has Pout = Pc; the Lie-group RATTLE carries mu^+ (Pc = 2 P - 1, a
@@ -149,8 +151,8 @@ def make_dlas_run(dinv_matrix, solve_small):
         Dm, ad, ad2 = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
         x, w, xi, R, Cw = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty((n, n))
         Jf, Jr, r, eta, de = np.empty((n, n)), np.empty((p, p)), np.empty(p), np.empty(p), np.empty(p)
-        m, mn, a1, a2, eprev = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(p)
-        eprev2 = np.empty(p)
+        m, mn, a1, a2 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        hist = np.zeros((6, p))                     # the last six solutions eta (ring buffer)
         kq = -1.0                                   # Newton's quadratic constant, once measured
         for b in range(B):
             for i in range(n):
@@ -168,21 +170,13 @@ def make_dlas_run(dinv_matrix, solve_small):
             for kstep in range(1, nsteps + 1):
                 if kstep > done:
                     break
-                if kstep > 3:                           # predictor: quadratic extrapolation of the last three eta
+                if kstep > 3 * stride:     # predictor: quadratic extrapolation of the solutions stride, 2 and 3
+                    k1, k2, k3 = (kstep - stride) % 6, (kstep - 2 * stride) % 6, (kstep - 3 * stride) % 6
+                    for a in range(p):       # strides back (stride 2: a sequence that alternates step to step)
+                        eta[a] = 3.0 * hist[k1, a] - 3.0 * hist[k2, a] + hist[k3, a]
+                elif kstep > 1:
                     for a in range(p):
-                        t = eta[a]
-                        eta[a] = 3.0 * t - 3.0 * eprev[a] + eprev2[a]
-                        eprev2[a] = eprev[a]
-                        eprev[a] = t
-                elif kstep == 3:                        # linear from the first two
-                    for a in range(p):
-                        t = eta[a]
-                        eta[a] = 2.0 * t - eprev[a]
-                        eprev2[a] = eprev[a]
-                        eprev[a] = t
-                elif kstep == 2:
-                    for a in range(p):
-                        eprev[a] = eta[a]
+                        eta[a] = hist[(kstep - 1) % 6, a]
                 ok = False
                 prev = np.inf
                 for it in range(MAX_ITER):
@@ -281,6 +275,8 @@ def make_dlas_run(dinv_matrix, solve_small):
                 if not ok:
                     done = kstep - 1
                     break
+                for a in range(p):
+                    hist[kstep % 6, a] = eta[a]
                 for i in range(n):
                     s = 0.0
                     for a in range(p):
