@@ -36,6 +36,14 @@ Symmetric on (m, lambda) (going back from (m_{k+1}, lambda_{k+1}) with -h gives 
 lambda_k, m_k): order 2; A I^-1 m = (a, w) = 0 to round-off at every node. The starting multiplier is the
 continuous one of m_0; the multiplier is remembered by the stepper like ``nh_rattle``'s.
 
+Not for long runs towards an attracting motion: as a symmetric two-step method it carries a parasitic
+mode lambda_k + (-1)^k delta_k, and where the principal flow contracts (the Chaplygin sleigh tends to the
+steady motion u = c, omega = 0; Suslov's problem with a non-diagonal inertia likewise) the parasitic mode
+expands (the symmetric map's inverse is the map with -h): on the sleigh at h = 0.05 the alternating part of
+omega grows from 1e-5 at t = 5 to 1e-3 at t = 20, and over 10^6 steps the solution is destroyed (relative
+energy error 1.0, the sleigh reversed; benchmarks/RESULTS.md, section nonholonomic). dlas_exp / dlas_cay,
+one-step maps of m, keep the attractor.
+
 **Discrete vakonomic / servo-constraint of the second kind** (Benito and Martin de Diego 2005 for the
 vakonomic model B = A), ``lie_second_kind``. Hamilton's principle for the discrete action
 sum_k h (T(xi_k) + (lambda_k, B xi_k)) with A xi_k = 0 gives the discrete Euler-Poincare equations of
