@@ -357,7 +357,7 @@ def main(argv=None):
           "suffices; while they move (t <= 5) dlas takes 2.0 per step (3.0 before the quadratic predictor and the "
           "stop from the measured quadratic convergence). Target of the issue: within 2x rk4 (numba): not met; "
           "the compiled dlas step (a closed-form dtau^-1, a p x p Newton solve, two evaluations of dtau^-1 per "
-          "iteration and step) costs 8-25 rk4 steps.", "",
+          "iteration and step) costs 13-27 rk4 steps in these runs (the ratio column).", "",
           "Orders over h = 0.1 2^-k, k = 0..6 (slope of log error against log h; error at the end; the largest "
           "constraint residual over every step of every run; microseconds per step with numpy). The vakonomic skate "
           "(Kozlov's slides, lambda(0) = 0) runs through ConstrainedSystem.simulate(method='dvak_mid') against its "
