@@ -44,6 +44,16 @@ omega grows from 1e-5 at t = 5 to 1e-3 at t = 20, and over 10^6 steps the soluti
 energy error 1.0, the sleigh reversed; benchmarks/RESULTS.md, section nonholonomic). dlas_exp / dlas_cay,
 one-step maps of m, keep the attractor.
 
+**Not covered: Veselova's system** (a rigid body with (omega, gamma) = 0, gamma the vertical in the body,
+gamma' = gamma x omega). Fedorov and Zenkov (2005) derive the discrete Euler-Poincare-Suslov equations for LL
+systems: left-invariant discrete Lagrangian AND left-invariant constraints, which reduce to g* (the state m,
+the constant covectors A of :class:`LieConstraintData`). Veselova's constraint is right-invariant (an LR
+system): its covector gamma = R^T e_3 moves with the group element, the reduced state is (m, gamma) on
+g* x S^2, and the discrete constraint has to be placed on the moving gamma_k, which their LL scheme does not
+give. The discrete Veselova system is treated in the Lie-groupoid framework of Iglesias, Marrero, Martin de
+Diego and Martinez (2008), not implemented here; the library's servo systems on Lie groups
+have only constant (left-invariant) constraints, so no library system is of that kind.
+
 **Discrete vakonomic / servo-constraint of the second kind** (Benito and Martin de Diego 2005 for the
 vakonomic model B = A), ``lie_second_kind``. Hamilton's principle for the discrete action
 sum_k h (T(xi_k) + (lambda_k, B xi_k)) with A xi_k = 0 gives the discrete Euler-Poincare equations of
