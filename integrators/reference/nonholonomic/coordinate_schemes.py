@@ -41,11 +41,12 @@ does not grow (the half kicks of consecutive nodes cancel it to O(h delta)).
 
 **A gauge term** L = v^T M v / 2 + a(q) . v - V(q) (``LagrangeDAlembertData(gauge=(a, Da))``, used by the
 non-reversible test problem of Modin and Verdier 2020). The momentum is p = M v + a(q), the force
-dL/dq = -grad V + Da^T v. mp_lda becomes (the same half drifts; the kick in p with the force at the midpoint)
+dL/dq = -grad V + Da^T v. McLachlan and Perlmutter write (4.18) for L = v^T M v / 2 - V; our extension keeps
+its half drifts and puts the kick on p with the force at the midpoint (symmetric, order 2, measured):
 
     M (v_1 - v_0) + a(q_1) - a(q_0) = h (-grad V(q_{1/2}) + Da(q_{1/2})^T (v_0 + v_1)/2 + A(q_{1/2})^T lambda),
 
-and nh_rattle, from the trapezoidal L_d with the term (a(q_k) + a(q_{k+1})) . (q_{k+1} - q_k)/2, with
+and nh_rattle, the GNI of the trapezoidal L_d (their construction applied to this L) with the term (a(q_k) + a(q_{k+1})) . (q_{k+1} - q_k)/2, with
 w = (q_{k+1} - q_k)/h, solves (Newton in q_{k+1}, n unknowns)
 
     M w + (a_k + a_{k+1})/2 - h/2 Da_k^T w = p_k - h/2 grad V(q_k) + h/2 A(q_k)^T lambda_k,
