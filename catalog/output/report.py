@@ -371,7 +371,11 @@ def compare_page(entries, out):
 NONHOLONOMIC_FIGURES = {
     "sleigh": "Chaplygin sleigh: error against the exact solution, h = 0.0125.",
     "rolling_disk": "Vertical rolling disk: error against the exact solution, h = 0.0125.",
-    "contact_oscillator": "Contact oscillator of McLachlan and Perlmutter: drift of H and H_y, 10 initial conditions.",
+    "vakonomic_skate": "Vakonomic skate (Kozlov): error of dvak_mid against the reduced equations, h = 0.0125.",
+    "contact_oscillator": ("Contact oscillator of McLachlan and Perlmutter: largest |H - H0| and |H_y - H_y0| in each "
+                           "window, 10 initial conditions, 10^5 periods."),
+    "contact_oscillator_nonreversible": ("Non-reversible variant of the contact oscillator (Modin and Verdier 2020): "
+                                         "the same, 1000 periods."),
     "sleigh_long": "Chaplygin sleigh: relative energy error over the long run, h = 0.05.",
     "suslov_long": "Suslov's problem: relative energy error over the long run, h = 0.05.",
 }
@@ -390,7 +394,8 @@ def _nonholonomic_figures(out):
             shutil.copyfile(f, out / "fig" / f.name)
             figs.append(_fig_html(f"fig/{f.name}", caption, caption))
     head = ("<h2>Nonholonomic integrators</h2><p>The discrete Lagrange-d'Alembert-Suslov schemes (dlas_exp, dlas_cay), "
-            "McLachlan and Perlmutter's mp_lda and the nonholonomic RATTLE (nh_rattle) against rk4 and DOP853, from "
+            "the Lie-group nonholonomic RATTLE (lie_rattle_exp, lie_rattle_cay), McLachlan and Perlmutter's mp_lda, the "
+            "nonholonomic RATTLE (nh_rattle) and the discrete vakonomic scheme (dvak_mid) against rk4 and DOP853, from "
             "<code>benchmarks/nonholonomic.py</code> (tables in benchmarks/RESULTS.md, section nonholonomic).</p>")
     if not figs:
         return head + "<p class='small'>(no figures: run benchmarks/nonholonomic.py to make them)</p>"

@@ -141,7 +141,7 @@ class MoserVeselov(Method):
 class DiscreteMechanics(Method):
     """A discrete Lagrange-d'Alembert / discrete Euler-Poincare scheme of
     :mod:`integrators.reference.nonholonomic` (implicit: a Newton solve per step; ``scheme``: "dlas", "dvak",
-    "mp", "rattle"; ``retraction``: "exp" or "cay"; ``structure``: the ``problem.discrete.structure`` it needs)."""
+    "mp", "rattle", "dvakq", "lierattle"; ``retraction``: "exp" or "cay"; ``structure``: the ``problem.discrete.structure`` it needs)."""
 
     scheme: str = "dlas"
     retraction: str = "exp"

@@ -108,6 +108,18 @@ METHODS = {
     "nh_rattle": DiscreteMechanics("nh_rattle", 2, frozenset({NONHOLONOMIC, REVERSIBLE}), scheme="rattle",
                                    structure="lagrange_dalembert",
                                    reference="Ferraro, Iglesias and Martin de Diego (2008)"),
+    "lie_rattle_exp": DiscreteMechanics("lie_rattle_exp", 2, frozenset({LINEAR}), scheme="lierattle",
+                                        retraction="exp", structure="lie_nonholonomic",
+                                        reference="Ferraro, Iglesias and Martin de Diego (2008) on g* "
+                                                  "(cf. Ferraro, Jimenez and Martin de Diego 2015)"),
+    "lie_rattle_cay": DiscreteMechanics("lie_rattle_cay", 2, frozenset({LINEAR}), scheme="lierattle",
+                                        retraction="cay", structure="lie_nonholonomic",
+                                        reference="Ferraro, Iglesias and Martin de Diego (2008) on g* "
+                                                  "(cf. Ferraro, Jimenez and Martin de Diego 2015)"),
+    # the state (q, v, lambda) keeps phi(q, v) = 0 at every node (the node Legendre transform solves it)
+    "dvak_mid": DiscreteMechanics("dvak_mid", 2, frozenset({NONHOLONOMIC}), scheme="dvakq",
+                                  structure="vakonomic_coordinates", kinds=("ode",),
+                                  reference="Benito and Martin de Diego (2005)"),
 }
 
 #: the bare scipy.integrate.solve_ivp names, accepted wherever a method name is

@@ -34,12 +34,12 @@ import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 from sympy.physics.mechanics import dynamicsymbols
 
-from integrators.reference.nonholonomic import LagrangeDAlembertData
+from integrators.reference.nonholonomic import LagrangeDAlembertData, VakonomicCoordinateData
 
 from . import integration
 from .lagrangian import LagrangianSystem, register_model
 from .symbolic import (control_rows, free_parameters, require_numeric, second_kind_pieces, subs_control,
-                       vectorize)
+                       vectorize, vectorize_split)
 from ..errors import InitialConstraintError, LagrangianError, RealizabilityError
 
 MODELS = ("nonholonomic", "vakonomic", "servo1", "servo2")
@@ -323,6 +323,31 @@ class ConstrainedSystem(HomogeneityMixin):
                                      lambda q: A(*split(q)).reshape(np.shape(q)[:-1] + (k, n)),
                                      lambda q: dA(*split(q)).reshape(np.shape(q)[:-1] + (k, n, n)))
 
+    def vakonomic_problem(self) -> VakonomicCoordinateData:
+        """The data of the discrete vakonomic scheme ``dvak_mid`` (:mod:`integrators.reference.nonholonomic.
+        vakonomic_schemes`, Benito and Martin de Diego 2005): dL*/dq', dL*/dq of L* = L + lambda . N (N = -phi for
+        the vakonomic model, the control N for servo2) and phi, lambdified once. Needs a model of the second
+        kind, no generalized forces besides the potential and no explicit t; LagrangianError naming what fails."""
+        S = self.system
+        require_numeric(self.symbols, "vakonomic_problem", repr(self))
+        why = None
+        if self.kind != 2:
+            why = f"the model is {self.model!r}, not 'vakonomic' or 'servo2'"
+        elif any(sp.simplify(S.plain(f)) != 0 for f in S.forces):
+            why = "the system has generalized forces besides the potential"
+        elif S.t in (S.plain(S.L).free_symbols | set().union(*(S.plain(sp.sympify(x)).free_symbols
+                                                              for x in list(self.phi) + list(self.N_dyn)))):
+            why = "the Lagrangian, the constraints or the control depend on t explicitly"
+        if why is not None:
+            raise LagrangianError(f"the discrete vakonomic scheme does not apply to {self!r}: {why}")
+        lam = list(sp.symbols(f"mu_0:{self.k}", real=True))
+        Ls = S.plain(S.L) + sum(m * S.plain(N) for m, N in zip(lam, self.N_dyn))
+        groups = (S.qs, S.us, lam)
+        Lv = vectorize_split([sp.diff(Ls, u) for u in S.us], groups)
+        Lq = vectorize_split([sp.diff(Ls, x) for x in S.qs], groups)
+        phi = vectorize_split(list(self.P_sym), (S.qs, S.us))
+        return VakonomicCoordinateData(S.n, self.k, Lv, Lq, phi)
+
     def simulate(self, q0: ArrayLike, qd0: ArrayLike, t_end: float, steps: int = 200, lam0: ArrayLike | None = None,
                  t0: float = 0.0, method: str = integration.DEFAULT_METHOD, rtol: float = 1e-12,
                  atol: float = 1e-12, tol: float = 1e-9) -> integration.IntegrationResult:
@@ -362,8 +387,11 @@ class ConstrainedSystem(HomogeneityMixin):
         problem = integration.first_order_problem(n, acc, extra=len(extra), name=repr(self), period=S.period)
         grid = integration.time_grid(t0, t_end, steps)
         problem.constraints["phi"] = lambda Y: self.constraint_values(grid[:len(Y)], Y[:, :n], Y[:, n:2 * n])
-        if self.model == "nonholonomic" and integration.canonical_name(method) in integration.DISCRETE_METHODS:
+        name = integration.canonical_name(method)
+        if self.model == "nonholonomic" and name in integration.DISCRETE_METHODS:
             problem.discrete = self.nonholonomic_problem()   # mp_lda, nh_rattle by name
+        elif self.kind == 2 and name in integration.VAKONOMIC_METHODS:
+            problem.discrete = self.vakonomic_problem()      # dvak_mid by name
         res = integration.run(problem, np.concatenate([q0, qd0, extra]), t0, t_end, method, rtol, atol,
                               t_eval=grid, steps=steps)
         Y = res.y

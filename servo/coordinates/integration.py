@@ -26,6 +26,10 @@ from ..errors import IntegrationError, LagrangianError
 #: nonholonomic ``ConstrainedSystem`` attaches its ``nonholonomic_problem()`` to the problem
 DISCRETE_METHODS = ("mp_lda", "nh_rattle")
 
+#: the discrete vakonomic method (Benito and Martin de Diego 2005), for which ``simulate`` of a vakonomic or servo2
+#: ``ConstrainedSystem`` attaches its ``vakonomic_problem()``
+VAKONOMIC_METHODS = ("dvak_mid",)
+
 #: the default method of every ``simulate`` in coordinates (bare scipy names such as "DOP853" are aliases)
 DEFAULT_METHOD = "scipy:DOP853"
 

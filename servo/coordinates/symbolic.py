@@ -41,6 +41,29 @@ def vectorize(exprs, args):
     return call
 
 
+def vectorize_split(exprs, groups):
+    """Lambdify ``exprs`` once into f(*arrays) -> (..., len(exprs)), each array (..., len(group)) filling one
+    group of symbols; the dtype of the inputs is kept (complex arrays give complex results: the implicit
+    discrete schemes differentiate these functions by complex steps)."""
+    exprs = [sp.sympify(e) for e in exprs]
+    flat = [x for g in groups for x in g]
+    f = sp.lambdify(flat, exprs, modules="numpy", cse=True)
+    sizes = [len(g) for g in groups]
+
+    def call(*arrays):
+        arrays = [np.asarray(a) for a in arrays]
+        shape = np.broadcast_shapes(*[a.shape[:-1] for a in arrays])
+        vals = [a[..., i] for a, m in zip(arrays, sizes) for i in range(m)]
+        outs = f(*vals)
+        dtype = np.result_type(*arrays, float)
+        out = np.empty(shape + (len(exprs),), dtype=dtype)
+        for i, o in enumerate(outs):
+            out[..., i] = o
+        return out
+
+    return call
+
+
 def as_covector(a, n, what="covector"):
     """Turn a list / sympy Matrix / 1-d array of n entries into a list of sympy expressions.
 

@@ -55,7 +55,7 @@ def _orders(errs):
     return np.log2(e[:-1] / e[1:])
 
 
-@pytest.mark.parametrize("name", ["dlas_exp", "dlas_cay"])
+@pytest.mark.parametrize("name", ["dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay"])
 def test_dlas_order_and_constraint_on_the_sleigh(name):
     errs = []
     for k in range(4):
@@ -337,3 +337,164 @@ def test_the_report_shows_the_benchmark_figures(tmp_path):
         assert (tmp_path / "fig" / name).read_bytes() == (src / name).read_bytes()
     if not present:
         assert "no figures" in html
+
+
+# ---------------------------------------------------------------- a gauge term (Modin and Verdier 2020)
+def _disk_gauge():
+    """a = grad S, S = sin(x) cos(phi) + theta^2/2 + x y: exact, so the continuous motion is the disk's."""
+    def a(q):
+        x, y, phi, th = (q[..., i] for i in range(4))
+        return np.stack([np.cos(x) * np.cos(phi) + y, x, -np.sin(x) * np.sin(phi), th], -1)
+
+    def Da(q):
+        x, y, phi, th = (q[..., i] for i in range(4))
+        out = np.zeros(np.shape(q) + (4,), dtype=np.result_type(x, float))
+        out[..., 0, 0] = -np.sin(x) * np.cos(phi)
+        out[..., 0, 2] = out[..., 2, 0] = -np.cos(x) * np.sin(phi)
+        out[..., 0, 1] = out[..., 1, 0] = 1.0
+        out[..., 2, 2] = -np.sin(x) * np.cos(phi)
+        out[..., 3, 3] = 1.0
+        return out
+    return a, Da
+
+
+def disk_gauge():
+    return lagrange_dalembert_problem(np.diag([DM, DM, IFLIP, IROT]), lambda q: np.zeros_like(q), disk_A,
+                                      potential=lambda q: np.zeros(np.shape(q)[:-1]), gauge=_disk_gauge())
+
+
+@pytest.mark.parametrize("name", ["mp_lda", "nh_rattle"])
+def test_gauge_term_keeps_order_two_and_the_constraint(name):
+    """An exact gauge term changes no continuous motion (the disk's exact solution still holds), but the
+    discrete schemes see it: they must still converge with order 2 and keep A(q) v = 0."""
+    errs, errs0 = [], []
+    for k in range(4):
+        h = 0.1 * 2.0 ** -k
+        r = integrate(disk_gauge(), disk_y0(), (0.0, 5.0), method=name, h=h)
+        assert r.status == 0, r.message
+        for c in r.constraints.values():
+            assert np.max(np.abs(c)) <= 1e-12
+        q, _ = disk_exact(r.t[-1])
+        errs.append(np.max(np.abs(r.y[-1, :4] - q)))
+        errs0.append(np.max(np.abs(integrate(disk(), disk_y0(), (0.0, 5.0), method=name, h=h).y[-1, :4] - q)))
+    assert np.all(np.abs(_orders(errs) - 2.0) < 0.05), errs
+    assert abs(errs[0] - errs0[0]) > 1e-3 * errs0[0]          # the discrete schemes do see the gauge term
+
+
+@pytest.mark.parametrize("name", ["mp_lda", "nh_rattle"])
+def test_gauge_term_breaks_reversibility(name):
+    """Without the gauge (q1, -v1) steps back to (q0, -v0) (to round-off, lambda carried); with an exact gauge
+    a = grad S the defect is O(h^3): measured order 3 between h and h/2."""
+    from integrators import METHODS
+    from integrators.reference.stepping import make_stepper
+
+    def defect(p, h):
+        st = make_stepper(METHODS[name], p)
+        y1 = st.step(0.0, disk_y0(), h)
+        if name == "nh_rattle":       # the reversed state carries the multiplier of (q1, v1)
+            st._remember(np.concatenate([y1[:4], -y1[4:]]), st._lambda(y1))
+        back = st.step(0.0, np.concatenate([y1[:4], -y1[4:]]), h)
+        return np.max(np.abs(back - np.concatenate([Q0, -disk_y0()[4:]])))
+
+    assert defect(disk(), 0.2) <= 1e-13
+    d1, d2 = defect(disk_gauge(), 0.2), defect(disk_gauge(), 0.1)
+    assert d1 > 1e-6
+    assert 2.6 < np.log2(d1 / d2) < 3.4, (d1, d2)
+
+
+def test_gauge_must_be_the_derivative():
+    a, Da = _disk_gauge()
+    with pytest.raises(IntegrationInputError, match="not the derivative"):
+        lagrange_dalembert_problem(np.eye(4), lambda q: np.zeros_like(q), disk_A, gauge=(a, lambda q: 2 * Da(q)))
+    with pytest.raises(IntegrationInputError, match="gauge must be"):
+        lagrange_dalembert_problem(np.eye(4), lambda q: np.zeros_like(q), disk_A, gauge=a)
+
+
+def test_gauge_has_no_compiled_loop():
+    with pytest.raises(MethodError, match="gauge term"):
+        integrate(disk_gauge(), disk_y0(), (0.0, 1.0), method="nh_rattle", h=0.1, backend="numba")
+
+
+# ---------------------------------------------------------------- the Lie-group nonholonomic RATTLE
+def test_lie_rattle_is_symmetric_on_the_extended_state():
+    """Phi_{-h} o Phi_h = id on (m, lambda) on Suslov's problem (so(3), both retractions), and the constraint
+    impulse of the step is the continuous multiplier to O(h^2)."""
+    from integrators.reference.stepping import make_stepper
+    I3 = np.diag([1.0, 2.0, 3.0]) + 0.3 * (np.ones((3, 3)) - np.eye(3))
+    p = suslov_problem(named.so3(), I3, [0, 0, 1.0], group=liegroups.SO3)
+    m0_ = np.array([1.0, 0.5, 0.0]) @ I3
+    m0_ = m0_ - (m0_ @ np.linalg.inv(I3) @ [0, 0, 1.0]) / (np.linalg.inv(I3)[2, 2]) * np.array([0, 0, 1.0])
+    for name in ("lie_rattle_exp", "lie_rattle_cay"):
+        st = make_stepper(METHODS[name], p)
+        lam0 = st._lambda(m0_)
+        m1, lam1 = st.advance(m0_, lam0, 0.3)
+        assert abs((m1 @ np.linalg.inv(I3))[2]) <= 1e-15          # (a, w) = 0 at the node
+        back, lam_b = st.advance(m1, lam1, -0.3)
+        np.testing.assert_allclose(back, m0_, atol=1e-14)
+        np.testing.assert_allclose(lam_b, lam0, atol=1e-13)
+        lam_c = make_stepper(METHODS[name], p)._lambda(m1)          # a fresh stepper: the continuous multiplier
+        assert np.max(np.abs(lam1 - lam_c)) < 0.3 ** 2 * max(1.0, np.max(np.abs(lam_c)))
+
+
+def test_lie_rattle_step_by_step_equals_the_whole_run():
+    """With events the driver steps one at a time: the remembered multiplier makes it the same map."""
+    p = sleigh()
+    whole = integrate(p, m0(), (0.0, 1.0), method="lie_rattle_exp", h=0.05)
+    g = lambda t, y: y[..., 0] - 100.0            # never fires
+    stepped = integrate(p, m0(), (0.0, 1.0), method="lie_rattle_exp", h=0.05, events=g)
+    np.testing.assert_allclose(stepped.y[-1], whole.y[-1], atol=1e-13)
+
+
+# ---------------------------------------------------------------- the contact oscillator and its variant
+def test_contact_oscillator_y_is_forty_step_periodic():
+    """With h = 2 sin(pi/40) both schemes integrate y'' = -y by a Stormer-Verlet-type step, a rotation by exactly
+    2 pi/40 (cos theta = 1 - h^2/2 = cos(pi/20)): (y, y') returns after 40 steps to round-off. The benchmark's
+    drift runs rely on this step being exact (a detuned h makes the phase of y beat against the grid)."""
+    from integrators.reference.nonholonomic import contact_oscillator, contact_oscillator_initial
+    p, h = contact_oscillator(0.3), 2 * np.sin(np.pi / 40)
+    y0 = contact_oscillator_initial(np.array([-0.9, 0.4]))
+    for name in ("mp_lda", "nh_rattle"):
+        r = integrate(p, y0, (0.0, 40 * h), method=name, steps=40, backend="numpy")
+        np.testing.assert_allclose(r.y[-1][:, [1, 4]], y0[:, [1, 4]], atol=1e-13)
+        assert abs(r.h - h) <= 1e-16
+
+
+def test_the_nonreversible_variant_has_the_same_motion_and_drifts_in_the_schemes():
+    """Modin and Verdier (2020): the gauge term -grad S . v is a total derivative, so the continuous vector field
+    is the contact oscillator's; the discrete schemes are no longer reversible, and the mean energy error moves
+    secularly (here > 1e-2 between the first and the last fifth of 100 periods) where on the reversible problem
+    it stays (< 1e-4)."""
+    from integrators.reference.nonholonomic import (contact_oscillator, contact_oscillator_initial,
+                                                    contact_oscillator_nonreversible)
+    rev, nrev = contact_oscillator(0.3), contact_oscillator_nonreversible(0.3)
+    y0 = contact_oscillator_initial(np.array([-0.9, 0.5]))
+    Y = y0 + 0.1 * np.arange(12).reshape(2, 6) / 12
+    np.testing.assert_allclose(nrev.f(0.0, Y), rev.f(0.0, Y), atol=1e-14)
+    h, n = 2 * np.sin(np.pi / 40), 4000
+    H = rev.invariants["energy"]
+    for name in ("mp_lda", "nh_rattle"):
+        moved = []
+        for p in (rev, nrev):
+            dH = H(integrate(p, y0, (0.0, n * h), method=name, steps=n, backend="numpy").y) - H(y0)
+            moved.append(np.max(np.abs(dH[-n // 5:].mean(0) - dH[1:n // 5].mean(0))))
+        assert moved[0] < 1e-4 and moved[1] > 1e-2, (name, moved)
+
+
+@pytest.mark.parametrize("which, name", [("sleigh", "lie_rattle_exp"), ("so3", "lie_rattle_cay"),
+                                         ("se3", "lie_rattle_cay")])
+def test_compiled_lie_rattle_equals_the_numpy_loop(which, name):
+    """The compiled dlas loop with N = 1, the carried state mu^+ and the reflection 2 P - 1 (run as plain
+    Python) is the Lie-group RATTLE's numpy map, and hands back the multiplier at the end."""
+    from integrators.reference.nonholonomic import compiled
+    from integrators.reference.stepping import make_stepper
+    p = {"sleigh": sleigh, "so3": _suslov_so3, "se3": _se3}[which]()
+    w = {"sleigh": [[0.3, 0.0, 1.2], [-0.5, 0.0, 0.4]], "so3": [[1.0, 0.5, 0.0], [0.2, -1.0, 0.0]],
+         "se3": [[1.0, 0.5, 0.0, 0.3, 0.0, 0.2], [0.1, -0.4, 0.0, 0.2, 0.0, -0.3]]}[which]
+    m0_ = np.asarray(w) @ p.discrete.I
+    ref_st = make_stepper(METHODS[name], p)
+    ref = ref_st.run(m0_, 0.0, 0.05, 20, 1, "numpy")
+    st = make_stepper(METHODS[name], p)
+    assert st.compiled_reason is None
+    got, lam = compiled.run_dlas(st, m0_, 0.0, 0.05, 20, 1, None, lam0=st._lambda(m0_))
+    np.testing.assert_allclose(got.y, ref.y, rtol=0, atol=2e-14)
+    np.testing.assert_allclose(lam, ref_st._memory[-1][1], rtol=0, atol=1e-12)

@@ -2,7 +2,7 @@
 jitted with the ``jit`` the engine hands down (``integrators.backends.numba_kernels.jit``; this room does not
 import numba or the backends), their constant data, and the reasons a run has no compiled path.
 
-* ``dlas_exp`` on algebras with ad_x^3 = -theta^2 ad_x and a negative semi-definite Killing form (so(3),
+* ``dlas_exp`` (and ``lie_rattle_exp``, the same loop) on algebras with ad_x^3 = -theta^2 ad_x and a negative semi-definite Killing form (so(3),
   se(2)); ``dlas_cay`` where S(x, y, x) = vee(XYX) stays in the algebra (so(3), se(2), se(3));
 * ``mp_lda`` and ``nh_rattle`` on problems built with scalar problem functions
   (``lagrange_dalembert_problem(..., scalar=(grad_V1, A1, dA1))``, each of one q, numba-compilable).
@@ -98,8 +98,9 @@ def _result(name, ys, y0, t0, h, n, save_every, done, nfev):
                              nfev=int(nfev))
 
 
-def run_dlas(stepper, y0, t0, h, n, save_every, jit=None):
-    """The dlas run by the compiled loop (``jit`` None: the same loop in plain Python, for tests)."""
+def run_dlas(stepper, y0, t0, h, n, save_every, jit=None, lam0=None):
+    """The dlas run by the compiled loop (``jit`` None: the same loop in plain Python, for tests); with ``lam0``
+    (the multipliers at y0) the Lie-group RATTLE's run by the same loop: (result, the multipliers at the end)."""
     jit = jit or _plain
     d = stepper.d
     data = dlas_data(stepper.retraction, d, stepper.tau)
@@ -113,15 +114,31 @@ def run_dlas(stepper, y0, t0, h, n, save_every, jit=None):
         _JITTED[key] = jit(kernels.make_dlas_run(dinv, solve))
     M0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, d.n))
     K = n_saved(n, save_every)
-    ys, done, iters = _JITTED[key](M0, float(h), int(n), int(save_every), K, d.I, d.Iinv, N, Pc, C, S, mode)
+    Y0, Pout, stride = M0, Pc, 1
+    if lam0 is not None:        # the Lie-group RATTLE: carry mu^+ = m + h/2 A^T lambda, reflect by 2 P - 1
+        Y0 = M0
+        M0 = np.ascontiguousarray(M0 + 0.5 * h * np.asarray(lam0, dtype=float).reshape(-1, d.k) @ d.A)
+        Pc = np.ascontiguousarray(2.0 * Pout - np.eye(d.n))
+        N = np.eye(d.n)
+        stride = 2
+    ys, done, iters, Mend = _JITTED[key](M0, float(h), int(n), int(save_every), K, d.I, d.Iinv, N, Pc, C, S, mode,
+                                         Pout, Y0, stride)
     stepper.nfev_total = int(iters)
-    return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)
+    res = _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)
+    if lam0 is None:
+        return res
+    # lambda at the end from mu^+ - m = h/2 A^T lambda (A has full rank)
+    mend = ys[len(res.t) - 1].reshape(Mend.shape)
+    lam = np.linalg.lstsq(d.A.T, ((Mend - mend) * (2.0 / h)).T, rcond=None)[0].T
+    return res, lam.reshape(np.shape(y0)[:-1] + (d.k,))
 
 
 # ---------------------------------------------------------------- the coordinate schemes
 def coordinate_reason(d, scheme):
     """None when the coordinate ``scheme`` has a compiled path on the data ``d``, else why not."""
     sc = getattr(d, "scalar", None)
+    if getattr(d, "gauge", None) is not None:
+        return "the gauge term a(q) . v has no compiled loop (the numpy loop runs it)"
     if sc is None:
         return ("the problem has no scalar problem functions (lagrange_dalembert_problem(..., scalar=(grad_V1, "
                 "A1, dA1)), numba-compilable functions of one q)")

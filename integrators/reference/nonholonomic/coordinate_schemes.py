@@ -38,6 +38,24 @@ step (inside the compiled and numpy loops of :meth:`RattleStepper.run`; in the s
 value is lambda_0 = the Lagrange-d'Alembert multiplier of (q_0, v_0) (any O(h^2)-accurate value keeps the
 order); an error delta in it stays as the two-step method's parasitic mode lambda_k + (-1)^k delta, which
 does not grow (the half kicks of consecutive nodes cancel it to O(h delta)).
+
+**A gauge term** L = v^T M v / 2 + a(q) . v - V(q) (``LagrangeDAlembertData(gauge=(a, Da))``, used by the
+non-reversible test problem of Modin and Verdier 2020). The momentum is p = M v + a(q), the force
+dL/dq = -grad V + Da^T v. McLachlan and Perlmutter write (4.18) for L = v^T M v / 2 - V; our extension keeps
+its half drifts and puts the kick on p with the force at the midpoint (symmetric, order 2, measured):
+
+    M (v_1 - v_0) + a(q_1) - a(q_0) = h (-grad V(q_{1/2}) + Da(q_{1/2})^T (v_0 + v_1)/2 + A(q_{1/2})^T lambda),
+
+and nh_rattle, the GNI of the trapezoidal L_d (their construction applied to this L) with the term (a(q_k) + a(q_{k+1})) . (q_{k+1} - q_k)/2, with
+w = (q_{k+1} - q_k)/h, solves (Newton in q_{k+1}, n unknowns)
+
+    M w + (a_k + a_{k+1})/2 - h/2 Da_k^T w = p_k - h/2 grad V(q_k) + h/2 A(q_k)^T lambda_k,
+    p_{k+1} = M w + (a_k + a_{k+1})/2 + h/2 (Da_{k+1}^T w - grad V(q_{k+1})) + h/2 A(q_{k+1})^T lambda_{k+1},
+    A(q_{k+1}) M^-1 (p_{k+1} - a_{k+1}) = 0.
+
+Both stay symmetric (order 2) and keep A(q) v = 0; for a = grad S exact the continuous motion is that of
+a = 0, but (a_k + a_{k+1}) . (q_{k+1} - q_k)/2 - (S(q_{k+1}) - S(q_k)) = O(h^3) is odd under exchanging q_k
+and q_{k+1}: the schemes are no longer reversible under (q, v) -> (q, -v) (measured in the tests).
 """
 
 from __future__ import annotations
@@ -78,6 +96,10 @@ class MPStepper(_CoordStepper):
         qh = q0 + 0.5 * h * v0
         F = -np.asarray(d.grad_V(qh), dtype=float)
         Ah = d.A(qh)
+        gauge = d.gauge is not None
+        if gauge:
+            a0, Dah = d.a(q0), d.Da(qh)
+            F = F + 0.5 * np.einsum("...ji,...j->...i", Dah, v0)
         u = np.concatenate([v0, np.zeros(y.shape[:-1] + (k,))], axis=-1)
         scale = max(1.0, float(np.max(np.abs(y))))
         prev = np.inf
@@ -89,6 +111,9 @@ class MPStepper(_CoordStepper):
             r2 = np.einsum("...ij,...j->...i", A1, v1)
             J = np.zeros(y.shape[:-1] + (n + k, n + k))
             J[..., :n, :n] = d.M
+            if gauge:
+                r1 = r1 + d.a(q1) - a0 - 0.5 * h * np.einsum("...ji,...j->...i", Dah, v1)
+                J[..., :n, :n] += 0.5 * h * (d.Da(q1) - np.swapaxes(Dah, -1, -2))
             J[..., :n, n:] = -h * np.swapaxes(Ah, -1, -2)
             J[..., n:, :n] = A1 + 0.5 * h * np.einsum("...ijl,...j->...il", d.dA(q1), v1)
             du = np.linalg.solve(J, -np.concatenate([r1, r2], axis=-1)[..., None])[..., 0]
@@ -135,14 +160,51 @@ class RattleStepper(_CoordStepper):
         d, n = self.d, self.d.n
         q0, v0 = y[..., :n], y[..., n:]
         ph = v0 @ d.M.T + 0.5 * h * (-np.asarray(d.grad_V(q0)) + np.einsum("...ij,...i->...j", d.A(q0), lam))
-        q1 = q0 + h * ph @ d.Minv.T
-        A1 = d.A(q1)
-        pt = ph - 0.5 * h * np.asarray(d.grad_V(q1))
+        if d.gauge is None:
+            q1 = q0 + h * ph @ d.Minv.T
+            A1 = d.A(q1)
+            pt = ph - 0.5 * h * np.asarray(d.grad_V(q1))
+        else:
+            q1, pt = self._gauge_positions(q0, ph, h)
+            A1 = d.A(q1)
         AMi = A1 @ d.Minv                                    # (..., k, n)
         G = 0.5 * h * np.einsum("...ij,...lj->...il", AMi, A1)
-        lam1 = -np.linalg.solve(G, np.einsum("...ij,...j->...i", AMi, pt)[..., None])[..., 0]
+        a1 = 0.0 if d.gauge is None else d.a(q1)
+        lam1 = -np.linalg.solve(G, np.einsum("...ij,...j->...i", AMi, pt - a1)[..., None])[..., 0]
         p1 = pt + 0.5 * h * np.einsum("...ij,...i->...j", A1, lam1)
-        return np.concatenate([q1, p1 @ d.Minv.T], axis=-1), lam1
+        return np.concatenate([q1, (p1 - a1) @ d.Minv.T], axis=-1), lam1
+
+    def _gauge_positions(self, q0, ph, h):
+        """(q_{k+1}, p_{k+1} without the constraint impulse) of the gauge form (module docstring); ``ph`` is
+        M v_k + h/2 (-grad V + A^T lambda)_k (the node's p_k = M v_k + a_k enters as ph + a_k)."""
+        d, n = self.d, self.d.n
+        a0, Da0 = d.a(q0), d.Da(q0)
+        rhs = ph + a0
+        q1 = q0 + h * (ph @ d.Minv.T)                        # the step without the gauge's change
+        scale = max(1.0, float(np.max(np.abs(q0))))
+        prev = np.inf
+        for it in range(1, 31):
+            w = (q1 - q0) / h
+            a1 = d.a(q1)
+            r = w @ d.M.T + 0.5 * (a0 + a1) - 0.5 * h * np.einsum("...ji,...j->...i", Da0, w) - rhs
+            J = d.M / h + 0.5 * d.Da(q1) - 0.5 * np.swapaxes(Da0, -1, -2)
+            dq = -np.linalg.solve(J, r[..., None])[..., 0]
+            q1 = q1 + dq
+            dn = float(np.max(np.abs(dq)))
+            if not np.isfinite(dn):
+                raise newton.ConvergenceError(f"{self.name}: Newton produced a non-finite iterate; reduce h")
+            if dn <= 4e-16 * scale or (dn >= prev and dn <= 4e-13 * scale):
+                break
+            prev = dn
+        else:
+            raise newton.ConvergenceError(f"{self.name}: Newton for q_(k+1) did not converge (last increment "
+                                          f"{dn:.3e} after 30 iterations); reduce h")
+        self.nfev_total += it - 1
+        w = (q1 - q0) / h
+        a1 = d.a(q1)
+        pt = w @ d.M.T + 0.5 * (a0 + a1) + 0.5 * h * (np.einsum("...ji,...j->...i", d.Da(q1), w)
+                                                       - np.asarray(d.grad_V(q1)))
+        return q1, pt
 
     def step(self, t, y, h):
         y = np.asarray(y, dtype=float)

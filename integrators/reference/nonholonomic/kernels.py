@@ -19,6 +19,13 @@ N an orthonormal basis of ker A (so A xi = 0 exactly) and Pc the projection that
 * cay in a matrix representation: dcay^-1_x y = y - [x, y]/2 - S(x, y, x)/4, S(x, y, z) the symmetrised
   vee((XYZ + ZYX)/2), a constant tensor on so(3), se(2), se(3).
 
+Newton starts from the quadratic extrapolation of the last three solutions (error O(h^3); for the Lie-group
+RATTLE of every second solution: its multiplier carries a parasitic mode (-1)^k delta, so its solutions
+alternate by O(h delta) from step to step, and extrapolating across them costs an iteration) and stops when
+the increment is at round-off, or when the next one, estimated from the measured quadratic convergence
+(dn_{j+1} ~ kq dn_j^2, kq measured on earlier increments above round-off), is 10x below the tolerance: one
+Newton iteration fewer per step than confirming the convergence with an increment at round-off.
+
 Newton's Jacobian is analytic: d/dxi (D_{h xi} I xi) = D_{h xi} I + h dD_x/dx[I xi] with
 dD/dx_a = (-E_a/2 + beta (E_a ad + ad E_a) - beta'(s) tr(ad E_a) ad^2)^T (exp; E_a = ad_{e_a}) and
 (-E_a/2 - S(e_a, ., x)/2)^T (cay).
@@ -129,18 +136,24 @@ def solve_small(J, r, out):
 def make_dlas_run(dinv_matrix, solve_small):
     """dlas_run calling the given helpers (plain or jitted)."""
 
-    def dlas_run(M0, h, nsteps, save_every, K, I, Iinv, N, Pc, C, S, mode):
-        """The dlas map over nsteps from every row of M0 (B, n): (ys (K, B, n), steps done, iterations)."""
+    def dlas_run(M0, h, nsteps, save_every, K, I, Iinv, N, Pc, C, S, mode, Pout, Y0, stride):
+        """The dlas map over nsteps from every row of M0 (B, n): (ys (K, B, n), steps done, iterations, the
+        carried states at the end (B, n)). The carried state is m_{k+1} = Pc D_{-x} I xi, the saved one
+        Pout D_{-x} I xi (ys[0] = Y0): dlas has Pout = Pc; the Lie-group RATTLE carries mu^+ (Pc = 2 P - 1, a
+        reflection) and saves m = P D_{-x} I xi (Pout = P)."""
         B, n = M0.shape
         p = N.shape[1]
         ys = np.empty((K, B, n))
-        ys[0] = M0
+        ys[0] = Y0
+        Mend = np.empty((B, n))
         done = nsteps
         iters = 0
         Dm, ad, ad2 = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
         x, w, xi, R, Cw = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty((n, n))
         Jf, Jr, r, eta, de = np.empty((n, n)), np.empty((p, p)), np.empty(p), np.empty(p), np.empty(p)
-        m, mn, a1, a2, eprev = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(p)
+        m, mn, a1, a2 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        hist = np.zeros((6, p))                     # the last six solutions eta (ring buffer)
+        kq = -1.0                                   # Newton's quadratic constant, once measured
         for b in range(B):
             for i in range(n):
                 m[i] = M0[b, i]
@@ -157,14 +170,13 @@ def make_dlas_run(dinv_matrix, solve_small):
             for kstep in range(1, nsteps + 1):
                 if kstep > done:
                     break
-                if kstep > 2:                           # predictor: linear extrapolation of the last two eta
+                if kstep > 3 * stride:     # predictor: quadratic extrapolation of the solutions stride, 2 and 3
+                    k1, k2, k3 = (kstep - stride) % 6, (kstep - 2 * stride) % 6, (kstep - 3 * stride) % 6
+                    for a in range(p):       # strides back (stride 2: a sequence that alternates step to step)
+                        eta[a] = 3.0 * hist[k1, a] - 3.0 * hist[k2, a] + hist[k3, a]
+                elif kstep > 1:
                     for a in range(p):
-                        t = eta[a]
-                        eta[a] = 2.0 * t - eprev[a]
-                        eprev[a] = t
-                elif kstep == 2:
-                    for a in range(p):
-                        eprev[a] = eta[a]
+                        eta[a] = hist[(kstep - 1) % 6, a]
                 ok = False
                 prev = np.inf
                 for it in range(MAX_ITER):
@@ -252,10 +264,19 @@ def make_dlas_run(dinv_matrix, solve_small):
                     if dn <= TOL * sc or (dn >= prev and dn <= 1e3 * TOL * sc):
                         ok = True
                         break
+                    # quadratic convergence: the next increment is ~ kq dn^2 (kq = dn_j / dn_{j-1}^2 measured
+                    # on increments above round-off); stop when it would be below the tolerance
+                    if it > 0 and dn > 1e3 * TOL * sc and dn < prev:
+                        kq = dn / (prev * prev)
+                    if kq > 0.0 and 10.0 * kq * dn * dn <= TOL * sc and (it > 0 or dn <= 1e-6 * sc):
+                        ok = True
+                        break
                     prev = dn
                 if not ok:
                     done = kstep - 1
                     break
+                for a in range(p):
+                    hist[kstep % 6, a] = eta[a]
                 for i in range(n):
                     s = 0.0
                     for a in range(p):
@@ -280,9 +301,14 @@ def make_dlas_run(dinv_matrix, solve_small):
                     m[i] = s
                 if kstep % save_every == 0 or kstep == nsteps:
                     for i in range(n):
-                        ys[jsave, b, i] = m[i]
+                        s = 0.0
+                        for j in range(n):
+                            s += Pout[i, j] * mn[j]
+                        ys[jsave, b, i] = s
                     jsave += 1
-        return ys, done, iters
+            for i in range(n):
+                Mend[b, i] = m[i]
+        return ys, done, iters, Mend
 
 
     return dlas_run

@@ -21,6 +21,39 @@ velocities xi_k are exactly those of (1), and A I^-1 m = (a, w) = 0 holds to rou
 Order 2 (the map is symmetric: D_{-x} = Ad*_x D_x for exp and cay), measured in the tests on the
 Chaplygin sleigh's exact solution; keeps the constraint (a linear invariant); energy not exactly.
 
+**Lie-group nonholonomic RATTLE** (the geometric nonholonomic integrator of Ferraro, Iglesias and Martin de
+Diego 2008 written on the reduced space g* of an LL system), ``lie_nonholonomic``. Ferraro, Jimenez and
+Martin de Diego 2015 extend the GNI to reduced systems; we could not compare with their equations, so this
+reduced form is derived here (below) and its order and symmetry are measured, not inherited. The discrete Euler-Poincare momenta around node k, mu_k^+ = D_{h xi_k} I xi_k and
+mu_k^- = Ad*_{h xi_{k-1}} mu_{k-1}^+, differ by the impulse h A^T lambda_k, and the constraint is put on
+their average m_k = (mu_k^+ + mu_k^-)/2 (no discrete constraint on xi_k): with lambda_k carried as in the
+coordinate RATTLE, one step of the extended state (m_k, lambda_k) is
+
+    mu^+ = m_k + h/2 A^T lambda_k,   D_{h xi} I xi = mu^+  (Newton in xi, n unknowns),
+    mu^- = Ad*_{h xi} mu^+,   m_{k+1} = mu^- + h/2 A^T lambda_{k+1},   A I^-1 m_{k+1} = 0  (k x k linear).
+
+Symmetric on (m, lambda) (going back from (m_{k+1}, lambda_{k+1}) with -h gives mu^- -> xi -> mu^+ ->
+lambda_k, m_k): order 2; A I^-1 m = (a, w) = 0 to round-off at every node. The starting multiplier is the
+continuous one of m_0; the multiplier is remembered by the stepper like ``nh_rattle``'s.
+
+Not for long runs towards an attracting motion: as a symmetric two-step method it carries a parasitic
+mode lambda_k + (-1)^k delta_k, and where the principal flow contracts (the Chaplygin sleigh tends to the
+steady motion u = c, omega = 0; Suslov's problem with a non-diagonal inertia likewise) the parasitic mode
+expands (the symmetric map's inverse is the map with -h): on the sleigh at h = 0.05 the alternating part of
+omega grows from 1e-5 at t = 5 to 1e-3 at t = 20, and over 10^6 steps the solution is destroyed (relative
+energy error 1.0, the sleigh reversed; benchmarks/RESULTS.md, section nonholonomic). dlas_exp / dlas_cay,
+one-step maps of m, keep the attractor.
+
+**Not covered: Veselova's system** (a rigid body with (omega, gamma) = 0, gamma the vertical in the body,
+gamma' = gamma x omega). Fedorov and Zenkov (2005) derive the discrete Euler-Poincare-Suslov equations for LL
+systems: left-invariant discrete Lagrangian AND left-invariant constraints, which reduce to g* (the state m,
+the constant covectors A of :class:`LieConstraintData`). Veselova's constraint is right-invariant (an LR
+system): its covector gamma = R^T e_3 moves with the group element, the reduced state is (m, gamma) on
+g* x S^2, and the discrete constraint has to be placed on the moving gamma_k, which their LL scheme does not
+give. The discrete Veselova system is treated in the Lie-groupoid framework of Iglesias, Marrero, Martin de
+Diego and Martinez (2008), not implemented here; the library's servo systems on Lie groups
+have only constant (left-invariant) constraints, so no library system is of that kind.
+
 **Discrete vakonomic / servo-constraint of the second kind** (Benito and Martin de Diego 2005 for the
 vakonomic model B = A), ``lie_second_kind``. Hamilton's principle for the discrete action
 sum_k h (T(xi_k) + (lambda_k, B xi_k)) with A xi_k = 0 gives the discrete Euler-Poincare equations of
@@ -96,6 +129,81 @@ class SuslovStepper(_LieStepper):
         arr = tau.Ad_T(h * xi, m + L @ d.A)
         c = -np.linalg.solve(self.G, (arr @ self.IA.T)[..., None])[..., 0]
         return arr + c @ d.A
+
+
+class LieRattleStepper(_LieStepper):
+    """One step of the Lie-group nonholonomic RATTLE on (m, lambda) (module docstring); ``step`` takes lambda_k
+    from the states it returned (the last ``MEMORY``), else the continuous multiplier of m_k."""
+
+    MEMORY = 4
+
+    def __init__(self, method, problem):
+        super().__init__(method, problem)
+        d = self.d
+        self.IA = d.A @ d.Iinv
+        self.G = self.IA @ d.A.T
+        self._memory = []
+        data = compiled.dlas_data(self.retraction, d, self.tau)
+        self.compiled_reason = data if isinstance(data, str) else None
+
+    def _lambda(self, m):
+        for mm, lam in reversed(self._memory):
+            if mm.shape == m.shape and np.max(np.abs(mm - m), initial=0.0) <= 1e-13 * max(1.0, float(np.max(np.abs(m)))):
+                return lam
+        d = self.d
+        c = d.algebra._coad(m @ d.Iinv, m)                 # the continuous multiplier: A I^-1 m' = 0
+        return -np.linalg.solve(self.G, (c @ self.IA.T)[..., None])[..., 0]
+
+    def _remember(self, m, lam):
+        self._memory.append((m, lam))
+        del self._memory[:-self.MEMORY]
+
+    def advance(self, m, lam, h, t=0.0):
+        """(m_k, lambda_k) -> (m_{k+1}, lambda_{k+1})."""
+        d, tau = self.d, self.tau
+        mup = m + 0.5 * h * lam @ d.A
+
+        def R(xi):
+            return tau.dinv_T(h * xi, xi @ d.I) - mup
+
+        xi, it = newton.solve(R, mup @ d.Iinv, what=f"{self.name} at t = {t:.6g}")
+        self.nfev_total += it
+        mum = tau.Ad_T(h * xi, mup)
+        lam1 = -np.linalg.solve(0.5 * h * self.G, (mum @ self.IA.T)[..., None])[..., 0]
+        return mum + 0.5 * h * lam1 @ d.A, lam1
+
+    def step(self, t, m, h):
+        m = np.asarray(m, dtype=float)
+        lam = self._lambda(m)
+        if h == 0:
+            self._remember(m.copy(), lam)
+            return m.copy()
+        m1, lam1 = self.advance(m, lam, h, t)
+        self._remember(m1, lam1)
+        return m1
+
+    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+        """The whole run carrying lambda exactly: the compiled dlas loop with N = 1 and the reflection 2 P - 1
+        (backend "numba", see :func:`integrators.reference.nonholonomic.compiled.run_dlas`) or a numpy loop."""
+        y0 = np.asarray(y0, dtype=float)
+        lam = self._lambda(y0)
+        if backend == "numba":
+            if self.compiled_reason is not None:
+                return None
+            res, lam_end = compiled.run_dlas(self, y0, t0, h, n, save_every, jit, lam0=lam)
+            if res.status == 0:
+                self._remember(res.y[-1].copy(), lam_end)
+            return res
+        K = compiled.n_saved(n, save_every)
+        ys = np.empty((K,) + y0.shape)
+        ys[0], m, j = y0, y0, 1
+        for k in range(1, n + 1):
+            m, lam = self.advance(m, lam, h, t0 + (k - 1) * h)
+            if k % save_every == 0 or k == n:
+                ys[j] = m
+                j += 1
+        self._remember(m, lam)
+        return compiled.result_of(self.name, ys, y0, t0, h, n, save_every)
 
 
 class SecondKindStepper(_LieStepper):

@@ -15,6 +15,11 @@ beyond its vector field, attached to the ordinary problem as ``problem.discrete`
   returning (n,), (k, n), (k, n, n); dA1 may be None), written so that numba compiles them (nopython: no
   ellipsis indexing, no Python objects); they give mp_lda and nh_rattle their compiled loops
   (``backend="numba"``, :mod:`integrators.reference.nonholonomic.compiled`).
+  Optional ``gauge`` = (a, Da): a term linear in the velocity, L = v^T M v / 2 + a(q) . v - V(q), with
+  a(q) -> (..., n) and Da(q) -> (..., n, n), Da[..., i, j] = da_i/dq_j (both must accept complex arrays: the
+  implicit steps differentiate them by complex steps). The force it adds is (Da^T - Da) v (a magnetic-type
+  force; zero when a = grad S is exact, where only the discrete schemes see it: Modin and Verdier 2020's
+  non-reversible test problems, :func:`contact_oscillator_nonreversible`). No compiled loop.
 
 :func:`suslov_problem` and :func:`lagrange_dalembert_problem` build complete problems (vector field,
 energy, constraint residuals, outputs) from the data, for users without a servo system; the servo systems
@@ -70,7 +75,7 @@ class LagrangeDAlembertData:
 
     structure = "lagrange_dalembert"
 
-    def __init__(self, M, grad_V, A, dA=None, k=None, scalar=None):
+    def __init__(self, M, grad_V, A, dA=None, k=None, scalar=None, gauge=None):
         M = np.atleast_2d(np.asarray(M, dtype=float))
         n = M.shape[0]
         self.M = _matrix(M, (n, n), "the mass matrix M")
@@ -98,6 +103,36 @@ class LagrangeDAlembertData:
                     raise IntegrationInputError(f"scalar {what}(q) disagrees with the batched function at q = "
                                                 f"{q.tolist()}: {got.tolist()} against {np.asarray(ref).tolist()}")
         self.scalar = scalar
+        if gauge is not None:
+            if (not isinstance(gauge, (tuple, list)) or len(gauge) != 2 or not all(callable(f) for f in gauge)):
+                raise IntegrationInputError("gauge must be (a, Da): callables of q returning (..., n) and (..., n, n)")
+            q = np.linspace(0.1, 0.3, n)
+            a, Da = np.asarray(gauge[0](q)), np.asarray(gauge[1](q))
+            if a.shape != (n,) or Da.shape != (n, n):
+                raise IntegrationInputError(f"gauge a(q), Da(q) must have shapes ({n},), ({n}, {n}); got {a.shape}, "
+                                            f"{Da.shape} at q = {q.tolist()}")
+            e = 1e-30
+            Dcs = np.stack([np.imag(np.asarray(gauge[0](q + 1j * e * np.eye(n)[j]))) / e for j in range(n)], -1)
+            if not np.allclose(Dcs, Da, rtol=1e-10, atol=1e-12):
+                raise IntegrationInputError(f"gauge Da(q) is not the derivative of a(q) at q = {q.tolist()}: "
+                                            f"{Da.tolist()} against complex steps {Dcs.tolist()}")
+        self.gauge = gauge
+
+    def a(self, q):
+        """The gauge one-form a(q) (..., n) (zero without a gauge)."""
+        return np.zeros(np.shape(q)) if self.gauge is None else np.asarray(self.gauge[0](q))
+
+    def Da(self, q):
+        """da_i/dq_j (..., n, n) (zero without a gauge)."""
+        return (np.zeros(np.shape(q) + (self.n,)) if self.gauge is None else np.asarray(self.gauge[1](q)))
+
+    def force(self, q, v):
+        """-grad V(q) + (Da^T - Da) v."""
+        F = -np.asarray(self.grad_V(q), dtype=float)
+        if self.gauge is not None:
+            Da = self.Da(q)
+            F = F + np.einsum("...ji,...j->...i", Da, v) - np.einsum("...ij,...j->...i", Da, v)
+        return F
 
     def A(self, q):
         """A(q), (..., k, n)."""
@@ -113,18 +148,51 @@ class LagrangeDAlembertData:
         return np.moveaxis(np.imag(np.asarray(self._A(Q))) / e, 0, -1)
 
     def multiplier(self, q, v):
-        """The Lagrange-d'Alembert multiplier: (A M^-1 A^T) lambda = A M^-1 grad V - (dA[v]) v."""
+        """The Lagrange-d'Alembert multiplier: (A M^-1 A^T) lambda = -A M^-1 F - (dA[v]) v, F = :meth:`force`."""
         A = self.A(q)
         dAv = np.einsum("...ijl,...l->...ij", self.dA(q), v)
-        rhs = np.einsum("...ij,jl,...l->...i", A, self.Minv, self.grad_V(q)) - np.einsum("...ij,...j->...i", dAv, v)
+        rhs = -np.einsum("...ij,jl,...l->...i", A, self.Minv, self.force(q, v)) - np.einsum("...ij,...j->...i", dAv, v)
         G = np.einsum("...ij,jl,...ml->...im", A, self.Minv, A)
         return np.linalg.solve(G, rhs[..., None])[..., 0]
 
     def acceleration(self, q, v):
-        """v' = M^-1 (-grad V + A^T lambda)."""
+        """v' = M^-1 (F + A^T lambda), F = :meth:`force`."""
         lam = self.multiplier(q, v)
-        F = -np.asarray(self.grad_V(q)) + np.einsum("...ij,...i->...j", self.A(q), lam)
+        F = self.force(q, v) + np.einsum("...ij,...i->...j", self.A(q), lam)
         return F @ self.Minv.T
+
+
+class VakonomicCoordinateData:
+    """A Lagrangian L(q, v) in coordinates with k constraints phi(q, v) = 0 and the model of the second kind:
+    the controlled Lagrangian L* = L + lambda . N(q, v) (Kozlov's lectures; the vakonomic model is N = -phi),
+    the state y = (q, v, lambda) of size 2n + k (the multipliers are state variables, as in
+    ``servo.coordinates``). The data are three batched functions, each accepting complex arrays (the implicit
+    steps differentiate them by complex steps):
+
+    * ``Lv(q, v, lam)`` -> (..., n): dL*/dv,  ``Lq(q, v, lam)`` -> (..., n): dL*/dq;
+    * ``phi(q, v)`` -> (..., k): the constraints.
+
+    Autonomous (no t), no forces besides those in L. The scheme ``dvak_mid``
+    (:mod:`integrators.reference.nonholonomic.vakonomic_schemes`) needs dL*/dv to be invertible in
+    (v, lambda) together with phi = 0 (the realizability of the model)."""
+
+    structure = "vakonomic_coordinates"
+
+    def __init__(self, n, k, Lv, Lq, phi):
+        if int(n) != n or n < 1 or int(k) != k or k < 1 or k >= n:
+            raise IntegrationInputError(f"need 1 <= k < n constraints on n coordinates, got n = {n}, k = {k}")
+        if not (callable(Lv) and callable(Lq) and callable(phi)):
+            raise IntegrationInputError("Lv, Lq and phi must be callables")
+        self.n, self.k = int(n), int(k)
+        self.Lv, self.Lq, self.phi = Lv, Lq, phi
+        q, v, lam = np.linspace(0.1, 0.3, n), np.linspace(-0.2, 0.3, n), np.linspace(0.1, 0.2, k)
+        for f, args, m, what in ((Lv, (q, v, lam), n, "Lv"), (Lq, (q, v, lam), n, "Lq"), (phi, (q, v), k, "phi")):
+            out = np.asarray(f(*args))
+            if out.shape != (m,):
+                raise IntegrationInputError(f"{what} must return shape ({m},) for one state, got {out.shape}")
+            outc = np.asarray(f(*(a + 0j for a in args)))
+            if not np.iscomplexobj(outc) or not np.allclose(outc.real, out):
+                raise IntegrationInputError(f"{what} must accept complex arrays (complex-step derivatives)")
 
 
 def suslov_problem(algebra, inertia, A, group=None, name=None):
@@ -155,11 +223,12 @@ def suslov_problem(algebra, inertia, A, group=None, name=None):
     return p
 
 
-def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None, scalar=None):
-    """The Lagrange-d'Alembert equations M q'' = -grad V + A^T lambda, A(q) q' = 0 as an ODEProblem on
-    y = (q, v) carrying :class:`LagrangeDAlembertData` (constraint residual "A(q) v", energy when
-    ``potential`` V(q) is given, outputs "q", "v", "lambda"). ``scalar``: see :class:`LagrangeDAlembertData`."""
-    d = LagrangeDAlembertData(M, grad_V, A, dA, scalar=scalar)
+def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None, scalar=None, gauge=None):
+    """The Lagrange-d'Alembert equations M q'' = -grad V + (Da^T - Da) q' + A^T lambda, A(q) q' = 0 as an
+    ODEProblem on y = (q, v) carrying :class:`LagrangeDAlembertData` (constraint residual "A(q) v", energy
+    v^T M v / 2 + V when ``potential`` V(q) is given, outputs "q", "v", "lambda"). ``scalar``, ``gauge``: see
+    :class:`LagrangeDAlembertData`."""
+    d = LagrangeDAlembertData(M, grad_V, A, dA, scalar=scalar, gauge=gauge)
     n = d.n
 
     def f(t, y):
@@ -224,6 +293,39 @@ def contact_oscillator(eps=0.3):
     p = lagrange_dalembert_problem(np.eye(3), grad_V, A, dA, potential=V, scalar=(grad_V1, A1, dA1),
                                    name=f"contact oscillator (eps = {eps:g})")
     p.invariants["H_y"] = lambda y: 0.5 * (y[..., 1] ** 2 + y[..., 4] ** 2)
+    return p
+
+
+def contact_oscillator_nonreversible(eps=0.3):
+    """The non-reversible variant of the contact oscillator (Modin and Verdier 2020, section on non-reversible
+    test problems): the Hamiltonian H(q, p) = (|p + grad S|^2 + |q|^2 + eps x^2 z^2)/2 with S = S(q), i.e. the
+    canonical momentum p = v - grad S. The Lagrangian is L = |v|^2/2 - grad S . v - V: the added term is the
+    total derivative -dS/dt, so the motion in (q, v) is exactly the contact oscillator's (H, H_y conserved), but
+    the standard reversibility map (q, p) -> (q, -p), in velocities (q, v) -> (q, -v + 2 grad S), no longer
+    reverses it: the problem is integrable and not reversible for the standard map. A discrete scheme applied to
+    this Lagrangian discretizes the gauge term a . v = -grad S . v, and the error it makes there is not a
+    discrete total derivative: the scheme is not reversible. S(q) = cos z as in Verdier's reproduction
+    (odelab, ``NonReversibleContactOscillator``), so a = -grad S = (0, 0, sin z). The state is (q, v) as in
+    :func:`contact_oscillator` (same invariants, same initial states: :func:`contact_oscillator_initial`);
+    mp_lda and nh_rattle run it in numpy (no compiled loop with a gauge term)."""
+    base = contact_oscillator(eps)
+    d = base.discrete
+
+    def a(q):
+        z = q[..., 2]
+        zero = z * 0
+        return np.stack([zero, zero, np.sin(z)], -1)
+
+    def Da(q):
+        z = q[..., 2]
+        out = np.zeros(np.shape(q) + (3,), dtype=np.result_type(z, float))
+        out[..., 2, 2] = np.cos(z)
+        return out
+
+    p = lagrange_dalembert_problem(d.M, d.grad_V, d._A, d._dA, potential=lambda q: 0.5 * (
+        np.sum(q * q, -1) + eps * q[..., 0] ** 2 * q[..., 2] ** 2), gauge=(a, Da),
+        name=f"non-reversible contact oscillator (eps = {eps:g}, S = cos z)")
+    p.invariants["H_y"] = base.invariants["H_y"]
     return p
 
 

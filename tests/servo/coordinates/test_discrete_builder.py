@@ -48,3 +48,85 @@ def test_refused_where_the_scheme_does_not_apply():
         L.constrain(x.diff(t) - y.diff(t), model="vakonomic").nonholonomic_problem()
     with pytest.raises(LagrangianError, match=r"A\(q\) q' = 0"):
         L.constrain(x.diff(t) - y.diff(t) ** 2).nonholonomic_problem()
+
+
+# ---------------------------------------------------------------- the discrete vakonomic scheme (dvak_mid)
+SK_PHI = x.diff(t) * sp.sin(ph) - y.diff(t) * sp.cos(ph)
+
+
+def skate():
+    return LagrangianSystem((x.diff(t) ** 2 + y.diff(t) ** 2 + ph.diff(t) ** 2) / 2, -x, [x, y, ph])
+
+
+def _orders(errs):
+    e = np.asarray(errs)
+    return np.log2(e[:-1] / e[1:])
+
+
+def test_dvak_mid_order_two_on_the_vakonomic_skate():
+    """Kozlov's slides: with lambda(0) = 0 the vakonomic skate on the inclined plane has lambda = -t sin phi and
+    phi'' = t^2 sin phi cos phi, x' = t cos^2 phi, y' = t sin phi cos phi: those reduced equations, solved by scipy
+    at rtol 1e-13, are the independent reference. Order 2, phi = 0 at every node, lambda = -t sin phi."""
+    from scipy.integrate import solve_ivp
+    w = 0.8
+
+    def ref(tt, s):
+        return [tt * np.cos(s[2]) ** 2, tt * np.sin(s[2]) * np.cos(s[2]), s[3], tt ** 2 * np.sin(s[2]) * np.cos(s[2])]
+
+    qe = solve_ivp(ref, (0, 2.0), [0, 0, 0, w], rtol=1e-13, atol=1e-13, method="DOP853").y[:3, -1]
+    v = skate().constrain(SK_PHI, model="vakonomic")
+    errs = []
+    for k in range(4):
+        r = v.simulate([0, 0, 0], [0, 0, w], 2.0, steps=20 * 2 ** k, lam0=[0.0], method="dvak_mid")
+        assert r.status == 0 and r.method == "dvak_mid"
+        assert np.max(np.abs(r.constraints["phi"])) < 1e-12
+        errs.append(np.max(np.abs(r.q[-1] - qe)))
+    assert np.all(np.abs(_orders(errs) - 2.0) < 0.05), errs
+    np.testing.assert_allclose(r.lam[:, 0], -r.t * np.sin(r.q[:, 2]), atol=1e-6)
+
+
+def test_dvak_mid_against_the_continuous_servo2_equations():
+    """A servo-constraint of the second kind proper (N = x', phi = the skate's; realizable while sin phi != 0) on the skate with a potential:
+    the discrete scheme converges with order 2 to the library's continuous equations of the model solved by
+    DOP853 at rtol 1e-12 (q, q' and the state multiplier)."""
+    L = LagrangianSystem((x.diff(t) ** 2 + y.diff(t) ** 2 + ph.diff(t) ** 2) / 2, (x ** 2 + y ** 2) / 2 - x, [x, y, ph])
+    c = L.constrain(SK_PHI, model="servo2", control=[x.diff(t)])
+    q0, v0, lam0 = [0.1, 0.0, 0.3], [np.cos(0.3) * 0.7, np.sin(0.3) * 0.7, 0.9], [0.2]
+    ref = c.simulate(q0, v0, 1.5, steps=1, lam0=lam0, rtol=1e-12, atol=1e-12)
+    Yref = np.concatenate([ref.q[-1], ref.qd[-1], ref.lam[-1]])
+    errs = []
+    for k in range(4):
+        r = c.simulate(q0, v0, 1.5, steps=15 * 2 ** k, lam0=lam0, method="dvak_mid")
+        assert np.max(np.abs(r.constraints["phi"])) < 1e-12
+        errs.append(np.max(np.abs(np.concatenate([r.q[-1], r.qd[-1], r.lam[-1]]) - Yref)))
+    assert np.all(np.abs(_orders(errs) - 2.0) < 0.1), errs
+    assert errs[-1] < 1e-3
+
+
+def test_dvak_mid_is_symmetric():
+    """Phi_{-h} o Phi_h = id on (q, v, lambda) (to the Newton tolerance): the midpoint L*_d is symmetric."""
+    from integrators import METHODS
+    from integrators.reference.stepping import make_stepper
+    from integrators import ODEProblem
+    c = skate().constrain(SK_PHI, model="vakonomic")
+    p = ODEProblem(lambda tt, yy: yy, 7)
+    p.discrete = c.vakonomic_problem()
+    st = make_stepper(METHODS["dvak_mid"], p)
+    y0 = np.array([0.1, 0.2, 0.3, np.cos(0.3), np.sin(0.3), 0.7, 0.4])
+    y1 = st.step(0.0, y0, 0.2)
+    assert np.max(np.abs(y1 - y0)) > 0.05
+    np.testing.assert_allclose(st.step(0.2, y1, -0.2), y0, atol=1e-13)
+
+
+def test_dvak_mid_refused_where_it_does_not_apply():
+    with pytest.raises(LagrangianError, match="not 'vakonomic' or 'servo2'"):
+        skate().constrain(SK_PHI).vakonomic_problem()
+    L = LagrangianSystem((x.diff(t) ** 2 + y.diff(t) ** 2 + ph.diff(t) ** 2) / 2, t * x, [x, y, ph])
+    with pytest.raises(LagrangianError, match="depend on t"):
+        L.constrain(SK_PHI, model="vakonomic").vakonomic_problem()
+    from integrators import IntegrationInputError, MethodError
+    from integrators.reference.nonholonomic import VakonomicCoordinateData
+    with pytest.raises(IntegrationInputError, match="shape"):
+        VakonomicCoordinateData(3, 1, lambda q, v, m: v, lambda q, v, m: q, lambda q, v: v)
+    with pytest.raises(MethodError):     # a nonholonomic problem carries other data
+        skate().constrain(SK_PHI).simulate([0, 0, 0], [0, 0, 1.0], 1.0, steps=10, method="dvak_mid")

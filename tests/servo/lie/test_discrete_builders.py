@@ -22,7 +22,7 @@ def test_nonholonomic_problem_carries_the_data_and_simulates_by_name():
     E = 0.5 * M * u0 ** 2 + 0.5 * J * w0 ** 2
     c = np.sqrt(2 * E / M)
     u = c * np.tanh(A * M * c * 2.0 / J + np.arctanh(u0 / c))
-    for method in ("dlas_exp", "dlas_cay"):
+    for method in ("dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay"):
         r = s.simulate(np.array([u0, 0, w0]) @ INERTIA, 2.0, steps=400, method=method)
         assert r.status == 0 and r.method == method
         assert abs(r.w[-1, 0] - u) < 1e-4                  # second order: error ~ 1e-5 at h = 0.005
