@@ -214,7 +214,7 @@ def fuzz(n, seed=0, log=print, wide=False, high=False):
             log(f"uncertified {kind} p={p}: {L.reason}")
             continue
         s[{"alpha": "alpha", "alpha+count": "count", "family": "family", "krawczyk": "ball",
-           "krawczyk+count": "ball", "exact": "exact"}[L.certificate]] += 1
+           "krawczyk+count": "ball", "alpha+krawczyk": "ball", "exact": "exact"}[L.certificate]] += 1
         if high:
             q2, T = transformed(q, rng)
             L2 = q2.invariant_lines(seed=k + 1)
