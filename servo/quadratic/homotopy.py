@@ -163,13 +163,12 @@ class QuadraticEigenHomotopy:
         rhs[:, -1] = 0
         return solve_rows(J, rhs)
 
-    def _velocity_lin(self, z, tau):
-        """dz/dt on the straight path t = tau: [H_z; a] v = [-H_t; 0] (as _aug, fewer calls)."""
+    def _jac_lin(self, z, t):
+        """(dF(z), [H_z; a]) at (z, t), t complex (B,): dF(z) = z @ MF, dG(z) = [2 diag(xi) | -2 c] added
+        sparsely (as _aug, one product instead of three)."""
         B = z.shape[0]
         p, N = self.p, self.N
-        pN = p * N
-        t = tau.astype(complex)
-        dF = (z @ self._MF).reshape(B, p, N)                   # dF(z); dG(z) = [2 diag(xi) | -2 c] is sparse
+        dF = (z @ self._MF).reshape(B, p, N)
         J = np.empty((B, N, N), dtype=complex)
         np.multiply(dF, t[:, None, None], out=J[:, :-1])
         g2 = 2 * (1 - t) * self.gamma
@@ -177,6 +176,13 @@ class QuadraticEigenHomotopy:
         J[:, idx, idx] += g2[:, None] * z[:, :p]
         J[:, :-1, p] -= g2[:, None] * z[:, p:]
         J[:, -1] = self.a
+        return dF, J
+
+    def _velocity_lin(self, z, tau):
+        """dz/dt on the straight path t = tau: [H_z; a] v = [-H_t; 0] (as _aug, fewer calls)."""
+        B = z.shape[0]
+        p, N = self.p, self.N
+        dF, J = self._jac_lin(z, tau.astype(complex))
         # H_t = F - gamma G, F(z) = dF(z) z / 2 (Euler), G_i = xi_i^2 - c^2
         rhs = np.empty((B, N), dtype=complex)
         np.matmul(dF, z[:, :, None], out=rhs[:, :-1, None])
@@ -188,10 +194,12 @@ class QuadraticEigenHomotopy:
     def _newton(self, z, t, iters=3):
         """Newton on [H(z,t); a.z - 1]; returns z, |last step|/|z|, |first step|/|z|."""
         first = last = None
+        t = np.asarray(t, dtype=complex)
         for _ in range(iters):
-            J, _, Hv = self._aug(z, t, (False, True))
+            _, J = self._jac_lin(z, t)
             r = np.empty(z.shape, dtype=complex)
-            r[:, :-1] = Hv
+            np.matmul(J[:, :-1], z[:, :, None], out=r[:, :-1, None])     # H = [H_z] z / 2 (Euler)
+            r[:, :-1] *= 0.5
             r[:, -1] = z @ self.a - 1
             dz = solve_rows(J, r)
             z = z - dz
