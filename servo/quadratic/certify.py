@@ -192,8 +192,17 @@ def alpha_test(Q: ArrayLike, w: ArrayLike, Z: NDArray[np.complex128], real_rows:
                 + ninv * np.linalg.norm(errF, axis=1)) * (1 + 1e-12)
         # gamma = |Df^-1 D^2 f / 2| <= |X B| + Dx K, B the bilinear map (u, v) -> (u^T B_i v)_i,
         # |X B| <= (sum_m |sum_i X_mi B_i|_F^2)^(1/2), K = (sum_i |B_i|_F^2)^(1/2) >= |B|
-        XB = np.einsum("bmi,ijk->bmjk", X[:, :, :p], _bilinear(Q, w))
-        gamma = (np.sqrt((np.abs(XB) ** 2).sum(axis=(1, 2, 3))) + Dx * K) * (1 + 1e-12)
+        # sum_m |sum_i X_mi B_i|_F^2 = sum_m X_m G X_m^H with the Gram matrix G_ii' = <B_i, B_i'>_F (p x p: no
+        # (n, N, N, N) array), plus the rounding of G and of the quadratic forms: at most
+        # 2 gamma_(N^2 + p + 4) sum_m |X_m| Gabs |X_m|^T, Gabs_ii' = sum_jk |B_i,jk| |B_i',jk| >= |G|
+        Bm = _bilinear(Q, w).reshape(p, -1)
+        G = Bm @ Bm.conj().T
+        Gabs = np.abs(Bm) @ np.abs(Bm).T
+        Xp = X[:, :, :p]
+        quad = np.einsum("bmi,ij,bmj->b", Xp, G.conj(), Xp.conj()).real
+        aX = np.abs(Xp)
+        err = 2 * _gamma_m((p + 1) ** 2 + p + 4) * np.einsum("bmi,ij,bmj->b", aX, Gabs, aX) * (1 + 1e-12)
+        gamma = (np.sqrt(np.clip(quad + err, 0, None)) + Dx * K) * (1 + 1e-12)
         alpha = np.where(np.isfinite(ninv), beta * gamma, np.inf)
     zn = np.linalg.norm(z, axis=1)
     ok = np.isfinite(alpha) & (alpha < ALPHA0) & (2 * beta < zn) & np.all(np.isfinite(z), axis=1)
