@@ -214,7 +214,8 @@ def fuzz(n, seed=0, log=print, wide=False, high=False):
             log(f"uncertified {kind} p={p}: {L.reason}")
             continue
         s[{"alpha": "alpha", "alpha+count": "count", "family": "family", "krawczyk": "ball",
-           "krawczyk+count": "ball", "alpha+krawczyk": "ball", "exact": "exact"}[L.certificate]] += 1
+           "krawczyk+count": "ball", "alpha+krawczyk": "ball", "exact": "exact",
+           "alpha+multiplicity": "exact", "krawczyk+multiplicity": "exact"}[L.certificate]] += 1
         if high:
             q2, T = transformed(q, rng)
             L2 = q2.invariant_lines(seed=k + 1)
@@ -369,7 +370,7 @@ def fuzz_report(args):
     frows.append(["all", "4, 5, 6" if args.high else "2, 3", tot["n"], f"{cert} ({cert / tot['n']:.2%})", tot["alpha"], tot["count"],
                   tot["family"], tot["ball"], tot["exact"], tot["unchecked"], f"**{tot['wrong']}**", tot["noreason"]])
     ftable = markdown_table(["kind", "p", "systems", "certified", "alpha", "alpha+count", "family",
-                             "krawczyk (ball arithmetic)", "exact (multiple lines)", "certified, exact path cannot check",
+                             "krawczyk (ball arithmetic)", "exact (multiple lines; multiplicities proved)", "certified, exact path cannot check",
                              "certified but wrong", "uncertified without a reason"], frows)
     print(ftable)
     rate = cert / tot["n"]

@@ -33,6 +33,7 @@ from .families import local_dimension, merge_linear_families
 from .homotopy import QuadraticEigenHomotopy
 from .precise_tracking import track_precise
 from .kovalevskaya.exponents import attach_exponents
+from .multiplicity import local_multiplicity
 from .line_types import FamilyWitness, InvariantLine, InvariantLines
 from .protocol import QuadraticField
 
@@ -293,6 +294,8 @@ def _solve_once(q, seed, tol, cluster_tol):
     exact = np.zeros(nc, dtype=bool)     # singular roots verified in exact arithmetic
     for k in np.nonzero(~simple)[0]:
         r = exact_root(Qs, wsc, Z[k])
+        if r is None and ball_available():       # a cluster centre off by more than 1e-6 (high multiplicity):
+            r = exact_root(Qs, wsc, Z[k], eps=1e-4)      # the test of the rational point is exact either way
         if r is not None:
             Zc[k], exact[k] = r, True
             if exact_jacobian_rank(Qs, wsc, r) == p:     # a simple root reached by several paths:
@@ -304,9 +307,25 @@ def _solve_once(q, seed, tol, cluster_tol):
         lines.append(_make_line(q, Qs, wsc, dsc, ssc, Zc[k], mult, is_real, tuple(int(m) for m in pr.cycle[members]),
                                 float(alpha[k]), tol))
     _finish(q, Qs, wsc, lines, Zc)
+    # multiplicities of the exact singular roots, proved in exact arithmetic where the local ring is small enough
+    mu = {}
+    keys = [tuple(np.round(Zc[k] / Zc[k][np.argmax(np.abs(Zc[k]))], 12)) for k in np.nonzero(exact)[0]]
+    if ball_available() and not fams and len(set(keys)) == len(keys):   # one exact point per cluster
+        for k in np.nonzero(exact)[0]:
+            m = local_multiplicity(Qs, wsc, Zc[k])
+            if m is not None:
+                mu[int(k)] = m
+                lines[k].multiplicity = m
+    mult_proved = bool(mu) and len(mu) == int(exact.sum())
     cert, reason = completeness_certificate(p, lines, cand, Zc, radius, real, nonreal, exact, failed, fams,
                                 q.is_real)
-    precision = 53 if cert in ("alpha", "alpha+count") else None
+    if cert == "alpha+count" and mult_proved:
+        cert = "alpha+multiplicity"
+        reason = (f"{int(simple.sum())} simple roots certified by the alpha test; {len(mu)} singular root(s) with "
+                  f"rational coordinates verified exactly, their multiplicities {sorted(mu.values())} proved in exact "
+                  f"arithmetic (the dimension of the local ring, servo.quadratic.multiplicity); total 2^p - 1 = "
+                  f"{2 ** p - 1} with multiplicity, so nothing else exists")
+    precision = 53 if cert in ("alpha", "alpha+count", "alpha+multiplicity") else None
     if cert is None and not fams:
         if ball_available():
             sing = [k for k in np.nonzero(~simple)[0] if exact[k]]
@@ -319,7 +338,8 @@ def _solve_once(q, seed, tol, cluster_tol):
                 skip = set(int(m) for k in sing for m in cand[k][0])
                 pts = [zs[i] for i in range(len(zs)) if i not in skip and np.all(np.isfinite(zs[i]))]
                 pts += list(retrack(hom, [i for i in np.nonzero(~pr.regular)[0] if i not in skip]))
-                res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, [lines[k] for k in sing], seed, tol)
+                res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, [lines[k] for k in sing], seed, tol,
+                                  mult_proved=mult_proved and len(sing) == len(mu))
                 if res[0] is None and mixed_why:
                     res = (None, f"{mixed_why}; all end points in balls: {res[1]}")
             if res[0] is not None:
@@ -449,7 +469,7 @@ def _exact_seeded(q, Qs, wsc, dsc, ssc, seed, tol):
     return lines, cert, "start points from the exact path; " + reason, prec
 
 
-def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_singular=False):
+def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_singular=False, mult_proved=False):
     """The ball-arithmetic certificate (servo.quadratic.certify_lines) from the end points ``points``:
     (lines, certificate, reason, precision) or (None, reason)."""
     p = q.p
@@ -478,6 +498,13 @@ def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_s
                 f"{len(singular_lines)} multiple root(s) with multiplicities, reality and c = 0 decided exactly "
                 f"over QQ (Groebner basis, Stickelberger, Sturm and Hermite counts; their coordinates are "
                 f"approximations of algebraic numbers); total {total - 1} = 2^p - 1", B.precision)
+    if nsing and mult_proved:
+        return (lines, "krawczyk+multiplicity",
+                f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "
+                f"{len(singular_lines)} singular root(s) with rational coordinates verified exactly, their "
+                f"multiplicities {sorted(L.multiplicity for L in singular_lines)} proved in exact arithmetic (the "
+                f"dimension of the local ring, servo.quadratic.multiplicity); total {total - 1} = 2^p - 1, so "
+                f"nothing else exists", B.precision)
     if nsing:
         return (lines, "krawczyk+count",
                 f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "

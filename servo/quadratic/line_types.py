@@ -131,6 +131,10 @@ class InvariantLines:
       (Krawczyk boxes disjoint from each other and from the alpha balls; servo.quadratic.certify_mixed); with
       the trivial root 2^p distinct simple roots, so nothing else exists. Only the ball-proved lines carry
       ``ball`` and ``precision``.
+    * ``"alpha+multiplicity"`` / ``"krawczyk+multiplicity"``: as "alpha+count" / "krawczyk+count", but every
+      singular line is an exact root with rational (Gaussian rational) coordinates whose multiplicity is
+      proved in exact arithmetic (the dimension of the local ring, servo.quadratic.multiplicity), and these
+      multiplicities with the proved simple roots add up to 2^p: a proof, multiplicities included.
     * ``"krawczyk+count"``: as "krawczyk" for the simple lines, with singular lines verified exactly as in
       "alpha+count" (their multiplicities from the path count, not proved).
     * ``"family"``: a positive-dimensional set was found (numerical local dimension test); every
