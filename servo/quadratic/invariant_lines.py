@@ -33,7 +33,7 @@ from .families import local_dimension, merge_linear_families
 from .homotopy import QuadraticEigenHomotopy
 from .precise_tracking import track_precise
 from .kovalevskaya.exponents import attach_exponents
-from .multiplicity import local_multiplicity
+from .multiplicity import local_multiplicity, quadratic_roots
 from .line_types import FamilyWitness, InvariantLine, InvariantLines
 from .protocol import QuadraticField
 
@@ -333,13 +333,14 @@ def _solve_once(q, seed, tol, cluster_tol):
             if not sing and p >= MIXED_MIN_P:
                 res = _mixed_lines(q, Qs, wsc, dsc, ssc, hom, zs, lines, cand, Zc, radius, real, nonreal,
                                    trivial_members if trivial_seen == 1 else [], seed, tol)
-            if res[0] is None and (sing or p <= PRECISE_MAX_P):
+            quad, quad_k = _quadratic_lines(q, Qs, wsc, dsc, ssc, cand, Z, simple, exact, tol)
+            if res[0] is None and (sing or quad or p <= PRECISE_MAX_P):
                 mixed_why = res[1]
-                skip = set(int(m) for k in sing for m in cand[k][0])
+                skip = set(int(m) for k in list(sing) + quad_k for m in cand[k][0])
                 pts = [zs[i] for i in range(len(zs)) if i not in skip and np.all(np.isfinite(zs[i]))]
                 pts += list(retrack(hom, [i for i in np.nonzero(~pr.regular)[0] if i not in skip]))
-                res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, [lines[k] for k in sing], seed, tol,
-                                  mult_proved=mult_proved and len(sing) == len(mu))
+                res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, [lines[k] for k in sing] + quad, seed, tol,
+                                  mult_proved=(mult_proved or not sing) and len(sing) == len(mu))
                 if res[0] is None and mixed_why:
                     res = (None, f"{mixed_why}; all end points in balls: {res[1]}")
             if res[0] is not None:
@@ -353,6 +354,30 @@ def _solve_once(q, seed, tol, cluster_tol):
                                                    tuple(np.real(lines[i].direction))))
     lines = [lines[i] for i in order]
     return InvariantLines(lines, fams, p, failed, pr, cert, reason, precision)
+
+
+def _quadratic_lines(q, Qs, wsc, dsc, ssc, cand, Z, simple, exact, tol):
+    """Multiple roots with irrational coordinates on a coordinate line (servo.quadratic.multiplicity.
+    quadratic_roots): both conjugates as lines of their proved multiplicity (>= 2, so that no Krawczyk box can
+    hold them: a box proves its root simple), and the candidates they account for. ([lines], [k])."""
+    out, ks, seen = [], [], set()
+    if np.iscomplexobj(q.Q) and np.any(np.imag(q.Q)):
+        return out, ks
+    for k in np.nonzero(~simple & ~exact)[0]:
+        r = quadratic_roots(Qs, wsc, Z[k])
+        if r is None or r[1] < 2:
+            continue
+        pts, m, is_real = r
+        ks.append(int(k))
+        key = tuple(sorted(tuple(np.round(z / z[np.argmax(np.abs(z))], 9)) for z in pts))
+        if key in seen:
+            continue
+        seen.add(key)
+        new = [_make_line(q, Qs, wsc, dsc, ssc, z, m, is_real and q.is_real, (m,), float("inf"), tol,
+                          c_nonzero=bool(z[-1] != 0)) for z in pts]
+        _finish(q, Qs, wsc, new, pts)
+        out += new
+    return out, ks
 
 
 def _mixed_lines(q, Qs, wsc, dsc, ssc, hom, zs, lines, cand, Zc, radius, real, nonreal, trivial_members, seed,
@@ -501,7 +526,8 @@ def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_s
     if nsing and mult_proved:
         return (lines, "krawczyk+multiplicity",
                 f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "
-                f"{len(singular_lines)} singular root(s) with rational coordinates verified exactly, their "
+                f"{len(singular_lines)} singular root(s) verified exactly (rational coordinates, or on a coordinate "
+                f"line in a quadratic field with their conjugates), their "
                 f"multiplicities {sorted(L.multiplicity for L in singular_lines)} proved in exact arithmetic (the "
                 f"dimension of the local ring, servo.quadratic.multiplicity); total {total - 1} = 2^p - 1, so "
                 f"nothing else exists", B.precision)

@@ -83,3 +83,46 @@ def test_a_variable_absent_from_v_gives_a_proved_multiple_line_p3():
     assert L.certified and L.total_multiplicity == 7, L.reason
     e0 = [ln for ln in L if ln.multiplicity > 1]
     assert len(e0) == 1 and e0[0].multiplicity == 4 and np.allclose(np.abs(e0[0].direction), [1, 0, 0])
+
+
+def q_quadratic_field():
+    """p = 4 (a fuzz system): v0 = 2 x1 x2 + 6 x1 x3, v1 = -x0^2 + 4 x0 x1 + 6 x0 x3 - 2 x1^2 - 2 x1 x3,
+    v2 = -4 x1 x3, v3 = -2 x0 x3 - x2^2. On x2 = x3 = 0 with c = 0 only v1 is left: x0^2 - 4 x0 x1 + 2 x1^2 = 0,
+    x0 / x1 = 2 +- sqrt 2, two conjugate lines (irrational, real)."""
+    Q = np.zeros((4, 4, 4))
+    for i, terms in enumerate([{(1, 2): 2, (1, 3): 6}, {(0, 0): -1, (0, 1): 4, (0, 3): 6, (1, 1): -2, (1, 3): -2},
+                               {(1, 3): -4}, {(0, 3): -2, (2, 2): -1}]):
+        for (j, k), c in terms.items():
+            if j == k:
+                Q[i, j, j] = c
+            else:
+                Q[i, j, k] = Q[i, k, j] = c / 2
+    return Q
+
+
+def test_conjugate_multiple_lines_in_a_quadratic_field_are_proved():
+    from servo.quadratic.multiplicity import quadratic_roots
+    Q = q_quadratic_field()
+    r = quadratic_roots(Q, np.ones(4), np.array([2 - np.sqrt(2), 1, 0, 0, 0], dtype=complex))
+    assert r is not None
+    pts, mu, real = r
+    assert real and mu >= 2
+    assert sorted(z[0].real for z in pts) == pytest.approx([2 - np.sqrt(2), 2 + np.sqrt(2)], rel=1e-14)
+    L = QuadraticSystem(Q).invariant_lines()
+    assert L.certificate == "krawczyk+multiplicity", L.reason
+    assert L.total_multiplicity == 15
+    conj = [ln for ln in L if ln.multiplicity > 1 and abs(ln.direction[2]) + abs(ln.direction[3]) < 1e-12
+            and abs(ln.direction[1]) > 1e-3]
+    ratios = sorted(abs(ln.direction[0] / ln.direction[1]) for ln in conj)
+    assert ratios == pytest.approx([2 - np.sqrt(2), 2 + np.sqrt(2)], rel=1e-12)
+    assert conj[0].multiplicity == conj[1].multiplicity == mu and all(ln.c == 0 and ln.is_real for ln in conj)
+    # a second solve in other coordinates, x = T y (T a signed permutation times powers of 2), other seed:
+    # the same lines, eta = T^-1 xi
+    T = np.array([[0, 2.0, 0, 0], [0, 0, 0, -0.5], [4.0, 0, 0, 0], [0, 0, -1.0, 0]])
+    Ti = np.linalg.inv(T)
+    L2 = QuadraticSystem(np.einsum("ia,ajk,jb,kc->ibc", Ti, Q, T, T)).invariant_lines(seed=7)
+    assert L2.certified and L2.total_multiplicity == 15
+    got = sorted((ln.multiplicity, tuple(np.round(np.abs(T @ ln.direction) / np.linalg.norm(T @ ln.direction), 8)))
+                 for ln in L2)
+    want = sorted((ln.multiplicity, tuple(np.round(np.abs(ln.direction), 8))) for ln in L)
+    assert got == want
