@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
+from scipy.spatial import cKDTree
 
 from .homotopy import solve_rows
 
@@ -242,7 +243,6 @@ def close_pairs(Z: ArrayLike, r: float, Z2: ArrayLike | None = None) -> NDArray[
     theta, min_phi |u - e^(i phi) w| = 2 sin(theta / 2) <= theta, and |m(u) - m(w)| <= |u - e^(i phi) w|
     for every phi (the triangle inequality per component); so theta <= r gives |m(u) - m(w)| <= r, and the
     pairs with moduli farther apart than r (plus rounding slack) are at angles > r. Returns an (k, 2) array."""
-    from scipy.spatial import cKDTree
     Z = np.asarray(Z)
     M = np.abs(Z) / np.linalg.norm(Z, axis=1, keepdims=True)
     rr = float(r) * (1 + 1e-9) + 1e-14

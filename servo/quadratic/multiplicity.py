@@ -28,6 +28,7 @@ from math import lcm
 from typing import Any
 
 import numpy as np
+import sympy as sp
 from numpy.typing import NDArray
 
 from .krawczyk import require_flint
@@ -187,7 +188,6 @@ def quadratic_roots(Q: NDArray[Any], w: NDArray[Any], z: NDArray[np.complex128],
     gcd over Q is an irreducible quadratic g(z_a / z_b), both roots alpha of g give roots of the system (exact:
     g divides every form), conjugate over Q, so (Q real) of the same multiplicity, proved here in Q(alpha)
     (``field_multiplicity``). Returns ([the two roots as complex points], mu, real) or None."""
-    import sympy as sp
     Q = np.asarray(Q)
     if np.iscomplexobj(Q) and np.any(np.imag(Q)):
         return None
