@@ -11,7 +11,10 @@ scaled system (random patch and gamma from ``seed``); the trivial root z = [0 : 
 (multiplicity 1, since dF = [-c I | 0] there) is removed; (3) certify a posteriori: Smale's alpha
 test for each simple end point (each in its own real chart), pairwise separation of the certified
 balls, reality or non-reality; singular end points only if a small-integer point next to them is an
-exact root with a rank-deficient Jacobian (rational arithmetic); (4) map back (exact) and
+exact root with a rank-deficient Jacobian (rational arithmetic), their multiplicities proved in exact
+arithmetic where the local ring allows (servo.quadratic.multiplicity; also conjugate roots in a quadratic
+field on a coordinate line); what double precision leaves open goes to ball arithmetic (all end points for
+p < MIXED_MIN_P, only the open paths above, servo.quadratic.certify_mixed); (4) map back (exact) and
 normalise. What ``certified`` then proves is in InvariantLines.
 
 Normalisation: for c != 0 the direction xi is the unit vector with c real and > 0 (unique: it is

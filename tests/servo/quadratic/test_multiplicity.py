@@ -126,3 +126,15 @@ def test_conjugate_multiple_lines_in_a_quadratic_field_are_proved():
                  for ln in L2)
     want = sorted((ln.multiplicity, tuple(np.round(np.abs(ln.direction), 8))) for ln in L)
     assert got == want
+
+
+def test_field_multiplicity_refuses_a_complex_system_outside_q_i():
+    from fractions import Fraction
+
+    from servo.quadratic.multiplicity import field_multiplicity
+    Q = np.zeros((2, 2, 2), dtype=complex)
+    Q[1, 0, 0] = 1j
+    P = [(Fraction(0), Fraction(0)), (Fraction(1), Fraction(0)), (Fraction(0), Fraction(0))]
+    with pytest.raises(ValueError, match="complex Q needs the field Q"):
+        field_multiplicity(Q, np.ones(2), P, (Fraction(-2), Fraction(0)))      # Q(sqrt 2)
+    assert field_multiplicity(Q, np.ones(2), P, (Fraction(1), Fraction(0))) == 3  # Q(i): v = (0, i x0^2), as case 1
