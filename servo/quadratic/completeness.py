@@ -53,6 +53,16 @@ def completeness_certificate(p: int, lines: list[InvariantLine], cand: list[tupl
         k = fail[0]
         return None, (f"{len(fail)} simple line(s) fail the alpha test (alpha = {lines[k].alpha:.3g} >= "
                       f"{ALPHA0:.4f}) at direction {np.round(lines[k].direction, 6)}")
+    # no certified ball may hold the trivial root [0 : ... : 0 : 1] (its angle to (y, c) is asin(|y| / |z|)):
+    # else that ball's root could be the trivial one, counted twice
+    rows = np.nonzero(simple)[0]
+    if rows.size:
+        Zr = np.asarray(Zc)[rows]
+        to_trivial = np.arcsin(np.clip(np.linalg.norm(Zr[:, :p], axis=1) / np.linalg.norm(Zr, axis=1), 0, 1))
+        near = to_trivial * (1 - 1e-12) - 1e-15 <= radius[rows]
+        if near.any():
+            return None, (f"the certified ball of line {np.round(lines[rows[np.argmax(near)]].direction, 6)} "
+                          f"reaches the trivial root [0 : ... : 0 : 1]")
     undecided = [k for k in np.nonzero(simple)[0] if qreal and not (real[k] or nonreal[k])]
     # separation: certified radius for simple roots, SINGULAR_RADIUS (heuristic) for clusters
     if len(cand) > 1:

@@ -124,3 +124,23 @@ def test_invariant_lines_keeps_alpha_lines_and_proves_the_rest_in_balls(monkeypa
         got.add(tuple(np.round(d).real.astype(int)))
     assert got == want
     assert sum(line.ball is not None for line in L) == 3
+
+
+def test_an_alpha_ball_holding_the_trivial_root_does_not_certify():
+    """The lines of v = (x0^2, x1^2) are (1, 0), (0, 1), (1, 1) with c = 1 at these scales; a certified ball of
+    angle 1.6 > pi / 2 around (1, 0, 1) holds [0 : 0 : 1]: the alpha certificate must refuse, while the true
+    radii (about 1e-16) pass."""
+    from servo.quadratic.completeness import completeness_certificate
+    p = 2
+    L = QuadraticSystem(diagonal(p)).invariant_lines()
+    assert L.certificate == "alpha"
+    lines = list(L.lines)
+    Zc = np.array([list(ln.direction) + [ln.c] for ln in lines], dtype=complex)
+    cand = [([k], 1, Zc[k]) for k in range(len(lines))]
+    ones = np.ones(len(lines), dtype=bool)
+    args = (cand, Zc)
+    flags = (ones, ~ones, ~ones)
+    ok, _ = completeness_certificate(p, lines, *args, np.full(3, 1e-12), *flags, 0, [], True)
+    assert ok == "alpha"
+    cert, why = completeness_certificate(p, lines, *args, np.array([1.6, 1e-12, 1e-12]), *flags, 0, [], True)
+    assert cert is None and "trivial root" in why
