@@ -41,10 +41,11 @@ from typing import Any
 import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
+from scipy.spatial import cKDTree
 
 from .homotopy import solve_rows
 
-__all__ = ["ALPHA0", "UNIT_ROUNDOFF", "equilibrate", "alpha_test", "pairwise_angles",
+__all__ = ["ALPHA0", "UNIT_ROUNDOFF", "equilibrate", "alpha_test", "pairwise_angles", "close_pairs", "pair_angles",
            "backward_error", "exact_root", "exact_jacobian_rank"]
 
 #: Smale's constant: alpha < ALPHA0 makes z an approximate zero with |z - zeta| <= 2 beta
@@ -192,8 +193,17 @@ def alpha_test(Q: ArrayLike, w: ArrayLike, Z: NDArray[np.complex128], real_rows:
                 + ninv * np.linalg.norm(errF, axis=1)) * (1 + 1e-12)
         # gamma = |Df^-1 D^2 f / 2| <= |X B| + Dx K, B the bilinear map (u, v) -> (u^T B_i v)_i,
         # |X B| <= (sum_m |sum_i X_mi B_i|_F^2)^(1/2), K = (sum_i |B_i|_F^2)^(1/2) >= |B|
-        XB = np.einsum("bmi,ijk->bmjk", X[:, :, :p], _bilinear(Q, w))
-        gamma = (np.sqrt((np.abs(XB) ** 2).sum(axis=(1, 2, 3))) + Dx * K) * (1 + 1e-12)
+        # sum_m |sum_i X_mi B_i|_F^2 = sum_m X_m G X_m^H with the Gram matrix G_ii' = <B_i, B_i'>_F (p x p: no
+        # (n, N, N, N) array), plus the rounding of G and of the quadratic forms: at most
+        # 2 gamma_(N^2 + p + 4) sum_m |X_m| Gabs |X_m|^T, Gabs_ii' = sum_jk |B_i,jk| |B_i',jk| >= |G|
+        Bm = _bilinear(Q, w).reshape(p, -1)
+        G = Bm @ Bm.conj().T
+        Gabs = np.abs(Bm) @ np.abs(Bm).T
+        Xp = X[:, :, :p]
+        quad = np.einsum("bmi,ij,bmj->b", Xp, G.conj(), Xp.conj()).real
+        aX = np.abs(Xp)
+        err = 2 * _gamma_m((p + 1) ** 2 + p + 4) * np.einsum("bmi,ij,bmj->b", aX, Gabs, aX) * (1 + 1e-12)
+        gamma = (np.sqrt(np.clip(quad + err, 0, None)) + Dx * K) * (1 + 1e-12)
         alpha = np.where(np.isfinite(ninv), beta * gamma, np.inf)
     zn = np.linalg.norm(z, axis=1)
     ok = np.isfinite(alpha) & (alpha < ALPHA0) & (2 * beta < zn) & np.all(np.isfinite(z), axis=1)
@@ -223,6 +233,42 @@ def pairwise_angles(Z: ArrayLike) -> NDArray[np.float64]:
 
 #: angle (sine) below which pairwise_angles uses the stable formula
 _NEAR = 1e-2
+
+
+def close_pairs(Z: ArrayLike, r: float, Z2: ArrayLike | None = None) -> NDArray[np.int_]:
+    """Every pair of rows of Z (a < b), or of Z and Z2 (a row of Z, b row of Z2), whose angle in P^N may be
+    <= r: a superset, found without the n x n matrix of all angles (a k-d tree, scipy.spatial.cKDTree).
+
+    Key: the moduli m(u) = (|u_0|, ..., |u_N|) of the unit rows, a function on P^N. For unit u, w at angle
+    theta, min_phi |u - e^(i phi) w| = 2 sin(theta / 2) <= theta, and |m(u) - m(w)| <= |u - e^(i phi) w|
+    for every phi (the triangle inequality per component); so theta <= r gives |m(u) - m(w)| <= r, and the
+    pairs with moduli farther apart than r (plus rounding slack) are at angles > r. Returns an (k, 2) array."""
+    Z = np.asarray(Z)
+    M = np.abs(Z) / np.linalg.norm(Z, axis=1, keepdims=True)
+    rr = float(r) * (1 + 1e-9) + 1e-14
+    if Z2 is None:
+        if len(Z) < 2:
+            return np.zeros((0, 2), dtype=int)
+        return cKDTree(M).query_pairs(rr, output_type="ndarray").reshape(-1, 2)
+    Z2 = np.asarray(Z2)
+    if not len(Z) or not len(Z2):
+        return np.zeros((0, 2), dtype=int)
+    M2 = np.abs(Z2) / np.linalg.norm(Z2, axis=1, keepdims=True)
+    hits = cKDTree(M).query_ball_tree(cKDTree(M2), rr)
+    out = [(a, b) for a, row in enumerate(hits) for b in row]
+    return np.array(out, dtype=int).reshape(-1, 2)
+
+
+def pair_angles(Z: ArrayLike, a: NDArray[np.int_], b: NDArray[np.int_], Z2: ArrayLike | None = None
+                ) -> NDArray[np.float64]:
+    """Fubini-Study distances between rows a of Z and rows b of Z2 (default Z), the stable formula of
+    ``pairwise_angles`` (asin |w - u (u^H w)|, unit u, w) lowered by 1e-14 for its rounding error."""
+    U = np.asarray(Z) / np.linalg.norm(Z, axis=1, keepdims=True)
+    W = U if Z2 is None else np.asarray(Z2) / np.linalg.norm(Z2, axis=1, keepdims=True)
+    u, w = U[a], W[b]
+    g = np.einsum("ki,ki->k", u.conj(), w)
+    s = np.sqrt((np.abs(w - u * g[:, None]) ** 2).sum(axis=1)) * (1 - 1e-14) - 1e-14
+    return np.arcsin(np.clip(s, 0, 1))
 
 
 def backward_error(Q: ArrayLike, xi: ArrayLike, c: ArrayLike, w: ArrayLike | None = None) -> NDArray[np.float64]:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .certify import ALPHA0, pairwise_angles
+from .certify import ALPHA0, close_pairs, pair_angles
 from .line_types import FamilyWitness, InvariantLine
 
 __all__ = ["ROUNDOFF", "SINGULAR_RADIUS", "completeness_certificate"]
@@ -53,17 +53,29 @@ def completeness_certificate(p: int, lines: list[InvariantLine], cand: list[tupl
         k = fail[0]
         return None, (f"{len(fail)} simple line(s) fail the alpha test (alpha = {lines[k].alpha:.3g} >= "
                       f"{ALPHA0:.4f}) at direction {np.round(lines[k].direction, 6)}")
+    # no certified ball may hold the trivial root [0 : ... : 0 : 1] (its angle to (y, c) is asin(|y| / |z|)):
+    # else that ball's root could be the trivial one, counted twice
+    rows = np.nonzero(simple)[0]
+    if rows.size:
+        Zr = np.asarray(Zc)[rows]
+        to_trivial = np.arcsin(np.clip(np.linalg.norm(Zr[:, :p], axis=1) / np.linalg.norm(Zr, axis=1), 0, 1))
+        near = to_trivial * (1 - 1e-12) - 1e-15 <= radius[rows]
+        if near.any():
+            return None, (f"the certified ball of line {np.round(lines[rows[np.argmax(near)]].direction, 6)} "
+                          f"reaches the trivial root [0 : ... : 0 : 1]")
     undecided = [k for k in np.nonzero(simple)[0] if qreal and not (real[k] or nonreal[k])]
     # separation: certified radius for simple roots, SINGULAR_RADIUS (heuristic) for clusters
     if len(cand) > 1:
         rad = np.where(simple, radius, SINGULAR_RADIUS)
-        A = pairwise_angles(Zc)
-        np.fill_diagonal(A, np.inf)
-        close = A <= rad[:, None] + rad[None, :]
-        if close.any():
-            a, b = np.argwhere(close)[0]
-            return None, (f"lines {np.round(lines[a].direction, 6)} and {np.round(lines[b].direction, 6)} "
-                          f"are not certified distinct (angle {A[a, b]:.2e} <= {rad[a] + rad[b]:.2e})")
+        pr = close_pairs(Zc, 2 * float(rad.max()))     # every radius is finite here (the checks above)
+        if len(pr):
+            A = pair_angles(Zc, pr[:, 0], pr[:, 1])
+            close = A <= rad[pr[:, 0]] + rad[pr[:, 1]]
+            if close.any():
+                i = int(np.argmax(close))
+                a, b = pr[i]
+                return None, (f"lines {np.round(lines[a].direction, 6)} and {np.round(lines[b].direction, 6)} "
+                              f"are not certified distinct (angle {A[i]:.2e} <= {rad[a] + rad[b]:.2e})")
     total = sum(L.multiplicity for L in lines)
     if fams:
         return "family", (f"positive-dimensional solution set ({len(fams)} witness(es), numerical local "

@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 __all__ = ["QuadraticEigenHomotopy", "PathResult", "solve_rows"]
 
 FIRST_MAX = 1e-3          # largest accepted first Newton correction (relative) while tracking
+CHUNK = 1024              # default QuadraticEigenHomotopy.chunk
 
 
 def solve_rows(J: NDArray[Any], b: NDArray[Any]) -> NDArray[Any]:
@@ -84,6 +85,9 @@ class QuadraticEigenHomotopy:
         self.a = a / np.linalg.norm(a)
         self.tol = tol
         self.newton_iters, self.accept, self.target = 1, 1e-3, 1e-4
+        #: paths tracked together (``track``): a block of CHUNK Jacobians (N x N complex) stays in cache; the
+        #: whole 2^14 batch at once spent most of its time moving memory
+        self.chunk = CHUNK
         self.rng = rng
         # dF(z) and dG(z) are linear in z: dF(z)[i, m] = sum_k z_k MF[k, i, m], same for G
         p, N = self.p, self.p + 1
@@ -163,13 +167,12 @@ class QuadraticEigenHomotopy:
         rhs[:, -1] = 0
         return solve_rows(J, rhs)
 
-    def _velocity_lin(self, z, tau):
-        """dz/dt on the straight path t = tau: [H_z; a] v = [-H_t; 0] (as _aug, fewer calls)."""
+    def _jac_lin(self, z, t):
+        """(dF(z), [H_z; a]) at (z, t), t complex (B,): dF(z) = z @ MF, dG(z) = [2 diag(xi) | -2 c] added
+        sparsely (as _aug, one product instead of three)."""
         B = z.shape[0]
         p, N = self.p, self.N
-        pN = p * N
-        t = tau.astype(complex)
-        dF = (z @ self._MF).reshape(B, p, N)                   # dF(z); dG(z) = [2 diag(xi) | -2 c] is sparse
+        dF = (z @ self._MF).reshape(B, p, N)
         J = np.empty((B, N, N), dtype=complex)
         np.multiply(dF, t[:, None, None], out=J[:, :-1])
         g2 = 2 * (1 - t) * self.gamma
@@ -177,6 +180,13 @@ class QuadraticEigenHomotopy:
         J[:, idx, idx] += g2[:, None] * z[:, :p]
         J[:, :-1, p] -= g2[:, None] * z[:, p:]
         J[:, -1] = self.a
+        return dF, J
+
+    def _velocity_lin(self, z, tau):
+        """dz/dt on the straight path t = tau: [H_z; a] v = [-H_t; 0] (as _aug, fewer calls)."""
+        B = z.shape[0]
+        p, N = self.p, self.N
+        dF, J = self._jac_lin(z, tau.astype(complex))
         # H_t = F - gamma G, F(z) = dF(z) z / 2 (Euler), G_i = xi_i^2 - c^2
         rhs = np.empty((B, N), dtype=complex)
         np.matmul(dF, z[:, :, None], out=rhs[:, :-1, None])
@@ -188,10 +198,12 @@ class QuadraticEigenHomotopy:
     def _newton(self, z, t, iters=3):
         """Newton on [H(z,t); a.z - 1]; returns z, |last step|/|z|, |first step|/|z|."""
         first = last = None
+        t = np.asarray(t, dtype=complex)
         for _ in range(iters):
-            J, _, Hv = self._aug(z, t, (False, True))
+            _, J = self._jac_lin(z, t)
             r = np.empty(z.shape, dtype=complex)
-            r[:, :-1] = Hv
+            np.matmul(J[:, :-1], z[:, :, None], out=r[:, :-1, None])     # H = [H_z] z / 2 (Euler)
+            r[:, :-1] *= 0.5
             r[:, -1] = z @ self.a - 1
             dz = solve_rows(J, r)
             z = z - dz
@@ -208,6 +220,14 @@ class QuadraticEigenHomotopy:
         Returns (z_end, ok). Each path keeps its own step h (halved on a failed corrector, doubled
         after 3 successes); a path whose h falls below hmin * (tau1 - tau0) is marked failed.
         """
+        B = z.shape[0]
+        if B > self.chunk:          # paths are independent: track them a cache-sized block at a time
+            t0, t1 = np.broadcast_to(tau0, (B,)), np.broadcast_to(tau1, (B,))
+            def one(i):
+                return self.track(z[i:i + self.chunk], t0[i:i + self.chunk], t1[i:i + self.chunk], tpath, h0=h0,
+                                  hmin=hmin, hmax=hmax, max_steps=max_steps, precise=precise)
+            parts = [one(i) for i in range(0, B, self.chunk)]
+            return np.concatenate([q[0] for q in parts]), np.concatenate([q[1] for q in parts])
         if precise is True:
             iters, accept, target = 2, 1e-10, 1e-7
         elif precise == "near":

@@ -11,7 +11,10 @@ scaled system (random patch and gamma from ``seed``); the trivial root z = [0 : 
 (multiplicity 1, since dF = [-c I | 0] there) is removed; (3) certify a posteriori: Smale's alpha
 test for each simple end point (each in its own real chart), pairwise separation of the certified
 balls, reality or non-reality; singular end points only if a small-integer point next to them is an
-exact root with a rank-deficient Jacobian (rational arithmetic); (4) map back (exact) and
+exact root with a rank-deficient Jacobian (rational arithmetic), their multiplicities proved in exact
+arithmetic where the local ring allows (servo.quadratic.multiplicity; also conjugate roots in a quadratic
+field on a coordinate line); what double precision leaves open goes to ball arithmetic (all end points for
+p < MIXED_MIN_P, only the open paths above, servo.quadratic.certify_mixed); (4) map back (exact) and
 normalise. What ``certified`` then proves is in InvariantLines.
 
 Normalisation: for c != 0 the direction xi is the unit vector with c real and > 0 (unique: it is
@@ -22,16 +25,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExactCheckError, QuadraticSystemError
-from .certify import (ALPHA0, alpha_test, backward_error, equilibrate, exact_jacobian_rank, exact_root,
-                      normalise_line, pairwise_angles)
+from .certify import (ALPHA0, alpha_test, backward_error, close_pairs, equilibrate, exact_jacobian_rank, exact_root,
+                      normalise_line, pair_angles, pairwise_angles)
 from .certify_lines import available as ball_available
 from .certify_lines import ball_certify_end_points, retrack
+from .certify_mixed import disjoint_alpha, mixed_certificate
 from .completeness import ROUNDOFF, completeness_certificate
 from .exact import exact_invariant_lines
 from .families import local_dimension, merge_linear_families
 from .homotopy import QuadraticEigenHomotopy
 from .precise_tracking import track_precise
 from .kovalevskaya.exponents import attach_exponents
+from .multiplicity import local_multiplicity, quadratic_roots
 from .line_types import FamilyWitness, InvariantLine, InvariantLines
 from .protocol import QuadraticField
 
@@ -46,19 +51,36 @@ PRECISE_MAX_P = 8
 #: largest p for which an uncertified double-precision run falls back to the exact path for its start points
 #: (binary cubic for p = 2, a Groebner basis over QQ for p = 3: about a second; p = 4 takes a minute)
 EXACT_SEED_MAX_P = 3
+#: smallest p at which the lines the alpha test proves are kept and only the other paths go to the ball
+#: certificate (servo.quadratic.certify_mixed); below it all 2^p end points are proved in balls (at most 64
+#: points, well under a second), so that every line has its enclosure
+MIXED_MIN_P = 7
 
 
 def _cluster(z, tol):
-    """Greedy clustering of projective points; returns a label per row."""
-    labels = -np.ones(len(z), dtype=int)
-    zn = z / np.linalg.norm(z, axis=-1, keepdims=True)
-    D = np.sqrt(np.clip(1 - np.abs(zn.conj() @ zn.T) ** 2, 0, None))    # sines of all pairwise angles
+    """Greedy clustering of projective points: in row order, each unlabelled row takes every unlabelled row
+    whose angle to it has sine < tol; returns a label per row. Only the pairs ``close_pairs`` finds are
+    compared (no n x n matrix: 2^14 end points would need 4 GB)."""
+    n = len(z)
+    labels = -np.ones(n, dtype=int)
+    if n == 0:
+        return labels
+    pr = close_pairs(z, float(np.arcsin(min(tol, 1.0))) * 1.01)
+    nbrs = [[] for _ in range(n)]
+    if len(pr):
+        a, b = pr[:, 0], pr[:, 1]
+        near = np.sin(pair_angles(z, a, b) + 2e-14) < tol
+        for i, j in zip(a[near].tolist(), b[near].tolist()):
+            nbrs[i].append(j)
+            nbrs[j].append(i)
     k = 0
-    for i in range(len(z)):
+    for i in range(n):
         if labels[i] >= 0:
             continue
-        members = (D[i] < tol) & (labels < 0)
-        labels[members] = k
+        labels[i] = k
+        for j in nbrs[i]:
+            if labels[j] < 0:
+                labels[j] = k
         k += 1
     return labels
 
@@ -222,11 +244,13 @@ def _solve_once(q, seed, tol, cluster_tol):
     labels = _cluster(zs[idx], cluster_tol)
     fams, cand = [], []                              # cand: (members, multiplicity, scaled z)
     trivial_seen = 0
+    trivial_members = []
     for lab in range(labels.max() + 1 if labels.size else 0):
         members = idx[labels == lab]
         z = zs[members].mean(axis=0)
         if np.linalg.norm(z[:-1]) < 1e-6 * abs(z[-1]):
             trivial_seen += len(members)
+            trivial_members += list(members)
             continue
         mult = len(members)
         if mult > 1 and np.all(pr.regular[members]):
@@ -273,6 +297,8 @@ def _solve_once(q, seed, tol, cluster_tol):
     exact = np.zeros(nc, dtype=bool)     # singular roots verified in exact arithmetic
     for k in np.nonzero(~simple)[0]:
         r = exact_root(Qs, wsc, Z[k])
+        if r is None and ball_available():       # a cluster centre off by more than 1e-6 (high multiplicity):
+            r = exact_root(Qs, wsc, Z[k], eps=1e-4)      # the test of the rational point is exact either way
         if r is not None:
             Zc[k], exact[k] = r, True
             if exact_jacobian_rank(Qs, wsc, r) == p:     # a simple root reached by several paths:
@@ -284,16 +310,42 @@ def _solve_once(q, seed, tol, cluster_tol):
         lines.append(_make_line(q, Qs, wsc, dsc, ssc, Zc[k], mult, is_real, tuple(int(m) for m in pr.cycle[members]),
                                 float(alpha[k]), tol))
     _finish(q, Qs, wsc, lines, Zc)
+    # multiplicities of the exact singular roots, proved in exact arithmetic where the local ring is small enough
+    mu = {}
+    keys = [tuple(np.round(Zc[k] / Zc[k][np.argmax(np.abs(Zc[k]))], 12)) for k in np.nonzero(exact)[0]]
+    if ball_available() and not fams and len(set(keys)) == len(keys):   # one exact point per cluster
+        for k in np.nonzero(exact)[0]:
+            m = local_multiplicity(Qs, wsc, Zc[k])
+            if m is not None:
+                mu[int(k)] = m
+                lines[k].multiplicity = m
+    mult_proved = bool(mu) and len(mu) == int(exact.sum())
     cert, reason = completeness_certificate(p, lines, cand, Zc, radius, real, nonreal, exact, failed, fams,
                                 q.is_real)
-    precision = 53 if cert in ("alpha", "alpha+count") else None
+    if cert == "alpha+count" and mult_proved:
+        cert = "alpha+multiplicity"
+        reason = (f"{int(simple.sum())} simple roots certified by the alpha test; {len(mu)} singular root(s) with "
+                  f"rational coordinates verified exactly, their multiplicities {sorted(mu.values())} proved in exact "
+                  f"arithmetic (the dimension of the local ring, servo.quadratic.multiplicity); total 2^p - 1 = "
+                  f"{2 ** p - 1} with multiplicity, so nothing else exists")
+    precision = 53 if cert in ("alpha", "alpha+count", "alpha+multiplicity") else None
     if cert is None and not fams:
         if ball_available():
             sing = [k for k in np.nonzero(~simple)[0] if exact[k]]
-            skip = set(int(m) for k in sing for m in cand[k][0])
-            pts = [zs[i] for i in range(len(zs)) if i not in skip and np.all(np.isfinite(zs[i]))]
-            pts += list(retrack(hom, [i for i in np.nonzero(~pr.regular)[0] if i not in skip]))
-            res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, [lines[k] for k in sing], seed, tol)
+            res = (None, "")
+            if not sing and p >= MIXED_MIN_P:
+                res = _mixed_lines(q, Qs, wsc, dsc, ssc, hom, zs, lines, cand, Zc, radius, real, nonreal,
+                                   trivial_members if trivial_seen == 1 else [], seed, tol)
+            quad, quad_k = _quadratic_lines(q, Qs, wsc, dsc, ssc, cand, Z, simple, exact, tol)
+            if res[0] is None and (sing or quad or p <= PRECISE_MAX_P):
+                mixed_why = res[1]
+                skip = set(int(m) for k in list(sing) + quad_k for m in cand[k][0])
+                pts = [zs[i] for i in range(len(zs)) if i not in skip and np.all(np.isfinite(zs[i]))]
+                pts += list(retrack(hom, [i for i in np.nonzero(~pr.regular)[0] if i not in skip]))
+                res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, [lines[k] for k in sing] + quad, seed, tol,
+                                  mult_proved=(mult_proved or not sing) and len(sing) == len(mu))
+                if res[0] is None and mixed_why:
+                    res = (None, f"{mixed_why}; all end points in balls: {res[1]}")
             if res[0] is not None:
                 lines, cert, reason, precision = res
             else:
@@ -305,6 +357,63 @@ def _solve_once(q, seed, tol, cluster_tol):
                                                    tuple(np.real(lines[i].direction))))
     lines = [lines[i] for i in order]
     return InvariantLines(lines, fams, p, failed, pr, cert, reason, precision)
+
+
+def _quadratic_lines(q, Qs, wsc, dsc, ssc, cand, Z, simple, exact, tol):
+    """Multiple roots with irrational coordinates on a coordinate line (servo.quadratic.multiplicity.
+    quadratic_roots): both conjugates as lines of their proved multiplicity (>= 2, so that no Krawczyk box can
+    hold them: a box proves its root simple), and the candidates they account for. ([lines], [k])."""
+    out, ks, seen = [], [], set()
+    if np.iscomplexobj(q.Q) and np.any(np.imag(q.Q)):
+        return out, ks
+    for k in np.nonzero(~simple & ~exact)[0]:
+        r = quadratic_roots(Qs, wsc, Z[k])
+        if r is None or r[1] < 2:
+            continue
+        pts, m, is_real = r
+        ks.append(int(k))
+        key = tuple(sorted(tuple(np.round(z / z[np.argmax(np.abs(z))], 9)) for z in pts))
+        if key in seen:
+            continue
+        seen.add(key)
+        new = [_make_line(q, Qs, wsc, dsc, ssc, z, m, is_real and q.is_real, (m,), float("inf"), tol,
+                          c_nonzero=bool(z[-1] != 0)) for z in pts]
+        _finish(q, Qs, wsc, new, pts)
+        out += new
+    return out, ks
+
+
+def _mixed_lines(q, Qs, wsc, dsc, ssc, hom, zs, lines, cand, Zc, radius, real, nonreal, trivial_members, seed,
+                 tol):
+    """The alpha-certified lines kept, and only the paths they do not account for proved in ball arithmetic
+    (servo.quadratic.certify_mixed: the end points, and the same paths tracked again tightly, ``retrack``):
+    (lines, "alpha+krawczyk", reason, precision) or (None, reason). The alpha lines must be simple, at
+    round-off, of decided reality and in pairwise disjoint balls without the trivial root."""
+    p = q.p
+    nc = len(cand)
+    good = np.array([m == 1 and np.isfinite(radius[k]) and lines[k].backward_error <= ROUNDOFF
+                     and (not q.is_real or bool(real[k] or nonreal[k])) for k, (_, m, _) in enumerate(cand)],
+                    dtype=bool).reshape(nc)
+    rows = np.nonzero(good)[0]
+    good[rows] = disjoint_alpha(Zc[rows], radius[rows])
+    rows = np.nonzero(good)[0]
+    covered = np.zeros(len(zs), dtype=bool)
+    for k in rows:
+        covered[cand[k][0]] = True
+    covered[np.asarray(trivial_members, dtype=int)] = True
+    open_paths = np.nonzero(~covered)[0]
+    pts = [zs[i] for i in open_paths if np.all(np.isfinite(zs[i]))] + list(retrack(hom, open_paths))
+    M = mixed_certificate(Qs, wsc, Zc[rows], radius[rows], np.array(pts, dtype=complex).reshape(-1, p + 1), seed)
+    if not M.ok:
+        return None, f"alpha test and ball arithmetic together ({open_paths.size} open path(s)): {M.reason}"
+    undecided = [r for r in M.roots if q.is_real and r.real is None]
+    if undecided:
+        return None, f"reality of {len(undecided)} root(s) proved in ball arithmetic not decided"
+    new = [_make_line(q, Qs, wsc, dsc, ssc, r.mid, 1, bool(r.real) if q.is_real else False, (1,), float("inf"),
+                      tol, precision=r.precision, ball=(r, dsc, ssc)) for r in M.roots]
+    _finish(q, Qs, wsc, new, [r.mid for r in M.roots])
+    return ([lines[k] for k in rows] + new, "alpha+krawczyk",
+            f"{open_paths.size} path(s) not accounted for by the alpha test; " + M.reason, max(53, M.precision))
 
 
 def _make_line(q, Qs, wsc, dsc, ssc, z, mult, is_real, cycles, alpha, tol, precision=None, ball=None,
@@ -388,7 +497,7 @@ def _exact_seeded(q, Qs, wsc, dsc, ssc, seed, tol):
     return lines, cert, "start points from the exact path; " + reason, prec
 
 
-def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_singular=False):
+def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_singular=False, mult_proved=False):
     """The ball-arithmetic certificate (servo.quadratic.certify_lines) from the end points ``points``:
     (lines, certificate, reason, precision) or (None, reason)."""
     p = q.p
@@ -417,6 +526,14 @@ def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_s
                 f"{len(singular_lines)} multiple root(s) with multiplicities, reality and c = 0 decided exactly "
                 f"over QQ (Groebner basis, Stickelberger, Sturm and Hermite counts; their coordinates are "
                 f"approximations of algebraic numbers); total {total - 1} = 2^p - 1", B.precision)
+    if nsing and mult_proved:
+        return (lines, "krawczyk+multiplicity",
+                f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "
+                f"{len(singular_lines)} singular root(s) verified exactly (rational coordinates, or on a coordinate "
+                f"line in a quadratic field with their conjugates), their "
+                f"multiplicities {sorted(L.multiplicity for L in singular_lines)} proved in exact arithmetic (the "
+                f"dimension of the local ring, servo.quadratic.multiplicity); total {total - 1} = 2^p - 1, so "
+                f"nothing else exists", B.precision)
     if nsing:
         return (lines, "krawczyk+count",
                 f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "

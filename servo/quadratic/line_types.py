@@ -126,6 +126,15 @@ class InvariantLines:
       trivial root among them), each holding exactly one root, which is simple, real where the box is
       centred on a real point; by the Bezout count 2^p nothing else exists. ``precision`` is the number of
       bits the proof needed (each line's own in ``InvariantLine.precision``).
+    * ``"alpha+krawczyk"`` (p >= 7): the lines the alpha test proves are kept (pairwise disjoint balls, none
+      holding the trivial root), and only the paths they do not account for are proved in ball arithmetic
+      (Krawczyk boxes disjoint from each other and from the alpha balls; servo.quadratic.certify_mixed); with
+      the trivial root 2^p distinct simple roots, so nothing else exists. Only the ball-proved lines carry
+      ``ball`` and ``precision``.
+    * ``"alpha+multiplicity"`` / ``"krawczyk+multiplicity"``: as "alpha+count" / "krawczyk+count", but every
+      singular line is an exact root with rational (Gaussian rational) coordinates whose multiplicity is
+      proved in exact arithmetic (the dimension of the local ring, servo.quadratic.multiplicity), and these
+      multiplicities with the proved simple roots add up to 2^p: a proof, multiplicities included.
     * ``"krawczyk+count"``: as "krawczyk" for the simple lines, with singular lines verified exactly as in
       "alpha+count" (their multiplicities from the path count, not proved).
     * ``"family"``: a positive-dimensional set was found (numerical local dimension test); every

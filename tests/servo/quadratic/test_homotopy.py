@@ -95,3 +95,17 @@ def test_straight_path_velocity_matches_the_general_one():
     tau = np.linspace(0, 1, 7)
     np.testing.assert_allclose(h._velocity_lin(z, tau), h._velocity(z, tau.astype(complex), np.ones(7)),
                                rtol=1e-10, atol=1e-12)
+
+
+def test_tracking_in_blocks_gives_the_end_points_of_one_batch():
+    """Paths are independent: tracked CHUNK at a time (here 5 of 16 at a time, uneven last block) they end
+    where the single batch ends them."""
+    from servo import QuadraticSystem
+    from servo.quadratic.homotopy import QuadraticEigenHomotopy
+    Q = QuadraticSystem(np.random.default_rng(11).normal(size=(4, 4, 4))).Q
+    one = QuadraticEigenHomotopy(Q, rng=3)
+    blocks = QuadraticEigenHomotopy(Q, rng=3)
+    blocks.chunk = 5
+    a, b = one.solve(), blocks.solve()
+    assert a.converged.all() and (a.converged == b.converged).all()
+    assert np.abs(a.z - b.z).max() < 1e-10 * np.abs(a.z).max()
