@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 
-from ..codegen import ensemble_source, projection
+from ..codegen import ensemble_source, projection, timed_source
 from ..codegen.tangent_source import PBIG, lyapunov_source
-from ..geometry import recognition
+from ..geometry import recognition, timed_quadratic
 from ..reference import genhelpers
 from . import numba_kernels
 
@@ -75,13 +75,15 @@ class TangentPlan:
     """A recognised structure, a tableau and the leaf (the first ``p`` columns kept orthogonal to the
     gradients of the Casimir projection ``proj`` and the rows of ``L``)."""
 
-    def __init__(self, st, tab, p, proj, L, ncols):
+    def __init__(self, st, tab, p, proj, L, ncols, timed=None):
         self.st, self.tab, self.p, self.proj, self.L, self.ncols = st, tab, p, proj, L, ncols
         self.n = st.n
+        self.timed = timed      # a TimedQuadratic: the field's coefficients from a table (timed_source)
         self._fns = {}
 
     def text(self):
-        return lyapunov_source(self.st, self.tab, self.p, self.proj, self.L, self.ncols)
+        stepper = None if self.timed is None else timed_source.TimedStepper(len(self.tab.A))
+        return lyapunov_source(self.st, self.tab, self.p, self.proj, self.L, self.ncols, stepper)
 
     def function(self, mode):
         fn = self._fns.get(mode)
@@ -89,7 +91,9 @@ class TangentPlan:
             return fn
         text = self.text()
         if mode == "numba":
-            ns = numba_kernels.load_module(ensemble_source.tangent_module(text), "liedyn_tan", "backend='numba'")
+            extra = "" if self.timed is None else timed_source.TimedStepper.args
+            ns = numba_kernels.load_module(ensemble_source.tangent_module(text, extra), "liedyn_tan",
+                                           "backend='numba'")
             fn = (ns["run"], ns["ensemble"])
         else:
             if mode == "array":
@@ -103,14 +107,27 @@ class TangentPlan:
         return fn
 
 
-def why_not(problem, jac, leaf, y0):
-    """None when the generated tangent flow applies to ``problem``, else the reason (a sentence)."""
-    if getattr(problem, "kind", None) != "coadjoint":
-        return (f"only coadjoint problems have a generated tangent flow ({problem.name} is a {problem.kind} "
-                f"problem: its Jacobian is evaluated in numpy)")
-    if getattr(problem, "time_dependent", False):
-        return (f"{problem.name} depends on t (time_dependent=True) and the generated tangent flow is written "
-                f"for autonomous problems")
+def timed(problem):
+    """True when ``problem`` goes to the tabled quadratic field (:mod:`integrators.codegen.timed_source`): an
+    ODE problem y' = f(t, y), or a coadjoint problem with ``time_dependent``."""
+    return getattr(problem, "kind", None) == "ode" or bool(getattr(problem, "time_dependent", False))
+
+
+def why_not(problem, jac, leaf, y0, t0=0.0, period=None):
+    """None when the generated tangent flow applies to ``problem``, else the reason (a sentence). A
+    time-dependent problem (or an ODE problem) has one when its field is quadratic in the state at every
+    t (:func:`integrators.geometry.timed_quadratic.recognise`)."""
+    if getattr(problem, "kind", None) not in ("coadjoint", "ode"):
+        return f"{problem.name} is a {problem.kind} problem: its Jacobian is evaluated in numpy"
+    if jac is not None:
+        return "a Jacobian given by the caller (jac=) is evaluated in numpy"
+    if callable(leaf):
+        return "a leaf given as a callable (leaf=) is evaluated in numpy"
+    if timed(problem):
+        if timed_quadratic.recognise(problem, y0, t0, period) is None:
+            return (f"the field of {problem.name} is not a polynomial of degree <= 2 in the state at fixed t (the "
+                    f"generated tangent flow of an ODE or time-dependent problem is written for such fields)")
+        return None
     if jac is not None:
         return "a Jacobian given by the caller (jac=) is evaluated in numpy"
     if callable(leaf):
@@ -121,11 +138,18 @@ def why_not(problem, jac, leaf, y0):
     return None
 
 
-def plan(problem, tab, y0, leaf, r, ncols=None):
+def plan(problem, tab, y0, leaf, r, ncols=None, t0=0.0, period=None):
     """The :class:`TangentPlan` of ``problem`` (:func:`why_not` must have returned None) with tableau
     ``tab``, r normals of the leaf ("auto": the Casimirs without forcing and the linear invariants;
-    None: no leaf) and ``ncols`` tangent columns (default n)."""
-    st = recognition.recognise(problem, y0)
+    None: no leaf) and ``ncols`` tangent columns (default n). A time-dependent problem's plan carries its
+    :class:`integrators.geometry.timed_quadratic.TimedQuadratic` (``pl.timed``): the text depends on n, the
+    tableau and the leaf only."""
+    tq = None
+    if timed(problem):
+        tq = timed_quadratic.recognise(problem, y0, t0, period)
+        st = timed_source.TimedShape(problem.dim)
+    else:
+        st = recognition.recognise(problem, y0)
     n = st.n
     proj, L = None, None
     if leaf is not None and r > 0:
@@ -141,22 +165,45 @@ def plan(problem, tab, y0, leaf, r, ncols=None):
     if pl is None:
         if len(_PLANS) >= 128:
             _PLANS.clear()
-        pl = _PLANS[key] = TangentPlan(st, tab, n - r, proj, L, ncols)
-    return pl
+        pl = _PLANS[key] = TangentPlan(st, tab, n - r, proj, L, ncols, timed=tq is not None)
+    if tq is None:
+        return pl
+    out = TangentPlan.__new__(TangentPlan)     # the shared compiled text, this problem's field
+    out.__dict__.update(pl.__dict__)
+    out.timed = tq
+    return out
+
+
+def table(pl, h, t0, nsteps, period):
+    """(TB, S): the flat coefficient table of a timed plan's field at the stage times t0 + (k + c_i) h of
+    the first S steps (S = the steps of one period when the period is a whole number of steps, else
+    ``nsteps``; :func:`integrators.geometry.timed_quadratic.table_layout`), or None when it would hold more
+    than MAX_TABLE numbers."""
+    tq = pl.timed
+    S, times = timed_quadratic.table_layout(pl.tab.c, h, nsteps, period, t0)
+    if S * times.shape[1] * tq.n * tq.nf > timed_quadratic.MAX_TABLE:
+        return None
+    return np.ascontiguousarray(tq.coefficients(times.ravel()).ravel()), S
 
 
 def _saves(nqr, save_every):
     return nqr // save_every + (1 if nqr % save_every else 0)
 
 
-def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
+def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode, timing=None):
     """``ntr`` transient steps, then ``nqr`` QR intervals of ``sub`` steps, from Y (B, n), V (B, n, k) (the
     frame of k = ``pl.ncols`` columns, handed to the generated code flat; ignored when nqr = 0), ACC (B, k + 4) (the accumulated logs and
-    MEGNO sums); returns (Y, V, ACC, RUN (K, B, k), RUNM (K, B), done (B,)) with K the number of saves."""
+    MEGNO sums); returns (Y, V, ACC, RUN (K, B, k), RUNM (K, B), done (B,)) with K the number of saves.
+    ``timing`` (a timed plan): (TB, S, k0), the coefficient table (:func:`table`) and the index of the
+    first step."""
     B = Y.shape[0]
     n = pl.ncols
     K = _saves(nqr, save_every)
     h, dt = float(h), float(dt)
+    extra = ()
+    if timing is not None:
+        TB, S, k0 = timing
+        extra = (TB.tolist() if mode == "scalar" else TB, int(S), int(k0))
     if mode == "array":
         fn = pl.function("array")
         Zc = np.ascontiguousarray(Y.T)
@@ -165,7 +212,7 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
         RUN = np.full((K, n, B), np.nan)
         RUNM = np.full((K, B), np.nan)
         with np.errstate(all="ignore"):
-            done = fn(h, ntr, sub, nqr, save_every, dt, Zc, Vc.reshape(-1, B), Ac, RUN, RUNM)
+            done = fn(h, ntr, sub, nqr, save_every, dt, Zc, Vc.reshape(-1, B), Ac, RUN, RUNM, *extra)
         return (Zc.T.copy(), Vc.transpose(2, 0, 1).copy(), Ac.T.copy(), RUN.transpose(0, 2, 1), RUNM,
                 np.full(B, done, dtype=np.int64))
     if mode == "numba":
@@ -178,9 +225,9 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
         done = np.zeros(B, dtype=np.int64)
         Vf = Vb.reshape(B, -1)                                 # the flat frames (views: written in place)
         if B == 1:
-            done[0] = one(h, ntr, sub, nqr, save_every, dt, Z[0], Vf[0], A[0], RUN[0], RUNM[0])
+            done[0] = one(h, ntr, sub, nqr, save_every, dt, Z[0], Vf[0], A[0], RUN[0], RUNM[0], *extra)
         else:
-            ens(h, ntr, sub, nqr, save_every, dt, Z, Vf, A, RUN, RUNM, done)
+            ens(h, ntr, sub, nqr, save_every, dt, Z, Vf, A, RUN, RUNM, done, *extra)
         return Z, Vb, A, RUN.transpose(1, 0, 2), RUNM.T, done
     fn = pl.function("scalar")
     Z, Vo, A = Y.copy(), V.copy(), ACC.copy()
@@ -190,7 +237,7 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
     for b in range(B):
         z, v, a = Y[b].tolist(), V[b].ravel().tolist(), ACC[b].tolist()
         rb, mb = np.full((K, n), np.nan), np.full(K, np.nan)   # n: the number of columns
-        done[b] = fn(h, ntr, sub, nqr, save_every, dt, z, v, a, rb, mb)
+        done[b] = fn(h, ntr, sub, nqr, save_every, dt, z, v, a, rb, mb, *extra)
         Z[b], A[b] = z, a
         Vo[b] = np.reshape(v, Vo[b].shape)
         RUN[:, b], RUNM[:, b] = rb, mb

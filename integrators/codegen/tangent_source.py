@@ -209,18 +209,38 @@ def _tree_sum(names):
     return items[0]
 
 
-def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
+class StructuredStepper:
+    """How :func:`lyapunov_source` writes a step: from the recognised structure (the coadjoint field and its
+    tangent map); :class:`integrators.codegen.timed_source.TimedStepper` writes a time-dependent quadratic
+    field instead (extra arguments ``args`` after RUNM, a ``begin`` line, a step counter)."""
+
+    args = ""
+
+    def begin(self, src):
+        pass
+
+    def state_step(self, src, tab, z, h):
+        return _state_step(src, tab, z, h)
+
+    def tangent_step(self, src, tab, z, nc, h):
+        return _tangent_step_columns(src, tab, z, nc, h)
+
+
+def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None, stepper=None):
     """Source of ``run`` (module docstring) for structure ``st``, tableau ``tab`` (explicit, fixed step),
     ``ncols`` tangent columns (default n: the whole spectrum; fewer: the largest exponents only, V of
     flat of length n ncols, ACC (ncols + 4), RUN[j] (ncols)), the first ``p`` of them kept on the leaf whose
-    normals are the Casimir gradients of ``proj`` and the rows of ``L`` (p = n and both None: no leaf)."""
+    normals are the Casimir gradients of ``proj`` and the rows of ``L`` (p = n and both None: no leaf).
+    ``stepper``: how a step is written (default :class:`StructuredStepper`)."""
+    stepper = StructuredStepper() if stepper is None else stepper
     src = TangentSource(st)
     n = st.n
     nc = n if ncols is None else int(ncols)
     z = [f"z{i}" for i in range(n)]
     V = [[f"v{l}_{i}" for i in range(n)] for l in range(nc)]   # V[l][i]: component i of column l
     lg = [f"lg{i}" for i in range(nc)]
-    head = "def run(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM):"
+    head = f"def run(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM{stepper.args}):"
+    stepper.begin(src)
     for i in range(n):
         src.emit(f"z{i} = Z[{i}]")
     for i in range(nc):
@@ -231,7 +251,7 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
         src.emit(f"{x} = 1.0")
     src.emit("for _t in range(ntr):")
     src.indent += 1
-    z1 = _state_step(src, tab, z, "h")
+    z1 = stepper.state_step(src, tab, z, "h")
     src.emit(", ".join(z) + " = " + ", ".join(z1))
     src.indent -= 1
     src.emit("done = 0")
@@ -240,7 +260,7 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
     src.indent += 1
     src.emit("for _s in range(sub):")
     src.indent += 1
-    z1 = _tangent_step_columns(src, tab, z, nc, "h")
+    z1 = stepper.tangent_step(src, tab, z, nc, "h")
     src.emit(", ".join(z) + " = " + ", ".join(z1))
     src.indent -= 1
     for l in range(nc):

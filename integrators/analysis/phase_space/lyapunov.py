@@ -254,7 +254,8 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
         raise IntegrationInputError(f"k (the number of exponents) must be an integer from 1 to {n}, got {k!r}")
     k = int(k)
     fastpath.check_backend_args(backend, fast)
-    why = tangent_runner.why_not(problem, jac, leaf, y) if fast else "fast=False asks for the numpy reference loop"
+    why = tangent_runner.why_not(problem, jac, leaf, y, float(t0), period) if fast else \
+        "fast=False asks for the numpy reference loop"
     if why is not None:
         fastpath.require_compiled(backend, why)
         tf = tangent_field(problem, jac)
@@ -265,8 +266,19 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
         ntr = int(round(transient / h))
         be = fastpath.choose_backend(backend, B * (ntr + nqr * sub) * (k + 1))
         mode = "numba" if be == "numba" else ("scalar" if B <= fastpath.SMALL_BATCH else "array")
-        out = _generated_loop(problem, m, normals, leaf, y, float(t0), h, sub, nqr, save_every, dt, ntr, mode, k)
-        used = be
+        out = _generated_loop(problem, m, normals, leaf, y, float(t0), h, sub, nqr, save_every, dt, ntr, mode, k,
+                              period)
+        if out is None:     # a time-dependent field whose coefficient table would be too large
+            why = (f"the coefficient table of {problem.name} over {ntr + nqr * sub} steps is too large (give the "
+                   f"problem a period that is a whole number of steps h)")
+            fastpath.require_compiled(backend, why)
+            tf = tangent_field(problem, jac)
+            out = _reference_loop(tf, m, normals, y, float(t0), h, sub, nqr, save_every, dt, ntr, k)
+            used, jkind = "reference", tf.kind
+        else:
+            used = be
+            if tangent_runner.timed(problem):
+                jkind = "quadratic in the state (coefficients tabled at the stage times)"
     y, logs, done, ts_a, run_a, runM_a, intY, status, message, p, tstart = out
     p = min(p, k)     # the leaf's columns among the k
     if np.any(done == 0):
@@ -365,21 +377,32 @@ def _reference_loop(tf, m, normals, y, t, h, sub, nqr, save_every, dt, ntr, ncol
             p, tstart)
 
 
-def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt, ntr, mode, ncols):
+def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt, ntr, mode, ncols, period=None):
     """The same loop by the generated code of :mod:`integrators.codegen.tangent_source` (a recognised
-    coadjoint problem): the transient and the QR intervals compiled, the initial frame in numpy."""
+    coadjoint problem, or a field quadratic in the state with coefficients tabled at the stage times:
+    :mod:`integrators.codegen.timed_source`): the transient and the QR intervals compiled, the initial
+    frame in numpy. None when the coefficient table would be too large."""
     B, n = y.shape
     r = 0 if normals is None else np.asarray(normals(y[:1]), dtype=float).reshape(1, n, -1).shape[-1]
-    pl = tangent_runner.plan(problem, m.tableau, y, leaf, r, ncols)
+    pl = tangent_runner.plan(problem, m.tableau, y, leaf, r, ncols, t, period)
+    timing = None
+    if pl.timed is not None:
+        tb = tangent_runner.table(pl, h, t, ntr + nqr * sub, period)
+        if tb is None:
+            return None
+        timing = (tb[0], tb[1], 0)
     acc = np.zeros((B, ncols + 4))
     eye = np.broadcast_to(np.eye(n)[:, :ncols], (B, n, ncols))
     if ntr:
-        y, _, _, _, _, _ = tangent_runner.run(pl, y, eye, acc, ntr, sub, 0, 1, h, dt, mode)
+        y, _, _, _, _, _ = tangent_runner.run(pl, y, eye, acc, ntr, sub, 0, 1, h, dt, mode, timing)
         t += ntr * h
         if not np.all(np.isfinite(y)):
             raise IntegrationInputError(f"the solution overflowed during the transient (before t = {t:.6g})")
+    if timing is not None:
+        timing = (timing[0], timing[1], ntr)
     V, p = initial_frame(normals, y)
-    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V[..., :ncols], acc, 0, sub, nqr, save_every, h, dt, mode)
+    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V[..., :ncols], acc, 0, sub, nqr, save_every, h, dt, mode,
+                                                    timing)
     ks = np.arange(1, nqr + 1)
     ks = ks[(ks % save_every == 0) | (ks == nqr)].astype(float)
     keep = ks <= done.max()
