@@ -75,14 +75,15 @@ class TangentPlan:
     """A recognised structure, a tableau and the leaf (the first ``p`` columns kept orthogonal to the
     gradients of the Casimir projection ``proj`` and the rows of ``L``)."""
 
-    def __init__(self, st, tab, p, proj, L, ncols, timed=None):
+    def __init__(self, st, tab, p, proj, L, ncols, tabled=False):
         self.st, self.tab, self.p, self.proj, self.L, self.ncols = st, tab, p, proj, L, ncols
         self.n = st.n
-        self.timed = timed      # a TimedQuadratic: the field's coefficients from a table (timed_source)
+        self.tabled = tabled    # the field's coefficients from a table (timed_source)
+        self.timed = None       # ... of this TimedQuadratic (set per problem by plan)
         self._fns = {}
 
     def text(self):
-        stepper = None if self.timed is None else timed_source.TimedStepper(len(self.tab.A))
+        stepper = timed_source.TimedStepper(len(self.tab.A)) if self.tabled else None
         return lyapunov_source(self.st, self.tab, self.p, self.proj, self.L, self.ncols, stepper)
 
     def function(self, mode):
@@ -91,7 +92,7 @@ class TangentPlan:
             return fn
         text = self.text()
         if mode == "numba":
-            extra = "" if self.timed is None else timed_source.TimedStepper.args
+            extra = timed_source.TimedStepper.args if self.tabled else ""
             ns = numba_kernels.load_module(ensemble_source.tangent_module(text, extra), "liedyn_tan",
                                            "backend='numba'")
             fn = (ns["run"], ns["ensemble"])
@@ -165,7 +166,7 @@ def plan(problem, tab, y0, leaf, r, ncols=None, t0=0.0, period=None):
     if pl is None:
         if len(_PLANS) >= 128:
             _PLANS.clear()
-        pl = _PLANS[key] = TangentPlan(st, tab, n - r, proj, L, ncols, timed=tq is not None)
+        pl = _PLANS[key] = TangentPlan(st, tab, n - r, proj, L, ncols, tabled=tq is not None)
     if tq is None:
         return pl
     out = TangentPlan.__new__(TangentPlan)     # the shared compiled text, this problem's field

@@ -130,10 +130,14 @@ def test_running_products_of_the_norms_leave_their_range_and_the_sums_stay_those
 
 
 def test_a_problem_without_generated_tangent_flow_says_why_for_numba():
-    lorenz = ODEProblem(lambda t, y: np.stack([10 * (y[..., 1] - y[..., 0]), y[..., 0] * (28 - y[..., 2]) - y[..., 1],
-                                               y[..., 0] * y[..., 1] - 8 / 3 * y[..., 2]], -1), 3)
-    with pytest.raises(MethodError, match="only coadjoint problems" if numba_kernels.available() else "numba"):
-        integrators.lyapunov_spectrum(lorenz, [1.0, 1.0, 1.0], 2.0, dt=0.1, backend="numba")
+    # a pendulum with a periodically moving pivot: sin(x) is not a polynomial of degree <= 2 in the state
+    pend = ODEProblem(lambda t, y: np.stack([y[..., 1], -(1 + 0.3 * np.cos(t)) * np.sin(y[..., 0])], -1), 2,
+                      period=2 * np.pi)
+    with pytest.raises(MethodError, match="not a polynomial of degree <= 2" if numba_kernels.available() else "numba"):
+        integrators.lyapunov_spectrum(pend, [1.0, 0.0], 2.0, dt=0.1, backend="numba")
+    with pytest.raises(MethodError, match="not a polynomial of degree <= 2" if numba_kernels.available() else "numba"):
+        integrators.integrate(pend, [1.0, 0.0], (0.0, 1.0), method="rk4", h=0.1, backend="numba")
+    assert integrators.lyapunov_spectrum(pend, [1.0, 0.0], 2.0, dt=0.1).backend == "reference"
     p, y0 = kirchhoff()
     jac = tangent_field(p).jac
     with pytest.raises(MethodError, match="jac=" if numba_kernels.available() else "numba"):

@@ -1,0 +1,136 @@
+"""Time-dependent problems on the generated path (integrators.backends.timed_runner, the timed tangent flow of
+integrators.codegen.timed_source): against the numpy reference loop (fast=False), and against independent
+values: the sleighs' equations in (v, omega) derived by hand (tests/servo/lie/test_time_dependent_systems.py
+derives them), the gyrostat with isotropic inertia in closed form, and the exact sum of the Lorenz spectrum."""
+
+import numpy as np
+import pytest
+import sympy as sp
+from liegroups import named
+from scipy.integrate import solve_ivp
+
+import integrators
+from integrators import MethodError, ODEProblem
+from integrators.backends import numba_kernels
+from integrators.geometry import timed_quadratic
+from servo import TimeDependentSystem
+
+t = sp.Symbol("t")
+needs_numba = pytest.mark.skipif(not numba_kernels.available(), reason="numba is not installed")
+BACKENDS = ["numpy", pytest.param("numba", marks=needs_numba)]
+M, J, ELL, MM, XI, ETA0, A, OM = 1.0, 1.0, 0.5, 0.5, 0.5, 0.3, 2.0, 1.0
+
+
+def oscillating_mass():
+    """The sleigh with a point mass at (xi, eta(t)) (builder) and its equations in (v, omega) by hand."""
+    eta = ETA0 + A * sp.sin(OM * t)
+    mu, S1, S2 = M + MM, M * ELL + MM * XI, MM * eta
+    IO = J + M * ELL ** 2 + MM * (XI ** 2 + eta ** 2)
+    S = TimeDependentSystem(named.se2(), sp.Matrix([[mu, 0, -S2], [0, mu, S1], [-S2, S1, IO]]),
+                            gyrostat=MM * eta.diff(t) * sp.Matrix([0, 1, XI]), a=[0, 1, 0], period=2 * np.pi / OM)
+
+    def by_hand(tt, y):
+        # mu v' - S2 omega' = S1 omega^2 + 2 m eta' omega; -S2 v' + IO omega' = -S1 v omega - 2 m eta eta' omega - m xi eta''
+        v, w = y[..., 0], y[..., 1]
+        e, e1, e2 = ETA0 + A * np.sin(OM * tt), A * OM * np.cos(OM * tt), -A * OM ** 2 * np.sin(OM * tt)
+        s2, io = MM * e, J + M * ELL ** 2 + MM * (XI ** 2 + e ** 2)
+        r1 = S1 * w ** 2 + 2 * MM * e1 * w
+        r2 = -S1 * v * w - 2 * MM * e * e1 * w - MM * XI * e2
+        det = mu * io - s2 ** 2
+        return np.stack([(io * r1 + s2 * r2) / det, (s2 * r1 + mu * r2) / det], -1)
+
+    return S, by_hand
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_builders_sleigh_on_the_generated_path_follows_the_hand_equations(backend):
+    S, by_hand = oscillating_mass()
+    p = S.problem()
+    w0 = np.array([0.5, 0.0, 0.2])
+    m0 = S.state_from(w0)
+    T = S.period
+    h = T / 400
+    gen = integrators.integrate(p, m0, (0.0, 4 * T), method="rk4", h=h, save_every=100, backend=backend)
+    ref = integrators.integrate(p, m0, (0.0, 4 * T), method="rk4", h=h, save_every=100, fast=False)
+    assert gen.backend == backend and gen.status == 0
+    np.testing.assert_allclose(gen.y, ref.y, rtol=0, atol=1e-12)        # the same steps as the numpy loop
+    w = S.velocity(gen.t, gen.y)
+    hand = solve_ivp(by_hand, (0.0, gen.t[-1]), w0[[0, 2]], method="DOP853", rtol=1e-13, atol=1e-14, t_eval=gen.t)
+    assert np.max(np.abs(w[:, [0, 2]] - hand.y.T)) < 1e-7               # rk4's error at h = T/400
+    assert np.max(np.abs(w[:, 1])) < 1e-8      # the blade v2 = 0 (in m, A(t) w = 0 moves: kept to rk4's error)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gyrostat_on_the_generated_path_rotates_in_closed_form(backend):
+    # I = 2 Id, k = cos(t) e3: m' = (cos t / 2) e3 x m, a rotation about e3 by sin(t)/2
+    S = TimeDependentSystem(named.so3(), [2.0, 2.0, 2.0], gyrostat=[0, 0, sp.cos(t)], period=2 * np.pi)
+    m0 = np.array([[0.3, 0.4, 1.2], [1.0, -0.5, 0.1]] * 6)             # 12 orbits: numpy columns
+    res = integrators.integrate(S.problem(), m0, (0.0, 7.0), method="rk4", h=1e-3, save_every=500, backend=backend)
+    assert res.backend == backend
+    ang = np.sin(res.t)[:, None] / 2
+    x, y = m0[None, :, 0], m0[None, :, 1]
+    exact = np.stack([x * np.cos(ang) - y * np.sin(ang), x * np.sin(ang) + y * np.cos(ang),
+                      np.broadcast_to(m0[None, :, 2], ang.shape[:1] + (12,))], -1)
+    assert np.max(np.abs(res.y - exact)) < 1e-11
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reduced_sleigh_spectrum_on_the_generated_path_equals_the_reference(backend):
+    _, by_hand = oscillating_mass()
+    T = 2 * np.pi / OM
+    red = ODEProblem(by_hand, 2, period=T)
+    Y = np.array([[0.5, 0.0], [0.3, 0.2], [1.0, -0.4]])
+    kw = dict(dt=T, h=T / 30, transient=2 * T)
+    ref = integrators.lyapunov_spectrum(red, Y, 30 * T, fast=False, **kw)
+    gen = integrators.lyapunov_spectrum(red, Y, 30 * T, backend=backend, **kw)
+    one = integrators.lyapunov_spectrum(red, Y[1], 30 * T, backend=backend, **kw)
+    assert ref.backend == "reference" and gen.backend == backend and gen.jacobian.startswith("quadratic")
+    np.testing.assert_allclose(gen.exponents, ref.exponents, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(gen.running, ref.running, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(one.exponents, ref.exponents[1], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(gen.megno, ref.megno, rtol=0, atol=1e-8)
+
+
+def test_a_period_that_is_not_a_whole_number_of_steps_tables_the_whole_run():
+    # the Lorenz field with a periodic forcing term; T / h not an integer: the table covers every step
+    def f(tt, y):
+        x, v, z = y[..., 0], y[..., 1], y[..., 2]
+        return np.stack([10 * (v - x) + np.sin(3.0 * tt), x * (28 - z) - v, x * v - 8 / 3 * z], -1)
+
+    p = ODEProblem(f, 3, period=2 * np.pi / 3.0)
+    S, times = timed_quadratic.table_layout([0.0, 0.5, 0.5, 1.0], 0.01, 500, p.period)
+    assert S == 500 and times.shape == (500, 4)
+    ref = integrators.lyapunov_spectrum(p, [1.0, 1.0, 1.0], 5.0, dt=0.1, h=0.01, fast=False)
+    gen = integrators.lyapunov_spectrum(p, [1.0, 1.0, 1.0], 5.0, dt=0.1, h=0.01, backend="numpy")
+    assert gen.backend == "numpy"
+    np.testing.assert_allclose(gen.exponents, ref.exponents, rtol=0, atol=1e-9)
+    # the divergence is -(sigma + 1 + beta) everywhere: the sum of the exponents, exactly
+    assert abs(gen.exponents.sum() + (10 + 1 + 8 / 3)) < 1e-3   # (the method's map: O(h^4))
+
+
+def test_a_coefficient_table_too_large_runs_the_numpy_loop_and_says_so_for_numba(monkeypatch):
+    _, by_hand = oscillating_mass()
+    red = ODEProblem(by_hand, 2)         # no period: the table covers the whole run
+    monkeypatch.setattr(timed_quadratic, "MAX_TABLE", 1000)
+    r = integrators.lyapunov_spectrum(red, [0.5, 0.0], 20.0, dt=1.0, h=0.05)
+    assert r.backend == "reference"
+    res = integrators.integrate(red, [0.5, 0.0], (0.0, 20.0), method="rk4", h=0.05)
+    ref = integrators.integrate(red, [0.5, 0.0], (0.0, 20.0), method="rk4", h=0.05, fast=False)
+    np.testing.assert_array_equal(res.y, ref.y)
+    if numba_kernels.available():
+        with pytest.raises(MethodError, match="too large"):
+            integrators.lyapunov_spectrum(red, [0.5, 0.0], 20.0, dt=1.0, h=0.05, backend="numba")
+        with pytest.raises(MethodError, match="too large"):
+            integrators.integrate(red, [0.5, 0.0], (0.0, 20.0), method="rk4", h=0.05, backend="numba")
+
+
+def test_the_recognised_polynomial_reproduces_the_field_and_refuses_a_non_polynomial():
+    _, by_hand = oscillating_mass()
+    red = ODEProblem(by_hand, 2, period=2 * np.pi)
+    tq = timed_quadratic.recognise(red, [0.5, 0.0], 0.0, red.period)
+    rng = np.random.default_rng(1)
+    Y = 3 * rng.standard_normal((5, 2))
+    for tt in (0.3, 2.0, 17.5):
+        np.testing.assert_allclose(tq.evaluate(tq.coefficients([tt])[0], Y), by_hand(tt, Y), rtol=1e-12, atol=1e-12)
+    cubic = ODEProblem(lambda tt, y: np.stack([y[..., 1], -y[..., 0] ** 3 * np.cos(tt)], -1), 2)
+    assert timed_quadratic.recognise(cubic, [1.0, 0.0]) is None
