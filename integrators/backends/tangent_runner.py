@@ -16,7 +16,9 @@ autonomous; the Jacobian from the structure constants, the leaf "auto" or None) 
 
 from __future__ import annotations
 
+import hashlib
 import math
+import sys
 
 import numpy as np
 
@@ -24,7 +26,7 @@ from ..codegen import ensemble_source, projection, timed_source
 from ..codegen.tangent_source import PBIG, lyapunov_source
 from ..geometry import recognition, timed_quadratic
 from ..reference import genhelpers
-from . import numba_kernels
+from . import auto_compile, fastpath, numba_kernels
 
 _PLANS = {}
 
@@ -92,9 +94,7 @@ class TangentPlan:
             return fn
         text = self.text()
         if mode == "numba":
-            extra = timed_source.TimedStepper.args if self.tabled else ""
-            ns = numba_kernels.load_module(ensemble_source.tangent_module(text, extra), "liedyn_tan",
-                                           "backend='numba'")
+            ns = numba_kernels.load_module(_module_text(self), "liedyn_tan", "backend='numba'")
             fn = (ns["run"], ns["ensemble"])
         else:
             if mode == "array":
@@ -185,6 +185,78 @@ def table(pl, h, t0, nsteps, period):
     if S * times.shape[1] * tq.n * tq.nf > timed_quadratic.MAX_TABLE:
         return None
     return np.ascontiguousarray(tq.coefficients(times.ravel()).ravel()), S
+
+
+#: under "auto" a run of at least this much work (trajectory-steps x (columns + 1)) loads the compiled tangent
+#: flow from numba's disk cache (about 0.5 s with numba's import) or queues its compile in the background
+LOAD_WORK = 20_000
+
+
+def _module_text(pl):
+    extra = timed_source.TimedStepper.args if pl.tabled else ""
+    return ensemble_source.tangent_module(pl.text(), extra)
+
+
+def _marker(pl):
+    """The file that says the plan's compiled tangent flow is in numba's disk cache (per text, numba and
+    Python version), or None when the cache directory is not writable."""
+    d = numba_kernels.cache_dir()
+    if d is None:
+        return None
+    numba = numba_kernels.require("backend='numba'")
+    tag = f"{_module_text(pl)}|{numba.__version__}|{sys.version_info[:2]}"
+    return d / f"liedyn_tan_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+
+
+def compiled(pl, B):
+    """True when the plan's numba function for B trajectories (one, or the ``prange`` ensemble) is compiled
+    or loaded in this process: a call needs no compiler."""
+    fn = pl._fns.get("numba")
+    return fn is not None and bool(getattr(fn[0 if B == 1 else 1], "signatures", ()))
+
+
+def warm(pl, timing=None):
+    """Compile (or load from numba's disk cache) the plan's numba functions with the argument types of
+    :func:`run` (runs of one QR interval of one step, one and two trajectories), then write the marker."""
+    n, k = pl.n, pl.ncols
+    if timing is not None:
+        timing = (np.zeros_like(timing[0]), 1, 0)
+    for B in (1, 2):
+        Y = np.zeros((B, n))
+        V = np.broadcast_to(np.eye(n)[:, :k], (B, n, k)).copy()
+        run(pl, Y, V, np.zeros((B, k + 4)), 0, 1, 1, 1, 1e-3, 1e-3, "numba", timing)
+    m = _marker(pl)
+    if m is not None:
+        try:
+            m.write_text("")
+        except OSError:
+            pass
+
+
+def choose_auto(pl, B, work, timing=None):
+    """The mode of a backend="auto" run with numba installed, by the rules of
+    :mod:`integrators.backends.auto_compile` (no call waits on a compiler): "numba" when the plan's compiled
+    tangent flow is loaded in this process, or (a run of at least LOAD_WORK) when numba's disk cache holds
+    it and no background compile holds the compiler (loaded in the call, about 0.5 s); else "numpy", and
+    for a run of at least LOAD_WORK its compile is queued in the background (a later call takes it).
+    Policy "wait" (LIEDYN_AUTO_COMPILE): "numba" from the engine's AUTO_NUMBA_WORK, compiled in the call."""
+    pol = auto_compile.policy()
+    if compiled(pl, B):
+        return "numba"
+    if pol == "wait":
+        return "numba" if work >= fastpath.AUTO_NUMBA_WORK else "numpy"
+    if work < LOAD_WORK:
+        return "numpy"
+    m = _marker(pl)
+    if m is not None and m.exists() and not auto_compile.busy():
+        warm(pl, timing)
+        return "numba"
+    if pol == "off":
+        return "numpy"
+    auto_compile.submit(("tangent", pl.st.key, pl.tab.name, pl.p, pl.ncols, pl.tabled,
+                         None if pl.proj is None else pl.proj.key, None if pl.L is None else pl.L.tobytes()),
+                        lambda: warm(pl, timing))
+    return "numpy"
 
 
 def _saves(nqr, save_every):

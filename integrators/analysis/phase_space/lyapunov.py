@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...backends import fastpath, tangent_runner
+from ...backends import fastpath, numba_kernels, tangent_runner
 from ...core.errors import IntegrationInputError, MethodError
 from ...methods import RungeKutta, get_method
 from ...core import validation
@@ -203,11 +203,16 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
     save_every : keep the running estimates every save_every QR steps (default: at most 2000 kept).
     backend : "auto" (default), "numpy" or "numba", as in :func:`integrators.integrate`: a recognised
         coadjoint problem (affine velocity, no forcing or a multiplier forcing, autonomous; no ``jac``,
-        ``leaf`` "auto" or None) runs the generated tangent flow of
-        :mod:`integrators.codegen.tangent_source` (Python floats or numpy columns, or compiled by numba:
-        "auto" compiles when numba is installed and the run is large enough); other problems run the
-        numpy loop, and backend="numba" for them raises MethodError saying why. ``result.backend`` says
-        which ran ("numba", "numpy": the generated code, "reference": the numpy loop).
+        ``leaf`` "auto" or None), and an ODE or time-dependent problem whose field is a polynomial of
+        degree <= 2 in the state (its coefficients tabled at the stage times,
+        :mod:`integrators.codegen.timed_source`), run the generated tangent flow of
+        :mod:`integrators.codegen.tangent_source` (Python floats or numpy columns, or compiled by numba).
+        "auto" with numba installed runs the compiled flow whenever that needs no compiler: loaded in
+        this process, or (runs of at least :data:`integrators.backends.tangent_runner.LOAD_WORK`) in numba's
+        disk cache; otherwise the generated numpy code, and the compile is queued in the background
+        (the rules of :mod:`integrators.backends.auto_compile`, ``LIEDYN_AUTO_COMPILE``). Other problems run
+        the numpy loop, and backend="numba" for them raises MethodError saying why. ``result.backend``
+        says which ran ("numba", "numpy": the generated code, "reference": the numpy loop).
     fast : False runs the numpy loop (the reference) whatever the problem.
     k : the number of exponents (default all n): the k largest, from k tangent vectors (the first
         min(k, p) on the leaf, the rest across it), at about (1 + 2k) / (1 + 2n) of the cost of the
@@ -264,9 +269,7 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
     else:
         jkind = "structure constants"    # the generated tangent flow (tangent_source)
         ntr = int(round(transient / h))
-        be = fastpath.choose_backend(backend, B * (ntr + nqr * sub) * (k + 1))
-        mode = "numba" if be == "numba" else ("scalar" if B <= fastpath.SMALL_BATCH else "array")
-        out = _generated_loop(problem, m, normals, leaf, y, float(t0), h, sub, nqr, save_every, dt, ntr, mode, k,
+        out = _generated_loop(problem, m, normals, leaf, y, float(t0), h, sub, nqr, save_every, dt, ntr, backend, k,
                               period)
         if out is None:     # a time-dependent field whose coefficient table would be too large
             why = (f"the coefficient table of {problem.name} over {ntr + nqr * sub} steps is too large (give the "
@@ -276,7 +279,8 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
             out = _reference_loop(tf, m, normals, y, float(t0), h, sub, nqr, save_every, dt, ntr, k)
             used, jkind = "reference", tf.kind
         else:
-            used = be
+            used = out[-1]
+            out = out[:-1]
             if tangent_runner.timed(problem):
                 jkind = "quadratic in the state (coefficients tabled at the stage times)"
     y, logs, done, ts_a, run_a, runM_a, intY, status, message, p, tstart = out
@@ -377,11 +381,13 @@ def _reference_loop(tf, m, normals, y, t, h, sub, nqr, save_every, dt, ntr, ncol
             p, tstart)
 
 
-def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt, ntr, mode, ncols, period=None):
+def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt, ntr, backend, ncols, period=None):
     """The same loop by the generated code of :mod:`integrators.codegen.tangent_source` (a recognised
     coadjoint problem, or a field quadratic in the state with coefficients tabled at the stage times:
     :mod:`integrators.codegen.timed_source`): the transient and the QR intervals compiled, the initial
-    frame in numpy. None when the coefficient table would be too large."""
+    frame in numpy. None when the coefficient table would be too large; the outputs end with the
+    backend that ran ("numba" or "numpy": backend "auto" takes numba when the compiled flow can run
+    without waiting on a compiler, :func:`integrators.backends.tangent_runner.choose_auto`)."""
     B, n = y.shape
     r = 0 if normals is None else np.asarray(normals(y[:1]), dtype=float).reshape(1, n, -1).shape[-1]
     pl = tangent_runner.plan(problem, m.tableau, y, leaf, r, ncols, t, period)
@@ -391,6 +397,12 @@ def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt
         if tb is None:
             return None
         timing = (tb[0], tb[1], 0)
+    work = B * (ntr + nqr * sub) * (ncols + 1)
+    if backend == "auto" and numba_kernels.available():
+        be = tangent_runner.choose_auto(pl, B, work, timing)
+    else:
+        be = fastpath.resolve_backend(backend)
+    mode = "numba" if be == "numba" else ("scalar" if B <= fastpath.SMALL_BATCH else "array")
     acc = np.zeros((B, ncols + 4))
     eye = np.broadcast_to(np.eye(n)[:, :ncols], (B, n, ncols))
     if ntr:
@@ -414,4 +426,4 @@ def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt
                                f"{int(np.count_nonzero(done < nqr))} of {B} stopped early); the estimates up to "
                                f"there are kept")
     return (y, acc[:, :ncols], done, t + ks[keep] * dt, run[keep], runM[keep], acc[:, ncols + 2], status, message,
-            p, t)
+            p, t, be)

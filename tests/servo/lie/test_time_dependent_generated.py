@@ -134,3 +134,36 @@ def test_the_recognised_polynomial_reproduces_the_field_and_refuses_a_non_polyno
         np.testing.assert_allclose(tq.evaluate(tq.coefficients([tt])[0], Y), by_hand(tt, Y), rtol=1e-12, atol=1e-12)
     cubic = ODEProblem(lambda tt, y: np.stack([y[..., 1], -y[..., 0] ** 3 * np.cos(tt)], -1), 2)
     assert timed_quadratic.recognise(cubic, [1.0, 0.0]) is None
+
+
+@needs_numba
+def test_auto_takes_the_compiled_tangent_flow_without_waiting_on_a_compiler(monkeypatch, tmp_path):
+    from integrators.backends import auto_compile, tangent_runner
+
+    monkeypatch.setenv("LIEDYN_CACHE_DIR", str(tmp_path))          # a cache without the compiled flow
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "background")
+    jobs = []
+    monkeypatch.setattr(auto_compile, "submit", lambda key, job: jobs.append(job))
+    monkeypatch.setattr(tangent_runner, "_PLANS", {})
+    _, by_hand = oscillating_mass()
+    T = 2 * np.pi / OM
+    red = ODEProblem(by_hand, 2, period=T)
+    run = lambda: integrators.lyapunov_spectrum(red, [0.5, 0.0], 250 * T, dt=T, h=T / 30)   # work 22,500
+    first = run()
+    assert first.backend == "numpy" and len(jobs) == 1              # numpy now, the compile queued
+    small = integrators.lyapunov_spectrum(red, [0.5, 0.0], 10 * T, dt=T, h=T / 30)
+    assert small.backend == "numpy" and len(jobs) == 1              # too small to queue anything
+    jobs[0]()                                                       # the background job (run here)
+    second = run()
+    assert second.backend == "numba" and len(jobs) == 1
+    np.testing.assert_allclose(second.exponents, first.exponents, rtol=0, atol=1e-12)
+    # a new process (no plan, no module loaded) finds the disk cache's marker and loads it in the call
+    monkeypatch.setattr(tangent_runner, "_PLANS", {})
+    monkeypatch.setattr(numba_kernels, "_NAMESPACES", {})
+    assert run().backend == "numba" and len(jobs) == 1
+    # policy "off": nothing queued, the compiled flow only when it needs no compiler
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "off")
+    monkeypatch.setenv("LIEDYN_CACHE_DIR", str(tmp_path / "empty"))
+    monkeypatch.setattr(tangent_runner, "_PLANS", {})
+    monkeypatch.setattr(numba_kernels, "_NAMESPACES", {})
+    assert run().backend == "numpy" and len(jobs) == 1
