@@ -1,6 +1,9 @@
 """Running the generated Poincare section of :mod:`integrators.codegen.section_source` on an ensemble.
 
-The orbits go through a ``numba.prange`` loop (extra ``liedyn[fast]``), each running the one-orbit
+The orbits go through a ``numba.prange`` loop (extra ``liedyn[fast]``): for a tableau in rk form the lane
+kernel of :func:`integrators.codegen.section_source.lanes_module` (16 orbits stepped together by one
+vectorizable loop, a finished orbit's lane taken by the next; the same crossings to the bit as the
+one-orbit loop, 5-6x faster: benchmarks/phase_space.py), otherwise each orbit running the one-orbit
 loop from its own step to the end or until its buffer of ``cap`` crossings is full; :func:`crossings`
 collects the buffers and calls again for the orbits that still have steps to take (no state is
 stored along the way: memory is B x cap x n, whatever the number of steps). Mode "scalar" runs the
@@ -12,13 +15,29 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen import ensemble_source
-from ..codegen.section_source import section_source
+from ..codegen.section_source import LANES, lanes_module, section_source
+from ..methods import CommutatorFree, Splitting
 from ..reference import genhelpers
 from . import numba_kernels
 
 _SCALAR = {}
 
+
+def _threads():
+    import numba
+
+    return numba.get_num_threads()
+
+def lanes(pl):
+    """True when the section of plan ``pl`` runs the lane kernel (a tableau in rk form: its step is
+    arithmetic only; :func:`integrators.codegen.section_source.lanes_module`)."""
+    return not pl.lie and not isinstance(pl.tab, (CommutatorFree, Splitting))
+
+
 def _function(pl, mode):
+    if mode == "numba" and lanes(pl):
+        text = lanes_module(pl.st, pl.tab, pl.lie, pl.terms)
+        return numba_kernels.load_module(text, "liedyn_secl", "backend='numba'")["ensemble"]
     text = section_source(pl.st, pl.tab, pl.lie, pl.terms)
     if mode == "numba":
         return numba_kernels.load_module(ensemble_source.section_module(text), "liedyn_sec", "backend='numba'")["ensemble"]
@@ -55,7 +74,14 @@ def crossings(pl, Y, t0, h, nsteps, a, b, direction, xtol, max_crossings, mode, 
     RES = np.zeros(B)
     fn = _function(pl, mode)
     while np.any(active):
-        if mode == "numba":
+        if mode == "numba" and lanes(pl):
+            idx = np.flatnonzero(active)
+            CNT[:] = 0
+            ng = max(1, min(-(-len(idx) // LANES), 4 * _threads()))
+            with np.errstate(all="ignore"):
+                fn(float(h), int(nsteps), float(t0), cap, maxc, Z, E, K, A, float(b), int(direction), float(xtol),
+                   PTS, TS, CNT, status, RES, idx, ng)
+        elif mode == "numba":
             with np.errstate(all="ignore"):
                 fn(float(h), int(nsteps), float(t0), cap, maxc, Z, E, K, A, float(b), int(direction), float(xtol),
                    PTS, TS, CNT, status, RES, active)

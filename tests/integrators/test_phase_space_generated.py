@@ -215,3 +215,28 @@ def test_the_k_largest_exponents_are_those_of_the_first_k_vectors(k):
         np.testing.assert_allclose(part.megno, full.megno, rtol=0, atol=1e-11)
     with pytest.raises(IntegrationInputError, match="k"):
         integrators.lyapunov_spectrum(p, Y, 6.0, dt=0.2, h=0.05, k=7)
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["rk4", "rk45"])
+def test_lane_section_kernel_gives_the_crossings_of_the_one_orbit_loop(method):
+    # the lanes (16 orbits stepped together, an orbit that finishes handing its lane to the next) against the
+    # one-orbit loop run in Python floats: the same arithmetic, so the same crossings to the bit, with the
+    # buffers refilled (cap), the per-orbit limit, both directions and two orbits that overflow (status -1)
+    p, I = rigid_body()
+    Z = np.random.default_rng(3).standard_normal((40, 3))
+    Z[7] *= 1e3
+    Z[5] *= 1e152
+    a = np.array([0.3, 1.0, -0.2])
+    m = get_method(method, p)
+    pl = fastpath.plan(p, m.tableau, m.lie, m.terms, Z)
+    assert section_runner.lanes(pl)
+    for d, mc, cap in [(1, None, 3), (0, 5, 4), (-1, 7, 100)]:
+        ref = section_runner.crossings(pl, Z, 0.5, 0.05, 600, a, 0.1, d, 1e-13, mc, "scalar", cap=cap)
+        got = section_runner.crossings(pl, Z, 0.5, 0.05, 600, a, 0.1, d, 1e-13, mc, "numba", cap=cap)
+        assert sum(len(q) for q in ref[1]) > 90 and np.count_nonzero(ref[2] == -1) >= 1
+        for x, y in zip(ref[0] + ref[1], got[0] + got[1]):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(ref[2], got[2])
+        np.testing.assert_array_equal(ref[3], got[3])
+        assert ref[4] == got[4] <= 1e-13
