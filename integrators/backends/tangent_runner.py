@@ -225,38 +225,21 @@ def warm(pl, timing=None):
         Y = np.zeros((B, n))
         V = np.broadcast_to(np.eye(n)[:, :k], (B, n, k)).copy()
         run(pl, Y, V, np.zeros((B, k + 4)), 0, 1, 1, 1, 1e-3, 1e-3, "numba", timing)
-    m = _marker(pl)
-    if m is not None:
-        try:
-            m.write_text("")
-        except OSError:
-            pass
+    auto_compile.write_marker(_marker(pl))
 
 
 def choose_auto(pl, B, work, timing=None):
     """The mode of a backend="auto" run with numba installed, by the rules of
-    :mod:`integrators.backends.auto_compile` (no call waits on a compiler): "numba" when the plan's compiled
-    tangent flow is loaded in this process, or (a run of at least LOAD_WORK) when numba's disk cache holds
-    it and no background compile holds the compiler (loaded in the call, about 0.5 s); else "numpy", and
-    for a run of at least LOAD_WORK its compile is queued in the background (a later call takes it).
-    Policy "wait" (LIEDYN_AUTO_COMPILE): "numba" from the engine's AUTO_NUMBA_WORK, compiled in the call."""
-    pol = auto_compile.policy()
-    if compiled(pl, B):
-        return "numba"
-    if pol == "wait":
-        return "numba" if work >= fastpath.AUTO_NUMBA_WORK else "numpy"
-    if work < LOAD_WORK:
-        return "numpy"
-    m = _marker(pl)
-    if m is not None and m.exists() and not auto_compile.busy():
-        warm(pl, timing)
-        return "numba"
-    if pol == "off":
-        return "numpy"
-    auto_compile.submit(("tangent", pl.st.key, pl.tab.name, pl.p, pl.ncols, pl.tabled,
-                         None if pl.proj is None else pl.proj.key, None if pl.L is None else pl.L.tobytes()),
-                        lambda: warm(pl, timing))
-    return "numpy"
+    :mod:`integrators.backends.auto_compile` (:func:`integrators.backends.auto_compile.choose_kernel`: no
+    call waits on a compiler): "numba" when the plan's compiled tangent flow is loaded in this process, or
+    (a run of at least LOAD_WORK) when numba's disk cache holds it and no background compile holds the
+    compiler (loaded in the call, about 0.5 s); else "numpy", and for a run of at least LOAD_WORK its
+    compile is queued in the background (a later call takes it). Policy "wait" (LIEDYN_AUTO_COMPILE):
+    "numba" from the engine's AUTO_NUMBA_WORK, compiled in the call."""
+    key = ("tangent", pl.st.key, pl.tab.name, pl.p, pl.ncols, pl.tabled, None if pl.proj is None else pl.proj.key,
+           None if pl.L is None else pl.L.tobytes())
+    return auto_compile.choose_kernel(key, compiled(pl, B), _marker(pl), lambda: warm(pl, timing), work, LOAD_WORK,
+                                      fastpath.AUTO_NUMBA_WORK)
 
 
 def _saves(nqr, save_every):

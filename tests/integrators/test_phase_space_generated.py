@@ -240,3 +240,28 @@ def test_lane_section_kernel_gives_the_crossings_of_the_one_orbit_loop(method):
         np.testing.assert_array_equal(ref[2], got[2])
         np.testing.assert_array_equal(ref[3], got[3])
         assert ref[4] == got[4] <= 1e-13
+
+
+@needs_numba
+def test_auto_section_takes_the_compiled_kernel_without_waiting_on_a_compiler(monkeypatch, tmp_path):
+    from integrators.backends import auto_compile
+
+    monkeypatch.setenv("LIEDYN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "background")
+    monkeypatch.setattr(fastpath, "AUTO_NUMBA_WORK", 1000)
+    monkeypatch.setattr(section_runner, "_NUMBA", {})
+    jobs = []
+    monkeypatch.setattr(auto_compile, "submit", lambda key, job: jobs.append(job))
+    p, I = rigid_body()
+    Z = np.random.default_rng(5).standard_normal((5, 3))
+    run = lambda: integrators.poincare_section(p, Z, (np.array([0.0, 1.0, 0.0]), 0.0), 20.0, h=0.05)
+    first = run()
+    assert first.backend == "numpy" and len(jobs) == 1            # the numpy path now, the compile queued
+    jobs[0]()
+    second = run()
+    assert second.backend == "numba" and len(jobs) == 1
+    for b in range(5):
+        np.testing.assert_allclose(second.points[b], first.points[b], rtol=0, atol=1e-12)
+    monkeypatch.setattr(section_runner, "_NUMBA", {})               # a new process: the disk cache's marker
+    monkeypatch.setattr(numba_kernels, "_NAMESPACES", {})
+    assert run().backend == "numba" and len(jobs) == 1

@@ -216,8 +216,10 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     backend : "auto" (default), "numpy" or "numba", as in :func:`integrators.integrate`. A hyperplane
         section of a recognised coadjoint problem with a Runge-Kutta method (rk or rkmk form) runs the
         compiled section of :mod:`integrators.codegen.section_source` with numba (crossings located inside
-        the stepping loop, no states stored; "auto" takes it for runs of at least
-        :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` orbit-steps when numba is installed);
+        the stepping loop, no states stored; "auto" takes it, when numba is installed, whenever it is loaded
+        in this process, or in numba's disk cache for runs of at least
+        :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` orbit-steps; otherwise the numpy path runs and
+        its compile is queued in the background: :func:`integrators.backends.section_runner.choose`);
         otherwise the orbits are integrated in chunks by :func:`integrators.integrate` with this backend
         and the crossings located in numpy. ``result.backend`` says which ran.
     """
@@ -273,7 +275,7 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     pl = None
     if a is not None and isinstance(m, RungeKutta) and not m.project and problem.kind == "coadjoint":
         pl = fastpath.plan(problem, m.tableau, m.lie, m.terms, Y)
-    if pl is not None and fastpath.choose_backend(backend, nsteps * B) == "numba":
+    if pl is not None and section_runner.choose(pl, backend, nsteps * B) == "numba":
         P, T, st, reached, worst = section_runner.crossings(pl, Y, t, h, nsteps, a, float(section[1]), direction,
                                                             xtol, max_crossings, "numba")
         count = np.array([len(q) for q in T])
