@@ -14,6 +14,10 @@ columns for an ensemble, numba (a ``prange`` over the trajectories) when compile
 
 from __future__ import annotations
 
+import hashlib
+import math
+import sys
+
 import numpy as np
 
 from ..codegen import timed_source
@@ -22,7 +26,7 @@ from ..core import lost
 from ..core.result import IntegrationResult
 from ..geometry import timed_quadratic
 from ..reference import genhelpers
-from . import numba_kernels
+from . import auto_compile, fastpath, numba_kernels
 
 #: ensembles up to this size run the one-trajectory code per trajectory (as fastpath.SMALL_BATCH)
 SMALL_BATCH = 8
@@ -166,3 +170,119 @@ def run_fixed(problem, tab, y0, t0, h, n, save_every, backend):
         res.nsteps = int(round((t_end.max() - t0) / h))
     return lost.report_shared(res, alive, t_end, -1 if not alive.any() else 0, t0 + n * h, y0.shape[:-1],
                               lost_why=lost.FIXED_WHY)
+
+
+class AdaptivePlan:
+    """The generated adaptive loop of an embedded pair (rk form) for a time-dependent problem that gives the
+    source of its coefficients (``problem.coefficient_source()``: ``coef(t)``, the coefficients of its
+    quadratic field, e.g. :meth:`servo.TimeDependentSystem.coefficient_source`), checked against the
+    coefficients read off the problem's own field (:class:`integrators.geometry.timed_quadratic.TimedQuadratic`)."""
+
+    def __init__(self, n, tab, coef_text):
+        self.n, self.tab, self.coef_text = n, tab, coef_text
+        self.text = coef_text + "\n" + timed_source.adaptive_source(n, tab)
+        self._fns = {}
+
+    def function(self, mode):
+        fn = self._fns.get(mode)
+        if fn is None:
+            if mode == "numba":
+                text = ('import math\n' + self.coef_text + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
+                        + timed_source.adaptive_source(self.n, self.tab)
+                        + '\nrun = numba.njit(run, cache=CACHE, error_model="numpy")\n')
+                fn = numba_kernels.load_module(text, "liedyn_tad", "backend='numba'")["run"]
+            else:
+                env = dict(genhelpers.SCALAR, math=__import__("math"))
+                exec(compile(self.text, f"<liedyn timed adaptive {self.tab.name}>", "exec"), env)
+                fn = env["run"]
+            self._fns[mode] = fn
+        return fn
+
+    def compiled(self):
+        fn = self._fns.get("numba")
+        return fn is not None and bool(getattr(fn, "signatures", ()))
+
+    def marker(self):
+        d = numba_kernels.cache_dir()
+        if d is None:
+            return None
+        numba = numba_kernels.require("backend='numba'")
+        tag = f"{self.text}|{numba.__version__}|{sys.version_info[:2]}"
+        return d / f"liedyn_tad_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+
+    def warm(self):
+        """Compile (or load) the numba loop with the argument types of :func:`run_adaptive` (a run of no step)."""
+        n = self.n
+        self.function("numba")(1.0, 1.0, 1.0, 1e-6, 1e-6, math.inf, 1, 1, 0, np.empty(4), np.empty((4, n)),
+                               *([0.0] * (2 * n)))
+        auto_compile.write_marker(self.marker())
+
+
+_ADAPTIVE = {}
+
+
+def adaptive_plan(problem, method, y0, t0=0.0):
+    """The :class:`AdaptivePlan` of a time-dependent problem with ``coefficient_source`` and an embedded pair
+    in rk form, or None (no source, a source whose coefficients differ from the field's by more than 1e-9
+    relative at the check times, a field that is not quadratic)."""
+    getsrc = getattr(problem, "coefficient_source", None)
+    tab = getattr(method, "tableau", None)
+    if (getsrc is None or tab is None or not tab.adaptive or method.lie or method.project
+            or not getattr(problem, "time_dependent", False)):
+        return None
+    text = getsrc()
+    if not text:
+        return None
+    key = (text, tab.name)
+    pl = _ADAPTIVE.get(key)
+    if pl is not None:
+        return pl
+    tq = timed_quadratic.recognise(problem, y0, t0, getattr(problem, "period", None))
+    if tq is None:
+        return None
+    env = {"math": __import__("math")}
+    exec(compile(text, "<coefficient source>", "exec"), env)
+    span = getattr(problem, "period", None) or 1.0
+    times = t0 + span * np.array([0.0, 0.29, 0.61, 0.97])
+    want = tq.coefficients(times).reshape(len(times), -1)
+    got = np.array([env["coef"](float(t)) for t in times], dtype=float)
+    if got.shape != want.shape or not np.all(np.abs(got - want) <= 1e-9 * (1.0 + np.abs(want).max())):
+        return None
+    if len(_ADAPTIVE) >= 64:
+        _ADAPTIVE.clear()
+    pl = _ADAPTIVE[key] = AdaptivePlan(tq.n, tab, text)
+    return pl
+
+
+def choose_adaptive(pl, backend, work):
+    """"numba" or "numpy" for a run of plan ``pl``: backend "auto" by the rules of
+    :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler)."""
+    if backend != "auto" or not numba_kernels.available():
+        return fastpath.choose_backend(backend, work)
+    return auto_compile.choose_kernel(("timed-adaptive", pl.text), pl.compiled(), pl.marker(), pl.warm, work,
+                                      fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
+
+
+def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, mode, max_steps=10**6):
+    """One trajectory from y0 (n,) by the generated adaptive loop with first step h0 (> 0: the engine's,
+    as the reference loop takes); (IntegrationResult, nsteps, nrejected) as
+    :func:`integrators.engine.reference_run.reference_loop` returns them."""
+    n = pl.n
+    fn = pl.function("numba" if mode == "numba" else "scalar")
+    ts, ys = np.empty(64), np.empty((64, n))
+    ts[0], ys[0] = t0, y0
+    ms = math.inf if max_step is None else float(max_step)
+    with np.errstate(all="ignore"):
+        out = fn(float(t0), float(t1), float(h0), float(rtol), float(atol), ms, int(save_every), int(max_steps), 0,
+                 ts, ys, *(float(v) for v in y0), *([0.0] * n))
+    status, t, _, nsteps, nrej, j, ts, ys = out[:8]
+    ts, ys = ts[:j], ys[:j]
+    if status == 0:
+        msg = "reached the end of t_span"
+    else:
+        msg = fastpath.stop_message(status, t, max_steps)
+        zf = np.array(out[8:8 + n]) + np.array(out[8 + n:])
+        if np.all(np.isfinite(zf)) and ts[-1] != t:
+            ts, ys = np.append(ts, t), np.concatenate([ys, zf[None]], axis=0)
+    res = IntegrationResult(t=ts, y=ys, status=-1 if status else 0, message=msg, nsteps=int(nsteps))
+    return res, int(nsteps), int(nrej)

@@ -25,7 +25,7 @@ method's map, Hairer, Norsett and Wanner I, II.2).
 from __future__ import annotations
 
 from ..geometry.timed_quadratic import features, nfeatures
-from . import step_source
+from . import programs, step_source
 from .source_text import lin
 from .writer import Source
 
@@ -161,3 +161,35 @@ def fixed_source(n, tab):
     src.indent -= 2
     src.emit(f"return done, j, {', '.join(z + e)}")
     return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+class TimedSource(Source):
+    """:class:`Source` of a quadratic field whose coefficients a function ``coef(t)`` (a tuple in the order of
+    the table: component r, feature f at r nf + f) returns at the time given by :meth:`at_time` (the
+    stage times t + c_i hs of the adaptive loop, t0 + dh of its starting step)."""
+
+    def __init__(self, st):
+        super().__init__(st)
+        self.tnow = "t"
+
+    def at_time(self, expr):
+        self.tnow = expr
+
+    def field(self, z):
+        n, nf = self.n, nfeatures(self.n)
+        cq = self.fresh("cq")
+        self.emit(f"{cq} = coef({self.tnow})")
+        pr = self.assign("p", [f"{z[j]}*{z[k]}" for j, k in features(n)])
+        feats = ["1.0"] + list(z) + pr
+        out = []
+        for r in range(n):
+            off = r * nf
+            out.append(" + ".join([f"{cq}[{off}]"] + [f"{cq}[{off + f}]*{feats[f]}" for f in range(1, nf)]))
+        return self.assign("F", out)
+
+
+def adaptive_source(n, tab):
+    """Source of the adaptive loop of an embedded pair (rk form, one trajectory) for a quadratic field with
+    coefficients ``coef(t)``: the text of :func:`integrators.codegen.programs.adaptive_source` (solve_ivp's
+    controller, FSAL, Hairer's starting step, Kahan's sum) written by :class:`TimedSource`."""
+    return programs.adaptive_source(TimedShape(n), tab, False, 1, source_class=TimedSource)

@@ -65,6 +65,10 @@ class Source(Lines, ExponentialWriter):
         self.st = st
         self.n = st.n
 
+    def at_time(self, expr):
+        """The time of the next field evaluation (``expr``, source text): nothing for an autonomous field;
+        :class:`integrators.codegen.timed_source.TimedSource` evaluates its coefficients there."""
+
     # ---------------------------------------------------------------- algebra
     def combo(self, prefix, pairs, scale=None):
         """scale * sum_j c_j V_j for pairs (c_j, V_j); None when every c_j vanishes."""

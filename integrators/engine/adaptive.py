@@ -50,7 +50,7 @@ import functools
 import numpy as np
 
 from ..reference import dense_output
-from ..backends import auto_compile, fastpath, numba_kernels, projection_rows, segmented_run
+from ..backends import auto_compile, fastpath, numba_kernels, projection_rows, segmented_run, timed_runner
 from ..codegen import projection
 from ..core import lost
 from .segments import run_with_events
@@ -72,8 +72,17 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     proj = projection.of_algebra(problem.algebra) if method.project else None
     ref = ReferencePair(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
     pl = fastpath.plan(problem, tab, lie, terms, y0, proj) if fast else None
-    if pl is None and backend == "numba":
-        fastpath.require_compiled(backend, fastpath.no_plan_reason(problem, lie, proj))
+    # a time-dependent problem that gives the source of its coefficients: the generated loop of
+    # integrators.codegen.timed_source (one trajectory, no events; the engine's starting step, as the reference)
+    tpl = (timed_runner.adaptive_plan(problem, method, y0, t0)
+           if pl is None and fast and events is None and y0.ndim == 1 else None)
+    if pl is None and tpl is None and backend == "numba":
+        why = fastpath.no_plan_reason(problem, lie, proj)
+        if getattr(problem, "time_dependent", False):
+            why = (f"{problem.name} depends on t: the generated adaptive loop needs one trajectory, no events, an "
+                   f"embedded pair in rk form and the problem's coefficient_source (servo.TimeDependentSystem "
+                   f"gives it)")
+        fastpath.require_compiled(backend, why)
     if first_step is not None:
         h0, extra = float(first_step), 0
     elif pl is not None and y0.ndim == 1 and (backend != "auto" or not numba_kernels.available()):
@@ -97,6 +106,11 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         res = run_with_events(problem, run, y0, t0, events, step, len(tab.b), save_every, max_steps)
         nsteps, nrej = run.nsteps, run.nrej
         res.backend = mode
+    elif tpl is not None:
+        mode = timed_runner.choose_adaptive(tpl, backend, work)
+        res, nsteps, nrej = timed_runner.run_adaptive(tpl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
+                                                      max_steps)
+        res.backend = mode
     elif pl is not None:
         switch = backend == "auto" and fastpath.resolve_backend("auto") == "numba"
         res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
@@ -107,7 +121,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     # a projected pair evaluates the first stage of every step after the first anew (no FSAL)
     res.nfev += extra + 1 + (nsteps + nrej) * len(tab.b) + (nsteps if proj is not None else 0)
     res.nrejected = nrej
-    if pl is None:
+    if pl is None and tpl is None:
         res.backend = "numpy (generic reference)"
     if t_eval is None or (pl is not None and events is None):   # the generated loop filled the grid
         return res

@@ -167,3 +167,52 @@ def test_auto_takes_the_compiled_tangent_flow_without_waiting_on_a_compiler(monk
     monkeypatch.setattr(tangent_runner, "_PLANS", {})
     monkeypatch.setattr(numba_kernels, "_NAMESPACES", {})
     assert run().backend == "numpy" and len(jobs) == 1
+
+
+@pytest.mark.parametrize("method", ["rk45", "rk853", "tsit5"])
+def test_adaptive_pairs_on_the_generated_path_take_the_reference_steps_and_follow_the_hand_equations(method):
+    S, by_hand = oscillating_mass()
+    p = S.problem()
+    w0 = np.array([0.5, 0.0, 0.2])
+    m0 = S.state_from(w0)
+    kw = dict(method=method, rtol=1e-10, atol=1e-12)
+    gen = integrators.integrate(p, m0, (0.0, 12.0), backend="numpy", **kw)
+    ref = integrators.integrate(p, m0, (0.0, 12.0), fast=False, **kw)
+    assert gen.backend == "numpy" and ref.backend == "numpy (generic reference)"
+    # the same controller from the same first step (the error estimate is a difference at the tolerance's
+    # size, whose last bits differ between the two writings of the field: the steps agree to ~1e-7)
+    assert gen.nsteps == ref.nsteps and gen.nrejected == ref.nrejected and gen.nfev == ref.nfev
+    np.testing.assert_allclose(gen.t, ref.t, rtol=0, atol=1e-5)
+    assert gen.t[-1] == ref.t[-1] == 12.0
+    np.testing.assert_allclose(gen.y[-1], ref.y[-1], rtol=0, atol=1e-9)
+    # the output grid of simulate (the pair's continuous extension) on the generated steps
+    res = S.simulate(m0, 12.0, steps=24, method=method, rtol=1e-11, atol=1e-13)
+    assert res.backend in ("numpy", "numba")
+    hand = solve_ivp(by_hand, (0.0, 12.0), w0[[0, 2]], method="DOP853", rtol=1e-13, atol=1e-14, t_eval=res.t)
+    assert np.max(np.abs(res.outputs["w"][:, [0, 2]] - hand.y.T)) < 1e-8
+
+
+@needs_numba
+def test_compiled_adaptive_pair_follows_the_gyrostat_closed_form():
+    S = TimeDependentSystem(named.so3(), [2.0, 2.0, 2.0], gyrostat=[0, 0, sp.cos(t)], period=2 * np.pi)
+    m0 = np.array([0.3, 0.4, 1.2])
+    res = integrators.integrate(S.problem(), m0, (0.0, 7.0), method="rk45", rtol=1e-12, atol=1e-13,
+                                backend="numba", save_every=10)
+    assert res.backend == "numba" and res.status == 0
+    ang = np.sin(res.t) / 2
+    exact = np.stack([0.3 * np.cos(ang) - 0.4 * np.sin(ang), 0.3 * np.sin(ang) + 0.4 * np.cos(ang),
+                      np.full_like(ang, 1.2)], -1)
+    assert np.max(np.abs(res.y - exact)) < 1e-10
+
+
+def test_a_coefficient_source_that_disagrees_with_the_field_is_refused():
+    S, _ = oscillating_mass()
+    p = S.problem()
+    good = p.coefficient_source()
+    p.coefficient_source = lambda: good.replace("math.sin(", "1.001*math.sin(")   # not this problem's field
+    m0 = S.state_from([0.5, 0.0, 0.2])
+    r = integrators.integrate(p, m0, (0.0, 2.0), method="rk45")
+    assert r.backend == "numpy (generic reference)"
+    if numba_kernels.available():
+        with pytest.raises(MethodError, match="coefficient_source"):
+            integrators.integrate(p, m0, (0.0, 2.0), method="rk45", backend="numba")
