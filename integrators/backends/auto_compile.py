@@ -269,7 +269,7 @@ def choose_kernel(key, loaded, marker, warm_job, work, load_work, engine_work):
     """The backend of an "auto" run (numba installed) of a kernel that is not a plan's loop (the tangent flow
     of the Lyapunov spectra, the lane kernel of the Poincare sections), by the rules above: "numba" when the
     kernel is ``loaded`` in this process; policy "wait": "numba" from ``engine_work`` (compiled in the call);
-    else, for a run of at least ``load_work``, "numba" when numba's disk cache holds it (``marker``, a path
+    else, for a run of at least ``load_work``, "numba" when numba's disk cache holds it (``marker()``, a path
     written by ``warm_job`` after its compile, exists) and no background job holds the compiler (loaded in
     the call: a fraction of a second), or "numpy" with ``warm_job`` queued under ``key`` (not under
     policy "off"); smaller runs "numpy"."""
@@ -280,7 +280,8 @@ def choose_kernel(key, loaded, marker, warm_job, work, load_work, engine_work):
         return "numba" if work >= engine_work else "numpy"
     if work < load_work:
         return "numpy"
-    if marker is not None and marker.exists() and not busy():
+    m = marker()
+    if m is not None and m.exists() and not busy():
         warm_job()
         return "numba"
     if pol != "off":

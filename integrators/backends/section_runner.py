@@ -77,7 +77,7 @@ def choose(pl, backend, work):
     with its compile queued in the background); other backends as :func:`integrators.backends.fastpath.choose_backend`."""
     if backend != "auto" or not numba_kernels.available():
         return fastpath.choose_backend(backend, work)
-    return auto_compile.choose_kernel(("section",) + _key(pl), compiled(pl), _marker(pl), lambda: warm(pl), work,
+    return auto_compile.choose_kernel(("section",) + _key(pl), compiled(pl), lambda: _marker(pl), lambda: warm(pl), work,
                                       fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
 
 

@@ -238,7 +238,7 @@ def choose_auto(pl, B, work, timing=None):
     "numba" from the engine's AUTO_NUMBA_WORK, compiled in the call."""
     key = ("tangent", pl.st.key, pl.tab.name, pl.p, pl.ncols, pl.tabled, None if pl.proj is None else pl.proj.key,
            None if pl.L is None else pl.L.tobytes())
-    return auto_compile.choose_kernel(key, compiled(pl, B), _marker(pl), lambda: warm(pl, timing), work, LOAD_WORK,
+    return auto_compile.choose_kernel(key, compiled(pl, B), lambda: _marker(pl), lambda: warm(pl, timing), work, LOAD_WORK,
                                       fastpath.AUTO_NUMBA_WORK)
 
 

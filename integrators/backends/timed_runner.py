@@ -259,7 +259,7 @@ def choose_adaptive(pl, backend, work):
     :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler)."""
     if backend != "auto" or not numba_kernels.available():
         return fastpath.choose_backend(backend, work)
-    return auto_compile.choose_kernel(("timed-adaptive", pl.text), pl.compiled(), pl.marker(), pl.warm, work,
+    return auto_compile.choose_kernel(("timed-adaptive", pl.text), pl.compiled(), pl.marker, pl.warm, work,
                                       fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
 
 

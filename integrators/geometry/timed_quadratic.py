@@ -72,6 +72,7 @@ class TimedQuadratic:
         self.P = _probes(self.n)
         self.pairs = features(self.n)
         self.nf = nfeatures(self.n)
+        self.vector = None     # F takes a column of times (checked at the first table)
         # the structure of the generated code: the dimension only (every parameter value shares it)
         self.key = ("timed-quadratic", self.n)
 
@@ -81,9 +82,9 @@ class TimedQuadratic:
         out = np.empty((len(times), n, self.nf))
         uniq, inv = np.unique(times, return_inverse=True)
         vals = np.empty((len(uniq), n, self.nf))
-        npair = len(self.pairs)
+        allF = self._values(uniq)
         for u, t in enumerate(uniq):
-            Fv = np.asarray(self.f(float(t), P), dtype=float).reshape(len(P), n)
+            Fv = allF[u]
             e = Fv[0]
             Fp, Fm = Fv[1:2 * n + 1:2], Fv[2:2 * n + 1:2]          # (n, n): row j = F(+-e_j)
             L = 0.5 * (Fp - Fm)
@@ -101,6 +102,26 @@ class TimedQuadratic:
         out[:] = vals[inv]
         return out
 
+    def _values(self, times):
+        """F at the probes for every time, (T, probes, n): one call of F with a column of times (the batch
+        convention of f(t, y): t broadcasting against y[..., 0]) when F takes one and agrees with a call at
+        a scalar time, else one call per time."""
+        P, n = self.P, self.n
+        T = len(times)
+        if self.vector is not False and T > 1:
+            try:
+                with np.errstate(all="ignore"):
+                    F = np.asarray(self.f(np.repeat(times, len(P)), np.tile(P, (T, 1))), dtype=float)
+                F = F.reshape(T, len(P), n)
+                if self.vector is None:
+                    one = np.asarray(self.f(float(times[-1]), P), dtype=float).reshape(len(P), n)
+                    self.vector = bool(np.all(np.abs(F[-1] - one) <= 1e-13 * (1.0 + np.abs(one))))
+                if self.vector:
+                    return F
+            except (ValueError, TypeError, IndexError):
+                self.vector = False
+        return np.stack([np.asarray(self.f(float(t), P), dtype=float).reshape(len(P), n) for t in times])
+
     def evaluate(self, coef, Y):
         """The polynomial with coefficients ``coef`` (n, nf) at the points Y (..., n)."""
         Y = np.asarray(Y, dtype=float)
@@ -116,6 +137,21 @@ def recognise(problem, y0, t0=0.0, period=None):
     kind = getattr(problem, "kind", None)
     if kind not in ("ode", "coadjoint"):
         return None
+    # what the field is made of (attributes of the problem: their ids are stable while it lives)
+    parts = (problem.f,) if kind == "ode" else (problem.velocity, problem.forcing)
+    key = (tuple(id(x) for x in parts), float(t0), period)
+    cached = getattr(problem, "_timed_quadratic", None)    # (key, result) of the last recognition
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    out = _recognise(problem, y0, t0, period)
+    try:
+        problem._timed_quadratic = (key, out)
+    except AttributeError:   # a problem object that takes no attributes: recognised every time
+        pass
+    return out
+
+
+def _recognise(problem, y0, t0, period):
     n = problem.dim
     if n > MAX_DIM:
         return None
