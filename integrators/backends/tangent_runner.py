@@ -1,10 +1,12 @@
 """Running the generated tangent flow of :mod:`integrators.codegen.tangent_source` (Lyapunov spectra).
 
-:func:`plan` says whether a problem has a generated tangent flow (a coadjoint problem recognised by
-:func:`integrators.geometry.recognition.recognise`: affine velocity, no forcing or a multiplier forcing,
-autonomous; the Jacobian from the structure constants, the leaf "auto" or None) and, when not, why
-(for the MethodError of ``backend='numba'``). A :class:`TangentPlan` compiles the text once per
-(structure, tableau, leaf) and mode:
+:func:`plan` says whether a problem has a generated tangent flow and, when not, why (for the MethodError
+of ``backend='numba'``): a coadjoint problem recognised by :func:`integrators.geometry.recognition.recognise`
+(affine velocity, no forcing or a multiplier forcing, autonomous; the Jacobian from the structure
+constants), or an ODE or time-dependent problem whose field is a polynomial of degree <= 2 in the state
+(:mod:`integrators.geometry.timed_quadratic`: its coefficients tabled at the stage times, the step written by
+:class:`integrators.codegen.timed_source.TimedStepper`, one text for every parameter value); the leaf
+"auto" or None. A :class:`TangentPlan` compiles the text once per (structure, tableau, leaf) and mode:
 
 * "scalar": Python floats, one trajectory per call (a Python loop over a small ensemble);
 * "array": numpy (B,) columns, the whole ensemble per call (an interval that is not finite for any
@@ -12,6 +14,8 @@ autonomous; the Jacobian from the structure constants, the leaf "auto" or None) 
 * "numba": jitted (extra ``liedyn[fast]``); an ensemble runs as a ``numba.prange`` loop over the
   trajectories, each with its own stopping point. The module text goes to the cache directory of
   :mod:`integrators.backends.numba_kernels` (numba's disk cache: one compilation per machine).
+
+Under backend="auto" :func:`choose_auto` takes the compiled flow whenever that needs no compiler.
 """
 
 from __future__ import annotations

@@ -28,8 +28,11 @@ MEGNO (Cincotta and Simo 2000): with delta(t) the first tangent vector, Y(t) = (
 The loop runs as the generated code of :mod:`integrators.codegen.tangent_source` for a recognised
 coadjoint problem (the variational equation from the structure constants, stepped with the state by
 the same tableau; the leaf projection and a modified Gram-Schmidt QR in the same code; Python floats,
-numpy columns or numba, a ``prange`` over the trajectories) and as the numpy loop below otherwise
-(``fast=False`` forces it: both agree to round-off). ``k`` < n keeps the k largest exponents only.
+numpy columns or numba, a ``prange`` over the trajectories), and for an ODE or time-dependent problem
+whose field is quadratic in the state at every t (the forced sleighs, Lorenz, a gyrostat with a varying
+rotor: the coefficients tabled at the stage times, :mod:`integrators.codegen.timed_source`, the Jacobian
+the polynomial's own derivative), and as the numpy loop below otherwise (``fast=False`` forces it: both
+agree to round-off). ``k`` < n keeps the k largest exponents only.
 
 Convergence check: the running estimates of the last quarter of the run must stay within
 ``tol * max(1, max |lambda|)`` of each other; otherwise ``converged`` is False, ``status`` is 1 and the

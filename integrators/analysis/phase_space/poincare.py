@@ -13,8 +13,12 @@ energy and |m|^2 for Moser-Veselov.
 
 Many orbits of a recognised coadjoint problem crossing a hyperplane run, with numba, the compiled
 section of :mod:`integrators.codegen.section_source` instead (:mod:`integrators.backends.section_runner`:
-a ``numba.prange`` over the orbits; every orbit steps, watches a . y - b and locates its crossings by
-the same Illinois iteration on the one-step map inside the loop; nothing but the crossings is stored).
+a ``numba.prange`` over the orbits, for a tableau in rk form 16 orbits stepped together by one
+vectorizable loop; every orbit steps, watches a . y - b and locates its crossings by the same Illinois
+iteration on the one-step map inside the loop; nothing but the crossings is stored). A time-dependent
+problem's orbits are stepped by :func:`integrators.integrate` (the generated fixed-step loop of a field
+quadratic in the state, :mod:`integrators.backends.timed_runner`) and its crossings located in numpy (the
+stage times of a step of size s < h are off the coefficient table).
 
 A stroboscopic map (``section="stroboscopic"``, with ``period`` T) records y(t0 + k T): the step is
 T / m for an integer m and every m-th step is saved.
