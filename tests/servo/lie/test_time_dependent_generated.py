@@ -216,3 +216,20 @@ def test_a_coefficient_source_that_disagrees_with_the_field_is_refused():
     if numba_kernels.available():
         with pytest.raises(MethodError, match="coefficient_source"):
             integrators.integrate(p, m0, (0.0, 2.0), method="rk45", backend="numba")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_trajectories_that_blow_up_are_lost_as_in_the_reference_loop(backend):
+    # v' = (1 + sin(t)/2) v^2 blows up in finite time from v = 2 (before t = 0.5), not from 0.1 or 0.2 within t = 3
+    p = ODEProblem(lambda tt, y: np.stack([(1 + 0.5 * np.sin(tt)) * y[..., 0] ** 2, -y[..., 1] + 0 * y[..., 0]], -1),
+                   2, period=2 * np.pi)
+    Y = np.array([[0.1, 1.0], [2.0, 1.0], [0.2, 0.5]] * 4)          # 12 orbits: numpy columns
+    for y0 in (Y, Y[1]):
+        gen = integrators.integrate(p, y0, (0.0, 3.0), method="rk4", h=0.01, save_every=50, backend=backend)
+        ref = integrators.integrate(p, y0, (0.0, 3.0), method="rk4", h=0.01, save_every=50, fast=False)
+        assert gen.backend == backend and gen.status == ref.status == -1
+        np.testing.assert_array_equal(gen.t, ref.t)
+        np.testing.assert_allclose(gen.y, ref.y, rtol=1e-14, atol=0)
+        if y0.ndim == 2:
+            np.testing.assert_array_equal(gen.failed, [1, 4, 7, 10])
+            np.testing.assert_array_equal(gen.t_end, ref.t_end)
