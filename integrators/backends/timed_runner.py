@@ -87,6 +87,41 @@ def function(n, tab, mode):
     return fn
 
 
+def _fixed_marker(n, tab):
+    d = numba_kernels.cache_dir()
+    if d is None:
+        return None
+    numba = numba_kernels.require("backend='numba'")
+    tag = f"{_module(n, tab)}|{numba.__version__}|{sys.version_info[:2]}"
+    return d / f"liedyn_timed_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+
+
+def _fixed_loaded(n, tab):
+    fn = _FNS.get((n, tab.name, tuple(map(tuple, tab.A)), tuple(tab.b), "numba"))
+    return fn is not None and all(bool(getattr(f, "signatures", ())) for f in fn)
+
+
+def _fixed_warm(n, tab):
+    """Compile (or load) the numba loop and ensemble with the argument types of :func:`run_fixed`."""
+    run, ens = function(n, tab, "numba")
+    TB = np.zeros(len(tab.A) * n * timed_quadratic.nfeatures(n))
+    run(1e-3, 1, 1, np.empty(2), np.empty((2, n)), 0.0, TB, 1, 0, *([0.0] * (2 * n)))
+    ens(1e-3, 1, 1, 0.0, TB, 1, 0, np.zeros((2, n)), np.empty((2, 2, n)), np.empty(2, np.int64),
+        np.empty(2, np.int64))
+    auto_compile.write_marker(_fixed_marker(n, tab))
+
+
+def choose_fixed(n, tab, backend, work):
+    """"numba" or "numpy" for a fixed-step run of estimated ``work``: backend "auto" by
+    :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler), others as
+    :func:`integrators.backends.fastpath.choose_backend`."""
+    if backend != "auto" or not numba_kernels.available():
+        return fastpath.choose_backend(backend, work)
+    return auto_compile.choose_kernel(("timed-fixed", n, tab.name), _fixed_loaded(n, tab),
+                                      lambda: _fixed_marker(n, tab), lambda: _fixed_warm(n, tab), work,
+                                      fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
+
+
 def table(tq, tab, h, t0, nsteps, period):
     """(TB flat, S) of :func:`integrators.geometry.timed_quadratic.table_layout`, or None when too large."""
     S, times = timed_quadratic.table_layout(tab.c, h, nsteps, period, t0)
@@ -96,8 +131,9 @@ def table(tq, tab, h, t0, nsteps, period):
 
 
 def run_fixed(problem, tab, y0, t0, h, n, save_every, backend):
-    """n steps of ``tab`` from y0 (..., dim) at t0 with the generated loop; an IntegrationResult, or None
-    when the problem is not recognised or its coefficient table would be too large."""
+    """n steps of ``tab`` from y0 (..., dim) at t0 with the generated loop; an IntegrationResult (its
+    ``backend`` the loop that ran), or None when the problem is not recognised or its coefficient table
+    would be too large. ``backend``: "auto" (:func:`choose_fixed`), "numpy" or "numba"."""
     period = getattr(problem, "period", None)
     tq = timed_quadratic.recognise(problem, y0.reshape(-1, y0.shape[-1])[:2], t0, period)
     if tq is None:
@@ -107,6 +143,7 @@ def run_fixed(problem, tab, y0, t0, h, n, save_every, backend):
         return None
     TB, S = tb
     dim = tq.n
+    backend = choose_fixed(dim, tab, backend, n * max(1, y0.size // dim))
     K = n // save_every + 1 + (1 if n % save_every else 0)
     mode = "numba" if backend == "numba" else "scalar"
     TBs = TB if mode == "numba" else TB.tolist()
@@ -127,10 +164,13 @@ def run_fixed(problem, tab, y0, t0, h, n, save_every, backend):
             if ts[-1] != t0 + done * h:
                 ts = np.append(ts, t0 + done * h)
                 ys = np.concatenate([ys, zf[None]], axis=0)
-            return IntegrationResult(t=ts, y=ys, status=-1, nsteps=done, h=h,
-                                     message=f"the solution overflowed or became NaN after step {done} (t = "
-                                             f"{t0 + done * h:.6g}); the last finite state is kept; reduce h")
-        return IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+            res = IntegrationResult(t=ts, y=ys, status=-1, nsteps=done, h=h,
+                                    message=f"the solution overflowed or became NaN after step {done} (t = "
+                                            f"{t0 + done * h:.6g}); the last finite state is kept; reduce h")
+        else:
+            res = IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+        res.backend = backend
+        return res
     flat = np.ascontiguousarray(y0.reshape(-1, dim), dtype=float)
     B = flat.shape[0]
     ts = t0 + np.array(list(range(0, n + 1, save_every)) + ([n] if n % save_every else []), dtype=float) * h
@@ -168,8 +208,10 @@ def run_fixed(problem, tab, y0, t0, h, n, save_every, backend):
             res.t = np.append(res.t, t_end.max())
             res.y = np.concatenate([res.y, ys[-1:]], axis=0)
         res.nsteps = int(round((t_end.max() - t0) / h))
-    return lost.report_shared(res, alive, t_end, -1 if not alive.any() else 0, t0 + n * h, y0.shape[:-1],
-                              lost_why=lost.FIXED_WHY)
+    res = lost.report_shared(res, alive, t_end, -1 if not alive.any() else 0, t0 + n * h, y0.shape[:-1],
+                             lost_why=lost.FIXED_WHY)
+    res.backend = backend
+    return res
 
 
 class AdaptivePlan:

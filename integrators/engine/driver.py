@@ -303,11 +303,9 @@ def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
     """The fixed-step run by generated code (:mod:`integrators.backends.fastpath`), or None when it does not
     apply."""
     if timed_runner.applies(problem, method):   # a time-dependent (or ODE) field quadratic in the state
-        be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
-        res = timed_runner.run_fixed(problem, method.tableau, y0, t0, h, n, save_every, be)
+        res = timed_runner.run_fixed(problem, method.tableau, y0, t0, h, n, save_every, backend)
         if res is not None:
             res.nfev = res.nsteps * fevals
-            res.backend = be
         return res
     pl = _plan(problem, method, y0)
     if pl is None:

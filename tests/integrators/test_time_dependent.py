@@ -66,7 +66,8 @@ def test_fixed_step_methods_follow_the_time_dependent_field(method, forced):
     p = problem(forced)
     ref = reference(forced)
     res = integrators.integrate(p, Y0, (0.0, T1), method=method, h=0.01)
-    assert res.status == 0 and res.backend == "numpy"
+    # (the generated loop: numba once compiled in this process, else numpy; both honour the stage times)
+    assert res.status == 0 and res.backend in ("numpy", "numba")
     err = np.max(np.abs(res.y[-1] - ref))
     assert err < 1e-7, err
     # halving h divides the error by about 2^4 (the stage times t + c_i h are honoured: freezing t at
