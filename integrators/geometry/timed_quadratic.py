@@ -141,7 +141,7 @@ def recognise(problem, y0, t0=0.0, period=None):
     parts = (problem.f,) if kind == "ode" else (problem.velocity, problem.forcing)
     key = (tuple(id(x) for x in parts), float(t0), period)
     cached = getattr(problem, "_timed_quadratic", None)    # (key, result) of the last recognition
-    if cached is not None and cached[0] == key:
+    if cached is not None and cached[0] == key and (cached[1] is None or _still(cached[1], y0, t0)):
         return cached[1]
     out = _recognise(problem, y0, t0, period)
     try:
@@ -149,6 +149,19 @@ def recognise(problem, y0, t0=0.0, period=None):
     except AttributeError:   # a problem object that takes no attributes: recognised every time
         pass
     return out
+
+
+def _still(tq, y0, t0):
+    """The cached polynomial still gives F at (t0, y0) (data changed in place since are caught here)."""
+    Y = np.atleast_2d(np.asarray(y0, dtype=float))[:1]
+    try:
+        with np.errstate(all="ignore"):
+            F = np.asarray(tq.f(float(t0), Y), dtype=float).reshape(Y.shape)
+            G = tq.evaluate(tq.coefficients([t0])[0], Y)
+    except (ValueError, TypeError, ArithmeticError, IndexError):
+        return False
+    scale = max(1.0, float(np.max(np.abs(Y))))
+    return bool(np.all(np.abs(G - F) <= CHECK_RTOL * (np.abs(F) + scale ** 2 + 1.0)))
 
 
 def _recognise(problem, y0, t0, period):

@@ -233,3 +233,15 @@ def test_trajectories_that_blow_up_are_lost_as_in_the_reference_loop(backend):
         if y0.ndim == 2:
             np.testing.assert_array_equal(gen.failed, [1, 4, 7, 10])
             np.testing.assert_array_equal(gen.t_end, ref.t_end)
+
+
+def test_a_field_changed_in_place_is_recognised_again():
+    # a closure over a mutable coefficient: the cached polynomial is checked at the run's start
+    c = np.array([1.0])
+    p = ODEProblem(lambda tt, y: np.stack([c[0] * np.sin(tt) * y[..., 1], -y[..., 0] * y[..., 1]], -1), 2)
+    a = integrators.integrate(p, [1.0, 0.5], (0.0, 2.0), method="rk4", h=0.01, backend="numpy")
+    c[0] = 3.0
+    b = integrators.integrate(p, [1.0, 0.5], (0.0, 2.0), method="rk4", h=0.01, backend="numpy")
+    ref = integrators.integrate(p, [1.0, 0.5], (0.0, 2.0), method="rk4", h=0.01, fast=False)
+    np.testing.assert_allclose(b.y, ref.y, rtol=0, atol=1e-13)
+    assert np.max(np.abs(b.y[-1] - a.y[-1])) > 1e-2
