@@ -24,7 +24,7 @@ from ..codegen import timed_source
 from ..codegen.source_text import Lines
 from ..core import lost
 from ..core.result import IntegrationResult
-from ..geometry import timed_quadratic
+from ..geometry import recognition, timed_quadratic
 from ..reference import genhelpers
 from . import auto_compile, fastpath, numba_kernels
 
@@ -36,25 +36,44 @@ _FNS = {}
 
 def applies(problem, method):
     """True when ``problem`` is time-dependent (or an ODE problem) and ``method`` a fixed-step tableau in
-    rk form (no projection, no Lie-group form)."""
+    rk form (no projection), or in rkmk form on a time-dependent coadjoint problem without forcing."""
     tab = getattr(method, "tableau", None)
     timed = getattr(problem, "kind", None) == "ode" or bool(getattr(problem, "time_dependent", False))
-    return (timed and tab is not None and getattr(method, "fixed_step", False) and not method.lie
-            and not method.project and getattr(problem, "linear_invariants", None) is None)
+    if not (timed and tab is not None and getattr(method, "fixed_step", False)
+            and not getattr(method, "project", True) and getattr(problem, "linear_invariants", None) is None):
+        return False
+    return not method.lie or (problem.kind == "coadjoint" and problem.forcing is None)
+
 
 
 def why_not(problem, method, y0, t0=0.0):
     """None when the generated loop applies, else the reason (a sentence)."""
     if not applies(problem, method):
         return (f"{method.name} on {problem.name}: the generated loop of a time-dependent field runs the "
-                f"fixed-step tableaux in rk form")
+                f"fixed-step tableaux in rk form, and in rkmk form without forcing")
+    if method.lie:
+        if timed_quadratic.recognise_velocity(problem, y0, t0, getattr(problem, "period", None)) is None:
+            return f"the velocity of {problem.name} is not affine in the state at fixed t (w = W(t) z + c(t))"
+        return None
     if timed_quadratic.recognise(problem, y0, t0, getattr(problem, "period", None)) is None:
         return (f"the field of {problem.name} is not a polynomial of degree <= 2 in the state at fixed t (the "
                 f"generated loop of an ODE or time-dependent problem is written for such fields)")
     return None
 
 
-def _module(n, tab):
+class _LieShape:
+    """What the RKMK loop's text is written from: the structure constants (their closed form) and the
+    dexp^-1 terms; the velocity comes from the table."""
+
+    def __init__(self, problem, terms):
+        C = np.asarray(problem.algebra.structure_constants, dtype=float)
+        n = C.shape[0]
+        self.st = recognition.Structure(C, np.eye(n), np.zeros(n), None, recognition.closed_form(C))
+        self.terms = terms
+        self.key = (self.st.key, terms)
+
+
+def _module(n, tab, lie=None):
     w = Lines(indent=0)
     w.emit('run = numba.njit(run, cache=CACHE, error_model="numpy")')
     w.emit("")
@@ -67,89 +86,108 @@ def _module(n, tab):
     w.emit(f"        out = run(h, nsteps, save_every, ts, YS[:, b, :], t0, TB, S, k0, {zb}, {', '.join(['0.0'] * n)})")
     w.emit("        DONE[b] = out[0]")
     w.emit("        J[b] = out[1]")
-    return timed_source.fixed_source(n, tab) + "\n" + w.text()
+    return _text(n, tab, lie) + "\n" + w.text()
 
 
-def function(n, tab, mode):
+def _text(n, tab, lie=None):
+    if lie is None:
+        return timed_source.fixed_source(n, tab)
+    return timed_source.lie_fixed_source(lie.st, tab, lie.terms)
+
+
+def function(n, tab, mode, lie=None):
     """The generated loop for dimension n and tableau ``tab`` in ``mode`` ("scalar", "array", or "numba":
-    then (run, ensemble))."""
-    key = (n, tab.name, tuple(map(tuple, tab.A)), tuple(tab.b), mode)
+    then (run, ensemble)); ``lie``: the :class:`_LieShape` of an RKMK tableau (velocity tabled)."""
+    key = (n, tab.name, tuple(map(tuple, tab.A)), tuple(tab.b), mode, None if lie is None else lie.key)
     fn = _FNS.get(key)
     if fn is None:
         if mode == "numba":
-            ns = numba_kernels.load_module(_module(n, tab), "liedyn_timed", "backend='numba'")
+            ns = numba_kernels.load_module(_module(n, tab, lie), "liedyn_timed", "backend='numba'")
             fn = (ns["run"], ns["ensemble"])
         else:
             env = dict(genhelpers.SCALAR if mode == "scalar" else genhelpers.ARRAY)
-            exec(compile(timed_source.fixed_source(n, tab), f"<liedyn timed {tab.name} {mode}>", "exec"), env)
+            exec(compile(_text(n, tab, lie), f"<liedyn timed {tab.name} {mode}>", "exec"), env)
             fn = env["run"]
         _FNS[key] = fn
     return fn
 
 
-def _fixed_marker(n, tab):
+def _fixed_marker(n, tab, lie=None):
     d = numba_kernels.cache_dir()
     if d is None:
         return None
     numba = numba_kernels.require("backend='numba'")
-    tag = f"{_module(n, tab)}|{numba.__version__}|{sys.version_info[:2]}"
+    tag = f"{_module(n, tab, lie)}|{numba.__version__}|{sys.version_info[:2]}"
     return d / f"liedyn_timed_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
 
 
-def _fixed_loaded(n, tab):
-    fn = _FNS.get((n, tab.name, tuple(map(tuple, tab.A)), tuple(tab.b), "numba"))
+def _fixed_loaded(n, tab, lie=None):
+    fn = _FNS.get((n, tab.name, tuple(map(tuple, tab.A)), tuple(tab.b), "numba", None if lie is None else lie.key))
     return fn is not None and all(bool(getattr(f, "signatures", ())) for f in fn)
 
 
-def _fixed_warm(n, tab):
+def _stride(n, tab, lie=None):
+    return len(tab.A) * n * ((1 + n) if lie is not None else timed_quadratic.nfeatures(n))
+
+
+def _fixed_warm(n, tab, lie=None):
     """Compile (or load) the numba loop and ensemble with the argument types of :func:`run_fixed`."""
-    run, ens = function(n, tab, "numba")
-    TB = np.zeros(len(tab.A) * n * timed_quadratic.nfeatures(n))
+    run, ens = function(n, tab, "numba", lie)
+    TB = np.zeros(_stride(n, tab, lie))
     run(1e-3, 1, 1, np.empty(2), np.empty((2, n)), 0.0, TB, 1, 0, *([0.0] * (2 * n)))
     ens(1e-3, 1, 1, 0.0, TB, 1, 0, np.zeros((2, n)), np.empty((2, 2, n)), np.empty(2, np.int64),
         np.empty(2, np.int64))
-    auto_compile.write_marker(_fixed_marker(n, tab))
+    auto_compile.write_marker(_fixed_marker(n, tab, lie))
 
 
-def choose_fixed(n, tab, backend, work):
+def choose_fixed(n, tab, backend, work, lie=None):
     """"numba" or "numpy" for a fixed-step run of estimated ``work``: backend "auto" by
     :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler), others as
     :func:`integrators.backends.fastpath.choose_backend`."""
     if backend != "auto" or not numba_kernels.available():
         return fastpath.choose_backend(backend, work)
-    return auto_compile.choose_kernel(("timed-fixed", n, tab.name), _fixed_loaded(n, tab),
-                                      lambda: _fixed_marker(n, tab), lambda: _fixed_warm(n, tab), work,
-                                      fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
+    return auto_compile.choose_kernel(("timed-fixed", n, tab.name, None if lie is None else lie.key),
+                                      _fixed_loaded(n, tab, lie), lambda: _fixed_marker(n, tab, lie),
+                                      lambda: _fixed_warm(n, tab, lie), work, fastpath.AUTO_NUMBA_WORK,
+                                      fastpath.AUTO_NUMBA_WORK)
 
 
-def table(tq, tab, h, t0, nsteps, period):
-    """(TB flat, S) of :func:`integrators.geometry.timed_quadratic.table_layout`, or None when too large."""
+def table(tq, tab, h, t0, nsteps, period, per_stage):
+    """(TB flat, S) of :func:`integrators.geometry.timed_quadratic.table_layout` (``per_stage`` numbers a
+    stage), or None when too large."""
     S, times = timed_quadratic.table_layout(tab.c, h, nsteps, period, t0)
-    if S * times.shape[1] * tq.n * tq.nf > timed_quadratic.MAX_TABLE:
+    if S * times.shape[1] * per_stage > timed_quadratic.MAX_TABLE:
         return None
     return np.ascontiguousarray(tq.coefficients(times.ravel()).ravel()), S
 
 
-def run_fixed(problem, tab, y0, t0, h, n, save_every, backend):
-    """n steps of ``tab`` from y0 (..., dim) at t0 with the generated loop; an IntegrationResult (its
-    ``backend`` the loop that ran), or None when the problem is not recognised or its coefficient table
-    would be too large. ``backend``: "auto" (:func:`choose_fixed`), "numpy" or "numba"."""
+def run_fixed(problem, method, y0, t0, h, n, save_every, backend):
+    """n steps of ``method``'s tableau from y0 (..., dim) at t0 with the generated loop (rk form: the field
+    tabled; rkmk form: the velocity tabled); an IntegrationResult (its ``backend`` the loop that ran), or
+    None when the problem is not recognised or its coefficient table would be too large. ``backend``:
+    "auto" (:func:`choose_fixed`), "numpy" or "numba"."""
     period = getattr(problem, "period", None)
-    tq = timed_quadratic.recognise(problem, y0.reshape(-1, y0.shape[-1])[:2], t0, period)
+    tab = method.tableau
+    lie = None
+    if method.lie:
+        tq = timed_quadratic.recognise_velocity(problem, y0.reshape(-1, y0.shape[-1])[:2], t0, period)
+        lie = None if tq is None else _LieShape(problem, method.terms)
+    else:
+        tq = timed_quadratic.recognise(problem, y0.reshape(-1, y0.shape[-1])[:2], t0, period)
     if tq is None:
         return None
-    tb = table(tq, tab, h, t0, n, period)
+    tb = table(tq, tab, h, t0, n, period, _stride(tq.n, tab, lie) // len(tab.A))
     if tb is None:
         return None
     TB, S = tb
     dim = tq.n
-    backend = choose_fixed(dim, tab, backend, n * max(1, y0.size // dim))
+    backend = choose_fixed(dim, tab, backend, n * max(1, y0.size // dim), lie)
     K = n // save_every + 1 + (1 if n % save_every else 0)
     mode = "numba" if backend == "numba" else "scalar"
     TBs = TB if mode == "numba" else TB.tolist()
 
     def one(z0):
-        f = function(dim, tab, mode)
+        f = function(dim, tab, mode, lie)
         f = f[0] if mode == "numba" else f
         ts, ys = np.empty(K), np.empty((K, dim))
         ts[0], ys[0] = t0, z0
@@ -177,14 +215,14 @@ def run_fixed(problem, tab, y0, t0, h, n, save_every, backend):
     ys = np.empty((K, B, dim))
     ys[0] = flat
     if mode == "numba":
-        _, ens = function(dim, tab, "numba")
+        _, ens = function(dim, tab, "numba", lie)
         done, J = np.empty(B, np.int64), np.empty(B, np.int64)
         ens(float(h), int(n), int(save_every), float(t0), TB, int(S), 0, flat, ys, done, J)
         bad = np.flatnonzero(done < n)
     elif B <= SMALL_BATCH:
         bad = np.arange(B)
     else:
-        f = function(dim, tab, "array")
+        f = function(dim, tab, "array", lie)
         yv = np.empty((K, dim, B))
         cols = [np.ascontiguousarray(flat[:, i]) for i in range(dim)]
         with np.errstate(all="ignore"):

@@ -15,7 +15,7 @@ def stages(src, tab, z, h, lie, terms, w0=None):
     Ks = []
     for i, row in enumerate(A):
         pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
-        src.at_time(f"(t + {float(tab.c[i])!r}*{h})")
+        src.at_time(f"(t + {float(tab.c[i])!r}*{h})", i)
         if not pairs:
             if lie:
                 w = src.velocity(z) if w0 is None else w0

@@ -172,7 +172,7 @@ class TimedSource(Source):
         super().__init__(st)
         self.tnow = "t"
 
-    def at_time(self, expr):
+    def at_time(self, expr, stage=None):
         self.tnow = expr
 
     def field(self, z):
@@ -193,3 +193,61 @@ def adaptive_source(n, tab):
     coefficients ``coef(t)``: the text of :func:`integrators.codegen.programs.adaptive_source` (solve_ivp's
     controller, FSAL, Hairer's starting step, Kahan's sum) written by :class:`TimedSource`."""
     return programs.adaptive_source(TimedShape(n), tab, False, 1, source_class=TimedSource)
+
+
+class TimedVelocitySource(Source):
+    """:class:`Source` of a coadjoint field z' = ad*_{w(t, z)} z with an affine velocity w = W(t) z + c(t)
+    read from the table TB (per stage i: c_r at (i n + r)(1 + n), W_rj after it), for the Lie-group (RKMK)
+    steps of a time-dependent problem without forcing: the stages' exponentials and dexp^-1 are those of
+    the autonomous writer (the structure constants only), the velocity is the stage's own."""
+
+    def __init__(self, st):
+        super().__init__(st)
+        self.stage = 0
+
+    def at_time(self, expr, stage=None):
+        if stage is not None:
+            self.stage = stage
+
+    def velocity(self, z, scale=None):
+        n, i = self.n, self.stage
+        exprs = []
+        for r in range(n):
+            off = (i * n + r) * (1 + n)
+            e = " + ".join([f"TB[_b + {off}]"] + [f"TB[_b + {off + 1 + j}]*{z[j]}" for j in range(n)])
+            exprs.append(e if scale is None else f"{scale}*({e})")
+        return self.assign("w", exprs)
+
+
+def lie_fixed_source(st, tab, terms):
+    """Source of the fixed-step loop (the signature of :func:`fixed_source`) of an RKMK tableau on a
+    structure ``st`` (its C and closed form) with the velocity tabled per stage (:class:`TimedVelocitySource`;
+    stride per step s n (1 + n))."""
+    src = TimedVelocitySource(st)
+    n = st.n
+    z = [f"z{i}" for i in range(n)]
+    e = [f"e{i}" for i in range(n)]
+    head = f"def run(h, nsteps, save_every, ts, ys, t0, TB, S, k0, {', '.join(z + e)}):"
+    src.emit("j = 1")
+    src.emit("done = 0")
+    src.emit("kk = k0")
+    src.emit("for k in range(1, nsteps + 1):")
+    src.indent += 1
+    src.emit(f"_b = (kk % S)*{len(tab.A) * n * (1 + n)}")
+    src.emit("kk += 1")
+    Ks = step_source.stages(src, tab, z, "h", True, terms)
+    _, d = step_source.increment(src, Ks, tab.b, z, True)
+    src.emit("_chk = " + " + ".join(d))
+    src.emit("if not fin(_chk):")
+    src.emit("    break")
+    step_source.kahan(src, z, e, d)
+    src.emit("done = k")
+    src.emit("if k % save_every == 0 or k == nsteps:")
+    src.indent += 1
+    src.emit("ts[j] = t0 + k*h")
+    for i in range(n):
+        src.emit(f"ys[j, {i}] = z{i} + e{i}")
+    src.emit("j += 1")
+    src.indent -= 2
+    src.emit(f"return done, j, {', '.join(z + e)}")
+    return head + "\n" + "\n".join(src.lines) + "\n"

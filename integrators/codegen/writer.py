@@ -65,9 +65,10 @@ class Source(Lines, ExponentialWriter):
         self.st = st
         self.n = st.n
 
-    def at_time(self, expr):
-        """The time of the next field evaluation (``expr``, source text): nothing for an autonomous field;
-        :class:`integrators.codegen.timed_source.TimedSource` evaluates its coefficients there."""
+    def at_time(self, expr, stage=None):
+        """The time of the next field evaluation (``expr``, source text; ``stage``: the tableau's stage it
+        belongs to, when it is one): nothing for an autonomous field; the writers of
+        :mod:`integrators.codegen.timed_source` evaluate their coefficients there."""
 
     # ---------------------------------------------------------------- algebra
     def combo(self, prefix, pairs, scale=None):

@@ -303,7 +303,7 @@ def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
     """The fixed-step run by generated code (:mod:`integrators.backends.fastpath`), or None when it does not
     apply."""
     if timed_runner.applies(problem, method):   # a time-dependent (or ODE) field quadratic in the state
-        res = timed_runner.run_fixed(problem, method.tableau, y0, t0, h, n, save_every, backend)
+        res = timed_runner.run_fixed(problem, method, y0, t0, h, n, save_every, backend)
         if res is not None:
             res.nfev = res.nsteps * fevals
         return res
@@ -341,7 +341,7 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
         elif timed_runner.applies(problem, method) or (problem.kind == "ode" and isinstance(method, RungeKutta)):
             why = timed_runner.why_not(problem, method, y0, t0) or "its coefficient table is too large"
         else:
-            why = fastpath.no_plan_reason(problem, method.lie, None)
+            why = fastpath.no_plan_reason(problem, getattr(method, "lie", True), None)   # (commutator-free: Lie)
         fastpath.require_compiled(backend, why)
     if fast and events is not None:   # the events are located with the generated one-step map
         pl = _plan(problem, method, y0)

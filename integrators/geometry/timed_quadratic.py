@@ -106,7 +106,7 @@ class TimedQuadratic:
         """F at the probes for every time, (T, probes, n): one call of F with a column of times (the batch
         convention of f(t, y): t broadcasting against y[..., 0]) when F takes one and agrees with a call at
         a scalar time, else one call per time."""
-        P, n = self.P, self.n
+        P, n = self.P, self.P.shape[1]
         T = len(times)
         if self.vector is not False and T > 1:
             try:
@@ -203,3 +203,54 @@ def table_layout(tab_c, h, nsteps, period, t0=0.0):
         S = max(1, int(nsteps))
     k = np.arange(S, dtype=float)
     return S, t0 + (k[:, None] + c[None, :]) * h
+
+
+class TimedAffineVelocity:
+    """The velocity of a time-dependent coadjoint problem as w(t, z) = W(t) z + c(t) (for its Lie-group steps):
+    ``coefficients(times)`` -> (len(times), n, 1 + n), row r = (c_r, W_r0 .. W_r(n-1)), read off w at 0 and
+    at the unit vectors (exact for an affine map up to rounding)."""
+
+    def __init__(self, problem):
+        self.n = problem.dim
+        self.f = problem.velocity
+        self.P = np.concatenate([np.zeros((1, self.n)), np.eye(self.n)])
+        self.vector = None
+
+    def coefficients(self, times):
+        times = np.asarray(times, dtype=float).ravel()
+        uniq, inv = np.unique(times, return_inverse=True)
+        V = TimedQuadratic._values(self, uniq)                 # (T, n + 1, n): w at 0, e_0, ..
+        c = V[:, 0]
+        W = np.swapaxes(V[:, 1:] - c[:, None, :], 1, 2)         # W[:, r, j] = w_r(e_j) - c_r
+        return np.concatenate([c[..., None], W], axis=-1)[inv]
+
+    def evaluate(self, coef, Y):
+        Y = np.asarray(Y, dtype=float)
+        return coef[:, 0] + Y @ coef[:, 1:].T
+
+
+def recognise_velocity(problem, y0, t0=0.0, period=None):
+    """The :class:`TimedAffineVelocity` of a ``time_dependent`` coadjoint problem without forcing whose
+    velocity is affine in z at every t (checked at random points and times, relative 1e-9), else None."""
+    if getattr(problem, "kind", None) != "coadjoint" or not getattr(problem, "time_dependent", False) \
+            or problem.forcing is not None or problem.dim > MAX_DIM:
+        return None
+    tv = TimedAffineVelocity(problem)
+    rng = np.random.default_rng(20261128)
+    n = tv.n
+    y0 = np.atleast_2d(np.asarray(y0, dtype=float))
+    scale = max(1.0, float(np.max(np.abs(y0))))
+    span = period if period is not None else 1.0
+    times = t0 + span * np.array([0.0, 0.211, 0.6, 0.947])
+    Y = np.concatenate([y0[:2], scale * rng.standard_normal((3, n))])
+    try:
+        coef = tv.coefficients(times)
+        with np.errstate(all="ignore"):
+            for t, c in zip(times, coef):
+                F = np.asarray(tv.f(float(t), Y), dtype=float).reshape(Y.shape)
+                G = tv.evaluate(c, Y)
+                if not (np.all(np.isfinite(F)) and np.all(np.abs(G - F) <= CHECK_RTOL * (np.abs(F) + scale + 1.0))):
+                    return None
+    except (ValueError, TypeError, ArithmeticError, IndexError):
+        return None
+    return tv

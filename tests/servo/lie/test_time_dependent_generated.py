@@ -245,3 +245,21 @@ def test_a_field_changed_in_place_is_recognised_again():
     ref = integrators.integrate(p, [1.0, 0.5], (0.0, 2.0), method="rk4", h=0.01, fast=False)
     np.testing.assert_allclose(b.y, ref.y, rtol=0, atol=1e-13)
     assert np.max(np.abs(b.y[-1] - a.y[-1])) > 1e-2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rkmk_on_the_generated_path_keeps_the_casimir_and_follows_the_closed_form(backend):
+    # the velocity W(t) m + c(t) tabled at the stage times; the stages' exponentials keep |m|^2 exactly
+    S = TimeDependentSystem(named.so3(), [2.0, 2.0, 2.0], gyrostat=[0, 0, sp.cos(t)], period=2 * np.pi)
+    m0 = np.array([[0.3, 0.4, 1.2], [1.0, -0.5, 0.1]] * 6)
+    res = integrators.integrate(S.problem(), m0, (0.0, 7.0), method="rkmk4", h=1e-3, save_every=500, backend=backend)
+    ref = integrators.integrate(S.problem(), m0[:2], (0.0, 7.0), method="rkmk4", h=1e-3, save_every=500, fast=False)
+    assert res.backend == backend
+    np.testing.assert_allclose(res.y[:, :2], ref.y, rtol=0, atol=1e-13)
+    ang = np.sin(res.t)[:, None] / 2
+    x, y = m0[None, :, 0], m0[None, :, 1]
+    exact = np.stack([x * np.cos(ang) - y * np.sin(ang), x * np.sin(ang) + y * np.cos(ang),
+                      np.broadcast_to(m0[None, :, 2], ang.shape[:1] + (12,))], -1)
+    assert np.max(np.abs(res.y - exact)) < 1e-11
+    r2 = np.sum(res.y ** 2, -1)
+    assert np.max(np.abs(r2 - r2[0])) < 1e-13
