@@ -263,3 +263,20 @@ def test_rkmk_on_the_generated_path_keeps_the_casimir_and_follows_the_closed_for
     assert np.max(np.abs(res.y - exact)) < 1e-11
     r2 = np.sum(res.y ** 2, -1)
     assert np.max(np.abs(r2 - r2[0])) < 1e-13
+
+
+def test_hyperplane_section_of_a_time_dependent_problem_matches_scipy_events():
+    # the orbits stepped by the generated loop (integrate), the crossings located on the one-step map at
+    # the step's own times; against the event finder of solve_ivp on the hand-derived equations
+    _, by_hand = oscillating_mass()
+    T = 2 * np.pi / OM
+    red = ODEProblem(by_hand, 2, period=T)
+    y0 = np.array([0.5, 0.0])
+    sec = integrators.poincare_section(red, y0, (np.array([0.0, 1.0]), 0.0), 40.0, h=T / 400, direction=0,
+                                       backend="numpy")
+    ev = lambda tt, y: y[1]
+    ref = solve_ivp(by_hand, (0.0, 40.0), y0, method="DOP853", rtol=1e-12, atol=1e-13, events=ev)
+    te = ref.t_events[0][ref.t_events[0] > 1e-9]          # (omega = 0 at t = 0 itself is not a crossing)
+    assert len(sec.times) == len(te) >= 5
+    np.testing.assert_allclose(sec.times, te, rtol=0, atol=1e-6)
+    assert np.max(np.abs(sec.points[:, 1])) < 1e-12
