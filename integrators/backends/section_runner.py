@@ -74,11 +74,12 @@ def choose(pl, backend, work):
     """"numba" or "numpy" for a section of estimated ``work`` (orbit-steps): backend "auto" with numba
     installed by :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler: the
     compiled section when loaded, or in numba's disk cache for a run of at least AUTO_NUMBA_WORK, else numpy
-    with its compile queued in the background); other backends as :func:`integrators.backends.fastpath.choose_backend`."""
+    with its compile queued in the background); other backends as
+    :func:`integrators.backends.fastpath.choose_backend`."""
     if backend != "auto" or not numba_kernels.available():
         return fastpath.choose_backend(backend, work)
-    return auto_compile.choose_kernel(("section",) + _key(pl), compiled(pl), lambda: _marker(pl), lambda: warm(pl), work,
-                                      fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
+    return auto_compile.choose_kernel(("section",) + _key(pl), compiled(pl), lambda: _marker(pl), lambda: warm(pl),
+                                      work, fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
 
 
 _NUMBA = {}

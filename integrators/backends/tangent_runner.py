@@ -242,8 +242,8 @@ def choose_auto(pl, B, work, timing=None):
     "numba" from the engine's AUTO_NUMBA_WORK, compiled in the call."""
     key = ("tangent", pl.st.key, pl.tab.name, pl.p, pl.ncols, pl.tabled, None if pl.proj is None else pl.proj.key,
            None if pl.L is None else pl.L.tobytes())
-    return auto_compile.choose_kernel(key, compiled(pl, B), lambda: _marker(pl), lambda: warm(pl, timing), work, LOAD_WORK,
-                                      fastpath.AUTO_NUMBA_WORK)
+    return auto_compile.choose_kernel(key, compiled(pl, B), lambda: _marker(pl), lambda: warm(pl, timing), work,
+                                      LOAD_WORK, fastpath.AUTO_NUMBA_WORK)
 
 
 def _saves(nqr, save_every):
@@ -252,8 +252,8 @@ def _saves(nqr, save_every):
 
 def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode, timing=None):
     """``ntr`` transient steps, then ``nqr`` QR intervals of ``sub`` steps, from Y (B, n), V (B, n, k) (the
-    frame of k = ``pl.ncols`` columns, handed to the generated code flat; ignored when nqr = 0), ACC (B, k + 4) (the accumulated logs and
-    MEGNO sums); returns (Y, V, ACC, RUN (K, B, k), RUNM (K, B), done (B,)) with K the number of saves.
+    frame of k = ``pl.ncols`` columns, handed to the generated code flat; ignored when nqr = 0), ACC (B, k + 4)
+    (the accumulated logs and MEGNO sums); returns (Y, V, ACC, RUN (K, B, k), RUNM (K, B), done (B,)) with K the number of saves.
     ``timing`` (a timed plan): (TB, S, k0), the coefficient table (:func:`table`) and the index of the
     first step."""
     B = Y.shape[0]

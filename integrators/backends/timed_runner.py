@@ -267,7 +267,8 @@ class AdaptivePlan:
         fn = self._fns.get(mode)
         if fn is None:
             if mode == "numba":
-                text = ('import math\n' + self.coef_text + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
+                text = ('import math\n' + self.coef_text
+                        + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
                         + timed_source.adaptive_source(self.n, self.tab)
                         + '\nrun = numba.njit(run, cache=CACHE, error_model="numpy")\n')
                 fn = numba_kernels.load_module(text, "liedyn_tad", "backend='numba'")["run"]

@@ -338,7 +338,8 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
                    f"commutator-free methods and the splittings have)")
         elif events is not None:
             why = "the events of a fixed-step method are located in the numpy loop"
-        elif timed_runner.applies(problem, method) or (problem.kind == "ode" and isinstance(method, RungeKutta)):
+        elif timed_runner.applies(problem, method) or (problem.kind == "ode"
+                                                        and isinstance(method, RungeKutta)):
             why = timed_runner.why_not(problem, method, y0, t0) or "its coefficient table is too large"
         else:
             why = fastpath.no_plan_reason(problem, getattr(method, "lie", True), None)   # (commutator-free: Lie)
