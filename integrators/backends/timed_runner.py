@@ -302,16 +302,30 @@ class AdaptivePlan:
 _ADAPTIVE = {}
 
 
-def adaptive_plan(problem, method, y0, t0=0.0):
-    """The :class:`AdaptivePlan` of a time-dependent problem with ``coefficient_source`` and an embedded pair
-    in rk form, or None (no source, a source whose coefficients differ from the field's by more than 1e-9
-    relative at the check times, a field that is not quadratic)."""
-    getsrc = getattr(problem, "coefficient_source", None)
+#: an adaptive run of at least this many estimated evaluations of the field has the problem derive its
+#: coefficient source (servo.TimeDependentSystem: 0.1-0.7 s of sympy on se(2), about 1000-3500 evaluations
+#: of its numpy field at 0.2 ms each); shorter runs take the generated loop only when the source is derived
+DERIVE_EVALS = 1000
+
+
+def adaptive_candidate(problem, method):
+    """True when ``problem`` (time-dependent, with ``coefficient_source``) and ``method`` (an embedded pair
+    in rk form) could run the generated adaptive loop."""
     tab = getattr(method, "tableau", None)
-    if (getsrc is None or tab is None or not tab.adaptive or method.lie or method.project
-            or not getattr(problem, "time_dependent", False)):
+    return (getattr(problem, "coefficient_source", None) is not None and tab is not None and tab.adaptive
+            and not method.lie and not method.project and bool(getattr(problem, "time_dependent", False)))
+
+
+def adaptive_plan(problem, method, y0, t0=0.0, steps=math.inf):
+    """The :class:`AdaptivePlan` of a time-dependent problem with ``coefficient_source`` (a callable
+    ``coefficient_source(derive=True)`` -> the text of ``coef(t)`` or None) and an embedded pair in rk form,
+    or None (no source, a run of fewer than DERIVE_EVALS estimated evaluations (``steps`` x stages) whose
+    source is not derived yet, a source whose coefficients differ from the field's by more than 1e-9 relative at the check times,
+    a field that is not quadratic)."""
+    if not adaptive_candidate(problem, method):
         return None
-    text = getsrc()
+    tab = method.tableau
+    text = problem.coefficient_source(derive=steps * len(tab.b) >= DERIVE_EVALS)
     if not text:
         return None
     key = (text, tab.name)

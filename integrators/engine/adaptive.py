@@ -74,8 +74,11 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     pl = fastpath.plan(problem, tab, lie, terms, y0, proj) if fast else None
     # a time-dependent problem that gives the source of its coefficients: the generated loop of
     # integrators.codegen.timed_source (one trajectory, no events; the engine's starting step, as the reference)
-    tpl = (timed_runner.adaptive_plan(problem, method, y0, t0)
-           if pl is None and fast and events is None and y0.ndim == 1 else None)
+    timed = (pl is None and fast and events is None and y0.ndim == 1
+             and timed_runner.adaptive_candidate(problem, method))
+    tpl = None
+    if timed and backend == "numba":
+        tpl = timed_runner.adaptive_plan(problem, method, y0, t0)
     if pl is None and tpl is None and backend == "numba":
         why = fastpath.no_plan_reason(problem, lie, proj)
         if getattr(problem, "time_dependent", False):
@@ -92,6 +95,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         f = fastpath.field(pl) if pl is not None and y0.ndim == 1 else functools.partial(rhs, t0)
         h0, extra = initial_step(f, y0, t0, t1, order, rtol, atol, max_step), 2
     work = abs(t1 - t0) / h0 * max(1, y0.size // problem.dim) if h0 > 0.0 else 0.0
+    if timed and tpl is None:      # (h0 > 0 here: the engine's starting step; Hairer's h0 is a few steps' size)
+        tpl = timed_runner.adaptive_plan(problem, method, y0, t0, work / 4.0)
     mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
     if backend == "auto" and pl is not None and numba_kernels.available():   # never waits on a compiler
         mode = auto_compile.choose(pl, mode, work, y0.ndim > 1, events is not None, t1, rtol, atol, max_step,

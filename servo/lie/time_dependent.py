@@ -323,7 +323,7 @@ class TimeDependentSystem:
         p.coefficient_source = self.coefficient_source
         return p
 
-    def coefficient_source(self) -> str | None:
+    def coefficient_source(self, derive: bool = True) -> str | None:
         """Python source of ``coef(t)``: the coefficients of the right-hand side as a polynomial in m,
 
             F_r(t, m) = e_r(t) + sum_j L_rj(t) m_j + sum_{j <= k} q_rjk(t) m_j m_k,
@@ -333,11 +333,14 @@ class TimeDependentSystem:
         the multiplier of the module docstring is quadratic in m (lambda is affine in ad*_w m and w); the
         coefficients are its derivatives at m = 0 (e = F(0), L = dF/dm, q_jj = d2F/dm_j^2 / 2, q_jk =
         d2F/dm_j dm_k), derived once with sympy, shared subexpressions named (``sympy.cse``), written with
-        ``math`` functions (numba compiles them). Cached. None (the numpy reference runs) when I(t) varies
-        and n > 3: its symbolic inverse could take sympy minutes."""
+        ``math`` functions (numba compiles them). Cached; ``derive=False`` returns it only when already
+        derived (the integrator asks so for short runs: the derivation takes 0.1-1 s). None (the numpy
+        reference runs) when I(t) varies and n > 3: its symbolic inverse could take sympy minutes."""
         cached = getattr(self, "_coef_source", None)
         if cached is not None:
             return cached or None
+        if not derive:
+            return None
         n, t = self.n, self.time
         if n > 3 and not self.I.constant:
             self._coef_source = ""

@@ -209,7 +209,7 @@ def test_a_coefficient_source_that_disagrees_with_the_field_is_refused():
     S, _ = oscillating_mass()
     p = S.problem()
     good = p.coefficient_source()
-    p.coefficient_source = lambda: good.replace("math.sin(", "1.001*math.sin(")   # not this problem's field
+    p.coefficient_source = lambda derive=True: good.replace("math.sin(", "1.001*math.sin(")   # not this field
     m0 = S.state_from([0.5, 0.0, 0.2])
     r = integrators.integrate(p, m0, (0.0, 2.0), method="rk45")
     assert r.backend == "numpy (generic reference)"
@@ -280,3 +280,14 @@ def test_hyperplane_section_of_a_time_dependent_problem_matches_scipy_events():
     assert len(sec.times) == len(te) >= 5
     np.testing.assert_allclose(sec.times, te, rtol=0, atol=1e-6)
     assert np.max(np.abs(sec.points[:, 1])) < 1e-12
+
+
+def test_a_short_adaptive_run_does_not_pay_for_deriving_the_coefficients():
+    S, _ = oscillating_mass()
+    m0 = S.state_from([0.5, 0.0, 0.2])
+    short = integrators.integrate(S.problem(), m0, (0.0, 0.05), method="rk45", rtol=1e-6, atol=1e-9)
+    assert short.backend == "numpy (generic reference)" and getattr(S, "_coef_source", None) is None
+    long = integrators.integrate(S.problem(), m0, (0.0, 20.0), method="rk45", rtol=1e-10, atol=1e-12)
+    assert long.backend == "numpy" and S.coefficient_source(derive=False) is not None
+    # derived once, the generated loop serves the short runs too
+    assert integrators.integrate(S.problem(), m0, (0.0, 0.05), method="rk45", rtol=1e-6, atol=1e-9).backend == "numpy"
