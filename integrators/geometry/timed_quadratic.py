@@ -176,8 +176,10 @@ def _recognise(problem, y0, t0, period):
     times = t0 + span * np.array([0.0, 0.137, 0.5, 0.731, 0.913])
     Y = np.concatenate([y0[:2], scale * rng.standard_normal((4, n))])
     try:
-        coef = tq.coefficients(times)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):   # a field singular at the probes (0, unit vectors) is refused, silently
+            coef = tq.coefficients(times)
+            if not np.all(np.isfinite(coef)):
+                return None
             for t, c in zip(times, coef):
                 F = np.asarray(tq.f(float(t), Y), dtype=float).reshape(Y.shape)
                 G = tq.evaluate(c, Y)
@@ -244,8 +246,10 @@ def recognise_velocity(problem, y0, t0=0.0, period=None):
     times = t0 + span * np.array([0.0, 0.211, 0.6, 0.947])
     Y = np.concatenate([y0[:2], scale * rng.standard_normal((3, n))])
     try:
-        coef = tv.coefficients(times)
         with np.errstate(all="ignore"):
+            coef = tv.coefficients(times)
+            if not np.all(np.isfinite(coef)):
+                return None
             for t, c in zip(times, coef):
                 F = np.asarray(tv.f(float(t), Y), dtype=float).reshape(Y.shape)
                 G = tv.evaluate(c, Y)

@@ -291,3 +291,13 @@ def test_a_short_adaptive_run_does_not_pay_for_deriving_the_coefficients():
     assert long.backend == "numpy" and S.coefficient_source(derive=False) is not None
     # derived once, the generated loop serves the short runs too
     assert integrators.integrate(S.problem(), m0, (0.0, 0.05), method="rk45", rtol=1e-6, atol=1e-9).backend == "numpy"
+
+
+def test_a_field_singular_at_the_probes_is_refused_without_a_warning():
+    # the Kepler field is singular at 0 (a probe of the recognition): the reference runs, no RuntimeWarning
+    kepler = ODEProblem(lambda tt, y: np.stack([y[..., 1], -y[..., 0] / np.abs(y[..., 0]) ** 3], -1), 2)
+    assert timed_quadratic.recognise(kepler, [1.0, 0.3]) is None
+    with np.errstate(all="raise"):
+        a = integrators.integrate(kepler, [1.0, 0.3], (0.0, 0.5), method="rk4", h=0.01)
+    b = integrators.integrate(kepler, [1.0, 0.3], (0.0, 0.5), method="rk4", h=0.01, fast=False)
+    np.testing.assert_array_equal(a.y, b.y)
