@@ -93,37 +93,46 @@ def core(a):
     p = kirchhoff()
     y0 = np.array([0.3, 0.2, 0.9, 1.0, 0.4, 0.1])
     h, n = 0.02, 5000
+    spec = lambda **kw: (lambda: integrators.lyapunov_spectrum(p, y0, n * h, dt=h, h=h, leaf=None, **kw))
+    flow = lambda **kw: (lambda: integrators.integrate(p, y0, (0, n * h), method="rk4", h=h, save_every=n, **kw))
     runs = {
-        "spectrum, defaults": lambda: integrators.lyapunov_spectrum(p, y0, n * h, dt=h, h=h, leaf=None),
-        "spectrum, numba": lambda: integrators.lyapunov_spectrum(p, y0, n * h, dt=h, h=h, leaf=None, backend="numba"),
-        "largest exponent (k=1), numba": lambda: integrators.lyapunov_spectrum(p, y0, n * h, dt=h, h=h, leaf=None,
-                                                                               backend="numba", k=1),
-        "spectrum, numpy loop (fast=False)": lambda: integrators.lyapunov_spectrum(p, y0, n * h, dt=h, h=h, leaf=None,
-                                                                                   fast=False),
-        "flow alone: integrate rk4, defaults": lambda: integrators.integrate(p, y0, (0, n * h), method="rk4", h=h,
-                                                                            save_every=n),
-        "flow alone: integrate rk4, numba": lambda: integrators.integrate(p, y0, (0, n * h), method="rk4", h=h,
-                                                                         save_every=n, backend="numba"),
+        "spectrum, defaults": spec(),
+        "spectrum, numba": spec(backend="numba"),
+        "largest exponent (k=1), numba": spec(backend="numba", k=1),
+        "spectrum, numpy (generated)": spec(backend="numpy"),
+        "largest exponent (k=1), numpy (generated)": spec(backend="numpy", k=1),
+        "spectrum, numpy loop (fast=False)": spec(fast=False),
+        "flow alone: integrate rk4, defaults": flow(),
+        "flow alone: integrate rk4, numba": flow(backend="numba"),
+        "flow alone: integrate rk4, numpy": flow(backend="numpy"),
     }
     first = {k: _timed(f) for k, f in runs.items()}          # compiles (or loads numba's disk cache)
     times = {k: [] for k in runs}
+    last = {}
     for _ in range(a.repeat):
         for k, f in runs.items():
-            times[k].append(_timed(f)[0])
+            dt_, last[k] = _timed(f)
+            times[k].append(dt_)
     med = {k: statistics.median(v) for k, v in times.items()}
-    used = {k: getattr(first[k][1], "backend", "") for k in runs}
+    used = {k: getattr(last[k], "backend", "") for k in runs}       # the backend of the timed calls
+    first_used = {k: getattr(first[k][1], "backend", "") for k in runs}
     flow_auto, flow_nb = med["flow alone: integrate rk4, defaults"], med["flow alone: integrate rk4, numba"]
+    flow_np = med["flow alone: integrate rk4, numpy"]
     for k in runs:
         if k.startswith("flow"):
             note = f"backend {used[k]}"
         else:
-            note = (f"backend {used[k]}; / flow (defaults, {used['flow alone: integrate rk4, defaults']}): "
-                    f"{med[k] / flow_auto:.2f}x; / flow (numba): {med[k] / flow_nb:.1f}x")
+            same = flow_nb if used[k] == "numba" else flow_np
+            note = (f"backend {used[k]} (first call: {first_used[k]}); / flow with the same backend "
+                    f"({'numba' if used[k] == 'numba' else 'numpy'}): {med[k] / same:.2f}x; / flow (defaults, "
+                    f"{used['flow alone: integrate rk4, defaults']}): {med[k] / flow_auto:.2f}x")
         lo = min(times[k])
         rows.append([f"1 trajectory, 5000 rk4 steps, QR every step: {k}", f"{med[k] * 1e3:.2f} ms",
                      note + f"; fastest of {a.repeat} {lo * 1e3:.2f} ms"
                      + ("" if k.startswith("flow") else f" ({lo / min(times['flow alone: integrate rk4, numba']):.1f}x "
                         f"the fastest numba flow)") + f"; first call {first[k][0]:.2f} s"])
+    loads.append(os.getloadavg()[0])
+    rows += forced(a)
     loads.append(os.getloadavg()[0])
     rng = np.random.default_rng(0)
     Y = y0 + 0.1 * rng.standard_normal((a.traj, 6))
@@ -167,6 +176,57 @@ def core(a):
           + ", ".join(f"{v:.1f}" for v in loads))
     print(md)
     update_section("phase_space", md, "python benchmarks/phase_space.py --parts core " + _argv_without_parts())
+
+
+def forced(a):
+    """Time-dependent problems on the generated path against the numpy reference loop: the largest-exponent
+    measure of a chart point (the reduced oscillating-mass sleigh, 2 exponents, rk4, 30 steps a period,
+    120 periods) and ``simulate`` of the builder's sleigh on se(2) (rk853, rtol 1e-12, 1000 output times)."""
+    e = catalog.get("sleigh_oscillating_mass")
+    red, T, y0 = e.extras["reduced"], e.extras["period"], e.initial_state[:2]
+    kw = dict(dt=T, h=T / 30, transient=20 * T, period=T)
+    S = e.extras["lie_system"]()
+    m0 = S.state_from(np.array([0.5, 0.0, 0.2]))
+    runs = {
+        "forced sleigh (v, omega), spectrum, numba": lambda: integrators.lyapunov_spectrum(red, y0, 100 * T,
+                                                                                           backend="numba", **kw),
+        "forced sleigh (v, omega), spectrum, numpy (generated)": lambda: integrators.lyapunov_spectrum(
+            red, y0, 100 * T, backend="numpy", **kw),
+        "forced sleigh (v, omega), spectrum, numpy loop (fast=False)": lambda: integrators.lyapunov_spectrum(
+            red, y0, 100 * T, fast=False, **kw),
+        "forced sleigh (v, omega), flow alone rk4, numba": lambda: integrators.integrate(
+            red, y0, (0, 120 * T), method="rk4", h=T / 30, save_every=3600, backend="numba"),
+        "forced sleigh (v, omega), flow alone rk4, numpy (generated)": lambda: integrators.integrate(
+            red, y0, (0, 120 * T), method="rk4", h=T / 30, save_every=3600, backend="numpy"),
+        "TimeDependentSystem sleigh on se(2): simulate 60 time units, numba": lambda: S.simulate(m0, 60.0,
+                                                                                                backend="numba"),
+        "TimeDependentSystem sleigh on se(2): simulate, numpy (generated)": lambda: S.simulate(m0, 60.0,
+                                                                                               backend="numpy"),
+        "TimeDependentSystem sleigh on se(2): simulate, numpy reference (fast=False)": lambda: S.simulate(
+            m0, 60.0, fast=False),
+    }
+    first = {k: _timed(f) for k, f in runs.items()}
+    times = {k: [] for k in runs}
+    for _ in range(a.repeat):
+        for k, f in runs.items():
+            times[k].append(_timed(f)[0])
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ref_spec = med["forced sleigh (v, omega), spectrum, numpy loop (fast=False)"]
+    ref_sim = med["TimeDependentSystem sleigh on se(2): simulate, numpy reference (fast=False)"]
+    fl = {"numba": med["forced sleigh (v, omega), flow alone rk4, numba"],
+          "numpy": med["forced sleigh (v, omega), flow alone rk4, numpy (generated)"]}
+    rows = []
+    for k in runs:
+        if "spectrum" in k and "fast=False" not in k:
+            be = "numba" if "numba" in k else "numpy"
+            note = (f"{ref_spec / med[k]:.1f}x faster than the numpy loop; / flow alone with the same backend: "
+                    f"{med[k] / fl[be]:.2f}x")
+        elif "simulate" in k and "fast=False" not in k:
+            note = f"{ref_sim / med[k]:.1f}x faster than the numpy reference"
+        else:
+            note = ""
+        rows.append([k, f"{med[k] * 1e3:.2f} ms", note + f"; first call {first[k][0]:.2f} s"])
+    return rows
 
 
 def _argv_without_parts():

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import integrators
+from integrators.backends import numba_kernels
 
 from ..registry import Entry
 from .grid import SweepError
@@ -32,17 +33,26 @@ def _reduced(entry):
 class LargestExponent:
     """Lyapunov spectrum of the reduced (v, omega) flow (:func:`integrators.lyapunov_spectrum`, rk4, QR once
     per period): ``largest_exponent``, ``sum_exponents``, ``attractor`` (the sum is negative: phase volume
-    contracts), ``megno``, ``converged``."""
+    contracts), ``megno``, ``converged``.
+
+    The reduced fields are quadratic in (v, omega) at fixed t, so every point runs the generated tangent flow
+    (one compiled text for the whole chart: the coefficients are tabled per point). ``backend``: None (default)
+    takes numba when it is installed, else numpy, for every point alike ("auto" could switch from numpy to
+    numba in the middle of a sweep when a background compile lands, and a resumed chart would then differ
+    from an uninterrupted one in the last bits); or "auto", "numpy", "numba" as in
+    :func:`integrators.lyapunov_spectrum`."""
 
     t_end: float = 200.0
     transient: float = 50.0
     steps_per_period: int = 40
+    backend: str | None = None
 
     def __call__(self, entry: Entry) -> dict[str, float | bool]:
         red, y0, T = _reduced(entry)
         T = T or 1.0
+        be = self.backend or ("numba" if numba_kernels.available() else "numpy")
         res = integrators.lyapunov_spectrum(red, y0, self.t_end, dt=T, h=T / self.steps_per_period,
-                                            transient=self.transient, period=T)
+                                            transient=self.transient, period=T, backend=be)
         lam = res.exponents
         return {"largest_exponent": float(lam[0]), "sum_exponents": float(lam.sum()),
                 "attractor": bool(lam.sum() < 0), "megno": float(res.megno), "converged": bool(res.converged)}

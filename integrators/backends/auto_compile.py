@@ -301,3 +301,39 @@ def _schedule(pl, kinds, t1, rtol, atol, max_step):
             submit(key, lambda: _warm_batch(pl, t1, rtol, atol, max_step))
         else:
             submit(key, lambda k=kind: _warm_single(pl, k, t1, rtol, atol, max_step))
+
+
+def choose_kernel(key, loaded, marker, warm_job, work, load_work, engine_work):
+    """The backend of an "auto" run (numba installed) of a kernel that is not a plan's loop (the tangent flow
+    of the Lyapunov spectra, the lane kernel of the Poincare sections), by the rules above: "numba" when the
+    kernel is ``loaded`` in this process; policy "wait": "numba" from ``engine_work`` (compiled in the call);
+    else, for a run of at least ``load_work``, "numba" when numba's disk cache holds it (``marker()``, a path
+    written by ``warm_job`` after its compile, exists) and no background job holds the compiler (loaded in
+    the call: a fraction of a second), or "numpy" with ``warm_job`` queued under ``key`` (not under
+    policy "off"); smaller runs "numpy"."""
+    pol = policy()
+    if loaded:
+        return "numba"
+    if pol == "wait":
+        return "numba" if work >= engine_work else "numpy"
+    if work < load_work:
+        return "numpy"
+    m = marker()
+    if m is not None and m.exists() and not busy():
+        warm_job()
+        return "numba"
+    if pol != "off":
+        submit(key, warm_job)
+    return "numpy"
+
+
+def write_marker(marker):
+    """Write a disk-cache marker (see :func:`choose_kernel`); nothing when the directory is not writable."""
+    if marker is None:
+        return
+    try:
+        tmp = marker.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text("")
+        os.replace(tmp, marker)
+    except OSError:
+        pass

@@ -1,6 +1,9 @@
 """Running the generated Poincare section of :mod:`integrators.codegen.section_source` on an ensemble.
 
-The orbits go through a ``numba.prange`` loop (extra ``liedyn[fast]``), each running the one-orbit
+The orbits go through a ``numba.prange`` loop (extra ``liedyn[fast]``): for a tableau in rk form the lane
+kernel of :func:`integrators.codegen.section_source.lanes_module` (16 orbits stepped together by one
+vectorizable loop, a finished orbit's lane taken by the next; the same crossings to the bit as the
+one-orbit loop, 5-6x faster: benchmarks/phase_space.py), otherwise each orbit running the one-orbit
 loop from its own step to the end or until its buffer of ``cap`` crossings is full; :func:`crossings`
 collects the buffers and calls again for the orbits that still have steps to take (no state is
 stored along the way: memory is B x cap x n, whatever the number of steps). Mode "scalar" runs the
@@ -9,20 +12,88 @@ same text in Python floats, orbit after orbit (for the tests, and where numba is
 
 from __future__ import annotations
 
+import hashlib
+import sys
+
 import numpy as np
 
 from ..codegen import ensemble_source
-from ..codegen.section_source import section_source
+from ..codegen.section_source import LANES, lanes_module, section_source
+from ..methods import CommutatorFree, Splitting
 from ..reference import genhelpers
-from . import numba_kernels
+from . import auto_compile, fastpath, numba_kernels
 
 _SCALAR = {}
 
+
+def _threads():
+    import numba
+
+    return numba.get_num_threads()
+
+def lanes(pl):
+    """True when the section of plan ``pl`` runs the lane kernel (a tableau in rk form: its step is
+    arithmetic only; :func:`integrators.codegen.section_source.lanes_module`)."""
+    return not pl.lie and not isinstance(pl.tab, (CommutatorFree, Splitting))
+
+
+def _key(pl):
+    return (pl.st.key, pl.tab.name, pl.lie, pl.terms)
+
+
+def _module_text(pl):
+    if lanes(pl):
+        return lanes_module(pl.st, pl.tab, pl.lie, pl.terms)
+    return ensemble_source.section_module(section_source(pl.st, pl.tab, pl.lie, pl.terms))
+
+
+def compiled(pl):
+    """True when the plan's compiled section is loaded in this process (a call needs no compiler)."""
+    fn = _NUMBA.get(_key(pl))
+    return fn is not None and bool(getattr(fn, "signatures", ()))
+
+
+def _marker(pl):
+    d = numba_kernels.cache_dir()
+    if d is None:
+        return None
+    numba = numba_kernels.require("backend='numba'")
+    tag = f"{_module_text(pl)}|{numba.__version__}|{sys.version_info[:2]}"
+    return d / f"liedyn_sec_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+
+
+def warm(pl):
+    """Compile (or load from numba's disk cache) the plan's compiled section with the argument types of
+    :func:`crossings` (one orbit, one step), then write the disk-cache marker."""
+    n = pl.st.n
+    crossings(pl, np.zeros((1, n)), 0.0, 1e-3, 1, np.ones(n), 0.0, 1, 1e-13, None, "numba")
+    auto_compile.write_marker(_marker(pl))
+
+
+def choose(pl, backend, work):
+    """"numba" or "numpy" for a section of estimated ``work`` (orbit-steps): backend "auto" with numba
+    installed by :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler: the
+    compiled section when loaded, or in numba's disk cache for a run of at least AUTO_NUMBA_WORK, else numpy
+    with its compile queued in the background); other backends as
+    :func:`integrators.backends.fastpath.choose_backend`."""
+    if backend != "auto" or not numba_kernels.available():
+        return fastpath.choose_backend(backend, work)
+    return auto_compile.choose_kernel(("section",) + _key(pl), compiled(pl), lambda: _marker(pl), lambda: warm(pl),
+                                      work, fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
+
+
+_NUMBA = {}
+
+
 def _function(pl, mode):
-    text = section_source(pl.st, pl.tab, pl.lie, pl.terms)
     if mode == "numba":
-        return numba_kernels.load_module(ensemble_source.section_module(text), "liedyn_sec", "backend='numba'")["ensemble"]
-    key = (pl.st.key, pl.tab.name, pl.lie, pl.terms)
+        fn = _NUMBA.get(_key(pl))
+        if fn is None:
+            prefix = "liedyn_secl" if lanes(pl) else "liedyn_sec"
+            fn = _NUMBA[_key(pl)] = numba_kernels.load_module(_module_text(pl), prefix, "backend='numba'")["ensemble"]
+        return fn
+    text = section_source(pl.st, pl.tab, pl.lie, pl.terms)
+    key = _key(pl)
     fn = _SCALAR.get(key)
     if fn is None:
         env = dict(genhelpers.SCALAR, abs=abs, min=min, max=max)
@@ -55,7 +126,14 @@ def crossings(pl, Y, t0, h, nsteps, a, b, direction, xtol, max_crossings, mode, 
     RES = np.zeros(B)
     fn = _function(pl, mode)
     while np.any(active):
-        if mode == "numba":
+        if mode == "numba" and lanes(pl):
+            idx = np.flatnonzero(active)
+            CNT[:] = 0
+            ng = max(1, min(-(-len(idx) // LANES), 4 * _threads()))
+            with np.errstate(all="ignore"):
+                fn(float(h), int(nsteps), float(t0), cap, maxc, Z, E, K, A, float(b), int(direction), float(xtol),
+                   PTS, TS, CNT, status, RES, idx, ng)
+        elif mode == "numba":
             with np.errstate(all="ignore"):
                 fn(float(h), int(nsteps), float(t0), cap, maxc, Z, E, K, A, float(b), int(direction), float(xtol),
                    PTS, TS, CNT, status, RES, active)

@@ -1,10 +1,12 @@
 """Running the generated tangent flow of :mod:`integrators.codegen.tangent_source` (Lyapunov spectra).
 
-:func:`plan` says whether a problem has a generated tangent flow (a coadjoint problem recognised by
-:func:`integrators.geometry.recognition.recognise`: affine velocity, no forcing or a multiplier forcing,
-autonomous; the Jacobian from the structure constants, the leaf "auto" or None) and, when not, why
-(for the MethodError of ``backend='numba'``). A :class:`TangentPlan` compiles the text once per
-(structure, tableau, leaf) and mode:
+:func:`plan` says whether a problem has a generated tangent flow and, when not, why (for the MethodError
+of ``backend='numba'``): a coadjoint problem recognised by :func:`integrators.geometry.recognition.recognise`
+(affine velocity, no forcing or a multiplier forcing, autonomous; the Jacobian from the structure
+constants), or an ODE or time-dependent problem whose field is a polynomial of degree <= 2 in the state
+(:mod:`integrators.geometry.timed_quadratic`: its coefficients tabled at the stage times, the step written by
+:class:`integrators.codegen.timed_source.TimedStepper`, one text for every parameter value); the leaf
+"auto" or None. A :class:`TangentPlan` compiles the text once per (structure, tableau, leaf) and mode:
 
 * "scalar": Python floats, one trajectory per call (a Python loop over a small ensemble);
 * "array": numpy (B,) columns, the whole ensemble per call (an interval that is not finite for any
@@ -12,19 +14,23 @@ autonomous; the Jacobian from the structure constants, the leaf "auto" or None) 
 * "numba": jitted (extra ``liedyn[fast]``); an ensemble runs as a ``numba.prange`` loop over the
   trajectories, each with its own stopping point. The module text goes to the cache directory of
   :mod:`integrators.backends.numba_kernels` (numba's disk cache: one compilation per machine).
+
+Under backend="auto" :func:`choose_auto` takes the compiled flow whenever that needs no compiler.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import sys
 
 import numpy as np
 
-from ..codegen import ensemble_source, projection
+from ..codegen import ensemble_source, projection, timed_source
 from ..codegen.tangent_source import PBIG, lyapunov_source
-from ..geometry import recognition
+from ..geometry import recognition, timed_quadratic
 from ..reference import genhelpers
-from . import numba_kernels
+from . import auto_compile, fastpath, numba_kernels
 
 _PLANS = {}
 
@@ -75,13 +81,16 @@ class TangentPlan:
     """A recognised structure, a tableau and the leaf (the first ``p`` columns kept orthogonal to the
     gradients of the Casimir projection ``proj`` and the rows of ``L``)."""
 
-    def __init__(self, st, tab, p, proj, L, ncols):
+    def __init__(self, st, tab, p, proj, L, ncols, tabled=False):
         self.st, self.tab, self.p, self.proj, self.L, self.ncols = st, tab, p, proj, L, ncols
         self.n = st.n
+        self.tabled = tabled    # the field's coefficients from a table (timed_source)
+        self.timed = None       # ... of this TimedQuadratic (set per problem by plan)
         self._fns = {}
 
     def text(self):
-        return lyapunov_source(self.st, self.tab, self.p, self.proj, self.L, self.ncols)
+        stepper = timed_source.TimedStepper(len(self.tab.A)) if self.tabled else None
+        return lyapunov_source(self.st, self.tab, self.p, self.proj, self.L, self.ncols, stepper)
 
     def function(self, mode):
         fn = self._fns.get(mode)
@@ -89,7 +98,7 @@ class TangentPlan:
             return fn
         text = self.text()
         if mode == "numba":
-            ns = numba_kernels.load_module(ensemble_source.tangent_module(text), "liedyn_tan", "backend='numba'")
+            ns = numba_kernels.load_module(_module_text(self), "liedyn_tan", "backend='numba'")
             fn = (ns["run"], ns["ensemble"])
         else:
             if mode == "array":
@@ -103,14 +112,27 @@ class TangentPlan:
         return fn
 
 
-def why_not(problem, jac, leaf, y0):
-    """None when the generated tangent flow applies to ``problem``, else the reason (a sentence)."""
-    if getattr(problem, "kind", None) != "coadjoint":
-        return (f"only coadjoint problems have a generated tangent flow ({problem.name} is a {problem.kind} "
-                f"problem: its Jacobian is evaluated in numpy)")
-    if getattr(problem, "time_dependent", False):
-        return (f"{problem.name} depends on t (time_dependent=True) and the generated tangent flow is written "
-                f"for autonomous problems")
+def timed(problem):
+    """True when ``problem`` goes to the tabled quadratic field (:mod:`integrators.codegen.timed_source`): an
+    ODE problem y' = f(t, y), or a coadjoint problem with ``time_dependent``."""
+    return getattr(problem, "kind", None) == "ode" or bool(getattr(problem, "time_dependent", False))
+
+
+def why_not(problem, jac, leaf, y0, t0=0.0, period=None):
+    """None when the generated tangent flow applies to ``problem``, else the reason (a sentence). A
+    time-dependent problem (or an ODE problem) has one when its field is quadratic in the state at every
+    t (:func:`integrators.geometry.timed_quadratic.recognise`)."""
+    if getattr(problem, "kind", None) not in ("coadjoint", "ode"):
+        return f"{problem.name} is a {problem.kind} problem: its Jacobian is evaluated in numpy"
+    if jac is not None:
+        return "a Jacobian given by the caller (jac=) is evaluated in numpy"
+    if callable(leaf):
+        return "a leaf given as a callable (leaf=) is evaluated in numpy"
+    if timed(problem):
+        if timed_quadratic.recognise(problem, y0, t0, period) is None:
+            return (f"the field of {problem.name} is not a polynomial of degree <= 2 in the state at fixed t (the "
+                    f"generated tangent flow of an ODE or time-dependent problem is written for such fields)")
+        return None
     if jac is not None:
         return "a Jacobian given by the caller (jac=) is evaluated in numpy"
     if callable(leaf):
@@ -121,11 +143,18 @@ def why_not(problem, jac, leaf, y0):
     return None
 
 
-def plan(problem, tab, y0, leaf, r, ncols=None):
+def plan(problem, tab, y0, leaf, r, ncols=None, t0=0.0, period=None):
     """The :class:`TangentPlan` of ``problem`` (:func:`why_not` must have returned None) with tableau
     ``tab``, r normals of the leaf ("auto": the Casimirs without forcing and the linear invariants;
-    None: no leaf) and ``ncols`` tangent columns (default n)."""
-    st = recognition.recognise(problem, y0)
+    None: no leaf) and ``ncols`` tangent columns (default n). A time-dependent problem's plan carries its
+    :class:`integrators.geometry.timed_quadratic.TimedQuadratic` (``pl.timed``): the text depends on n, the
+    tableau and the leaf only."""
+    tq = None
+    if timed(problem):
+        tq = timed_quadratic.recognise(problem, y0, t0, period)
+        st = timed_source.TimedShape(problem.dim)
+    else:
+        st = recognition.recognise(problem, y0)
     n = st.n
     proj, L = None, None
     if leaf is not None and r > 0:
@@ -141,22 +170,100 @@ def plan(problem, tab, y0, leaf, r, ncols=None):
     if pl is None:
         if len(_PLANS) >= 128:
             _PLANS.clear()
-        pl = _PLANS[key] = TangentPlan(st, tab, n - r, proj, L, ncols)
-    return pl
+        pl = _PLANS[key] = TangentPlan(st, tab, n - r, proj, L, ncols, tabled=tq is not None)
+    if tq is None:
+        return pl
+    out = TangentPlan.__new__(TangentPlan)     # the shared compiled text, this problem's field
+    out.__dict__.update(pl.__dict__)
+    out.timed = tq
+    return out
+
+
+def table(pl, h, t0, nsteps, period):
+    """(TB, S): the flat coefficient table of a timed plan's field at the stage times t0 + (k + c_i) h of
+    the first S steps (S = the steps of one period when the period is a whole number of steps, else
+    ``nsteps``; :func:`integrators.geometry.timed_quadratic.table_layout`), or None when it would hold more
+    than MAX_TABLE numbers."""
+    tq = pl.timed
+    S, times = timed_quadratic.table_layout(pl.tab.c, h, nsteps, period, t0)
+    if S * times.shape[1] * tq.n * tq.nf > timed_quadratic.MAX_TABLE:
+        return None
+    return np.ascontiguousarray(tq.coefficients(times.ravel()).ravel()), S
+
+
+#: under "auto" a run of at least this much work (trajectory-steps x (columns + 1)) loads the compiled tangent
+#: flow from numba's disk cache (about 0.5 s with numba's import) or queues its compile in the background
+LOAD_WORK = 20_000
+
+
+def _module_text(pl):
+    extra = timed_source.TimedStepper.args if pl.tabled else ""
+    return ensemble_source.tangent_module(pl.text(), extra)
+
+
+def _marker(pl):
+    """The file that says the plan's compiled tangent flow is in numba's disk cache (per text, numba and
+    Python version), or None when the cache directory is not writable."""
+    d = numba_kernels.cache_dir()
+    if d is None:
+        return None
+    numba = numba_kernels.require("backend='numba'")
+    tag = f"{_module_text(pl)}|{numba.__version__}|{sys.version_info[:2]}"
+    return d / f"liedyn_tan_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+
+
+def compiled(pl, B):
+    """True when the plan's numba function for B trajectories (one, or the ``prange`` ensemble) is compiled
+    or loaded in this process: a call needs no compiler."""
+    fn = pl._fns.get("numba")
+    return fn is not None and bool(getattr(fn[0 if B == 1 else 1], "signatures", ()))
+
+
+def warm(pl, timing=None):
+    """Compile (or load from numba's disk cache) the plan's numba functions with the argument types of
+    :func:`run` (runs of one QR interval of one step, one and two trajectories), then write the marker."""
+    n, k = pl.n, pl.ncols
+    if timing is not None:
+        timing = (np.zeros_like(timing[0]), 1, 0)
+    for B in (1, 2):
+        Y = np.zeros((B, n))
+        V = np.broadcast_to(np.eye(n)[:, :k], (B, n, k)).copy()
+        run(pl, Y, V, np.zeros((B, k + 4)), 0, 1, 1, 1, 1e-3, 1e-3, "numba", timing)
+    auto_compile.write_marker(_marker(pl))
+
+
+def choose_auto(pl, B, work, timing=None):
+    """The mode of a backend="auto" run with numba installed, by the rules of
+    :mod:`integrators.backends.auto_compile` (:func:`integrators.backends.auto_compile.choose_kernel`: no
+    call waits on a compiler): "numba" when the plan's compiled tangent flow is loaded in this process, or
+    (a run of at least LOAD_WORK) when numba's disk cache holds it and no background compile holds the
+    compiler (loaded in the call, about 0.5 s); else "numpy", and for a run of at least LOAD_WORK its
+    compile is queued in the background (a later call takes it). Policy "wait" (LIEDYN_AUTO_COMPILE):
+    "numba" from the engine's AUTO_NUMBA_WORK, compiled in the call."""
+    key = ("tangent", pl.st.key, pl.tab.name, pl.p, pl.ncols, pl.tabled, None if pl.proj is None else pl.proj.key,
+           None if pl.L is None else pl.L.tobytes())
+    return auto_compile.choose_kernel(key, compiled(pl, B), lambda: _marker(pl), lambda: warm(pl, timing), work,
+                                      LOAD_WORK, fastpath.AUTO_NUMBA_WORK)
 
 
 def _saves(nqr, save_every):
     return nqr // save_every + (1 if nqr % save_every else 0)
 
 
-def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
+def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode, timing=None):
     """``ntr`` transient steps, then ``nqr`` QR intervals of ``sub`` steps, from Y (B, n), V (B, n, k) (the
-    frame of k = ``pl.ncols`` columns, handed to the generated code flat; ignored when nqr = 0), ACC (B, k + 4) (the accumulated logs and
-    MEGNO sums); returns (Y, V, ACC, RUN (K, B, k), RUNM (K, B), done (B,)) with K the number of saves."""
+    frame of k = ``pl.ncols`` columns, handed to the generated code flat; ignored when nqr = 0), ACC (B, k + 4)
+    (the accumulated logs and MEGNO sums); returns (Y, V, ACC, RUN (K, B, k), RUNM (K, B), done (B,)) with K the number of saves.
+    ``timing`` (a timed plan): (TB, S, k0), the coefficient table (:func:`table`) and the index of the
+    first step."""
     B = Y.shape[0]
     n = pl.ncols
     K = _saves(nqr, save_every)
     h, dt = float(h), float(dt)
+    extra = ()
+    if timing is not None:
+        TB, S, k0 = timing
+        extra = (TB.tolist() if mode == "scalar" else TB, int(S), int(k0))
     if mode == "array":
         fn = pl.function("array")
         Zc = np.ascontiguousarray(Y.T)
@@ -165,7 +272,7 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
         RUN = np.full((K, n, B), np.nan)
         RUNM = np.full((K, B), np.nan)
         with np.errstate(all="ignore"):
-            done = fn(h, ntr, sub, nqr, save_every, dt, Zc, Vc.reshape(-1, B), Ac, RUN, RUNM)
+            done = fn(h, ntr, sub, nqr, save_every, dt, Zc, Vc.reshape(-1, B), Ac, RUN, RUNM, *extra)
         return (Zc.T.copy(), Vc.transpose(2, 0, 1).copy(), Ac.T.copy(), RUN.transpose(0, 2, 1), RUNM,
                 np.full(B, done, dtype=np.int64))
     if mode == "numba":
@@ -178,9 +285,9 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
         done = np.zeros(B, dtype=np.int64)
         Vf = Vb.reshape(B, -1)                                 # the flat frames (views: written in place)
         if B == 1:
-            done[0] = one(h, ntr, sub, nqr, save_every, dt, Z[0], Vf[0], A[0], RUN[0], RUNM[0])
+            done[0] = one(h, ntr, sub, nqr, save_every, dt, Z[0], Vf[0], A[0], RUN[0], RUNM[0], *extra)
         else:
-            ens(h, ntr, sub, nqr, save_every, dt, Z, Vf, A, RUN, RUNM, done)
+            ens(h, ntr, sub, nqr, save_every, dt, Z, Vf, A, RUN, RUNM, done, *extra)
         return Z, Vb, A, RUN.transpose(1, 0, 2), RUNM.T, done
     fn = pl.function("scalar")
     Z, Vo, A = Y.copy(), V.copy(), ACC.copy()
@@ -190,7 +297,7 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode):
     for b in range(B):
         z, v, a = Y[b].tolist(), V[b].ravel().tolist(), ACC[b].tolist()
         rb, mb = np.full((K, n), np.nan), np.full(K, np.nan)   # n: the number of columns
-        done[b] = fn(h, ntr, sub, nqr, save_every, dt, z, v, a, rb, mb)
+        done[b] = fn(h, ntr, sub, nqr, save_every, dt, z, v, a, rb, mb, *extra)
         Z[b], A[b] = z, a
         Vo[b] = np.reshape(v, Vo[b].shape)
         RUN[:, b], RUNM[:, b] = rb, mb

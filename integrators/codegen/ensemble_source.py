@@ -342,12 +342,13 @@ def section_module(text):
     return "\n" + text + w.text()
 
 
-def tangent_module(text):
+def tangent_module(text, extra=""):
     """Module text: the helpers ``inv`` (1/x), ``slog`` (log x, -inf for x <= 0), ``lbig`` and ``pbig`` (the log
     of a running product of the R_ii outside [1e-30, 1e30] and its restart, else 0 and the product) jitted, the tangent-flow
     loop ``text`` (``run`` of :func:`integrators.codegen.tangent_source.lyapunov_source`) jitted, and
     ``ensemble(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM, DONE)``: ``run`` for every row b
-    (see :mod:`integrators.backends.tangent_runner`)."""
+    (see :mod:`integrators.backends.tangent_runner`); ``extra``: the arguments after RUNM of a timed
+    ``run`` (", TB, S, k0": :mod:`integrators.codegen.timed_source`), passed on by ``ensemble`` after DONE."""
     w = Lines(indent=0)
     for name, body in (("inv", "return 1.0 / x"), ("slog", "return math.log(x) if x > 0.0 else -math.inf"),
                        ("lbig", f"return math.log(x) if (x > {PBIG!r} or x < {1.0 / PBIG!r}) else 0.0"),
@@ -363,7 +364,7 @@ def tangent_module(text):
     w.emit("")
     w.emit("")
     w.emit(_PARALLEL)
-    w.emit("def ensemble(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM, DONE):")
+    w.emit(f"def ensemble(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM, DONE{extra}):")
     w.emit("    for b in numba.prange(Z.shape[0]):")
-    w.emit("        DONE[b] = run(h, ntr, sub, nqr, save_every, dt, Z[b], V[b], ACC[b], RUN[b], RUNM[b])")
+    w.emit(f"        DONE[b] = run(h, ntr, sub, nqr, save_every, dt, Z[b], V[b], ACC[b], RUN[b], RUNM[b]{extra})")
     return head + "\n" + text + w.text()

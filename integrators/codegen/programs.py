@@ -37,6 +37,7 @@ def attempt(src, tab, z, lie, terms, W0):
     Ks = step_source.stages(src, tab, z, "hs", lie, terms, w0=W0)
     theta, d = step_source.increment(src, Ks, tab.b, z, lie)
     z1 = src.assign("z1_", [f"{z[i]} + {d[i]}" for i in range(n)])
+    src.at_time("(t + hs)")
     wl = src.velocity(z1) if lie else src.field(z1)
     if lie:
         xl = src.assign("xl", [f"hs*{wl[j]}" for j in range(n)])
@@ -95,6 +96,7 @@ def _starting_step(src, z, f0, order):
     _rms(src, [f"{f0[i]}/{sc[i]}" for i in range(n)], "_d1")
     src.emit(f"_h0 = hstart(0, _d0, _d1, 0.0, 0.0, {order}, _iv, max_step)")
     dh = "(_h0 if t1 > t0 else -_h0)"
+    src.at_time(f"(t0 + {dh})")
     f1 = src.field(src.assign("y", [f"{z[i]} + {dh}*{f0[i]}" for i in range(n)]))
     _rms(src, [f"({f1[i]} - {f0[i]})/{sc[i]}" for i in range(n)], "_d2h")
     src.emit(f"h = hstart(1, _d0, _d1, _d2h, _h0, {order}, _iv, max_step)")
@@ -161,6 +163,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         head = (f"def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, "
                 f"{', '.join(z + e + cz + (['AL', 'TE', 'FZ'] if columns else []))}):")
         # first stage generator at z (FSAL: the last stage of an accepted step is the next first one)
+        src.at_time("t0")
         w0 = src.velocity(z) if lie else src.field(z)
         for i in range(n):
             src.emit(f"{W0[i]} = {w0[i]}")

@@ -11,10 +11,11 @@ from .row_source import RowSource
 def stages(src, tab, z, h, lie, terms, w0=None):
     """Emit the stages; return the list of K_i (vectors, already multiplied by h) and the last
     stage's velocity (for FSAL). ``w0`` is the first stage's generator when given (FSAL)."""
-    A = tab.A   # autonomous fields: the nodes c_i are not needed
+    A = tab.A   # the nodes c_i only for a time-dependent field (src.at_time; a no-op otherwise)
     Ks = []
     for i, row in enumerate(A):
         pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
+        src.at_time(f"(t + {float(tab.c[i])!r}*{h})", i)
         if not pairs:
             if lie:
                 w = src.velocity(z) if w0 is None else w0

@@ -151,21 +151,37 @@ def _tangent_step_columns(src, tab, z, nc, h):
         Ks.append(src.assign("K", [f"{h}*{F[j]}" for j in range(n)]))
         Ys.append(Y)
         ws.append(w)
+    hs = _step_scalars(src, tab, h)
     src.emit(f"for _l in range({nc}):")
     src.indent += 1
     v = src.assign("c", [f"V[{i * nc} + _l]" for i in range(n)])
-    KVs = []
+    Js = []      # DF(Y_i) VY_i per stage; VY_i = v + sum_j (a_ij h) J_j (h folded into the scalars)
     for row, Y, w in zip(tab.A, Ys, ws):
-        pairs = [(a, KV) for a, KV in zip(row, KVs) if a != 0.0]
-        VY = src.assign("VY", [f"{v[j]} + {x}" for j, x in enumerate(src.combo("dv", pairs))]) if pairs else v
-        J = src.jvp(Y, w, VY)
-        KVs.append(src.assign("KV", [f"{h}*{J[j]}" for j in range(n)]))
-    dv = src.combo("dV", [(b, KV) for b, KV in zip(tab.b, KVs) if b != 0.0])
-    for i in range(n):
-        src.emit(f"V[{i * nc} + _l] = {v[i]} + {dv[i]}")
+        VY = _fold(src, "VY", v, [(hs[a], J) for a, J in zip(row, Js) if a != 0.0])
+        Js.append(src.jvp(Y, w, VY))
+    for i, x in enumerate(_fold_terms(v, [(hs[b], J) for b, J in zip(tab.b, Js) if b != 0.0])):
+        src.emit(f"V[{i * nc} + _l] = {x}")
     src.indent -= 1
     d = src.combo("d", [(b, K) for b, K in zip(tab.b, Ks) if b != 0.0])
     return [f"{z[j]} + {d[j]}" for j in range(n)]
+
+
+def _step_scalars(src, tab, h):
+    """Names of a h for the distinct nonzero coefficients a of the tableau (A and b), emitted once per step:
+    the tangent columns' stage sums then take one product per term (h folded in)."""
+    out = {}
+    for a in sorted({float(x) for row in tab.A for x in row if x != 0.0} | {float(x) for x in tab.b if x != 0.0}):
+        out[a] = h if a == 1.0 else src.assign("ha", [f"{a!r}*{h}"])[0]
+    return out
+
+
+def _fold_terms(v, pairs):
+    return [" + ".join([v[j]] + [f"{c}*{J[j]}" for c, J in pairs]) for j in range(len(v))]
+
+
+def _fold(src, prefix, v, pairs):
+    """Names of v + sum c J over (c, J) pairs (c a scalar's name), or v itself without a pair."""
+    return src.assign(prefix, _fold_terms(v, pairs)) if pairs else v
 
 
 def _state_step(src, tab, z, h):
@@ -209,18 +225,38 @@ def _tree_sum(names):
     return items[0]
 
 
-def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
+class StructuredStepper:
+    """How :func:`lyapunov_source` writes a step: from the recognised structure (the coadjoint field and its
+    tangent map); :class:`integrators.codegen.timed_source.TimedStepper` writes a time-dependent quadratic
+    field instead (extra arguments ``args`` after RUNM, a ``begin`` line, a step counter)."""
+
+    args = ""
+
+    def begin(self, src):
+        pass
+
+    def state_step(self, src, tab, z, h):
+        return _state_step(src, tab, z, h)
+
+    def tangent_step(self, src, tab, z, nc, h):
+        return _tangent_step_columns(src, tab, z, nc, h)
+
+
+def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None, stepper=None):
     """Source of ``run`` (module docstring) for structure ``st``, tableau ``tab`` (explicit, fixed step),
     ``ncols`` tangent columns (default n: the whole spectrum; fewer: the largest exponents only, V of
     flat of length n ncols, ACC (ncols + 4), RUN[j] (ncols)), the first ``p`` of them kept on the leaf whose
-    normals are the Casimir gradients of ``proj`` and the rows of ``L`` (p = n and both None: no leaf)."""
+    normals are the Casimir gradients of ``proj`` and the rows of ``L`` (p = n and both None: no leaf).
+    ``stepper``: how a step is written (default :class:`StructuredStepper`)."""
+    stepper = StructuredStepper() if stepper is None else stepper
     src = TangentSource(st)
     n = st.n
     nc = n if ncols is None else int(ncols)
     z = [f"z{i}" for i in range(n)]
     V = [[f"v{l}_{i}" for i in range(n)] for l in range(nc)]   # V[l][i]: component i of column l
     lg = [f"lg{i}" for i in range(nc)]
-    head = "def run(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM):"
+    head = f"def run(h, ntr, sub, nqr, save_every, dt, Z, V, ACC, RUN, RUNM{stepper.args}):"
+    stepper.begin(src)
     for i in range(n):
         src.emit(f"z{i} = Z[{i}]")
     for i in range(nc):
@@ -231,7 +267,7 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
         src.emit(f"{x} = 1.0")
     src.emit("for _t in range(ntr):")
     src.indent += 1
-    z1 = _state_step(src, tab, z, "h")
+    z1 = stepper.state_step(src, tab, z, "h")
     src.emit(", ".join(z) + " = " + ", ".join(z1))
     src.indent -= 1
     src.emit("done = 0")
@@ -240,7 +276,7 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None):
     src.indent += 1
     src.emit("for _s in range(sub):")
     src.indent += 1
-    z1 = _tangent_step_columns(src, tab, z, nc, "h")
+    z1 = stepper.tangent_step(src, tab, z, nc, "h")
     src.emit(", ".join(z) + " = " + ", ".join(z1))
     src.indent -= 1
     for l in range(nc):

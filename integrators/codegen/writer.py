@@ -69,6 +69,11 @@ class Source(Lines, ExponentialWriter):
         #: x names -> (line, indent, t^2, a, b) of an so(3) exponential's Rodrigues coefficients (:meth:`so3_ab`)
         self.rodrigues = {}
 
+    def at_time(self, expr, stage=None):
+        """The time of the next field evaluation (``expr``, source text; ``stage``: the tableau's stage it
+        belongs to, when it is one): nothing for an autonomous field; the writers of
+        :mod:`integrators.codegen.timed_source` evaluate their coefficients there."""
+
     # ---------------------------------------------------------------- algebra
     def combo(self, prefix, pairs, scale=None):
         """scale * sum_j c_j V_j for pairs (c_j, V_j); None when every c_j vanishes."""

@@ -50,7 +50,7 @@ import functools
 import numpy as np
 
 from ..reference import dense_output
-from ..backends import auto_compile, fastpath, numba_kernels, projection_rows, segmented_run
+from ..backends import auto_compile, fastpath, numba_kernels, projection_rows, segmented_run, timed_runner
 from ..codegen import projection
 from ..core import lost
 from .segments import run_with_events
@@ -74,8 +74,20 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     # the numpy pair: the loop when there is no plan, the step the events call without one, the projection
     ref = (ReferencePair(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
            if pl is None or events is not None else None)
-    if pl is None and backend == "numba":
-        fastpath.require_compiled(backend, fastpath.no_plan_reason(problem, lie, proj))
+    # a time-dependent problem that gives the source of its coefficients: the generated loop of
+    # integrators.codegen.timed_source (one trajectory, no events; the engine's starting step, as the reference)
+    timed = (pl is None and fast and events is None and y0.ndim == 1
+             and timed_runner.adaptive_candidate(problem, method))
+    tpl = None
+    if timed and backend == "numba":
+        tpl = timed_runner.adaptive_plan(problem, method, y0, t0)
+    if pl is None and tpl is None and backend == "numba":
+        why = fastpath.no_plan_reason(problem, lie, proj)
+        if getattr(problem, "time_dependent", False):
+            why = (f"{problem.name} depends on t: the generated adaptive loop needs one trajectory, no events, an "
+                   f"embedded pair in rk form and the problem's coefficient_source (servo.TimeDependentSystem "
+                   f"gives it)")
+        fastpath.require_compiled(backend, why)
     if first_step is not None:
         h0, extra = float(first_step), 0
     elif pl is not None and y0.ndim == 1 and (backend != "auto" or not numba_kernels.available()):
@@ -85,6 +97,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         f = fastpath.field(pl) if pl is not None and y0.ndim == 1 else functools.partial(rhs, t0)
         h0, extra = initial_step(f, y0, t0, t1, order, rtol, atol, max_step), 2
     work = abs(t1 - t0) / h0 * max(1, y0.size // problem.dim) if h0 > 0.0 else 0.0
+    if timed and tpl is None:      # (h0 > 0 here: the engine's starting step; Hairer's h0 is a few steps' size)
+        tpl = timed_runner.adaptive_plan(problem, method, y0, t0, work / 4.0)
     mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
     if backend == "auto" and pl is not None and numba_kernels.available():   # never waits on a compiler
         mode = auto_compile.choose(pl, mode, work, y0.ndim > 1, events is not None, t1, rtol, atol, max_step,
@@ -99,6 +113,11 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         res = run_with_events(problem, run, y0, t0, events, step, len(tab.b), save_every, max_steps)
         nsteps, nrej = run.nsteps, run.nrej
         res.backend = mode
+    elif tpl is not None:
+        mode = timed_runner.choose_adaptive(tpl, backend, work)
+        res, nsteps, nrej = timed_runner.run_adaptive(tpl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
+                                                      max_steps)
+        res.backend = mode
     elif pl is not None:
         switch = backend == "auto" and fastpath.resolve_backend("auto") == "numba"
         res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
@@ -109,7 +128,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     # a projected pair evaluates the first stage of every step after the first anew (no FSAL)
     res.nfev += extra + 1 + (nsteps + nrej) * len(tab.b) + (nsteps if proj is not None else 0)
     res.nrejected = nrej
-    if pl is None:
+    if pl is None and tpl is None:
         res.backend = "numpy (generic reference)"
     if t_eval is None or (pl is not None and events is None):   # the generated loop filled the grid
         return res

@@ -16,7 +16,7 @@ from ..core.summation import compensated_add
 from .events import EventTracker
 from ..core.grid import DEFAULT_STEPS, output_grid, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
 from . import batch
-from ..backends import auto_compile, fastpath, numba_kernels
+from ..backends import auto_compile, fastpath, numba_kernels, timed_runner
 from .adaptive import solve_adaptive
 from ..methods import LINEAR, CommutatorFree, RungeKutta, Splitting, get_method, method_table, preserved
 from ..core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
@@ -304,6 +304,11 @@ def _plan(problem, method, y0):
 def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
     """The fixed-step run by generated code (:mod:`integrators.backends.fastpath`), or None when it does not
     apply."""
+    if timed_runner.applies(problem, method):   # a time-dependent (or ODE) field quadratic in the state
+        res = timed_runner.run_fixed(problem, method, y0, t0, h, n, save_every, backend)
+        if res is not None:
+            res.nfev = res.nsteps * fevals
+        return res
     pl = _plan(problem, method, y0)
     if pl is None:
         return None
@@ -337,8 +342,11 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
                    f"commutator-free methods and the splittings have)")
         elif events is not None:
             why = "the events of a fixed-step method are located in the numpy loop"
+        elif timed_runner.applies(problem, method) or (problem.kind == "ode"
+                                                        and isinstance(method, RungeKutta)):
+            why = timed_runner.why_not(problem, method, y0, t0) or "its coefficient table is too large"
         else:
-            why = fastpath.no_plan_reason(problem, method.lie, None)
+            why = fastpath.no_plan_reason(problem, getattr(method, "lie", True), None)   # (commutator-free: Lie)
         fastpath.require_compiled(backend, why)
     if fast and events is not None:   # the events are located with the generated one-step map
         pl = _plan(problem, method, y0)

@@ -315,10 +315,70 @@ class TimeDependentSystem:
     def problem(self) -> CoadjointProblem:
         """:class:`integrators.CoadjointProblem` with ``time_dependent=True``: velocity(t, z) = I^-1 (z - k),
         forcing(t, z) = f + B^T lambda (None for the free system without torque, whose Casimirs are then
-        recorded), and ``period``."""
+        recorded), and ``period``; its ``coefficient_source`` (:meth:`coefficient_source`) lets the
+        adaptive pairs run as generated code (:mod:`integrators.codegen.timed_source`)."""
         forced = bool(self.kc or self.has_torque)
-        return CoadjointProblem(self.algebra, self.velocity, forcing=self.forcing if forced else None,
-                                time_dependent=True, period=self.period, name=self.name)
+        p = CoadjointProblem(self.algebra, self.velocity, forcing=self.forcing if forced else None,
+                             time_dependent=True, period=self.period, name=self.name)
+        p.coefficient_source = self.coefficient_source
+        return p
+
+    def coefficient_source(self, derive: bool = True) -> str | None:
+        """Python source of ``coef(t)``: the coefficients of the right-hand side as a polynomial in m,
+
+            F_r(t, m) = e_r(t) + sum_j L_rj(t) m_j + sum_{j <= k} q_rjk(t) m_j m_k,
+
+        as the tuple (e_r, L_r0 .. L_r(n-1), q_r00, q_r01, ..., q_r(n-1)(n-1)) for r = 0 .. n-1 (the order of
+        :mod:`integrators.geometry.timed_quadratic`). F = ad*_w m + f + B^T lambda with w = I^-1 (m - k) and
+        the multiplier of the module docstring is quadratic in m (lambda is affine in ad*_w m and w); the
+        coefficients are its derivatives at m = 0 (e = F(0), L = dF/dm, q_jj = d2F/dm_j^2 / 2, q_jk =
+        d2F/dm_j dm_k), derived once with sympy, shared subexpressions named (``sympy.cse``), written with
+        ``math`` functions (numba compiles them). Cached; ``derive=False`` returns it only when already
+        derived (the integrator asks so for short runs: the derivation takes 0.1-1 s). None (the numpy
+        reference runs) when I(t) varies and n > 3: its symbolic inverse could take sympy minutes."""
+        cached = getattr(self, "_coef_source", None)
+        if cached is not None:
+            return cached or None
+        if not derive:
+            return None
+        n, t = self.n, self.time
+        if n > 3 and not self.I.constant:
+            self._coef_source = ""
+            return None
+        ms = sp.symbols(f"_m0:{n}")
+        m = sp.Matrix(ms)
+        K = self.I.expr.inv()
+        kv = self.k.expr
+        w = K * (m - kv)
+        C = np.asarray(self.algebra.structure_constants, dtype=float)
+        g = sp.Matrix([sum(sp.Float(C[i, j, k]) * w[i] * m[k] for i in range(n) for k in range(n) if C[i, j, k] != 0)
+                       for j in range(n)])
+        F = g + self.f.expr
+        if self.kc:
+            A, B = self.A.expr, self.B.expr
+            Id, kd, Ad = self.I.expr.diff(t), kv.diff(t), A.diff(t)
+            KA = A * K
+            lam = -(KA * B.T).inv() * (KA * (g + self.f.expr - kd - Id * w) + Ad * w)
+            F = F + B.T * lam
+        zero = {x: 0 for x in ms}
+        coefs = []
+        for r in range(n):
+            Fr = F[r]
+            coefs.append(Fr.subs(zero))
+            d1 = [sp.diff(Fr, x) for x in ms]
+            coefs += [d.subs(zero) for d in d1]
+            for j in range(n):
+                for k in range(j, n):
+                    d2 = sp.diff(d1[j], ms[k]).subs(zero)
+                    coefs.append(d2 / 2 if j == k else d2)
+        subs, red = sp.cse(coefs, symbols=sp.numbered_symbols("_x"))
+        lines = ["def coef(t):"]
+        pr = lambda e: sp.pycode(e.subs(self.time, sp.Symbol("t")), fully_qualified_modules=True)
+        for name, e in subs:
+            lines.append(f"    {name} = {pr(e)}")
+        lines.append("    return (" + ", ".join(f"float({pr(e)})" if e.is_number else pr(e) for e in red) + ",)")
+        self._coef_source = "\n".join(lines) + "\n"
+        return self._coef_source
 
     def simulate(self, state0: ArrayLike, t_end: float, steps: int | None = 1000, method: str = "rk853",
                  **options: Any) -> Any:

@@ -29,6 +29,20 @@ def test_oscillating_mass_has_a_strange_attractor_at_the_defaults():
     assert res["sum_exponents"] < -0.05 and res["attractor"]
 
 
+def test_chart_measure_runs_the_generated_tangent_flow_with_the_reference_values():
+    # every point of a chart runs the generated tangent flow (numba when installed, else numpy, for all
+    # points alike); its values are those of the numpy loop with the entry's hand-derived Jacobian
+    e = catalog.get("sleigh_oscillating_mass", A=1.2, xi=0.1)
+    meas = LargestExponent(t_end=60.0, transient=10.0, steps_per_period=30)
+    row = meas(e)
+    red, T = e.extras["reduced"], e.extras["period"]
+    ref = integrators.lyapunov_spectrum(red, e.initial_state[:2], 60.0, dt=T, h=T / 30, transient=10.0, fast=False)
+    assert ref.jacobian == "user jacobian"
+    assert abs(row["largest_exponent"] - ref.exponents[0]) < 1e-9
+    assert abs(row["sum_exponents"] - ref.exponents.sum()) < 1e-9
+    assert row == LargestExponent(t_end=60.0, transient=10.0, steps_per_period=30, backend="numpy")(e)
+
+
 def test_mass_behind_the_blade_line_accelerates():
     e = catalog.get("sleigh_oscillating_mass", xi=-0.5, A=1.0)
     row = AccelerationExponent(100.0, 1500.0)(e)

@@ -130,10 +130,14 @@ def test_running_products_of_the_norms_leave_their_range_and_the_sums_stay_those
 
 
 def test_a_problem_without_generated_tangent_flow_says_why_for_numba():
-    lorenz = ODEProblem(lambda t, y: np.stack([10 * (y[..., 1] - y[..., 0]), y[..., 0] * (28 - y[..., 2]) - y[..., 1],
-                                               y[..., 0] * y[..., 1] - 8 / 3 * y[..., 2]], -1), 3)
-    with pytest.raises(MethodError, match="only coadjoint problems" if numba_kernels.available() else "numba"):
-        integrators.lyapunov_spectrum(lorenz, [1.0, 1.0, 1.0], 2.0, dt=0.1, backend="numba")
+    # a pendulum with a periodically moving pivot: sin(x) is not a polynomial of degree <= 2 in the state
+    pend = ODEProblem(lambda t, y: np.stack([y[..., 1], -(1 + 0.3 * np.cos(t)) * np.sin(y[..., 0])], -1), 2,
+                      period=2 * np.pi)
+    with pytest.raises(MethodError, match="not a polynomial of degree <= 2" if numba_kernels.available() else "numba"):
+        integrators.lyapunov_spectrum(pend, [1.0, 0.0], 2.0, dt=0.1, backend="numba")
+    with pytest.raises(MethodError, match="not a polynomial of degree <= 2" if numba_kernels.available() else "numba"):
+        integrators.integrate(pend, [1.0, 0.0], (0.0, 1.0), method="rk4", h=0.1, backend="numba")
+    assert integrators.lyapunov_spectrum(pend, [1.0, 0.0], 2.0, dt=0.1).backend == "reference"
     p, y0 = kirchhoff()
     jac = tangent_field(p).jac
     with pytest.raises(MethodError, match="jac=" if numba_kernels.available() else "numba"):
@@ -211,3 +215,53 @@ def test_the_k_largest_exponents_are_those_of_the_first_k_vectors(k):
         np.testing.assert_allclose(part.megno, full.megno, rtol=0, atol=1e-11)
     with pytest.raises(IntegrationInputError, match="k"):
         integrators.lyapunov_spectrum(p, Y, 6.0, dt=0.2, h=0.05, k=7)
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["rk4", "rk45"])
+def test_lane_section_kernel_gives_the_crossings_of_the_one_orbit_loop(method):
+    # the lanes (16 orbits stepped together, an orbit that finishes handing its lane to the next) against the
+    # one-orbit loop run in Python floats: the same arithmetic, so the same crossings to the bit, with the
+    # buffers refilled (cap), the per-orbit limit, both directions and two orbits that overflow (status -1)
+    p, I = rigid_body()
+    Z = np.random.default_rng(3).standard_normal((40, 3))
+    Z[7] *= 1e3
+    Z[5] *= 1e152
+    a = np.array([0.3, 1.0, -0.2])
+    m = get_method(method, p)
+    pl = fastpath.plan(p, m.tableau, m.lie, m.terms, Z)
+    assert section_runner.lanes(pl)
+    for d, mc, cap in [(1, None, 3), (0, 5, 4), (-1, 7, 100)]:
+        ref = section_runner.crossings(pl, Z, 0.5, 0.05, 600, a, 0.1, d, 1e-13, mc, "scalar", cap=cap)
+        got = section_runner.crossings(pl, Z, 0.5, 0.05, 600, a, 0.1, d, 1e-13, mc, "numba", cap=cap)
+        assert sum(len(q) for q in ref[1]) > 90 and np.count_nonzero(ref[2] == -1) >= 1
+        for x, y in zip(ref[0] + ref[1], got[0] + got[1]):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(ref[2], got[2])
+        np.testing.assert_array_equal(ref[3], got[3])
+        assert ref[4] == got[4] <= 1e-13
+
+
+@needs_numba
+def test_auto_section_takes_the_compiled_kernel_without_waiting_on_a_compiler(monkeypatch, tmp_path):
+    from integrators.backends import auto_compile
+
+    monkeypatch.setenv("LIEDYN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "background")
+    monkeypatch.setattr(fastpath, "AUTO_NUMBA_WORK", 1000)
+    monkeypatch.setattr(section_runner, "_NUMBA", {})
+    jobs = []
+    monkeypatch.setattr(auto_compile, "submit", lambda key, job: jobs.append(job))
+    p, I = rigid_body()
+    Z = np.random.default_rng(5).standard_normal((5, 3))
+    run = lambda: integrators.poincare_section(p, Z, (np.array([0.0, 1.0, 0.0]), 0.0), 20.0, h=0.05)
+    first = run()
+    assert first.backend == "numpy" and len(jobs) == 1            # the numpy path now, the compile queued
+    jobs[0]()
+    second = run()
+    assert second.backend == "numba" and len(jobs) == 1
+    for b in range(5):
+        np.testing.assert_allclose(second.points[b], first.points[b], rtol=0, atol=1e-12)
+    monkeypatch.setattr(section_runner, "_NUMBA", {})               # a new process: the disk cache's marker
+    monkeypatch.setattr(numba_kernels, "_NAMESPACES", {})
+    assert run().backend == "numba" and len(jobs) == 1

@@ -28,8 +28,11 @@ MEGNO (Cincotta and Simo 2000): with delta(t) the first tangent vector, Y(t) = (
 The loop runs as the generated code of :mod:`integrators.codegen.tangent_source` for a recognised
 coadjoint problem (the variational equation from the structure constants, stepped with the state by
 the same tableau; the leaf projection and a modified Gram-Schmidt QR in the same code; Python floats,
-numpy columns or numba, a ``prange`` over the trajectories) and as the numpy loop below otherwise
-(``fast=False`` forces it: both agree to round-off). ``k`` < n keeps the k largest exponents only.
+numpy columns or numba, a ``prange`` over the trajectories), and for an ODE or time-dependent problem
+whose field is quadratic in the state at every t (the forced sleighs, Lorenz, a gyrostat with a varying
+rotor: the coefficients tabled at the stage times, :mod:`integrators.codegen.timed_source`, the Jacobian
+the polynomial's own derivative), and as the numpy loop below otherwise (``fast=False`` forces it: both
+agree to round-off). ``k`` < n keeps the k largest exponents only.
 
 Convergence check: the running estimates of the last quarter of the run must stay within
 ``tol * max(1, max |lambda|)`` of each other; otherwise ``converged`` is False, ``status`` is 1 and the
@@ -47,7 +50,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...backends import fastpath, tangent_runner
+from ...backends import fastpath, numba_kernels, tangent_runner
 from ...core.errors import IntegrationInputError, MethodError
 from ...methods import RungeKutta, get_method
 from ...core import validation
@@ -203,11 +206,16 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
     save_every : keep the running estimates every save_every QR steps (default: at most 2000 kept).
     backend : "auto" (default), "numpy" or "numba", as in :func:`integrators.integrate`: a recognised
         coadjoint problem (affine velocity, no forcing or a multiplier forcing, autonomous; no ``jac``,
-        ``leaf`` "auto" or None) runs the generated tangent flow of
-        :mod:`integrators.codegen.tangent_source` (Python floats or numpy columns, or compiled by numba:
-        "auto" compiles when numba is installed and the run is large enough); other problems run the
-        numpy loop, and backend="numba" for them raises MethodError saying why. ``result.backend`` says
-        which ran ("numba", "numpy": the generated code, "reference": the numpy loop).
+        ``leaf`` "auto" or None), and an ODE or time-dependent problem whose field is a polynomial of
+        degree <= 2 in the state (its coefficients tabled at the stage times,
+        :mod:`integrators.codegen.timed_source`), run the generated tangent flow of
+        :mod:`integrators.codegen.tangent_source` (Python floats or numpy columns, or compiled by numba).
+        "auto" with numba installed runs the compiled flow whenever that needs no compiler: loaded in
+        this process, or (runs of at least :data:`integrators.backends.tangent_runner.LOAD_WORK`) in numba's
+        disk cache; otherwise the generated numpy code, and the compile is queued in the background
+        (the rules of :mod:`integrators.backends.auto_compile`, ``LIEDYN_AUTO_COMPILE``). Other problems run
+        the numpy loop, and backend="numba" for them raises MethodError saying why. ``result.backend``
+        says which ran ("numba", "numpy": the generated code, "reference": the numpy loop).
     fast : False runs the numpy loop (the reference) whatever the problem.
     k : the number of exponents (default all n): the k largest, from k tangent vectors (the first
         min(k, p) on the leaf, the rest across it), at about (1 + 2k) / (1 + 2n) of the cost of the
@@ -254,7 +262,8 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
         raise IntegrationInputError(f"k (the number of exponents) must be an integer from 1 to {n}, got {k!r}")
     k = int(k)
     fastpath.check_backend_args(backend, fast)
-    why = tangent_runner.why_not(problem, jac, leaf, y) if fast else "fast=False asks for the numpy reference loop"
+    why = tangent_runner.why_not(problem, jac, leaf, y, float(t0), period) if fast else \
+        "fast=False asks for the numpy reference loop"
     if why is not None:
         fastpath.require_compiled(backend, why)
         tf = tangent_field(problem, jac)
@@ -263,10 +272,20 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
     else:
         jkind = "structure constants"    # the generated tangent flow (tangent_source)
         ntr = int(round(transient / h))
-        be = fastpath.choose_backend(backend, B * (ntr + nqr * sub) * (k + 1))
-        mode = "numba" if be == "numba" else ("scalar" if B <= fastpath.SMALL_BATCH else "array")
-        out = _generated_loop(problem, m, normals, leaf, y, float(t0), h, sub, nqr, save_every, dt, ntr, mode, k)
-        used = be
+        out = _generated_loop(problem, m, normals, leaf, y, float(t0), h, sub, nqr, save_every, dt, ntr, backend, k,
+                              period)
+        if out is None:     # a time-dependent field whose coefficient table would be too large
+            why = (f"the coefficient table of {problem.name} over {ntr + nqr * sub} steps is too large (give the "
+                   f"problem a period that is a whole number of steps h)")
+            fastpath.require_compiled(backend, why)
+            tf = tangent_field(problem, jac)
+            out = _reference_loop(tf, m, normals, y, float(t0), h, sub, nqr, save_every, dt, ntr, k)
+            used, jkind = "reference", tf.kind
+        else:
+            used = out[-1]
+            out = out[:-1]
+            if tangent_runner.timed(problem):
+                jkind = "quadratic in the state (coefficients tabled at the stage times)"
     y, logs, done, ts_a, run_a, runM_a, intY, status, message, p, tstart = out
     p = min(p, k)     # the leaf's columns among the k
     if np.any(done == 0):
@@ -365,21 +384,40 @@ def _reference_loop(tf, m, normals, y, t, h, sub, nqr, save_every, dt, ntr, ncol
             p, tstart)
 
 
-def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt, ntr, mode, ncols):
+def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt, ntr, backend, ncols, period=None):
     """The same loop by the generated code of :mod:`integrators.codegen.tangent_source` (a recognised
-    coadjoint problem): the transient and the QR intervals compiled, the initial frame in numpy."""
+    coadjoint problem, or a field quadratic in the state with coefficients tabled at the stage times:
+    :mod:`integrators.codegen.timed_source`): the transient and the QR intervals compiled, the initial
+    frame in numpy. None when the coefficient table would be too large; the outputs end with the
+    backend that ran ("numba" or "numpy": backend "auto" takes numba when the compiled flow can run
+    without waiting on a compiler, :func:`integrators.backends.tangent_runner.choose_auto`)."""
     B, n = y.shape
     r = 0 if normals is None else np.asarray(normals(y[:1]), dtype=float).reshape(1, n, -1).shape[-1]
-    pl = tangent_runner.plan(problem, m.tableau, y, leaf, r, ncols)
+    pl = tangent_runner.plan(problem, m.tableau, y, leaf, r, ncols, t, period)
+    timing = None
+    if pl.timed is not None:
+        tb = tangent_runner.table(pl, h, t, ntr + nqr * sub, period)
+        if tb is None:
+            return None
+        timing = (tb[0], tb[1], 0)
+    work = B * (ntr + nqr * sub) * (ncols + 1)
+    if backend == "auto" and numba_kernels.available():
+        be = tangent_runner.choose_auto(pl, B, work, timing)
+    else:
+        be = fastpath.resolve_backend(backend)
+    mode = "numba" if be == "numba" else ("scalar" if B <= fastpath.SMALL_BATCH else "array")
     acc = np.zeros((B, ncols + 4))
     eye = np.broadcast_to(np.eye(n)[:, :ncols], (B, n, ncols))
     if ntr:
-        y, _, _, _, _, _ = tangent_runner.run(pl, y, eye, acc, ntr, sub, 0, 1, h, dt, mode)
+        y, _, _, _, _, _ = tangent_runner.run(pl, y, eye, acc, ntr, sub, 0, 1, h, dt, mode, timing)
         t += ntr * h
         if not np.all(np.isfinite(y)):
             raise IntegrationInputError(f"the solution overflowed during the transient (before t = {t:.6g})")
+    if timing is not None:
+        timing = (timing[0], timing[1], ntr)
     V, p = initial_frame(normals, y)
-    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V[..., :ncols], acc, 0, sub, nqr, save_every, h, dt, mode)
+    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V[..., :ncols], acc, 0, sub, nqr, save_every, h, dt, mode,
+                                                    timing)
     ks = np.arange(1, nqr + 1)
     ks = ks[(ks % save_every == 0) | (ks == nqr)].astype(float)
     keep = ks <= done.max()
@@ -391,4 +429,4 @@ def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt
                                f"{int(np.count_nonzero(done < nqr))} of {B} stopped early); the estimates up to "
                                f"there are kept")
     return (y, acc[:, :ncols], done, t + ks[keep] * dt, run[keep], runM[keep], acc[:, ncols + 2], status, message,
-            p, t)
+            p, t, be)

@@ -13,8 +13,12 @@ energy and |m|^2 for Moser-Veselov.
 
 Many orbits of a recognised coadjoint problem crossing a hyperplane run, with numba, the compiled
 section of :mod:`integrators.codegen.section_source` instead (:mod:`integrators.backends.section_runner`:
-a ``numba.prange`` over the orbits; every orbit steps, watches a . y - b and locates its crossings by
-the same Illinois iteration on the one-step map inside the loop; nothing but the crossings is stored).
+a ``numba.prange`` over the orbits, for a tableau in rk form 16 orbits stepped together by one
+vectorizable loop; every orbit steps, watches a . y - b and locates its crossings by the same Illinois
+iteration on the one-step map inside the loop; nothing but the crossings is stored). A time-dependent
+problem's orbits are stepped by :func:`integrators.integrate` (the generated fixed-step loop of a field
+quadratic in the state, :mod:`integrators.backends.timed_runner`) and its crossings located in numpy (the
+stage times of a step of size s < h are off the coefficient table).
 
 A stroboscopic map (``section="stroboscopic"``, with ``period`` T) records y(t0 + k T): the step is
 T / m for an integer m and every m-th step is saved.
@@ -216,8 +220,10 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     backend : "auto" (default), "numpy" or "numba", as in :func:`integrators.integrate`. A hyperplane
         section of a recognised coadjoint problem with a Runge-Kutta method (rk or rkmk form) runs the
         compiled section of :mod:`integrators.codegen.section_source` with numba (crossings located inside
-        the stepping loop, no states stored; "auto" takes it for runs of at least
-        :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` orbit-steps when numba is installed);
+        the stepping loop, no states stored; "auto" takes it, when numba is installed, whenever it is loaded
+        in this process, or in numba's disk cache for runs of at least
+        :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` orbit-steps; otherwise the numpy path runs and
+        its compile is queued in the background: :func:`integrators.backends.section_runner.choose`);
         otherwise the orbits are integrated in chunks by :func:`integrators.integrate` with this backend
         and the crossings located in numpy. ``result.backend`` says which ran.
     """
@@ -273,7 +279,7 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     pl = None
     if a is not None and isinstance(m, RungeKutta) and not m.project and problem.kind == "coadjoint":
         pl = fastpath.plan(problem, m.tableau, m.lie, m.terms, Y)
-    if pl is not None and fastpath.choose_backend(backend, nsteps * B) == "numba":
+    if pl is not None and section_runner.choose(pl, backend, nsteps * B) == "numba":
         P, T, st, reached, worst = section_runner.crossings(pl, Y, t, h, nsteps, a, float(section[1]), direction,
                                                             xtol, max_crossings, "numba")
         count = np.array([len(q) for q in T])
