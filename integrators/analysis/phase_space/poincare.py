@@ -306,10 +306,13 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     if g0.shape != (B,):
         raise IntegrationInputError(f"the section function must return one value per state, shape ({B},); "
                                     f"got shape {g0.shape}")
+    # "auto" declined the section's kernel (its compile queued): the chunks run numpy, not queueing the
+    # fixed-step ensemble's kernel too (the next call takes the section's)
+    chunk_backend = "numpy" if pl is not None and backend == "auto" else backend
     while k0 < nsteps and np.any(alive):
         kk = min(chunk, nsteps - k0)
         ta = t + k0 * h
-        r = integrate(problem, Y, (ta, ta + kk * h), method=m.name, steps=kk, check=False, backend=backend)
+        r = integrate(problem, Y, (ta, ta + kk * h), method=m.name, steps=kk, check=False, backend=chunk_backend)
         ys = np.asarray(r.y).reshape(-1, B, n)
         if r.status < 0:
             bad = ~np.all(np.isfinite(ys[-1]), axis=-1) if len(ys) == kk + 1 else np.ones(B, dtype=bool)
