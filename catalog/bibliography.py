@@ -324,6 +324,8 @@ _WORKS = [
        "SIAM Journal on Scientific Computing", 2011, volume="33", pages="488-511"),
     _e("higham2008", "book", ["N. J. Higham"], "Functions of Matrices: Theory and Computation",
        "SIAM, Philadelphia", 2008),
+    _e("higham2002", "book", ["N. J. Higham"], "Accuracy and Stability of Numerical Algorithms",
+       "2nd ed., SIAM, Philadelphia", 2002),
     _e("press2007", "book", ["W. H. Press", "S. A. Teukolsky", "W. T. Vetterling", "B. P. Flannery"],
        "Numerical Recipes: The Art of Scientific Computing", "3rd ed., Cambridge University Press", 2007),
     _e("knuth-buckholtz1967", "article", ["D. E. Knuth", "T. J. Buckholtz"],
