@@ -211,7 +211,7 @@ def fuzz(n, seed=0, log=print, wide=False, high=False):
         s["n"] += 1
         if not L.certified:
             s["noreason"] += not L.reason.strip()
-            log(f"uncertified {kind} p={p}: {L.reason}")
+            log(f"uncertified {kind} p={p}: {L.reason} Q={q.Q.tolist()}")
             continue
         s[{"alpha": "alpha", "alpha+count": "count", "family": "family", "krawczyk": "ball",
            "krawczyk+count": "ball", "alpha+krawczyk": "ball", "exact": "exact",

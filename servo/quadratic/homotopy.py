@@ -345,12 +345,12 @@ class QuadraticEigenHomotopy:
         cycle = np.ones(B, dtype=int)
         ones = np.ones(B)
         zB, last, _ = self._newton(zB, ones.astype(complex), iters=3)
-        J, _, _ = self._aug(zB, ones.astype(complex))
         with np.errstate(all="ignore"):
-            cond = np.linalg.cond(np.nan_to_num(J))
+            cond = np.linalg.cond(np.nan_to_num(self._jac_lin(zB, ones.astype(complex))[1]))
         regular = okB & np.isfinite(cond) & (cond < cond_singular) & (last < 1e-12)
         sing = np.nonzero(okW & ~regular)[0]
         converged = regular.copy()
+        changed = np.zeros(B, dtype=bool)
         # Cauchy end game at r_endgame; paths whose loop cannot be tracked there (two branches
         # closer than the corrector can separate) are retried at the wider radius 1e-2
         for r, zs in ((r_endgame, zA), (1e-2, zW)):
@@ -358,12 +358,14 @@ class QuadraticEigenHomotopy:
                 break
             ze, cyc, oke = self.cauchy_endgame(zs[sing], r)
             zB[sing[oke]] = ze[oke]
+            changed[sing[oke]] = True
             cycle[sing[oke]] = cyc[oke]
             converged[sing[oke]] = True
             sing = sing[~oke]
-        J, _, _ = self._aug(np.nan_to_num(zB), ones.astype(complex))
-        with np.errstate(all="ignore"):
-            cond = np.linalg.cond(J)
+        redo = np.nonzero(changed | ~np.all(np.isfinite(zB), axis=1))[0]   # the rows whose end point moved
+        if redo.size:
+            with np.errstate(all="ignore"):
+                cond[redo] = np.linalg.cond(self._jac_lin(np.nan_to_num(zB[redo]), ones[redo].astype(complex))[1])
         res = np.linalg.norm(self.F(zB), axis=1) / (1 + np.linalg.norm(zB, axis=1) ** 2)
         converged &= np.isfinite(res)
         return PathResult(zB, converged, regular, cycle, cond, res, self.gamma, self.a)
