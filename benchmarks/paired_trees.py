@@ -5,7 +5,10 @@ refactor. Usage: ``git worktree add /tmp/old REV`` then ``python benchmarks/pair
 ``--cases so3_fixed`` times ``benchmarks/paired/so3_fixed.py`` instead (the fixed-step so(3) rows: one
 trajectory and an ensemble of 10^4, numpy backend).
 
-Writes its table to benchmarks/RESULTS.md (section ``paired_trees``, or ``paired_trees_<cases>``).
+Writes its table to benchmarks/RESULTS.md (section ``paired_trees``, or ``paired_trees_<cases>``). With
+``NUMBA_NUM_THREADS=1`` the parallel kernels' CPU time is one thread's work (with several threads it also
+counts the threads' waits, which swing a row by up to 25% between runs on a shared machine: a kernel whose
+text is the old tree's measured 0.98-1.25).
 """
 
 from __future__ import annotations
@@ -55,8 +58,10 @@ def main():
         rows.append([k, f"{1e3 * o:.3f}", f"{1e3 * n:.3f}", f"{n / o:.2f}", f"{p:.2f}"])
     worse = sorted(r for r in ratios if r[0] > 1.10)
     rev = subprocess.run(["git", "-C", args.old, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    threads = os.environ.get("NUMBA_NUM_THREADS")   # one thread: a parallel kernel's CPU time is its work alone
     md = (f"Old tree {rev} against this tree, {args.repeat} interleaved fresh-process runs each (median of the "
-          f"calls within a run, median over runs); load average {os.getloadavg()[0]:.1f}. {len(rows)} cases; "
+          f"calls within a run, median over runs)" + (f", NUMBA_NUM_THREADS={threads}" if threads else "")
+          + f"; load average {os.getloadavg()[0]:.1f}. {len(rows)} cases; "
           f"{len(worse)} more than 10% slower (paired ratio)"
           + (": " + ", ".join(f"{k} {p:.2f}" for p, k in worse) if worse else "") + ".\n\n"
           + markdown_table(["case", "old ms", "new ms", "new / old (medians)", "paired ratio (median)"], rows))
@@ -67,7 +72,8 @@ def main():
         section += "_only"
     extra = (("" if args.cases == "case" else f" --cases {args.cases}") + (" --group all" if args.group == "all" else "")
              + (f" --only '{args.only}'" if args.only else ""))
-    update_section(section, md, f"python benchmarks/paired_trees.py --old <worktree of {rev}>{extra} --repeat {args.repeat}")
+    update_section(section, md, (f"NUMBA_NUM_THREADS={threads} " if threads else "")
+                   + f"python benchmarks/paired_trees.py --old <worktree of {rev}>{extra} --repeat {args.repeat}")
     print(md)
 
 
