@@ -104,6 +104,7 @@ def fixed_source(st, tab, lie, terms, columns=False):
     src.emit("done = 0")
     src.emit("for k in range(1, nsteps + 1):")
     src.indent += 1
+    d = None   # the increment (a splitting updates z, e itself)
     if isinstance(tab, Splitting):
         if not columns:  # the state before the step, kept when the step is not finite
             src.emit(", ".join(f"_p{i}" for i in range(2 * n)) + " = " + ", ".join(z + e))
@@ -115,20 +116,7 @@ def fixed_source(st, tab, lie, terms, columns=False):
             src.emit("    break")
     else:
         d = _step_increment(src, tab, z, "h", lie, terms)
-        if not columns:
-            src.emit("_chk = " + " + ".join(d))
-            src.emit("if not fin(_chk):")
-            src.emit("    break")
-        step_source.kahan(src, z, e, d)
-    src.emit("done = k")
-    src.emit("if k % save_every == 0 or k == nsteps:")
-    src.indent += 1
-    src.emit("ts[j] = t0 + k*h")
-    for i in range(n):
-        src.emit(f"ys[j, {i}] = z{i} + e{i}")
-    src.emit("j += 1")
-    src.indent -= 2
-    src.emit(f"return done, j, {', '.join(z + e)}")
+    step_source.fixed_step_end(src, z, e, d, check=not columns)
     return head + "\n" + "\n".join(src.lines) + "\n"
 
 

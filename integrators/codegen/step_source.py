@@ -54,3 +54,25 @@ def act_delta(src, x, z):
 def kahan(src, z, e, d):
     for j in range(src.n):
         src.emit(f"_y = {d[j]} + {e[j]}; _s = {z[j]} + _y; {e[j]} = ({z[j]} - _s) + _y; {z[j]} = _s")
+
+
+def fixed_step_end(src, z, e, d=None, check=True):
+    """The end of step k of a fixed-step loop ``for k in range(1, nsteps + 1)`` and of the function:
+    with the increment ``d``, a step that is not finite stops the loop (``check``) and z + e takes d
+    (Kahan); then ``done = k``, the state saved every ``save_every`` steps and at the last into ts, ys
+    (row j), and after the loop ``return done, j, z..., e...``."""
+    if d is not None:
+        if check:
+            src.emit("_chk = " + " + ".join(d))
+            src.emit("if not fin(_chk):")
+            src.emit("    break")
+        kahan(src, z, e, d)
+    src.emit("done = k")
+    src.emit("if k % save_every == 0 or k == nsteps:")
+    src.indent += 1
+    src.emit("ts[j] = t0 + k*h")
+    for i in range(src.n):
+        src.emit(f"ys[j, {i}] = {z[i]} + {e[i]}")
+    src.emit("j += 1")
+    src.indent -= 2
+    src.emit(f"return done, j, {', '.join(z + e)}")

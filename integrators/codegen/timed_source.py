@@ -147,19 +147,7 @@ def fixed_source(n, tab):
     base = _block(src, len(tab.A))
     Ks, _ = _stages(src, tab, z, "h", base)
     d = src.combo("d", [(b, K) for b, K in zip(tab.b, Ks) if b != 0.0])
-    src.emit("_chk = " + " + ".join(d))
-    src.emit("if not fin(_chk):")
-    src.emit("    break")
-    step_source.kahan(src, z, e, d)
-    src.emit("done = k")
-    src.emit("if k % save_every == 0 or k == nsteps:")
-    src.indent += 1
-    src.emit("ts[j] = t0 + k*h")
-    for i in range(n):
-        src.emit(f"ys[j, {i}] = z{i} + e{i}")
-    src.emit("j += 1")
-    src.indent -= 2
-    src.emit(f"return done, j, {', '.join(z + e)}")
+    step_source.fixed_step_end(src, z, e, d)
     return head + "\n" + "\n".join(src.lines) + "\n"
 
 
@@ -237,17 +225,5 @@ def lie_fixed_source(st, tab, terms):
     src.emit("kk += 1")
     Ks = step_source.stages(src, tab, z, "h", True, terms)
     _, d = step_source.increment(src, Ks, tab.b, z, True)
-    src.emit("_chk = " + " + ".join(d))
-    src.emit("if not fin(_chk):")
-    src.emit("    break")
-    step_source.kahan(src, z, e, d)
-    src.emit("done = k")
-    src.emit("if k % save_every == 0 or k == nsteps:")
-    src.indent += 1
-    src.emit("ts[j] = t0 + k*h")
-    for i in range(n):
-        src.emit(f"ys[j, {i}] = z{i} + e{i}")
-    src.emit("j += 1")
-    src.indent -= 2
-    src.emit(f"return done, j, {', '.join(z + e)}")
+    step_source.fixed_step_end(src, z, e, d)
     return head + "\n" + "\n".join(src.lines) + "\n"
