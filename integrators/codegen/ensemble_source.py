@@ -25,7 +25,7 @@ import re
 
 from ..core import controller
 from . import batchgen, programs, step_source
-from .source_text import Lines
+from .source_text import Lines, assigned_names
 from .writer import LANE_BIG
 from .tangent_source import PBIG
 
@@ -50,7 +50,7 @@ def jam(lines, names, copies):
     attempt per copy: independent chains of operations the processor overlaps)."""
     own = set(names)
     for ln in lines:
-        own.update(v.strip() for v in ln.split("=", 1)[0].split(","))
+        own.update(assigned_names(ln))
     out = []
     for ln in lines:
         for k in range(copies):
