@@ -26,7 +26,7 @@ import re
 from ..core import controller
 from . import batchgen, programs, step_source
 from .source_text import Lines, assigned_names
-from .writer import LANE_BIG
+from .dexpinv_writer import LANE_BIG
 from .tangent_source import PBIG
 
 #: save_every of the runs that keep only the end point (larger than any step count)

@@ -17,6 +17,7 @@ import scipy.linalg
 from integrators.backends import loader
 from integrators.codegen import batchgen
 from integrators.codegen import writer as codegen
+from integrators.codegen.dexpinv_writer import LANE_BIG
 from integrators.geometry import closed_dexpinv as cd
 from integrators.geometry import recognition
 from integrators.geometry.spaces import DEXPINV_X2MAX, ROUNDOFF_TERMS, adnorm_form, dexpinv_series
@@ -216,7 +217,7 @@ def test_se3_closed_dexpinv_is_nan_beyond_the_bound():
             assert np.all(np.isnan(out)) if bad else np.all(np.isfinite(out))
             # the lanes (no branch, no NaN): _big past LANE_BIG, which makes the caller refuse the attempt
             *lo, big = fl(*map(float, y), *map(float, v))
-            assert np.all(np.isfinite(lo)) and (big > codegen.LANE_BIG) == bad
+            assert np.all(np.isfinite(lo)) and (big > LANE_BIG) == bad
             if not bad:
                 ex = _exact(g, y, v)
                 assert np.max(np.abs(out - ex)) <= 1e-13 * np.max(np.abs(ex))

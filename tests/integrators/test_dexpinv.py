@@ -22,6 +22,7 @@ from integrators import CoadjointProblem, METHODS, integrate
 from integrators.backends import loader
 from integrators.codegen import batchgen
 from integrators.codegen import writer as codegen
+from integrators.codegen.dexpinv_writer import LANE_BIG
 from integrators.geometry import recognition
 from integrators.geometry import closed_dexpinv as cd
 from integrators.geometry import spaces
@@ -210,17 +211,17 @@ def test_lanes_so3_dexpinv_is_the_closed_form():
         a, b = np.array(f(*map(float, x), *map(float, v))), np.array(fl(*map(float, x), *map(float, v)))
         big = fl.big(*map(float, x), *map(float, v))
         if x2 > DEXPINV_X2MAX:   # NaN on the one-trajectory path; the lanes refuse it through _big
-            assert np.all(np.isnan(a)) and big > codegen.LANE_BIG
+            assert np.all(np.isnan(a)) and big > LANE_BIG
         else:
-            assert np.max(np.abs(a - b)) <= 4e-16 * np.max(np.abs(v)) * (1 + 10 * x2) and big <= codegen.LANE_BIG
+            assert np.max(np.abs(a - b)) <= 4e-16 * np.max(np.abs(v)) * (1 + 10 * x2) and big <= LANE_BIG
 
 
 @pytest.mark.parametrize("mode", ["lanes", "scalar", "array"])
 def test_so3_dexpinv_from_the_stage_exponential(mode):
     # in an RKMK stage exp(theta) is written first; dexp^-1 of the same theta then takes E from its
     # trigonometric values: the lanes' half-angle s = sin(t/2)/(t/2), c = cos(t/2), E = (s - c)/(s t^2)
-    # (writer._dexpinv_so3_lanes), the other paths' Rodrigues a, b, E = (2b - a)/(2b t^2)
-    # (writer._dexpinv_so3_trig): the same as the closed form's polynomial to a few ulps of |v| at every
+    # (dexpinv_writer._dexpinv_so3_lanes), the other paths' Rodrigues a, b, E = (2b - a)/(2b t^2)
+    # (dexpinv_writer._dexpinv_so3_trig): the same as the closed form's polynomial to a few ulps of |v| at every
     # size, theta = 0 included, and refused past DEXPINV_X2MAX as there
     g = named.so3()
     f, _ = _compiled(g, ROUNDOFF_TERMS)
@@ -251,9 +252,9 @@ def test_so3_dexpinv_from_the_stage_exponential(mode):
         b = np.array(b, dtype=float).ravel()
         if x2 > DEXPINV_X2MAX:
             assert np.all(np.isnan(a))
-            assert big > codegen.LANE_BIG if lanes else np.all(np.isnan(b))
+            assert big > LANE_BIG if lanes else np.all(np.isnan(b))
         else:
-            assert np.all(np.isfinite(b)) and (not lanes or big <= codegen.LANE_BIG)
+            assert np.all(np.isfinite(b)) and (not lanes or big <= LANE_BIG)
             assert np.max(np.abs(a - b)) <= 4e-16 * np.max(np.abs(vv)) * (1 + 10 * x2), x2
     if mode == "array":   # an ensemble: every row at once, each as its own run (none past the bound)
         T, V = np.array(ths[:-1]), np.array(vs[:-1])
