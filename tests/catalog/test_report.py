@@ -12,6 +12,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -179,24 +180,24 @@ def test_drift_plot_draws_exact_zero_on_the_roundoff_floor():
 
     t = np.linspace(0, 1, 5)
     run = IntegrationResult(t=t, y=np.zeros((5, 1)), labels=("y",), invariants={"F": np.full(5, 3.0)})  # exact
-    fig, ax = plots.plt.subplots()
-    plots._drift_panel(ax, run)
+    fig, ax = plt.subplots()
+    plots.drift_panel(ax, run)
     line = [ln for ln in ax.get_lines() if ln.get_label() == "F"][0]
     assert np.all(line.get_ydata() == np.finfo(float).eps)
     assert any("round-off floor" in ln.get_label() for ln in ax.get_lines())
     assert ax.get_ylabel() and ax.get_xlabel().startswith("time")
-    plots.plt.close(fig)
+    plt.close(fig)
 
 
 def test_drift_panel_without_anything_to_track_says_so():
     from integrators import IntegrationResult
 
     run = IntegrationResult(t=np.linspace(0, 1, 3), y=np.zeros((3, 1)), labels=("y",))
-    fig, ax = plots.plt.subplots()
-    plots._drift_panel(ax, run)
+    fig, ax = plt.subplots()
+    plots.drift_panel(ax, run)
     assert not ax.get_lines() and not ax.axison and "nothing" not in ax.texts[0].get_text()
     assert ax.texts[0].get_text().startswith("no first integral")
-    plots.plt.close(fig)
+    plt.close(fig)
 
 
 def test_motion_plot_has_axis_labels():
@@ -205,7 +206,7 @@ def test_motion_plot_has_axis_labels():
     for ax in fig.axes:
         assert ax.get_xlabel() and ax.get_ylabel(), ax.get_title()
     assert "[length]" in fig.axes[2].get_xlabel()
-    plots.plt.close(fig)
+    plt.close(fig)
 
 
 def test_heavy_top_momenta_and_gamma_on_their_own_axes():
@@ -215,7 +216,7 @@ def test_heavy_top_momenta_and_gamma_on_their_own_axes():
     assert a.get_ylabel().startswith("momenta M") and b.get_ylabel().startswith("vertical Gamma")
     assert [ln.get_label() for ln in a.get_lines()] == ["M1", "M2", "M3"]
     assert [ln.get_label() for ln in b.get_lines()] == ["G1", "G2", "G3"]
-    plots.plt.close(fig)
+    plt.close(fig)
 
 
 def test_no_empty_panel_when_nothing_is_tracked():
@@ -225,7 +226,7 @@ def test_no_empty_panel_when_nothing_is_tracked():
     assert not plots.has_drift(run) and plots.drift_figure(run) is None
     fig = plots.trajectory_figure(e, run)
     assert len(fig.axes) == 2 and all(ax.axison and ax.get_lines() for ax in fig.axes)
-    plots.plt.close(fig)
+    plt.close(fig)
 
 
 def test_methods_have_their_own_colour_and_marker():
@@ -249,7 +250,7 @@ def test_servo_sleigh_portrait_has_one_entry_per_kind():
     assert sum(x.startswith("line of equilibria") for x in labels) == 1 and len(labels) == len(set(labels))
     assert any("parallel" in x for x in labels)
     assert not [c for c in fig.axes[0].collections if c.get_cmap().name == "viridis" and c.get_array() is not None]
-    plots.plt.close(fig)
+    plt.close(fig)
 
 
 def test_sleigh_path_marks_leave_and_join_where_they_happen():
@@ -272,7 +273,7 @@ def test_sleigh_path_marks_leave_and_join_where_they_happen():
     segs = [c for c in ax.collections if c.get_label().startswith("blade")][0].get_segments()
     d = segs[0][1] - segs[0][0]
     assert abs(np.arctan2(d[1], d[0]) - run.y[0, 2]) < 1e-9
-    plots.plt.close(fig)
+    plt.close(fig)
 
 
 def test_talamucci_draws_both_points():
@@ -282,7 +283,7 @@ def test_talamucci_draws_both_points():
     lines = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
     assert np.array_equal(lines["point 1 (x1, y1)"].get_xydata(), run.y[:, 0:2])
     assert np.array_equal(lines["point 2 (x2, y2)"].get_xydata(), run.y[:, 2:4])
-    plots.plt.close(fig)
+    plt.close(fig)
 
 
 def test_tumbling_body_animation_follows_the_attitude():
@@ -343,7 +344,7 @@ def test_relation_graph_is_deterministic_and_readable():
         for j in range(i + 1, len(boxes)):
             assert not boxes[i].overlaps(boxes[j]), (texts[i].get_text(), texts[j].get_text())
     assert fig.get_size_inches()[0] <= 10.5
-    plots.plt.close(fig)
+    plt.close(fig)
 
 
 def test_mathtext_refuses_what_it_cannot_draw():
@@ -419,5 +420,5 @@ def test_rate_figure_draws_every_n_on_log_axes():
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     data = [ln for ln in ax.get_lines() if ln.get_label().startswith("a -> b")][0]
     assert np.allclose(data.get_xdata(), Ns) and np.allclose(data.get_ydata(), [2.0 / N for N in Ns])
-    plots.plt.close(fig)
+    plt.close(fig)
     assert plots.rate_figure([]) is None
