@@ -72,15 +72,23 @@ def dlas_data(retraction, d, tau):
     return mode, C, np.ascontiguousarray(S), N, Pc
 
 
+def dlas_data_of(retraction, d, tau):
+    """:func:`dlas_data`, kept on the problem data ``d`` (once per retraction)."""
+    cache = d.__dict__.setdefault("_compiled", {})
+    if ("data", retraction) not in cache:
+        cache[("data", retraction)] = dlas_data(retraction, d, tau)
+    return cache[("data", retraction)]
+
+
 def n_saved(n, save_every):
     return n // save_every + 1 + (1 if n % save_every else 0)
 
 
 def _times(t0, h, n, save_every, done):
-    ks = list(range(0, done + 1, save_every))
+    ks = np.arange(0, done + 1, save_every, dtype=float)
     if ks[-1] != done:
-        ks.append(done)
-    return t0 + h * np.asarray(ks, dtype=float)
+        ks = np.append(ks, float(done))
+    return t0 + h * ks
 
 
 def _result(name, ys, y0, t0, h, n, save_every, done, nfev):
@@ -98,20 +106,19 @@ def _result(name, ys, y0, t0, h, n, save_every, done, nfev):
                              nfev=int(nfev))
 
 
-def run_dlas(stepper, y0, t0, h, n, save_every, jit=None, lam0=None):
+def run_dlas(stepper, y0, t0, h, n, save_every, jit=None, lam0=None, generated=None):
     """The dlas run by the compiled loop (``jit`` None: the same loop in plain Python, for tests); with ``lam0``
-    (the multipliers at y0) the Lie-group RATTLE's run by the same loop: (result, the multipliers at the end)."""
+    (the multipliers at y0) the Lie-group RATTLE's run by the same loop: (result, the multipliers at the end).
+    ``generated``: the engine's maker of the straight-line loop with simplified Newton
+    (``integrators.backends.nonholonomic_loops.dlas_loop``; the same map, the same stop tolerance), used
+    when it returns one; else the generic loop of :mod:`integrators.reference.nonholonomic.kernels`."""
     jit = jit or _plain
     d = stepper.d
-    data = dlas_data(stepper.retraction, d, stepper.tau)
+    cache = d.__dict__.setdefault("_compiled", {})
+    data = dlas_data_of(stepper.retraction, d, stepper.tau)
     if isinstance(data, str):
         raise ValueError(data)
     mode, C, S, N, Pc = data
-    key = ("dlas", id(jit))
-    if key not in _JITTED:
-        solve, dinv = _helpers(jit) if jit is not _plain else (kernels.solve_small,
-                                                               kernels.make_dinv(kernels.beta_exp))
-        _JITTED[key] = jit(kernels.make_dlas_run(dinv, solve))
     M0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, d.n))
     K = n_saved(n, save_every)
     Y0, Pout, stride = M0, Pc, 1
@@ -121,8 +128,24 @@ def run_dlas(stepper, y0, t0, h, n, save_every, jit=None, lam0=None):
         Pc = np.ascontiguousarray(2.0 * Pout - np.eye(d.n))
         N = np.eye(d.n)
         stride = 2
-    ys, done, iters, Mend = _JITTED[key](M0, float(h), int(n), int(save_every), K, d.I, d.Iinv, N, Pc, C, S, mode,
-                                         Pout, Y0, stride)
+    loop = None
+    if generated is not None:            # one generated loop per problem data, retraction and scheme
+        key = ("generated", stepper.retraction, stride, generated)
+        if key not in cache:
+            cache[key] = generated(mode, C, S, N, Pc, Pout, d.I, d.Iinv, stride)
+        loop = cache[key]
+    if loop is not None:
+        run, cst = loop
+        ys, done, iters, Mend, njac = run(M0, Y0, float(h), int(n), int(save_every), K, cst)
+        stepper.jacobians = int(njac)
+    else:
+        key = ("dlas", id(jit))
+        if key not in _JITTED:
+            solve, dinv = _helpers(jit) if jit is not _plain else (kernels.solve_small,
+                                                                   kernels.make_dinv(kernels.beta_exp))
+            _JITTED[key] = jit(kernels.make_dlas_run(dinv, solve))
+        ys, done, iters, Mend = _JITTED[key](M0, float(h), int(n), int(save_every), K, d.I, d.Iinv, N, Pc, C, S,
+                                             mode, Pout, Y0, stride)
     stepper.nfev_total = int(iters)
     res = _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)
     if lam0 is None:

@@ -89,7 +89,7 @@ class _LieStepper:
     def delta(self, t, y, h):
         return self.step(t, y, h) - y
 
-    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+    def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
         """The whole run by the compiled loop (backend "numba"), or None (the driver's numpy loop)."""
         return None
 
@@ -102,16 +102,16 @@ class SuslovStepper(_LieStepper):
         d = self.d
         self.IA = d.A @ d.Iinv                            # A I^-1
         self.G = self.IA @ d.A.T                          # A I^-1 A^T
-        data = compiled.dlas_data(self.retraction, d, self.tau)
+        data = compiled.dlas_data_of(self.retraction, d, self.tau)
         self.compiled_reason = data if isinstance(data, str) else None
 
-    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+    def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
         """The whole run by the compiled loop of :mod:`integrators.reference.nonholonomic.kernels` (the same
         map with the multiplier eliminated and an analytic Jacobian), or None: backend "numpy", or no closed
         form of the retraction on this algebra (``compiled_reason``)."""
         if backend != "numba" or self.compiled_reason is not None:
             return None
-        return compiled.run_dlas(self, y0, t0, h, n, save_every, jit)
+        return compiled.run_dlas(self, y0, t0, h, n, save_every, jit, generated=generated)
 
     def step(self, t, m, h):
         d, tau, n = self.d, self.tau, self.d.n
@@ -143,7 +143,7 @@ class LieRattleStepper(_LieStepper):
         self.IA = d.A @ d.Iinv
         self.G = self.IA @ d.A.T
         self._memory = []
-        data = compiled.dlas_data(self.retraction, d, self.tau)
+        data = compiled.dlas_data_of(self.retraction, d, self.tau)
         self.compiled_reason = data if isinstance(data, str) else None
 
     def _lambda(self, m):
@@ -182,7 +182,7 @@ class LieRattleStepper(_LieStepper):
         self._remember(m1, lam1)
         return m1
 
-    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+    def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
         """The whole run carrying lambda exactly: the compiled dlas loop with N = 1 and the reflection 2 P - 1
         (backend "numba", see :func:`integrators.reference.nonholonomic.compiled.run_dlas`) or a numpy loop."""
         y0 = np.asarray(y0, dtype=float)
@@ -190,7 +190,7 @@ class LieRattleStepper(_LieStepper):
         if backend == "numba":
             if self.compiled_reason is not None:
                 return None
-            res, lam_end = compiled.run_dlas(self, y0, t0, h, n, save_every, jit, lam0=lam)
+            res, lam_end = compiled.run_dlas(self, y0, t0, h, n, save_every, jit, lam0=lam, generated=generated)
             if res.status == 0:
                 self._remember(res.y[-1].copy(), lam_end)
             return res
