@@ -37,6 +37,9 @@ import numpy as np
 from ..reference.nonholonomic.kernels import MAX_ITER, TOL
 from .source_text import Lines, num
 
+#: the predictor: eta_k = sum_j c_j eta_{k-1-j}, exact for polynomials (stride 1) of degree 2, and (stride 2,
+#: the RATTLE's alternating solutions) for P(k) + (-1)^k Q(k), P and Q of degree 2
+PREDICTORS = {1: (3.0, -3.0, 1.0), 2: (0.0, 3.0, 0.0, -3.0, 0.0, 1.0)}
 #: the contraction rate above which the Jacobian is refreshed for the next step
 THETA_REFRESH = 1e-4
 #: the contraction assumed for the first increment after a refresh (the forward differences' error is ~1e-8)
@@ -250,9 +253,11 @@ class DlasSource:
         L.emit("njac = 0")
         L.emit(f"TOL = {num(TOL)}")
         e = [f"e{a}" for a in range(p)]
-        nh = 3 * st                                     # history: the last 3 stride solutions
+        coef = PREDICTORS[st]
+        nh = len(coef)                                  # history: the solutions the predictor combines
         hist = [[f"h{j}_{a}" for a in range(p)] for j in range(nh)]   # hist[j]: the solution j + 1 steps back
         ji = [[f"ji{a}_{c}" for c in range(p)] for a in range(p)]
+        jk = [[f"jk{a}_{c}" for c in range(p)] for a in range(p)]     # stride 2: the other parity's
         L.emit("for b in range(B):")
         L.indent = 2
         for i in range(n):
@@ -261,10 +266,13 @@ class DlasSource:
             L.emit(f"{e[a]} = {_slin([(self.NI[a, i], f'm{i}') for i in range(n)])}")
         for row in hist:
             L.emit(" = ".join(row) + " = 0.0")
-        for row in ji:
+        for row in ji + (jk if st == 2 else []):
             L.emit(" = ".join(row) + " = 0.0")
         L.emit("fresh_needed = True")
         L.emit("theta_old = 1.0")
+        if st == 2:
+            L.emit("fresh_other = True")
+            L.emit("theta_other = 1.0")
         L.emit("jsave = 1")
         L.emit("tosave = save_every")
         L.emit("for kstep in range(1, nsteps + 1):")
@@ -273,7 +281,7 @@ class DlasSource:
         L.emit("    break")
         L.emit(f"if kstep > {nh}:")
         for a in range(p):
-            L.emit(f"    {e[a]} = 3.0*{hist[st - 1][a]} - 3.0*{hist[2 * st - 1][a]} + {hist[3 * st - 1][a]}")
+            L.emit(f"    {e[a]} = {_slin([(float(c), hist[j][a]) for j, c in enumerate(coef)])}")
         L.emit("elif kstep > 1:")
         for a in range(p):
             L.emit(f"    {e[a]} = {hist[0][a]}")
@@ -356,6 +364,11 @@ class DlasSource:
         L.emit("    theta_old = theta")
         L.emit("if theta_old > THETA_REFRESH:")
         L.emit("    fresh_needed = True")
+        if st == 2:      # the solutions alternate from step to step: one Jacobian per parity, swapped
+            for a in range(p):
+                L.emit("; ".join(f"{ji[a][c]}, {jk[a][c]} = {jk[a][c]}, {ji[a][c]}" for c in range(p)))
+            L.emit("theta_old, theta_other = theta_other, theta_old")
+            L.emit("fresh_needed, fresh_other = fresh_other, fresh_needed")
         for j in range(nh - 1, 0, -1):
             L.emit("; ".join(f"{hist[j][a]} = {hist[j - 1][a]}" for a in range(p)))
         L.emit("; ".join(f"{hist[0][a]} = {e[a]}" for a in range(p)))
