@@ -13,11 +13,11 @@ from . import numba_kernels
 MAX_DIM = 6
 
 
-def dlas_loop(mode, C, S, N, Pc, Pout, I, Iinv, stride):
+def dlas_loop(mode, C, S, N, Pc, Pout, I, Iinv, stride, theta_refresh=None):
     """(run, cst) of the generated loop for the dlas data (see
     :class:`integrators.codegen.nonholonomic_source.DlasSource`), or None above MAX_DIM."""
     if C.shape[0] > MAX_DIM:
         return None
-    src = DlasSource(mode, C, S, N, Pc, Pout, I, Iinv, stride)
+    src = DlasSource(mode, C, S, N, Pc, Pout, I, Iinv, stride, theta_refresh)
     ns = numba_kernels.load_module(src.text(), "liedyn_nh")
     return ns["run"], src.cst

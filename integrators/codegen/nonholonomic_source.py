@@ -99,10 +99,11 @@ def _slin(terms):
 class DlasSource:
     """The text of ``run(M0, Y0, h, nsteps, save_every, K, cst)`` for the data of
     :func:`integrators.reference.nonholonomic.compiled.dlas_data` (module docstring) and ``cst``, the vector
-    of constants it reads."""
+    of constants it reads (the refresh threshold ``theta_refresh``, then the problem's matrix entries)."""
 
-    def __init__(self, mode, C, S, N, Pc, Pout, I, Iinv, stride):
+    def __init__(self, mode, C, S, N, Pc, Pout, I, Iinv, stride, theta_refresh=None):
         self.mode, self.stride = int(mode), int(stride)
+        self.theta_refresh = THETA_REFRESH if theta_refresh is None else float(theta_refresh)
         self.C, self.S = _tidy(C), _tidy(S)
         self.n, self.p = self.C.shape[0], np.shape(N)[1]
         k = _Consts()
@@ -123,7 +124,7 @@ class DlasSource:
 
     @property
     def cst(self):
-        return np.array([v for _, v in self.consts.values], dtype=float)
+        return np.array([self.theta_refresh] + [v for _, v in self.consts.values], dtype=float)
 
     # ------------------------------------------------------------ pieces
     def _ad_T(self, L, x, w, tag):
@@ -240,14 +241,17 @@ class DlasSource:
         L.emit("@numba.njit(cache=CACHE, error_model='numpy')")
         L.emit("def run(M0, Y0, h, nsteps, save_every, K, cst):")
         L.indent = 1
+        L.emit("THETA_REFRESH = cst[0]")
         for j, (name, _) in enumerate(self.consts.values):
-            L.emit(f"{name} = cst[{j}]")
+            L.emit(f"{name} = cst[{j + 1}]")
         L.emit("B = M0.shape[0]")
         L.emit(f"ys = np.empty((K, B, {n}))")
         L.emit("ys[0] = Y0")
         L.emit(f"Mend = np.empty((B, {n}))")
         L.emit(f"Jm = np.empty(({p}, {p}))")
         L.emit(f"Jim = np.empty(({p}, {p}))")
+        L.emit(f"Pv = np.empty({p})")
+        L.emit(f"Rv = np.empty({p})")
         L.emit("done = nsteps")
         L.emit("iters = 0")
         L.emit("njac = 0")
@@ -296,16 +300,22 @@ class DlasSource:
         L.indent = 5
         for a in range(p):
             L.emit(f"{e[a]} = p{a}")
-        r0, _ = self.residual(L, e, "j_")
-        for c in range(p):
-            L.emit(f"d_ = 1e-7*max(1.0, abs({e[c]}))")
-            ep = [f"({e[a]} + d_)" if a == c else e[a] for a in range(p)]
-            names = [f"q{a}" for a in range(p)]
-            for a in range(p):
-                L.emit(f"{names[a]} = {ep[a]}")
-            rc, _ = self.residual(L, names, f"j{c}_")
-            for a in range(p):
-                L.emit(f"Jm[{a}, {c}] = ({r0[a]} - {rc[a]}) / d_")
+            L.emit(f"Pv[{a}] = p{a}")
+        # forward differences: column c from the residual at e + d e_c (one copy of the residual, c = -1: at e)
+        L.emit(f"for c in range(-1, {p}):")
+        L.indent = 6
+        L.emit("d_ = 0.0 if c < 0 else 1e-7*max(1.0, abs(Pv[c]))")
+        names = [f"q{a}" for a in range(p)]
+        for a in range(p):
+            L.emit(f"{names[a]} = {e[a]} + (d_ if c == {a} else 0.0)")
+        rc, _ = self.residual(L, names, "j_")
+        L.emit("if c < 0:")
+        for a in range(p):
+            L.emit(f"    Rv[{a}] = {rc[a]}")
+        L.emit("else:")
+        for a in range(p):
+            L.emit(f"    Jm[{a}, c] = (Rv[{a}] - {rc[a]}) / d_")
+        L.indent = 5
         L.emit("if not inverse(Jm, Jim):")
         L.emit("    break")
         for a in range(p):
@@ -404,4 +414,4 @@ class DlasSource:
             L.emit(f"Mend[b, {i}] = m{i}")
         L.indent = 1
         L.emit("return ys, done, iters, Mend, njac")
-        return f"THETA_REFRESH = {num(THETA_REFRESH)}\n\n" + L.text()
+        return L.text()
