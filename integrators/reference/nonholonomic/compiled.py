@@ -160,8 +160,9 @@ def run_dlas(stepper, y0, t0, h, n, save_every, jit=None, lam0=None, generated=N
 def coordinate_reason(d, scheme):
     """None when the coordinate ``scheme`` has a compiled path on the data ``d``, else why not."""
     sc = getattr(d, "scalar", None)
-    if getattr(d, "gauge", None) is not None:
-        return "the gauge term a(q) . v has no compiled loop (the numpy loop runs it)"
+    if getattr(d, "gauge", None) is not None and (sc is None or sc[3] is None):
+        return ("the gauge term a(q) . v needs the scalar a1(q), Da1(q) for the compiled loop (lagrange_dalembert_problem"
+                "(..., scalar=(grad_V1, A1, dA1, a1, Da1)))")
     if sc is None:
         return ("the problem has no scalar problem functions (lagrange_dalembert_problem(..., scalar=(grad_V1, "
                 "A1, dA1)), numba-compilable functions of one q)")
@@ -174,12 +175,16 @@ def _coordinate_loop(d, scheme, jit):
     cache = d.__dict__.setdefault("_compiled", {})
     key = (scheme, id(jit))
     if key not in cache:
-        g, A, dA = d.scalar
+        fs = d.scalar
         solve = kernels.solve_small if jit is _plain else _helpers(jit)[0]
         if jit is not _plain:
-            g, A = jit(g), jit(A)
-            dA = jit(dA) if dA is not None else None
-        maker = kernels.make_mp_run(solve, g, A, dA) if scheme == "mp" else kernels.make_rattle_run(solve, g, A)
+            fs = tuple(jit(f) if f is not None else None for f in fs)
+        g, A, dA, a, Da = fs
+        if d.gauge is not None:
+            maker = (kernels.make_mp_gauge_run(solve, g, A, dA, a, Da) if scheme == "mp"
+                     else kernels.make_rattle_gauge_run(solve, g, A, a, Da))
+        else:
+            maker = kernels.make_mp_run(solve, g, A, dA) if scheme == "mp" else kernels.make_rattle_run(solve, g, A)
         cache[key] = jit(maker)
     return cache[key]
 
@@ -201,10 +206,12 @@ def run_rattle(stepper, y0, lam0, t0, h, n, save_every, jit=None):
     Y0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, 2 * d.n))
     L0 = np.ascontiguousarray(np.asarray(lam0, dtype=float).reshape(-1, d.k))
     K = n_saved(n, save_every)
-    ys, Lend, done = _coordinate_loop(d, "rattle", jit)(Y0, L0, float(h), int(n), int(save_every), K, d.M,
-                                                         d.Minv)
+    out = _coordinate_loop(d, "rattle", jit)(Y0, L0, float(h), int(n), int(save_every), K, d.M, d.Minv)
+    ys, Lend, done = out[:3]
+    iters = n + (int(out[3]) if len(out) > 3 else 0)       # with a gauge term: the Newton solves for q_(k+1)
+    stepper.nfev_total = iters
     y0 = np.asarray(y0, dtype=float)
-    res = _result(stepper.name, ys, y0, t0, h, n, save_every, int(done), n)
+    res = _result(stepper.name, ys, y0, t0, h, n, save_every, int(done), iters)
     return res, Lend.reshape(y0.shape[:-1] + (d.k,))
 
 

@@ -11,7 +11,7 @@ beyond its vector field, attached to the ordinary problem as ``problem.discrete`
   with a constant mass matrix M and Cetaev-linear constraints A(q) v = 0 (k x n); the state is y = (q, v).
   ``grad_V(q)`` -> (..., n), ``A(q)`` -> (..., k, n), optional ``dA(q)`` -> (..., k, n, n) with
   dA[..., i, j, l] = dA_ij / dq_l (without it dA is taken by complex steps of A, which must then accept
-  complex arrays). Optional ``scalar`` = (grad_V1, A1, dA1): the same functions of ONE q (1-d arrays,
+  complex arrays). Optional ``scalar`` = (grad_V1, A1, dA1[, a1, Da1]): the same functions of ONE q (1-d arrays,
   returning (n,), (k, n), (k, n, n); dA1 may be None), written so that numba compiles them (nopython: no
   ellipsis indexing, no Python objects); they give mp_lda and nh_rattle their compiled loops
   (``backend="numba"``, :mod:`integrators.reference.nonholonomic.compiled`).
@@ -19,7 +19,8 @@ beyond its vector field, attached to the ordinary problem as ``problem.discrete`
   a(q) -> (..., n) and Da(q) -> (..., n, n), Da[..., i, j] = da_i/dq_j (both must accept complex arrays: the
   implicit steps differentiate them by complex steps). The force it adds is (Da^T - Da) v (a magnetic-type
   force; zero when a = grad S is exact, where only the discrete schemes see it: Modin and Verdier 2020's
-  non-reversible test problems, :func:`contact_oscillator_nonreversible`). No compiled loop.
+  non-reversible test problems, :func:`contact_oscillator_nonreversible`). Its compiled loops need the
+  scalar a1(q) (n,) and Da1(q) (n, n) as the 4th and 5th entries of ``scalar``.
 
 :func:`suslov_problem` and :func:`lagrange_dalembert_problem` build complete problems (vector field,
 energy, constraint residuals, outputs) from the data, for users without a servo system; the servo systems
@@ -91,10 +92,11 @@ class LagrangeDAlembertData:
             raise IntegrationInputError(f"A(q) must return (..., k, {n}), got shape {A0.shape} at q = 0")
         self.k = A0.shape[0]
         if scalar is not None:
-            scalar = tuple(scalar) + (None,) * (3 - len(tuple(scalar)))
-            if len(scalar) != 3 or not (callable(scalar[0]) and callable(scalar[1])) or (
-                    scalar[2] is not None and not callable(scalar[2])):
-                raise IntegrationInputError("scalar must be (grad_V1, A1[, dA1]): callables of one q")
+            scalar = tuple(scalar) + (None,) * (5 - len(tuple(scalar)))
+            if len(scalar) != 5 or not (callable(scalar[0]) and callable(scalar[1])) or any(
+                    f is not None and not callable(f) for f in scalar[2:]) or ((scalar[3] is None) != (scalar[4] is None)):
+                raise IntegrationInputError("scalar must be (grad_V1, A1[, dA1[, a1, Da1]]): callables of one q "
+                                            "(a1 and Da1 together)")
             q = np.linspace(0.1, 0.3, n)
             for f, ref, what in ((scalar[0], grad_V(q), "grad_V1"), (scalar[1], A(q), "A1")) + (
                     ((scalar[2], self.dA(q), "dA1"),) if scalar[2] is not None else ()):
@@ -117,6 +119,15 @@ class LagrangeDAlembertData:
                 raise IntegrationInputError(f"gauge Da(q) is not the derivative of a(q) at q = {q.tolist()}: "
                                             f"{Da.tolist()} against complex steps {Dcs.tolist()}")
         self.gauge = gauge
+        if scalar is not None and scalar[3] is not None:
+            if gauge is None:
+                raise IntegrationInputError("scalar a1, Da1 are given but the problem has no gauge term (gauge=(a, Da))")
+            q = np.linspace(0.1, 0.3, n)
+            for f, ref, what in ((scalar[3], self.a(q), "a1"), (scalar[4], self.Da(q), "Da1")):
+                got = np.asarray(f(q), dtype=float)
+                if got.shape != np.shape(ref) or not np.allclose(got, ref, rtol=1e-12, atol=1e-14):
+                    raise IntegrationInputError(f"scalar {what}(q) disagrees with the gauge function at q = "
+                                                f"{q.tolist()}: {got.tolist()} against {np.asarray(ref).tolist()}")
 
     def a(self, q):
         """The gauge one-form a(q) (..., n) (zero without a gauge)."""
@@ -307,7 +318,8 @@ def contact_oscillator_nonreversible(eps=0.3):
     discrete total derivative: the scheme is not reversible. S(q) = cos z as in Verdier's reproduction
     (odelab, ``NonReversibleContactOscillator``), so a = -grad S = (0, 0, sin z). The state is (q, v) as in
     :func:`contact_oscillator` (same invariants, same initial states: :func:`contact_oscillator_initial`);
-    mp_lda and nh_rattle run it in numpy (no compiled loop with a gauge term)."""
+    it carries scalar functions (a1, Da1 with them), so mp_lda and nh_rattle run it compiled with
+    backend="numba"."""
     base = contact_oscillator(eps)
     d = base.discrete
 
@@ -322,8 +334,18 @@ def contact_oscillator_nonreversible(eps=0.3):
         out[..., 2, 2] = np.cos(z)
         return out
 
+    def a1(q):
+        out = np.zeros(3)
+        out[2] = np.sin(q[2])
+        return out
+
+    def Da1(q):
+        out = np.zeros((3, 3))
+        out[2, 2] = np.cos(q[2])
+        return out
+
     p = lagrange_dalembert_problem(d.M, d.grad_V, d._A, d._dA, potential=lambda q: 0.5 * (
-        np.sum(q * q, -1) + eps * q[..., 0] ** 2 * q[..., 2] ** 2), gauge=(a, Da),
+        np.sum(q * q, -1) + eps * q[..., 0] ** 2 * q[..., 2] ** 2), gauge=(a, Da), scalar=d.scalar[:3] + (a1, Da1),
         name=f"non-reversible contact oscillator (eps = {eps:g}, S = cos z)")
     p.invariants["H_y"] = base.invariants["H_y"]
     return p
