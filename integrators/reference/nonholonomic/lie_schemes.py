@@ -44,15 +44,21 @@ omega grows from 1e-5 at t = 5 to 1e-3 at t = 20, and over 10^6 steps the soluti
 energy error 1.0, the sleigh reversed; benchmarks/RESULTS.md, section nonholonomic). dlas_exp / dlas_cay,
 one-step maps of m, keep the attractor.
 
-**Not covered: Veselova's system** (a rigid body with (omega, gamma) = 0, gamma the vertical in the body,
-gamma' = gamma x omega). Fedorov and Zenkov (2005) derive the discrete Euler-Poincare-Suslov equations for LL
-systems: left-invariant discrete Lagrangian AND left-invariant constraints, which reduce to g* (the state m,
-the constant covectors A of :class:`LieConstraintData`). Veselova's constraint is right-invariant (an LR
-system): its covector gamma = R^T e_3 moves with the group element, the reduced state is (m, gamma) on
-g* x S^2, and the discrete constraint has to be placed on the moving gamma_k, which their LL scheme does not
-give. The discrete Veselova system is treated in the Lie-groupoid framework of Iglesias, Marrero, Martin de
-Diego and Martinez (2008), not implemented here; the library's servo systems on Lie groups
-have only constant (left-invariant) constraints, so no library system is of that kind.
+**Where dlas applies, and Veselova's system.** Fedorov and Zenkov (2005) write the discrete Lagrange-d'Alembert
+principle for LL systems (their title: left-invariant Lagrangian AND left-invariant constraints), the class that
+reduces to g*: the state m and the constant covectors A of :class:`LieConstraintData` (Suslov's problem, the
+Chaplygin sleigh). Veselova's system (a rigid body with (omega, gamma) = 0, gamma = R^T e_3 the vertical in the
+body, gamma' = gamma x omega) is not of that class: its constraint is right-invariant, the prototype of the
+LR systems of Fedorov and Jovanovic (2004) (left-invariant metric, right-invariant constraints, which they
+treat as generalized Chaplygin systems with an invariant measure). Its constraint covector moves with the
+group element, the reduced state is (m, gamma) on g* x S^2, and a discrete scheme has to place the discrete
+constraint on the moving gamma_k (gamma_{k+1} = tau(h xi_k)^-1 gamma_k): neither the LL equations above nor
+their reduction to g* give it. The discrete Veselova system is derived in the Lie-groupoid framework of
+Iglesias, Marrero, Martin de Diego and Martinez (2008) (one of their examples, on the action groupoid of
+SO(3) on S^2); it is not implemented here, and the library's servo systems on Lie groups have only constant
+(left-invariant) constraints, so no library system is of that kind. (The search tool did not return the text
+of Fedorov and Zenkov (2005); the scope above rests on its title and on the LL/LR distinction of Fedorov and
+Jovanovic (2004).)
 
 **Discrete vakonomic / servo-constraint of the second kind** (Benito and Martin de Diego 2005 for the
 vakonomic model B = A), ``lie_second_kind``. Hamilton's principle for the discrete action
