@@ -171,20 +171,40 @@ def coordinate_reason(d, scheme):
     return None
 
 
+def _into(f, ndim):
+    """f(q, out) from a scalar problem function f(q) returning an array of ``ndim`` dimensions."""
+    if ndim == 1:
+        def g(q, out):
+            out[:] = f(q)
+    elif ndim == 2:
+        def g(q, out):
+            out[:, :] = f(q)
+    else:
+        def g(q, out):
+            out[:, :, :] = f(q)
+    return g
+
+
 def _coordinate_loop(d, scheme, jit):
     cache = d.__dict__.setdefault("_compiled", {})
     key = (scheme, id(jit))
     if key not in cache:
-        fs = d.scalar
         solve = kernels.solve_small if jit is _plain else _helpers(jit)[0]
-        if jit is not _plain:
-            fs = tuple(jit(f) if f is not None else None for f in fs)
+        fs = []
+        for f, nd, writes in zip(d.scalar, (1, 2, 3, 1, 2), d.scalar_writes):
+            if f is not None:
+                f = f if jit is _plain else jit(f)
+                if not writes:                   # f(q) returns a new array: the loops' form f(q, out) copies it
+                    f = _into(f, nd) if jit is _plain else jit(_into(f, nd))
+            fs.append(f)
         g, A, dA, a, Da = fs
+        k = d.k
         if d.gauge is not None:
-            maker = (kernels.make_mp_gauge_run(solve, g, A, dA, a, Da) if scheme == "mp"
-                     else kernels.make_rattle_gauge_run(solve, g, A, a, Da))
+            maker = (kernels.make_mp_gauge_run(solve, g, A, dA, a, Da, k) if scheme == "mp"
+                     else kernels.make_rattle_gauge_run(solve, g, A, a, Da, k))
         else:
-            maker = kernels.make_mp_run(solve, g, A, dA) if scheme == "mp" else kernels.make_rattle_run(solve, g, A)
+            maker = (kernels.make_mp_run(solve, g, A, dA, k) if scheme == "mp"
+                     else kernels.make_rattle_run(solve, g, A, k))
         cache[key] = jit(maker)
     return cache[key]
 

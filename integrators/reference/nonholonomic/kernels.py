@@ -314,19 +314,23 @@ def make_dlas_run(dinv_matrix, solve_small):
     return dlas_run
 
 
-def make_mp_run(solve_small, grad_V, A_of, dA_of):
+def make_mp_run(solve_small, grad_V, A_of, dA_of, K_CON):
     """mp_run on the scalar problem functions grad_V(q) (n,), A_of(q) (k, n), dA_of(q) (k, n, n)."""
 
     def mp_run(Y0, h, nsteps, save_every, K, M, Minv):
         """McLachlan-Perlmutter eq. (4.18) over nsteps from every row of Y0 (B, 2n) (see the module docstring)."""
         B, n2 = Y0.shape
         n = n2 // 2
+        g, a0, a1 = np.empty(n), np.empty(n), np.empty(n)           # the problem functions write here
+        Ah, A0, A1 = np.empty((K_CON, n)), np.empty((K_CON, n)), np.empty((K_CON, n))
+        dA1 = np.empty((K_CON, n, n))
+        Dah, Da0, Da1 = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
         ys = np.empty((K, B, n2))
         ys[0] = Y0
         done = nsteps
         iters = 0
         q0, v0, qh, q1, v1, F = (np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n))
-        k = A_of(Y0[0, :n]).shape[0]
+        k = K_CON
         MiAt = np.empty((n, k))                            # h M^-1 A_{1/2}^T
         lam, r, de, J = np.empty(k), np.empty(k), np.empty(k), np.empty((k, k))
         for b in range(B):
@@ -339,8 +343,8 @@ def make_mp_run(solve_small, grad_V, A_of, dA_of):
                     break
                 for i in range(n):
                     qh[i] = q0[i] + 0.5 * h * v0[i]
-                g = grad_V(qh)
-                Ah = A_of(qh)
+                grad_V(qh, g)
+                A_of(qh, Ah)
                 for i in range(n):
                     for c in range(k):
                         s = 0.0
@@ -363,8 +367,8 @@ def make_mp_run(solve_small, grad_V, A_of, dA_of):
                             s += MiAt[i, c] * lam[c]
                         v1[i] = s
                         q1[i] = qh[i] + 0.5 * h * s
-                    A1 = A_of(q1)
-                    dA1 = dA_of(q1)
+                    A_of(q1, A1)
+                    dA_of(q1, dA1)
                     for c in range(k):
                         s = 0.0
                         for i in range(n):
@@ -413,7 +417,7 @@ def make_mp_run(solve_small, grad_V, A_of, dA_of):
     return mp_run
 
 
-def make_rattle_run(solve_small, grad_V, A_of):
+def make_rattle_run(solve_small, grad_V, A_of, K_CON):
     """rattle_run on the scalar problem functions grad_V(q), A_of(q)."""
 
     def rattle_run(Y0, L0, h, nsteps, save_every, K, M, Minv):
@@ -421,6 +425,10 @@ def make_rattle_run(solve_small, grad_V, A_of):
         multipliers L0 (B, k): (ys (K, B, 2n) in (q, v), lambdas at the end (B, k), steps done)."""
         B, n2 = Y0.shape
         n = n2 // 2
+        g, a0, a1 = np.empty(n), np.empty(n), np.empty(n)           # the problem functions write here
+        Ah, A0, A1 = np.empty((K_CON, n)), np.empty((K_CON, n)), np.empty((K_CON, n))
+        dA1 = np.empty((K_CON, n, n))
+        Dah, Da0, Da1 = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
         k = L0.shape[1]
         ys = np.empty((K, B, n2))
         ys[0] = Y0
@@ -441,8 +449,8 @@ def make_rattle_run(solve_small, grad_V, A_of):
                 lam[c] = L0[b, c]
             jsave = 1
             for kstep in range(1, nsteps + 1):
-                g = grad_V(q)
-                A0 = A_of(q)
+                grad_V(q, g)
+                A_of(q, A0)
                 for i in range(n):
                     s = p[i] - 0.5 * h * g[i]
                     for c in range(k):
@@ -453,8 +461,8 @@ def make_rattle_run(solve_small, grad_V, A_of):
                     for j in range(n):
                         s += Minv[i, j] * ph[j]
                     q[i] += h * s
-                g = grad_V(q)
-                A1 = A_of(q)
+                grad_V(q, g)
+                A_of(q, A1)
                 for i in range(n):
                     pt[i] = ph[i] - 0.5 * h * g[i]
                 for c in range(k):                         # (h/2) A M^-1 A^T lambda = -A M^-1 pt
@@ -497,7 +505,7 @@ def make_rattle_run(solve_small, grad_V, A_of):
     return rattle_run
 
 
-def make_mp_gauge_run(solve_small, grad_V, A_of, dA_of, a_of, Da_of):
+def make_mp_gauge_run(solve_small, grad_V, A_of, dA_of, a_of, Da_of, K_CON):
     """mp_run with the gauge term a(q) . v (the numpy step of
     :class:`integrators.reference.nonholonomic.coordinate_schemes.MPStepper`): Newton in (v_1, lambda), n + k
     unknowns, on
@@ -510,7 +518,11 @@ def make_mp_gauge_run(solve_small, grad_V, A_of, dA_of, a_of, Da_of):
     def mp_gauge_run(Y0, h, nsteps, save_every, K, M, Minv):
         B, n2 = Y0.shape
         n = n2 // 2
-        k = A_of(Y0[0, :n]).shape[0]
+        g, a0, a1 = np.empty(n), np.empty(n), np.empty(n)           # the problem functions write here
+        Ah, A0, A1 = np.empty((K_CON, n)), np.empty((K_CON, n)), np.empty((K_CON, n))
+        dA1 = np.empty((K_CON, n, n))
+        Dah, Da0, Da1 = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
+        k = K_CON
         m = n + k
         ys = np.empty((K, B, n2))
         ys[0] = Y0
@@ -530,10 +542,10 @@ def make_mp_gauge_run(solve_small, grad_V, A_of, dA_of, a_of, Da_of):
                 for i in range(n):
                     qh[i] = q0[i] + 0.5 * h * v0[i]
                     sc = max(sc, abs(q0[i]), abs(v0[i]))
-                g = grad_V(qh)
-                Ah = A_of(qh)
-                a0 = a_of(q0)
-                Dah = Da_of(qh)
+                grad_V(qh, g)
+                A_of(qh, Ah)
+                a_of(q0, a0)
+                Da_of(qh, Dah)
                 for i in range(n):
                     s = -g[i]
                     for j in range(n):
@@ -547,10 +559,10 @@ def make_mp_gauge_run(solve_small, grad_V, A_of, dA_of, a_of, Da_of):
                 for it in range(MAX_ITER):
                     for i in range(n):
                         q1[i] = qh[i] + 0.5 * h * u[i]
-                    A1 = A_of(q1)
-                    dA1 = dA_of(q1)
-                    a1 = a_of(q1)
-                    Da1 = Da_of(q1)
+                    A_of(q1, A1)
+                    dA_of(q1, dA1)
+                    a_of(q1, a1)
+                    Da_of(q1, Da1)
                     for i in range(n):
                         s = a1[i] - a0[i] - h * F[i]
                         for j in range(n):
@@ -601,7 +613,7 @@ def make_mp_gauge_run(solve_small, grad_V, A_of, dA_of, a_of, Da_of):
     return mp_gauge_run
 
 
-def make_rattle_gauge_run(solve_small, grad_V, A_of, a_of, Da_of):
+def make_rattle_gauge_run(solve_small, grad_V, A_of, a_of, Da_of, K_CON):
     """rattle_run with the gauge term (the numpy step of
     :class:`integrators.reference.nonholonomic.coordinate_schemes.RattleStepper`, its ``_gauge_positions``): per
     step a Newton solve in q_{k+1} (n unknowns) of M w + (a_k + a_{k+1})/2 - h/2 Da_k^T w = p~, w = (q_{k+1} -
@@ -611,6 +623,10 @@ def make_rattle_gauge_run(solve_small, grad_V, A_of, a_of, Da_of):
     def rattle_gauge_run(Y0, L0, h, nsteps, save_every, K, M, Minv):
         B, n2 = Y0.shape
         n = n2 // 2
+        g, a0, a1 = np.empty(n), np.empty(n), np.empty(n)           # the problem functions write here
+        Ah, A0, A1 = np.empty((K_CON, n)), np.empty((K_CON, n)), np.empty((K_CON, n))
+        dA1 = np.empty((K_CON, n, n))
+        Dah, Da0, Da1 = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
         k = L0.shape[1]
         ys = np.empty((K, B, n2))
         ys[0] = Y0
@@ -632,10 +648,10 @@ def make_rattle_gauge_run(solve_small, grad_V, A_of, a_of, Da_of):
             for kstep in range(1, nsteps + 1):
                 if kstep > done:
                     break
-                g = grad_V(q)
-                A0 = A_of(q)
-                a0 = a_of(q)
-                Da0 = Da_of(q)
+                grad_V(q, g)
+                A_of(q, A0)
+                a_of(q, a0)
+                Da_of(q, Da0)
                 sc = 1.0
                 for i in range(n):
                     s = -0.5 * h * g[i]
@@ -655,8 +671,8 @@ def make_rattle_gauge_run(solve_small, grad_V, A_of, a_of, Da_of):
                 for it in range(MAX_ITER):
                     for i in range(n):
                         w[i] = (q1[i] - q[i]) / h
-                    a1 = a_of(q1)
-                    Da1 = Da_of(q1)
+                    a_of(q1, a1)
+                    Da_of(q1, Da1)
                     for i in range(n):
                         s = 0.5 * (a0[i] + a1[i]) - ph[i] - a0[i]
                         for j in range(n):
@@ -682,10 +698,10 @@ def make_rattle_gauge_run(solve_small, grad_V, A_of, a_of, Da_of):
                 for i in range(n):
                     w[i] = (q1[i] - q[i]) / h
                     q[i] = q1[i]
-                g = grad_V(q)
-                a1 = a_of(q)
-                Da1 = Da_of(q)
-                A1 = A_of(q)
+                grad_V(q, g)
+                a_of(q, a1)
+                Da_of(q, Da1)
+                A_of(q, A1)
                 for i in range(n):
                     s = 0.5 * (a0[i] + a1[i]) - 0.5 * h * g[i]
                     for j in range(n):

@@ -13,7 +13,8 @@ beyond its vector field, attached to the ordinary problem as ``problem.discrete`
   dA[..., i, j, l] = dA_ij / dq_l (without it dA is taken by complex steps of A, which must then accept
   complex arrays). Optional ``scalar`` = (grad_V1, A1, dA1[, a1, Da1]): the same functions of ONE q (1-d arrays,
   returning (n,), (k, n), (k, n, n); dA1 may be None), written so that numba compiles them (nopython: no
-  ellipsis indexing, no Python objects); they give mp_lda and nh_rattle their compiled loops
+  ellipsis indexing, no Python objects), each either f(q) returning a new array or f(q, out) writing into out
+  (the form the compiled loops call: no allocation per call); they give mp_lda and nh_rattle their compiled loops
   (``backend="numba"``, :mod:`integrators.reference.nonholonomic.compiled`).
   Optional ``gauge`` = (a, Da): a term linear in the velocity, L = v^T M v / 2 + a(q) . v - V(q), with
   a(q) -> (..., n) and Da(q) -> (..., n, n), Da[..., i, j] = da_i/dq_j (both must accept complex arrays: the
@@ -29,6 +30,8 @@ attach the data to the problems they build (``Nonholonomic.problem()``, ``Constr
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ...core.errors import IntegrationInputError
@@ -40,6 +43,25 @@ def _matrix(x, shape, what):
     if a.shape != shape or not np.all(np.isfinite(a)):
         raise IntegrationInputError(f"{what} must be a finite array of shape {shape}, got {np.shape(x)}")
     return a
+
+
+def _writes(f):
+    """True when the scalar problem function ``f`` has the form f(q, out) (writes its value into out)."""
+    if f is None:
+        return False
+    try:
+        return len(inspect.signature(getattr(f, "py_func", f)).parameters) == 2
+    except (TypeError, ValueError):
+        return False
+
+
+def _call1(f, q, shape, writes):
+    """The value of a scalar problem function at one q, in either form."""
+    if writes:
+        out = np.zeros(shape)
+        f(q, out)
+        return out
+    return np.asarray(f(q), dtype=float)
 
 
 class LieConstraintData:
@@ -98,13 +120,17 @@ class LagrangeDAlembertData:
                 raise IntegrationInputError("scalar must be (grad_V1, A1[, dA1[, a1, Da1]]): callables of one q "
                                             "(a1 and Da1 together)")
             q = np.linspace(0.1, 0.3, n)
-            for f, ref, what in ((scalar[0], grad_V(q), "grad_V1"), (scalar[1], A(q), "A1")) + (
-                    ((scalar[2], self.dA(q), "dA1"),) if scalar[2] is not None else ()):
-                got = np.asarray(f(q), dtype=float)
+            self.scalar_writes = tuple(_writes(f) for f in scalar)
+            for f, ref, what, w in ((scalar[0], grad_V(q), "grad_V1", self.scalar_writes[0]),
+                                    (scalar[1], A(q), "A1", self.scalar_writes[1])) + (
+                    ((scalar[2], self.dA(q), "dA1", self.scalar_writes[2]),) if scalar[2] is not None else ()):
+                got = _call1(f, q, np.shape(ref), w)
                 if (got.shape != np.shape(ref) or not np.allclose(got, ref, rtol=1e-12, atol=1e-14)):
                     raise IntegrationInputError(f"scalar {what}(q) disagrees with the batched function at q = "
                                                 f"{q.tolist()}: {got.tolist()} against {np.asarray(ref).tolist()}")
         self.scalar = scalar
+        if scalar is None:
+            self.scalar_writes = None
         if gauge is not None:
             if (not isinstance(gauge, (tuple, list)) or len(gauge) != 2 or not all(callable(f) for f in gauge)):
                 raise IntegrationInputError("gauge must be (a, Da): callables of q returning (..., n) and (..., n, n)")
@@ -123,8 +149,9 @@ class LagrangeDAlembertData:
             if gauge is None:
                 raise IntegrationInputError("scalar a1, Da1 are given but the problem has no gauge term (gauge=(a, Da))")
             q = np.linspace(0.1, 0.3, n)
-            for f, ref, what in ((scalar[3], self.a(q), "a1"), (scalar[4], self.Da(q), "Da1")):
-                got = np.asarray(f(q), dtype=float)
+            for f, ref, what, w in ((scalar[3], self.a(q), "a1", self.scalar_writes[3]),
+                                    (scalar[4], self.Da(q), "Da1", self.scalar_writes[4])):
+                got = _call1(f, q, np.shape(ref), w)
                 if got.shape != np.shape(ref) or not np.allclose(got, ref, rtol=1e-12, atol=1e-14):
                     raise IntegrationInputError(f"scalar {what}(q) disagrees with the gauge function at q = "
                                                 f"{q.tolist()}: {got.tolist()} against {np.asarray(ref).tolist()}")
@@ -280,23 +307,21 @@ def contact_oscillator(eps=0.3):
         out[..., 0, 2, 1] = 1.0
         return out
 
-    def grad_V1(q):
-        out = np.empty(3)
+    def grad_V1(q, out):                       # the scalar functions write into out (no allocation a call)
         out[0] = q[0] + eps * q[0] * q[2] * q[2]
         out[1] = q[1]
         out[2] = q[2] + eps * q[0] * q[0] * q[2]
-        return out
 
-    def A1(q):
-        out = np.zeros((1, 3))
+    def A1(q, out):
         out[0, 0] = 1.0
+        out[0, 1] = 0.0
         out[0, 2] = q[1]
-        return out
 
-    def dA1(q):
-        out = np.zeros((1, 3, 3))
+    def dA1(q, out):
+        for j in range(3):
+            for l in range(3):
+                out[0, j, l] = 0.0
         out[0, 2, 1] = 1.0
-        return out
 
     def V(q):
         return 0.5 * (np.sum(q * q, -1) + eps * q[..., 0] ** 2 * q[..., 2] ** 2)
@@ -334,15 +359,16 @@ def contact_oscillator_nonreversible(eps=0.3):
         out[..., 2, 2] = np.cos(z)
         return out
 
-    def a1(q):
-        out = np.zeros(3)
+    def a1(q, out):
+        out[0] = 0.0
+        out[1] = 0.0
         out[2] = np.sin(q[2])
-        return out
 
-    def Da1(q):
-        out = np.zeros((3, 3))
+    def Da1(q, out):
+        for i in range(3):
+            for j in range(3):
+                out[i, j] = 0.0
         out[2, 2] = np.cos(q[2])
-        return out
 
     p = lagrange_dalembert_problem(d.M, d.grad_V, d._A, d._dA, potential=lambda q: 0.5 * (
         np.sum(q * q, -1) + eps * q[..., 0] ** 2 * q[..., 2] ** 2), gauge=(a, Da), scalar=d.scalar[:3] + (a1, Da1),
