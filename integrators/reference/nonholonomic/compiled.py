@@ -238,3 +238,20 @@ def run_rattle(stepper, y0, lam0, t0, h, n, save_every, jit=None):
 def result_of(name, ys, y0, t0, h, n, save_every):
     """The result of a complete run (``ys`` (K, ...) saved every ``save_every`` steps of n)."""
     return _result(name, ys, y0, t0, h, n, save_every, n, n)
+
+
+def run_dvak(stepper, y0, t0, h, n, save_every, jit=None):
+    """dvak_mid's run by the loop of :func:`integrators.reference.nonholonomic.kernels.make_dvak_run` on the
+    problem's scalar functions (``jit`` None: plain Python, for tests)."""
+    jit = jit or _plain
+    d = stepper.d
+    cache = d.__dict__.setdefault("_compiled", {})
+    key = ("dvak", id(jit))
+    if key not in cache:
+        solve = kernels.solve_small if jit is _plain else _helpers(jit)[0]
+        fs = tuple(f if jit is _plain else jit(f) for f in d.scalar)
+        cache[key] = kernels.make_dvak_run(solve, *fs, d.n, d.k, jit)
+    Y0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, 2 * d.n + d.k))
+    ys, done, iters = cache[key](Y0, float(h), int(n), int(save_every), n_saved(n, save_every))
+    stepper.nfev_total = int(iters)
+    return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)

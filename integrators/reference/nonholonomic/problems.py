@@ -210,13 +210,18 @@ class VakonomicCoordinateData:
     * ``Lv(q, v, lam)`` -> (..., n): dL*/dv,  ``Lq(q, v, lam)`` -> (..., n): dL*/dq;
     * ``phi(q, v)`` -> (..., k): the constraints.
 
+    Optional ``scalar`` = (Lv1, Lq1, phi1): the same functions of one state written so that numba compiles them,
+    in the writing form f(q, v, lam, out) / phi1(q, v, out) on complex 1-d arrays (the compiled loop of
+    ``dvak_mid`` takes its Jacobians by complex steps); ``servo.coordinates`` generates them from its symbolic
+    L*, phi.
+
     Autonomous (no t), no forces besides those in L. The scheme ``dvak_mid``
     (:mod:`integrators.reference.nonholonomic.vakonomic_schemes`) needs dL*/dv to be invertible in
     (v, lambda) together with phi = 0 (the realizability of the model)."""
 
     structure = "vakonomic_coordinates"
 
-    def __init__(self, n, k, Lv, Lq, phi):
+    def __init__(self, n, k, Lv, Lq, phi, scalar=None):
         if int(n) != n or n < 1 or int(k) != k or k < 1 or k >= n:
             raise IntegrationInputError(f"need 1 <= k < n constraints on n coordinates, got n = {n}, k = {k}")
         if not (callable(Lv) and callable(Lq) and callable(phi)):
@@ -231,6 +236,17 @@ class VakonomicCoordinateData:
             outc = np.asarray(f(*(a + 0j for a in args)))
             if not np.iscomplexobj(outc) or not np.allclose(outc.real, out):
                 raise IntegrationInputError(f"{what} must accept complex arrays (complex-step derivatives)")
+        if scalar is not None:
+            if len(tuple(scalar)) != 3 or not all(callable(f) for f in scalar):
+                raise IntegrationInputError("scalar must be (Lv1, Lq1, phi1): callables writing into their last argument")
+            for f, args, ref, what in ((scalar[0], (q, v, lam), Lv(q, v, lam), "Lv1"),
+                                       (scalar[1], (q, v, lam), Lq(q, v, lam), "Lq1"), (scalar[2], (q, v), phi(q, v), "phi1")):
+                out = np.zeros(np.shape(ref), dtype=complex)
+                f(*(a + 0j for a in args), out)
+                if not np.allclose(out.real, ref, rtol=1e-12, atol=1e-14):
+                    raise IntegrationInputError(f"scalar {what} disagrees with {what[:-1]} at one state: "
+                                                f"{out.real.tolist()} against {np.asarray(ref).tolist()}")
+        self.scalar = tuple(scalar) if scalar is not None else None
 
 
 def suslov_problem(algebra, inertia, A, group=None, name=None):
