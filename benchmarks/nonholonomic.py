@@ -367,7 +367,38 @@ def costs(repeat=5, N=20000):
         for m in names:
             med = np.median(times[m])
             rows.append([label, m, backend[m], f"{1e6 * med:.3f}", f"{med / base:.2f}", iters[m], moving[m]])
+    rows += _skate_costs(repeat)
     return rows
+
+
+def _skate_costs(repeat):
+    """dvak_mid on the vakonomic skate (h = 0.001 from q' = (0, 0, 0.8), lambda = 0): its compiled loop through
+    integrate (the problem carrying servo's data and scalar functions) and ConstrainedSystem.simulate (numpy),
+    against the library's rk4 on the continuous vakonomic equations (simulate; numpy: no compiled path there)."""
+    from integrators import ODEProblem
+    vak, _ = vakonomic_skate()
+    p = ODEProblem(lambda t, y: y, 7)
+    p.discrete = vak.vakonomic_problem()
+    y0 = np.array([0, 0, 0, 0, 0, 0.8, 0.0])
+    h = 1e-3
+    r = integrate(p, y0, (0.0, 10 * h), steps=10, method="dvak_mid", backend="numba")
+    rr = integrate(p, y0, (0.0, 100 * h), steps=100, method="dvak_mid", backend="numba", check=False)
+    it = f"{rr.nfev / rr.nsteps:.2f} (two solves)"
+    runs = {("dvak_mid", r.backend): lambda N: integrate(p, y0, (0.0, N * h), steps=N, method="dvak_mid",
+                                                         backend="numba", check=False),
+            ("dvak_mid", "numpy"): lambda N: vak.simulate([0, 0, 0], [0, 0, 0.8], N * h, steps=N, lam0=[0.0],
+                                                          method="dvak_mid"),
+            ("rk4", "numpy"): lambda N: vak.simulate([0, 0, 0], [0, 0, 0.8], N * h, steps=N, lam0=[0.0], method="rk4")}
+    times = {k: [] for k in runs}
+    for _ in range(repeat):
+        for (m, be), f in runs.items():
+            N = 20000 if be == "numba" else 200
+            t0 = time.process_time()
+            f(N)
+            times[(m, be)].append((time.process_time() - t0) / N)
+    base = np.median(times[("rk4", "numpy")])
+    return [["vakonomic skate", m, be, f"{1e6 * np.median(v):.3f}", f"{np.median(v) / base:.3f}",
+             it if m == "dvak_mid" else "-", "-"] for (m, be), v in times.items()]
 
 
 def figures(curves_o, curves_c, curves_l):
@@ -446,7 +477,10 @@ def main(argv=None):
           "solution), the coordinate schemes their compiled loops (numba); rk4 runs the library's generated code "
           "with numba on the coadjoint problems; on the contact oscillator, an ODE problem where the library's rk4 "
           "has no compiled path, the reference is rk4 with numba on the same field written by hand (its loop alone, "
-          "so it pays no outputs: in its favour), with the library's numpy rk4 below it:", "",
+          "so it pays no outputs: in its favour), with the library's numpy rk4 below it; on the vakonomic skate "
+          "dvak_mid's compiled loop (integrate on the problem carrying servo's data) and simulate (numpy) against "
+          "the library's rk4 on the continuous vakonomic equations (simulate; numpy, it has no compiled path there):",
+          "",
           markdown_table(COST_HEADER, cost_rows), "",
           "Newton iterations per step (residual evaluations; the forward-difference Jacobians not counted) over the "
           "timed runs (20000 steps of h = 0.05): the sleigh and Suslov's problem approach steady motions, where the "
