@@ -2,13 +2,20 @@
 jitted with the ``jit`` the engine hands down (``integrators.backends.numba_kernels.jit``; this room does not
 import numba or the backends), their constant data, and the reasons a run has no compiled path.
 
-* ``dlas_exp`` (and ``lie_rattle_exp``, the same loop) on algebras with ad_x^3 = -theta^2 ad_x and a negative semi-definite Killing form (so(3),
-  se(2)); ``dlas_cay`` where S(x, y, x) = vee(XYX) stays in the algebra (so(3), se(2), se(3));
+* ``dlas_exp`` (and ``lie_rattle_exp``, the same loop) on algebras with ad_x^3 = -theta^2 ad_x and a negative
+  semi-definite Killing form (so(3), se(2)); ``dlas_cay`` where S(x, y, x) = vee(XYX) stays in the algebra
+  (so(3), se(2), se(3)). The engine passes ``generated`` (``integrators.backends.nonholonomic_loops``): the
+  straight-line loop with simplified Newton written for the problem's data
+  (:mod:`integrators.codegen.nonholonomic_source`), run instead of the generic loop (full Newton, analytic
+  Jacobian), which stays for algebras above its size and for the tests;
 * ``mp_lda`` and ``nh_rattle`` on problems built with scalar problem functions
-  (``lagrange_dalembert_problem(..., scalar=(grad_V1, A1, dA1))``, each of one q, numba-compilable).
+  (``lagrange_dalembert_problem(..., scalar=(grad_V1, A1, dA1[, a1, Da1]))``, each of one q, numba-compilable,
+  f(q) or f(q, out)), with the gauge term when a1, Da1 are given;
+* ``dvak_mid`` on :class:`integrators.reference.nonholonomic.problems.VakonomicCoordinateData` with scalar
+  functions (servo.coordinates writes them).
 
 The jitted loops are kept per process (the generic dlas loop) or on the problem data (the coordinate
-loops, which bind the problem's functions); the first call compiles (a few seconds).
+loops, which bind the problem's functions, and the generated dlas loops); the first call compiles (seconds).
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Whole-run loops of the discrete schemes in scalar code that numba compiles (``nopython``): the
 compiled path of :mod:`integrators.reference.nonholonomic` (``backend="numba"``). Plain Python + numpy
-arrays indexed element by element; nothing here imports numba (the engine hands the ``jit`` down).
+arrays indexed element by element; nothing here imports numba (the engine hands the ``jit`` down). The engine
+runs dlas and the Lie-group RATTLE by the straight-line loop of :mod:`integrators.codegen.nonholonomic_source`
+(simplified Newton) where it applies; dlas_run below is their generic loop and its reference.
 
 **dlas_run**: the discrete Lagrange-d'Alembert-Suslov map of
 :mod:`integrators.reference.nonholonomic.lie_schemes`, with the multiplier eliminated. With
@@ -36,8 +38,16 @@ eliminated: k unknowns lambda, residual A(q_1) v_1, Jacobian (A_1 + h/2 dA_1[v_1
 **rattle_run**: the nonholonomic RATTLE (Ferraro, Iglesias and Martin de Diego 2008) on the extended state
 (q, p, lambda), explicit (see :mod:`integrators.reference.nonholonomic.coordinate_schemes`).
 
+**mp_gauge_run, rattle_gauge_run**: both with the gauge term a(q) . v (the numpy steps' equations; Newton in
+(v_1, lambda) and in q_{k+1}). **dvak_run**: the discrete vakonomic step of
+:mod:`integrators.reference.nonholonomic.vakonomic_schemes` (two Newton solves, complex-step Jacobians).
+
+The problem functions are called in the writing form f(q, out) (the coordinate loops allocate their work
+arrays once per run, nothing per step); :mod:`integrators.reference.nonholonomic.compiled` wraps functions
+that return a new array.
+
 The loops return the saved states, the number of steps done (the first Newton failure of any trajectory
-ends the run there) and the Newton iterations. The problem functions of mp_run / rattle_run are scalar
+ends the run there) and the Newton iterations. The problem functions of the coordinate loops are scalar
 (one q, 1-d arrays) and are bound in by :mod:`integrators.reference.nonholonomic.compiled`.
 """
 

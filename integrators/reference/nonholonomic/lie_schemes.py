@@ -90,7 +90,8 @@ class _LieStepper:
         self.nfev_total = 0
         self.name = method.name
         self.retraction = method.retraction
-        self.compiled_reason = f"{method.name} has no compiled loop (only dlas_exp and dlas_cay have)"
+        self.compiled_reason = (f"{method.name} has no compiled loop (dlas_exp, dlas_cay, lie_rattle_exp and "
+                                f"lie_rattle_cay have)")
 
     def delta(self, t, y, h):
         return self.step(t, y, h) - y
@@ -112,9 +113,10 @@ class SuslovStepper(_LieStepper):
         self.compiled_reason = data if isinstance(data, str) else None
 
     def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
-        """The whole run by the compiled loop of :mod:`integrators.reference.nonholonomic.kernels` (the same
-        map with the multiplier eliminated and an analytic Jacobian), or None: backend "numpy", or no closed
-        form of the retraction on this algebra (``compiled_reason``)."""
+        """The whole run by the compiled loop (the same map with the multiplier eliminated: the engine's generated
+        straight-line loop with simplified Newton, ``generated``, else the generic loop of
+        :mod:`integrators.reference.nonholonomic.kernels` with an analytic Jacobian), or None: backend "numpy",
+        or no closed form of the retraction on this algebra (``compiled_reason``)."""
         if backend != "numba" or self.compiled_reason is not None:
             return None
         return compiled.run_dlas(self, y0, t0, h, n, save_every, jit, generated=generated)
