@@ -143,7 +143,8 @@ def contact(periods, problem=None, methods=("mp_lda", "nh_rattle"), label=""):
     n = int(np.ceil(2 * np.pi * periods / h))
     T = n * h
     H, Hy = p.invariants["energy"], p.invariants["H_y"]
-    compiled = p.discrete.scalar is not None and getattr(p.discrete, "gauge", None) is None
+    compiled = p.discrete.scalar is not None and (getattr(p.discrete, "gauge", None) is None
+                                                  or p.discrete.scalar[3] is not None)
     backend = "numba" if compiled else "numpy"
     rows, curves = [], {}
     for name in methods:
@@ -269,46 +270,135 @@ def long_runs(N):
 
 def _ratio_range(rows, prefix):
     r = [float(row[4]) for row in rows if row[1].startswith(prefix)]
-    return f"{min(r):.0f}-{max(r):.0f}"
+    return f"{min(r):.2f}" if min(r) == max(r) else f"{min(r):.2f}-{max(r):.2f}"
 
 
-COST_HEADER = ["problem", "method", "backend", "us/step", "ratio to rk4", "Newton iterations / step"]
+COST_HEADER = ["problem", "method", "backend", "us/step", "ratio to rk4", "Newton iterations / step",
+               "iterations / step while moving"]
+
+
+def _rk4_contact_loop():
+    """rk4 with numba on the contact oscillator's Lagrange-d'Alembert field, written by hand as a user would
+    (the library's rk4 has no compiled path on this ODE problem): A = [1, 0, y], M = 1, the multiplier from
+    d/dt (v_x + y v_z) = 0: lambda = -(F_x + y F_z + v_y v_z) / (1 + y^2); every step saved, as integrate does."""
+    import numba
+
+    @numba.njit(error_model="numpy")
+    def field(q0, q1, q2, v0, v1, v2):
+        F0 = -(q0 + EPS * q0 * q2 * q2)
+        F2 = -(q2 + EPS * q0 * q0 * q2)
+        lam = -(F0 + q1 * F2 + v1 * v2) / (1.0 + q1 * q1)
+        return v0, v1, v2, F0 + lam, -q1, F2 + q1 * lam
+
+    @numba.njit(error_model="numpy")
+    def run(Y0, h, n):
+        B = Y0.shape[0]
+        ys = np.empty((n + 1, B, 6))
+        ys[0] = Y0
+        for b in range(B):
+            y = Y0[b].copy()
+            for k in range(1, n + 1):
+                k1 = field(y[0], y[1], y[2], y[3], y[4], y[5])
+                k2 = field(y[0] + 0.5 * h * k1[0], y[1] + 0.5 * h * k1[1], y[2] + 0.5 * h * k1[2],
+                           y[3] + 0.5 * h * k1[3], y[4] + 0.5 * h * k1[4], y[5] + 0.5 * h * k1[5])
+                k3 = field(y[0] + 0.5 * h * k2[0], y[1] + 0.5 * h * k2[1], y[2] + 0.5 * h * k2[2],
+                           y[3] + 0.5 * h * k2[3], y[4] + 0.5 * h * k2[4], y[5] + 0.5 * h * k2[5])
+                k4 = field(y[0] + h * k3[0], y[1] + h * k3[1], y[2] + h * k3[2],
+                           y[3] + h * k3[3], y[4] + h * k3[4], y[5] + h * k3[5])
+                y[0] += h / 6.0 * (k1[0] + 2.0 * k2[0] + 2.0 * k3[0] + k4[0])
+                y[1] += h / 6.0 * (k1[1] + 2.0 * k2[1] + 2.0 * k3[1] + k4[1])
+                y[2] += h / 6.0 * (k1[2] + 2.0 * k2[2] + 2.0 * k3[2] + k4[2])
+                y[3] += h / 6.0 * (k1[3] + 2.0 * k2[3] + 2.0 * k3[3] + k4[3])
+                y[4] += h / 6.0 * (k1[4] + 2.0 * k2[4] + 2.0 * k3[4] + k4[4])
+                y[5] += h / 6.0 * (k1[5] + 2.0 * k2[5] + 2.0 * k3[5] + k4[5])
+                ys[k, b] = y
+        return ys
+    return run
 
 
 def costs(repeat=5, N=20000):
-    """Microseconds per step (one trajectory; the contact oscillator a batch of 10), interleaved, median of
-    ``repeat``: the compiled schemes against the library's rk4 with backend numba where it has a compiled path
-    (coadjoint problems) and numpy where it has none (the contact oscillator, an ODE problem)."""
+    """Microseconds of CPU time per step (one trajectory; the contact oscillator a batch of 10, per trajectory
+    step), interleaved, median of ``repeat``, each method through the public call (integrate, every step saved,
+    the outputs computed): the compiled schemes against the library's rk4 with backend numba on the coadjoint
+    problems; on the contact oscillator, where the library's rk4 has no compiled path, against rk4 with numba
+    on the same field written by hand (its loop alone: no outputs; the library's numpy rk4 as a second row).
+    "while moving": the Newton iterations per step over the first 100 steps (t <= 5 on the Lie groups)."""
     su = _suslov()
     co = contact_oscillator(EPS)
     cases = [("sleigh", _sleigh(), np.array([0.3, 0.0, 1.2]) @ SLEIGH_I, 0.05,
-              ["dlas_exp", "dlas_cay", "lie_rattle_exp", "rk4"]),
+              ["dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay", "rk4"]),
              ("Suslov", su, np.array([1.0, 0.5, 0.0]) @ su.discrete.I, 0.05,
-              ["dlas_exp", "dlas_cay", "lie_rattle_exp", "rk4"]),
+              ["dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay", "rk4"]),
              ("contact oscillator (10)", co, contact_oscillator_initial(np.linspace(-0.9, 0.9, 10), EPS),
-              2 * np.sin(np.pi / 40), ["mp_lda", "nh_rattle", "rk4"])]
+              2 * np.sin(np.pi / 40), ["mp_lda", "nh_rattle", "rk4 (numba, hand-written field)", "rk4"])]
     rows = []
     for label, p, y0, h, names in cases:
+        B = max(1, y0.size // p.dim)
         times = {m: [] for m in names}
-        backend, iters = {}, {"rk4": "-"}
+        backend, iters, moving = {}, {}, {}
+        hand = None
         for m in names:
-            r = integrate(p, y0, (0.0, 10 * h), method=m, h=h, backend="numba" if m != "rk4" or p.kind == "coadjoint"
-                          else "numpy")
+            if m.startswith("rk4 (numba"):
+                hand = _rk4_contact_loop()
+                hand(y0, h, 10)
+                backend[m], iters[m], moving[m] = "numba", "-", "-"
+                continue
+            be = "numba" if m != "rk4" or p.kind == "coadjoint" else "numpy"
+            r = integrate(p, y0, (0.0, 10 * h), method=m, h=h, backend=be)
             backend[m] = r.backend
-            if m != "rk4":                 # Newton iterations per step over the timed run (the same regime)
-                rr = integrate(p, y0, (0.0, N * h), method=m, h=h, check=False, backend=backend[m])
-                iters[m] = f"{rr.nfev / (rr.nsteps * max(1, y0.size // p.dim)):.2f}" if m != "nh_rattle" else "0 (explicit)"
+            iters[m] = moving[m] = "-"
+            if not m.startswith("rk4") and m != "nh_rattle":   # Newton iterations per step (nh_rattle: explicit)
+                rr = integrate(p, y0, (0.0, N * h), steps=N, method=m, check=False, backend=backend[m])
+                iters[m] = f"{rr.nfev / (rr.nsteps * B):.2f}"
+                rr = integrate(p, y0, (0.0, 100 * h), steps=100, method=m, check=False, backend=backend[m])
+                moving[m] = f"{rr.nfev / (rr.nsteps * B):.2f}"
+            elif m == "nh_rattle":
+                iters[m] = moving[m] = "0 (explicit)"
         for _ in range(repeat):
             for m in names:
                 steps = N if backend[m] == "numba" else max(50, N // 100)
-                t0 = time.perf_counter()
-                integrate(p, y0, (0.0, steps * h), method=m, h=h, check=False, backend=backend[m])
-                times[m].append((time.perf_counter() - t0) / steps)
-        base = np.median(times["rk4"])
+                t0 = time.process_time()
+                if m.startswith("rk4 (numba"):
+                    hand(y0, h, steps)
+                else:
+                    integrate(p, y0, (0.0, steps * h), steps=steps, method=m, check=False, backend=backend[m])
+                times[m].append((time.process_time() - t0) / (steps * B))
+        base = np.median(times["rk4 (numba, hand-written field)" if hand is not None else "rk4"])
         for m in names:
             med = np.median(times[m])
-            rows.append([label, m, backend[m], f"{1e6 * med:.3f}", f"{med / base:.2f}", iters[m]])
+            rows.append([label, m, backend[m], f"{1e6 * med:.3f}", f"{med / base:.2f}", iters[m], moving[m]])
+    rows += _skate_costs(repeat)
     return rows
+
+
+def _skate_costs(repeat):
+    """dvak_mid on the vakonomic skate (h = 0.001 from q' = (0, 0, 0.8), lambda = 0): its compiled loop through
+    integrate (the problem carrying servo's data and scalar functions) and ConstrainedSystem.simulate (numpy),
+    against the library's rk4 on the continuous vakonomic equations (simulate; numpy: no compiled path there)."""
+    from integrators import ODEProblem
+    vak, _ = vakonomic_skate()
+    p = ODEProblem(lambda t, y: y, 7)
+    p.discrete = vak.vakonomic_problem()
+    y0 = np.array([0, 0, 0, 0, 0, 0.8, 0.0])
+    h = 1e-3
+    r = integrate(p, y0, (0.0, 10 * h), steps=10, method="dvak_mid", backend="numba")
+    rr = integrate(p, y0, (0.0, 100 * h), steps=100, method="dvak_mid", backend="numba", check=False)
+    it = f"{rr.nfev / rr.nsteps:.2f} (two solves)"
+    runs = {("dvak_mid", r.backend): lambda N: integrate(p, y0, (0.0, N * h), steps=N, method="dvak_mid",
+                                                         backend="numba", check=False),
+            ("dvak_mid", "numpy"): lambda N: vak.simulate([0, 0, 0], [0, 0, 0.8], N * h, steps=N, lam0=[0.0],
+                                                          method="dvak_mid"),
+            ("rk4", "numpy"): lambda N: vak.simulate([0, 0, 0], [0, 0, 0.8], N * h, steps=N, lam0=[0.0], method="rk4")}
+    times = {k: [] for k in runs}
+    for _ in range(repeat):
+        for (m, be), f in runs.items():
+            N = 20000 if be == "numba" else 200
+            t0 = time.process_time()
+            f(N)
+            times[(m, be)].append((time.process_time() - t0) / N)
+    base = np.median(times[("rk4", "numpy")])
+    return [["vakonomic skate", m, be, f"{1e6 * np.median(v):.3f}", f"{np.median(v) / base:.3f}",
+             it if m == "dvak_mid" else "-", "-"] for (m, be), v in times.items()]
 
 
 def figures(curves_o, curves_c, curves_l):
@@ -354,7 +444,7 @@ def main(argv=None):
     ap.add_argument("--periods", type=int, default=100_000)
     ap.add_argument("--steps", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--nr-periods", type=int, default=1000, help="periods of the non-reversible variant (numpy)")
+    ap.add_argument("--nr-periods", type=int, default=100_000, help="periods of the non-reversible variant")
     ap.add_argument("--beat-steps", type=int, default=200_000_000,
                     help="steps of nh_rattle with the detuned step (0: skip)")
     args = ap.parse_args(argv)
@@ -379,18 +469,29 @@ def main(argv=None):
                               "contact_oscillator_nonreversible": (
                                   nr_curves, f"non-reversible variant (Modin and Verdier 2020), eps = {EPS}")},
                    l_curves)
-    md = ["Cost per step (microseconds; interleaved, median of the repetitions; one trajectory, the contact oscillator "
-          "a batch of 10). The Lie-group schemes and the coordinate schemes run their compiled loops (numba); rk4 "
-          "runs the library's generated code with numba on the coadjoint problems and numpy on the contact "
-          "oscillator, an ODE problem, where it has no compiled path:", "",
+    md = ["Cost per step (microseconds of CPU time; interleaved, median of the repetitions; one trajectory, the "
+          "contact oscillator a batch of 10, per trajectory step; every method through integrate with every step "
+          "saved and the outputs computed). The Lie-group schemes run the generated straight-line loops "
+          "(integrators.codegen.nonholonomic_source: simplified Newton, the p x p inverse Jacobian kept across steps "
+          "and refreshed by forward differences when the contraction degrades, the output from ad_x^T w at the "
+          "solution), the coordinate schemes their compiled loops (numba); rk4 runs the library's generated code "
+          "with numba on the coadjoint problems; on the contact oscillator, an ODE problem where the library's rk4 "
+          "has no compiled path, the reference is rk4 with numba on the same field written by hand (its loop alone, "
+          "so it pays no outputs: in its favour), with the library's numpy rk4 below it; on the vakonomic skate "
+          "dvak_mid's compiled loop (integrate on the problem carrying servo's data) and simulate (numpy) against "
+          "the library's rk4 on the continuous vakonomic equations (simulate; numpy, it has no compiled path there):",
+          "",
           markdown_table(COST_HEADER, cost_rows), "",
-          "Newton iterations per step are those of the timed runs (20000 steps of h = 0.05): the sleigh and "
-          "Suslov's problem approach steady motions, where the predictor is exact after t ~ 40 and one iteration "
-          "suffices; while they move (t <= 5) dlas takes 2.0 per step (3.0 before the quadratic predictor and the "
-          "stop from the measured quadratic convergence). Target of the issue: within 2x rk4 (numba): not met; "
-          "the compiled dlas step (a closed-form dtau^-1, a p x p Newton solve, two evaluations of dtau^-1 per "
-          f"iteration and step) costs {_ratio_range(cost_rows, 'dlas')} rk4 steps in this run, the Lie-group RATTLE "
-          f"{_ratio_range(cost_rows, 'lie_rattle')}.", "",
+          "Newton iterations per step (residual evaluations; the forward-difference Jacobians not counted) over the "
+          "timed runs (20000 steps of h = 0.05): the sleigh and Suslov's problem approach steady motions, where the "
+          "predictor is at round-off and one residual suffices; 'while moving' over the first 100 steps. Target of "
+          f"the issue: within 2x rk4 (numba). dlas costs {_ratio_range(cost_rows, 'dlas')} rk4 steps in this run, "
+          f"the Lie-group RATTLE {_ratio_range(cost_rows, 'lie_rattle')} (its parasitic mode keeps its solution "
+          "moving and alternating: ~3 residuals a step and a Jacobian every few steps), mp_lda "
+          f"{_ratio_range(cost_rows, 'mp_lda')} and nh_rattle {_ratio_range(cost_rows, 'nh_rattle')} times the "
+          "hand-written numba rk4 (mp_lda: two Newton iterations a step, each with A and dA at q_1 and a k x k "
+          "solve; nh_rattle: grad V and A twice a step and a k x k solve; both through the problem's scalar "
+          "functions, which write into the loop's arrays).", "",
           "Orders over h = 0.1 2^-k, k = 0..6 (slope of log error against log h; error at the end; the largest "
           "constraint residual over every step of every run; microseconds per step with numpy). The vakonomic skate "
           "(Kozlov's slides, lambda(0) = 0) runs through ConstrainedSystem.simulate(method='dvak_mid') against its "
@@ -421,12 +522,17 @@ def main(argv=None):
           *beat_md,
           f"Non-reversible variant (Modin and Verdier 2020; integrators.reference.nonholonomic."
           f"contact_oscillator_nonreversible: L = |v|^2/2 - grad S . v - V, S = cos z, the same motion in (q, v) and "
-          f"the same initial states), {args.nr_periods} periods (t = {2 * np.pi * args.nr_periods:.3g}), the batch of "
-          "10 in one call, numpy (the gauge term has no compiled loop), fitted over every step; DOP853 integrates the "
-          "same ODE in (q, v) (the gauge term is a total derivative: the continuous problem does not see it) given "
-          "the wall time of mp_lda:", "",
+          f"the same initial states), {args.nr_periods} periods (t = {2 * np.pi * args.nr_periods:.3g}), compiled "
+          "(the gauge term's loops), each trajectory one call, fitted over every step (a run whose Newton fails is "
+          "halved until it passes: the longest run that passed is fitted); DOP853 integrates the same ODE in "
+          "(q, v) (the gauge term is a total derivative: the continuous problem does not see it) given the wall "
+          "time of mp_lda:", "",
           markdown_table(["method", "slope H", "max |dH|", "slope H_y", "max |dH_y|", "max |dx + y dz|", "steps",
                           "seconds"], nr_rows), "",
+          "On the non-reversible variant the discrete schemes drift, as Modin and Verdier report: mp_lda's energy "
+          "moves away from H0 = 1.5 (the largest |H - H0| and the fitted slope over every step above), nh_rattle's "
+          "grows without bound: its states overflow (inf in the fit) and then Newton fails; the largest run that "
+          "passed is fitted. H_y stays bounded in both (its equation y'' = -y does not see the gauge term).", "",
           f"Long runs ({args.steps} steps of h = 0.05, every method compiled): largest relative energy error, largest "
           "constraint residual, microseconds per step:", "",
           markdown_table(["problem", "method", "steps", "max rel. energy error", "max |(a, w)|", "us/step",

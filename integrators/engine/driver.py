@@ -16,7 +16,7 @@ from ..core.summation import compensated_add
 from .events import EventTracker
 from ..core.grid import DEFAULT_STEPS, output_grid, step_grid  # noqa: F401 (DEFAULT_STEPS is re-exported)
 from . import batch
-from ..backends import auto_compile, fastpath, numba_kernels, timed_runner
+from ..backends import auto_compile, fastpath, nonholonomic_loops, numba_kernels, timed_runner
 from .adaptive import solve_adaptive
 from ..methods import LINEAR, CommutatorFree, RungeKutta, Splitting, get_method, method_table, preserved
 from ..core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
@@ -330,7 +330,8 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
             return res
         if hasattr(stepper, "run"):  # a stepper with its own whole-run loop (the discrete mechanics schemes)
             be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
-            res = stepper.run(y0, t0, h, n, save_every, be, numba_kernels.jit if be == "numba" else None)
+            res = stepper.run(y0, t0, h, n, save_every, be, numba_kernels.jit if be == "numba" else None,
+                              generated=nonholonomic_loops.dlas_loop if be == "numba" else None)
             if res is not None:
                 res.backend = be
                 return res

@@ -39,7 +39,7 @@ from integrators.reference.nonholonomic import LagrangeDAlembertData, VakonomicC
 from . import integration
 from .lagrangian import LagrangianSystem, register_model
 from .symbolic import (control_rows, free_parameters, require_numeric, second_kind_pieces, subs_control,
-                       vectorize, vectorize_split)
+                       scalar_writer, vectorize, vectorize_split)
 from ..errors import InitialConstraintError, LagrangianError, RealizabilityError
 
 MODELS = ("nonholonomic", "vakonomic", "servo1", "servo2")
@@ -346,7 +346,10 @@ class ConstrainedSystem(HomogeneityMixin):
         Lv = vectorize_split([sp.diff(Ls, u) for u in S.us], groups)
         Lq = vectorize_split([sp.diff(Ls, x) for x in S.qs], groups)
         phi = vectorize_split(list(self.P_sym), (S.qs, S.us))
-        return VakonomicCoordinateData(S.n, self.k, Lv, Lq, phi)
+        scalar = (scalar_writer([sp.diff(Ls, u) for u in S.us], groups, "Lv1"),
+                  scalar_writer([sp.diff(Ls, x) for x in S.qs], groups, "Lq1"),
+                  scalar_writer(list(self.P_sym), (S.qs, S.us), "phi1"))
+        return VakonomicCoordinateData(S.n, self.k, Lv, Lq, phi, scalar=scalar)
 
     def simulate(self, q0: ArrayLike, qd0: ArrayLike, t_end: float, steps: int = 200, lam0: ArrayLike | None = None,
                  t0: float = 0.0, method: str = integration.DEFAULT_METHOD, rtol: float = 1e-12,

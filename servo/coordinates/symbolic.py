@@ -2,6 +2,7 @@
 ``servo.coordinates`` can import them without a cycle).
 
 * :func:`vectorize`: a list of sympy expressions lambdified once into a batched numpy function;
+* :func:`scalar_writer`: the same expressions as one-state Python source numba compiles, f(*arrays, out);
 * :func:`as_covector`: a covector given as a list / Matrix / array checked to n sympy entries;
 * :func:`free_parameters`: the sympy symbols of an expression other than q, q' and t.
 """
@@ -144,3 +145,21 @@ def subs_control(control, mapping):
     if isinstance(control, (list, tuple)):
         return [subs_control(v, mapping) for v in control]
     return sp.sympify(control).subs(mapping) if isinstance(control, (sp.Basic, int, float)) else control
+
+
+def scalar_writer(exprs, groups, name="f"):
+    """A function f(a_0, ..., a_{g-1}, out) writing the sympy ``exprs`` into out[0..m-1] for ONE state: group g
+    of symbols read from the 1-d array a_g (printed as a_g[i]), common subexpressions once (sympy.cse),
+    numpy calls by name (numba compiles it; complex arrays give complex values: complex-step derivatives)."""
+    from sympy.printing.numpy import NumPyPrinter
+    subs = {x: sp.Symbol(f"a{g}[{i}]") for g, grp in enumerate(groups) for i, x in enumerate(grp)}
+    exprs = [sp.sympify(e).xreplace(subs) for e in exprs]
+    reps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("c_"))
+    pr = NumPyPrinter({"fully_qualified_modules": True})
+    args = ", ".join(f"a{g}" for g in range(len(groups)))
+    lines = [f"def {name}({args}, out):"]
+    lines += [f"    {s_} = {pr.doprint(e)}" for s_, e in reps]
+    lines += [f"    out[{i}] = {pr.doprint(e)}" for i, e in enumerate(reduced)]
+    env = {"numpy": np}
+    exec(compile("\n".join(lines) + "\n", f"<liedyn scalar {name}>", "exec"), env)
+    return env[name]

@@ -410,9 +410,75 @@ def test_gauge_must_be_the_derivative():
         lagrange_dalembert_problem(np.eye(4), lambda q: np.zeros_like(q), disk_A, gauge=a)
 
 
-def test_gauge_has_no_compiled_loop():
-    with pytest.raises(MethodError, match="gauge term"):
+def test_gauge_without_scalar_functions_has_no_compiled_loop():
+    with pytest.raises(MethodError, match="gauge term.*scalar a1"):
         integrate(disk_gauge(), disk_y0(), (0.0, 1.0), method="nh_rattle", h=0.1, backend="numba")
+
+
+def _disk_gauge_scalar():
+    """disk_gauge with the scalar functions of one q (grad_V1, A1, dA1, a1, Da1) of its compiled loops."""
+    def g1(q):
+        return np.zeros(4)
+
+    def A1(q):
+        out = np.zeros((2, 4))
+        out[0, 0] = out[1, 1] = 1.0
+        out[0, 3], out[1, 3] = -R * np.cos(q[2]), -R * np.sin(q[2])
+        return out
+
+    def dA1(q):
+        out = np.zeros((2, 4, 4))
+        out[0, 3, 2], out[1, 3, 2] = R * np.sin(q[2]), -R * np.cos(q[2])
+        return out
+
+    def a1(q):
+        return np.array([np.cos(q[0]) * np.cos(q[2]) + q[1], q[0], -np.sin(q[0]) * np.sin(q[2]), q[3]])
+
+    def Da1(q):
+        out = np.zeros((4, 4))
+        out[0, 0] = out[2, 2] = -np.sin(q[0]) * np.cos(q[2])
+        out[0, 2] = out[2, 0] = -np.cos(q[0]) * np.sin(q[2])
+        out[0, 1] = out[1, 0] = out[3, 3] = 1.0
+        return out
+    return lagrange_dalembert_problem(np.diag([DM, DM, IFLIP, IROT]), lambda q: np.zeros_like(q), disk_A,
+                                      potential=lambda q: np.zeros(np.shape(q)[:-1]), gauge=_disk_gauge(),
+                                      scalar=(g1, A1, dA1, a1, Da1))
+
+
+@pytest.mark.parametrize("which", ["disk", "contact"])
+def test_compiled_gauge_loops_equal_the_numpy_steps(which):
+    """The compiled loops with a gauge term (run as plain Python) are the numpy steps (the driver's loop): the
+    rolling disk with an exact gauge (k = 2, a full Da) and Modin and Verdier's non-reversible contact
+    oscillator (a batch of 4)."""
+    from integrators.reference.nonholonomic import compiled, contact_oscillator_initial, contact_oscillator_nonreversible
+    from integrators.reference.stepping import make_stepper
+    if which == "disk":
+        p, y0, h = _disk_gauge_scalar(), disk_y0(), 0.1
+    else:
+        p, y0, h = contact_oscillator_nonreversible(0.3), contact_oscillator_initial(np.linspace(-0.9, 0.9, 4)), 0.3
+    for name in ("mp_lda", "nh_rattle"):
+        ref = integrate(p, y0, (0.0, 20 * h), method=name, h=h, backend="numpy", fast=False)
+        st = make_stepper(METHODS[name], p)
+        assert st.compiled_reason is None
+        got = (compiled.run_mp(st, y0, 0.0, h, 20, 1) if name == "mp_lda" else
+               compiled.run_rattle(st, y0, st._lambda(y0), 0.0, h, 20, 1)[0])
+        np.testing.assert_allclose(got.y, ref.y, rtol=0, atol=1e-13)
+        A = p.discrete.A(got.y[..., :4] if which == "disk" else got.y[..., :3])
+        v = got.y[..., 4:] if which == "disk" else got.y[..., 3:]
+        assert np.max(np.abs(np.einsum("...ij,...j->...i", A, v))) <= 1e-14
+
+
+def test_scalar_gauge_functions_are_checked():
+    p = _disk_gauge_scalar()
+    g1, A1, dA1, a1, Da1 = p.discrete.scalar
+    with pytest.raises(IntegrationInputError, match="no gauge term"):
+        lagrange_dalembert_problem(np.eye(4), lambda q: np.zeros_like(q), disk_A, scalar=(g1, A1, dA1, a1, Da1))
+    with pytest.raises(IntegrationInputError, match="scalar Da1"):
+        lagrange_dalembert_problem(np.eye(4), lambda q: np.zeros_like(q), disk_A, gauge=_disk_gauge(),
+                                   scalar=(g1, A1, dA1, a1, lambda q: 2 * Da1(q)))
+    with pytest.raises(IntegrationInputError, match="together"):
+        lagrange_dalembert_problem(np.eye(4), lambda q: np.zeros_like(q), disk_A, gauge=_disk_gauge(),
+                                   scalar=(g1, A1, dA1, a1))
 
 
 # ---------------------------------------------------------------- the Lie-group nonholonomic RATTLE

@@ -2,13 +2,20 @@
 jitted with the ``jit`` the engine hands down (``integrators.backends.numba_kernels.jit``; this room does not
 import numba or the backends), their constant data, and the reasons a run has no compiled path.
 
-* ``dlas_exp`` (and ``lie_rattle_exp``, the same loop) on algebras with ad_x^3 = -theta^2 ad_x and a negative semi-definite Killing form (so(3),
-  se(2)); ``dlas_cay`` where S(x, y, x) = vee(XYX) stays in the algebra (so(3), se(2), se(3));
+* ``dlas_exp`` (and ``lie_rattle_exp``, the same loop) on algebras with ad_x^3 = -theta^2 ad_x and a negative
+  semi-definite Killing form (so(3), se(2)); ``dlas_cay`` where S(x, y, x) = vee(XYX) stays in the algebra
+  (so(3), se(2), se(3)). The engine passes ``generated`` (``integrators.backends.nonholonomic_loops``): the
+  straight-line loop with simplified Newton written for the problem's data
+  (:mod:`integrators.codegen.nonholonomic_source`), run instead of the generic loop (full Newton, analytic
+  Jacobian), which stays for algebras above its size and for the tests;
 * ``mp_lda`` and ``nh_rattle`` on problems built with scalar problem functions
-  (``lagrange_dalembert_problem(..., scalar=(grad_V1, A1, dA1))``, each of one q, numba-compilable).
+  (``lagrange_dalembert_problem(..., scalar=(grad_V1, A1, dA1[, a1, Da1]))``, each of one q, numba-compilable,
+  f(q) or f(q, out)), with the gauge term when a1, Da1 are given;
+* ``dvak_mid`` on :class:`integrators.reference.nonholonomic.problems.VakonomicCoordinateData` with scalar
+  functions (servo.coordinates writes them).
 
 The jitted loops are kept per process (the generic dlas loop) or on the problem data (the coordinate
-loops, which bind the problem's functions); the first call compiles (a few seconds).
+loops, which bind the problem's functions, and the generated dlas loops); the first call compiles (seconds).
 """
 
 from __future__ import annotations
@@ -72,15 +79,23 @@ def dlas_data(retraction, d, tau):
     return mode, C, np.ascontiguousarray(S), N, Pc
 
 
+def dlas_data_of(retraction, d, tau):
+    """:func:`dlas_data`, kept on the problem data ``d`` (once per retraction)."""
+    cache = d.__dict__.setdefault("_compiled", {})
+    if ("data", retraction) not in cache:
+        cache[("data", retraction)] = dlas_data(retraction, d, tau)
+    return cache[("data", retraction)]
+
+
 def n_saved(n, save_every):
     return n // save_every + 1 + (1 if n % save_every else 0)
 
 
 def _times(t0, h, n, save_every, done):
-    ks = list(range(0, done + 1, save_every))
+    ks = np.arange(0, done + 1, save_every, dtype=float)
     if ks[-1] != done:
-        ks.append(done)
-    return t0 + h * np.asarray(ks, dtype=float)
+        ks = np.append(ks, float(done))
+    return t0 + h * ks
 
 
 def _result(name, ys, y0, t0, h, n, save_every, done, nfev):
@@ -98,20 +113,19 @@ def _result(name, ys, y0, t0, h, n, save_every, done, nfev):
                              nfev=int(nfev))
 
 
-def run_dlas(stepper, y0, t0, h, n, save_every, jit=None, lam0=None):
+def run_dlas(stepper, y0, t0, h, n, save_every, jit=None, lam0=None, generated=None):
     """The dlas run by the compiled loop (``jit`` None: the same loop in plain Python, for tests); with ``lam0``
-    (the multipliers at y0) the Lie-group RATTLE's run by the same loop: (result, the multipliers at the end)."""
+    (the multipliers at y0) the Lie-group RATTLE's run by the same loop: (result, the multipliers at the end).
+    ``generated``: the engine's maker of the straight-line loop with simplified Newton
+    (``integrators.backends.nonholonomic_loops.dlas_loop``; the same map, the same stop tolerance), used
+    when it returns one; else the generic loop of :mod:`integrators.reference.nonholonomic.kernels`."""
     jit = jit or _plain
     d = stepper.d
-    data = dlas_data(stepper.retraction, d, stepper.tau)
+    cache = d.__dict__.setdefault("_compiled", {})
+    data = dlas_data_of(stepper.retraction, d, stepper.tau)
     if isinstance(data, str):
         raise ValueError(data)
     mode, C, S, N, Pc = data
-    key = ("dlas", id(jit))
-    if key not in _JITTED:
-        solve, dinv = _helpers(jit) if jit is not _plain else (kernels.solve_small,
-                                                               kernels.make_dinv(kernels.beta_exp))
-        _JITTED[key] = jit(kernels.make_dlas_run(dinv, solve))
     M0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, d.n))
     K = n_saved(n, save_every)
     Y0, Pout, stride = M0, Pc, 1
@@ -121,8 +135,24 @@ def run_dlas(stepper, y0, t0, h, n, save_every, jit=None, lam0=None):
         Pc = np.ascontiguousarray(2.0 * Pout - np.eye(d.n))
         N = np.eye(d.n)
         stride = 2
-    ys, done, iters, Mend = _JITTED[key](M0, float(h), int(n), int(save_every), K, d.I, d.Iinv, N, Pc, C, S, mode,
-                                         Pout, Y0, stride)
+    loop = None
+    if generated is not None:            # one generated loop per problem data, retraction and scheme
+        key = ("generated", stepper.retraction, stride, generated)
+        if key not in cache:
+            cache[key] = generated(mode, C, S, N, Pc, Pout, d.I, d.Iinv, stride)
+        loop = cache[key]
+    if loop is not None:
+        run, cst = loop
+        ys, done, iters, Mend, njac = run(M0, Y0, float(h), int(n), int(save_every), K, cst)
+        stepper.jacobians = int(njac)
+    else:
+        key = ("dlas", id(jit))
+        if key not in _JITTED:
+            solve, dinv = _helpers(jit) if jit is not _plain else (kernels.solve_small,
+                                                                   kernels.make_dinv(kernels.beta_exp))
+            _JITTED[key] = jit(kernels.make_dlas_run(dinv, solve))
+        ys, done, iters, Mend = _JITTED[key](M0, float(h), int(n), int(save_every), K, d.I, d.Iinv, N, Pc, C, S,
+                                             mode, Pout, Y0, stride)
     stepper.nfev_total = int(iters)
     res = _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)
     if lam0 is None:
@@ -137,8 +167,9 @@ def run_dlas(stepper, y0, t0, h, n, save_every, jit=None, lam0=None):
 def coordinate_reason(d, scheme):
     """None when the coordinate ``scheme`` has a compiled path on the data ``d``, else why not."""
     sc = getattr(d, "scalar", None)
-    if getattr(d, "gauge", None) is not None:
-        return "the gauge term a(q) . v has no compiled loop (the numpy loop runs it)"
+    if getattr(d, "gauge", None) is not None and (sc is None or sc[3] is None):
+        return ("the gauge term a(q) . v needs the scalar a1(q), Da1(q) for the compiled loop (lagrange_dalembert_problem"
+                "(..., scalar=(grad_V1, A1, dA1, a1, Da1)))")
     if sc is None:
         return ("the problem has no scalar problem functions (lagrange_dalembert_problem(..., scalar=(grad_V1, "
                 "A1, dA1)), numba-compilable functions of one q)")
@@ -147,16 +178,40 @@ def coordinate_reason(d, scheme):
     return None
 
 
+def _into(f, ndim):
+    """f(q, out) from a scalar problem function f(q) returning an array of ``ndim`` dimensions."""
+    if ndim == 1:
+        def g(q, out):
+            out[:] = f(q)
+    elif ndim == 2:
+        def g(q, out):
+            out[:, :] = f(q)
+    else:
+        def g(q, out):
+            out[:, :, :] = f(q)
+    return g
+
+
 def _coordinate_loop(d, scheme, jit):
     cache = d.__dict__.setdefault("_compiled", {})
     key = (scheme, id(jit))
     if key not in cache:
-        g, A, dA = d.scalar
         solve = kernels.solve_small if jit is _plain else _helpers(jit)[0]
-        if jit is not _plain:
-            g, A = jit(g), jit(A)
-            dA = jit(dA) if dA is not None else None
-        maker = kernels.make_mp_run(solve, g, A, dA) if scheme == "mp" else kernels.make_rattle_run(solve, g, A)
+        fs = []
+        for f, nd, writes in zip(d.scalar, (1, 2, 3, 1, 2), d.scalar_writes):
+            if f is not None:
+                f = f if jit is _plain else jit(f)
+                if not writes:                   # f(q) returns a new array: the loops' form f(q, out) copies it
+                    f = _into(f, nd) if jit is _plain else jit(_into(f, nd))
+            fs.append(f)
+        g, A, dA, a, Da = fs
+        k = d.k
+        if d.gauge is not None:
+            maker = (kernels.make_mp_gauge_run(solve, g, A, dA, a, Da, k) if scheme == "mp"
+                     else kernels.make_rattle_gauge_run(solve, g, A, a, Da, k))
+        else:
+            maker = (kernels.make_mp_run(solve, g, A, dA, k) if scheme == "mp"
+                     else kernels.make_rattle_run(solve, g, A, k))
         cache[key] = jit(maker)
     return cache[key]
 
@@ -178,13 +233,32 @@ def run_rattle(stepper, y0, lam0, t0, h, n, save_every, jit=None):
     Y0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, 2 * d.n))
     L0 = np.ascontiguousarray(np.asarray(lam0, dtype=float).reshape(-1, d.k))
     K = n_saved(n, save_every)
-    ys, Lend, done = _coordinate_loop(d, "rattle", jit)(Y0, L0, float(h), int(n), int(save_every), K, d.M,
-                                                         d.Minv)
+    out = _coordinate_loop(d, "rattle", jit)(Y0, L0, float(h), int(n), int(save_every), K, d.M, d.Minv)
+    ys, Lend, done = out[:3]
+    iters = n + (int(out[3]) if len(out) > 3 else 0)       # with a gauge term: the Newton solves for q_(k+1)
+    stepper.nfev_total = iters
     y0 = np.asarray(y0, dtype=float)
-    res = _result(stepper.name, ys, y0, t0, h, n, save_every, int(done), n)
+    res = _result(stepper.name, ys, y0, t0, h, n, save_every, int(done), iters)
     return res, Lend.reshape(y0.shape[:-1] + (d.k,))
 
 
 def result_of(name, ys, y0, t0, h, n, save_every):
     """The result of a complete run (``ys`` (K, ...) saved every ``save_every`` steps of n)."""
     return _result(name, ys, y0, t0, h, n, save_every, n, n)
+
+
+def run_dvak(stepper, y0, t0, h, n, save_every, jit=None):
+    """dvak_mid's run by the loop of :func:`integrators.reference.nonholonomic.kernels.make_dvak_run` on the
+    problem's scalar functions (``jit`` None: plain Python, for tests)."""
+    jit = jit or _plain
+    d = stepper.d
+    cache = d.__dict__.setdefault("_compiled", {})
+    key = ("dvak", id(jit))
+    if key not in cache:
+        solve = kernels.solve_small if jit is _plain else _helpers(jit)[0]
+        fs = tuple(f if jit is _plain else jit(f) for f in d.scalar)
+        cache[key] = kernels.make_dvak_run(solve, *fs, d.n, d.k, jit)
+    Y0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, 2 * d.n + d.k))
+    ys, done, iters = cache[key](Y0, float(h), int(n), int(save_every), n_saved(n, save_every))
+    stepper.nfev_total = int(iters)
+    return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)

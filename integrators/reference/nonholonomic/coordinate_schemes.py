@@ -76,7 +76,7 @@ class _CoordStepper:
     def delta(self, t, y, h):
         return self.step(t, y, h) - y
 
-    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+    def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
         """The whole run by the compiled loop (backend "numba", when the problem has scalar functions), or
         None (the driver's numpy loop)."""
         if backend != "numba" or self.compiled_reason is not None:
@@ -217,7 +217,7 @@ class RattleStepper(_CoordStepper):
         self._remember(y1, lam1)
         return y1
 
-    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+    def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
         """The whole run carrying lambda exactly: the compiled loop (backend "numba", with the problem's scalar
         functions) or a numpy loop (backend "numpy")."""
         y0 = np.asarray(y0, dtype=float)

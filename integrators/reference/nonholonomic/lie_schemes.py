@@ -44,15 +44,21 @@ omega grows from 1e-5 at t = 5 to 1e-3 at t = 20, and over 10^6 steps the soluti
 energy error 1.0, the sleigh reversed; benchmarks/RESULTS.md, section nonholonomic). dlas_exp / dlas_cay,
 one-step maps of m, keep the attractor.
 
-**Not covered: Veselova's system** (a rigid body with (omega, gamma) = 0, gamma the vertical in the body,
-gamma' = gamma x omega). Fedorov and Zenkov (2005) derive the discrete Euler-Poincare-Suslov equations for LL
-systems: left-invariant discrete Lagrangian AND left-invariant constraints, which reduce to g* (the state m,
-the constant covectors A of :class:`LieConstraintData`). Veselova's constraint is right-invariant (an LR
-system): its covector gamma = R^T e_3 moves with the group element, the reduced state is (m, gamma) on
-g* x S^2, and the discrete constraint has to be placed on the moving gamma_k, which their LL scheme does not
-give. The discrete Veselova system is treated in the Lie-groupoid framework of Iglesias, Marrero, Martin de
-Diego and Martinez (2008), not implemented here; the library's servo systems on Lie groups
-have only constant (left-invariant) constraints, so no library system is of that kind.
+**Where dlas applies, and Veselova's system.** Fedorov and Zenkov (2005) write the discrete Lagrange-d'Alembert
+principle for LL systems (their title: left-invariant Lagrangian AND left-invariant constraints), the class that
+reduces to g*: the state m and the constant covectors A of :class:`LieConstraintData` (Suslov's problem, the
+Chaplygin sleigh). Veselova's system (a rigid body with (omega, gamma) = 0, gamma = R^T e_3 the vertical in the
+body, gamma' = gamma x omega) is not of that class: its constraint is right-invariant, the prototype of the
+LR systems of Fedorov and Jovanovic (2004) (left-invariant metric, right-invariant constraints, which they
+treat as generalized Chaplygin systems with an invariant measure). Its constraint covector moves with the
+group element, the reduced state is (m, gamma) on g* x S^2, and a discrete scheme has to place the discrete
+constraint on the moving gamma_k (gamma_{k+1} = tau(h xi_k)^-1 gamma_k): neither the LL equations above nor
+their reduction to g* give it. The discrete Veselova system is derived in the Lie-groupoid framework of
+Iglesias, Marrero, Martin de Diego and Martinez (2008) (one of their examples, on the action groupoid of
+SO(3) on S^2); it is not implemented here, and the library's servo systems on Lie groups have only constant
+(left-invariant) constraints, so no library system is of that kind. (The search tool did not return the text
+of Fedorov and Zenkov (2005); the scope above rests on its title and on the LL/LR distinction of Fedorov and
+Jovanovic (2004).)
 
 **Discrete vakonomic / servo-constraint of the second kind** (Benito and Martin de Diego 2005 for the
 vakonomic model B = A), ``lie_second_kind``. Hamilton's principle for the discrete action
@@ -84,12 +90,13 @@ class _LieStepper:
         self.nfev_total = 0
         self.name = method.name
         self.retraction = method.retraction
-        self.compiled_reason = f"{method.name} has no compiled loop (only dlas_exp and dlas_cay have)"
+        self.compiled_reason = (f"{method.name} has no compiled loop (dlas_exp, dlas_cay, lie_rattle_exp and "
+                                f"lie_rattle_cay have)")
 
     def delta(self, t, y, h):
         return self.step(t, y, h) - y
 
-    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+    def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
         """The whole run by the compiled loop (backend "numba"), or None (the driver's numpy loop)."""
         return None
 
@@ -102,16 +109,17 @@ class SuslovStepper(_LieStepper):
         d = self.d
         self.IA = d.A @ d.Iinv                            # A I^-1
         self.G = self.IA @ d.A.T                          # A I^-1 A^T
-        data = compiled.dlas_data(self.retraction, d, self.tau)
+        data = compiled.dlas_data_of(self.retraction, d, self.tau)
         self.compiled_reason = data if isinstance(data, str) else None
 
-    def run(self, y0, t0, h, n, save_every, backend, jit=None):
-        """The whole run by the compiled loop of :mod:`integrators.reference.nonholonomic.kernels` (the same
-        map with the multiplier eliminated and an analytic Jacobian), or None: backend "numpy", or no closed
-        form of the retraction on this algebra (``compiled_reason``)."""
+    def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
+        """The whole run by the compiled loop (the same map with the multiplier eliminated: the engine's generated
+        straight-line loop with simplified Newton, ``generated``, else the generic loop of
+        :mod:`integrators.reference.nonholonomic.kernels` with an analytic Jacobian), or None: backend "numpy",
+        or no closed form of the retraction on this algebra (``compiled_reason``)."""
         if backend != "numba" or self.compiled_reason is not None:
             return None
-        return compiled.run_dlas(self, y0, t0, h, n, save_every, jit)
+        return compiled.run_dlas(self, y0, t0, h, n, save_every, jit, generated=generated)
 
     def step(self, t, m, h):
         d, tau, n = self.d, self.tau, self.d.n
@@ -143,7 +151,7 @@ class LieRattleStepper(_LieStepper):
         self.IA = d.A @ d.Iinv
         self.G = self.IA @ d.A.T
         self._memory = []
-        data = compiled.dlas_data(self.retraction, d, self.tau)
+        data = compiled.dlas_data_of(self.retraction, d, self.tau)
         self.compiled_reason = data if isinstance(data, str) else None
 
     def _lambda(self, m):
@@ -182,7 +190,7 @@ class LieRattleStepper(_LieStepper):
         self._remember(m1, lam1)
         return m1
 
-    def run(self, y0, t0, h, n, save_every, backend, jit=None):
+    def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
         """The whole run carrying lambda exactly: the compiled dlas loop with N = 1 and the reflection 2 P - 1
         (backend "numba", see :func:`integrators.reference.nonholonomic.compiled.run_dlas`) or a numpy loop."""
         y0 = np.asarray(y0, dtype=float)
@@ -190,7 +198,7 @@ class LieRattleStepper(_LieStepper):
         if backend == "numba":
             if self.compiled_reason is not None:
                 return None
-            res, lam_end = compiled.run_dlas(self, y0, t0, h, n, save_every, jit, lam0=lam)
+            res, lam_end = compiled.run_dlas(self, y0, t0, h, n, save_every, jit, lam0=lam, generated=generated)
             if res.status == 0:
                 self._remember(res.y[-1].copy(), lam_end)
             return res

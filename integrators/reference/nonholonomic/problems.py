@@ -11,15 +11,17 @@ beyond its vector field, attached to the ordinary problem as ``problem.discrete`
   with a constant mass matrix M and Cetaev-linear constraints A(q) v = 0 (k x n); the state is y = (q, v).
   ``grad_V(q)`` -> (..., n), ``A(q)`` -> (..., k, n), optional ``dA(q)`` -> (..., k, n, n) with
   dA[..., i, j, l] = dA_ij / dq_l (without it dA is taken by complex steps of A, which must then accept
-  complex arrays). Optional ``scalar`` = (grad_V1, A1, dA1): the same functions of ONE q (1-d arrays,
+  complex arrays). Optional ``scalar`` = (grad_V1, A1, dA1[, a1, Da1]): the same functions of ONE q (1-d arrays,
   returning (n,), (k, n), (k, n, n); dA1 may be None), written so that numba compiles them (nopython: no
-  ellipsis indexing, no Python objects); they give mp_lda and nh_rattle their compiled loops
+  ellipsis indexing, no Python objects), each either f(q) returning a new array or f(q, out) writing into out
+  (the form the compiled loops call: no allocation per call); they give mp_lda and nh_rattle their compiled loops
   (``backend="numba"``, :mod:`integrators.reference.nonholonomic.compiled`).
   Optional ``gauge`` = (a, Da): a term linear in the velocity, L = v^T M v / 2 + a(q) . v - V(q), with
   a(q) -> (..., n) and Da(q) -> (..., n, n), Da[..., i, j] = da_i/dq_j (both must accept complex arrays: the
   implicit steps differentiate them by complex steps). The force it adds is (Da^T - Da) v (a magnetic-type
   force; zero when a = grad S is exact, where only the discrete schemes see it: Modin and Verdier 2020's
-  non-reversible test problems, :func:`contact_oscillator_nonreversible`). No compiled loop.
+  non-reversible test problems, :func:`contact_oscillator_nonreversible`). Its compiled loops need the
+  scalar a1(q) (n,) and Da1(q) (n, n) as the 4th and 5th entries of ``scalar``.
 
 :func:`suslov_problem` and :func:`lagrange_dalembert_problem` build complete problems (vector field,
 energy, constraint residuals, outputs) from the data, for users without a servo system; the servo systems
@@ -27,6 +29,8 @@ attach the data to the problems they build (``Nonholonomic.problem()``, ``Constr
 """
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 
@@ -39,6 +43,25 @@ def _matrix(x, shape, what):
     if a.shape != shape or not np.all(np.isfinite(a)):
         raise IntegrationInputError(f"{what} must be a finite array of shape {shape}, got {np.shape(x)}")
     return a
+
+
+def _writes(f):
+    """True when the scalar problem function ``f`` has the form f(q, out) (writes its value into out)."""
+    if f is None:
+        return False
+    try:
+        return len(inspect.signature(getattr(f, "py_func", f)).parameters) == 2
+    except (TypeError, ValueError):
+        return False
+
+
+def _call1(f, q, shape, writes):
+    """The value of a scalar problem function at one q, in either form."""
+    if writes:
+        out = np.zeros(shape)
+        f(q, out)
+        return out
+    return np.asarray(f(q), dtype=float)
 
 
 class LieConstraintData:
@@ -91,18 +114,23 @@ class LagrangeDAlembertData:
             raise IntegrationInputError(f"A(q) must return (..., k, {n}), got shape {A0.shape} at q = 0")
         self.k = A0.shape[0]
         if scalar is not None:
-            scalar = tuple(scalar) + (None,) * (3 - len(tuple(scalar)))
-            if len(scalar) != 3 or not (callable(scalar[0]) and callable(scalar[1])) or (
-                    scalar[2] is not None and not callable(scalar[2])):
-                raise IntegrationInputError("scalar must be (grad_V1, A1[, dA1]): callables of one q")
+            scalar = tuple(scalar) + (None,) * (5 - len(tuple(scalar)))
+            if len(scalar) != 5 or not (callable(scalar[0]) and callable(scalar[1])) or any(
+                    f is not None and not callable(f) for f in scalar[2:]) or ((scalar[3] is None) != (scalar[4] is None)):
+                raise IntegrationInputError("scalar must be (grad_V1, A1[, dA1[, a1, Da1]]): callables of one q "
+                                            "(a1 and Da1 together)")
             q = np.linspace(0.1, 0.3, n)
-            for f, ref, what in ((scalar[0], grad_V(q), "grad_V1"), (scalar[1], A(q), "A1")) + (
-                    ((scalar[2], self.dA(q), "dA1"),) if scalar[2] is not None else ()):
-                got = np.asarray(f(q), dtype=float)
+            self.scalar_writes = tuple(_writes(f) for f in scalar)
+            for f, ref, what, w in ((scalar[0], grad_V(q), "grad_V1", self.scalar_writes[0]),
+                                    (scalar[1], A(q), "A1", self.scalar_writes[1])) + (
+                    ((scalar[2], self.dA(q), "dA1", self.scalar_writes[2]),) if scalar[2] is not None else ()):
+                got = _call1(f, q, np.shape(ref), w)
                 if (got.shape != np.shape(ref) or not np.allclose(got, ref, rtol=1e-12, atol=1e-14)):
                     raise IntegrationInputError(f"scalar {what}(q) disagrees with the batched function at q = "
                                                 f"{q.tolist()}: {got.tolist()} against {np.asarray(ref).tolist()}")
         self.scalar = scalar
+        if scalar is None:
+            self.scalar_writes = None
         if gauge is not None:
             if (not isinstance(gauge, (tuple, list)) or len(gauge) != 2 or not all(callable(f) for f in gauge)):
                 raise IntegrationInputError("gauge must be (a, Da): callables of q returning (..., n) and (..., n, n)")
@@ -117,6 +145,16 @@ class LagrangeDAlembertData:
                 raise IntegrationInputError(f"gauge Da(q) is not the derivative of a(q) at q = {q.tolist()}: "
                                             f"{Da.tolist()} against complex steps {Dcs.tolist()}")
         self.gauge = gauge
+        if scalar is not None and scalar[3] is not None:
+            if gauge is None:
+                raise IntegrationInputError("scalar a1, Da1 are given but the problem has no gauge term (gauge=(a, Da))")
+            q = np.linspace(0.1, 0.3, n)
+            for f, ref, what, w in ((scalar[3], self.a(q), "a1", self.scalar_writes[3]),
+                                    (scalar[4], self.Da(q), "Da1", self.scalar_writes[4])):
+                got = _call1(f, q, np.shape(ref), w)
+                if got.shape != np.shape(ref) or not np.allclose(got, ref, rtol=1e-12, atol=1e-14):
+                    raise IntegrationInputError(f"scalar {what}(q) disagrees with the gauge function at q = "
+                                                f"{q.tolist()}: {got.tolist()} against {np.asarray(ref).tolist()}")
 
     def a(self, q):
         """The gauge one-form a(q) (..., n) (zero without a gauge)."""
@@ -172,13 +210,18 @@ class VakonomicCoordinateData:
     * ``Lv(q, v, lam)`` -> (..., n): dL*/dv,  ``Lq(q, v, lam)`` -> (..., n): dL*/dq;
     * ``phi(q, v)`` -> (..., k): the constraints.
 
+    Optional ``scalar`` = (Lv1, Lq1, phi1): the same functions of one state written so that numba compiles them,
+    in the writing form f(q, v, lam, out) / phi1(q, v, out) on complex 1-d arrays (the compiled loop of
+    ``dvak_mid`` takes its Jacobians by complex steps); ``servo.coordinates`` generates them from its symbolic
+    L*, phi.
+
     Autonomous (no t), no forces besides those in L. The scheme ``dvak_mid``
     (:mod:`integrators.reference.nonholonomic.vakonomic_schemes`) needs dL*/dv to be invertible in
     (v, lambda) together with phi = 0 (the realizability of the model)."""
 
     structure = "vakonomic_coordinates"
 
-    def __init__(self, n, k, Lv, Lq, phi):
+    def __init__(self, n, k, Lv, Lq, phi, scalar=None):
         if int(n) != n or n < 1 or int(k) != k or k < 1 or k >= n:
             raise IntegrationInputError(f"need 1 <= k < n constraints on n coordinates, got n = {n}, k = {k}")
         if not (callable(Lv) and callable(Lq) and callable(phi)):
@@ -193,6 +236,17 @@ class VakonomicCoordinateData:
             outc = np.asarray(f(*(a + 0j for a in args)))
             if not np.iscomplexobj(outc) or not np.allclose(outc.real, out):
                 raise IntegrationInputError(f"{what} must accept complex arrays (complex-step derivatives)")
+        if scalar is not None:
+            if len(tuple(scalar)) != 3 or not all(callable(f) for f in scalar):
+                raise IntegrationInputError("scalar must be (Lv1, Lq1, phi1): callables writing into their last argument")
+            for f, args, ref, what in ((scalar[0], (q, v, lam), Lv(q, v, lam), "Lv1"),
+                                       (scalar[1], (q, v, lam), Lq(q, v, lam), "Lq1"), (scalar[2], (q, v), phi(q, v), "phi1")):
+                out = np.zeros(np.shape(ref), dtype=complex)
+                f(*(a + 0j for a in args), out)
+                if not np.allclose(out.real, ref, rtol=1e-12, atol=1e-14):
+                    raise IntegrationInputError(f"scalar {what} disagrees with {what[:-1]} at one state: "
+                                                f"{out.real.tolist()} against {np.asarray(ref).tolist()}")
+        self.scalar = tuple(scalar) if scalar is not None else None
 
 
 def suslov_problem(algebra, inertia, A, group=None, name=None):
@@ -269,23 +323,21 @@ def contact_oscillator(eps=0.3):
         out[..., 0, 2, 1] = 1.0
         return out
 
-    def grad_V1(q):
-        out = np.empty(3)
+    def grad_V1(q, out):                       # the scalar functions write into out (no allocation a call)
         out[0] = q[0] + eps * q[0] * q[2] * q[2]
         out[1] = q[1]
         out[2] = q[2] + eps * q[0] * q[0] * q[2]
-        return out
 
-    def A1(q):
-        out = np.zeros((1, 3))
+    def A1(q, out):
         out[0, 0] = 1.0
+        out[0, 1] = 0.0
         out[0, 2] = q[1]
-        return out
 
-    def dA1(q):
-        out = np.zeros((1, 3, 3))
+    def dA1(q, out):
+        for j in range(3):
+            for l in range(3):
+                out[0, j, l] = 0.0
         out[0, 2, 1] = 1.0
-        return out
 
     def V(q):
         return 0.5 * (np.sum(q * q, -1) + eps * q[..., 0] ** 2 * q[..., 2] ** 2)
@@ -307,7 +359,8 @@ def contact_oscillator_nonreversible(eps=0.3):
     discrete total derivative: the scheme is not reversible. S(q) = cos z as in Verdier's reproduction
     (odelab, ``NonReversibleContactOscillator``), so a = -grad S = (0, 0, sin z). The state is (q, v) as in
     :func:`contact_oscillator` (same invariants, same initial states: :func:`contact_oscillator_initial`);
-    mp_lda and nh_rattle run it in numpy (no compiled loop with a gauge term)."""
+    it carries scalar functions (a1, Da1 with them), so mp_lda and nh_rattle run it compiled with
+    backend="numba"."""
     base = contact_oscillator(eps)
     d = base.discrete
 
@@ -322,8 +375,19 @@ def contact_oscillator_nonreversible(eps=0.3):
         out[..., 2, 2] = np.cos(z)
         return out
 
+    def a1(q, out):
+        out[0] = 0.0
+        out[1] = 0.0
+        out[2] = np.sin(q[2])
+
+    def Da1(q, out):
+        for i in range(3):
+            for j in range(3):
+                out[i, j] = 0.0
+        out[2, 2] = np.cos(q[2])
+
     p = lagrange_dalembert_problem(d.M, d.grad_V, d._A, d._dA, potential=lambda q: 0.5 * (
-        np.sum(q * q, -1) + eps * q[..., 0] ** 2 * q[..., 2] ** 2), gauge=(a, Da),
+        np.sum(q * q, -1) + eps * q[..., 0] ** 2 * q[..., 2] ** 2), gauge=(a, Da), scalar=d.scalar[:3] + (a1, Da1),
         name=f"non-reversible contact oscillator (eps = {eps:g}, S = cos z)")
     p.invariants["H_y"] = base.invariants["H_y"]
     return p

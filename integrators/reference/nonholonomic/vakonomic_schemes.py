@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import newton
+from . import compiled, newton
 
 
 class VakonomicStepper:
@@ -46,7 +46,16 @@ class VakonomicStepper:
         self.name = method.name
         self.fevals = 0
         self.nfev_total = 0
-        self.compiled_reason = f"{method.name} has no compiled loop (the numpy loop runs it)"
+        self.compiled_reason = (None if getattr(self.d, "scalar", None) is not None else
+                                f"{method.name}'s compiled loop needs the scalar functions of the problem "
+                                f"(VakonomicCoordinateData(..., scalar=(Lv1, Lq1, phi1)); servo.coordinates writes them)")
+
+    def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
+        """The whole run by the compiled loop (backend "numba", with the problem's scalar functions; the same
+        step, Jacobians by complex steps in the loop), or None (the driver's numpy loop)."""
+        if backend != "numba" or self.compiled_reason is not None:
+            return None
+        return compiled.run_dvak(self, y0, t0, h, n, save_every, jit)
 
     def delta(self, t, y, h):
         return self.step(t, y, h) - y

@@ -130,3 +130,44 @@ def test_dvak_mid_refused_where_it_does_not_apply():
         VakonomicCoordinateData(3, 1, lambda q, v, m: v, lambda q, v, m: q, lambda q, v: v)
     with pytest.raises(MethodError):     # a nonholonomic problem carries other data
         skate().constrain(SK_PHI).simulate([0, 0, 0], [0, 0, 1.0], 1.0, steps=10, method="dvak_mid")
+
+
+@pytest.mark.parametrize("model", ["vakonomic", "servo2"])
+def test_dvak_mid_compiled_loop_equals_the_numpy_steps(model):
+    """The loop of kernels.make_dvak_run (run as plain Python) on the scalar functions servo writes from its
+    symbolic L*, phi (complex-step Jacobians inside the loop) is the numpy stepper's map, a batch of two states."""
+    from integrators import METHODS, ODEProblem
+    from integrators.reference.nonholonomic import compiled
+    from integrators.reference.stepping import make_stepper
+    if model == "vakonomic":
+        c = skate().constrain(SK_PHI, model="vakonomic")
+    else:
+        L = LagrangianSystem((x.diff(t) ** 2 + y.diff(t) ** 2 + ph.diff(t) ** 2) / 2, (x ** 2 + y ** 2) / 2 - x,
+                             [x, y, ph])
+        c = L.constrain(SK_PHI, model="servo2", control=[x.diff(t)])
+    p = ODEProblem(lambda tt, yy: yy, 7)
+    p.discrete = c.vakonomic_problem()
+    st = make_stepper(METHODS["dvak_mid"], p)
+    assert st.compiled_reason is None
+    y0 = np.array([[0.1, 0.0, 0.3, np.cos(0.3) * 0.7, np.sin(0.3) * 0.7, 0.9, 0.2],
+                   [0.0, 0.1, 0.6, 0.5 * np.cos(0.6), 0.5 * np.sin(0.6), -0.3, -0.1]])
+    ref = np.empty((11,) + y0.shape)
+    ref[0] = yk = y0
+    for j in range(1, 11):
+        ref[j] = yk = st.step(0.0, yk, 0.1)
+    got = compiled.run_dvak(make_stepper(METHODS["dvak_mid"], p), y0, 0.0, 0.1, 10, 1)
+    assert got.status == 0 and np.max(np.abs(ref)) < 10
+    np.testing.assert_allclose(got.y, ref, rtol=0, atol=1e-13)
+
+
+def test_dvak_mid_scalar_functions_are_checked():
+    from integrators import IntegrationInputError
+    from integrators.reference.nonholonomic import VakonomicCoordinateData
+    d = skate().constrain(SK_PHI, model="vakonomic").vakonomic_problem()
+    Lv1, Lq1, phi1 = d.scalar
+
+    def twice(q, v, m, out):
+        Lv1(q, v, m, out)
+        out *= 2.0
+    with pytest.raises(IntegrationInputError, match="scalar Lv1 disagrees"):
+        VakonomicCoordinateData(3, 1, d.Lv, d.Lq, d.phi, scalar=(twice, Lq1, phi1))

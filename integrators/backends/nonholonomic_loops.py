@@ -1,0 +1,23 @@
+"""The generated whole-run loops of the discrete Lie-group schemes (``dlas_*``, ``lie_rattle_*``) compiled by
+numba: the text of :mod:`integrators.codegen.nonholonomic_source` for the run's data, loaded once per text
+(numba's disk cache keys on it; problems with the same sparsity share it). The engine hands
+:func:`dlas_loop` to the steppers of :mod:`integrators.reference.nonholonomic` (``generated=``), which fall
+back to the generic compiled loop when it returns None."""
+
+from __future__ import annotations
+
+from ..codegen.nonholonomic_source import DlasSource
+from . import numba_kernels
+
+#: the largest algebra the straight-line code is written for (se(3)); beyond it the generic loop
+MAX_DIM = 6
+
+
+def dlas_loop(mode, C, S, N, Pc, Pout, I, Iinv, stride, theta_refresh=None):
+    """(run, cst) of the generated loop for the dlas data (see
+    :class:`integrators.codegen.nonholonomic_source.DlasSource`), or None above MAX_DIM."""
+    if C.shape[0] > MAX_DIM:
+        return None
+    src = DlasSource(mode, C, S, N, Pc, Pout, I, Iinv, stride, theta_refresh)
+    ns = numba_kernels.load_module(src.text(), "liedyn_nh")
+    return ns["run"], src.cst

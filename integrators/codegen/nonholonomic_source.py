@@ -1,0 +1,429 @@
+"""Generated whole-run loops of the discrete Lagrange-d'Alembert-Suslov map (``dlas_exp``, ``dlas_cay``) and of
+the Lie-group nonholonomic RATTLE (``lie_rattle_*``) in straight-line scalar code: every component a local
+variable, only the non-zero entries of the structure constants (literals) and of the problem's matrices
+(read once from a constant vector ``cst``, so problems with the same sparsity share one compiled text)
+written out, no array in the step but the saved states.
+
+The map is that of :mod:`integrators.reference.nonholonomic.kernels` (``dlas_run``; the equations there):
+the p = n - k unknowns eta (xi = N eta, x = h xi, w = I xi) solve r(eta) = -N^T (D_x w - m) = 0 with
+
+    D_x w = w - u1/2 + beta(s) ad_x^T u1   (exp: u1 = ad_x^T w, s = theta^2 = x^T Q x, Q = -Killing/2)
+    D_x w = w - u1/2 - S(x, ., x)^T w / 4   (cay),
+
+and the new state is m_{k+1} = Pc (m_k + u1): at the solution D_x w - m_k lies in the range of A^T
+(N^T of it vanishes), Pc A^T = 0 and D_{-x} w = D_x w + u1 (the odd part of D changes sign with x), so the
+output needs u1 at the solution only, not a second evaluation of dtau^-1. The RATTLE runs the same loop with
+N = 1 (no constraint on xi), Pc = 2 P - 1 and the saved Pout = P.
+
+**Simplified Newton** (Hairer and Wanner 1996, *Solving ODEs II*, IV.8): the inverse of the p x p Jacobian
+is kept across iterations and steps (p^2 scalars) and refreshed only when the contraction
+theta_j = |de_j| / |de_{j-1}| measured in a step exceeds ``THETA_REFRESH`` (for the next step) or the
+iteration does not contract (theta >= 1/2: the step restarts from its predictor with a fresh Jacobian); a
+Newton failure with a fresh Jacobian ends the run there (the caller's status). The Jacobian is formed by
+forward differences of r (p more residuals; its O(1e-8) error only slows the contraction by that factor,
+the root is the same). The stop: the increment at round-off (|de| <= TOL max(1, |eta|)), or the error
+left after it estimated as theta/(1 - theta) |de| (theta measured in this step, or 10x the last step's
+for the first increment) below TOL max(1, |eta|); the increment on the round-off floor (not decreasing,
+below 1e3 TOL) ends it too. The predictor is the quadratic extrapolation of the last three solutions
+(every second one for the RATTLE, whose solutions alternate; :mod:`integrators.reference.nonholonomic.kernels`).
+One step then costs the predictor, one residual where the predictor is at round-off (the steady motions)
+and two or three while the motion moves, a p x p product per residual, and the output u1. Components of the
+state and of eta below 1e-250 of its size are set to zero (below round-off; without it the sleigh's decaying
+omega sticks at the smallest subnormal number, where each product costs ~100 cycles).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..reference.nonholonomic.kernels import MAX_ITER, TOL
+from .source_text import Lines, num
+
+#: the predictor: eta_k = sum_j c_j eta_{k-1-j}, exact for polynomials (stride 1) of degree 2, and (stride 2,
+#: the RATTLE's alternating solutions) for P(k) + (-1)^k Q(k), P and Q of degree 2
+PREDICTORS = {1: (3.0, -3.0, 1.0), 2: (0.0, 3.0, 0.0, -3.0, 0.0, 1.0)}
+#: the contraction rate above which the Jacobian is refreshed for the next step
+THETA_REFRESH = 1e-4
+#: the contraction assumed for the first increment after a refresh (the forward differences' error is ~1e-8)
+FRESH_THETA = 1e-6
+
+
+class _Consts:
+    """The problem's matrix entries as names of a constant vector (zero entries: None)."""
+
+    def __init__(self, rel=1e-15):
+        self.values, self.rel = [], rel
+
+    def matrix(self, M, tag):
+        M = np.asarray(M, dtype=float)
+        big = max(1.0, float(np.max(np.abs(M)))) if M.size else 1.0
+        out = np.empty(M.shape, dtype=object)
+        for idx in np.ndindex(M.shape):
+            v = float(M[idx])
+            if abs(v) <= self.rel * big:
+                out[idx] = None
+            elif v == 1.0:
+                out[idx] = 1.0
+            else:
+                out[idx] = f"{tag}{'_'.join(map(str, idx))}"
+                self.values.append((out[idx], v))
+        return out
+
+
+def _tidy(T):
+    """The algebra's constant tensor with the round-off of its construction (vee by least squares) removed:
+    entries within 1e-13 of a multiple of 2^-20 (the structure constants and S of so(3), se(2), se(3) are
+    0, +-1, +-1/2, +-1/4) are put on it."""
+    T = np.asarray(T, dtype=float)
+    R = np.round(T * 2.0 ** 20) / 2.0 ** 20
+    return np.where(np.abs(R - T) <= 1e-13, R, T)
+
+
+def _slin(terms):
+    """Source of sum c * v over (c, v); c a name, a float, or None (skipped)."""
+    parts = []
+    for c, v in terms:
+        if c is None or (isinstance(c, float) and c == 0.0):
+            continue
+        if isinstance(c, float):
+            t = v if abs(c) == 1.0 else f"{num(abs(c))}*{v}"
+            parts.append((c < 0, t))
+        else:
+            parts.append((False, f"{c}*{v}"))
+    if not parts:
+        return "0.0"
+    out = ("-" if parts[0][0] else "") + parts[0][1]
+    for neg, t in parts[1:]:
+        out += f" - {t}" if neg else f" + {t}"
+    return out
+
+
+class DlasSource:
+    """The text of ``run(M0, Y0, h, nsteps, save_every, K, cst)`` for the data of
+    :func:`integrators.reference.nonholonomic.compiled.dlas_data` (module docstring) and ``cst``, the vector
+    of constants it reads (the refresh threshold ``theta_refresh``, then the problem's matrix entries)."""
+
+    def __init__(self, mode, C, S, N, Pc, Pout, I, Iinv, stride, theta_refresh=None):
+        self.mode, self.stride = int(mode), int(stride)
+        self.theta_refresh = THETA_REFRESH if theta_refresh is None else float(theta_refresh)
+        self.C, self.S = _tidy(C), _tidy(S)
+        self.n, self.p = self.C.shape[0], np.shape(N)[1]
+        k = _Consts()
+        self.identity_N = self.p == self.n and np.array_equal(np.asarray(N), np.eye(self.n))
+        self.N = k.matrix(N, "N")
+        self.I = k.matrix(I, "I")
+        self.NI = k.matrix(np.asarray(N).T @ np.asarray(Iinv), "G")      # first guess eta = N^T I^-1 m
+        self.Pc = k.matrix(Pc, "P")
+        self.Pout = k.matrix(Pout, "Q")
+        self.consts = k
+        Pc_, Po_ = np.asarray(Pc, dtype=float), np.asarray(Pout, dtype=float)
+        self.same = np.array_equal(Pc_, Po_)
+        self.reflection = (not self.same) and np.allclose(Pc_, 2.0 * Po_ - np.eye(self.n), rtol=0.0,
+                                                                         atol=1e-15)
+        if self.mode == 0:
+            E = np.einsum("aij,bji->ab", np.swapaxes(self.C, 1, 2), np.swapaxes(self.C, 1, 2))
+            self.Q = -0.5 * E                                          # s = x^T Q x = -tr(ad_x^2)/2
+
+    @property
+    def cst(self):
+        return np.array([self.theta_refresh] + [v for _, v in self.consts.values], dtype=float)
+
+    # ------------------------------------------------------------ pieces
+    def _ad_T(self, L, x, w, tag):
+        """(ad_x^T w)_j = sum_{i,k} x_i C[i, j, k] w_k."""
+        n, C = self.n, self.C
+        out = []
+        for j in range(n):
+            terms = [(float(C[i, j, kk]), f"{x[i]}*{w[kk]}") for i in range(n) for kk in range(n) if C[i, j, kk] != 0.0]
+            out.append(f"{tag}{j}")
+            L.emit(f"{tag}{j} = {_slin(terms) if terms else '0.0'}")
+        return out
+
+    def residual(self, L, e, tag):
+        """Lines of r = -N^T (D_x w - m) at the names ``e``; returns (r names, u1 names)."""
+        n, p = self.n, self.p
+        xi = list(e) if self.identity_N else [f"{tag}xi{i}" for i in range(n)]
+        if not self.identity_N:
+            for i in range(n):
+                L.emit(f"{xi[i]} = {_slin([(self.N[i, a], e[a]) for a in range(p)])}")
+        x = [f"{tag}x{i}" for i in range(n)]
+        w = [f"{tag}w{i}" for i in range(n)]
+        for i in range(n):
+            L.emit(f"{x[i]} = h*{xi[i]}")
+        for i in range(n):
+            L.emit(f"{w[i]} = {_slin([(self.I[i, j], xi[j]) for j in range(n)])}")
+        u1 = self._ad_T(L, x, w, f"{tag}u")
+        R = [f"{tag}R{j}" for j in range(n)]
+        if self.mode == 0:
+            Q = self.Q
+            terms = [((Q[i, i] if i == j else 2.0 * Q[i, j]), f"{x[i]}*{x[j]}") for i in range(n) for j in range(i, n)
+                     if Q[i, j] != 0.0]
+            L.emit(f"{tag}s = {_slin(terms)}")
+            L.emit(f"{tag}bt = beta({tag}s)")
+            u2 = self._ad_T(L, x, u1, f"{tag}v")
+            for j in range(n):
+                L.emit(f"{R[j]} = {w[j]} - 0.5*{u1[j]} + {tag}bt*{u2[j]} - m{j}")
+        else:
+            S = self.S
+            for j in range(n):
+                terms = []
+                for i in range(n):
+                    for l in range(i, n):
+                        for kk in range(n):
+                            c = S[i, j, l, kk] if i == l else S[i, j, l, kk] + S[l, j, i, kk]
+                            if c != 0.0:
+                                terms.append((-0.25 * c, f"{x[i]}*{x[l]}*{w[kk]}"))
+                cub = _slin(terms)
+                L.emit(f"{R[j]} = {w[j]} - 0.5*{u1[j]}" + ("" if cub == "0.0" else f" + {cub}") + f" - m{j}")
+        r = [f"{tag}r{a}" for a in range(p)]
+        for a in range(p):
+            if self.identity_N:
+                L.emit(f"{r[a]} = -{R[a]}")
+            else:
+                L.emit(f"{r[a]} = -({_slin([(self.N[j, a], R[j]) for j in range(n)])})")
+        return r, u1
+
+    def output(self, L, e):
+        """Lines of u1 at the solution ``e`` (the output m + u1)."""
+        n, p = self.n, self.p
+        xi = list(e) if self.identity_N else [f"oxi{i}" for i in range(n)]
+        if not self.identity_N:
+            for i in range(n):
+                L.emit(f"{xi[i]} = {_slin([(self.N[i, a], e[a]) for a in range(p)])}")
+        x = [f"ox{i}" for i in range(n)]
+        w = [f"ow{i}" for i in range(n)]
+        for i in range(n):
+            L.emit(f"{x[i]} = h*{xi[i]}")
+        for i in range(n):
+            L.emit(f"{w[i]} = {_slin([(self.I[i, j], xi[j]) for j in range(n)])}")
+        return self._ad_T(L, x, w, "ou")
+
+    # ------------------------------------------------------------ the program
+    def text(self):
+        n, p, st = self.n, self.p, self.stride
+        L = Lines(indent=0)
+        L.emit("@numba.njit(cache=CACHE, error_model='numpy', inline='always')")
+        L.emit("def beta(s):")
+        L.emit("    if s < 1e-30:")                 # the series' next term below round-off (and no subnormal products)
+        L.emit("        return 1.0 / 12")
+        L.emit("    if s < 0.04:")
+        L.emit("        return 1.0 / 12 + s * (1.0 / 720 + s * (1.0 / 30240 + s * (1.0 / 1209600 + s / 47900160)))")
+        L.emit("    th = math.sqrt(s)")
+        L.emit("    return (1.0 - 0.5 * th * math.cos(0.5 * th) / math.sin(0.5 * th)) / s")
+        L.emit("")
+        L.emit("@numba.njit(cache=CACHE, error_model='numpy')")
+        L.emit("def inverse(J, Ji):")
+        L.emit("    \"\"\"Ji = J^-1 (Gauss-Jordan, partial pivoting; J overwritten); False when singular.\"\"\"")
+        L.emit("    p = J.shape[0]")
+        L.emit("    for i in range(p):")
+        L.emit("        for j in range(p):")
+        L.emit("            Ji[i, j] = 1.0 if i == j else 0.0")
+        L.emit("    for c in range(p):")
+        L.emit("        piv, best = c, abs(J[c, c])")
+        L.emit("        for i in range(c + 1, p):")
+        L.emit("            if abs(J[i, c]) > best:")
+        L.emit("                piv, best = i, abs(J[i, c])")
+        L.emit("        if not best > 0.0:")
+        L.emit("            return False")
+        L.emit("        for j in range(p):")
+        L.emit("            J[c, j], J[piv, j] = J[piv, j], J[c, j]")
+        L.emit("            Ji[c, j], Ji[piv, j] = Ji[piv, j], Ji[c, j]")
+        L.emit("        f = 1.0 / J[c, c]")
+        L.emit("        for j in range(p):")
+        L.emit("            J[c, j] *= f")
+        L.emit("            Ji[c, j] *= f")
+        L.emit("        for i in range(p):")
+        L.emit("            if i != c:")
+        L.emit("                g = J[i, c]")
+        L.emit("                for j in range(p):")
+        L.emit("                    J[i, j] -= g * J[c, j]")
+        L.emit("                    Ji[i, j] -= g * Ji[c, j]")
+        L.emit("    return True")
+        L.emit("")
+        L.emit("@numba.njit(cache=CACHE, error_model='numpy')")
+        L.emit("def run(M0, Y0, h, nsteps, save_every, K, cst):")
+        L.indent = 1
+        L.emit("THETA_REFRESH = cst[0]")
+        for j, (name, _) in enumerate(self.consts.values):
+            L.emit(f"{name} = cst[{j + 1}]")
+        L.emit("B = M0.shape[0]")
+        L.emit(f"ys = np.empty((K, B, {n}))")
+        L.emit("ys[0] = Y0")
+        L.emit(f"Mend = np.empty((B, {n}))")
+        L.emit(f"Jm = np.empty(({p}, {p}))")
+        L.emit(f"Jim = np.empty(({p}, {p}))")
+        L.emit(f"Pv = np.empty({p})")
+        L.emit(f"Rv = np.empty({p})")
+        L.emit("done = nsteps")
+        L.emit("iters = 0")
+        L.emit("njac = 0")
+        L.emit(f"TOL = {num(TOL)}")
+        e = [f"e{a}" for a in range(p)]
+        coef = PREDICTORS[st]
+        nh = len(coef)                                  # history: the solutions the predictor combines
+        hist = [[f"h{j}_{a}" for a in range(p)] for j in range(nh)]   # hist[j]: the solution j + 1 steps back
+        ji = [[f"ji{a}_{c}" for c in range(p)] for a in range(p)]
+        jk = [[f"jk{a}_{c}" for c in range(p)] for a in range(p)]     # stride 2: the other parity's
+        L.emit("for b in range(B):")
+        L.indent = 2
+        for i in range(n):
+            L.emit(f"m{i} = M0[b, {i}]")
+        for a in range(p):
+            L.emit(f"{e[a]} = {_slin([(self.NI[a, i], f'm{i}') for i in range(n)])}")
+        for row in hist:
+            L.emit(" = ".join(row) + " = 0.0")
+        for row in ji + (jk if st == 2 else []):
+            L.emit(" = ".join(row) + " = 0.0")
+        L.emit("fresh_needed = True")
+        L.emit("theta_old = 1.0")
+        if st == 2:
+            L.emit("fresh_other = True")
+            L.emit("theta_other = 1.0")
+        L.emit("jsave = 1")
+        L.emit("tosave = save_every")
+        L.emit("for kstep in range(1, nsteps + 1):")
+        L.indent = 3
+        L.emit("if kstep > done:")
+        L.emit("    break")
+        L.emit(f"if kstep > {nh}:")
+        for a in range(p):
+            L.emit(f"    {e[a]} = {_slin([(float(c), hist[j][a]) for j, c in enumerate(coef)])}")
+        L.emit("elif kstep > 1:")
+        for a in range(p):
+            L.emit(f"    {e[a]} = {hist[0][a]}")
+        for a in range(p):
+            L.emit(f"p{a} = {e[a]}")
+        L.emit("ok = False")
+        L.emit("theta = 0.0")
+        L.emit("for attempt in range(2):")
+        L.indent = 4
+        L.emit("fresh = False")
+        L.emit("if fresh_needed or attempt == 1:")
+        L.indent = 5
+        for a in range(p):
+            L.emit(f"{e[a]} = p{a}")
+            L.emit(f"Pv[{a}] = p{a}")
+        # forward differences: column c from the residual at e + d e_c (one copy of the residual, c = -1: at e)
+        L.emit(f"for c in range(-1, {p}):")
+        L.indent = 6
+        L.emit("d_ = 0.0 if c < 0 else 1e-7*max(1.0, abs(Pv[c]))")
+        names = [f"q{a}" for a in range(p)]
+        for a in range(p):
+            L.emit(f"{names[a]} = {e[a]} + (d_ if c == {a} else 0.0)")
+        rc, _ = self.residual(L, names, "j_")
+        L.emit("if c < 0:")
+        for a in range(p):
+            L.emit(f"    Rv[{a}] = {rc[a]}")
+        L.emit("else:")
+        for a in range(p):
+            L.emit(f"    Jm[{a}, c] = (Rv[{a}] - {rc[a]}) / d_")
+        L.indent = 5
+        L.emit("if not inverse(Jm, Jim):")
+        L.emit("    break")
+        for a in range(p):
+            L.emit("; ".join(f"{ji[a][c]} = Jim[{a}, {c}]" for c in range(p)))
+        L.emit("njac += 1")
+        L.emit("fresh = True")
+        L.emit("fresh_needed = False")
+        L.emit(f"theta_old = {num(FRESH_THETA)}")
+        L.indent = 4
+        L.emit("prev = np.inf")
+        L.emit("conv = False")
+        L.emit("exact = False")
+        L.emit(f"for it in range({MAX_ITER}):")
+        L.indent = 5
+        r, u1r = self.residual(L, e, "")
+        for a in range(p):
+            L.emit(f"de{a} = {_slin([(ji[a][c], r[c]) for c in range(p)])}")
+        for a in range(p):
+            L.emit(f"{e[a]} += de{a}")
+        L.emit("dn = max(" + ", ".join([f"abs(de{a})" for a in range(p)] + ["0.0"]) + ")")
+        L.emit("sc = max(" + ", ".join([f"abs({e[a]})" for a in range(p)] + ["1.0"]) + ")")
+        L.emit("iters += 1")
+        L.emit("if not math.isfinite(dn):")
+        L.emit("    break")
+        L.emit("if dn <= TOL * sc:")
+        L.emit("    conv = True")
+        L.emit("    exact = True")
+        L.emit("    break")
+        L.emit("if it == 0:")
+        L.emit("    if 10.0 * theta_old * dn <= (1.0 - 10.0 * theta_old) * TOL * sc:")
+        L.emit("        conv = True")
+        L.emit("        break")
+        L.emit("else:")
+        L.emit("    th = dn / prev")
+        L.emit("    if th >= 0.5:")
+        L.emit("        if dn <= 1e3 * TOL * sc:")     # on the round-off floor: no better iterate to come
+        L.emit("            conv = True")
+        L.emit("        break")
+        L.emit("    if dn > 1e3 * TOL * sc:")
+        L.emit("        theta = max(theta, th)")
+        L.emit("    if th * dn <= (1.0 - th) * TOL * sc:")
+        L.emit("        conv = True")
+        L.emit("        break")
+        L.emit("prev = dn")
+        L.indent = 4
+        L.emit("if conv:")
+        L.emit("    ok = True")
+        L.emit("    break")
+        L.emit("if fresh:")
+        L.emit("    break")
+        L.indent = 3
+        L.emit("if not ok:")
+        L.emit("    done = kstep - 1")
+        L.emit("    break")
+        L.emit("if theta > 0.0:")
+        L.emit("    theta_old = theta")
+        L.emit("if theta_old > THETA_REFRESH:")
+        L.emit("    fresh_needed = True")
+        if st == 2:      # the solutions alternate from step to step: one Jacobian per parity, swapped
+            for a in range(p):
+                L.emit("; ".join(f"{ji[a][c]}, {jk[a][c]} = {jk[a][c]}, {ji[a][c]}" for c in range(p)))
+            L.emit("theta_old, theta_other = theta_other, theta_old")
+            L.emit("fresh_needed, fresh_other = fresh_other, fresh_needed")
+        # subnormal flush: a component below 1e-250 of the state's size is below round-off and is set to 0 (the
+        # sleigh's omega decays to the smallest subnormal and stays there, where every product costs ~100 cycles)
+        L.emit("fl = 1e-250 * sc")
+        for a in range(p):
+            L.emit(f"if abs({e[a]}) < fl:")
+            L.emit(f"    {e[a]} = 0.0")
+        for j in range(nh - 1, 0, -1):
+            L.emit("; ".join(f"{hist[j][a]} = {hist[j - 1][a]}" for a in range(p)))
+        L.emit("; ".join(f"{hist[0][a]} = {e[a]}" for a in range(p)))
+        # the output u1 at the solution: the last residual's where its increment was at round-off (u1 is
+        # bilinear in x and w, so it moves by O(h |de| |w|) = O(TOL)), else evaluated there
+        L.emit("if exact:")
+        for j in range(n):
+            L.emit(f"    mn{j} = m{j} + {u1r[j]}")
+        L.emit("else:")
+        L.indent = 4
+        u1 = self.output(L, e)
+        for j in range(n):
+            L.emit(f"mn{j} = m{j} + {u1[j]}")
+        L.indent = 3
+        mn = [f"mn{j}" for j in range(n)]
+        same, refl = self.same, self.reflection
+        for i in range(n):
+            L.emit(f"m{i} = {_slin([(self.Pc[i, j], mn[j]) for j in range(n)])}")
+        L.emit("fl = 1e-250 * (" + " + ".join(f"abs(m{i})" for i in range(n)) + ")")
+        for i in range(n):
+            L.emit(f"if abs(m{i}) < fl:")
+            L.emit(f"    m{i} = 0.0")
+        L.emit("tosave -= 1")
+        L.emit("if tosave == 0 or kstep == nsteps:")
+        for i in range(n):
+            if same:
+                val = f"m{i}"
+            elif refl:                                    # Pc = 2 Pout - 1: Pout mn = (Pc mn + mn)/2
+                val = f"0.5*(m{i} + mn{i})"
+            else:
+                val = _slin([(self.Pout[i, j], mn[j]) for j in range(n)])
+            L.emit(f"    ys[jsave, b, {i}] = {val}")
+        L.emit("    jsave += 1")
+        L.emit("    tosave = save_every")
+        L.indent = 2
+        for i in range(n):
+            L.emit(f"Mend[b, {i}] = m{i}")
+        L.indent = 1
+        L.emit("return ys, done, iters, Mend, njac")
+        return L.text()

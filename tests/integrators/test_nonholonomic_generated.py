@@ -1,0 +1,96 @@
+"""The generated straight-line loops of dlas_* and lie_rattle_* (integrators.codegen.nonholonomic_source, simplified
+Newton): the same map as the generic compiled loop (full Newton, analytic Jacobian) to round-off, the constraint at
+every step, the refresh of a stale Jacobian, and a Newton failure reported."""
+
+import functools
+
+import numpy as np
+import pytest
+
+import liegroups
+from liegroups import named
+from integrators import ConvergenceError, integrate
+from integrators.methods import METHODS
+from integrators.reference.nonholonomic import compiled, suslov_problem
+from integrators.reference.stepping import make_stepper
+
+numba_kernels = pytest.importorskip("integrators.backends.numba_kernels")
+pytestmark = pytest.mark.skipif(not numba_kernels.available(), reason="numba not installed")
+
+SLEIGH_I = np.array([[1.0, 0, 0], [0, 1.0, 0.7], [0, 0.7, 0.99]])
+
+
+def _problem(which):
+    if which == "sleigh":
+        return suslov_problem(named.se2(), SLEIGH_I, [0.0, 1.0, 0.0], group=liegroups.SE2)
+    if which == "so3":
+        return suslov_problem(named.so3(), np.diag([1.0, 2.0, 3.0]) + 0.3 * (np.ones((3, 3)) - np.eye(3)), [0, 0, 1.0],
+                              group=liegroups.SO3)
+    return suslov_problem(named.se3(), np.diag([1.0, 2.0, 3.0, 1.5, 1.2, 1.1]) + 0.1,
+                          [[0, 0, 1.0, 0, 0, 0], [0, 0, 0, 0, 1.0, 0]], group=liegroups.SE3)
+
+
+W = {"sleigh": [[0.3, 0.0, 1.2], [-0.5, 0.0, 0.4]], "so3": [[1.0, 0.5, 0.0], [0.2, -1.0, 0.0]],
+     "se3": [[1.0, 0.5, 0.0, 0.3, 0.0, 0.2], [0.1, -0.4, 0.0, 0.2, 0.0, -0.3]]}
+
+
+def _runs(which, name, steps, theta_refresh=None):
+    """(generated, generic) runs of ``steps`` steps of h = 0.05 from the two states of W (a batch), each with its
+    stepper; the generic loop runs as plain Python (the same code numba compiles for the engine)."""
+    from integrators.backends import nonholonomic_loops
+    p = _problem(which)
+    m0 = np.asarray(W[which]) @ p.discrete.I
+    out = []
+    for gen in (functools.partial(nonholonomic_loops.dlas_loop, theta_refresh=theta_refresh), None):
+        st = make_stepper(METHODS[name], p)
+        assert st.compiled_reason is None
+        if name.startswith("lie_rattle"):
+            res, lam = compiled.run_dlas(st, m0, 0.0, 0.05, steps, 1, None, lam0=st._lambda(m0), generated=gen)
+        else:
+            res, lam = compiled.run_dlas(st, m0, 0.0, 0.05, steps, 1, None, generated=gen), None
+        out.append((res, lam, st))
+    return p, out
+
+
+@pytest.mark.parametrize("which, name", [("sleigh", "dlas_exp"), ("se3", "dlas_cay")])
+def test_generated_dlas_equals_the_generic_loop(which, name):
+    # 1000 steps: the moving phase (Jacobian refreshed) and the approach to the steady motion (one residual a
+    # step, the output from the last residual's u1); the same stop tolerance, so the same map to round-off.
+    # se(3): 300 steps (its motion amplifies round-off: the numpy stepper and the generic loop differ by 3.7e-12
+    # after 1000 steps, the generated and the generic loop by 2.5e-13)
+    steps = 300 if which == "se3" else 1000
+    p, ((new, _, st_new), (old, _, st_old)) = _runs(which, name, steps)
+    assert new.status == 0 and st_new.jacobians >= 1
+    np.testing.assert_allclose(new.y, old.y, rtol=0, atol=1e-13)
+    d = p.discrete
+    assert np.max(np.abs(new.y @ d.Iinv @ d.A.T)) <= 1e-14        # (a, w) = 0 at every saved step
+    assert st_new.nfev_total <= 3 * steps * 2                     # a few residuals a step, not 30
+
+
+@pytest.mark.parametrize("which, name", [("so3", "lie_rattle_cay")])
+def test_generated_lie_rattle_equals_the_generic_loop(which, name):
+    # 100 steps: the RATTLE's parasitic mode amplifies round-off differences over long runs (its docstring)
+    p, ((new, lam_new, _), (old, lam_old, _)) = _runs(which, name, 100)
+    np.testing.assert_allclose(new.y, old.y, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(lam_new, lam_old, rtol=0, atol=1e-10)
+    d = p.discrete
+    assert np.max(np.abs(new.y @ d.Iinv @ d.A.T)) <= 1e-14
+
+
+@pytest.mark.parametrize("theta_refresh", [1e300, 0.0])
+def test_a_stale_or_always_fresh_jacobian_finds_the_same_root(theta_refresh):
+    # 1e300: the Jacobian of the first step is kept while the iteration contracts (refreshed only when it stops
+    # contracting); 0: refreshed before every step. Simplified Newton converges to the same root either way.
+    p, ((new, _, st), (old, _, _)) = _runs("sleigh", "dlas_exp", 300, theta_refresh)
+    np.testing.assert_allclose(new.y, old.y, rtol=0, atol=1e-13)
+    if theta_refresh == 0.0:
+        assert st.jacobians >= 299
+    else:
+        assert st.jacobians < 30
+
+
+def test_newton_failure_in_the_generated_loop_is_reported():
+    p = _problem("sleigh")
+    m = np.array([0.3, 0.0, 1.2]) @ SLEIGH_I * 1e3
+    with pytest.raises(ConvergenceError, match="dlas_exp.*did not converge in step 1 "):
+        integrate(p, m, (0.0, 10.0), method="dlas_exp", h=5.0, check=False, backend="numba")
