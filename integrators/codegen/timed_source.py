@@ -74,13 +74,16 @@ def _jac(src, Y, base, i):
     return J
 
 
-def _stages(src, tab, z, h, base, jac=False):
-    """The state's stages (K_i = h F(t_i, Y_i)); with ``jac`` also each stage's Jacobian."""
+def _stages(src, tab, z, h, base, jac=False, record=None):
+    """The state's stages (K_i = h F(t_i, Y_i)); with ``jac`` also each stage's Jacobian; the stages' names
+    Y_i appended to ``record`` when given."""
     n = src.n
     Ks, Js = [], []
     for i, row in enumerate(tab.A):
         pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
         Y = src.assign("Y", [f"{z[j]} + {x}" for j, x in enumerate(src.combo("dz", pairs))]) if pairs else z
+        if record is not None:
+            record.append(Y)
         F = _poly(src, Y, base, i)
         Ks.append(src.assign("K", [f"{h}*{F[j]}" for j in range(n)]))
         if jac:
@@ -106,9 +109,9 @@ class TimedStepper:
     def begin(self, src):
         src.emit("kk = k0")
 
-    def state_step(self, src, tab, z, h):
+    def state_step(self, src, tab, z, h, record=None):
         base = _block(src, self.nst)
-        Ks, _ = _stages(src, tab, z, h, base)
+        Ks, _ = _stages(src, tab, z, h, base, record=record)
         d = src.combo("d", [(b, K) for b, K in zip(tab.b, Ks) if b != 0.0])
         return [f"{z[j]} + {d[j]}" for j in range(src.n)]
 

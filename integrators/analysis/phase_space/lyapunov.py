@@ -25,7 +25,8 @@ MEGNO (Cincotta and Simo 2000): with delta(t) the first tangent vector, Y(t) = (
 <Y>(t) = (1/t) int_0^t Y ds (trapezoid rule on the QR grid). <Y> tends to 0 on a stable periodic
 (isochronous) orbit, to 2 on a quasi-periodic one and grows like lambda t / 2 on a chaotic one.
 
-The loop runs as the generated code of :mod:`integrators.codegen.tangent_source` for a recognised
+The loop runs as the generated code of :mod:`integrators.codegen.tangent_source` (with numpy, one
+trajectory at a time batched over time: :mod:`integrators.backends.tangent_blocks`) for a recognised
 coadjoint problem (the variational equation from the structure constants, stepped with the state by
 the same tableau; the leaf projection and a modified Gram-Schmidt QR in the same code; Python floats,
 numpy columns or numba, a ``prange`` over the trajectories), and for an ODE or time-dependent problem
@@ -416,8 +417,8 @@ def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt
     if timing is not None:
         timing = (timing[0], timing[1], ntr)
     V, p = initial_frame(normals, y)
-    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V[..., :ncols], acc, 0, sub, nqr, save_every, h, dt, mode,
-                                                    timing)
+    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V[..., :ncols], acc, 0, sub, nqr, save_every, h, dt,
+                                                    "blocks" if mode == "scalar" else mode, timing, normals)
     ks = np.arange(1, nqr + 1)
     ks = ks[(ks % save_every == 0) | (ks == nqr)].astype(float)
     keep = ks <= done.max()
