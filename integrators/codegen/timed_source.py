@@ -230,3 +230,27 @@ def lie_fixed_source(st, tab, terms):
     _, d = step_source.increment(src, Ks, tab.b, z, True)
     step_source.fixed_step_end(src, z, e, d)
     return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+def fourier_coef_source(fit):
+    """Source of ``coef(t)`` (the tuple of coefficients in table order) of a
+    :class:`integrators.geometry.timed_fourier.FourierFit`: cos k w t and sin k w t by the rotation
+    recurrence from cos w t, sin w t (k w t itself is not formed), the amplitudes written as numbers,
+    the vanishing ones left out (``math`` functions only: numba compiles it)."""
+    K = fit.K
+    lines = ["def coef(t):"]
+    if K:
+        lines.append(f"    _th = {fit.omega!r}*t")
+        lines.append("    c1 = math.cos(_th)")
+        lines.append("    s1 = math.sin(_th)")
+        for k in range(2, K + 1):
+            lines.append(f"    c{k} = c{k - 1}*c1 - s{k - 1}*s1")
+            lines.append(f"    s{k} = s{k - 1}*c1 + c{k - 1}*s1")
+    exprs = []
+    for j in range(len(fit.a0)):
+        terms = [repr(float(fit.a0[j]))]
+        terms += [f"{float(fit.a[k, j])!r}*c{k + 1}" for k in range(K) if fit.a[k, j] != 0.0]
+        terms += [f"{float(fit.b[k, j])!r}*s{k + 1}" for k in range(K) if fit.b[k, j] != 0.0]
+        exprs.append(" + ".join(terms))
+    lines.append("    return (" + ", ".join(exprs) + ",)")
+    return "\n".join(lines) + "\n"
