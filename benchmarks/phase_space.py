@@ -110,6 +110,15 @@ def core(a):
         "flow alone: integrate rk4, defaults": flow(),
         "flow alone: integrate rk4, numba": flow(backend="numba"),
         "flow alone: integrate rk4, numpy": flow(backend="numpy"),
+        # every default of lyapunov_spectrum: dt = 1, h = dt / 10, leaf "auto" (the 4-dimensional leaf of se(3)*,
+        # its normals removed every QR step), backend "auto", up to 2000 running estimates, the convergence check
+        "all defaults: lyapunov_spectrum(p, y0, 500)": lambda: integrators.lyapunov_spectrum(p, y0, 500.0),
+        "all defaults, numpy: lyapunov_spectrum(p, y0, 500, backend='numpy')":
+            lambda: integrators.lyapunov_spectrum(p, y0, 500.0, backend="numpy"),
+        "all defaults' flow: integrate rk4, h = 0.1, numba": lambda: integrators.integrate(
+            p, y0, (0, 500.0), method="rk4", h=0.1, save_every=n, backend="numba"),
+        "all defaults' flow: integrate rk4, h = 0.1, numpy": lambda: integrators.integrate(
+            p, y0, (0, 500.0), method="rk4", h=0.1, save_every=n, backend="numpy"),
     }
     first = {k: _timed(f) for k, f in runs.items()}          # compiles (or loads numba's disk cache)
     auto_compile.wait(600)      # what "auto" queued in the background is done before the timed calls
@@ -125,17 +134,24 @@ def core(a):
     flow_auto, flow_nb = med["flow alone: integrate rk4, defaults"], med["flow alone: integrate rk4, numba"]
     flow_np = med["flow alone: integrate rk4, numpy"]
     for k in runs:
-        if k.startswith("flow"):
+        if k.startswith("flow") or k.startswith("all defaults'"):
             note = f"backend {used[k]}"
+        elif k.startswith("all defaults"):
+            be = "numba" if used[k] == "numba" else "numpy"
+            same = med["all defaults' flow: integrate rk4, h = 0.1, " + be]
+            note = (f"backend {used[k]} (first call: {first_used[k]}); / the same 5000 rk4 steps of the flow with the "
+                    f"same backend ({be}): {med[k] / same:.2f}x")
         else:
             same = flow_nb if used[k] == "numba" else flow_np
             note = (f"backend {used[k]} (first call: {first_used[k]}); / flow with the same backend "
                     f"({'numba' if used[k] == 'numba' else 'numpy'}): {med[k] / same:.2f}x; / flow (defaults, "
                     f"{used['flow alone: integrate rk4, defaults']}): {med[k] / flow_auto:.2f}x")
         lo = min(times[k])
-        rows.append([f"1 trajectory, 5000 rk4 steps, QR every step: {k}", f"{med[k] * 1e3:.2f} ms",
+        head = "1 trajectory, 5000 rk4 steps, QR every 10 steps" if k.startswith("all") else \
+            "1 trajectory, 5000 rk4 steps, QR every step"
+        rows.append([f"{head}: {k}", f"{med[k] * 1e3:.2f} ms",
                      note + f"; fastest of {a.repeat} {lo * 1e3:.2f} ms"
-                     + ("" if k.startswith("flow") else f" ({lo / min(times['flow alone: integrate rk4, numba']):.1f}x "
+                     + ("" if k.startswith("flow") or k.startswith("all") else f" ({lo / min(times['flow alone: integrate rk4, numba']):.1f}x "
                         f"the fastest numba flow)") + f"; first call {first[k][0]:.2f} s"])
     loads.append(os.getloadavg()[0])
     rows += forced(a)

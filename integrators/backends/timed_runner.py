@@ -267,7 +267,19 @@ class AdaptivePlan:
     def function(self, mode):
         fn = self._fns.get(mode)
         if fn is None:
-            if mode == "numba":
+            if mode == "array":      # an ensemble's numpy columns, one shared step
+                env = dict(genhelpers.ARRAY, math=__import__("math"), np=np)
+                text = self.coef_text + "\n" + timed_source.adaptive_source(self.n, self.tab, columns=True)
+                exec(compile(text, f"<liedyn timed adaptive columns {self.tab.name}>", "exec"), env)
+                if self.coef_py is not None:
+                    env["coef"] = self.coef_py
+                fn = env["run"]
+            elif mode == "numba_batch":      # an ensemble compiled, one shared step
+                fn = _load_batch('import math\n' + self.coef_text
+                                 + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
+                                 + timed_source.adaptive_source(self.n, self.tab, batch=True)
+                                 + '\nrun = numba.njit(run, cache=CACHE, error_model="numpy")\n')["run"]
+            elif mode == "numba":
                 text = ('import math\n' + self.coef_text
                         + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
                         + timed_source.adaptive_source(self.n, self.tab)
@@ -303,6 +315,55 @@ class AdaptivePlan:
 
 
 _ADAPTIVE = {}
+_BATCH_MODULES = {}
+
+
+def _load_batch(text):
+    """The namespace of a compiled-ensemble module ``text`` (the batch helpers: outputs of shape (cap, B, n)),
+    once per text and process, in numba's disk cache when the cache directory is writable."""
+    numba_kernels.require("backend='numba'")
+    full = numba_kernels.header(True) + f"import numba\nCACHE = {numba_kernels.cache_dir() is not None}\n\n" + text
+    digest = hashlib.sha1(full.encode()).hexdigest()[:20]
+    ns = _BATCH_MODULES.get(digest)
+    if ns is None:
+        ns = _BATCH_MODULES[digest] = numba_kernels.load_source(full, f"liedyn_tadb_{digest}")[0]
+    return ns
+
+
+class _EnsembleView:
+    """An :class:`AdaptivePlan` seen as the plan :func:`integrators.backends.fastpath.run_adaptive` runs an
+    ensemble of (its columns and compiled-batch loops; no projection, no output grid)."""
+
+    def __init__(self, pl):
+        self.pl, self.proj = pl, None
+        self.st = timed_source.TimedShape(pl.n)
+
+    def function(self, kind, mode):
+        if (kind, mode) == ("adaptive", "array"):
+            return self.pl.function("array")
+        if (kind, mode) == ("adaptive_batch", "numba"):
+            return self.pl.function("numba_batch")
+        raise KeyError((kind, mode))   # pragma: no cover - run_ensemble passes no grid
+
+    def targets(self, y):
+        return np.zeros(np.shape(y)[:-1] + (0,))
+
+
+def run_ensemble(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, mode, max_steps=10**6):
+    """An ensemble y0 (..., n) by the generated adaptive loop with one shared step (numpy columns, or compiled
+    for ``mode`` "numba"), first step h0 (the engine's); (IntegrationResult, nsteps, nrejected) as
+    :func:`integrators.backends.fastpath.run_adaptive` returns them (lost trajectories reported alike)."""
+    return fastpath.run_adaptive(_EnsembleView(pl), y0, t0, t1, h0, rtol, atol, max_step, save_every,
+                                 "numba" if mode == "numba" else "numpy", max_steps)
+
+
+def choose_ensemble(pl, backend, work):
+    """"numba" or "numpy" for an ensemble of plan ``pl``: "numba" when asked for, or under "auto" when its compiled
+    ensemble is already loaded in this process (no call waits on a compiler; nothing is queued)."""
+    if backend == "auto":
+        fn = pl._fns.get("numba_batch")
+        return "numba" if fn is not None and bool(getattr(fn, "signatures", ())) else "numpy"
+    return fastpath.choose_backend(backend, work)
 
 
 #: an adaptive run of at least this many estimated evaluations of the field has the problem derive its

@@ -161,15 +161,23 @@ class TimedSource(Source):
 
     def __init__(self, st):
         super().__init__(st)
-        self.tnow = "t"
+        self.tnow = "t0"     # the first evaluation (a compiled ensemble's first stages) is at the start
 
     def at_time(self, expr, stage=None):
         self.tnow = expr
 
+    #: a compiled ensemble's stages run in a loop over the trajectories ``b`` at one shared time: the
+    #: coefficients are evaluated for the first and kept for the others
+    batch = False
+
     def field(self, z):
         n, nf = self.n, nfeatures(self.n)
         cq = self.fresh("cq")
-        self.emit(f"{cq} = coef({self.tnow})")
+        if self.batch:
+            self.emit("if b == 0:")
+            self.emit(f"    {cq} = coef({self.tnow})")
+        else:
+            self.emit(f"{cq} = coef({self.tnow})")
         pr = self.assign("p", [f"{z[j]}*{z[k]}" for j, k in features(n)])
         feats = ["1.0"] + list(z) + pr
         out = []
@@ -179,11 +187,22 @@ class TimedSource(Source):
         return self.assign("F", out)
 
 
-def adaptive_source(n, tab):
-    """Source of the adaptive loop of an embedded pair (rk form, one trajectory) for a quadratic field with
-    coefficients ``coef(t)``: the text of :func:`integrators.codegen.programs.adaptive_source` (solve_ivp's
-    controller, FSAL, Hairer's starting step, Kahan's sum) written by :class:`TimedSource`."""
-    return programs.adaptive_source(TimedShape(n), tab, False, 1, source_class=TimedSource)
+def adaptive_source(n, tab, columns=False, batch=False):
+    """Source of the adaptive loop of an embedded pair (rk form) for a quadratic field with coefficients
+    ``coef(t)``: the text of :func:`integrators.codegen.programs.adaptive_source` (solve_ivp's controller,
+    FSAL, Hairer's starting step, Kahan's sum) written by :class:`TimedSource`; one trajectory, or a shared
+    step for an ensemble as numpy ``columns`` or a compiled ``batch`` (the coefficients at the shared stage
+    times, the state per trajectory). A trajectory such an ensemble loses is parked at z = 0 as for the
+    autonomous fields, where a timed field need not vanish (its e(t)): it then moves smoothly from 0 and
+    takes part in the shared error norm, so the steps after a loss may differ from the reference loop's."""
+    return programs.adaptive_source(TimedShape(n), tab, False, 1, batch=batch, columns=columns,
+                                    source_class=TimedBatchSource if batch else TimedSource)
+
+
+class TimedBatchSource(TimedSource):
+    """:class:`TimedSource` of a compiled ensemble (``batch``: the coefficients once per stage, at b = 0)."""
+
+    batch = True
 
 
 class TimedVelocitySource(Source):
