@@ -5,9 +5,10 @@ and a resumable chart of the largest exponent on dask.
    5000 rk4 steps with a QR every step, the whole 6 x 6 tangent (leaf=None): ``lyapunov_spectrum`` with
    its defaults (backend "auto"), with backend="numba", with k=1 (the largest exponent only, numba) and
    the numpy loop (fast=False), against ``integrate`` (rk4, the same h and steps) with its defaults and
-   with backend="numba"; interleaved, median of --repeat in CPU time of the process (the first, compiling,
-   call is not counted, and what backend="auto" queued in the background is waited for before the
-   repetitions); the fastest of the repetitions too (the machine is shared).
+   with backend="numba"; interleaved, median of --repeat in CPU time of the process, each timed call after an
+   untimed one of the same case (warm caches: the call after a long numpy case otherwise pays 0.1-0.25 ms
+   for the caches it emptied); the first, compiling, call is not counted, and what backend="auto" queued
+   in the background is waited for before the repetitions; the fastest of the repetitions too.
 2. An ensemble of --traj trajectories of the same system over --qr QR steps (h = dt = 0.05), numba,
    the whole spectrum; the numpy loop on --traj-ref x --qr-ref for its rate.
 3. Sections of --orbits rigid-body orbits (rk4, h = 0.05, hyperplane m2 = 0, |m| = 2, random
@@ -68,6 +69,13 @@ def _timed(f):
     return time.process_time() - t, out
 
 
+def _timed_warm(f):
+    """_timed(f) after an untimed call of f: interleaved cases otherwise pay for the caches the case before
+    emptied (measured: the call after a 26 ms numpy spectrum takes 0.1-0.25 ms longer, whichever it is)."""
+    f()
+    return _timed(f)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
@@ -126,7 +134,7 @@ def core(a):
     last = {}
     for _ in range(a.repeat):
         for k, f in runs.items():
-            dt_, last[k] = _timed(f)
+            dt_, last[k] = _timed_warm(f)
             times[k].append(dt_)
     med = {k: statistics.median(v) for k, v in times.items()}
     used = {k: getattr(last[k], "backend", "") for k in runs}       # the backend of the timed calls
@@ -205,13 +213,14 @@ def forced(a):
     measure of a chart point (the reduced oscillating-mass sleigh, 2 exponents, rk4, 30 steps a period,
     120 periods), the adaptive pair rk853 on the reduced sleigh (an ODE problem with a period: the Fourier fit
     of its coefficients, integrators.geometry.timed_fourier) against the reference loop and scipy's DOP853 at
-    the same tolerances, and ``simulate`` of the builder's sleigh on se(2) (rk853, rtol 1e-12, 1000 output
+    the same tolerances, and on an ensemble of 1000 of its states sharing one step, and ``simulate`` of the builder's sleigh on se(2) (rk853, rtol 1e-12, 1000 output
     times)."""
     e = catalog.get("sleigh_oscillating_mass")
     red, T, y0 = e.extras["reduced"], e.extras["period"], e.initial_state[:2]
     kw = dict(dt=T, h=T / 30, transient=20 * T, period=T)
     S = e.extras["lie_system"]()
     m0 = S.state_from(np.array([0.5, 0.0, 0.2]))
+    Yf = y0 + 0.2 * np.random.default_rng(1).standard_normal((1000, 2))
     runs = {
         "forced sleigh (v, omega), spectrum, numba": lambda: integrators.lyapunov_spectrum(red, y0, 100 * T,
                                                                                            backend="numba", **kw),
@@ -231,6 +240,13 @@ def forced(a):
             lambda: integrators.integrate(red, y0, (0, 60.0), method="rk853", rtol=1e-10, atol=1e-12, fast=False),
         "forced sleigh (v, omega), ODE problem with a period: scipy solve_ivp DOP853 (same rtol, atol)":
             lambda: solve_ivp(red.f, (0, 60.0), y0, method="DOP853", rtol=1e-10, atol=1e-12),
+        "forced sleigh (v, omega), 1000 trajectories sharing one step: integrate rk853 rtol 1e-10, 30 time units, "
+        "numba": lambda: integrators.integrate(red, Yf, (0, 30.0), method="rk853", rtol=1e-10, atol=1e-12,
+                                               backend="numba"),
+        "forced sleigh (v, omega), 1000 trajectories: rk853, numpy (generated columns)": lambda: integrators.integrate(
+            red, Yf, (0, 30.0), method="rk853", rtol=1e-10, atol=1e-12, backend="numpy"),
+        "forced sleigh (v, omega), 1000 trajectories: rk853, numpy reference (fast=False)": lambda: integrators.integrate(
+            red, Yf, (0, 30.0), method="rk853", rtol=1e-10, atol=1e-12, fast=False),
         "TimeDependentSystem sleigh on se(2): simulate 60 time units, numba": lambda: S.simulate(m0, 60.0,
                                                                                                 backend="numba"),
         "TimeDependentSystem sleigh on se(2): simulate, numpy (generated)": lambda: S.simulate(m0, 60.0,
@@ -243,12 +259,13 @@ def forced(a):
     times = {k: [] for k in runs}
     for _ in range(a.repeat):
         for k, f in runs.items():
-            times[k].append(_timed(f)[0])
+            times[k].append(_timed_warm(f)[0])
     med = {k: statistics.median(v) for k, v in times.items()}
     ref_spec = med["forced sleigh (v, omega), spectrum, numpy loop (fast=False)"]
     ref_sim = med["TimeDependentSystem sleigh on se(2): simulate, numpy reference (fast=False)"]
     ref_ode = med["forced sleigh (v, omega), ODE problem with a period: integrate rk853, numpy reference (fast=False)"]
     dop = med["forced sleigh (v, omega), ODE problem with a period: scipy solve_ivp DOP853 (same rtol, atol)"]
+    ref_ens = med["forced sleigh (v, omega), 1000 trajectories: rk853, numpy reference (fast=False)"]
     fl = {"numba": med["forced sleigh (v, omega), flow alone rk4, numba"],
           "numpy": med["forced sleigh (v, omega), flow alone rk4, numpy (generated)"]}
     rows = []
@@ -259,6 +276,9 @@ def forced(a):
                     f"{med[k] / fl[be]:.2f}x")
         elif "simulate" in k and "fast=False" not in k:
             note = f"{ref_sim / med[k]:.1f}x faster than the numpy reference"
+        elif "1000 trajectories" in k and "fast=False" not in k:
+            r = runs[k]()
+            note = f"backend {r.backend}, {r.nsteps} steps; {ref_ens / med[k]:.1f}x faster than the numpy reference loop"
         elif "with a period" in k and "fast=False" not in k and "scipy" not in k:
             r = runs[k]()
             note = (f"backend {r.backend}, {r.nsteps} steps; {ref_ode / med[k]:.1f}x faster than the numpy reference "

@@ -103,6 +103,28 @@ def step_maps(tab, J, h):
     return M
 
 
+def _block_length(A, nqr):
+    """The number m of interval maps A_k (K, n, n) whose products keep a condition number <= COND: the largest
+    bound c of cond(A_k) over k, c = (1 + d)/(1 - d) with d = ||A_k - I||_F < 1, or the bound
+    sqrt(||A||_1 ||A||_inf ||A^-1||_1 ||A^-1||_inf) (||A||_2^2 <= ||A||_1 ||A||_inf), whichever is smaller,
+    and m = log COND / log c (cond of a product <= the product of the conds)."""
+    n = A.shape[-1]
+    d = np.sqrt(np.sum((A - np.eye(n)) ** 2, axis=(-2, -1)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(d < 1.0, (1.0 + d) / (1.0 - d), np.inf)
+        try:
+            Ai = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            return 1
+        a = np.abs(A)
+        ai = np.abs(Ai)
+        c2 = np.sqrt(a.sum(-2).max(-1) * a.sum(-1).max(-1) * ai.sum(-2).max(-1) * ai.sum(-1).max(-1))
+        lc = float(np.max(np.log(np.minimum(c, c2))))
+    if not lc < math.log(COND):       # NaN, inf or one map alone past the bound
+        return 1
+    return max(1, min(nqr, int(math.log(COND) / max(lc, 1e-300))))
+
+
 def _qr(X):
     """(Q, |diag R|) of X (n, k), Q with a positive diagonal of R (LAPACK's Householder QR)."""
     qr, tau, _, info = lapack.dgeqrf(X)
@@ -151,11 +173,7 @@ def run_one(pl, states, z, V, acc, sub, nqr, save_every, h, dt, timing=None, nor
             A = A - Ne @ (np.swapaxes(Ne, -1, -2) @ MP)
         if not np.all(np.isfinite(A)):
             return None
-        # block length: the product of m interval maps has condition <= prod (1 + d)/(1 - d) <= COND
-        d = np.sqrt(np.sum((A - np.eye(n)) ** 2, axis=(-2, -1)))
-        dmax = float(d.max())
-        m = 1 if dmax >= 1.0 else max(1, min(nqr, int(math.log(COND) / max(math.log((1 + dmax) / (1 - dmax)),
-                                                                           1e-300))))
+        m = _block_length(A, nqr)
         nb = -(-nqr // m)
         Ap = A if nb * m == nqr else np.concatenate([A, np.broadcast_to(np.eye(n), (nb * m - nqr, n, n))])
         A4 = Ap.reshape(nb, m, n, n)
