@@ -210,7 +210,8 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
         ``leaf`` "auto" or None), and an ODE or time-dependent problem whose field is a polynomial of
         degree <= 2 in the state (its coefficients tabled at the stage times,
         :mod:`integrators.codegen.timed_source`), run the generated tangent flow of
-        :mod:`integrators.codegen.tangent_source` (Python floats or numpy columns, or compiled by numba).
+        :mod:`integrators.codegen.tangent_source` (compiled by numba; with numpy, up to 8 trajectories each
+        batched over time, :mod:`integrators.backends.tangent_blocks`, larger ensembles as numpy columns).
         "auto" with numba installed runs the compiled flow whenever that needs no compiler: loaded in
         this process, or (runs of at least :data:`integrators.backends.tangent_runner.LOAD_WORK`) in numba's
         disk cache; otherwise the generated numpy code, and the compile is queued in the background
