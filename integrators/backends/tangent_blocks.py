@@ -49,6 +49,8 @@ from ..geometry.timed_quadratic import features
 #: the largest condition number of a block's product of interval maps (the sums of logs lose about
 #: log10(COND) digits against a QR at every interval: 1e-14 relative)
 COND = 100.0
+#: the steps of one chunk (its stages, Jacobians and step maps in memory: about 5 MB for 6 x 6 and rk4)
+CHUNK_STEPS = 4096
 
 
 def jacobian_basis(st):
@@ -140,16 +142,39 @@ def run_one(pl, states, z, V, acc, sub, nqr, save_every, h, dt, timing=None, nor
     as :func:`integrators.backends.tangent_runner.run` has them; ``states`` the generated state loop
     (:func:`integrators.codegen.tangent_source.stages_source`, Python floats), ``normals`` y -> (..., n, r)
     the leaf's normals (used when the plan keeps a leaf). Returns (z, V, acc, RUN (K, k), RUNM (K,)), or
-    None when anything is not finite (the caller then runs the generated loop)."""
+    None when anything is not finite (the caller then runs the generated loop). The intervals go in chunks
+    of about :data:`CHUNK_STEPS` steps (the stages and maps of a chunk in memory, not of the whole run)."""
+    z = np.asarray(z, dtype=float).copy()
+    Q = np.ascontiguousarray(V, dtype=float)
+    acc = np.asarray(acc, dtype=float).copy()
+    per = max(1, CHUNK_STEPS // sub)
+    runs, runms = [], []
+    lst = None
+    if timing is not None:      # (TB, S, k0[, TB as a list for the Python loop])
+        lst = timing[3] if len(timing) > 3 else np.asarray(timing[0]).tolist()
+    k = 0
+    while k < nqr:
+        c = min(per, nqr - k)
+        tm = None if timing is None else (timing[0], int(timing[1]), int(timing[2]) + k * sub, lst)
+        got = _chunk(pl, states, z, Q, acc, sub, c, k, nqr, save_every, h, dt, tm, normals)
+        if got is None:
+            return None
+        z, Q, acc, run, runm = got
+        runs.append(run)
+        runms.append(runm)
+        k += c
+    return z, Q, acc, np.concatenate(runs), np.concatenate(runms)
+
+
+def _chunk(pl, states, z, V, acc, sub, nqr, k0, ntot, save_every, h, dt, timing, normals):
+    """QR intervals k0 + 1 .. k0 + nqr of a run of ``ntot`` (the running estimates of the saved ones among
+    them: k a multiple of ``save_every``, or ``ntot``)."""
     n, nc, tab = pl.n, pl.ncols, pl.tab
     s = len(tab.A)
     N = nqr * sub
     out = array("d")
     Z = [float(x) for x in z]
-    extra = ()
-    if timing is not None:      # (TB, S, k0[, TB as a list for the Python loop])
-        TB, S, k0 = timing[:3]
-        extra = (timing[3] if len(timing) > 3 else np.asarray(TB).tolist(), int(S), int(k0))
+    extra = () if timing is None else (timing[3], timing[1], timing[2])
     with np.errstate(all="ignore"):
         states(h, N, Z, out, *extra)
         Ys = np.frombuffer(out, dtype=float).reshape(N, s, n)
@@ -166,7 +191,7 @@ def run_one(pl, states, z, V, acc, sub, nqr, save_every, h, dt, timing=None, nor
                 A = M4[:, j] @ A
         zq = np.concatenate([Ys[sub::sub, 0], zf[None]])                  # z at the end of each interval
         if normals is not None and pl.p < n and (pl.proj is not None or pl.L is not None):
-            Nz = np.asarray(normals(np.concatenate([np.asarray(z, float)[None], zq])), dtype=float)
+            Nz = np.asarray(normals(np.concatenate([z[None], zq])), dtype=float)
             Nh = np.linalg.qr(Nz.reshape(nqr + 1, n, -1))[0]              # orthonormal normals
             Ns, Ne = Nh[:-1], Nh[1:]
             MP = A - (A @ Ns) @ np.swapaxes(Ns, -1, -2)
@@ -182,8 +207,8 @@ def run_one(pl, states, z, V, acc, sub, nqr, save_every, h, dt, timing=None, nor
         for j in range(1, m):
             Pi[:, j] = A4[:, j] @ Pi[:, j - 1]
         # the blocks in sequence
-        Q = np.ascontiguousarray(V, dtype=float)
-        logs = np.asarray(acc[:nc], dtype=float).copy()
+        Q = V
+        logs = acc[:nc].copy()
         Qs = np.empty((nb, n, nc))
         starts = np.empty((nb, nc))           # the sums of logs at each block's start
         for b in range(nb):
@@ -200,9 +225,8 @@ def run_one(pl, states, z, V, acc, sub, nqr, save_every, h, dt, timing=None, nor
         X = (Pi @ Qs[:, None]).reshape(nb * m, n, nc)[:nqr]
         blk = np.arange(nqr) // m
         L = starts[blk, 0] + np.log(np.sqrt(np.einsum("ki,ki->k", X[:, :, 0], X[:, :, 0])))
-        ks = np.arange(1, nqr + 1)
-        keep = (ks % save_every == 0) | (ks == nqr)
-        kk = ks[keep]
+        ks = np.arange(k0 + 1, k0 + nqr + 1)
+        keep = (ks % save_every == 0) | (ks == ntot)
         R = np.linalg.qr(X[keep], mode="r")
         runlog = starts[blk[keep]] + np.log(np.abs(np.diagonal(R, axis1=-2, axis2=-1)))
         tk = ks * dt
@@ -214,6 +238,6 @@ def run_one(pl, states, z, V, acc, sub, nqr, save_every, h, dt, timing=None, nor
         iY = np.cumsum(np.concatenate([[iY0], 0.5 * dt * (Yk + Yprev)]))[1:]
         if not (np.all(np.isfinite(L)) and np.all(np.isfinite(runlog)) and np.all(np.isfinite(iY))):
             return None
-    tks = kk * dt
+    tks = tk[keep]
     acc_out = np.concatenate([logs, [L[-1], iL[-1], iY[-1], Yk[-1]]])
     return zf, Q, acc_out, runlog / tks[:, None], iY[keep] / tks

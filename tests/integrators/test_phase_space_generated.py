@@ -273,7 +273,7 @@ def _lorenz(t, y):
 
 
 @pytest.mark.parametrize("case", ["kirchhoff-leaf", "kirchhoff-k4", "suslov", "lorenz", "mathieu-period"])
-def test_numpy_spectrum_batched_over_time_equals_the_step_by_step_loop(case):
+def test_numpy_spectrum_batched_over_time_equals_the_step_by_step_loop(case, monkeypatch):
     # the numpy backend of one trajectory (integrators.backends.tangent_blocks: the stages' Jacobians, the step
     # maps, their products over blocks and the QRs batched over time) against the generated loop that steps the
     # state and the frame together and orthonormalises every interval (mode "scalar", Python floats): the same
@@ -317,6 +317,12 @@ def test_numpy_spectrum_batched_over_time_equals_the_step_by_step_loop(case):
     np.testing.assert_allclose(got[2], ref[2], rtol=1e-12, atol=1e-11)   # sums of logs, MEGNO's sums
     np.testing.assert_allclose(got[3], ref[3], rtol=0, atol=1e-12)       # running estimates
     np.testing.assert_allclose(got[4], ref[4], rtol=1e-12, atol=1e-11)   # running MEGNO
+    # in chunks of 50 steps (the stages and maps of a chunk in memory at a time): the same run to round-off
+    monkeypatch.setattr(tangent_blocks, "CHUNK_STEPS", 50)
+    part = tangent_runner.run(pl, Y, V0[..., :nc], acc, 0, sub, nqr, save, h, sub * h, "blocks", timing, normals)
+    np.testing.assert_array_equal(part[0], ref[0])
+    for a, b in zip(part[1:5], got[1:5]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-11)
 
 
 def test_numpy_lorenz_spectrum_has_the_exact_sum():
