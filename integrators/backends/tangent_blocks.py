@@ -49,8 +49,8 @@ from ..geometry.timed_quadratic import features
 #: the largest condition number of a block's product of interval maps (the sums of logs lose about
 #: log10(COND) digits against a QR at every interval: 1e-14 relative)
 COND = 100.0
-#: the steps of one chunk (its stages, Jacobians and step maps in memory: about 5 MB for 6 x 6 and rk4)
-CHUNK_STEPS = 4096
+#: the steps of one chunk (its stages, Jacobians and step maps in memory: about 25 MB for 6 x 6 and rk4)
+CHUNK_STEPS = 16384
 
 
 def jacobian_basis(st):
@@ -72,7 +72,9 @@ def stage_jacobians(pl, Ys, timing, nsteps):
     if timing is None:
         J0, Jl = pl._jbasis if getattr(pl, "_jbasis", None) is not None else jacobian_basis(pl.st)
         pl._jbasis = (J0, Jl)
-        return (Ys.reshape(-1, n) @ Jl.reshape(n, n * n) + J0.reshape(-1)).reshape(Ys.shape + (n,))
+        J = Ys.reshape(-1, n) @ Jl.reshape(n, n * n)
+        J += J0.reshape(-1)
+        return J.reshape(Ys.shape + (n,))
     TB, S, k0 = timing
     s = Ys.shape[1]
     nf = 1 + n + n * (n + 1) // 2
@@ -89,6 +91,16 @@ def stage_jacobians(pl, Ys, timing, nsteps):
     return J
 
 
+def _combo(pairs, eye):
+    """I + sum a K over (a, K) pairs, in place in a fresh array."""
+    (a, K), rest = pairs[0], pairs[1:]
+    out = np.multiply(K, a)
+    for a, K in rest:
+        out += a * K
+    out += eye
+    return out
+
+
 def step_maps(tab, J, h):
     """M_k = the derivative of the tableau's step map, from the stages' Jacobians J (N, s, n, n)."""
     N, s, n, _ = J.shape
@@ -96,13 +108,14 @@ def step_maps(tab, J, h):
     KV = []
     for i, row in enumerate(tab.A):
         terms = [(float(a), K) for a, K in zip(row[:i], KV) if a != 0.0]
+        Ji = np.ascontiguousarray(J[:, i])
         if terms:
-            VY = eye + sum(a * K for a, K in terms)
-            KV.append(h * (J[:, i] @ VY))
+            K = np.matmul(Ji, _combo(terms, eye))
+            K *= h
         else:
-            KV.append(h * J[:, i])
-    M = eye + sum(float(b) * K for b, K in zip(tab.b, KV) if b != 0.0)
-    return M
+            K = Ji * h
+        KV.append(K)
+    return _combo([(float(b), K) for b, K in zip(tab.b, KV) if b != 0.0], eye)
 
 
 def _block_length(A, nqr):
@@ -111,7 +124,13 @@ def _block_length(A, nqr):
     sqrt(||A||_1 ||A||_inf ||A^-1||_1 ||A^-1||_inf) (||A||_2^2 <= ||A||_1 ||A||_inf), whichever is smaller,
     and m = log COND / log c (cond of a product <= the product of the conds)."""
     n = A.shape[-1]
-    d = np.sqrt(np.sum((A - np.eye(n)) ** 2, axis=(-2, -1)))
+    D = A - np.eye(n)
+    dmax = math.sqrt(float(np.max(np.einsum("kij,kij->k", D, D))))
+    if dmax < 1.0:      # the cheap bound, when it allows blocks of 8 or more
+        m = int(math.log(COND) / max(math.log((1.0 + dmax) / (1.0 - dmax)), 1e-300))
+        if m >= 8:
+            return max(1, min(nqr, m))
+    d = np.sqrt(np.einsum("kij,kij->k", D, D))
     with np.errstate(divide="ignore", invalid="ignore"):
         c = np.where(d < 1.0, (1.0 + d) / (1.0 - d), np.inf)
         try:
