@@ -5,10 +5,11 @@ and a resumable chart of the largest exponent on dask.
    5000 rk4 steps with a QR every step, the whole 6 x 6 tangent (leaf=None): ``lyapunov_spectrum`` with
    its defaults (backend "auto"), with backend="numba", with k=1 (the largest exponent only, numba) and
    the numpy loop (fast=False), against ``integrate`` (rk4, the same h and steps) with its defaults and
-   with backend="numba"; interleaved, median of --repeat in CPU time of the process, each timed call after an
-   untimed one of the same case (warm caches: the call after a long numpy case otherwise pays 0.1-0.25 ms
-   for the caches it emptied); the first, compiling, call is not counted, and what backend="auto" queued
-   in the background is waited for before the repetitions; the fastest of the repetitions too.
+   with backend="numba"; CPU time of the process, median of --repeat interleaved calls in a shuffled order
+   (each call after other work, as a script makes it: the call after a long numpy case pays 0.1-0.25 ms for
+   the caches it emptied, whichever case it is), and the median of 10 x --repeat calls back to back (warm
+   caches; the ratios of both are given); the first, compiling, call is not counted, and what
+   backend="auto" queued in the background is waited for before the repetitions.
 2. An ensemble of --traj trajectories of the same system over --qr QR steps (h = dt = 0.05), numba,
    the whole spectrum; the numpy loop on --traj-ref x --qr-ref for its rate.
 3. Sections of --orbits rigid-body orbits (rk4, h = 0.05, hyperplane m2 = 0, |m| = 2, random
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -67,13 +69,6 @@ def _timed(f):
     t = time.process_time()
     out = f()
     return time.process_time() - t, out
-
-
-def _timed_warm(f):
-    """_timed(f) after an untimed call of f: interleaved cases otherwise pay for the caches the case before
-    emptied (measured: the call after a 26 ms numpy spectrum takes 0.1-0.25 ms longer, whichever it is)."""
-    f()
-    return _timed(f)
 
 
 def main():
@@ -132,28 +127,39 @@ def core(a):
     auto_compile.wait(600)      # what "auto" queued in the background is done before the timed calls
     times = {k: [] for k in runs}
     last = {}
-    for _ in range(a.repeat):
-        for k, f in runs.items():
-            dt_, last[k] = _timed_warm(f)
+    rnd = random.Random(0)
+    for _ in range(a.repeat):       # interleaved, in a shuffled order (the call after a long numpy case pays for
+        keys = list(runs)           # the caches it emptied: 0.1-0.25 ms, whichever case it is)
+        rnd.shuffle(keys)
+        for k in keys:
+            dt_, last[k] = _timed(runs[k])
             times[k].append(dt_)
     med = {k: statistics.median(v) for k, v in times.items()}
+    # back to back: each case called 10 times in a row (warm caches), the median of 10 a.repeat
+    warm = {}
+    for k, f in runs.items():
+        if "fast=False" not in k:
+            warm[k] = statistics.median(_timed(f)[0] for _ in range(10 * a.repeat))
     used = {k: getattr(last[k], "backend", "") for k in runs}       # the backend of the timed calls
     first_used = {k: getattr(first[k][1], "backend", "") for k in runs}
-    flow_auto, flow_nb = med["flow alone: integrate rk4, defaults"], med["flow alone: integrate rk4, numba"]
-    flow_np = med["flow alone: integrate rk4, numpy"]
+    flow_auto = med["flow alone: integrate rk4, defaults"]
     for k in runs:
+        back = f"; back to back {warm[k] * 1e3:.2f} ms" if k in warm else ""
         if k.startswith("flow") or k.startswith("all defaults'"):
-            note = f"backend {used[k]}"
+            note = f"backend {used[k]}" + back
         elif k.startswith("all defaults"):
             be = "numba" if used[k] == "numba" else "numpy"
-            same = med["all defaults' flow: integrate rk4, h = 0.1, " + be]
+            key = "all defaults' flow: integrate rk4, h = 0.1, " + be
             note = (f"backend {used[k]} (first call: {first_used[k]}); / the same 5000 rk4 steps of the flow with the "
-                    f"same backend ({be}): {med[k] / same:.2f}x")
+                    f"same backend ({be}): {med[k] / med[key]:.2f}x interleaved" + back
+                    + f" ({warm[k] / warm[key]:.2f}x)")
         else:
-            same = flow_nb if used[k] == "numba" else flow_np
-            note = (f"backend {used[k]} (first call: {first_used[k]}); / flow with the same backend "
-                    f"({'numba' if used[k] == 'numba' else 'numpy'}): {med[k] / same:.2f}x; / flow (defaults, "
-                    f"{used['flow alone: integrate rk4, defaults']}): {med[k] / flow_auto:.2f}x")
+            be = "numba" if used[k] == "numba" else "numpy"
+            key = "flow alone: integrate rk4, " + be
+            note = (f"backend {used[k]} (first call: {first_used[k]}); / flow with the same backend ({be}): "
+                    f"{med[k] / med[key]:.2f}x interleaved" + back
+                    + (f" ({warm[k] / warm[key]:.2f}x)" if k in warm else "")
+                    + f"; / flow (defaults, {used['flow alone: integrate rk4, defaults']}): {med[k] / flow_auto:.2f}x")
         lo = min(times[k])
         head = "1 trajectory, 5000 rk4 steps, QR every 10 steps" if k.startswith("all") else \
             "1 trajectory, 5000 rk4 steps, QR every step"
@@ -259,7 +265,7 @@ def forced(a):
     times = {k: [] for k in runs}
     for _ in range(a.repeat):
         for k, f in runs.items():
-            times[k].append(_timed_warm(f)[0])
+            times[k].append(_timed(f)[0])
     med = {k: statistics.median(v) for k, v in times.items()}
     ref_spec = med["forced sleigh (v, omega), spectrum, numpy loop (fast=False)"]
     ref_sim = med["TimeDependentSystem sleigh on se(2): simulate, numpy reference (fast=False)"]

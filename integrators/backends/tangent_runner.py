@@ -73,6 +73,14 @@ def _pbig_array(x):
     return np.where((x > PBIG) | (x < 1.0 / PBIG), 1.0, x)
 
 
+def _inr_float(x):
+    return 1.0 / PBIG <= x <= PBIG
+
+
+def _inr_array(x):
+    return bool(np.all((x >= 1.0 / PBIG) & (x <= PBIG)))
+
+
 def _all_finite(x):
     return bool(np.all(np.isfinite(x)))
 
@@ -109,9 +117,10 @@ class TangentPlan:
         else:
             if mode == "array":
                 env = dict(genhelpers.ARRAY, np=np, fin=_all_finite, inv=_inv_array, slog=_slog_array,
-                           lbig=_lbig_array, pbig=_pbig_array)
+                           lbig=_lbig_array, pbig=_pbig_array, inr=_inr_array)
             else:
-                env = dict(genhelpers.SCALAR, inv=_inv_float, slog=_slog_float, lbig=_lbig_float, pbig=_pbig_float)
+                env = dict(genhelpers.SCALAR, inv=_inv_float, slog=_slog_float, lbig=_lbig_float, pbig=_pbig_float,
+                           inr=_inr_float)
             exec(compile(text, f"<liedyn tangent {self.tab.name} {mode}>", "exec"), env)
             fn = env["run"]
         self._fns[mode] = fn

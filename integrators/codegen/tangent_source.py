@@ -50,7 +50,8 @@ the number of QR intervals completed: an interval whose state or norms are not f
 singular frame) stops the loop with the previous values kept. Besides the helpers of
 :mod:`integrators.reference.genhelpers` (``sqrt``, ``fin``: the finiteness of the interval, over the
 whole ensemble for numpy columns), the text calls ``inv`` (1/x, inf at 0), ``slog`` (log x, -inf
-for x <= 0 or NaN), ``lbig`` (log x outside [1e-30, 1e30], else 0) and ``pbig`` (1 outside [1e-30, 1e30],
+for x <= 0 or NaN), ``inr`` (x inside (1e-30, 1e30); numpy columns: all of them), ``lbig`` (log x outside
+[1e-30, 1e30], else 0) and ``pbig`` (1 outside [1e-30, 1e30],
 else x), supplied per mode by :mod:`integrators.backends.tangent_runner`.
 """
 
@@ -280,6 +281,7 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None, stepper=None):
     src.indent -= 1
     src.emit("done = 0")
     src.emit("j = 0")
+    src.emit("sc = save_every     # intervals to the next save (k % save_every == 0)")
     src.emit("for k in range(1, nqr + 1):")
     src.indent += 1
     src.emit("for _s in range(sub):")
@@ -322,16 +324,21 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None, stepper=None):
     src.emit(f"{lg[0]} = {lg[0]} + {lr0}")
     for i in range(1, nc):
         src.emit(f"{pr[i - 1]} = {pr[i - 1]}*{R[i]}")
-        src.emit(f"{lg[i]} = {lg[i]} + lbig({pr[i - 1]})")
-        src.emit(f"{pr[i - 1]} = pbig({pr[i - 1]})")
+    if nc > 1:    # one predicted branch: the products move into the sums only when one leaves the range
+        src.emit("if not (" + " and ".join(f"inr({x})" for x in pr) + "):")
+        for i in range(1, nc):
+            src.emit(f"    {lg[i]} = {lg[i]} + lbig({pr[i - 1]})")
+            src.emit(f"    {pr[i - 1]} = pbig({pr[i - 1]})")
     src.emit("done = k")
     src.emit("tk = k*dt")
     src.emit(f"iL = iL + 0.5*dt*({lg[0]} + Lp)")
     src.emit(f"Yk = 2.0*({lg[0]} - iL/tk)")
     src.emit("iY = iY + 0.5*dt*(Yk + Yp)")
     src.emit(f"Lp = {lg[0]}; Yp = Yk")
-    src.emit("if k % save_every == 0 or k == nqr:")
+    src.emit("sc -= 1")
+    src.emit("if sc == 0 or k == nqr:")
     src.indent += 1
+    src.emit("sc = save_every")
     src.emit(f"RUN[j][0] = {lg[0]}/tk")
     for i in range(1, nc):
         src.emit(f"RUN[j][{i}] = ({lg[i]} + slog({pr[i - 1]}))/tk")
