@@ -5,8 +5,11 @@ and a resumable chart of the largest exponent on dask.
    5000 rk4 steps with a QR every step, the whole 6 x 6 tangent (leaf=None): ``lyapunov_spectrum`` with
    its defaults (backend "auto"), with backend="numba", with k=1 (the largest exponent only, numba) and
    the numpy loop (fast=False), against ``integrate`` (rk4, the same h and steps) with its defaults and
-   with backend="numba"; interleaved, median of --repeat (the first, compiling, call is not counted);
-   the fastest of the repetitions too (the machine is shared: a 1 ms call is often preempted).
+   with backend="numba"; CPU time of the process, median of --repeat interleaved calls in a shuffled order
+   (each call after other work, as a script makes it: the call after a long numpy case pays 0.1-0.25 ms for
+   the caches it emptied, whichever case it is), and the median of 10 x --repeat calls back to back (warm
+   caches; the ratios of both are given); the first, compiling, call is not counted, and what
+   backend="auto" queued in the background is waited for before the repetitions.
 2. An ensemble of --traj trajectories of the same system over --qr QR steps (h = dt = 0.05), numba,
    the whole spectrum; the numpy loop on --traj-ref x --qr-ref for its rate.
 3. Sections of --orbits rigid-body orbits (rk4, h = 0.05, hyperplane m2 = 0, |m| = 2, random
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -38,6 +42,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.integrate import solve_ivp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -47,6 +52,7 @@ import catalog  # noqa: E402
 import integrators  # noqa: E402
 from catalog.entries.forced_sleighs import rotor_speed_law  # noqa: E402
 from catalog.sweeps import LargestExponent  # noqa: E402
+from integrators.backends import auto_compile  # noqa: E402
 from liegroups import named  # noqa: E402
 
 
@@ -58,9 +64,11 @@ def kirchhoff():
 
 
 def _timed(f):
-    t = time.perf_counter()
+    """(CPU time of the process, result) of f(): the machine is shared, and every timed call runs in this
+    thread (the background compiles of backend="auto" are waited for before the repetitions)."""
+    t = time.process_time()
     out = f()
-    return time.perf_counter() - t, out
+    return time.process_time() - t, out
 
 
 def main():
@@ -105,31 +113,59 @@ def core(a):
         "flow alone: integrate rk4, defaults": flow(),
         "flow alone: integrate rk4, numba": flow(backend="numba"),
         "flow alone: integrate rk4, numpy": flow(backend="numpy"),
+        # every default of lyapunov_spectrum: dt = 1, h = dt / 10, leaf "auto" (the 4-dimensional leaf of se(3)*,
+        # its normals removed every QR step), backend "auto", up to 2000 running estimates, the convergence check
+        "all defaults: lyapunov_spectrum(p, y0, 500)": lambda: integrators.lyapunov_spectrum(p, y0, 500.0),
+        "all defaults, numpy: lyapunov_spectrum(p, y0, 500, backend='numpy')":
+            lambda: integrators.lyapunov_spectrum(p, y0, 500.0, backend="numpy"),
+        "all defaults' flow: integrate rk4, h = 0.1, numba": lambda: integrators.integrate(
+            p, y0, (0, 500.0), method="rk4", h=0.1, save_every=n, backend="numba"),
+        "all defaults' flow: integrate rk4, h = 0.1, numpy": lambda: integrators.integrate(
+            p, y0, (0, 500.0), method="rk4", h=0.1, save_every=n, backend="numpy"),
     }
     first = {k: _timed(f) for k, f in runs.items()}          # compiles (or loads numba's disk cache)
+    auto_compile.wait(600)      # what "auto" queued in the background is done before the timed calls
     times = {k: [] for k in runs}
     last = {}
-    for _ in range(a.repeat):
-        for k, f in runs.items():
-            dt_, last[k] = _timed(f)
+    rnd = random.Random(0)
+    for _ in range(a.repeat):       # interleaved, in a shuffled order (the call after a long numpy case pays for
+        keys = list(runs)           # the caches it emptied: 0.1-0.25 ms, whichever case it is)
+        rnd.shuffle(keys)
+        for k in keys:
+            dt_, last[k] = _timed(runs[k])
             times[k].append(dt_)
     med = {k: statistics.median(v) for k, v in times.items()}
+    # back to back: each case called 10 times in a row (warm caches), the median of 10 a.repeat
+    warm = {}
+    for k, f in runs.items():
+        if "fast=False" not in k:
+            warm[k] = statistics.median(_timed(f)[0] for _ in range(10 * a.repeat))
     used = {k: getattr(last[k], "backend", "") for k in runs}       # the backend of the timed calls
     first_used = {k: getattr(first[k][1], "backend", "") for k in runs}
-    flow_auto, flow_nb = med["flow alone: integrate rk4, defaults"], med["flow alone: integrate rk4, numba"]
-    flow_np = med["flow alone: integrate rk4, numpy"]
+    flow_auto = med["flow alone: integrate rk4, defaults"]
     for k in runs:
-        if k.startswith("flow"):
-            note = f"backend {used[k]}"
+        back = f"; back to back {warm[k] * 1e3:.2f} ms" if k in warm else ""
+        if k.startswith("flow") or k.startswith("all defaults'"):
+            note = f"backend {used[k]}" + back
+        elif k.startswith("all defaults"):
+            be = "numba" if used[k] == "numba" else "numpy"
+            key = "all defaults' flow: integrate rk4, h = 0.1, " + be
+            note = (f"backend {used[k]} (first call: {first_used[k]}); / the same 5000 rk4 steps of the flow with the "
+                    f"same backend ({be}): {med[k] / med[key]:.2f}x interleaved" + back
+                    + f" ({warm[k] / warm[key]:.2f}x)")
         else:
-            same = flow_nb if used[k] == "numba" else flow_np
-            note = (f"backend {used[k]} (first call: {first_used[k]}); / flow with the same backend "
-                    f"({'numba' if used[k] == 'numba' else 'numpy'}): {med[k] / same:.2f}x; / flow (defaults, "
-                    f"{used['flow alone: integrate rk4, defaults']}): {med[k] / flow_auto:.2f}x")
+            be = "numba" if used[k] == "numba" else "numpy"
+            key = "flow alone: integrate rk4, " + be
+            note = (f"backend {used[k]} (first call: {first_used[k]}); / flow with the same backend ({be}): "
+                    f"{med[k] / med[key]:.2f}x interleaved" + back
+                    + (f" ({warm[k] / warm[key]:.2f}x)" if k in warm else "")
+                    + f"; / flow (defaults, {used['flow alone: integrate rk4, defaults']}): {med[k] / flow_auto:.2f}x")
         lo = min(times[k])
-        rows.append([f"1 trajectory, 5000 rk4 steps, QR every step: {k}", f"{med[k] * 1e3:.2f} ms",
+        head = "1 trajectory, 5000 rk4 steps, QR every 10 steps" if k.startswith("all") else \
+            "1 trajectory, 5000 rk4 steps, QR every step"
+        rows.append([f"{head}: {k}", f"{med[k] * 1e3:.2f} ms",
                      note + f"; fastest of {a.repeat} {lo * 1e3:.2f} ms"
-                     + ("" if k.startswith("flow") else f" ({lo / min(times['flow alone: integrate rk4, numba']):.1f}x "
+                     + ("" if k.startswith("flow") or k.startswith("all") else f" ({lo / min(times['flow alone: integrate rk4, numba']):.1f}x "
                         f"the fastest numba flow)") + f"; first call {first[k][0]:.2f} s"])
     loads.append(os.getloadavg()[0])
     rows += forced(a)
@@ -181,12 +217,16 @@ def core(a):
 def forced(a):
     """Time-dependent problems on the generated path against the numpy reference loop: the largest-exponent
     measure of a chart point (the reduced oscillating-mass sleigh, 2 exponents, rk4, 30 steps a period,
-    120 periods) and ``simulate`` of the builder's sleigh on se(2) (rk853, rtol 1e-12, 1000 output times)."""
+    120 periods), the adaptive pair rk853 on the reduced sleigh (an ODE problem with a period: the Fourier fit
+    of its coefficients, integrators.geometry.timed_fourier) against the reference loop and scipy's DOP853 at
+    the same tolerances, and on an ensemble of 1000 of its states sharing one step, and ``simulate`` of the builder's sleigh on se(2) (rk853, rtol 1e-12, 1000 output
+    times)."""
     e = catalog.get("sleigh_oscillating_mass")
     red, T, y0 = e.extras["reduced"], e.extras["period"], e.initial_state[:2]
     kw = dict(dt=T, h=T / 30, transient=20 * T, period=T)
     S = e.extras["lie_system"]()
     m0 = S.state_from(np.array([0.5, 0.0, 0.2]))
+    Yf = y0 + 0.2 * np.random.default_rng(1).standard_normal((1000, 2))
     runs = {
         "forced sleigh (v, omega), spectrum, numba": lambda: integrators.lyapunov_spectrum(red, y0, 100 * T,
                                                                                            backend="numba", **kw),
@@ -198,6 +238,21 @@ def forced(a):
             red, y0, (0, 120 * T), method="rk4", h=T / 30, save_every=3600, backend="numba"),
         "forced sleigh (v, omega), flow alone rk4, numpy (generated)": lambda: integrators.integrate(
             red, y0, (0, 120 * T), method="rk4", h=T / 30, save_every=3600, backend="numpy"),
+        "forced sleigh (v, omega), ODE problem with a period: integrate rk853 rtol 1e-10, 60 time units, numba":
+            lambda: integrators.integrate(red, y0, (0, 60.0), method="rk853", rtol=1e-10, atol=1e-12, backend="numba"),
+        "forced sleigh (v, omega), ODE problem with a period: integrate rk853, numpy (generated)":
+            lambda: integrators.integrate(red, y0, (0, 60.0), method="rk853", rtol=1e-10, atol=1e-12, backend="numpy"),
+        "forced sleigh (v, omega), ODE problem with a period: integrate rk853, numpy reference (fast=False)":
+            lambda: integrators.integrate(red, y0, (0, 60.0), method="rk853", rtol=1e-10, atol=1e-12, fast=False),
+        "forced sleigh (v, omega), ODE problem with a period: scipy solve_ivp DOP853 (same rtol, atol)":
+            lambda: solve_ivp(red.f, (0, 60.0), y0, method="DOP853", rtol=1e-10, atol=1e-12),
+        "forced sleigh (v, omega), 1000 trajectories sharing one step: integrate rk853 rtol 1e-10, 30 time units, "
+        "numba": lambda: integrators.integrate(red, Yf, (0, 30.0), method="rk853", rtol=1e-10, atol=1e-12,
+                                               backend="numba"),
+        "forced sleigh (v, omega), 1000 trajectories: rk853, numpy (generated columns)": lambda: integrators.integrate(
+            red, Yf, (0, 30.0), method="rk853", rtol=1e-10, atol=1e-12, backend="numpy"),
+        "forced sleigh (v, omega), 1000 trajectories: rk853, numpy reference (fast=False)": lambda: integrators.integrate(
+            red, Yf, (0, 30.0), method="rk853", rtol=1e-10, atol=1e-12, fast=False),
         "TimeDependentSystem sleigh on se(2): simulate 60 time units, numba": lambda: S.simulate(m0, 60.0,
                                                                                                 backend="numba"),
         "TimeDependentSystem sleigh on se(2): simulate, numpy (generated)": lambda: S.simulate(m0, 60.0,
@@ -206,6 +261,7 @@ def forced(a):
             m0, 60.0, fast=False),
     }
     first = {k: _timed(f) for k, f in runs.items()}
+    auto_compile.wait(600)
     times = {k: [] for k in runs}
     for _ in range(a.repeat):
         for k, f in runs.items():
@@ -213,6 +269,9 @@ def forced(a):
     med = {k: statistics.median(v) for k, v in times.items()}
     ref_spec = med["forced sleigh (v, omega), spectrum, numpy loop (fast=False)"]
     ref_sim = med["TimeDependentSystem sleigh on se(2): simulate, numpy reference (fast=False)"]
+    ref_ode = med["forced sleigh (v, omega), ODE problem with a period: integrate rk853, numpy reference (fast=False)"]
+    dop = med["forced sleigh (v, omega), ODE problem with a period: scipy solve_ivp DOP853 (same rtol, atol)"]
+    ref_ens = med["forced sleigh (v, omega), 1000 trajectories: rk853, numpy reference (fast=False)"]
     fl = {"numba": med["forced sleigh (v, omega), flow alone rk4, numba"],
           "numpy": med["forced sleigh (v, omega), flow alone rk4, numpy (generated)"]}
     rows = []
@@ -223,6 +282,13 @@ def forced(a):
                     f"{med[k] / fl[be]:.2f}x")
         elif "simulate" in k and "fast=False" not in k:
             note = f"{ref_sim / med[k]:.1f}x faster than the numpy reference"
+        elif "1000 trajectories" in k and "fast=False" not in k:
+            r = runs[k]()
+            note = f"backend {r.backend}, {r.nsteps} steps; {ref_ens / med[k]:.1f}x faster than the numpy reference loop"
+        elif "with a period" in k and "fast=False" not in k and "scipy" not in k:
+            r = runs[k]()
+            note = (f"backend {r.backend}, {r.nsteps} steps; {ref_ode / med[k]:.1f}x faster than the numpy reference "
+                    f"loop, {med[k] / dop:.2f}x solve_ivp DOP853's time")
         else:
             note = ""
         rows.append([k, f"{med[k] * 1e3:.2f} ms", note + f"; first call {first[k][0]:.2f} s"])

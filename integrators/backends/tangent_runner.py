@@ -27,10 +27,10 @@ import sys
 import numpy as np
 
 from ..codegen import ensemble_source, projection, timed_source
-from ..codegen.tangent_source import PBIG, lyapunov_source
+from ..codegen.tangent_source import PBIG, lyapunov_source, stages_source
 from ..geometry import recognition, timed_quadratic
 from ..reference import genhelpers
-from . import auto_compile, fastpath, numba_kernels
+from . import auto_compile, fastpath, numba_kernels, tangent_blocks
 
 _PLANS = {}
 
@@ -73,6 +73,14 @@ def _pbig_array(x):
     return np.where((x > PBIG) | (x < 1.0 / PBIG), 1.0, x)
 
 
+def _inr_float(x):
+    return 1.0 / PBIG <= x <= PBIG
+
+
+def _inr_array(x):
+    return bool(np.all((x >= 1.0 / PBIG) & (x <= PBIG)))
+
+
 def _all_finite(x):
     return bool(np.all(np.isfinite(x)))
 
@@ -96,6 +104,12 @@ class TangentPlan:
         fn = self._fns.get(mode)
         if fn is not None:
             return fn
+        if mode == "states":     # the state's steps recording their stages (Python floats, tangent_blocks)
+            stepper = timed_source.TimedStepper(len(self.tab.A)) if self.tabled else None
+            env = dict(genhelpers.SCALAR)
+            exec(compile(stages_source(self.st, self.tab, stepper), f"<liedyn stages {self.tab.name}>", "exec"), env)
+            fn = self._fns[mode] = env["states"]
+            return fn
         text = self.text()
         if mode == "numba":
             ns = numba_kernels.load_module(_module_text(self), "liedyn_tan", "backend='numba'")
@@ -103,9 +117,10 @@ class TangentPlan:
         else:
             if mode == "array":
                 env = dict(genhelpers.ARRAY, np=np, fin=_all_finite, inv=_inv_array, slog=_slog_array,
-                           lbig=_lbig_array, pbig=_pbig_array)
+                           lbig=_lbig_array, pbig=_pbig_array, inr=_inr_array)
             else:
-                env = dict(genhelpers.SCALAR, inv=_inv_float, slog=_slog_float, lbig=_lbig_float, pbig=_pbig_float)
+                env = dict(genhelpers.SCALAR, inv=_inv_float, slog=_slog_float, lbig=_lbig_float, pbig=_pbig_float,
+                           inr=_inr_float)
             exec(compile(text, f"<liedyn tangent {self.tab.name} {mode}>", "exec"), env)
             fn = env["run"]
         self._fns[mode] = fn
@@ -250,12 +265,14 @@ def _saves(nqr, save_every):
     return nqr // save_every + (1 if nqr % save_every else 0)
 
 
-def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode, timing=None):
+def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode, timing=None, normals=None):
     """``ntr`` transient steps, then ``nqr`` QR intervals of ``sub`` steps, from Y (B, n), V (B, n, k) (the
     frame of k = ``pl.ncols`` columns, handed to the generated code flat; ignored when nqr = 0), ACC (B, k + 4)
     (the accumulated logs and MEGNO sums); returns (Y, V, ACC, RUN (K, B, k), RUNM (K, B), done (B,)) with K the number of saves.
     ``timing`` (a timed plan): (TB, S, k0), the coefficient table (:func:`table`) and the index of the
-    first step."""
+    first step. Mode "blocks" (numpy, no transient: ``ntr`` = 0): each trajectory batched over time by
+    :mod:`integrators.backends.tangent_blocks` (``normals`` y -> (..., n, r) the leaf's normals when the
+    plan keeps a leaf), and by the "scalar" loop when that declines (a run that is not finite)."""
     B = Y.shape[0]
     n = pl.ncols
     K = _saves(nqr, save_every)
@@ -263,7 +280,7 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode, timing=None):
     extra = ()
     if timing is not None:
         TB, S, k0 = timing
-        extra = (TB.tolist() if mode == "scalar" else TB, int(S), int(k0))
+        extra = (TB.tolist() if mode in ("scalar", "blocks") else TB, int(S), int(k0))
     if mode == "array":
         fn = pl.function("array")
         Zc = np.ascontiguousarray(Y.T)
@@ -294,7 +311,18 @@ def run(pl, Y, V, ACC, ntr, sub, nqr, save_every, h, dt, mode, timing=None):
     RUN = np.full((K, B, n), np.nan)
     RUNM = np.full((K, B), np.nan)
     done = np.zeros(B, dtype=np.int64)
+    blocks = mode == "blocks" and ntr == 0 and nqr > 0
+    if blocks:
+        states = pl.function("states")
+        if timing is not None:
+            timing = tuple(timing) + (extra[0],)      # the table as a list for the Python loop
     for b in range(B):
+        if blocks:
+            got = tangent_blocks.run_one(pl, states, Y[b], V[b], ACC[b], sub, nqr, save_every, h, dt, timing, normals)
+            if got is not None:
+                Z[b], Vo[b], A[b], RUN[:, b], RUNM[:, b] = got
+                done[b] = nqr
+                continue
         z, v, a = Y[b].tolist(), V[b].ravel().tolist(), ACC[b].tolist()
         rb, mb = np.full((K, n), np.nan), np.full(K, np.nan)   # n: the number of columns
         done[b] = fn(h, ntr, sub, nqr, save_every, dt, z, v, a, rb, mb, *extra)

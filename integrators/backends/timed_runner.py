@@ -24,7 +24,7 @@ from ..codegen import timed_source
 from ..codegen.source_text import Lines
 from ..core import lost
 from ..core.result import IntegrationResult
-from ..geometry import recognition, timed_quadratic
+from ..geometry import recognition, timed_fourier, timed_quadratic
 from ..reference import genhelpers
 from . import auto_compile, fastpath, numba_kernels
 
@@ -258,15 +258,28 @@ class AdaptivePlan:
     quadratic field, e.g. :meth:`servo.TimeDependentSystem.coefficient_source`), checked against the
     coefficients read off the problem's own field (:class:`integrators.geometry.timed_quadratic.TimedQuadratic`)."""
 
-    def __init__(self, n, tab, coef_text):
+    def __init__(self, n, tab, coef_text, coef_py=None):
         self.n, self.tab, self.coef_text = n, tab, coef_text
         self.text = coef_text + "\n" + timed_source.adaptive_source(n, tab)
+        self.coef_py = coef_py     # coef(t) for the Python-float loop instead of the text's (numpy: a Fourier fit)
         self._fns = {}
 
     def function(self, mode):
         fn = self._fns.get(mode)
         if fn is None:
-            if mode == "numba":
+            if mode == "array":      # an ensemble's numpy columns, one shared step
+                env = dict(genhelpers.ARRAY, math=__import__("math"), np=np)
+                text = self.coef_text + "\n" + timed_source.adaptive_source(self.n, self.tab, columns=True)
+                exec(compile(text, f"<liedyn timed adaptive columns {self.tab.name}>", "exec"), env)
+                if self.coef_py is not None:
+                    env["coef"] = self.coef_py
+                fn = env["run"]
+            elif mode == "numba_batch":      # an ensemble compiled, one shared step
+                fn = _load_batch('import math\n' + self.coef_text
+                                 + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
+                                 + timed_source.adaptive_source(self.n, self.tab, batch=True)
+                                 + '\nrun = numba.njit(run, cache=CACHE, error_model="numpy")\n')["run"]
+            elif mode == "numba":
                 text = ('import math\n' + self.coef_text
                         + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
                         + timed_source.adaptive_source(self.n, self.tab)
@@ -275,6 +288,8 @@ class AdaptivePlan:
             else:
                 env = dict(genhelpers.SCALAR, math=__import__("math"))
                 exec(compile(self.text, f"<liedyn timed adaptive {self.tab.name}>", "exec"), env)
+                if self.coef_py is not None:
+                    env["coef"] = self.coef_py
                 fn = env["run"]
             self._fns[mode] = fn
         return fn
@@ -300,6 +315,55 @@ class AdaptivePlan:
 
 
 _ADAPTIVE = {}
+_BATCH_MODULES = {}
+
+
+def _load_batch(text):
+    """The namespace of a compiled-ensemble module ``text`` (the batch helpers: outputs of shape (cap, B, n)),
+    once per text and process, in numba's disk cache when the cache directory is writable."""
+    numba_kernels.require("backend='numba'")
+    full = numba_kernels.header(True) + f"import numba\nCACHE = {numba_kernels.cache_dir() is not None}\n\n" + text
+    digest = hashlib.sha1(full.encode()).hexdigest()[:20]
+    ns = _BATCH_MODULES.get(digest)
+    if ns is None:
+        ns = _BATCH_MODULES[digest] = numba_kernels.load_source(full, f"liedyn_tadb_{digest}")[0]
+    return ns
+
+
+class _EnsembleView:
+    """An :class:`AdaptivePlan` seen as the plan :func:`integrators.backends.fastpath.run_adaptive` runs an
+    ensemble of (its columns and compiled-batch loops; no projection, no output grid)."""
+
+    def __init__(self, pl):
+        self.pl, self.proj = pl, None
+        self.st = timed_source.TimedShape(pl.n)
+
+    def function(self, kind, mode):
+        if (kind, mode) == ("adaptive", "array"):
+            return self.pl.function("array")
+        if (kind, mode) == ("adaptive_batch", "numba"):
+            return self.pl.function("numba_batch")
+        raise KeyError((kind, mode))   # pragma: no cover - run_ensemble passes no grid
+
+    def targets(self, y):
+        return np.zeros(np.shape(y)[:-1] + (0,))
+
+
+def run_ensemble(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, mode, max_steps=10**6):
+    """An ensemble y0 (..., n) by the generated adaptive loop with one shared step (numpy columns, or compiled
+    for ``mode`` "numba"), first step h0 (the engine's); (IntegrationResult, nsteps, nrejected) as
+    :func:`integrators.backends.fastpath.run_adaptive` returns them (lost trajectories reported alike)."""
+    return fastpath.run_adaptive(_EnsembleView(pl), y0, t0, t1, h0, rtol, atol, max_step, save_every,
+                                 "numba" if mode == "numba" else "numpy", max_steps)
+
+
+def choose_ensemble(pl, backend, work):
+    """"numba" or "numpy" for an ensemble of plan ``pl``: "numba" when asked for, or under "auto" when its compiled
+    ensemble is already loaded in this process (no call waits on a compiler; nothing is queued)."""
+    if backend == "auto":
+        fn = pl._fns.get("numba_batch")
+        return "numba" if fn is not None and bool(getattr(fn, "signatures", ())) else "numpy"
+    return fastpath.choose_backend(backend, work)
 
 
 #: an adaptive run of at least this many estimated evaluations of the field has the problem derive its
@@ -309,30 +373,60 @@ DERIVE_EVALS = 1000
 
 
 def adaptive_candidate(problem, method):
-    """True when ``problem`` (time-dependent, with ``coefficient_source``) and ``method`` (an embedded pair
-    in rk form) could run the generated adaptive loop."""
+    """True when ``problem`` and ``method`` (an embedded pair in rk form) could run the generated adaptive loop:
+    a time-dependent problem with ``coefficient_source``, or an ODE or time-dependent problem with a
+    ``period`` (its coefficients then a Fourier fit over one period, :mod:`integrators.geometry.timed_fourier`)."""
     tab = getattr(method, "tableau", None)
-    return (getattr(problem, "coefficient_source", None) is not None and tab is not None and tab.adaptive
-            and not method.lie and not method.project and bool(getattr(problem, "time_dependent", False)))
+    if not (tab is not None and tab.adaptive and not method.lie and not method.project):
+        return False
+    if getattr(problem, "linear_invariants", None) is not None:
+        return False
+    timed = getattr(problem, "kind", None) == "ode" or bool(getattr(problem, "time_dependent", False))
+    return timed and (getattr(problem, "coefficient_source", None) is not None
+                      or getattr(problem, "period", None) is not None)
+
+
+def _fourier(tq, period):
+    """(text of coef(t), coef for the Python loop) of the Fourier fit of ``tq`` over ``period`` (kept on tq), or
+    None when the fit does not resolve the coefficients."""
+    got = getattr(tq, "_fourier", None)
+    if got is None or got[0] != period:
+        fit = timed_fourier.fit(tq, period)
+        src = None if fit is None else (timed_source.fourier_coef_source(fit), timed_fourier.coefficients_function(fit))
+        got = tq._fourier = (period, src)
+    return got[1]
 
 
 def adaptive_plan(problem, method, y0, t0=0.0, steps=math.inf):
     """The :class:`AdaptivePlan` of a time-dependent problem with ``coefficient_source`` (a callable
-    ``coefficient_source(derive=True)`` -> the text of ``coef(t)`` or None) and an embedded pair in rk form,
-    or None (no source, a run of fewer than DERIVE_EVALS estimated evaluations (``steps`` x stages) whose
-    source is not derived yet, a source whose coefficients differ from the field's by more than 1e-9 relative at the check times,
-    a field that is not quadratic)."""
+    ``coefficient_source(derive=True)`` -> the text of ``coef(t)`` or None), or of an ODE or time-dependent
+    problem with a ``period`` (the Fourier fit of its coefficients over one period,
+    :mod:`integrators.geometry.timed_fourier`, kept with the recognised field), and an embedded pair in rk
+    form; or None (no source, a run of fewer than DERIVE_EVALS estimated evaluations (``steps`` x stages)
+    whose source is not derived or fitted yet, a source whose coefficients differ from the field's by more
+    than 1e-9 relative at the check times, a field that is not quadratic or whose coefficients the fit does
+    not resolve)."""
     if not adaptive_candidate(problem, method):
         return None
     tab = method.tableau
-    text = problem.coefficient_source(derive=steps * len(tab.b) >= DERIVE_EVALS)
+    derive = steps * len(tab.b) >= DERIVE_EVALS
+    period = getattr(problem, "period", None)
+    coef_py = None
+    source = getattr(problem, "coefficient_source", None)
+    text = source(derive=derive) if source is not None else None
     if not text:
-        return None
+        tq = timed_quadratic.recognise(problem, y0, t0, period)
+        if tq is None or period is None or not (derive or getattr(tq, "_fourier", None) is not None):
+            return None
+        got = _fourier(tq, period)
+        if got is None:
+            return None
+        text, coef_py = got
     key = (text, tab.name)
     pl = _ADAPTIVE.get(key)
     if pl is not None:
         return pl
-    tq = timed_quadratic.recognise(problem, y0, t0, getattr(problem, "period", None))
+    tq = timed_quadratic.recognise(problem, y0, t0, period)
     if tq is None:
         return None
     env = {"math": __import__("math")}
@@ -345,7 +439,7 @@ def adaptive_plan(problem, method, y0, t0=0.0, steps=math.inf):
         return None
     if len(_ADAPTIVE) >= 64:
         _ADAPTIVE.clear()
-    pl = _ADAPTIVE[key] = AdaptivePlan(tq.n, tab, text)
+    pl = _ADAPTIVE[key] = AdaptivePlan(tq.n, tab, text, coef_py)
     return pl
 
 

@@ -352,7 +352,8 @@ def tangent_module(text, extra=""):
     w = Lines(indent=0)
     for name, body in (("inv", "return 1.0 / x"), ("slog", "return math.log(x) if x > 0.0 else -math.inf"),
                        ("lbig", f"return math.log(x) if (x > {PBIG!r} or x < {1.0 / PBIG!r}) else 0.0"),
-                       ("pbig", f"return 1.0 if (x > {PBIG!r} or x < {1.0 / PBIG!r}) else x")):
+                       ("pbig", f"return 1.0 if (x > {PBIG!r} or x < {1.0 / PBIG!r}) else x"),
+                       ("inr", f"return {1.0 / PBIG!r} <= x <= {PBIG!r}")):
         w.emit("")
         w.emit('@numba.njit(cache=CACHE, error_model="numpy")')
         w.emit(f"def {name}(x):")

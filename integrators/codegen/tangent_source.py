@@ -22,7 +22,12 @@ Every ``sub`` steps (one QR interval dt) the columns are
   normals are orthonormalised by modified Gram-Schmidt and their components removed: the same map as
   V - N (N^T N)^-1 N^T V of the numpy loop);
 * re-orthonormalised by modified Gram-Schmidt (Golub and Van Loan 2013, 5.2.8: V = Q R with a
-  positive diagonal, the R_ii the norms), and log R_ii accumulated, with the MEGNO integrals of the
+  positive diagonal, the R_ii the norms), and log R_ii accumulated. The columns are orthogonalised
+  against the previous ones before those are normalised, v <- v - ((u . v) / (u . u)) u (the same map
+  as v - (q . v) q, q = u / |u|, to round-off), and the sums of squares as balanced trees: the chain of
+  dependent operations from one column to the next is a dot product, a multiplication by the
+  precomputed 1 / (u . u) and a subtraction, not also a square root and a division (the QR of every
+  step was a latency chain that cost more than the 6 x 6 tangent step itself with numba); with the MEGNO integrals of the
   first column (Cincotta and Simo 2000), as in :mod:`integrators.analysis.phase_space.lyapunov`.
   Column 0 (MEGNO reads its sum every interval) adds log R_00 each time; the other columns keep the
   running product pr_i of their R_ii and move it into the sum, lg_i += log pr_i, pr_i = 1, only when it
@@ -45,7 +50,8 @@ the number of QR intervals completed: an interval whose state or norms are not f
 singular frame) stops the loop with the previous values kept. Besides the helpers of
 :mod:`integrators.reference.genhelpers` (``sqrt``, ``fin``: the finiteness of the interval, over the
 whole ensemble for numpy columns), the text calls ``inv`` (1/x, inf at 0), ``slog`` (log x, -inf
-for x <= 0 or NaN), ``lbig`` (log x outside [1e-30, 1e30], else 0) and ``pbig`` (1 outside [1e-30, 1e30],
+for x <= 0 or NaN), ``inr`` (x inside (1e-30, 1e30); numpy columns: all of them), ``lbig`` (log x outside
+[1e-30, 1e30], else 0) and ``pbig`` (1 outside [1e-30, 1e30],
 else x), supplied per mode by :mod:`integrators.backends.tangent_runner`.
 """
 
@@ -184,13 +190,16 @@ def _fold(src, prefix, v, pairs):
     return src.assign(prefix, _fold_terms(v, pairs)) if pairs else v
 
 
-def _state_step(src, tab, z, h):
-    """Emit one step of the tableau on z alone; return the new state's expressions."""
+def _state_step(src, tab, z, h, record=None):
+    """Emit one step of the tableau on z alone; return the new state's expressions (the stages' names Y_i
+    appended to ``record`` when given)."""
     n = src.n
     Ks = []
     for row in tab.A:
         pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
         Y = src.assign("Y", [f"{z[j]} + {x}" for j, x in enumerate(src.combo("dz", pairs))]) if pairs else z
+        if record is not None:
+            record.append(Y)
         F = src.field(Y)
         Ks.append(src.assign("K", [f"{h}*{F[j]}" for j in range(n)]))
     d = src.combo("d", [(b, K) for b, K in zip(tab.b, Ks) if b != 0.0])
@@ -235,8 +244,8 @@ class StructuredStepper:
     def begin(self, src):
         pass
 
-    def state_step(self, src, tab, z, h):
-        return _state_step(src, tab, z, h)
+    def state_step(self, src, tab, z, h, record=None):
+        return _state_step(src, tab, z, h, record)
 
     def tangent_step(self, src, tab, z, nc, h):
         return _tangent_step_columns(src, tab, z, nc, h)
@@ -272,6 +281,7 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None, stepper=None):
     src.indent -= 1
     src.emit("done = 0")
     src.emit("j = 0")
+    src.emit("sc = save_every     # intervals to the next save (k % save_every == 0)")
     src.emit("for k in range(1, nqr + 1):")
     src.indent += 1
     src.emit("for _s in range(sub):")
@@ -287,12 +297,16 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None, stepper=None):
             for l in range(min(p, nc)):
                 cols[l] = src.axpy(src.dot(q, cols[l]), q, cols[l], "pv")
     # modified Gram-Schmidt, R_ii = the norms
-    Q, R, RI = [], [], []
+    Q, R, RI, U, IS = [], [], [], [], []
     for l in range(nc):
         v = cols[l]
-        for q in Q:
-            v = src.axpy(src.dot(q, v), q, v, "gv")
-        nrm = src.assign("rn", [f"sqrt({' + '.join(f'{x}*{x}' for x in v)})"])[0]
+        for u, isj in zip(U, IS):
+            c = src.assign("gc", [f"{_tree_sum([f'{a}*{b}' for a, b in zip(u, v)])}*{isj}"])[0]
+            v = src.axpy(c, u, v, "gv")
+        s = src.assign("ss", [_tree_sum([f"{x}*{x}" for x in v])])[0]
+        U.append(v)
+        IS.append(src.assign("is", [f"inv({s})"])[0])
+        nrm = src.assign("rn", [f"sqrt({s})"])[0]
         R.append(nrm)
         ri = src.assign("ri", [f"inv({nrm})"])[0]
         RI.append(ri)
@@ -310,16 +324,21 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None, stepper=None):
     src.emit(f"{lg[0]} = {lg[0]} + {lr0}")
     for i in range(1, nc):
         src.emit(f"{pr[i - 1]} = {pr[i - 1]}*{R[i]}")
-        src.emit(f"{lg[i]} = {lg[i]} + lbig({pr[i - 1]})")
-        src.emit(f"{pr[i - 1]} = pbig({pr[i - 1]})")
+    if nc > 1:    # one predicted branch: the products move into the sums only when one leaves the range
+        src.emit("if not (" + " and ".join(f"inr({x})" for x in pr) + "):")
+        for i in range(1, nc):
+            src.emit(f"    {lg[i]} = {lg[i]} + lbig({pr[i - 1]})")
+            src.emit(f"    {pr[i - 1]} = pbig({pr[i - 1]})")
     src.emit("done = k")
     src.emit("tk = k*dt")
     src.emit(f"iL = iL + 0.5*dt*({lg[0]} + Lp)")
     src.emit(f"Yk = 2.0*({lg[0]} - iL/tk)")
     src.emit("iY = iY + 0.5*dt*(Yk + Yp)")
     src.emit(f"Lp = {lg[0]}; Yp = Yk")
-    src.emit("if k % save_every == 0 or k == nqr:")
+    src.emit("sc -= 1")
+    src.emit("if sc == 0 or k == nqr:")
     src.indent += 1
+    src.emit("sc = save_every")
     src.emit(f"RUN[j][0] = {lg[0]}/tk")
     for i in range(1, nc):
         src.emit(f"RUN[j][{i}] = ({lg[i]} + slog({pr[i - 1]}))/tk")
@@ -333,4 +352,30 @@ def lyapunov_source(st, tab, p, proj=None, L=None, ncols=None, stepper=None):
         src.emit(f"ACC[{i}] = {lg[i]} + slog({pr[i - 1]})")
     src.emit(f"ACC[{nc}] = Lp; ACC[{nc + 1}] = iL; ACC[{nc + 2}] = iY; ACC[{nc + 3}] = Yp")
     src.emit("return done")
+    return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+def stages_source(st, tab, stepper=None):
+    """Source of ``states(h, nsteps, Z, OUT{args})``: ``nsteps`` steps of the state alone from Z (n), updated
+    in place, the stage values of every step appended to the list OUT (step k, stage i, component j at
+    (k s + i) n + j): the same arithmetic as the state's steps of :func:`lyapunov_source` (the stages
+    the tangent flow's Jacobians are evaluated at, :mod:`integrators.backends.tangent_blocks`)."""
+    stepper = StructuredStepper() if stepper is None else stepper
+    src = TangentSource(st)
+    n = st.n
+    z = [f"z{i}" for i in range(n)]
+    head = f"def states(h, nsteps, Z, OUT{stepper.args}):"
+    stepper.begin(src)
+    src.emit("push = OUT.extend")
+    for i in range(n):
+        src.emit(f"z{i} = Z[{i}]")
+    src.emit("for _t in range(nsteps):")
+    src.indent += 1
+    rec = []
+    z1 = stepper.state_step(src, tab, z, "h", rec)
+    src.emit("push((" + ", ".join(x for Y in rec for x in Y) + ",))")
+    src.emit(", ".join(z) + " = " + ", ".join(z1))
+    src.indent -= 1
+    for i in range(n):
+        src.emit(f"Z[{i}] = z{i}")
     return head + "\n" + "\n".join(src.lines) + "\n"

@@ -74,13 +74,16 @@ def _jac(src, Y, base, i):
     return J
 
 
-def _stages(src, tab, z, h, base, jac=False):
-    """The state's stages (K_i = h F(t_i, Y_i)); with ``jac`` also each stage's Jacobian."""
+def _stages(src, tab, z, h, base, jac=False, record=None):
+    """The state's stages (K_i = h F(t_i, Y_i)); with ``jac`` also each stage's Jacobian; the stages' names
+    Y_i appended to ``record`` when given."""
     n = src.n
     Ks, Js = [], []
     for i, row in enumerate(tab.A):
         pairs = [(a, K) for a, K in zip(row, Ks) if a != 0.0]
         Y = src.assign("Y", [f"{z[j]} + {x}" for j, x in enumerate(src.combo("dz", pairs))]) if pairs else z
+        if record is not None:
+            record.append(Y)
         F = _poly(src, Y, base, i)
         Ks.append(src.assign("K", [f"{h}*{F[j]}" for j in range(n)]))
         if jac:
@@ -106,9 +109,9 @@ class TimedStepper:
     def begin(self, src):
         src.emit("kk = k0")
 
-    def state_step(self, src, tab, z, h):
+    def state_step(self, src, tab, z, h, record=None):
         base = _block(src, self.nst)
-        Ks, _ = _stages(src, tab, z, h, base)
+        Ks, _ = _stages(src, tab, z, h, base, record=record)
         d = src.combo("d", [(b, K) for b, K in zip(tab.b, Ks) if b != 0.0])
         return [f"{z[j]} + {d[j]}" for j in range(src.n)]
 
@@ -158,15 +161,23 @@ class TimedSource(Source):
 
     def __init__(self, st):
         super().__init__(st)
-        self.tnow = "t"
+        self.tnow = "t0"     # the first evaluation (a compiled ensemble's first stages) is at the start
 
     def at_time(self, expr, stage=None):
         self.tnow = expr
 
+    #: a compiled ensemble's stages run in a loop over the trajectories ``b`` at one shared time: the
+    #: coefficients are evaluated for the first and kept for the others
+    batch = False
+
     def field(self, z):
         n, nf = self.n, nfeatures(self.n)
         cq = self.fresh("cq")
-        self.emit(f"{cq} = coef({self.tnow})")
+        if self.batch:
+            self.emit("if b == 0:")
+            self.emit(f"    {cq} = coef({self.tnow})")
+        else:
+            self.emit(f"{cq} = coef({self.tnow})")
         pr = self.assign("p", [f"{z[j]}*{z[k]}" for j, k in features(n)])
         feats = ["1.0"] + list(z) + pr
         out = []
@@ -176,11 +187,22 @@ class TimedSource(Source):
         return self.assign("F", out)
 
 
-def adaptive_source(n, tab):
-    """Source of the adaptive loop of an embedded pair (rk form, one trajectory) for a quadratic field with
-    coefficients ``coef(t)``: the text of :func:`integrators.codegen.programs.adaptive_source` (solve_ivp's
-    controller, FSAL, Hairer's starting step, Kahan's sum) written by :class:`TimedSource`."""
-    return programs.adaptive_source(TimedShape(n), tab, False, 1, source_class=TimedSource)
+def adaptive_source(n, tab, columns=False, batch=False):
+    """Source of the adaptive loop of an embedded pair (rk form) for a quadratic field with coefficients
+    ``coef(t)``: the text of :func:`integrators.codegen.programs.adaptive_source` (solve_ivp's controller,
+    FSAL, Hairer's starting step, Kahan's sum) written by :class:`TimedSource`; one trajectory, or a shared
+    step for an ensemble as numpy ``columns`` or a compiled ``batch`` (the coefficients at the shared stage
+    times, the state per trajectory). A trajectory such an ensemble loses is parked at z = 0 as for the
+    autonomous fields, where a timed field need not vanish (its e(t)): it then moves smoothly from 0 and
+    takes part in the shared error norm, so the steps after a loss may differ from the reference loop's."""
+    return programs.adaptive_source(TimedShape(n), tab, False, 1, batch=batch, columns=columns,
+                                    source_class=TimedBatchSource if batch else TimedSource)
+
+
+class TimedBatchSource(TimedSource):
+    """:class:`TimedSource` of a compiled ensemble (``batch``: the coefficients once per stage, at b = 0)."""
+
+    batch = True
 
 
 class TimedVelocitySource(Source):
@@ -227,3 +249,27 @@ def lie_fixed_source(st, tab, terms):
     _, d = step_source.increment(src, Ks, tab.b, z, True)
     step_source.fixed_step_end(src, z, e, d)
     return head + "\n" + "\n".join(src.lines) + "\n"
+
+
+def fourier_coef_source(fit):
+    """Source of ``coef(t)`` (the tuple of coefficients in table order) of a
+    :class:`integrators.geometry.timed_fourier.FourierFit`: cos k w t and sin k w t by the rotation
+    recurrence from cos w t, sin w t (k w t itself is not formed), the amplitudes written as numbers,
+    the vanishing ones left out (``math`` functions only: numba compiles it)."""
+    K = fit.K
+    lines = ["def coef(t):"]
+    if K:
+        lines.append(f"    _th = {fit.omega!r}*t")
+        lines.append("    c1 = math.cos(_th)")
+        lines.append("    s1 = math.sin(_th)")
+        for k in range(2, K + 1):
+            lines.append(f"    c{k} = c{k - 1}*c1 - s{k - 1}*s1")
+            lines.append(f"    s{k} = s{k - 1}*c1 + c{k - 1}*s1")
+    exprs = []
+    for j in range(len(fit.a0)):
+        terms = [repr(float(fit.a0[j]))]
+        terms += [f"{float(fit.a[k, j])!r}*c{k + 1}" for k in range(K) if fit.a[k, j] != 0.0]
+        terms += [f"{float(fit.b[k, j])!r}*s{k + 1}" for k in range(K) if fit.b[k, j] != 0.0]
+        exprs.append(" + ".join(terms))
+    lines.append("    return (" + ", ".join(exprs) + ",)")
+    return "\n".join(lines) + "\n"

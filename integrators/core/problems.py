@@ -19,7 +19,9 @@ Every problem also takes
 
 * ``period``: the period T of a time-periodic vector field (f(t + T, y) = f(t, y)), read by the
   phase-space tools (:func:`integrators.lyapunov_spectrum`, :func:`integrators.poincare_section`:
-  the stroboscopic map, the exponents per period) when they are not given one;
+  the stroboscopic map, the exponents per period) when they are not given one, and by the adaptive
+  pairs: a field quadratic in the state with a period runs their generated loops, its coefficients a
+  Fourier fit over one period (:mod:`integrators.geometry.timed_fourier`);
 
 * ``outputs``: dict name -> callable(y) evaluated after the integration on the saved raw states,
   (K, ..., dim) -> (K, ...) or (K, ..., p); the results are ``IntegrationResult.outputs``;

@@ -75,16 +75,16 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     ref = (ReferencePair(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
            if pl is None or events is not None else None)
     # a time-dependent problem that gives the source of its coefficients: the generated loop of
-    # integrators.codegen.timed_source (one trajectory, no events; the engine's starting step, as the reference)
-    timed = (pl is None and fast and events is None and y0.ndim == 1
-             and timed_runner.adaptive_candidate(problem, method))
+    # integrators.codegen.timed_source (one trajectory or a shared-step ensemble, no events; the engine's starting
+    # step, as the reference)
+    timed = (pl is None and fast and events is None and timed_runner.adaptive_candidate(problem, method))
     tpl = None
     if timed and backend == "numba":
         tpl = timed_runner.adaptive_plan(problem, method, y0, t0)
     if pl is None and tpl is None and backend == "numba":
         why = fastpath.no_plan_reason(problem, lie, proj)
         if getattr(problem, "time_dependent", False):
-            why = (f"{problem.name} depends on t: the generated adaptive loop needs one trajectory, no events, an "
+            why = (f"{problem.name} depends on t: the generated adaptive loop needs no events, an "
                    f"embedded pair in rk form and the problem's coefficient_source (servo.TimeDependentSystem "
                    f"gives it)")
         fastpath.require_compiled(backend, why)
@@ -113,6 +113,10 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         res = run_with_events(problem, run, y0, t0, events, step, len(tab.b), save_every, max_steps)
         nsteps, nrej = run.nsteps, run.nrej
         res.backend = mode
+    elif tpl is not None and y0.ndim > 1:     # an ensemble: one shared step, numpy columns or compiled
+        mode = timed_runner.choose_ensemble(tpl, backend, work)
+        res, nsteps, nrej = timed_runner.run_ensemble(tpl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
+                                                      max_steps)
     elif tpl is not None:
         mode = timed_runner.choose_adaptive(tpl, backend, work)
         res, nsteps, nrej = timed_runner.run_adaptive(tpl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,

@@ -21,7 +21,7 @@ import numpy as np
 from ..core import controller
 from ..geometry.closed_dexpinv import space_dexpinv
 from ..geometry.spaces import CoadjointSpace
-from .runge_kutta import lincomb, rk_increment, rkmk_increment, stages
+from .runge_kutta import batch_time, lincomb, rk_increment, rkmk_increment, stages
 
 
 class ReferencePair:
@@ -45,6 +45,7 @@ class ReferencePair:
         return self.proj_increment(z1, self.target) if self.proj is not None else 0.0
 
     def first(self, t, z):
+        t = batch_time(t, z)      # a time per state (the continuous extension's steps): shaped like z[..., 0]
         return self.space.field(t, z) if self.lie else self.rhs(t, z)
 
     def increment(self, z, hs):

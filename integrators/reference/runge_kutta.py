@@ -13,6 +13,8 @@ all call :func:`stages`; only the map from (t_i, theta_i) to K_i differs (:func:
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..geometry.closed_dexpinv import space_dexpinv
 
 
@@ -36,10 +38,19 @@ def stages(rows, nodes, t, hs, increment, K=None):
     return K
 
 
+def batch_time(ti, z):
+    """The stage time t + c_i hs shaped like the batch of z (z[..., 0]), the convention of f(t, y): a time per
+    state (the steps of the continuous extension, hs of shape (m, 1)) loses the trailing axis that hs has
+    to multiply z; f(t, y) would otherwise broadcast (m, 1) against (m,) into (m, m)."""
+    if np.ndim(ti) and np.ndim(ti) == np.ndim(z) and np.shape(ti)[-1] == 1:
+        return np.reshape(ti, np.shape(ti)[:-1])
+    return ti
+
+
 def rk_increment(f, z, hs):
     """(t_i, theta_i) -> hs f(t_i, z + theta_i): the ambient form."""
     def inc(ti, theta):
-        return hs * f(ti, z if theta is None else z + theta)
+        return hs * f(batch_time(ti, z), z if theta is None else z + theta)
     return inc
 
 
@@ -48,6 +59,7 @@ def rkmk_increment(space, z, hs, terms):
     (summed to round-off in closed form where one applies: :func:`integrators.geometry.closed_dexpinv.space_dexpinv`),
     on a space of :mod:`integrators.geometry.spaces` (field, act, bracket)."""
     def inc(ti, theta):
+        ti = batch_time(ti, z)
         if theta is None:
             return hs * space.field(ti, z)
         xi = hs * space.field(ti, space.act(theta, z))

@@ -10,7 +10,7 @@ import integrators
 from integrators import CoadjointProblem, IntegrationInputError, MethodError, ODEProblem
 from integrators.analysis.phase_space import lyapunov as lyap
 from integrators.analysis.phase_space.tangent import leaf_normals, tangent_field
-from integrators.backends import fastpath, numba_kernels, section_runner, tangent_runner
+from integrators.backends import fastpath, numba_kernels, section_runner, tangent_blocks, tangent_runner
 from integrators.methods import get_method
 from liegroups import named
 
@@ -265,3 +265,84 @@ def test_auto_section_takes_the_compiled_kernel_without_waiting_on_a_compiler(mo
     monkeypatch.setattr(section_runner, "_NUMBA", {})               # a new process: the disk cache's marker
     monkeypatch.setattr(numba_kernels, "_NAMESPACES", {})
     assert run().backend == "numba" and len(jobs) == 1
+
+
+def _lorenz(t, y):
+    x, v, w = y[..., 0], y[..., 1], y[..., 2]
+    return np.stack([10.0 * (v - x), x * (28.0 - w) - v, x * v - 8.0 / 3.0 * w], -1)
+
+
+@pytest.mark.parametrize("case", ["kirchhoff-leaf", "kirchhoff-k4", "suslov", "lorenz", "mathieu-period"])
+def test_numpy_spectrum_batched_over_time_equals_the_step_by_step_loop(case, monkeypatch):
+    # the numpy backend of one trajectory (integrators.backends.tangent_blocks: the stages' Jacobians, the step
+    # maps, their products over blocks and the QRs batched over time) against the generated loop that steps the
+    # state and the frame together and orthonormalises every interval (mode "scalar", Python floats): the same
+    # state (the same generated state code), frame, sums of logs, MEGNO accumulators and running estimates
+    leaf, ncols, timing = "auto", None, None
+    if case.startswith("kirchhoff"):
+        p, y0 = kirchhoff()
+        ncols = 4 if case == "kirchhoff-k4" else None
+        h, sub, nqr, save = 0.02, 3, 700, 7
+    elif case == "suslov":
+        p, y0 = suslov()[:2]
+        h, sub, nqr, save = 0.05, 2, 400, 3
+    elif case == "lorenz":
+        p, y0, leaf = ODEProblem(_lorenz, 3), np.array([1.0, 1.0, 1.0]), None
+        h, sub, nqr, save = 0.01, 1, 2000, 3
+    else:   # x'' + (a - 2 q cos 2t) x = 0 with a period: its coefficients tabled per period
+        p = ODEProblem(lambda t, y: np.stack([y[..., 1], -(1.2 - 1.4 * np.cos(2 * t)) * y[..., 0]], -1), 2,
+                       period=np.pi)
+        y0, leaf = np.array([1.0, 0.2]), None
+        h, sub, nqr, save = np.pi / 40, 4, 300, 2
+    Y = y0[None]
+    m = get_method("rk4", p)
+    normals = leaf_normals(p, leaf)
+    V0, k = lyap.initial_frame(normals, Y)
+    r = p.dim - k
+    pl = tangent_runner.plan(p, m.tableau, Y, leaf, r, ncols, 0.0, getattr(p, "period", None))
+    nc = pl.ncols
+    if pl.timed is not None:
+        TB, S = tangent_runner.table(pl, h, 0.0, nqr * sub, getattr(p, "period", None))
+        timing = (TB, S, 0)
+    acc = np.zeros((1, nc + 4))
+    acc[0, :nc] = 0.3 * np.arange(nc)        # a run that continues earlier sums
+    acc[0, nc:] = [0.1, 0.2, 0.3, 0.4]
+    ref = tangent_runner.run(pl, Y, V0[..., :nc], acc, 0, sub, nqr, save, h, sub * h, "scalar", timing)
+    got = tangent_runner.run(pl, Y, V0[..., :nc], acc, 0, sub, nqr, save, h, sub * h, "blocks", timing, normals)
+    assert tangent_blocks.run_one(pl, pl.function("states"), Y[0], V0[0, :, :nc], acc[0], sub, nqr, save, h, sub * h,
+                                  timing, normals) is not None       # batched, not the loop's fallback
+    assert np.all(ref[5] == nqr) and np.all(got[5] == nqr)
+    np.testing.assert_array_equal(got[0], ref[0])                        # the state: the same code
+    np.testing.assert_allclose(got[1], ref[1], rtol=0, atol=1e-11)       # the frame
+    np.testing.assert_allclose(got[2], ref[2], rtol=1e-12, atol=1e-11)   # sums of logs, MEGNO's sums
+    np.testing.assert_allclose(got[3], ref[3], rtol=0, atol=1e-12)       # running estimates
+    np.testing.assert_allclose(got[4], ref[4], rtol=1e-12, atol=1e-11)   # running MEGNO
+    # in chunks of 50 steps (the stages and maps of a chunk in memory at a time): the same run to round-off
+    monkeypatch.setattr(tangent_blocks, "CHUNK_STEPS", 50)
+    part = tangent_runner.run(pl, Y, V0[..., :nc], acc, 0, sub, nqr, save, h, sub * h, "blocks", timing, normals)
+    np.testing.assert_array_equal(part[0], ref[0])
+    for a, b in zip(part[1:5], got[1:5]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-11)
+
+
+def test_numpy_lorenz_spectrum_has_the_exact_sum():
+    # the generated path of the Lorenz field (quadratic: its Jacobian the polynomial's derivative), numpy batched
+    # over time: the sum of the exponents is the divergence -(sigma + 1 + beta) (to the method's error)
+    res = integrators.lyapunov_spectrum(ODEProblem(_lorenz, 3), [1.0, 1.0, 1.0], 150.0, dt=0.1, h=0.01,
+                                        transient=10.0, backend="numpy")
+    assert res.backend == "numpy"
+    assert abs(res.exponents[0] - 0.906) < 0.06 and abs(res.exponents[2] + 14.57) < 0.08
+    assert abs(res.exponents.sum() + (10.0 + 1.0 + 8.0 / 3.0)) < 1e-3
+
+
+def test_numpy_run_that_overflows_stops_as_the_step_by_step_loop():
+    # y' = y^2 from y0 = 1 blows up at t = 1: the batched run declines (not finite) and the generated loop keeps
+    # the estimates up to its last finite interval, as for a single step-by-step run
+    p = ODEProblem(lambda t, y: y * y, 1)
+    a = integrators.lyapunov_spectrum(p, [1.0], 2.0, dt=0.05, h=0.01, backend="numpy")
+    assert a.backend == "numpy" and a.status == -1
+    pl = tangent_runner.plan(p, get_method("rk4", p).tableau, np.ones((1, 1)), None, 0)
+    TB, S = tangent_runner.table(pl, 0.01, 0.0, 200, None)
+    ref = tangent_runner.run(pl, np.ones((1, 1)), np.ones((1, 1, 1)), np.zeros((1, 5)), 0, 5, 40, 1, 0.01, 0.05,
+                             "scalar", (TB, S, 0))
+    assert 0 < ref[5][0] < 40 and a.info["qr_steps"] == ref[5][0]

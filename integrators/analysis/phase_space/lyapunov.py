@@ -25,7 +25,8 @@ MEGNO (Cincotta and Simo 2000): with delta(t) the first tangent vector, Y(t) = (
 <Y>(t) = (1/t) int_0^t Y ds (trapezoid rule on the QR grid). <Y> tends to 0 on a stable periodic
 (isochronous) orbit, to 2 on a quasi-periodic one and grows like lambda t / 2 on a chaotic one.
 
-The loop runs as the generated code of :mod:`integrators.codegen.tangent_source` for a recognised
+The loop runs as the generated code of :mod:`integrators.codegen.tangent_source` (with numpy, one
+trajectory at a time batched over time: :mod:`integrators.backends.tangent_blocks`) for a recognised
 coadjoint problem (the variational equation from the structure constants, stepped with the state by
 the same tableau; the leaf projection and a modified Gram-Schmidt QR in the same code; Python floats,
 numpy columns or numba, a ``prange`` over the trajectories), and for an ODE or time-dependent problem
@@ -209,7 +210,8 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
         ``leaf`` "auto" or None), and an ODE or time-dependent problem whose field is a polynomial of
         degree <= 2 in the state (its coefficients tabled at the stage times,
         :mod:`integrators.codegen.timed_source`), run the generated tangent flow of
-        :mod:`integrators.codegen.tangent_source` (Python floats or numpy columns, or compiled by numba).
+        :mod:`integrators.codegen.tangent_source` (compiled by numba; with numpy, up to 8 trajectories each
+        batched over time, :mod:`integrators.backends.tangent_blocks`, larger ensembles as numpy columns).
         "auto" with numba installed runs the compiled flow whenever that needs no compiler: loaded in
         this process, or (runs of at least :data:`integrators.backends.tangent_runner.LOAD_WORK`) in numba's
         disk cache; otherwise the generated numpy code, and the compile is queued in the background
@@ -299,7 +301,10 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
             last = np.arange(len(ts_a)) >= len(ts_a) - 2
         if p:
             sel = run_a[last][..., :p]
-            spread = (np.nanmax(sel, axis=0) - np.nanmin(sel, axis=0)).max(axis=-1)
+            if np.all(done == done[0]):     # no trajectory stopped early: no NaN rows
+                spread = (sel.max(axis=0) - sel.min(axis=0)).max(axis=-1)
+            else:
+                spread = (np.nanmax(sel, axis=0) - np.nanmin(sel, axis=0)).max(axis=-1)
         else:
             spread = np.zeros(B)
     bound = tol * np.maximum(1.0, np.abs(lam[:, :p]).max(axis=-1) if p else 1.0)
@@ -314,10 +319,11 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
             message = (f"not converged: {int(np.count_nonzero(~converged))} of {B} spectra still move by up to "
                        f"{float(spread[b]):.3g} over the last quarter of the run (tolerance {float(bound[b]):.3g}); "
                        f"run longer (larger t_end) or raise tol")
-    order = np.argsort(-lam[:, :p], axis=-1, kind="stable")
-    ex = np.take_along_axis(lam[:, :p], order, axis=-1)
-    if np.array_equal(order, np.broadcast_to(np.arange(p), order.shape)):
-        order = None         # the QR keeps the columns largest first: nothing to reorder (saves ~0.2 ms)
+    if p < 2 or np.all(lam[:, 1:p] <= lam[:, :p - 1]):
+        order, ex = None, lam[:, :p]     # the QR keeps the columns largest first: nothing to reorder
+    else:
+        order = np.argsort(-lam[:, :p], axis=-1, kind="stable")
+        ex = np.take_along_axis(lam[:, :p], order, axis=-1)
     tr = np.sort(lam[:, p:], axis=-1)[:, ::-1]
     if order is None or not len(run_a):
         run_leaf = run_a[..., :p] if len(run_a) else run_a
@@ -407,8 +413,8 @@ def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt
         be = fastpath.resolve_backend(backend)
     mode = "numba" if be == "numba" else ("scalar" if B <= fastpath.SMALL_BATCH else "array")
     acc = np.zeros((B, ncols + 4))
-    eye = np.broadcast_to(np.eye(n)[:, :ncols], (B, n, ncols))
     if ntr:
+        eye = np.broadcast_to(np.eye(n)[:, :ncols], (B, n, ncols))
         y, _, _, _, _, _ = tangent_runner.run(pl, y, eye, acc, ntr, sub, 0, 1, h, dt, mode, timing)
         t += ntr * h
         if not np.all(np.isfinite(y)):
@@ -416,10 +422,11 @@ def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt
     if timing is not None:
         timing = (timing[0], timing[1], ntr)
     V, p = initial_frame(normals, y)
-    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V[..., :ncols], acc, 0, sub, nqr, save_every, h, dt, mode,
-                                                    timing)
-    ks = np.arange(1, nqr + 1)
-    ks = ks[(ks % save_every == 0) | (ks == nqr)].astype(float)
+    y, V, acc, run, runM, done = tangent_runner.run(pl, y, V[..., :ncols], acc, 0, sub, nqr, save_every, h, dt,
+                                                    "blocks" if mode == "scalar" else mode, timing, normals)
+    ks = np.arange(save_every, nqr + 1, save_every, dtype=float)     # the saved intervals
+    if nqr % save_every:
+        ks = np.append(ks, float(nqr))
     keep = ks <= done.max()
     status, message = 0, ""
     if np.any(done < nqr):

@@ -301,3 +301,118 @@ def test_a_field_singular_at_the_probes_is_refused_without_a_warning():
         a = integrators.integrate(kepler, [1.0, 0.3], (0.0, 0.5), method="rk4", h=0.01)
     b = integrators.integrate(kepler, [1.0, 0.3], (0.0, 0.5), method="rk4", h=0.01, fast=False)
     np.testing.assert_array_equal(a.y, b.y)
+
+
+def _square_wave(tt, y):
+    # x'' = -x + sign(sin t): a periodic forcing with a jump (its Fourier series decays like 1/k)
+    return np.stack([y[..., 1], -y[..., 0] + np.sign(np.sin(tt)) + 0.0 * y[..., 1]], -1)
+
+
+def test_fourier_fit_of_a_periodic_field_resolves_its_coefficients_and_its_text_is_the_same_function():
+    from integrators.codegen import timed_source
+    from integrators.geometry import timed_fourier
+    _, by_hand = oscillating_mass()
+    T = 2 * np.pi / OM
+    tq = timed_quadratic.recognise(ODEProblem(by_hand, 2, period=T), [0.5, 0.2], 0.0, T)
+    fit = timed_fourier.fit(tq, T)
+    assert fit is not None and fit.samples <= timed_fourier.NMAX
+    times = np.random.default_rng(5).uniform(-40.0, 40.0, 50)     # any t: the fit is periodic
+    want = tq.coefficients(times).reshape(len(times), -1)        # read off the field itself
+    scale = 1.0 + np.max(np.abs(want))
+    assert np.max(np.abs(fit.evaluate(times) - want)) <= 1e-12 * scale
+    env = {"math": __import__("math")}
+    exec(timed_source.fourier_coef_source(fit), env)             # the text numba compiles
+    py = timed_fourier.coefficients_function(fit)                # the Python loop's numpy version
+    for tt in times[:10]:
+        np.testing.assert_allclose(env["coef"](float(tt)), want[list(times).index(tt)], rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(py(float(tt)), want[list(times).index(tt)], rtol=0, atol=1e-12 * scale)
+    # a jump is not resolved by NMAX samples: no fit
+    sq = timed_quadratic.recognise(ODEProblem(_square_wave, 2, period=2 * np.pi), [0.5, 0.2], 0.0, 2 * np.pi)
+    assert sq is not None and timed_fourier.fit(sq, 2 * np.pi) is None
+
+
+@pytest.mark.parametrize("method", ["rk45", "rk853", "tsit5"])
+def test_adaptive_pairs_on_a_periodic_ode_problem_take_the_reference_steps_and_follow_the_hand_equations(method):
+    # the sleigh's equations in (v, omega) by hand as an ODE problem with a period: its coefficients a Fourier
+    # fit over one period (integrators.geometry.timed_fourier), the generated adaptive loop
+    _, by_hand = oscillating_mass()
+    p = ODEProblem(by_hand, 2, period=2 * np.pi / OM)
+    y0 = np.array([0.5, 0.2])
+    kw = dict(method=method, rtol=1e-10, atol=1e-12)
+    gen = integrators.integrate(p, y0, (0.0, 12.0), backend="numpy", **kw)
+    ref = integrators.integrate(p, y0, (0.0, 12.0), fast=False, **kw)
+    assert gen.backend == "numpy" and ref.backend == "numpy (generic reference)"
+    assert gen.nsteps == ref.nsteps and gen.nrejected == ref.nrejected and gen.nfev == ref.nfev
+    np.testing.assert_allclose(gen.y[-1], ref.y[-1], rtol=0, atol=1e-9)
+    hand = solve_ivp(by_hand, (0.0, 12.0), y0, method="DOP853", rtol=1e-13, atol=1e-14, t_eval=gen.t)
+    assert np.max(np.abs(gen.y - hand.y.T)) < 1e-7
+    # the output grid from the pair's continuous extension on the generated steps
+    te = np.linspace(0.0, 12.0, 25)
+    grid = integrators.integrate(p, y0, (0.0, 12.0), backend="numpy", t_eval=te, **kw)
+    hand = solve_ivp(by_hand, (0.0, 12.0), y0, method="DOP853", rtol=1e-13, atol=1e-14, t_eval=te)
+    assert grid.backend == "numpy" and np.max(np.abs(grid.y - hand.y.T)) < 1e-7
+    # the reference loop's grid: its continuous extension evaluates f with a time per output step (t shaped
+    # like y[..., 0]: a field written with np.stack raised on (m, 1) times before)
+    grid_ref = integrators.integrate(p, y0, (0.0, 12.0), fast=False, t_eval=te, **kw)
+    np.testing.assert_allclose(grid_ref.y, grid.y, rtol=0, atol=1e-9)
+
+
+def test_lagrangian_system_with_a_period_runs_the_generated_adaptive_loop():
+    from sympy.physics.mechanics import dynamicsymbols
+    from servo import LagrangianSystem
+    q = dynamicsymbols("q")
+    tt = dynamicsymbols._t
+    P = LagrangianSystem(q.diff(tt) ** 2 / 2, (0.3 + 0.6 * sp.cos(tt)) * q ** 2 / 2, [q], period=2 * np.pi).problem()
+    y0 = np.array([0.1, 0.0])
+    res = integrators.integrate(P, y0, (0.0, 20.0), method="rk853", rtol=1e-11, atol=1e-13, backend="numpy")
+    assert res.backend == "numpy"
+    mathieu = solve_ivp(lambda s, y: [y[1], -(0.3 + 0.6 * np.cos(s)) * y[0]], (0.0, 20.0), y0, method="DOP853",
+                        rtol=1e-13, atol=1e-14, t_eval=res.t)
+    assert np.max(np.abs(res.y - mathieu.y.T)) < 1e-9
+
+
+def test_a_periodic_field_the_fit_does_not_resolve_runs_the_reference_loop_and_says_so_for_numba():
+    p = ODEProblem(_square_wave, 2, period=2 * np.pi)
+    r = integrators.integrate(p, [0.5, 0.2], (0.0, 30.0), method="rk45", rtol=1e-8, atol=1e-10)
+    assert r.backend == "numpy (generic reference)" and r.status == 0
+    if numba_kernels.available():
+        with pytest.raises(MethodError):
+            integrators.integrate(p, [0.5, 0.2], (0.0, 30.0), method="rk45", backend="numba")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_ensemble_of_a_periodic_ode_problem_runs_generated_with_the_reference_steps(backend):
+    # Mathieu's equation x'' + (0.3 + 0.6 cos t) x = 0 (one Fourier mode) for 12 initial states sharing one step:
+    # numpy columns or the compiled ensemble against the reference loop (the same controller: the same steps)
+    # and against solve_ivp per trajectory
+    def mathieu(tt, y):
+        return np.stack([y[..., 1], -(0.3 + 0.6 * np.cos(tt)) * y[..., 0]], -1)
+
+    p = ODEProblem(mathieu, 2, period=2 * np.pi)
+    Y = np.random.default_rng(2).uniform(-1.0, 1.0, (12, 2))
+    kw = dict(method="rk45", rtol=1e-9, atol=1e-12)
+    gen = integrators.integrate(p, Y, (0.0, 15.0), backend=backend, **kw)
+    ref = integrators.integrate(p, Y, (0.0, 15.0), fast=False, **kw)
+    assert gen.backend == backend and ref.backend == "numpy (generic reference)"
+    assert gen.nsteps == ref.nsteps and gen.nrejected == ref.nrejected and gen.y.shape == ref.y.shape
+    assert gen.t[-1] == ref.t[-1] == 15.0
+    np.testing.assert_allclose(gen.y[-1], ref.y[-1], rtol=0, atol=1e-10)
+    for b in (0, 7):
+        hand = solve_ivp(mathieu, (0.0, 15.0), Y[b], method="DOP853", rtol=1e-13, atol=1e-14)
+        assert np.max(np.abs(gen.y[-1, b] - hand.y[:, -1])) < 1e-6
+
+
+def test_an_ensemble_loses_a_trajectory_that_blows_up_as_the_reference_loop_does():
+    # y' = y^2 + 0.1 cos t: from y0 = 2 the solution blows up before t = 1, the others stay bounded; the generated
+    # columns lose it alone (the same index, its last finite state kept) and carry the others to t1 as the
+    # reference loop does (after the loss the parked trajectory moves from 0 under 0.1 cos t: the steps may differ)
+    p = ODEProblem(lambda tt, y: y * y + 0.1 * np.cos(tt), 1, period=2 * np.pi)
+    Y = np.array([[0.1], [2.0], [-0.3]])
+    kw = dict(method="rk45", rtol=1e-9, atol=1e-12)
+    gen = integrators.integrate(p, Y, (0.0, 3.0), backend="numpy", **kw)
+    ref = integrators.integrate(p, Y, (0.0, 3.0), fast=False, **kw)
+    assert gen.backend == "numpy" and gen.status == ref.status == -1
+    assert list(gen.failed) == list(ref.failed) == [1]
+    assert gen.t[-1] == ref.t[-1] == 3.0
+    np.testing.assert_allclose(gen.y[-1, [0, 2]], ref.y[-1, [0, 2]], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(gen.y[-1, 1], ref.y[-1, 1], rtol=1e-6)
