@@ -52,7 +52,7 @@ import numpy as np
 from ..reference import dense_output
 from ..backends import auto_compile, fastpath, numba_kernels, projection_rows, segmented_run, timed_runner
 from ..codegen import projection
-from ..core import lost
+from ..core import controller, lost
 from .segments import run_with_events
 from .starting_step import check_controls, initial_step
 from ..reference.pair import ReferencePair
@@ -68,7 +68,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     if t_eval is not None:
         save_every = 1
     tab = method.tableau
-    lie, terms, order = method.lie, method.terms, tab.err_order
+    lie, terms = method.lie, method.terms
+    order = controller.estimate_order(tab, lie)
     proj = projection.of_algebra(problem.algebra) if method.project else None
     pl = fastpath.plan(problem, tab, lie, terms, y0, proj) if fast else None
     # the numpy pair: the loop when there is no plan, the step the events call without one, the projection
