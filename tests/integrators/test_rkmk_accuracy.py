@@ -7,6 +7,7 @@ Expected values are independent of the code under test: the final states against
 one step by the same tight solve_ivp; the error norm against its formula written here.
 """
 
+import contextlib
 import math
 
 import numpy as np
@@ -62,18 +63,25 @@ def test_rkmk853_final_error_within_3x_of_rk853_projected(name):
     assert n_mk <= 2.0 * n_proj, (name, n_mk, n_proj)
 
 
+@contextlib.contextmanager
+def _hairers_norm():
+    """Hairer's DOP853 norm and step rule in RKMK form too (gamma 1/2, k = 7), as before the RKMK norm."""
+    saved = controller.LIE_DOP853_GAMMA, controller.LIE_DOP853_ORDER
+    controller.LIE_DOP853_GAMMA, controller.LIE_DOP853_ORDER = 0.5, 7
+    try:
+        yield
+    finally:
+        controller.LIE_DOP853_GAMMA, controller.LIE_DOP853_ORDER = saved
+
+
 def test_hairers_norm_in_rkmk_form_misses_the_target_on_so4():
     # the same run with Hairer's norm (the RKMK error estimate unchanged otherwise): the bound above fails,
     # so the test above tests the norm (numpy reference path, fast=False: the norm read at run time)
     P, z0, sol = _problem(_algebra("so(4)"))
     rtol = 1e-8
     e_proj, _ = _final_error(P, z0, sol, "rk853_projected", rtol, fast=False)
-    gamma = controller.LIE_DOP853_GAMMA
-    try:
-        controller.LIE_DOP853_GAMMA = 0.5
+    with _hairers_norm():
         e_old, _ = _final_error(P, z0, sol, "rkmk853", rtol, fast=False)
-    finally:
-        controller.LIE_DOP853_GAMMA = gamma
     e_new, _ = _final_error(P, z0, sol, "rkmk853", rtol, fast=False)
     assert e_old > 10.0 * e_proj and e_new <= TARGET * e_proj
 
@@ -101,12 +109,8 @@ def test_the_reason_rkmk853_needs_its_own_norm():
     states = np.linspace(0.5, 9.0, 8)
     h = 0.2
     rk = _local(P, sol, "rk853", h, states)
-    gamma = controller.LIE_DOP853_GAMMA
-    try:
-        controller.LIE_DOP853_GAMMA = 0.5        # Hairer's norm in RKMK form
+    with _hairers_norm():
         hairer = _local(P, sol, "rkmk853", h, states)
-    finally:
-        controller.LIE_DOP853_GAMMA = gamma
     lie = _local(P, sol, "rkmk853", h, states)
     # Hairer's extrapolation e5 (10 e5 / e3) is > 5x less conservative in RKMK form (measured: 15x) ...
     assert hairer > 5.0 * rk, (hairer, rk)
