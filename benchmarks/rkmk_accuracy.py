@@ -17,12 +17,12 @@ Sections of benchmarks/RESULTS.md:
   at rtol 1e-8: the whole ``integrate`` call (generated code, numpy backend unless --numba, compiled code
   cached before timing), CPU time, median of 5 interleaved repetitions.
 * ``rkmk_accuracy_norms`` (part "norms"): rkmk853 with the error norms tried, sqrt(S5/n) F^gamma with the step
-  rule k (:mod:`integrators.core.controller`): gamma 1/2 (Hairer's, k = 7), 1/4, 1/5 (the one chosen), 1/8
-  (k = 6) and 0 (e5 alone, k = 5 and 6), and a defect-based estimate (:class:`defect_estimate`), on the same systems at rtol 1e-6, 1e-8, 1e-10 (numpy reference
-  loop): largest ratio of the final and of the largest error to rk853_projected's and the range of the steps
-  over its steps; and the cost at matched error: function evaluations at the same largest error (1e-6,
-  1e-8, 1e-10 relative to |z0|) over rk853_projected's, from a log-log fit over rtol 1e-5 .. 1e-12 (half
-  decades), on so(4), se(3) and so(4), so(5) in random bases.
+  rule k (:mod:`integrators.core.controller`): gamma 1/2 (Hairer's, k = 7), 1/4, 1/5 (the one chosen), 1/8 (k
+  = 6) and 0 (e5 alone, k = 5 and 6), and a defect-based estimate (:class:`defect_estimate`), on the same
+  systems at rtol 1e-6, 1e-8, 1e-10 (numpy reference loop): largest ratio of the final and of the largest
+  error to rk853_projected's and the range of the steps over its steps; and the cost at matched error:
+  function evaluations at the same largest error (1e-6, 1e-8, 1e-10 relative to |z0|) over rk853_projected's,
+  from a log-log fit over rtol 1e-5 .. 1e-12 (half decades), on so(4), se(3) and so(4), so(5) in random bases.
 * ``rkmk_accuracy_drawn`` (part "drawn"): the algebras of benchmarks/drawn_systems.py (seed 24: so(5), sp(4),
   sl(3), so(4), se(3), two Bianchi types, each in its own and a random basis, two random solvable algebras),
   its free and servo-of-the-second-kind systems (the adaptive RKMK pairs do not apply to a forcing: servo of
