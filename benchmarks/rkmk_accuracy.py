@@ -324,7 +324,7 @@ def drawn():
           "polynomial Casimir (class-B Bianchi types, the solvable ones; their flows contract, so a final error far "
           "below rtol is noise and the largest error over the run is the measure). Above 3x: "
           + ("; ".join(misses) if misses else "none") + ".\n\n"
-          + markdown_table(["algebra", "system", "|z0|", "comparator"] + [f"rtol {r:.0e}" for r in RTOLS]
+          + markdown_table(["algebra", "system", "norm of z0", "comparator"] + [f"rtol {r:.0e}" for r in RTOLS]
                            + ["steps / comparator's"], rows))
     update_section("rkmk_accuracy_drawn", md, "python benchmarks/rkmk_accuracy.py --part drawn")
 
