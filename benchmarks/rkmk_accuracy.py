@@ -31,8 +31,8 @@ Sections of benchmarks/RESULTS.md:
   (rk853 where the algebra has no polynomial Casimir to project onto) at rtol 1e-6, 1e-8, 1e-10.
 * ``rkmk_accuracy_vs_tree`` (``--old TREE``, a worktree of another revision): rkmk853 in this tree and in
   TREE, each in fresh processes, interleaved (3 rounds): CPU time of the whole call at rtol 1e-8, and at
-  matched error -- each tree at the loosest rtol of 10^(-k/4) whose largest error over the run is at most
-  rk853_projected's at rtol 1e-8 (the same in both trees) -- with the rtol and the steps it took.
+  matched error -- each tree at the loosest rtol of 10^(-k/4) whose largest error over the run (or final
+  error) is at most rk853_projected's at rtol 1e-8 (the same in both trees) -- with the rtol and the steps.
 """
 
 from __future__ import annotations
@@ -342,19 +342,23 @@ def case(tree):
         if name not in COST_SYSTEMS:
             continue
         P, z0, ref = problem(g)
-        target = run(P, z0, ref, "rk853_projected", 1e-8)[3] * 1e-8
-        matched = None
+        pr = run(P, z0, ref, "rk853_projected", 1e-8)
+        matched, matched_final = None, None
         for k in range(20, 49):
             rtol = 10 ** (-k / 4)
-            if run(P, z0, ref, "rkmk853", rtol)[3] * rtol <= target:
+            r = run(P, z0, ref, "rkmk853", rtol)
+            if matched_final is None and r[0] * rtol <= pr[0] * 1e-8:
+                matched_final = rtol
+            if matched is None and r[3] * rtol <= pr[3] * 1e-8:
                 matched = rtol
+            if matched and matched_final:
                 break
-        for key, rtol in (("rtol 1e-8", 1e-8), ("matched", matched)):
+        for key, rtol in (("rtol 1e-8", 1e-8), ("matched largest", matched), ("matched final", matched_final)):
             ts = []
             for _ in range(7):
                 r = run(P, z0, ref, "rkmk853", rtol)
                 ts.append(r[2])
-            out[f"{name} {key}"] = [statistics.median(ts), r[1], rtol, r[3] * rtol]
+            out[f"{name} {key}"] = [statistics.median(ts), r[1], rtol, (r[0] if key == "matched final" else r[3]) * rtol]
     print(json.dumps(out))
 
 
@@ -377,10 +381,11 @@ def against(old):
     rev = subprocess.run(["git", "-C", old, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     md = (f"rkmk853 in this tree against {rev} (numpy backend, generated code, whole integrate call, CPU time: median "
           f"of 7 calls per process, 3 interleaved fresh-process rounds, the paired ratio new / old per round, median; "
-          f"{load()}). 'rtol 1e-8': the same rtol; 'matched': each tree at the loosest rtol 10^(-k/4) whose largest "
-          "error over the run is at most rk853_projected's at rtol 1e-8.\n\n"
-          + markdown_table(["system, case", "old rtol", "old steps", "old largest error", "old ms", "new rtol",
-                            "new steps", "new largest error", "new ms", "new / old (paired)"], rows))
+          f"{load()}). 'rtol 1e-8': the same rtol; 'matched largest' ('matched final'): each tree at the loosest rtol "
+          "10^(-k/4) whose largest error over the run (final error) is at most rk853_projected's at rtol 1e-8; the "
+          "error column is the matched one (the largest over the run for 'rtol 1e-8').\n\n"
+          + markdown_table(["system, case", "old rtol", "old steps", "old error", "old ms", "new rtol",
+                            "new steps", "new error", "new ms", "new / old (paired)"], rows))
     print(md)
     update_section("rkmk_accuracy_vs_tree", md, f"python benchmarks/rkmk_accuracy.py --old <worktree of {rev}>")
 
