@@ -26,6 +26,7 @@ import numpy as np
 from liegroups.closed_forms import bernoulli_coefficients
 
 from ..codegen import generic_source
+from ..core import controller
 from ..geometry.recognition import Structure
 from ..geometry.spaces import DEXPINV_KMAX, adnorm_form
 from ..reference import genhelpers
@@ -121,7 +122,7 @@ def _build(st, tab, lie, terms, proj):
         pc = _arr([t[1] for t in terms_])
         pe = _arr(np.array([t[2] for t in terms_], dtype=np.int64).reshape(len(terms_), n), np.int64)
     return (bool(lie), int(terms), ci, cj, ck, cv, _arr(st.W), _arr(st.c), P, hasP, G2, _arr(st.norms), bern,
-            _arr(tab.A), _arr(tab.b), _arr(E), bool(tab.fsal), int(tab.err_order), pk, pc, pe)
+            _arr(tab.A), _arr(tab.b), _arr(E), bool(tab.fsal), int(controller.estimate_order(tab, lie)), pk, pc, pe)
 
 
 def function(st, tab, lie, terms, proj=None, mode="numba"):

@@ -152,7 +152,7 @@ def lanes_source(pl, copies=JAM):
     Wanner I, II.4) then runs per lane."""
     n = pl.st.n
     fl, wv, al, d, wl = batchgen.attempt_lines(pl.st, pl.tab, pl.lie, pl.terms, lanes=True)
-    order = pl.tab.err_order
+    order = controller.estimate_order(pl.tab, pl.lie)
     inputs = [f"z{i}" for i in range(n)] + [f"W0_{i}" for i in range(n)] + ["hs", "_big", "err"]
     body = []
     for k in range(copies):

@@ -20,7 +20,8 @@ It computes what the generated loop computes (and so what the numpy reference do
   generated code's plan (``tplan``: s substeps with ||ad(x)^T / s||_1 <= 1/2, terms until the tail is
   below 2^-54, from ||ad(x)^T||_1 itself; Al-Mohy and Higham 2011) -- no closed forms (Rodrigues and its kin agree with it to
   round-off), the increment exp(ad x)^T z - z accumulated without cancellation;
-* the error norm of scipy's RK45 / DOP853 (Hairer, Norsett and Wanner I, II.4), for RKMK mapped to the
+* the error norm of scipy's RK45 / DOP853 (Hairer, Norsett and Wanner I, II.4; DOP853 in RKMK form with the
+  damping exponent of :data:`integrators.core.controller.LIE_DOP853_GAMMA`), for RKMK mapped to the
   state by ad*_{err} z; the controller of :mod:`integrators.core.controller` (its constants are written
   into the text, so a change of them changes the text and its cache); Hairer's starting step
   (``hstart``, ``rmsq`` of :mod:`integrators.reference.genhelpers`) when h <= 0; Kahan's compensated sum
@@ -462,6 +463,8 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
                 e3 = acc
         if nE == 1:
             err = bmax(@NORM1@)
+        elif lie:
+            err = bmax(@NORM2L@)
         else:
             err = bmax(@NORM2@)
         if err <= 1.0:
@@ -515,6 +518,7 @@ def text() -> str:
             # the controller and the error norm of integrators.core.controller (n, expo: the loop's variables)
             "@NORM1@": controller.error_norm_source(["e5"], "n", "math.sqrt"),
             "@NORM2@": controller.error_norm_source(["e5", "e3"], "n", "math.sqrt"),
+            "@NORM2L@": controller.error_norm_source(["e5", "e3"], "n", "math.sqrt", lie=True),
             "@ACCEPT@": controller.accepted_source("expo"), "@REJECT@": controller.rejected_source("expo")}
     out = _TEXT
     for k, v in subs.items():

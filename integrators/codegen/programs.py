@@ -62,7 +62,7 @@ def attempt(src, tab, z, lie, terms, W0):
         sums.append(" + ".join(f"{v}*{v}" for v in es))
     if len(sums) > 1:   # DOP853: each sum of squares once, as a name (the norm uses S5 twice)
         sums = src.assign("_S", sums)
-    return d, z1, wl, controller.error_norm_source(sums, n)
+    return d, z1, wl, controller.error_norm_source(sums, n, lie=lie)
 
 
 def _project_accepted(src, proj, z1, targets, lie):
@@ -142,7 +142,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]
     W0 = [f"W0_{i}" for i in range(n)]
-    order = tab.err_order
+    order = controller.estimate_order(tab, lie)
     cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
     if batch:
         head = ("def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, Z, E"

@@ -142,7 +142,7 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6,
     of Z its trajectories 0..B-1) filled from the accepted steps."""
     first, attempt = _functions(pl)
     B, n = Z.shape
-    order = pl.tab.err_order
+    order = controller.estimate_order(pl.tab, pl.lie)
     direction = 1.0 if t1 > t0 else -1.0
     out = Z.copy()
     status, t_end = np.zeros(B, np.int64), np.full(B, float(t0))
@@ -237,7 +237,8 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     Z = np.ascontiguousarray(y0.reshape(-1, n), dtype=float)
     if first_step is None:
         rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
-        H0 = initial_step(functools.partial(rhs, t0), Z, t0, t1, tab.err_order, rtol, atol, max_step, per_row=True)
+        H0 = initial_step(functools.partial(rhs, t0), Z, t0, t1, controller.estimate_order(tab, method.lie), rtol, atol,
+                          max_step, per_row=True)
         extra = 2
     else:
         H0, extra = np.full(Z.shape[0], float(first_step)), 0

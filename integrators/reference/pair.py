@@ -77,7 +77,7 @@ class ReferencePair:
             if self.lie:
                 et = self.space.algebra._coad(et, z)   # unchecked: a NaN attempt is rejected, not raised
             errs.append(et / sc)
-        err = controller.error_norm([np.sum(e ** 2, axis=-1) for e in errs], z.shape[-1])
+        err = controller.error_norm([np.sum(e ** 2, axis=-1) for e in errs], z.shape[-1], self.lie)
         if rows:
             return err
         m = float(np.max(err))

@@ -100,8 +100,10 @@ def test_generic_kernel_agrees_with_the_numpy_reference(label):
         scale = 1.0 + np.max(np.abs(ref.y))
         assert np.max(np.abs((z + e) - ref.y[-1])) <= 1e-9 * scale, method
         if ns == ref.nsteps:   # the same steps (the error norm of a small error is a cancelled quantity: the
-            # step sizes from it agree to 1e-7..3e-5 relative, not to round-off)
-            np.testing.assert_allclose(ts, ref.t, rtol=1e-4, atol=0)
+            # step sizes from it agree to 1e-7..3e-5 relative, not to round-off; rkmk853's first step here has
+            # err 5e-8, whose spread under 1e-16 relative changes of the stages is 2.5e-3, so the next step
+            # h err^(-1/7) agrees to ~4e-4)
+            np.testing.assert_allclose(ts, ref.t, rtol=1e-3, atol=0)
         if pl.proj is not None:   # every accepted step on the level set of C(y0)
             drift = np.abs(pl.proj.values(ys) - pl.proj.values(y0))
             assert np.max(drift) <= 1e-12 * (1.0 + np.max(np.abs(pl.proj.values(y0)))), method
