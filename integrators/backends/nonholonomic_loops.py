@@ -6,6 +6,7 @@ back to the generic compiled loop when it returns None."""
 
 from __future__ import annotations
 
+from ..codegen.coordinate_source import coordinate_text
 from ..codegen.nonholonomic_source import DlasSource
 from . import numba_kernels
 
@@ -21,3 +22,19 @@ def dlas_loop(mode, C, S, N, Pc, Pout, I, Iinv, stride, theta_refresh=None):
     src = DlasSource(mode, C, S, N, Pc, Pout, I, Iinv, stride, theta_refresh)
     ns = numba_kernels.load_module(src.text(), "liedyn_nh")
     return ns["run"], src.cst
+
+
+def coordinate_loop(scheme, source, Minv):
+    """The generated loop of the coordinate ``scheme`` ("mp" or "rattle") on the problem's expression source
+    (:mod:`integrators.codegen.coordinate_source`), or None where it is not written (k > 2)."""
+    text = coordinate_text(scheme, source, Minv)
+    if text is None:
+        return None
+    return numba_kernels.load_module(text, "liedyn_nhc")["run"]
+
+
+def maker(stepper):
+    """The maker of generated loops for ``stepper``: :func:`coordinate_loop` on the coordinate schemes (their
+    data of structure "lagrange_dalembert"), :func:`dlas_loop` on the Lie-group ones."""
+    d = getattr(stepper, "d", None)
+    return coordinate_loop if getattr(d, "structure", None) == "lagrange_dalembert" else dlas_loop
