@@ -98,6 +98,7 @@ class CoordinateSource:
     def _head(self, L, args):
         L.indent = 0
         L.emit("import math")
+        L.emit("import numpy")
         L.emit("import numpy as np")
         L.emit("")
         L.emit("@numba.njit(cache=CACHE, error_model='numpy')")
