@@ -35,6 +35,7 @@ attach the data to the problems they build (``Nonholonomic.problem()``, ``Constr
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 
@@ -72,7 +73,6 @@ def _check_source(source, n, k, grad_V, A, dA):
     """The expression source of the generated coordinate loops (``integrators.codegen.coordinate_source``):
     {"grad_V": n strings, "A": k x n, "dA": k x n x n (dA_ij/dq_l), optional} in q0 .. q(n-1), numpy and math
     calls by module name; checked against the batched functions at one q (IntegrationInputError)."""
-    import math
     try:
         src = {"grad_V": [str(e) for e in source["grad_V"]], "A": [[str(e) for e in r] for r in source["A"]]}
         if source.get("dA") is not None:
