@@ -1,8 +1,9 @@
-"""The generated whole-run loops of the discrete Lie-group schemes (``dlas_*``, ``lie_rattle_*``) compiled by
-numba: the text of :mod:`integrators.codegen.nonholonomic_source` for the run's data, loaded once per text
-(numba's disk cache keys on it; problems with the same sparsity share it). The engine hands
-:func:`dlas_loop` to the steppers of :mod:`integrators.reference.nonholonomic` (``generated=``), which fall
-back to the generic compiled loop when it returns None."""
+"""The generated whole-run loops of the discrete schemes compiled by numba, loaded once per text (numba's disk
+cache keys on it; problems with the same sparsity share it): the Lie-group schemes (``dlas_*``, ``lie_rattle_*``;
+text of :mod:`integrators.codegen.nonholonomic_source`) and the coordinate schemes (``mp_lda``, ``nh_rattle``; text
+of :mod:`integrators.codegen.coordinate_source` from the problem's expression source). The engine hands
+:func:`maker` 's choice to the steppers of :mod:`integrators.reference.nonholonomic` (``generated=``), which fall
+back to the generic compiled loops when it returns None."""
 
 from __future__ import annotations
 

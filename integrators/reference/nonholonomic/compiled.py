@@ -8,7 +8,9 @@ import numba or the backends), their constant data, and the reasons a run has no
   straight-line loop with simplified Newton written for the problem's data
   (:mod:`integrators.codegen.nonholonomic_source`), run instead of the generic loop (full Newton, analytic
   Jacobian), which stays for algebras above its size and for the tests;
-* ``mp_lda`` and ``nh_rattle`` on problems built with scalar problem functions
+* ``mp_lda`` and ``nh_rattle`` on problems carrying expression source (``source=``; servo.coordinates prints it
+  from its symbolic equations) by the engine's generated loops (:mod:`integrators.codegen.coordinate_source`:
+  no gauge term, k <= 2), else on problems built with scalar problem functions
   (``lagrange_dalembert_problem(..., scalar=(grad_V1, A1, dA1[, a1, Da1]))``, each of one q, numba-compilable,
   f(q) or f(q, out)), with the gauge term when a1, Da1 are given;
 * ``dvak_mid`` on :class:`integrators.reference.nonholonomic.problems.VakonomicCoordinateData` with scalar
