@@ -528,8 +528,8 @@ def cost_md(cost_rows, load):
         "forward-difference Jacobian every 2-3 steps, where dlas settles at one residual and almost no Jacobian. "
         "From this table (per-residual cost from the slope between dlas and lie_rattle; fixed part from dlas): "
         f"{_rattle_bound(cost_rows)}. Within 2x it would need at most the residuals allowed above (Jacobians "
-        "included) against the 4.3-4.6 it takes, i.e. a predictor much nearer the root, which the alternating mode "
-        "prevents; a cheaper residual (dtau^-1 costs 1.2-2.1 rk4 stages here) is what is left (Broyden's update of the "
+        "included) against those it takes, i.e. a predictor much nearer the root, which the alternating mode "
+        "prevents; a cheaper residual (one dtau^-1 costs the rk4 stages above) is what is left (Broyden's update of the "
         "kept inverse, tried on this branch, took fewer residual evaluations, 3.7 a step, but its own p^2 work a "
         "residual made it no faster).", ""]
 

@@ -6,7 +6,7 @@ is nonlinear in lambda (the quadratic-convergence stop in use); a Newton failure
 import numpy as np
 import pytest
 
-from integrators import ConvergenceError, IntegrationInputError, integrate
+from integrators import ConvergenceError, IntegrationInputError, MethodError, integrate
 from integrators.methods import METHODS
 from integrators.reference.nonholonomic import (compiled, contact_oscillator, contact_oscillator_initial,
                                                 lagrange_dalembert_problem)
@@ -137,3 +137,15 @@ def test_bad_source_is_refused(source, what):
         lagrange_dalembert_problem(np.eye(2), lambda q: np.stack([q[..., 0] + q[..., 0] ** 3, 2.0 * q[..., 1]], -1),
                                    lambda q: np.stack([np.ones_like(q[..., 0]), q[..., 0]], -1)[..., None, :],
                                    source=source)
+
+
+def test_source_without_dA_has_no_mp_loop_and_says_why():
+    """mp_lda's Newton needs dA: source without it (and no scalar functions) leaves mp_lda without a compiled path
+    (a clear error with backend numba); nh_rattle does not need it and runs generated."""
+    p, y0 = _nonlinear()
+    d = p.discrete
+    d.source = {key: v for key, v in d.source.items() if key != "dA"}
+    r = integrate(p, y0, (0.0, 1.0), steps=10, method="nh_rattle", backend="numba")
+    assert r.backend == "numba"
+    with pytest.raises(MethodError, match="no scalar problem functions"):
+        integrate(p, y0, (0.0, 1.0), steps=10, method="mp_lda", backend="numba")

@@ -172,7 +172,9 @@ def coordinate_reason(d, scheme):
     if getattr(d, "gauge", None) is not None and (sc is None or sc[3] is None):
         return ("the gauge term a(q) . v needs the scalar a1(q), Da1(q) for the compiled loop (lagrange_dalembert_problem"
                 "(..., scalar=(grad_V1, A1, dA1, a1, Da1)))")
-    if sc is None and getattr(d, "source", None) is not None and getattr(d, "gauge", None) is None and d.k <= 2:
+    src = getattr(d, "source", None)
+    if sc is None and src is not None and getattr(d, "gauge", None) is None and d.k <= 2 and (
+            scheme != "mp" or "dA" in src):
         return None                      # the generated loop of integrators.codegen.coordinate_source
     if sc is None:
         return ("the problem has no scalar problem functions (lagrange_dalembert_problem(..., scalar=(grad_V1, "
