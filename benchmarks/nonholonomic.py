@@ -12,6 +12,7 @@ compiled), the sleigh and Suslov's problem over N = 10^6 steps. Needs numba (the
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,7 +28,13 @@ from integrators.reference.nonholonomic import (contact_oscillator, contact_osci
                                                 contact_oscillator_nonreversible, lagrange_dalembert_problem,
                                                 suslov_problem)
 
-from _results import markdown_table, update_section  # noqa: E402
+from integrators.backends import nonholonomic_loops, numba_kernels  # noqa: E402
+from integrators.core.result import record  # noqa: E402
+from integrators.methods import METHODS  # noqa: E402
+from integrators.reference.nonholonomic import compiled  # noqa: E402
+from integrators.reference.stepping import make_stepper  # noqa: E402
+
+from _results import RESULTS, markdown_table, update_section  # noqa: E402
 
 FIG = Path(__file__).with_name("figures")
 MARKERS = {"dlas_exp": "o", "dlas_cay": "s", "lie_rattle_exp": "D", "lie_rattle_cay": "d", "mp_lda": "^",
@@ -274,7 +281,16 @@ def _ratio_range(rows, prefix):
 
 
 COST_HEADER = ["problem", "method", "backend", "us/step", "ratio to rk4", "Newton iterations / step",
-               "iterations / step while moving"]
+               "iterations / step while moving", "Jacobians / step (p + 1 residuals each)"]
+
+
+def _jacobians(p, y0, h, m, N):
+    """Forward-difference Jacobians per step of the generated Lie-group loop over N steps (the stepper counts
+    them; integrate does not report them)."""
+    st = make_stepper(METHODS[m], p)
+    kw = {"lam0": st._lambda(y0)} if m.startswith("lie_rattle") else {}
+    compiled.run_dlas(st, y0, 0.0, h, N, 1, numba_kernels.jit, generated=nonholonomic_loops.dlas_loop, **kw)
+    return st.jacobians / N
 
 
 def _rk4_contact_loop():
@@ -330,12 +346,14 @@ def costs(repeat=5, N=20000):
              ("Suslov", su, np.array([1.0, 0.5, 0.0]) @ su.discrete.I, 0.05,
               ["dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay", "rk4"]),
              ("contact oscillator (10)", co, contact_oscillator_initial(np.linspace(-0.9, 0.9, 10), EPS),
-              2 * np.sin(np.pi / 40), ["mp_lda", "nh_rattle", "rk4 (numba, hand-written field)", "rk4"])]
+              2 * np.sin(np.pi / 40), ["mp_lda", "nh_rattle", "rk4 (numba, hand-written field)",
+                                       "rk4 (numba, hand-written field) + outputs", "rk4"])]
     rows = []
+    load = [os.getloadavg()[0]]
     for label, p, y0, h, names in cases:
         B = max(1, y0.size // p.dim)
         times = {m: [] for m in names}
-        backend, iters, moving = {}, {}, {}
+        backend, iters, moving, jacs = {}, {}, {}, {}
         hand = None
         for m in names:
             if m.startswith("rk4 (numba"):
@@ -350,6 +368,8 @@ def costs(repeat=5, N=20000):
             if not m.startswith("rk4") and m != "nh_rattle":   # Newton iterations per step (nh_rattle: explicit)
                 rr = integrate(p, y0, (0.0, N * h), steps=N, method=m, check=False, backend=backend[m])
                 iters[m] = f"{rr.nfev / (rr.nsteps * B):.2f}"
+                if p.kind == "coadjoint":
+                    jacs[m] = f"{_jacobians(p, y0, h, m, N):.3f}"
                 rr = integrate(p, y0, (0.0, 100 * h), steps=100, method=m, check=False, backend=backend[m])
                 moving[m] = f"{rr.nfev / (rr.nsteps * B):.2f}"
             elif m == "nh_rattle":
@@ -358,17 +378,21 @@ def costs(repeat=5, N=20000):
             for m in names:
                 steps = N if backend[m] == "numba" else max(50, N // 100)
                 t0 = time.process_time()
-                if m.startswith("rk4 (numba"):
+                if m == "rk4 (numba, hand-written field)":
                     hand(y0, h, steps)
+                elif m.startswith("rk4 (numba"):            # and the invariants and constraints integrate records
+                    record(p, hand(y0, h, steps))
                 else:
                     integrate(p, y0, (0.0, steps * h), steps=steps, method=m, check=False, backend=backend[m])
                 times[m].append((time.process_time() - t0) / (steps * B))
         base = np.median(times["rk4 (numba, hand-written field)" if hand is not None else "rk4"])
         for m in names:
             med = np.median(times[m])
-            rows.append([label, m, backend[m], f"{1e6 * med:.3f}", f"{med / base:.2f}", iters[m], moving[m]])
+            rows.append([label, m, backend[m], f"{1e6 * med:.3f}", f"{med / base:.2f}", iters[m], moving[m],
+                         jacs.get(m, "-")])
     rows += _skate_costs(repeat)
-    return rows
+    load.append(os.getloadavg()[0])
+    return rows, load
 
 
 def _skate_costs(repeat):
@@ -398,7 +422,7 @@ def _skate_costs(repeat):
             times[(m, be)].append((time.process_time() - t0) / N)
     base = np.median(times[("rk4", "numpy")])
     return [["vakonomic skate", m, be, f"{1e6 * np.median(v):.3f}", f"{np.median(v) / base:.3f}",
-             it if m == "dvak_mid" else "-", "-"] for (m, be), v in times.items()]
+             it if m == "dvak_mid" else "-", "-", "-"] for (m, be), v in times.items()]
 
 
 def figures(curves_o, curves_c, curves_l):
@@ -439,6 +463,93 @@ def figures(curves_o, curves_c, curves_l):
     return out
 
 
+def _ratio_to(rows, method, base):
+    """us/step of ``method`` on the contact oscillator over that of the row ``base``."""
+    us = {r[1]: float(r[3]) for r in rows if r[0].startswith("contact")}
+    return us[method] / us[base]
+
+
+def _rattle_bound(rows, p=3):
+    """What bounds the Lie-group RATTLE, from the table: residual evaluations a step (Newton's plus p + 1 per
+    forward-difference Jacobian), the cost of one residual (the slope between dlas and lie_rattle with the same
+    retraction on the same problem) in rk4 stages (rk4's step / 4), and the residuals a step 2x rk4 would allow."""
+    out = []
+    for prob in ("sleigh", "Suslov"):
+        r = {row[1]: row for row in rows if row[0] == prob}
+        stage = float(r["rk4"][3]) / 4
+        for tau in ("exp", "cay"):
+            d, lr = r[f"dlas_{tau}"], r[f"lie_rattle_{tau}"]
+            nd = float(d[5]) + (p + 1) * float(d[7])
+            nl = float(lr[5]) + (p + 1) * float(lr[7])
+            c = (float(lr[3]) - float(d[3])) / (nl - nd)
+            fixed = float(d[3]) - c * nd
+            allow = (2 * float(r["rk4"][3]) - fixed) / c
+            out.append(f"{prob} {tau}: {nl:.1f} residuals a step against dlas's {nd:.1f}, one residual "
+                       f"{c / stage:.1f} rk4 stages, 2x rk4 would allow {allow:.1f}")
+    return "; ".join(out)
+
+
+def cost_md(cost_rows, load):
+    """The cost part of the section: its text, the table and the reading of it."""
+    hand, outs = "rk4 (numba, hand-written field)", "rk4 (numba, hand-written field) + outputs"
+    return [
+        "Cost per step (microseconds of CPU time; interleaved, median of the repetitions; one trajectory, the "
+        "contact oscillator a batch of 10, per trajectory step; every method through integrate with every step "
+        "saved and the outputs computed). The Lie-group schemes run the generated straight-line loops "
+        "(integrators.codegen.nonholonomic_source: simplified Newton, the p x p inverse Jacobian kept across steps "
+        "and refreshed by forward differences when the contraction degrades, the output from ad_x^T w at the "
+        "solution), the coordinate schemes theirs (integrators.codegen.coordinate_source: grad V, A, dA written in "
+        "from the problem's expression source, M^-1 folded in; mp_lda's Newton with the exact k x k Jacobian and "
+        "the stop on the error estimated from its measured quadratic convergence, nh_rattle explicit with grad V "
+        "and A once a step); rk4 runs the library's generated code with numba on the coadjoint problems; on the "
+        "contact oscillator, an ODE problem where the library's rk4 has no compiled path, the reference is rk4 with "
+        "numba on the same field written by hand, its loop alone (it pays no outputs: in its favour) and, as a "
+        "library call would, followed by the invariants and the constraint integrate records on every saved state "
+        "(integrators.core.result.record), with the library's numpy rk4 below; on the vakonomic skate dvak_mid's "
+        "compiled loop (integrate on the problem carrying servo's data) and simulate (numpy) against the library's "
+        "rk4 on the continuous vakonomic equations (simulate; numpy, it has no compiled path there). 1-minute load "
+        f"average {load[0]:.1f} at the start, {load[1]:.1f} at the end (2 cores shared with other jobs):",
+        "",
+        markdown_table(COST_HEADER, cost_rows), "",
+        "Newton iterations per step (residual evaluations; the forward-difference Jacobians not counted) over the "
+        "timed runs (20000 steps of h = 0.05): the sleigh and Suslov's problem approach steady motions, where the "
+        "predictor is at round-off and one residual suffices; 'while moving' over the first 100 steps. Target of "
+        f"the issue: within 2x rk4 (numba). dlas costs {_ratio_range(cost_rows, 'dlas')} rk4 steps in this run; "
+        f"mp_lda {_ratio_range(cost_rows, 'mp_lda')} and nh_rattle {_ratio_range(cost_rows, 'nh_rattle')} times "
+        f"the bare hand-written loop, {_ratio_to(cost_rows, 'mp_lda', outs):.2f} and "
+        f"{_ratio_to(cost_rows, 'nh_rattle', outs):.2f} times it with the same outputs: their loops cost less than "
+        "rk4's (one residual a step for mp_lda, whose residual is linear in lambda here; one grad V and one A for "
+        "nh_rattle, against rk4's four field evaluations), the rest of the call is the numpy evaluation of the "
+        f"energy, H_y and the constraint on every saved state ({_ratio_to(cost_rows, outs, hand):.2f} bare rk4 "
+        "loops in this run), which every method of integrate pays. The Lie-group RATTLE "
+        f"{_ratio_range(cost_rows, 'lie_rattle')} misses the target. Its parasitic mode (-1)^k delta keeps its "
+        "solution moving and alternating (and over these 1000 time units it grows until the solution is destroyed: "
+        "the long runs below), so its predictor stays far from the root: ~3 Newton residuals a step and a "
+        "forward-difference Jacobian every 2-3 steps, where dlas settles at one residual and almost no Jacobian. "
+        "From this table (per-residual cost from the slope between dlas and lie_rattle; fixed part from dlas): "
+        f"{_rattle_bound(cost_rows)}. Within 2x it would need at most the residuals allowed above (Jacobians "
+        "included) against those it takes, i.e. a predictor much nearer the root, which the alternating mode "
+        "prevents; a cheaper residual (one dtau^-1 costs the rk4 stages above) is what is left (Broyden's update of the "
+        "kept inverse, tried on this branch, took fewer residual evaluations, 3.7 a step, but its own p^2 work a "
+        "residual made it no faster).", ""]
+
+
+def update_costs(md, repeat):
+    """Replace the cost part of the section (from its first paragraph to the orders' paragraph) by ``md``,
+    keeping the rest of the section and naming both runs in the stamp."""
+    text = RESULTS.read_text()
+    start, end = "<!-- begin nonholonomic -->", "<!-- end nonholonomic -->"
+    body = text.split(start, 1)[1].split(end, 1)[0]
+    lines = body.strip("\n").split("\n")
+    stamp = lines[-1]
+    old_cmd = stamp.split("`")[1] if stamp.startswith("_Measured") else "an earlier run"
+    body = "\n".join(lines[:-1] if stamp.startswith("_Measured") else lines)
+    a, b = body.index("Cost per step"), body.index("Orders over h")
+    body = body[:a] + "\n".join(md) + "\n" + body[b:]
+    update_section("nonholonomic", body, f"python benchmarks/nonholonomic.py --costs-only --repeat {repeat}` "
+                                         f"(the cost table and its text; the other tables from `{old_cmd}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--periods", type=int, default=100_000)
@@ -447,9 +558,14 @@ def main(argv=None):
     ap.add_argument("--nr-periods", type=int, default=100_000, help="periods of the non-reversible variant")
     ap.add_argument("--beat-steps", type=int, default=200_000_000,
                     help="steps of nh_rattle with the detuned step (0: skip)")
+    ap.add_argument("--costs-only", action="store_true",
+                    help="run only the cost table and replace it (and its text) in the section, the rest kept")
     args = ap.parse_args(argv)
-    cost_rows = costs(args.repeat)
+    cost_rows, load = costs(args.repeat)
     print(markdown_table(COST_HEADER, cost_rows), flush=True)
+    if args.costs_only:
+        update_costs(cost_md(cost_rows, load), args.repeat)
+        return
     o_rows, o_curves = orders()
     l_rows, l_curves = long_runs(args.steps)
     print(markdown_table(["problem", "method", "steps", "max rel. energy error", "max |(a, w)|", "us/step",
@@ -469,29 +585,7 @@ def main(argv=None):
                               "contact_oscillator_nonreversible": (
                                   nr_curves, f"non-reversible variant (Modin and Verdier 2020), eps = {EPS}")},
                    l_curves)
-    md = ["Cost per step (microseconds of CPU time; interleaved, median of the repetitions; one trajectory, the "
-          "contact oscillator a batch of 10, per trajectory step; every method through integrate with every step "
-          "saved and the outputs computed). The Lie-group schemes run the generated straight-line loops "
-          "(integrators.codegen.nonholonomic_source: simplified Newton, the p x p inverse Jacobian kept across steps "
-          "and refreshed by forward differences when the contraction degrades, the output from ad_x^T w at the "
-          "solution), the coordinate schemes their compiled loops (numba); rk4 runs the library's generated code "
-          "with numba on the coadjoint problems; on the contact oscillator, an ODE problem where the library's rk4 "
-          "has no compiled path, the reference is rk4 with numba on the same field written by hand (its loop alone, "
-          "so it pays no outputs: in its favour), with the library's numpy rk4 below it; on the vakonomic skate "
-          "dvak_mid's compiled loop (integrate on the problem carrying servo's data) and simulate (numpy) against "
-          "the library's rk4 on the continuous vakonomic equations (simulate; numpy, it has no compiled path there):",
-          "",
-          markdown_table(COST_HEADER, cost_rows), "",
-          "Newton iterations per step (residual evaluations; the forward-difference Jacobians not counted) over the "
-          "timed runs (20000 steps of h = 0.05): the sleigh and Suslov's problem approach steady motions, where the "
-          "predictor is at round-off and one residual suffices; 'while moving' over the first 100 steps. Target of "
-          f"the issue: within 2x rk4 (numba). dlas costs {_ratio_range(cost_rows, 'dlas')} rk4 steps in this run, "
-          f"the Lie-group RATTLE {_ratio_range(cost_rows, 'lie_rattle')} (its parasitic mode keeps its solution "
-          "moving and alternating: ~3 residuals a step and a Jacobian every few steps), mp_lda "
-          f"{_ratio_range(cost_rows, 'mp_lda')} and nh_rattle {_ratio_range(cost_rows, 'nh_rattle')} times the "
-          "hand-written numba rk4 (mp_lda: two Newton iterations a step, each with A and dA at q_1 and a k x k "
-          "solve; nh_rattle: grad V and A twice a step and a k x k solve; both through the problem's scalar "
-          "functions, which write into the loop's arrays).", "",
+    md = [*cost_md(cost_rows, load),
           "Orders over h = 0.1 2^-k, k = 0..6 (slope of log error against log h; error at the end; the largest "
           "constraint residual over every step of every run; microseconds per step with numpy). The vakonomic skate "
           "(Kozlov's slides, lambda(0) = 0) runs through ConstrainedSystem.simulate(method='dvak_mid') against its "

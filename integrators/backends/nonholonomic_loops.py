@@ -1,11 +1,13 @@
-"""The generated whole-run loops of the discrete Lie-group schemes (``dlas_*``, ``lie_rattle_*``) compiled by
-numba: the text of :mod:`integrators.codegen.nonholonomic_source` for the run's data, loaded once per text
-(numba's disk cache keys on it; problems with the same sparsity share it). The engine hands
-:func:`dlas_loop` to the steppers of :mod:`integrators.reference.nonholonomic` (``generated=``), which fall
-back to the generic compiled loop when it returns None."""
+"""The generated whole-run loops of the discrete schemes compiled by numba, loaded once per text (numba's disk
+cache keys on it; problems with the same sparsity share it): the Lie-group schemes (``dlas_*``, ``lie_rattle_*``;
+text of :mod:`integrators.codegen.nonholonomic_source`) and the coordinate schemes (``mp_lda``, ``nh_rattle``; text
+of :mod:`integrators.codegen.coordinate_source` from the problem's expression source). The engine hands
+:func:`maker` 's choice to the steppers of :mod:`integrators.reference.nonholonomic` (``generated=``), which fall
+back to the generic compiled loops when it returns None."""
 
 from __future__ import annotations
 
+from ..codegen.coordinate_source import coordinate_text
 from ..codegen.nonholonomic_source import DlasSource
 from . import numba_kernels
 
@@ -21,3 +23,19 @@ def dlas_loop(mode, C, S, N, Pc, Pout, I, Iinv, stride, theta_refresh=None):
     src = DlasSource(mode, C, S, N, Pc, Pout, I, Iinv, stride, theta_refresh)
     ns = numba_kernels.load_module(src.text(), "liedyn_nh")
     return ns["run"], src.cst
+
+
+def coordinate_loop(scheme, source, Minv):
+    """The generated loop of the coordinate ``scheme`` ("mp" or "rattle") on the problem's expression source
+    (:mod:`integrators.codegen.coordinate_source`), or None where it is not written (k > 2)."""
+    text = coordinate_text(scheme, source, Minv)
+    if text is None:
+        return None
+    return numba_kernels.load_module(text, "liedyn_nhc")["run"]
+
+
+def maker(stepper):
+    """The maker of generated loops for ``stepper``: :func:`coordinate_loop` on the coordinate schemes (their
+    data of structure "lagrange_dalembert"), :func:`dlas_loop` on the Lie-group ones."""
+    d = getattr(stepper, "d", None)
+    return coordinate_loop if getattr(d, "structure", None) == "lagrange_dalembert" else dlas_loop

@@ -331,7 +331,7 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
         if hasattr(stepper, "run"):  # a stepper with its own whole-run loop (the discrete mechanics schemes)
             be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
             res = stepper.run(y0, t0, h, n, save_every, be, numba_kernels.jit if be == "numba" else None,
-                              generated=nonholonomic_loops.dlas_loop if be == "numba" else None)
+                              generated=nonholonomic_loops.maker(stepper) if be == "numba" else None)
             if res is not None:
                 res.backend = be
                 return res

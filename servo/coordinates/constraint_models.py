@@ -33,6 +33,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 from sympy.physics.mechanics import dynamicsymbols
+from sympy.printing.numpy import NumPyPrinter
 
 from integrators.reference.nonholonomic import LagrangeDAlembertData, VakonomicCoordinateData
 
@@ -319,9 +320,19 @@ class ConstrainedSystem(HomogeneityMixin):
             return [q[..., i] for i in range(n)]
 
         M = np.array(S.A_sym.tolist(), dtype=float)
+        # the same expressions as source text in q0 .. q(n-1): the engine writes them into the straight-line
+        # loops of integrators.codegen.coordinate_source (numba)
+        pr = NumPyPrinter({"fully_qualified_modules": True})
+        names = {x: sp.Symbol(f"q{i}") for i, x in enumerate(S.qs)}
+
+        def text(e):
+            return pr.doprint(sp.sympify(e).xreplace(names))
+        source = {"grad_V": [text(sp.diff(Vp, x)) for x in S.qs],
+                  "A": [[text(self.J_sym[i, j]) for j in range(n)] for i in range(k)],
+                  "dA": [[[text(sp.diff(self.J_sym[i, j], x)) for x in S.qs] for j in range(n)] for i in range(k)]}
         return LagrangeDAlembertData(M, lambda q: gradV(*split(q)),
                                      lambda q: A(*split(q)).reshape(np.shape(q)[:-1] + (k, n)),
-                                     lambda q: dA(*split(q)).reshape(np.shape(q)[:-1] + (k, n, n)))
+                                     lambda q: dA(*split(q)).reshape(np.shape(q)[:-1] + (k, n, n)), source=source)
 
     def vakonomic_problem(self) -> VakonomicCoordinateData:
         """The data of the discrete vakonomic scheme ``dvak_mid`` (:mod:`integrators.reference.nonholonomic.

@@ -8,7 +8,9 @@ import numba or the backends), their constant data, and the reasons a run has no
   straight-line loop with simplified Newton written for the problem's data
   (:mod:`integrators.codegen.nonholonomic_source`), run instead of the generic loop (full Newton, analytic
   Jacobian), which stays for algebras above its size and for the tests;
-* ``mp_lda`` and ``nh_rattle`` on problems built with scalar problem functions
+* ``mp_lda`` and ``nh_rattle`` on problems carrying expression source (``source=``; servo.coordinates prints it
+  from its symbolic equations) by the engine's generated loops (:mod:`integrators.codegen.coordinate_source`:
+  no gauge term, k <= 2), else on problems built with scalar problem functions
   (``lagrange_dalembert_problem(..., scalar=(grad_V1, A1, dA1[, a1, Da1]))``, each of one q, numba-compilable,
   f(q) or f(q, out)), with the gauge term when a1, Da1 are given;
 * ``dvak_mid`` on :class:`integrators.reference.nonholonomic.problems.VakonomicCoordinateData` with scalar
@@ -104,7 +106,7 @@ def _result(name, ys, y0, t0, h, n, save_every, done, nfev):
     if done < n:
         raise ConvergenceError(f"{name}: Newton's method did not converge in step {done + 1} (t = "
                                f"{t0 + done * h:.6g}) of the compiled run; reduce h")
-    if not np.isfinite(ys).all():
+    if not np.isfinite(ys.sum()) and not np.isfinite(ys).all():   # a finite sum: every entry is finite
         bad = int(np.argmin(np.isfinite(ys).reshape(len(ts), -1).all(axis=1)))
         return IntegrationResult(t=ts[:bad], y=ys[:bad], status=-1, nsteps=done, h=h, nfev=int(nfev),
                                  message=f"the solution overflowed or became NaN before t = {ts[bad]:.6g}; "
@@ -170,6 +172,10 @@ def coordinate_reason(d, scheme):
     if getattr(d, "gauge", None) is not None and (sc is None or sc[3] is None):
         return ("the gauge term a(q) . v needs the scalar a1(q), Da1(q) for the compiled loop (lagrange_dalembert_problem"
                 "(..., scalar=(grad_V1, A1, dA1, a1, Da1)))")
+    src = getattr(d, "source", None)
+    if sc is None and src is not None and getattr(d, "gauge", None) is None and d.k <= 2 and (
+            scheme != "mp" or "dA" in src):
+        return None                      # the generated loop of integrators.codegen.coordinate_source
     if sc is None:
         return ("the problem has no scalar problem functions (lagrange_dalembert_problem(..., scalar=(grad_V1, "
                 "A1, dA1)), numba-compilable functions of one q)")
@@ -216,24 +222,54 @@ def _coordinate_loop(d, scheme, jit):
     return cache[key]
 
 
-def run_mp(stepper, y0, t0, h, n, save_every, jit=None):
+def _generated_loop(d, scheme, generated):
+    """The engine's generated loop of ``scheme`` on the problem's expression source (kept on the data), or
+    None (no source, a gauge term, no maker, or k above what it writes)."""
+    loop = None
+    if generated is not None and getattr(d, "source", None) is not None and d.gauge is None and (
+            scheme != "mp" or "dA" in d.source):
+        cache = d.__dict__.setdefault("_compiled", {})
+        key = ("generated", scheme, generated)
+        if key not in cache:
+            cache[key] = generated(scheme, d.source, d.Minv)
+        loop = cache[key]
+    if loop is None and d.scalar is None:
+        raise ValueError(f"{scheme}: no compiled loop from the expression source alone here (the generated loops "
+                         f"need the engine's maker, no gauge term, k <= 2 and, for mp_lda, dA); give "
+                         f"scalar=(grad_V1, A1, dA1) for the generic loop")
+    return loop
+
+
+def run_mp(stepper, y0, t0, h, n, save_every, jit=None, generated=None):
+    """mp_lda's run: the generated loop (``generated``: the engine's maker,
+    ``integrators.backends.nonholonomic_loops.coordinate_loop``) where the problem carries expression source,
+    else the generic loop on its scalar functions (``jit`` None: plain Python, for tests)."""
     jit = jit or _plain
     d = stepper.d
     Y0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, 2 * d.n))
     K = n_saved(n, save_every)
-    ys, done, iters = _coordinate_loop(d, "mp", jit)(Y0, float(h), int(n), int(save_every), K, d.M, d.Minv)
+    loop = _generated_loop(d, "mp", generated)
+    if loop is not None:
+        ys, done, iters = loop(Y0, float(h), int(n), int(save_every), K)
+    else:
+        ys, done, iters = _coordinate_loop(d, "mp", jit)(Y0, float(h), int(n), int(save_every), K, d.M, d.Minv)
     stepper.nfev_total = int(iters)
     return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)
 
 
-def run_rattle(stepper, y0, lam0, t0, h, n, save_every, jit=None):
-    """(result, the multipliers at the end)."""
+def run_rattle(stepper, y0, lam0, t0, h, n, save_every, jit=None, generated=None):
+    """(result, the multipliers at the end); the generated loop where the problem carries expression source
+    (see :func:`run_mp`)."""
     jit = jit or _plain
     d = stepper.d
     Y0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, 2 * d.n))
     L0 = np.ascontiguousarray(np.asarray(lam0, dtype=float).reshape(-1, d.k))
     K = n_saved(n, save_every)
-    out = _coordinate_loop(d, "rattle", jit)(Y0, L0, float(h), int(n), int(save_every), K, d.M, d.Minv)
+    loop = _generated_loop(d, "rattle", generated)
+    if loop is not None:
+        out = loop(Y0, L0, float(h), int(n), int(save_every), K)
+    else:
+        out = _coordinate_loop(d, "rattle", jit)(Y0, L0, float(h), int(n), int(save_every), K, d.M, d.Minv)
     ys, Lend, done = out[:3]
     iters = n + (int(out[3]) if len(out) > 3 else 0)       # with a gauge term: the Newton solves for q_(k+1)
     stepper.nfev_total = iters

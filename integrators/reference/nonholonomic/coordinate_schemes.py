@@ -81,7 +81,7 @@ class _CoordStepper:
         None (the driver's numpy loop)."""
         if backend != "numba" or self.compiled_reason is not None:
             return None
-        return compiled.run_mp(self, y0, t0, h, n, save_every, jit)
+        return compiled.run_mp(self, y0, t0, h, n, save_every, jit, generated)
 
 
 class MPStepper(_CoordStepper):
@@ -225,7 +225,7 @@ class RattleStepper(_CoordStepper):
         if backend == "numba":
             if self.compiled_reason is not None:
                 return None
-            res, lam_end = compiled.run_rattle(self, y0, lam, t0, h, n, save_every, jit)
+            res, lam_end = compiled.run_rattle(self, y0, lam, t0, h, n, save_every, jit, generated)
             if res.status == 0:
                 self._remember(res.y[-1].copy(), lam_end)
             return res

@@ -22,6 +22,10 @@ beyond its vector field, attached to the ordinary problem as ``problem.discrete`
   force; zero when a = grad S is exact, where only the discrete schemes see it: Modin and Verdier 2020's
   non-reversible test problems, :func:`contact_oscillator_nonreversible`). Its compiled loops need the
   scalar a1(q) (n,) and Da1(q) (n, n) as the 4th and 5th entries of ``scalar``.
+  Optional ``source`` = {"grad_V": n, "A": k x n, "dA": k x n x n expression strings in q0 .. q(n-1)} (numpy
+  and math calls by module name; servo.coordinates prints them from its symbolic equations): without a gauge
+  term and with k <= 2 the engine writes them into the straight-line loops of
+  :mod:`integrators.codegen.coordinate_source` (preferred to the loops on ``scalar``); checked at one q.
 
 :func:`suslov_problem` and :func:`lagrange_dalembert_problem` build complete problems (vector field,
 energy, constraint residuals, outputs) from the data, for users without a servo system; the servo systems
@@ -31,6 +35,7 @@ attach the data to the problems they build (``Nonholonomic.problem()``, ``Constr
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 
@@ -62,6 +67,34 @@ def _call1(f, q, shape, writes):
         f(q, out)
         return out
     return np.asarray(f(q), dtype=float)
+
+
+def _check_source(source, n, k, grad_V, A, dA):
+    """The expression source of the generated coordinate loops (``integrators.codegen.coordinate_source``):
+    {"grad_V": n strings, "A": k x n, "dA": k x n x n (dA_ij/dq_l), optional} in q0 .. q(n-1), numpy and math
+    calls by module name; checked against the batched functions at one q (IntegrationInputError)."""
+    try:
+        src = {"grad_V": [str(e) for e in source["grad_V"]], "A": [[str(e) for e in r] for r in source["A"]]}
+        if source.get("dA") is not None:
+            src["dA"] = [[[str(e) for e in c] for c in r] for r in source["dA"]]
+    except (TypeError, KeyError, AttributeError) as err:
+        raise IntegrationInputError(f"source must be a dict of expression strings (grad_V, A[, dA]): {err}") from None
+    shapes = {"grad_V": (n,), "A": (k, n), "dA": (k, n, n)}
+    q = np.linspace(0.1, 0.3, n)
+    refs = {"grad_V": grad_V(q), "A": A(q), "dA": dA(q) if "dA" in src else None}
+    env = {"numpy": np, "np": np, "math": math, **{f"q{i}": float(q[i]) for i in range(n)}}
+    for key, exprs in src.items():
+        arr = np.array(exprs, dtype=object)
+        if arr.shape != shapes[key]:
+            raise IntegrationInputError(f"source[{key!r}] must have shape {shapes[key]}, got {arr.shape}")
+        try:
+            got = np.array([float(eval(e, dict(env))) for e in arr.ravel()]).reshape(arr.shape)
+        except Exception as err:  # noqa: BLE001 - any error of the user's text, reported with it
+            raise IntegrationInputError(f"source[{key!r}] does not evaluate at q = {q.tolist()}: {err!r}") from None
+        if not np.allclose(got, refs[key], rtol=1e-12, atol=1e-14):
+            raise IntegrationInputError(f"source[{key!r}] disagrees with the batched function at q = {q.tolist()}: "
+                                        f"{got.tolist()} against {np.asarray(refs[key]).tolist()}")
+    return src
 
 
 class LieConstraintData:
@@ -98,7 +131,7 @@ class LagrangeDAlembertData:
 
     structure = "lagrange_dalembert"
 
-    def __init__(self, M, grad_V, A, dA=None, k=None, scalar=None, gauge=None):
+    def __init__(self, M, grad_V, A, dA=None, k=None, scalar=None, gauge=None, source=None):
         M = np.atleast_2d(np.asarray(M, dtype=float))
         n = M.shape[0]
         self.M = _matrix(M, (n, n), "the mass matrix M")
@@ -131,6 +164,7 @@ class LagrangeDAlembertData:
         self.scalar = scalar
         if scalar is None:
             self.scalar_writes = None
+        self.source = None if source is None else _check_source(source, n, self.k, grad_V, A, self.dA)
         if gauge is not None:
             if (not isinstance(gauge, (tuple, list)) or len(gauge) != 2 or not all(callable(f) for f in gauge)):
                 raise IntegrationInputError("gauge must be (a, Da): callables of q returning (..., n) and (..., n, n)")
@@ -277,12 +311,13 @@ def suslov_problem(algebra, inertia, A, group=None, name=None):
     return p
 
 
-def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None, scalar=None, gauge=None):
+def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None, scalar=None, gauge=None,
+                               source=None):
     """The Lagrange-d'Alembert equations M q'' = -grad V + (Da^T - Da) q' + A^T lambda, A(q) q' = 0 as an
     ODEProblem on y = (q, v) carrying :class:`LagrangeDAlembertData` (constraint residual "A(q) v", energy
     v^T M v / 2 + V when ``potential`` V(q) is given, outputs "q", "v", "lambda"). ``scalar``, ``gauge``: see
     :class:`LagrangeDAlembertData`."""
-    d = LagrangeDAlembertData(M, grad_V, A, dA, scalar=scalar, gauge=gauge)
+    d = LagrangeDAlembertData(M, grad_V, A, dA, scalar=scalar, gauge=gauge, source=source)
     n = d.n
 
     def f(t, y):
@@ -292,7 +327,14 @@ def lagrange_dalembert_problem(M, grad_V, A, dA=None, potential=None, name=None,
 
     inv = {}
     if potential is not None:
-        inv["energy"] = lambda y: 0.5 * np.einsum("...i,ij,...j->...", y[..., n:], d.M, y[..., n:]) + potential(y[..., :n])
+        # v^T M v as one two-operand einsum (the three-operand form costs 3x over every saved state)
+        unit = bool(np.array_equal(d.M, np.eye(n)))
+
+        def energy(y):
+            v = y[..., n:]
+            Mv = v if unit else np.matmul(v, d.M)
+            return 0.5 * np.einsum("...i,...i->...", Mv, v) + potential(y[..., :n])
+        inv["energy"] = energy
     cons = {f"A(q) v [{i}]": (lambda y, i=i: np.einsum("...j,...j->...", d.A(y[..., :n])[..., i, :], y[..., n:]))
             for i in range(d.k)}
     p = ODEProblem(f, 2 * n, invariants=inv, constraints=cons, name=name or "Lagrange-d'Alembert system",
@@ -315,8 +357,11 @@ def contact_oscillator(eps=0.3):
         return np.stack([x + eps * x * z * z, y, z + eps * x * x * z], -1)
 
     def A(q):
-        y = np.asarray(q)[..., 1]
-        return np.stack([np.ones_like(y), np.zeros_like(y), y], -1)[..., None, :]
+        q = np.asarray(q)
+        out = np.zeros(q.shape[:-1] + (1, 3), dtype=q.dtype)
+        out[..., 0, 0] = 1.0
+        out[..., 0, 2] = q[..., 1]
+        return out
 
     def dA(q):
         out = np.zeros(np.shape(q)[:-1] + (1, 3, 3))
@@ -340,10 +385,13 @@ def contact_oscillator(eps=0.3):
         out[0, 2, 1] = 1.0
 
     def V(q):
-        return 0.5 * (np.sum(q * q, -1) + eps * q[..., 0] ** 2 * q[..., 2] ** 2)
+        return 0.5 * (np.einsum("...i,...i->...", q, q) + eps * (q[..., 0] * q[..., 2]) ** 2)
 
+    e = repr(float(eps))
+    source = {"grad_V": [f"q0 + {e} * q0 * q2 * q2", "q1", f"q2 + {e} * q0 * q0 * q2"], "A": [["1.0", "0.0", "q1"]],
+              "dA": [[["0"] * 3, ["0"] * 3, ["0", "1.0", "0"]]]}
     p = lagrange_dalembert_problem(np.eye(3), grad_V, A, dA, potential=V, scalar=(grad_V1, A1, dA1),
-                                   name=f"contact oscillator (eps = {eps:g})")
+                                   name=f"contact oscillator (eps = {eps:g})", source=source)
     p.invariants["H_y"] = lambda y: 0.5 * (y[..., 1] ** 2 + y[..., 4] ** 2)
     return p
 

@@ -171,3 +171,20 @@ def test_dvak_mid_scalar_functions_are_checked():
         out *= 2.0
     with pytest.raises(IntegrationInputError, match="scalar Lv1 disagrees"):
         VakonomicCoordinateData(3, 1, d.Lv, d.Lq, d.phi, scalar=(twice, Lq1, phi1))
+
+
+def test_disk_generated_loops_from_the_symbolic_equations():
+    """nonholonomic_problem carries grad V, A, dA printed from the symbolic equations: the engine's generated
+    loops (numba) on them give the numpy steps' answer."""
+    pytest.importorskip("numba")
+    from integrators import ODEProblem, integrate
+    d = disk().nonholonomic_problem()
+    assert d.source["A"][0][3] == "-numpy.cos(q2)" and d.source["dA"][0][3][2] == "numpy.sin(q2)"
+    p = ODEProblem(lambda t, y: y, 8)
+    p.discrete = d
+    y0 = np.array([0.1, -0.2, 0.2, 0.3, np.cos(0.2) * 1.3, np.sin(0.2) * 1.3, 0.8, 1.3])
+    for method in ("mp_lda", "nh_rattle"):
+        got = integrate(p, y0, (0.0, 5.0), steps=200, method=method, backend="numba")
+        ref = integrate(p, y0, (0.0, 5.0), steps=200, method=method, backend="numpy")
+        assert got.backend == "numba" and got.status == 0
+        np.testing.assert_allclose(got.y, ref.y, rtol=0, atol=1e-12)
