@@ -37,16 +37,20 @@ MethodError at the first "auto" decision.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import queue
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 
 from ..core.errors import MethodError
-from . import batch_kernels, generic_kernel
+from . import batch_kernels, generic_kernel, numba_kernels
+from .output_grid import OutputGrid
 
 #: the values of LIEDYN_AUTO_COMPILE
 POLICIES = ("background", "wait", "off")
@@ -64,6 +68,8 @@ SPECIALISE_WORK = 20_000
 
 #: result.backend of a run by the generic kernel
 GENERIC_LABEL = "numba (generic kernel)"
+#: result.backend of a backend="numba" run by the generic kernel (the specialised loop not ready)
+NUMBA_GENERIC_LABEL = "numba (generic kernel; the specialised loop compiles in the background)"
 
 _LOCK = threading.Lock()
 _JOBS = queue.Queue()
@@ -161,10 +167,11 @@ def _warm_single(pl, kind, t1, rtol, atol, max_step):
     n = pl.st.n
     if kind == "step":
         fn(0.0, *([0.0] * n))
-        return
-    p = 0 if pl.proj is None else pl.proj.p
-    ms = math.inf if max_step is None else float(max_step)
-    fn(t1, t1, 1.0, rtol, atol, ms, 1, 1, 0, np.empty(4), np.empty((4, n)), *([0.0] * (2 * n + p)))
+    else:
+        p = 0 if pl.proj is None else pl.proj.p
+        ms = math.inf if max_step is None else float(max_step)
+        fn(t1, t1, 1.0, rtol, atol, ms, 1, 1, 0, np.empty(4), np.empty((4, n)), *([0.0] * (2 * n + p)))
+    write_marker(_spec_marker(pl, kind))
 
 
 def _warm_batch(pl, t1, rtol, atol, max_step):
@@ -259,6 +266,14 @@ def _warm_fixed(pl):
     """A run of no step of the plan's one-trajectory fixed-step loop: compiles it (or loads it)."""
     n = pl.st.n
     pl.function("fixed", "numba")(0.0, 0, 1, np.empty(1), np.empty((1, n)), 0.0, *([0.0] * (2 * n)))
+    write_marker(_spec_marker(pl, "fixed"))
+
+
+def continue_fixed(pl):
+    """The loop a fixed-step "auto" run of one trajectory continues in after a chunk of NUMPY_CHUNK Python
+    steps: "numba" when its compiled loop (queued by :func:`choose_fixed`) is ready in this process, else
+    "scalar" (asked again after the next chunk)."""
+    return "numba" if policy() == "wait" or compiled(pl, "fixed") else "scalar"
 
 
 def worth_loading(pl, work):
@@ -337,3 +352,99 @@ def write_marker(marker):
         os.replace(tmp, marker)
     except OSError:
         pass
+
+
+# ------------------------------------------------------------------ backend="numba" on a structure not compiled
+def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
+    """The loop of a backend="numba" adaptive run of one trajectory without events (``grid``: it fills an
+    output grid): "numba" (the specialised loop) when it is compiled in this process or in numba's disk
+    cache (:func:`specialised_on_disk`), else "generic" (:mod:`integrators.backends.generic_kernel`, loaded
+    from its disk cache in about 1-2 s, or compiled in the call once per machine when it is not there),
+    with the specialised loop's compile queued in the background thread; a later call takes it once ready.
+    Policy (LIEDYN_AUTO_COMPILE) "wait": "numba" (the specialised loop compiled in the call, as before);
+    "off": the generic kernel only when it is ready or on disk, else "numba" (compiled in the call), and
+    nothing queued."""
+    kind = "adaptive_grid" if grid else "adaptive"
+    pol = policy()
+    if pol == "wait":
+        return "numba"
+    if compiled(pl, kind):
+        write_marker(_spec_marker(pl, kind))
+        return "numba"
+    if specialised_on_disk(pl, kind):
+        return "numba"
+    if pol == "off" and not (generic_kernel.compiled() or generic_kernel.on_disk()):
+        return "numba"
+    if not generic_kernel.compiled():
+        generic_kernel.warm()            # from the disk cache (~1-2 s), or its one compile on this machine
+    if grid:
+        submit((kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
+               lambda: _warm_grid(pl, t1, rtol, atol, max_step))
+    else:
+        _schedule(pl, (kind,), t1, rtol, atol, max_step)
+    return "generic"
+
+
+def _warm_grid(pl, t1, rtol, atol, max_step):
+    """A call of no step of the plan's one-trajectory loop that fills an output grid ("adaptive_grid"): compiles
+    it (or loads it from numba's disk cache), and writes its marker."""
+    n = pl.st.n
+    y = np.zeros(n)
+    grid = OutputGrid(np.array([t1]), (1, n), pl, pl.targets(y))
+    grid.start(t1, y)
+    p = 0 if pl.proj is None else pl.proj.p
+    ms = math.inf if max_step is None else float(max_step)
+    pl.function("adaptive_grid", "numba")(t1, t1, 1.0, rtol, atol, ms, 1, 1, 0, np.empty(4), np.empty((4, n)),
+                                          *([0.0] * (2 * n + p)), *grid.args("numba"))
+    write_marker(_spec_marker(pl, "adaptive_grid"))
+
+
+_CODEGEN_DIGEST = []
+
+
+def _codegen_digest():
+    """A digest of everything the specialised texts depend on besides the plan: the code generator's
+    sources (integrators/codegen, the helpers), numba's and Python's versions (read once per process)."""
+    if not _CODEGEN_DIGEST:
+        root = Path(__file__).resolve().parents[1]
+        h = hashlib.sha1()
+        for f in sorted((root / "codegen").glob("*.py")) + sorted((root / "reference").glob("genhelpers.py")) \
+                + [Path(numba_kernels.__file__), Path(__file__).with_name("loader.py")]:
+            h.update(f.read_bytes())
+        numba = numba_kernels.require("the numba backend")
+        h.update(f"{numba.__version__}|{sys.version_info[:2]}".encode())
+        _CODEGEN_DIGEST.append(h.hexdigest()[:16])
+    return _CODEGEN_DIGEST[0]
+
+
+def _spec_marker(pl, kind):
+    """The file that says the plan's specialised function ``kind`` is in numba's disk cache (written after its
+    compile by :func:`_warm_single`, :func:`_warm_grid` or a call that found it compiled), or None when the
+    cache directory is not writable."""
+    d = numba_kernels.cache_dir()
+    if d is None:
+        return None
+    tag = repr((kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key))
+    return d / f"liedyn_spec_{hashlib.sha1((_codegen_digest() + tag).encode()).hexdigest()[:20]}.ok"
+
+
+def specialised_on_disk(pl, kind):
+    """True when the plan's specialised function ``kind`` was compiled into numba's disk cache (its marker
+    exists): loading it takes a fraction of a second plus the code generation of its text."""
+    m = _spec_marker(pl, kind)
+    return m is not None and m.exists()
+
+
+def numba_cold_label(pl, kind):
+    """result.backend of a backend="numba" run that the generic kernel does not cover (fixed-step methods,
+    ensembles, events), when its compiled loop ``kind`` was neither compiled in this process nor in numba's
+    disk cache before the call: it was compiled in the call; None when it was ready. Writes the marker."""
+    ready = compiled(pl, kind) or specialised_on_disk(pl, kind)
+    return None if ready else (f"numba (specialised {kind} loop compiled in this call: the generic kernel runs "
+                               f"only the adaptive pairs on one trajectory without events)")
+
+
+def mark_compiled(pl, kind):
+    """Record that the plan's specialised function ``kind`` is in numba's disk cache (after a call compiled it)."""
+    if compiled(pl, kind):
+        write_marker(_spec_marker(pl, kind))

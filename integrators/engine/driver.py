@@ -313,11 +313,17 @@ def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
     if pl is None:
         return None
     be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
+    switch = False
     if backend == "auto" and be == "numba":   # never waits on a compiler (integrators.backends.auto_compile)
         be = auto_compile.choose_fixed(pl, y0.ndim > 1)
-    res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be)
+        switch = be == "numpy" and y0.ndim == 1      # numpy in chunks, compiled once that loop is ready
+    cold = backend == "numba" and y0.ndim == 1 and auto_compile.numba_cold_label(pl, "fixed")
+    res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be, switch)
     res.nfev = res.nsteps * fevals
-    res.backend = be
+    res.backend = res.backend or be
+    if cold:   # no generic kernel for fixed steps: the call compiled the loop, and says so
+        res.backend = cold
+        auto_compile.mark_compiled(pl, "fixed")
     return res
 
 
