@@ -91,9 +91,7 @@ def test_the_decision_and_the_switch(cold, monkeypatch):
     monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: False)
     monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")      # the old behaviour: compiled in the call
     assert auto_compile.choose_numba(pl, 1.0, 1e-8, 1e-10, None) == "numba"
-    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "off")       # no background job: the generic kernel when loaded,
-    monkeypatch.setattr(generic_kernel, "compiled", lambda: False)       # else compiled in the call
-    monkeypatch.setattr(generic_kernel, "on_disk", lambda: False)
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "off")       # no background job: compiled in the call too
     assert auto_compile.choose_numba(pl, 1.0, 1e-8, 1e-10, None) == "numba"
     monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "soon")      # a bad policy: a clear error, not a silent default
     with pytest.raises(MethodError, match="LIEDYN_AUTO_COMPILE='soon'"):
@@ -103,6 +101,7 @@ def test_the_decision_and_the_switch(cold, monkeypatch):
 @needs_numba
 def test_markers_name_the_loop_and_the_code_generator(monkeypatch, tmp_path):
     monkeypatch.setenv("LIEDYN_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("LIEDYN_AUTO_COMPILE", raising=False)
     P, y0 = _problem(33)
     M = METHODS["rk45"]
     pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0)
@@ -116,6 +115,9 @@ def test_markers_name_the_loop_and_the_code_generator(monkeypatch, tmp_path):
     note = auto_compile.numba_cold_label(pl, "fixed")
     assert "compiled in this call" in note and "only the adaptive pairs on one trajectory" in note
     monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: True)
+    assert auto_compile.numba_cold_label(pl, "fixed") is None
+    monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: False)
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")        # compiling in the call is what was asked: no note
     assert auto_compile.numba_cold_label(pl, "fixed") is None
 
 
