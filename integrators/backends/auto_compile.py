@@ -28,6 +28,16 @@ compiled, the first "auto" call of rkmk853 on so(5) takes 1.1 s (numpy's first c
 generation), a 40,000-step rk853_projected run on so(5) 2.4 s where "auto" used to take 34 s; the
 generic kernel runs 1.6-3.2x the specialised loop's time, 0.09-0.6x solve_ivp DOP853's.
 
+backend="numba" (:func:`choose_numba`): an adaptive pair on one trajectory without events whose specialised
+loop is neither compiled in this process nor in numba's disk cache (a marker file per loop, keyed by the
+code generator's sources and numba's version: :func:`specialised_on_disk`) runs the generic kernel
+(result.backend :data:`NUMBA_GENERIC_LABEL`; with an output grid, every step is saved and the grid filled
+from the numpy reference's continuous extension) with the specialised loop queued here; measured: the first
+call on 10 drawn algebras of dimension 3-10 1.0-1.8 s instead of 13-190 s. The loops the generic kernel does
+not cover (fixed steps, ensembles, events) compile in the call, and result.backend says so
+(:func:`numba_cold_label`). A fixed-step "auto" run of one trajectory that the engine would compile runs
+Python chunks and continues compiled once its loop is ready (:func:`continue_fixed`).
+
 ``LIEDYN_AUTO_COMPILE``: "background" (default, the above; the thread runs at nice 10 where the OS
 allows it), "wait" (compile the specialised loop in the call, as backend="numba" does) or "off" (never
 compile under "auto": the specialised loop when compiled, the generic kernel when in the disk cache,

@@ -145,16 +145,26 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         problems whose velocity is affine). "numba" needs the extra ``liedyn[fast]`` (MethodError
         naming the backends that apply without it); "auto" takes numba when installed and the run
         has at least :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` step-trajectories, else numpy.
-        Compiling the code of one structure and method takes 15-190 s on 2 cores (measured on the
-        drawn systems of dimension 3-10, benchmarks/RESULTS.md), once per machine: it is cached on disk
-        in ``$LIEDYN_CACHE_DIR`` (default ``~/.cache/liedyn``). An adaptive run under "auto" never waits
-        for that compile (:mod:`integrators.backends.auto_compile`): until the structure's code is
-        compiled, one trajectory runs the generic compiled kernel (every algebra from its structure
-        constants as data, compiled once per machine in about 30-40 s, loaded in about 1-2 s; 1.6-3x the
-        specialised loop's time) or numpy, and the specialised code compiles in a background thread
-        (``LIEDYN_AUTO_COMPILE=wait`` compiles in the call instead, ``=off`` never compiles under "auto").
-        A fixed-step run under "auto" does not wait either: numpy until its compiled loop (one
-        trajectory) or ensemble kernel is ready in the process, that compile queued in the background.
+        Compiling the code of one structure and method takes 13-190 s on 2 cores (measured on the
+        drawn systems of dimension 3-10, benchmarks/RESULTS.md "Drawn systems"), once per machine. The caches
+        live in ``$LIEDYN_CACHE_DIR`` (default ``~/.cache/liedyn``): the generated modules, numba's cache
+        files beside them (in its ``__pycache__``; in ``$NUMBA_CACHE_DIR`` when that is set) and small
+        ``*.ok`` markers of what is compiled. No call waits for that compile where a loop for every algebra
+        can run instead (:mod:`integrators.backends.auto_compile`): the generic compiled kernel
+        (:mod:`integrators.backends.generic_kernel`, the structure constants as data; compiled once per
+        machine in ~8 s of CPU (22 s wall at load 9.4), by the Makefile's install step, else by the first call that needs it; loaded in
+        ~1-2 s per process) runs an adaptive pair on one trajectory without events, and the specialised
+        code compiles in a background thread; a later call takes it once ready. Measured (RESULTS
+        "Cold start and the generic kernel", 2 cores at load ~9.5, 10 drawn algebras of dimension 3-10
+        incl. so(5), sp(4) and random bases): the first backend="numba" call 1.0-1.8 s (was 13-190 s), the
+        second 1-280 ms; with an empty cache 25 s at that load (the generic kernel's compile). A fixed-step run, an
+        ensemble or a run with events has no generic kernel: a cold backend="numba" call compiles its
+        loop in the call (so(4) in a random basis, rkmk4: 17.5 s) and ``result.backend`` says so. Under
+        "auto" nothing waits: one trajectory runs the generic kernel or numpy until the specialised code is
+        ready (a long Python run, adaptive or fixed-step, continues compiled in chunks once it is), and
+        a fixed-step run or ensemble runs numpy until its compiled loop is ready.
+        ``LIEDYN_AUTO_COMPILE=wait`` (or ``off``, no background compiles) makes backend="numba" compile in
+        the call as before; under "auto" ``wait`` compiles in the call and ``off`` never compiles.
         ``result.backend`` says which ran.
     first_step, max_step : initial and largest step of the adaptive methods (rkmk45, rkmk853,
         rk45, rk853), as in solve_ivp; their results also carry ``nrejected``.
