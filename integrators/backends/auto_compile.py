@@ -215,8 +215,10 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
     * else numpy.
 
     With an output grid (``grid``) one trajectory without events runs the loop that fills it
-    ("adaptive_grid": the generic kernel fills none) when that loop is compiled in this process, else numpy
-    (nothing queued: the background jobs warm the loops without a grid).
+    ("adaptive_grid") when that loop is compiled in this process; else, under the policy "background", the
+    generic kernel when it is loaded (or the engine would compile: loaded, and the grid loop queued) and the
+    run pays for it as above (it fills no grid: every step is saved and the engine fills the grid from the
+    numpy reference's continuous extension); else numpy.
 
     Policy "wait" (LIEDYN_AUTO_COMPILE): ``mode`` unchanged (the specialised loop compiled in the call)."""
     if policy() == "wait":
@@ -224,7 +226,17 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
     kinds = _kinds(ensemble, events)
     single = not ensemble and not events
     if grid and single:
-        return "numba" if compiled(pl, "adaptive_grid") else "numpy"
+        if compiled(pl, "adaptive_grid"):
+            return "numba"
+        # policy "background": the generic kernel when loaded (every step saved, the grid from the numpy
+        # reference's continuous extension) for a run that pays for it; the grid loop queued for a big run
+        if policy() == "background" and (work >= GENERIC_WORK or _slow_numpy(pl)) and (
+                generic_kernel.compiled() or (mode == "numba" and generic_ready())):
+            if mode == "numba":
+                submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms,
+                        None if pl.proj is None else pl.proj.key), lambda: _warm_grid(pl, t1, rtol, atol, max_step))
+            return "generic"
+        return "numpy"
     if mode == "numba":
         if all(compiled(pl, k) for k in kinds):
             return "numba"

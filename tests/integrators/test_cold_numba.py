@@ -175,3 +175,22 @@ def test_fixed_step_chunks_stop_at_an_overflow_like_one_run(monkeypatch):
     assert b.status == -1 and a.status == -1 and a.nsteps == b.nsteps and b.nsteps > 3 * 21
     assert np.array_equal(a.t, b.t) and np.array_equal(a.y, b.y)
     assert math.isfinite(a.y[-1].sum())
+
+
+@needs_numba
+def test_auto_with_an_output_grid_takes_the_loaded_generic_kernel(cold):
+    """Under "auto" (policy background) a run with an output grid on an algebra without a closed-form exponential
+    takes the generic kernel when it is loaded, the grid from the reference's extension: the numpy backend's
+    grid to round-off; a closed-form structure's small run stays numpy."""
+    generic_kernel.warm()
+    P, y0 = _problem(35)
+    te = np.linspace(0.0, 3.0, 41)
+    kw = dict(method="rkmk853", rtol=1e-9, atol=1e-11, t_eval=te)
+    a = integrate(P, y0, (0.0, 3.0), backend="auto", **kw)
+    b = integrate(P, y0, (0.0, 3.0), backend="numpy", **kw)
+    assert a.backend == auto_compile.GENERIC_LABEL and np.array_equal(a.t, te)
+    assert np.max(np.abs(a.y - b.y)) <= 1e-10 * (1.0 + np.max(np.abs(b.y)))
+    assert not cold                                   # a small run: nothing queued
+    P3, y3 = _problem(36, named.so3())
+    c = integrate(P3, y3, (0.0, 1.0), method="rk45", t_eval=np.linspace(0.0, 1.0, 5), backend="auto")
+    assert c.backend == "numpy"
