@@ -80,6 +80,8 @@ SPECIALISE_WORK = 20_000
 GENERIC_LABEL = "numba (generic kernel)"
 #: result.backend of a backend="numba" run by the generic kernel (the specialised loop not ready)
 NUMBA_GENERIC_LABEL = "numba (generic kernel; the specialised loop compiles in the background)"
+#: ... and of one in numpy (a fresh machine: the generic kernel not compiled yet)
+NUMBA_NUMPY_NOTE = " (backend='numba': no compiled loop ready yet, they compile in the background)"
 
 _LOCK = threading.Lock()
 _JOBS = queue.Queue()
@@ -383,6 +385,9 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
     cache (:func:`specialised_on_disk`), else "generic" (:mod:`integrators.backends.generic_kernel`, loaded
     from its disk cache in about 1-2 s, or compiled in the call once per machine when it is not there),
     with the specialised loop's compile queued in the background thread; a later call takes it once ready.
+    When the generic kernel is not on disk (a fresh machine: its compile is ~8 s of CPU) or a background job
+    holds numba's compiler: "numpy" (the generated loop as Python, continuing compiled in chunks once a loop is
+    ready, as under "auto"), with the generic kernel's compile queued.
     Policies (LIEDYN_AUTO_COMPILE) "wait" and "off" (no background compiles; the test suite's): "numba", the
     specialised loop compiled in the call as before."""
     kind = "adaptive_grid" if grid else "adaptive"
@@ -395,7 +400,13 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
     if specialised_on_disk(pl, kind):
         return "numba"
     if not generic_kernel.compiled():
-        generic_kernel.warm()            # from the disk cache (~1-2 s), or its one compile on this machine
+        if generic_kernel.on_disk() and not busy():
+            generic_kernel.warm()        # from the disk cache: ~1-2 s
+        else:   # a fresh machine (or a background compile holds numba's lock): numpy now, never a wait
+            submit("generic", generic_kernel.warm)
+            if not grid:
+                _schedule(pl, (kind,), t1, rtol, atol, max_step)
+            return "numpy"
     if grid:
         submit((kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
                lambda: _warm_grid(pl, t1, rtol, atol, max_step))

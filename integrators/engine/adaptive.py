@@ -129,12 +129,15 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
                                                       max_steps)
         res.backend = mode
     elif pl is not None:
-        switch = backend == "auto" and fastpath.resolve_backend("auto") == "numba"
+        switch = ((backend == "auto" and fastpath.resolve_backend("auto") == "numba")
+                  or (backend == "numba" and mode == "numpy"))   # (numba: a fresh machine, choose_numba)
         res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step,
                                                   1 if dense_ref else every, mode, max_steps, switch,
                                                   None if dense_ref else t_eval)
         if mode == "generic" and backend == "numba":
             res.backend = auto_compile.NUMBA_GENERIC_LABEL
+        elif mode == "numpy" and backend == "numba":
+            res.backend += auto_compile.NUMBA_NUMPY_NOTE
     else:
         res, nsteps, nrej = reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order,
                                             max_steps)

@@ -194,3 +194,27 @@ def test_auto_with_an_output_grid_takes_the_loaded_generic_kernel(cold):
     P3, y3 = _problem(36, named.so3())
     c = integrate(P3, y3, (0.0, 1.0), method="rk45", t_eval=np.linspace(0.0, 1.0, 5), backend="auto")
     assert c.backend == "numpy"
+
+
+@needs_numba
+def test_cold_numba_on_a_fresh_machine_runs_numpy_and_queues_the_kernels(cold, monkeypatch):
+    """No generic kernel on disk (a fresh machine; or a background job holding numba's compiler): backend="numba"
+    runs the generated loop as Python (the numpy backend's result, exactly) and says so, with the generic
+    kernel's and the specialised loop's compiles queued."""
+    monkeypatch.setattr(generic_kernel, "compiled", lambda: False)
+    monkeypatch.setattr(generic_kernel, "on_disk", lambda: False)
+    monkeypatch.setattr(auto_compile, "specialised_on_disk", lambda pl, kind: False)
+    P, y0 = _problem(37)
+    kw = dict(method="rk853_projected", rtol=1e-9, atol=1e-11)
+    a = integrate(P, y0, (0.0, 3.0), backend="numba", **kw)
+    b = integrate(P, y0, (0.0, 3.0), backend="numpy", **kw)
+    assert a.backend == "numpy" + auto_compile.NUMBA_NUMPY_NOTE
+    assert np.array_equal(a.y, b.y) and np.array_equal(a.t, b.t)
+    assert cold[0] == "generic" and cold[1][0] == "adaptive"
+    cold.clear()
+    monkeypatch.setattr(generic_kernel, "on_disk", lambda: True)      # on disk, but the compiler is busy
+    monkeypatch.setattr(auto_compile, "busy", lambda: True)
+    M = METHODS["rk853_projected"]
+    from integrators.codegen import projection
+    pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0, projection.of_algebra(P.algebra))
+    assert auto_compile.choose_numba(pl, 1.0, 1e-8, 1e-10, None) == "numpy" and cold[0] == "generic"
