@@ -152,16 +152,20 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         ``*.ok`` markers of what is compiled. No call waits for that compile where a loop for every algebra
         can run instead (:mod:`integrators.backends.auto_compile`): the generic compiled kernel
         (:mod:`integrators.backends.generic_kernel`, the structure constants as data; compiled once per
-        machine in ~8 s of CPU (22 s wall at load 9.4), by the Makefile's install step, else by the first call that needs it; loaded in
-        ~1-2 s per process) runs an adaptive pair on one trajectory without events, and the specialised
-        code compiles in a background thread; a later call takes it once ready. Measured (RESULTS
+        machine in ~8 s of CPU (22 s wall at load 9.4) by the Makefile's install step, else in the
+        background by the first call that needs it, which runs numpy meanwhile; loaded in ~1-2 s per
+        process) runs an adaptive pair on one trajectory without events, and the specialised code
+        compiles in a background thread; a later call takes it once ready. Measured (RESULTS
         "Cold start and the generic kernel", 2 cores at load ~9.5, 10 drawn algebras of dimension 3-10
         incl. so(5), sp(4) and random bases): the first backend="numba" call 1.0-1.8 s (was 13-190 s), the
-        second 1-280 ms; with an empty cache 25 s at that load (the generic kernel's compile). A fixed-step run, an
+        second 1-280 ms; with an empty cache (a fresh machine) 1.3-1.5 s in numpy, a 33,000-step run
+        11.2 s (numpy throughout at load 10: the background compiles had not finished). A fixed-step run, an
         ensemble or a run with events has no generic kernel: a cold backend="numba" call compiles its
         loop in the call (so(4) in a random basis, rkmk4: 17.5 s) and ``result.backend`` says so. Under
         "auto" nothing waits: one trajectory runs the generic kernel or numpy until the specialised code is
-        ready (a long Python run, adaptive or fixed-step, continues compiled in chunks once it is), and
+        ready (a long Python run, adaptive or fixed-step, continues compiled in chunks once it is: 10^6
+        rkmk4 steps on so(4) in a random basis ran 620,000 in numpy, then numba, the numpy run's states
+        to the bit, 35 s of CPU against 45 s in numpy at load 11), and
         a fixed-step run or ensemble runs numpy until its compiled loop is ready.
         ``LIEDYN_AUTO_COMPILE=wait`` (or ``off``, no background compiles) makes backend="numba" compile in
         the call as before; under "auto" ``wait`` compiles in the call and ``off`` never compiles.
