@@ -395,7 +395,7 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
     if pol in ("wait", "off"):
         return "numba"
     if compiled(pl, kind):
-        write_marker(_spec_marker(pl, kind))
+        mark_compiled(pl, kind)
         return "numba"
     if specialised_on_disk(pl, kind):
         return "numba"
@@ -478,6 +478,15 @@ def numba_cold_label(pl, kind):
 
 
 def mark_compiled(pl, kind):
-    """Record that the plan's specialised function ``kind`` is in numba's disk cache (after a call compiled it)."""
-    if compiled(pl, kind):
-        write_marker(_spec_marker(pl, kind))
+    """Record that the plan's specialised function ``kind`` is in numba's disk cache (after a call compiled it);
+    once per plan and kind in a process (no file system access on later calls)."""
+    if (id(pl), kind) in _MARKED or not compiled(pl, kind):
+        return
+    m = _spec_marker(pl, kind)
+    if m is not None and not m.exists():
+        write_marker(m)
+    _MARKED.add((id(pl), kind))
+
+
+#: (id of a plan, kind) whose marker this process wrote or found (plans live as long as the process)
+_MARKED = set()
