@@ -168,7 +168,7 @@ def generic_ready():
     if not busy() and generic_kernel.on_disk():
         generic_kernel.warm()
         return generic_kernel.compiled()
-    submit("generic", generic_kernel.warm)
+    submit("generic", generic_kernel.warm_elsewhere)
     return False
 
 
@@ -318,7 +318,9 @@ def _slow_numpy(pl):
 def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     """The loop a single "auto" run continues in after NUMPY_CHUNK Python steps: "numba" when the
     specialised loop is compiled, else "generic" when that kernel is ready, else "scalar" (numpy, asked
-    again after the next chunk), queueing the missing compiles. ``grid``: the run fills an output grid
+    again after the next chunk), queueing the missing compiles: the generic kernel's (in a child process,
+    :func:`integrators.backends.generic_kernel.warm_elsewhere`), the specialised loop's only once the generic
+    kernel runs (its compiled loop releases the interpreter lock; the Python loop would starve). ``grid``: the run fills an output grid
     (the loop "adaptive_grid"), which the generic kernel does not: "numba" when that loop is compiled
     (by an earlier backend="numba" call) or the policy is "wait", else "scalar"; nothing is queued (the
     background jobs warm the loops without a grid)."""
@@ -327,7 +329,8 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     if policy() == "wait" or compiled(pl, "adaptive"):
         return "numba"
     generic = generic_ready()
-    _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
+    if generic:   # (not while the Python loop runs: a compile in this process's thread starves it)
+        _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
     return "generic" if generic else "scalar"
 
 
@@ -402,10 +405,9 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
     if not generic_kernel.compiled():
         if generic_kernel.on_disk() and not busy():
             generic_kernel.warm()        # from the disk cache: ~1-2 s
-        else:   # a fresh machine (or a background compile holds numba's lock): numpy now, never a wait
-            submit("generic", generic_kernel.warm)
-            if not grid:
-                _schedule(pl, (kind,), t1, rtol, atol, max_step)
+        else:   # a fresh machine (or a background compile holds numba's lock): numpy now, never a wait; the
+            # generic kernel compiles in a child process (the specialised loop is queued once it runs)
+            submit("generic", generic_kernel.warm_elsewhere)
             return "numpy"
     if grid:
         submit((kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),

@@ -197,10 +197,10 @@ def test_auto_with_an_output_grid_takes_the_loaded_generic_kernel(cold):
 
 
 @needs_numba
-def test_cold_numba_on_a_fresh_machine_runs_numpy_and_queues_the_kernels(cold, monkeypatch):
+def test_cold_numba_on_a_fresh_machine_runs_numpy_and_queues_the_generic_kernel(cold, monkeypatch):
     """No generic kernel on disk (a fresh machine; or a background job holding numba's compiler): backend="numba"
     runs the generated loop as Python (the numpy backend's result, exactly) and says so, with the generic
-    kernel's and the specialised loop's compiles queued."""
+    kernel's compile queued."""
     monkeypatch.setattr(generic_kernel, "compiled", lambda: False)
     monkeypatch.setattr(generic_kernel, "on_disk", lambda: False)
     monkeypatch.setattr(auto_compile, "specialised_on_disk", lambda pl, kind: False)
@@ -210,7 +210,7 @@ def test_cold_numba_on_a_fresh_machine_runs_numpy_and_queues_the_kernels(cold, m
     b = integrate(P, y0, (0.0, 3.0), backend="numpy", **kw)
     assert a.backend == "numpy" + auto_compile.NUMBA_NUMPY_NOTE
     assert np.array_equal(a.y, b.y) and np.array_equal(a.t, b.t)
-    assert cold[0] == "generic" and cold[1][0] == "adaptive"
+    assert cold == ["generic"]        # the specialised loop once the generic kernel runs (next test)
     cold.clear()
     monkeypatch.setattr(generic_kernel, "on_disk", lambda: True)      # on disk, but the compiler is busy
     monkeypatch.setattr(auto_compile, "busy", lambda: True)
@@ -218,3 +218,22 @@ def test_cold_numba_on_a_fresh_machine_runs_numpy_and_queues_the_kernels(cold, m
     from integrators.codegen import projection
     pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0, projection.of_algebra(P.algebra))
     assert auto_compile.choose_numba(pl, 1.0, 1e-8, 1e-10, None) == "numpy" and cold[0] == "generic"
+
+
+@needs_numba
+def test_the_generic_kernel_compiles_in_a_child_process_and_the_python_loop_is_left_alone(cold, monkeypatch):
+    """warm_elsewhere compiles (here: finds) the kernel in numba's disk cache from a child process; a Python run
+    that continues after a chunk queues only the generic kernel while it is not ready (a compile in a thread
+    of this process would starve the Python loop), the specialised loop once the generic kernel runs."""
+    generic_kernel.warm()                        # (in the disk cache: the child only loads it)
+    generic_kernel.warm_elsewhere()
+    assert generic_kernel.on_disk()
+    P, y0 = _problem(38)
+    M = METHODS["rkmk853"]
+    pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0)
+    monkeypatch.setattr(generic_kernel, "compiled", lambda: False)
+    monkeypatch.setattr(generic_kernel, "on_disk", lambda: False)
+    assert auto_compile.continue_with(pl, 1.0, 1e-8, 1e-10, math.inf) == "scalar" and cold == ["generic"]
+    monkeypatch.setattr(generic_kernel, "compiled", lambda: True)
+    assert auto_compile.continue_with(pl, 1.0, 1e-8, 1e-10, math.inf) == "generic"
+    assert cold[-1][0] == "adaptive"
