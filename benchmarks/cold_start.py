@@ -182,12 +182,16 @@ def cold(systems, args):
         compile_s = warm_generic(base)
         load_s = warm_generic(base)[0]
         args.fixed_rows = cold_fixed(base, args) if args.numba_cold else []
-        args.fresh = None
+        args.fresh = []
         if args.numba_cold:   # a fresh machine: nothing in the cache, not even the generic kernel
-            empty = tempfile.mkdtemp(prefix="liedyn-empty-")
-            args.fresh = cold_call("so5r", "free", "rkmk853", "numba", empty, args.timeout)
-            shutil.rmtree(empty, ignore_errors=True)
-            print("fresh machine:", args.fresh, flush=True)
+            for label, key, method, t1 in (("so(5) random basis", "so5r", "rkmk853", T1),
+                                           ("so(5), long run", "so5", "rk853_projected", 20000.0)):
+                empty = tempfile.mkdtemp(prefix="liedyn-empty-")
+                r = cold_call(key, "free", method, "numba", empty, args.timeout, t1)
+                shutil.rmtree(empty, ignore_errors=True)
+                args.fresh.append(f"{label}, {method}, t1 = {t1:g}: {r.get('first', float('nan')):.2f} s, ran "
+                                  f"{r.get('backend', r.get('error'))!r}, {r.get('nsteps', '-')} steps")
+                print("fresh machine:", args.fresh[-1], flush=True)
         for label, key, kind, method, *rest in systems:
             t1 = rest[0] if rest else T1
             out = {}
@@ -296,10 +300,11 @@ def main():
           f"cache), and loads in {load_s:.2f} s in a new process (numba's import included). The caches: "
           f"``$LIEDYN_CACHE_DIR`` (default ``~/.cache/liedyn``), numba's beside the generated modules there "
           f"(NUMBA_CACHE_DIR unset).",
-          ""] + ([f"A fresh machine (empty cache): the first backend='numba' call (so(5) random basis, rkmk853) took "
-                  f"{args.fresh.get('first', float('nan')):.1f} s (it compiles the generic kernel in the call), ran "
-                  f"{args.fresh.get('backend', args.fresh.get('error'))!r}; the Makefile's install step (make test, make demo) "
-                  f"compiles the generic kernel once, so no call pays it.", ""] if args.fresh else []) + [
+          ""] + (["A fresh machine (empty cache, not even the generic kernel): the first backend='numba' call "
+                  "runs the generated loop in numpy (continuing compiled in chunks once a loop is ready) with the "
+                  "generic kernel and the specialised loop compiling in the background: "
+                  + "; ".join(args.fresh) + ". The Makefile's install step (make test, make demo) compiles the "
+                  "generic kernel once.", ""] if args.fresh else []) + [
           "",
           "**First call on a structure never compiled** (fresh process; the cache holds the generic kernel "
           "only). `auto first`: the first `integrate` with backend='auto' (the default), `ran`: its "

@@ -23,7 +23,7 @@ the caller's thread only when no background compile holds numba's compiler lock.
 first loses the background work (numba's disk cache keeps what was finished).
 
 Measured (benchmarks/cold_start.py, RESULTS "Cold start and the generic kernel"): the generic kernel
-compiles in 26-40 s once per machine and loads in 1-2 s (numba's import included); on a structure never
+compiles in 7.5-8 s of CPU (14-40 s wall under load) once per machine and loads in 0.6-2 s (numba's import included); on a structure never
 compiled, the first "auto" call of rkmk853 on so(5) takes 1.1 s (numpy's first call 2.5 s: code
 generation), a 40,000-step rk853_projected run on so(5) 2.4 s where "auto" used to take 34 s; the
 generic kernel runs 1.6-3.2x the specialised loop's time, 0.09-0.6x solve_ivp DOP853's.
@@ -33,7 +33,7 @@ loop is neither compiled in this process nor in numba's disk cache (a marker fil
 code generator's sources and numba's version: :func:`specialised_on_disk`) runs the generic kernel
 (result.backend :data:`NUMBA_GENERIC_LABEL`; with an output grid, every step is saved and the grid filled
 from the numpy reference's continuous extension) with the specialised loop queued here; measured: the first
-call on 10 drawn algebras of dimension 3-10 1.0-1.8 s instead of 13-190 s. The loops the generic kernel does
+call on 10 drawn algebras of dimension 3-10 0.5-1.8 s instead of 13-190 s (benchmarks/cold_start.py). The loops the generic kernel does
 not cover (fixed steps, ensembles, events) compile in the call, and result.backend says so
 (:func:`numba_cold_label`). A fixed-step "auto" run of one trajectory that the engine would compile runs
 Python chunks and continues compiled once its loop is ready (:func:`continue_fixed`).

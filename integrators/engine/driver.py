@@ -152,16 +152,16 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         ``*.ok`` markers of what is compiled. No call waits for that compile where a loop for every algebra
         can run instead (:mod:`integrators.backends.auto_compile`): the generic compiled kernel
         (:mod:`integrators.backends.generic_kernel`, the structure constants as data; compiled once per
-        machine in ~8 s of CPU (22 s wall at load 9.4) by the Makefile's install step, else in the
-        background by the first call that needs it, which runs numpy meanwhile; loaded in ~1-2 s per
-        process) runs an adaptive pair on one trajectory without events, and the specialised code
+        machine in ~8 s of CPU (14-22 s wall at load 8-9) by the Makefile's install step, else in a
+        child process started by the first call that needs it, which runs numpy meanwhile; loaded in
+        ~0.6-1.3 s per process) runs an adaptive pair on one trajectory without events, and the specialised code
         compiles in a background thread; a later call takes it once ready. Measured (RESULTS
-        "Cold start and the generic kernel", 2 cores at load ~9.5, 10 drawn algebras of dimension 3-10
-        incl. so(5), sp(4) and random bases): the first backend="numba" call 1.0-1.8 s (was 13-190 s), the
-        second 1-280 ms; with an empty cache (a fresh machine) 1.3-1.5 s in numpy, a 33,000-step run
-        11.2 s (numpy throughout at load 10: the background compiles had not finished). A fixed-step run, an
+        "Cold start and the generic kernel", 2 cores at load 7.7-9, 10 drawn algebras of dimension 3-10
+        incl. so(5), sp(4) and random bases): the first backend="numba" call 0.5-1.8 s (was 13-190 s), the
+        second 1-310 ms; with an empty cache (a fresh machine) 0.74 s in numpy, a 33,000-step run 7.5 s
+        (numpy throughout: the generic kernel's compile had not finished). A fixed-step run, an
         ensemble or a run with events has no generic kernel: a cold backend="numba" call compiles its
-        loop in the call (so(4) in a random basis, rkmk4: 17.5 s) and ``result.backend`` says so. Under
+        loop in the call (so(4) in a random basis, rkmk4: 8.4-19.8 s) and ``result.backend`` says so. Under
         "auto" nothing waits: one trajectory runs the generic kernel or numpy until the specialised code is
         ready (a long Python run, adaptive or fixed-step, continues compiled in chunks once it is: 10^6
         rkmk4 steps on so(4) in a random basis ran 620,000 in numpy, then numba, the numpy run's states
