@@ -10,8 +10,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# the generic compiled kernel (every algebra, once per machine: ~8 s of CPU) into the disk cache, so that no
+# backend="numba" call on a new algebra pays it (integrators.backends.generic_kernel)
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[test,distributed,fast]"
+	$(PY) -c "from integrators.backends import generic_kernel, numba_kernels; numba_kernels.available() and generic_kernel.warm()"
 	touch $(STAMP)
 
 # the main job: the report of every catalog entry (static HTML, figures beside it)

@@ -50,7 +50,15 @@ SYSTEMS = [
     ("sl(3)", "sl3", "free", "rk853_projected"),
     ("R x_D R^8 random basis", "solv9", "free", "rkmk853"),
     ("so(4)", "so4", "servo1", "rk853"),
+    ("so(5) random basis", "so5r", "free", "rkmk853"),
+    ("sp(4) random basis", "sp4r", "free", "rk853_projected"),
     ("so(5), long run", "so5", "free", "rk853_projected", 20000.0),
+]
+
+#: fixed-step runs (no generic kernel: a cold backend="numba" call compiles the specialised loop in the call):
+#: (label, algebra, kind, method, steps)
+FIXED = [
+    ("so(4) random basis", "so4r", "free", "rkmk4", 1000),
 ]
 
 
@@ -68,6 +76,11 @@ def algebra(key):
         return _random_basis(np.random.default_rng(25), named.se3())
     if key == "sl3":
         return _sl3()
+    if key == "so5r":
+        return _random_basis(np.random.default_rng(28), named.so(5))
+    if key == "sp4r":
+        from drawn_systems import _sp4
+        return _random_basis(np.random.default_rng(29), _sp4())
     if key == "solv9":
         return _random_basis(np.random.default_rng(27), _almost_abelian(np.random.default_rng(26), 9))
     raise KeyError(key)
@@ -94,7 +107,7 @@ import cold_start
 t1 = time.perf_counter()
 P, z0, f = cold_start.system({key!r}, {kind!r})
 t2 = time.perf_counter()
-kw = dict(method={method!r}, rtol={rtol!r}, atol={atol!r})
+kw = dict(method={method!r}, rtol={rtol!r}, atol={atol!r}) if {steps!r} is None else dict(method={method!r}, steps={steps!r})
 r = integrate(P, z0, (0.0, {t1v!r}), backend={backend!r}, **kw)
 t3 = time.perf_counter()
 r2 = integrate(P, z0, (0.0, {t1v!r}), backend={backend!r}, **kw)
@@ -104,12 +117,13 @@ print("COLD" + json.dumps(dict(imp=t1 - t0, sys=t2 - t1, first=t3 - t2, second=t
 """
 
 
-def cold_call(key, kind, method, backend, cache, timeout, t1=T1, policy=None):
+def cold_call(key, kind, method, backend, cache, timeout, t1=T1, policy=None, steps=None):
     env = dict(os.environ, LIEDYN_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+    env.pop("NUMBA_CACHE_DIR", None)     # numba's cache beside the generated modules, in LIEDYN_CACHE_DIR
     if policy:
         env["LIEDYN_AUTO_COMPILE"] = policy
     code = COLD_CODE.format(root=str(ROOT), key=key, kind=kind, method=method, rtol=RTOL, atol=ATOL, t1v=t1,
-                            backend=backend)
+                            backend=backend, steps=steps)
     try:
         p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -128,10 +142,37 @@ def dop853(f, z0, t1=T1):
 def warm_generic(cache):
     """Compile the generic kernel into ``cache`` in a subprocess; its compile time (or load time)."""
     env = dict(os.environ, LIEDYN_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
-    code = ("import time; t = time.perf_counter(); from integrators.backends import generic_kernel; "
-            "generic_kernel.warm(); print('WARM', time.perf_counter() - t)")
+    env.pop("NUMBA_CACHE_DIR", None)
+    code = ("import time; t = time.perf_counter(); c = time.process_time(); "
+            "from integrators.backends import generic_kernel; "
+            "generic_kernel.warm(); print('WARM', time.perf_counter() - t, time.process_time() - c)")
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
-    return float([ln for ln in p.stdout.splitlines() if ln.startswith("WARM")][0].split()[1])
+    return tuple(float(v) for v in [ln for ln in p.stdout.splitlines() if ln.startswith("WARM")][0].split()[1:])
+
+
+def _fresh(base):
+    """A new cache directory holding only the generic kernel (copied from ``base``)."""
+    cache = tempfile.mkdtemp(prefix="liedyn-cold-")
+    for name in os.listdir(base):       # only the generic kernel: every structure is new here
+        src = os.path.join(base, name)
+        (shutil.copytree if os.path.isdir(src) else shutil.copy2)(src, os.path.join(cache, name))
+    return cache
+
+
+def cold_fixed(base, args):
+    """A cold backend="numba" fixed-step call (no generic kernel for it) and the same call under "auto"."""
+    rows = []
+    for label, key, kind, method, steps in FIXED:
+        out = {}
+        for backend in ("numba", "auto"):
+            cache = _fresh(base)
+            out[backend] = cold_call(key, kind, method, backend, cache, args.timeout, steps=steps)
+            shutil.rmtree(cache, ignore_errors=True)
+        nb, au = out["numba"], out["auto"]
+        rows.append([label, kind, method, str(steps), f"{nb.get('first', float('nan')):.1f}", nb.get("backend", nb.get("error", "-")),
+                     f"{nb.get('second', float('nan')):.3f}", f"{au.get('first', float('nan')):.3f}", au.get("backend", "-")])
+        print(" | ".join(rows[-1]), flush=True)
+    return rows
 
 
 def cold(systems, args):
@@ -139,7 +180,18 @@ def cold(systems, args):
     base = tempfile.mkdtemp(prefix="liedyn-generic-")
     try:
         compile_s = warm_generic(base)
-        load_s = warm_generic(base)
+        load_s = warm_generic(base)[0]
+        args.fixed_rows = cold_fixed(base, args) if args.numba_cold else []
+        args.fresh = []
+        if args.numba_cold:   # a fresh machine: nothing in the cache, not even the generic kernel
+            for label, key, method, t1 in (("so(5) random basis", "so5r", "rkmk853", T1),
+                                           ("so(5), long run", "so5", "rk853_projected", 20000.0)):
+                empty = tempfile.mkdtemp(prefix="liedyn-empty-")
+                r = cold_call(key, "free", method, "numba", empty, args.timeout, t1)
+                shutil.rmtree(empty, ignore_errors=True)
+                args.fresh.append(f"{label}, {method}, t1 = {t1:g}: {r.get('first', float('nan')):.2f} s, ran "
+                                  f"{r.get('backend', r.get('error'))!r}, {r.get('nsteps', '-')} steps")
+                print("fresh machine:", args.fresh[-1], flush=True)
         for label, key, kind, method, *rest in systems:
             t1 = rest[0] if rest else T1
             out = {}
@@ -147,10 +199,7 @@ def cold(systems, args):
             if rest:     # the long run: also "auto" as it was (compile in the call at the switch)
                 runs.append(("auto", "wait"))
             for backend, policy in runs:
-                cache = tempfile.mkdtemp(prefix="liedyn-cold-")
-                for name in os.listdir(base):       # only the generic kernel: every structure is new here
-                    src = os.path.join(base, name)
-                    (shutil.copytree if os.path.isdir(src) else shutil.copy2)(src, os.path.join(cache, name))
+                cache = _fresh(base)
                 out[backend if policy is None else "wait"] = cold_call(key, kind, method, backend, cache,
                                                                        args.timeout, t1, policy)
                 shutil.rmtree(cache, ignore_errors=True)
@@ -165,7 +214,8 @@ def cold(systems, args):
             nb, old = out.get("numba", {}), out.get("wait", {})
             rows.append([label, kind, method, f"{t1:g}", s(a, "imp", "{:.2f}"), s(a, "sys", "{:.2f}"),
                          s(a, "first"), a.get("backend", "-"), s(a, "second"), s(nmp, "first"),
-                         s(old, "first", "{:.1f}") if old else "-", s(nb, "first", "{:.1f}") if nb else "-",
+                         s(old, "first", "{:.1f}") if old else "-", s(nb, "first", "{:.2f}") if nb else "-",
+                         nb.get("backend", "-") if nb else "-", s(nb, "second") if nb else "-",
                          f"{td:.3f}", f"{diff:.0e}"])
             print(" | ".join(rows[-1]), flush=True)
     finally:
@@ -190,7 +240,11 @@ def steady(systems, reps, all_numba=False):
         kw = dict(method=method, rtol=RTOL, atol=ATOL)
         use_numba = all_numba or key not in SLOW_NUMBA
         t = time.perf_counter()
-        nb = integrate(P, z0, (0.0, T1), backend="numba" if use_numba else "numpy", **kw)   # compiles
+        os.environ["LIEDYN_AUTO_COMPILE"] = "wait"   # backend="numba" compiles the specialised loop in the call
+        try:
+            nb = integrate(P, z0, (0.0, T1), backend="numba" if use_numba else "numpy", **kw)   # compiles
+        finally:
+            os.environ.pop("LIEDYN_AUTO_COMPILE")
         compile_s = time.perf_counter() - t
 
         def gen():
@@ -230,32 +284,54 @@ def main():
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--numba-cold", action="store_true", help="also time a cold backend='numba' call")
     ap.add_argument("--skip-steady", action="store_true")
+    ap.add_argument("--keep-steady", action="store_true",
+                    help="keep the steady-state table of RESULTS.md (from its own earlier run, said so)")
     ap.add_argument("--all-numba", action="store_true", help="compile the specialised loop of every system")
     args = ap.parse_args()
     systems = SYSTEMS[:2] + SYSTEMS[-1:] if args.quick else SYSTEMS
     load = os.getloadavg()
     crows, compile_s, load_s = cold(systems, args)
-    srows = [] if args.skip_steady else steady(systems, args.reps, args.all_numba)
+    srows = [] if args.skip_steady or args.keep_steady else steady(systems, args.reps, args.all_numba)
     md = [f"Load average at the start {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on 2 cores shared with other "
           f"jobs. t in [0, {T1:g}], rtol {RTOL:g}, atol {ATOL:g}, one trajectory, `integrate(s.problem(), ...)`.",
           "",
-          f"The generic kernel (integrators.backends.generic_kernel, one numba loop for every algebra) compiled "
-          f"in {compile_s:.1f} s once for this machine (empty cache), and loads in {load_s:.2f} s in a new "
-          f"process (numba's import included).",
+          f"The generic kernel (integrators.backends.generic_kernel, one numba loop for every algebra and "
+          f"method) compiled in {compile_s[0]:.1f} s wall / {compile_s[1]:.1f} s CPU once for this machine (empty "
+          f"cache), and loads in {load_s:.2f} s in a new process (numba's import included). The caches: "
+          f"``$LIEDYN_CACHE_DIR`` (default ``~/.cache/liedyn``), numba's beside the generated modules there "
+          f"(NUMBA_CACHE_DIR unset).",
+          ""] + (["A fresh machine (empty cache, not even the generic kernel): the first backend='numba' call "
+                  "runs the generated loop in numpy (continuing compiled in chunks once a loop is ready) with the "
+                  "generic kernel and the specialised loop compiling in the background: "
+                  + "; ".join(args.fresh) + ". The Makefile's install step (make test, make demo) compiles the "
+                  "generic kernel once.", ""] if args.fresh else []) + [
           "",
           "**First call on a structure never compiled** (fresh process; the cache holds the generic kernel "
           "only). `auto first`: the first `integrate` with backend='auto' (the default), `ran`: its "
           "result.backend; `numpy first`: the same first call with backend='numpy' in a fresh process (what "
-          "'auto' ran before on these run sizes); `numba first`: backend='numba' cold (compiles the "
-          "specialised loop; `-` when not measured, see RESULTS 'Drawn systems': 13-190 s); `auto before`: "
+          "'auto' ran before on these run sizes); `numba first`: backend='numba' cold (the generic kernel "
+          "while the specialised loop compiles in the background; before: the specialised loop compiled in the "
+          "call, 13-190 s per RESULTS 'Drawn systems'), `numba ran`: its result.backend, `numba second`: the "
+          "next call in that process; `auto before`: "
           "the long run under LIEDYN_AUTO_COMPILE=wait, the former 'auto' (numpy for 20,000 steps, then it "
           "compiles the specialised loop in the call); DOP853: "
           "solve_ivp with a hand-written numpy rhs; `|auto - DOP853|`: end states.",
           "",
           markdown_table(["system", "kind", "method", "t1", "import [s]", "system [s]", "auto first [s]", "ran",
-                          "auto second [s]", "numpy first [s]", "auto before [s]", "numba first [s]", "DOP853 [s]",
-                          "|auto - DOP853|"],
+                          "auto second [s]", "numpy first [s]", "auto before [s]", "numba first [s]", "numba ran",
+                          "numba second [s]", "DOP853 [s]", "|auto - DOP853|"],
                          crows)]
+    if args.fixed_rows:
+        md += ["", "**Fixed-step runs** (no generic kernel: a cold backend='numba' call compiles the specialised "
+               "loop in the call and says so in result.backend; 'auto' runs numpy and queues that compile):", "",
+               markdown_table(["system", "kind", "method", "steps", "numba first [s]", "numba ran",
+                               "numba second [s]", "auto first [s]", "auto ran"], args.fixed_rows)]
+    if args.keep_steady:
+        text = (ROOT / "benchmarks" / "RESULTS.md").read_text()
+        i = text.index("**Steady state**", text.index("<!-- begin cold_start -->"))
+        j = text.index("_Measured", i)
+        md += ["", "(The steady-state table below is kept from the section's previous run, 2026-11-27 earlier "
+               "today; this run did not repeat it.)", "", text[i:j].rstrip()]
     if srows:
         md += ["", "**Steady state** (caches warm, median of interleaved repetitions): `generic`: integrate under "
                "'auto' while the specialised loop is not compiled (what a new algebra runs); `numba`: "
@@ -267,7 +343,7 @@ def main():
                                "generic / numba", "first numba [s]", "|generic - numba|"], srows)]
     update_section("cold_start", "## Cold start and the generic kernel (issue 24)\n\n" + "\n".join(md),
                    "PYTHONPATH=. python benchmarks/cold_start.py" + (" --quick" if args.quick else "")
-                   + (" --numba-cold" if args.numba_cold else ""))
+                   + (" --numba-cold" if args.numba_cold else "") + (" --keep-steady" if args.keep_steady else ""))
 
 
 if __name__ == "__main__":

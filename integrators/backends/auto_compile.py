@@ -23,10 +23,20 @@ the caller's thread only when no background compile holds numba's compiler lock.
 first loses the background work (numba's disk cache keeps what was finished).
 
 Measured (benchmarks/cold_start.py, RESULTS "Cold start and the generic kernel"): the generic kernel
-compiles in 26-40 s once per machine and loads in 1-2 s (numba's import included); on a structure never
+compiles in 7.5-8 s of CPU (14-40 s wall under load) once per machine and loads in 0.6-2 s (numba's import included); on a structure never
 compiled, the first "auto" call of rkmk853 on so(5) takes 1.1 s (numpy's first call 2.5 s: code
 generation), a 40,000-step rk853_projected run on so(5) 2.4 s where "auto" used to take 34 s; the
 generic kernel runs 1.6-3.2x the specialised loop's time, 0.09-0.6x solve_ivp DOP853's.
+
+backend="numba" (:func:`choose_numba`): an adaptive pair on one trajectory without events whose specialised
+loop is neither compiled in this process nor in numba's disk cache (a marker file per loop, keyed by the
+code generator's sources and numba's version: :func:`specialised_on_disk`) runs the generic kernel
+(result.backend :data:`NUMBA_GENERIC_LABEL`; with an output grid, every step is saved and the grid filled
+from the numpy reference's continuous extension) with the specialised loop queued here; measured: the first
+call on 10 drawn algebras of dimension 3-10 0.5-1.8 s instead of 13-190 s (benchmarks/cold_start.py). The loops the generic kernel does
+not cover (fixed steps, ensembles, events) compile in the call, and result.backend says so
+(:func:`numba_cold_label`). A fixed-step "auto" run of one trajectory that the engine would compile runs
+Python chunks and continues compiled once its loop is ready (:func:`continue_fixed`).
 
 ``LIEDYN_AUTO_COMPILE``: "background" (default, the above; the thread runs at nice 10 where the OS
 allows it), "wait" (compile the specialised loop in the call, as backend="numba" does) or "off" (never
@@ -37,16 +47,20 @@ MethodError at the first "auto" decision.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import queue
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 
 from ..core.errors import MethodError
-from . import batch_kernels, generic_kernel
+from . import batch_kernels, generic_kernel, numba_kernels
+from .output_grid import OutputGrid
 
 #: the values of LIEDYN_AUTO_COMPILE
 POLICIES = ("background", "wait", "off")
@@ -64,6 +78,10 @@ SPECIALISE_WORK = 20_000
 
 #: result.backend of a run by the generic kernel
 GENERIC_LABEL = "numba (generic kernel)"
+#: result.backend of a backend="numba" run by the generic kernel (the specialised loop not ready)
+NUMBA_GENERIC_LABEL = "numba (generic kernel; the specialised loop compiles in the background)"
+#: ... and of one in numpy (a fresh machine: the generic kernel not compiled yet)
+NUMBA_NUMPY_NOTE = " (backend='numba': no compiled loop ready yet, they compile in the background)"
 
 _LOCK = threading.Lock()
 _JOBS = queue.Queue()
@@ -150,7 +168,7 @@ def generic_ready():
     if not busy() and generic_kernel.on_disk():
         generic_kernel.warm()
         return generic_kernel.compiled()
-    submit("generic", generic_kernel.warm)
+    submit("generic", generic_kernel.warm_elsewhere)
     return False
 
 
@@ -161,10 +179,11 @@ def _warm_single(pl, kind, t1, rtol, atol, max_step):
     n = pl.st.n
     if kind == "step":
         fn(0.0, *([0.0] * n))
-        return
-    p = 0 if pl.proj is None else pl.proj.p
-    ms = math.inf if max_step is None else float(max_step)
-    fn(t1, t1, 1.0, rtol, atol, ms, 1, 1, 0, np.empty(4), np.empty((4, n)), *([0.0] * (2 * n + p)))
+    else:
+        p = 0 if pl.proj is None else pl.proj.p
+        ms = math.inf if max_step is None else float(max_step)
+        fn(t1, t1, 1.0, rtol, atol, ms, 1, 1, 0, np.empty(4), np.empty((4, n)), *([0.0] * (2 * n + p)))
+    write_marker(_spec_marker(pl, kind))
 
 
 def _warm_batch(pl, t1, rtol, atol, max_step):
@@ -198,8 +217,10 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
     * else numpy.
 
     With an output grid (``grid``) one trajectory without events runs the loop that fills it
-    ("adaptive_grid": the generic kernel fills none) when that loop is compiled in this process, else numpy
-    (nothing queued: the background jobs warm the loops without a grid).
+    ("adaptive_grid") when that loop is compiled in this process; else, under the policy "background", the
+    generic kernel when it is loaded (or the engine would compile: loaded, and the grid loop queued) and the
+    run pays for it as above (it fills no grid: every step is saved and the engine fills the grid from the
+    numpy reference's continuous extension); else numpy.
 
     Policy "wait" (LIEDYN_AUTO_COMPILE): ``mode`` unchanged (the specialised loop compiled in the call)."""
     if policy() == "wait":
@@ -207,7 +228,17 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
     kinds = _kinds(ensemble, events)
     single = not ensemble and not events
     if grid and single:
-        return "numba" if compiled(pl, "adaptive_grid") else "numpy"
+        if compiled(pl, "adaptive_grid"):
+            return "numba"
+        # policy "background": the generic kernel when loaded (every step saved, the grid from the numpy
+        # reference's continuous extension) for a run that pays for it; the grid loop queued for a big run
+        if policy() == "background" and (work >= GENERIC_WORK or _slow_numpy(pl)) and (
+                generic_kernel.compiled() or (mode == "numba" and generic_ready())):
+            if mode == "numba":
+                submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms,
+                        None if pl.proj is None else pl.proj.key), lambda: _warm_grid(pl, t1, rtol, atol, max_step))
+            return "generic"
+        return "numpy"
     if mode == "numba":
         if all(compiled(pl, k) for k in kinds):
             return "numba"
@@ -259,6 +290,14 @@ def _warm_fixed(pl):
     """A run of no step of the plan's one-trajectory fixed-step loop: compiles it (or loads it)."""
     n = pl.st.n
     pl.function("fixed", "numba")(0.0, 0, 1, np.empty(1), np.empty((1, n)), 0.0, *([0.0] * (2 * n)))
+    write_marker(_spec_marker(pl, "fixed"))
+
+
+def continue_fixed(pl):
+    """The loop a fixed-step "auto" run of one trajectory continues in after a chunk of NUMPY_CHUNK Python
+    steps: "numba" when its compiled loop (queued by :func:`choose_fixed`) is ready in this process, else
+    "scalar" (asked again after the next chunk)."""
+    return "numba" if policy() == "wait" or compiled(pl, "fixed") else "scalar"
 
 
 def worth_loading(pl, work):
@@ -279,7 +318,9 @@ def _slow_numpy(pl):
 def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     """The loop a single "auto" run continues in after NUMPY_CHUNK Python steps: "numba" when the
     specialised loop is compiled, else "generic" when that kernel is ready, else "scalar" (numpy, asked
-    again after the next chunk), queueing the missing compiles. ``grid``: the run fills an output grid
+    again after the next chunk), queueing the missing compiles: the generic kernel's (in a child process,
+    :func:`integrators.backends.generic_kernel.warm_elsewhere`), the specialised loop's only once the generic
+    kernel runs (its compiled loop releases the interpreter lock; the Python loop would starve). ``grid``: the run fills an output grid
     (the loop "adaptive_grid"), which the generic kernel does not: "numba" when that loop is compiled
     (by an earlier backend="numba" call) or the policy is "wait", else "scalar"; nothing is queued (the
     background jobs warm the loops without a grid)."""
@@ -288,7 +329,8 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     if policy() == "wait" or compiled(pl, "adaptive"):
         return "numba"
     generic = generic_ready()
-    _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
+    if generic:   # (not while the Python loop runs: a compile in this process's thread starves it)
+        _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
     return "generic" if generic else "scalar"
 
 
@@ -337,3 +379,116 @@ def write_marker(marker):
         os.replace(tmp, marker)
     except OSError:
         pass
+
+
+# ------------------------------------------------------------------ backend="numba" on a structure not compiled
+def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
+    """The loop of a backend="numba" adaptive run of one trajectory without events (``grid``: it fills an
+    output grid): "numba" (the specialised loop) when it is compiled in this process or in numba's disk
+    cache (:func:`specialised_on_disk`), else "generic" (:mod:`integrators.backends.generic_kernel`, loaded
+    from its disk cache in about 1-2 s, or compiled in the call once per machine when it is not there),
+    with the specialised loop's compile queued in the background thread; a later call takes it once ready.
+    When the generic kernel is not on disk (a fresh machine: its compile is ~8 s of CPU) or a background job
+    holds numba's compiler: "numpy" (the generated loop as Python, continuing compiled in chunks once a loop is
+    ready, as under "auto"), with the generic kernel's compile queued.
+    Policies (LIEDYN_AUTO_COMPILE) "wait" and "off" (no background compiles; the test suite's): "numba", the
+    specialised loop compiled in the call as before."""
+    kind = "adaptive_grid" if grid else "adaptive"
+    pol = policy()
+    if pol in ("wait", "off"):
+        return "numba"
+    if compiled(pl, kind):
+        mark_compiled(pl, kind)
+        return "numba"
+    if specialised_on_disk(pl, kind):
+        return "numba"
+    if not generic_kernel.compiled():
+        if generic_kernel.on_disk() and not busy():
+            generic_kernel.warm()        # from the disk cache: ~1-2 s
+        else:   # a fresh machine (or a background compile holds numba's lock): numpy now, never a wait; the
+            # generic kernel compiles in a child process (the specialised loop is queued once it runs)
+            submit("generic", generic_kernel.warm_elsewhere)
+            return "numpy"
+    if grid:
+        submit((kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
+               lambda: _warm_grid(pl, t1, rtol, atol, max_step))
+    else:
+        _schedule(pl, (kind,), t1, rtol, atol, max_step)
+    return "generic"
+
+
+def _warm_grid(pl, t1, rtol, atol, max_step):
+    """A call of no step of the plan's one-trajectory loop that fills an output grid ("adaptive_grid"): compiles
+    it (or loads it from numba's disk cache), and writes its marker."""
+    n = pl.st.n
+    y = np.zeros(n)
+    grid = OutputGrid(np.array([t1]), (1, n), pl, pl.targets(y))
+    grid.start(t1, y)
+    p = 0 if pl.proj is None else pl.proj.p
+    ms = math.inf if max_step is None else float(max_step)
+    pl.function("adaptive_grid", "numba")(t1, t1, 1.0, rtol, atol, ms, 1, 1, 0, np.empty(4), np.empty((4, n)),
+                                          *([0.0] * (2 * n + p)), *grid.args("numba"))
+    write_marker(_spec_marker(pl, "adaptive_grid"))
+
+
+_CODEGEN_DIGEST = []
+
+
+def _codegen_digest():
+    """A digest of everything the specialised texts depend on besides the plan: the code generator's
+    sources (integrators/codegen, the helpers), numba's and Python's versions (read once per process)."""
+    if not _CODEGEN_DIGEST:
+        root = Path(__file__).resolve().parents[1]
+        h = hashlib.sha1()
+        for f in sorted((root / "codegen").glob("*.py")) + sorted((root / "reference").glob("genhelpers.py")) \
+                + [Path(numba_kernels.__file__), Path(__file__).with_name("loader.py")]:
+            h.update(f.read_bytes())
+        numba = numba_kernels.require("the numba backend")
+        h.update(f"{numba.__version__}|{sys.version_info[:2]}".encode())
+        _CODEGEN_DIGEST.append(h.hexdigest()[:16])
+    return _CODEGEN_DIGEST[0]
+
+
+def _spec_marker(pl, kind):
+    """The file that says the plan's specialised function ``kind`` is in numba's disk cache (written after its
+    compile by :func:`_warm_single`, :func:`_warm_grid` or a call that found it compiled), or None when the
+    cache directory is not writable."""
+    d = numba_kernels.cache_dir()
+    if d is None:
+        return None
+    tag = repr((kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key))
+    return d / f"liedyn_spec_{hashlib.sha1((_codegen_digest() + tag).encode()).hexdigest()[:20]}.ok"
+
+
+def specialised_on_disk(pl, kind):
+    """True when the plan's specialised function ``kind`` was compiled into numba's disk cache (its marker
+    exists): loading it takes a fraction of a second plus the code generation of its text."""
+    m = _spec_marker(pl, kind)
+    return m is not None and m.exists()
+
+
+def numba_cold_label(pl, kind):
+    """result.backend of a backend="numba" run that the generic kernel does not cover (fixed-step methods,
+    ensembles, events), when its compiled loop ``kind`` was neither compiled in this process nor in numba's
+    disk cache before the call: it was compiled in the call; None when it was ready, or under the policies
+    "wait" and "off" (compiling in the call is what they ask for)."""
+    if policy() != "background":
+        return None
+    ready = compiled(pl, kind) or specialised_on_disk(pl, kind)
+    return None if ready else (f"numba (specialised {kind} loop compiled in this call: the generic kernel runs "
+                               f"only the adaptive pairs on one trajectory without events)")
+
+
+def mark_compiled(pl, kind):
+    """Record that the plan's specialised function ``kind`` is in numba's disk cache (after a call compiled it);
+    once per plan and kind in a process (no file system access on later calls)."""
+    if (id(pl), kind) in _MARKED or not compiled(pl, kind):
+        return
+    m = _spec_marker(pl, kind)
+    if m is not None and not m.exists():
+        write_marker(m)
+    _MARKED.add((id(pl), kind))
+
+
+#: (id of a plan, kind) whose marker this process wrote or found (plans live as long as the process)
+_MARKED = set()

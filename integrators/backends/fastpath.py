@@ -85,27 +85,37 @@ def _nsaves(n, save_every):
     return n // save_every + 1 + (1 if n % save_every else 0)
 
 
-def run_fixed(pl, y0, t0, h, n, save_every, backend):
-    """n fixed steps of size h from y0 (..., dim) with the generated code; an IntegrationResult."""
+def run_fixed(pl, y0, t0, h, n, save_every, backend, switch=False):
+    """n fixed steps of size h from y0 (..., dim) with the generated code; an IntegrationResult. ``switch``
+    (one trajectory, "auto" with numba installed, the compiled loop queued): a Python run goes in chunks of
+    about NUMPY_CHUNK steps and continues compiled once that loop is ready (:func:`_fixed_chunks`)."""
     dim = pl.st.n
     K = _nsaves(n, save_every)
     mode = "numba" if backend == "numba" else "scalar"
     if y0.ndim == 1:
-        f = pl.function("fixed", mode)
         ts = np.empty(K)
         ys = np.empty((K, dim))
         ts[0], ys[0] = t0, y0
-        with np.errstate(all="ignore"):
-            out = f(h, n, save_every, ts, ys, t0, *(float(v) for v in y0), *([0.0] * dim))
+        if switch and mode == "scalar" and n > NUMPY_CHUNK:
+            out, last = _fixed_chunks(pl, y0, t0, h, n, save_every, ts, ys)
+        else:
+            with np.errstate(all="ignore"):
+                out = pl.function("fixed", mode)(h, n, save_every, ts, ys, t0, *(float(v) for v in y0),
+                                                 *([0.0] * dim))
+            last = mode
         done, j = out[0], out[1]
         if done < n:  # the step done + 1 overflowed: keep the last finite state
-            zf = np.array(out[2:2 + dim]) + np.array(out[2 + dim:])
+            zf = np.array(out[2:2 + dim]) + np.array(out[2 + dim:2 + 2 * dim])
             ts, ys = ts[:j], ys[:j]
             if ts[-1] != t0 + done * h:
                 ts = np.append(ts, t0 + done * h)
                 ys = np.concatenate([ys, zf[None]], axis=0)
-            return _failed(ts, ys, done, h, t0)
-        return IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+            res = _failed(ts, ys, done, h, t0)
+        else:
+            res = IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
+        if last != mode:
+            res.backend = f"numpy for the first {out[-1]} steps, then numba"
+        return res
     flat = y0.reshape(-1, dim)
     B = flat.shape[0]
     ts = t0 + np.array(list(range(0, n + 1, save_every)) + ([n] if n % save_every else []), dtype=float) * h
@@ -154,6 +164,40 @@ def run_fixed(pl, y0, t0, h, n, save_every, backend):
         res.nsteps = int(round((t_end.max() - t0) / h))
     return lost.report_shared(res, alive, t_end, -1 if not alive.any() else 0, t0 + n * h, y0.shape[:-1],
                               lost_why=lost.FIXED_WHY)
+
+
+def _fixed_chunks(pl, y0, t0, h, n, save_every, ts, ys):
+    """The one-trajectory fixed-step loop in chunks of a multiple of save_every steps (>= NUMPY_CHUNK) while it
+    runs as Python, continuing from the returned z, e (Kahan's compensation carried over) in the compiled loop
+    once :func:`integrators.backends.auto_compile.continue_fixed` says it is ready: the same steps as one
+    call, saved at the same steps (a chunk ends on a saved step), with t = t0 + k h of the whole run. Returns
+    ((done, saves, z..., e..., steps run in Python), the last mode)."""
+    dim = pl.st.n
+    chunk = -(-NUMPY_CHUNK // save_every) * save_every
+    z, e = [float(v) for v in y0], [0.0] * dim
+    mode, k0, j, python = "scalar", 0, 1, 0
+    while k0 < n:
+        m = n - k0 if mode == "numba" else min(chunk, n - k0)
+        tc, yc = np.empty(m // save_every + 3), np.empty((m // save_every + 3, dim))
+        with np.errstate(all="ignore"):
+            out = pl.function("fixed", mode)(h, m, save_every, tc, yc, t0 + k0 * h, *z, *e)
+        done, jc = out[0], out[1]
+        if mode == "scalar":
+            python += done
+        # the chunk's saves (rows 1 .. jc - 1) at its steps k = save_every, 2 save_every, ... and its last
+        steps = np.arange(save_every, done + 1, save_every)
+        if len(steps) < jc - 1:
+            steps = np.append(steps, done)
+        ts[j:j + jc - 1] = t0 + (k0 + steps) * h
+        ys[j:j + jc - 1] = yc[1:jc]
+        j += jc - 1
+        z, e = list(out[2:2 + dim]), list(out[2 + dim:])
+        k0 += done
+        if done < m:
+            break
+        if mode == "scalar":
+            mode = auto_compile.continue_fixed(pl)
+    return (k0, j, *z, *e, python), mode
 
 
 def _failed(ts, ys, done, h, t0):

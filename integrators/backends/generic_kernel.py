@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -144,6 +145,22 @@ def function(st, tab, lie, terms, proj=None, mode="numba"):
         return tuple(out) + tuple(z.tolist()) + tuple(e.tolist())
 
     return run
+
+
+def warm_elsewhere():
+    """Compile the numba kernel into its disk cache in a child process at nice 10 and return when it is done
+    (:func:`warm` there): a compile in a thread of the caller's process holds the interpreter lock in long
+    stretches and starves the caller's Python loop (measured: a numpy run 6-9 s took 53 s beside it); the
+    child also finishes when the caller exits first. In this process the kernel is then loaded from disk
+    (:func:`on_disk`). Without a writable cache directory: :func:`warm` here."""
+    if numba_kernels.cache_dir() is None:
+        warm()
+        return
+    root = str(Path(__file__).resolve().parents[2])
+    code = ("import os, sys\ntry:\n    os.nice(10)\nexcept (AttributeError, OSError):\n    pass\n"
+            f"sys.path.insert(0, {root!r})\nfrom integrators.backends import generic_kernel\ngeneric_kernel.warm()\n")
+    subprocess.run([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE, start_new_session=True, check=True)
 
 
 def warm():

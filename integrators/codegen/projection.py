@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from liegroups._lazy import lazy_module
-
 from ..reference import genhelpers
 from .source_text import Lines, lin
 
@@ -42,8 +40,6 @@ from .source_text import Lines, lin
 MAX_ITER = 8
 
 _CACHE = {}
-
-sp = lazy_module("sympy")  # only where an algebra's Casimirs are turned into data
 
 
 def _monomial(exps, z):
@@ -197,12 +193,9 @@ class CasimirProjection:
 
 
 def polynomials(algebra):
-    """The polynomial Casimirs of ``algebra`` as tuples of (coefficient, exponents), sympy once."""
-    out = []
-    for cas in algebra.casimirs():
-        poly = sp.Poly(cas.expr, *cas.symbols)
-        out.append(tuple((float(c), tuple(int(e) for e in ex)) for ex, c in sorted(poly.terms())))
-    return tuple(out)
+    """The polynomial Casimirs of ``algebra`` as tuples of (coefficient, exponents) (``Casimir.terms``,
+    sorted by exponents)."""
+    return tuple(tuple(cas.terms) for cas in algebra.casimirs())
 
 
 def of_algebra(algebra):

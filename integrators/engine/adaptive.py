@@ -114,6 +114,16 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     if backend == "auto" and pl is not None and numba_kernels.available():   # never waits on a compiler
         mode = auto_compile.choose(pl, mode, work, y0.ndim > 1, events is not None, t1, rtol, atol, max_step,
                                   grid=t_eval is not None)
+    cold = None   # backend="numba": the generic kernel while the specialised loop compiles (auto_compile)
+    if backend == "numba" and pl is not None and tpl is None:
+        if y0.ndim == 1 and events is None:
+            mode = auto_compile.choose_numba(pl, t1, rtol, atol, max_step, grid=t_eval is not None)
+        else:
+            cold = auto_compile.numba_cold_label(pl, ("adaptive_batch" if y0.ndim > 1 else "adaptive")
+                                                 + ("_grid" if t_eval is not None and events is None else ""))
+    dense_ref = mode == "generic" and t_eval is not None   # the generic kernel fills no grid: every step saved,
+    if dense_ref:                                           # the grid from the numpy reference's extension
+        ref = ReferencePair(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
     every = 1 if events is not None else save_every
     if events is not None:   # the events are located as the run goes: a terminal event ends it there
         step = fastpath.step_function(pl, mode) if pl is not None else ref.step
@@ -134,24 +144,35 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
                                                       max_steps)
         res.backend = mode
     elif pl is not None:
-        switch = backend == "auto" and fastpath.resolve_backend("auto") == "numba"
-        res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
-                                                  max_steps, switch, t_eval)
+        switch = ((backend == "auto" and fastpath.resolve_backend("auto") == "numba")
+                  or (backend == "numba" and mode == "numpy"))   # (numba: a fresh machine, choose_numba)
+        res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step,
+                                                  1 if dense_ref else every, mode, max_steps, switch,
+                                                  None if dense_ref else t_eval)
+        if mode == "generic" and backend == "numba":
+            res.backend = auto_compile.NUMBA_GENERIC_LABEL
+        elif mode == "numpy" and backend == "numba":
+            res.backend += auto_compile.NUMBA_NUMPY_NOTE
     else:
         res, nsteps, nrej = reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order,
                                             max_steps)
+    if cold:   # an ensemble or a run with events, which the generic kernel does not run: compiled in the call
+        res.backend = cold
+    if backend == "numba" and pl is not None and mode == "numba":
+        auto_compile.mark_compiled(pl, ("adaptive_batch" if y0.ndim > 1 else "adaptive")
+                                   + ("_grid" if t_eval is not None and events is None else ""))
     # a projected pair evaluates the first stage of every step after the first anew (no FSAL)
     res.nfev += extra + 1 + (nsteps + nrej) * len(tab.b) + (nsteps if proj is not None else 0)
     res.nrejected = nrej
     if pl is None and tpl is None:
         res.backend = "numpy (generic reference)"
-    if t_eval is None or (pl is not None and events is None):   # the generated loop filled the grid
+    if t_eval is None or (pl is not None and events is None and not dense_ref):   # the generated loop filled it
         return res
     # the continuous extension at t_eval: the generated loop's grid (integrators.codegen.dense_source) up to
     # the first step an event changed; the numpy reference (integrators.reference.dense_output) for the rest
     te = t_eval[(t_eval - res.t[-1]) * (t1 - t0) <= 0.0]
     k0, head = 0, None
-    if pl is not None:
+    if pl is not None and events is not None:
         k0 = _first_event_row(res, events, t1 - t0)
         _, yg = run.grid_output()
         m = int(np.sum((te - res.t[k0]) * (t1 - t0) <= 0.0))   # the grid times up to the last unchanged step

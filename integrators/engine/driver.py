@@ -145,16 +145,31 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         problems whose velocity is affine). "numba" needs the extra ``liedyn[fast]`` (MethodError
         naming the backends that apply without it); "auto" takes numba when installed and the run
         has at least :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` step-trajectories, else numpy.
-        Compiling the code of one structure and method takes 15-190 s on 2 cores (measured on the
-        drawn systems of dimension 3-10, benchmarks/RESULTS.md), once per machine: it is cached on disk
-        in ``$LIEDYN_CACHE_DIR`` (default ``~/.cache/liedyn``). An adaptive run under "auto" never waits
-        for that compile (:mod:`integrators.backends.auto_compile`): until the structure's code is
-        compiled, one trajectory runs the generic compiled kernel (every algebra from its structure
-        constants as data, compiled once per machine in about 30-40 s, loaded in about 1-2 s; 1.6-3x the
-        specialised loop's time) or numpy, and the specialised code compiles in a background thread
-        (``LIEDYN_AUTO_COMPILE=wait`` compiles in the call instead, ``=off`` never compiles under "auto").
-        A fixed-step run under "auto" does not wait either: numpy until its compiled loop (one
-        trajectory) or ensemble kernel is ready in the process, that compile queued in the background.
+        Compiling the code of one structure and method takes 13-190 s on 2 cores (measured on the
+        drawn systems of dimension 3-10, benchmarks/RESULTS.md "Drawn systems"), once per machine. The caches
+        live in ``$LIEDYN_CACHE_DIR`` (default ``~/.cache/liedyn``): the generated modules, numba's cache
+        files beside them (in its ``__pycache__``; in ``$NUMBA_CACHE_DIR`` when that is set) and small
+        ``*.ok`` markers of what is compiled. No call waits for that compile where a loop for every algebra
+        can run instead (:mod:`integrators.backends.auto_compile`): the generic compiled kernel
+        (:mod:`integrators.backends.generic_kernel`, the structure constants as data; compiled once per
+        machine in ~8 s of CPU (14-22 s wall at load 8-9) by the Makefile's install step, else in a
+        child process started by the first call that needs it, which runs numpy meanwhile; loaded in
+        ~0.6-1.3 s per process) runs an adaptive pair on one trajectory without events, and the specialised code
+        compiles in a background thread; a later call takes it once ready. Measured (RESULTS
+        "Cold start and the generic kernel", 2 cores at load 7.7-9, 10 drawn algebras of dimension 3-10
+        incl. so(5), sp(4) and random bases): the first backend="numba" call 0.5-1.8 s (was 13-190 s), the
+        second 1-310 ms; with an empty cache (a fresh machine) 0.74 s in numpy, a 33,000-step run 7.5 s
+        (numpy throughout: the generic kernel's compile had not finished). A fixed-step run, an
+        ensemble or a run with events has no generic kernel: a cold backend="numba" call compiles its
+        loop in the call (so(4) in a random basis: rkmk4 8.4-19.8 s; rk853_projected, a shared ensemble
+        of 100: 59 s wall / 25 s CPU, with events: 40 s, at load 8.5) and ``result.backend`` says so. Under
+        "auto" nothing waits: one trajectory runs the generic kernel or numpy until the specialised code is
+        ready (a long Python run, adaptive or fixed-step, continues compiled in chunks once it is: 10^6
+        rkmk4 steps on so(4) in a random basis ran 620,000 in numpy, then numba, the numpy run's states
+        to the bit, 35 s of CPU against 45 s in numpy at load 11), and
+        a fixed-step run or ensemble runs numpy until its compiled loop is ready.
+        ``LIEDYN_AUTO_COMPILE=wait`` (or ``off``, no background compiles) makes backend="numba" compile in
+        the call as before; under "auto" ``wait`` compiles in the call and ``off`` never compiles.
         ``result.backend`` says which ran.
     first_step, max_step : initial and largest step of the adaptive methods (rkmk45, rkmk853,
         rk45, rk853), as in solve_ivp; their results also carry ``nrejected``.
@@ -313,11 +328,17 @@ def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
     if pl is None:
         return None
     be = fastpath.choose_backend(backend, n * max(1, y0.size // problem.dim))
+    switch = False
     if backend == "auto" and be == "numba":   # never waits on a compiler (integrators.backends.auto_compile)
         be = auto_compile.choose_fixed(pl, y0.ndim > 1)
-    res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be)
+        switch = be == "numpy" and y0.ndim == 1      # numpy in chunks, compiled once that loop is ready
+    cold = backend == "numba" and y0.ndim == 1 and auto_compile.numba_cold_label(pl, "fixed")
+    res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be, switch)
     res.nfev = res.nsteps * fevals
-    res.backend = be
+    res.backend = res.backend or be
+    if cold:   # no generic kernel for fixed steps: the call compiled the loop, and says so
+        res.backend = cold
+        auto_compile.mark_compiled(pl, "fixed")
     return res
 
 
