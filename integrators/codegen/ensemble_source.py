@@ -8,7 +8,7 @@ a parallel loop (``numba.prange``) over the trajectories around the one-trajecto
   only its end point;
 * :func:`fixed_module`: every trajectory runs :func:`integrators.codegen.fixed_programs.fixed_source` into its column
   of the ensemble's output;
-* :func:`lanes_source` (adaptive: so(3) RKMK pairs and the projected ambient pairs) and
+* :func:`lanes_source` (adaptive: so(3) RKMK pairs and the ambient pairs, projected or not) and
   :func:`fixed_lanes_source` (fixed step: so(3) and se(3) RKMK tableaux): the trajectories go in lanes;
   one attempt (or step) of all lanes is one loop of straight-line arithmetic with the branch-free
   exponentials of :class:`integrators.codegen.batchgen.EnsembleSource` (no call, no branch), which the
@@ -141,7 +141,7 @@ def _accept_lines(pl):
 
 
 def lanes_source(pl, copies=JAM):
-    """Module text of the adaptive lane kernel (so(3) RKMK pairs and the projected ambient pairs):
+    """Module text of the adaptive lane kernel (so(3) RKMK pairs and the ambient pairs, projected or not):
     ``ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, G)``.
 
     The trajectories are split into G contiguous groups, one per ``numba.prange`` iteration; a group

@@ -267,3 +267,41 @@ def test_compiled_fixed_step_so3_lanes_equal_single_runs():
     # compared with the compiled single run, the code it runs
     s = integrate(body, Z[-1], (0.0, h * steps), backend="numba", **kw).y
     assert np.max(np.abs(r.y[:, -1] - s)) <= 1e-14 * np.max(np.abs(s))
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+@pytest.mark.parametrize("method", ["rk45", "rk853"])
+def test_compiled_ambient_pair_lanes_equal_single_runs(method):
+    """The plain ambient pairs go in lanes too (one vectorized attempt of all lanes, the controller per
+    lane): 300 trajectories of Suslov's problem (a forced field with a linear invariant), more than the
+    256 lanes of a thread, |m| from 0.1 to 3 (different step counts), forward and backward in time; the
+    expected values are the single runs of the one-trajectory code with numpy floats from the same y0,
+    with their step and rejection counts, and a trajectory that blows up (sl(2), s' = 2 s^2, t* = 0.5)
+    stops alone, at t* to the time resolution, with status -1 per trajectory."""
+    from ._problems import suslov
+
+    P, m0, c, _ = suslov()
+    rng = np.random.default_rng(21)
+    Z = m0 + 0.3 * rng.standard_normal((300, 3))
+    Z -= (Z @ c)[:, None] * c / (c @ c)              # on the constraint (c, m) = 0
+    Z *= (0.1 + 2.9 * rng.random(300))[:, None] / np.linalg.norm(Z, axis=1)[:, None]
+    kw = dict(method=method, rtol=1e-8, atol=1e-10)
+    pick = np.r_[0:300:23, 299]
+    for t1 in (3.0, -2.0):
+        r = integrate(P, Z, (0.0, t1), ensemble="independent", backend="numba", **kw)
+        assert r.backend == "numba" and r.status == 0
+        single = [integrate(P, z, (0.0, t1), backend="numpy", **kw) for z in Z[pick]]
+        ref = np.array([s.y[-1] for s in single])
+        assert np.max(np.abs(r.y[-1][pick] - ref)) <= 1e-13 * np.max(np.abs(ref))
+        assert list(r.nsteps_each[pick]) == [s.nsteps for s in single]
+        assert list(r.nrejected_each[pick]) == [s.nrejected for s in single]
+        assert np.ptp(r.nsteps_each) >= 5
+    M = np.array([[1.0, 0.0, 0.2], [1.0, 0.0, 0.3], [0.2, 0.3, 1.0]])
+    Q = CoadjointProblem(named.sl2(), lambda z: z @ M, velocity_matrix=M, name="sl2 with a blow-up line")
+    Zq = np.array([[0.3, -0.2, 0.5], [0.0, 1.0, 0.0], [-0.3, 0.05, 0.2]])
+    r = integrate(Q, Zq, (0.0, 2.0), ensemble="independent", backend="numba", check=False, **kw)
+    assert r.status == -1 and list(r.failed) == [1] and r.t_end[1] == pytest.approx(0.5, rel=1e-6)
+    assert np.all(r.t_end[[0, 2]] == 2.0)
+    for b in (0, 2):
+        s = integrate(Q, Zq[b], (0.0, 2.0), backend="numpy", check=False, **kw).y[-1]
+        assert np.max(np.abs(r.y[-1, b] - s)) <= 1e-13 * np.max(np.abs(s))
