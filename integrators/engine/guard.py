@@ -218,9 +218,18 @@ def _scales(qs, probe):
     that does not return (m, ..., dim) on the probe gets S = 0, a non-finite value counts 0. Call
     under np.errstate(all="ignore")."""
     want = probe.shape[:-1]
+    rows = probe.reshape(-1, probe.shape[-1])
     vs = []
     for q in qs:
-        v = np.asarray(q(probe), dtype=float)
+        # on the rows as one (M, dim) array: a quantity of the state row by row gives the same values,
+        # and numpy's matmul of a stack (m, ..., dim, dim) @ (dim, k) costs a call per dim x dim matrix
+        # (10^4 trajectories of dimension 3: 6 ms a quantity, 40 times the flat product)
+        try:
+            v = np.asarray(q(rows), dtype=float)
+            flat = v.shape == rows.shape[:1]
+        except Exception:       # noqa: BLE001 (not one row per state: called on the probe as it is)
+            flat = False
+        v = v.reshape(want) if flat else np.asarray(q(probe), dtype=float)
         vs.append(v if v.shape == want else np.zeros(want))
     v = np.abs(np.array(vs))
     v[~(v < np.inf)] = 0.0
