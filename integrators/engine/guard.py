@@ -252,12 +252,19 @@ def _figures(quantities, raw, inv, kept, rts):
         absmax = _absmax_last(raw)                        # (K, ...): |y_k|_inf per trajectory
         sizes = absmax if absmax.ndim == 1 else _max_last(absmax.reshape(K, -1))
         kbig = int(np.argmax(np.where(np.isfinite(sizes), sizes, -1.0)))
-        probe = absmax[[0, kbig]][..., None, None] * np.eye(raw.shape[-1])   # at y_0 and the largest state
-        S = _scales([q for _, _, _, q in quantities], probe)                 # (Q, 2, ...)
+        eye = np.eye(raw.shape[-1])
+        # the scale at y_0 of every quantity; at the largest state only of those a method keeps (the
+        # others' denominators do not read it), and not again when the largest state is y_0
+        S0 = _scales([q for _, _, _, q in quantities], absmax[:1][..., None, None] * eye)   # (Q, 1, ...)
+        S1 = np.zeros_like(S0)
+        ks = np.flatnonzero(kept)
+        if kbig == 0:
+            S1 = S0
+        elif ks.size:
+            S1[ks] = _scales([quantities[i][3] for i in ks], absmax[kbig:kbig + 1][..., None, None] * eye)
         V = np.array([v for _, _, v, _ in quantities])                      # (Q, K, ...)
         col = (-1,) + (1,) * (V.ndim - 1)
         inv_c, kept_c = inv.reshape(col), kept.reshape(col)
-        S0, S1 = S[:, :1], S[:, 1:]
         base = np.where(inv_c, np.maximum(np.abs(V[:, :1]), S0), np.maximum(S0, absmax))
         denom = np.maximum(np.where(kept_c, np.maximum(base, S1), base), _TINY)
         # an invariant's drift |q(y_k) - q(y_0)|, a constraint's residual |q(y_k)| (|y_k|_inf in the

@@ -35,3 +35,41 @@ def test_scales_of_row_quantities_and_of_one_that_needs_the_stacked_probe():
     np.testing.assert_allclose(S[1], 3.0 * r ** 2, rtol=1e-15)              # q(r e_i) = r^2 each
     np.testing.assert_allclose(S[2], 10.0 * r, rtol=1e-15)                  # only e_3 counts
     assert np.all(S[3] == 0.0)
+
+
+def _reference_figures(qs, raw, inv, kept):
+    """The guard's figures written out per trajectory and saved state from its definition: an invariant's
+    |q(y_k) - q(y_0)| / max(|q(y_0)|, S(y_0), S(y_big) if kept), a constraint's |q(y_k)| / max(S(y_0),
+    S(y_big) if kept, |y_k|_inf), S(y) = sum_i |q(r e_i)| at r = |y|_inf, y_big the saved state with the
+    largest |y|_inf over the ensemble; the max over trajectories per saved state."""
+    K, B, n = raw.shape
+    size = np.abs(raw).max(axis=2)                     # (K, B)
+    kbig = int(np.argmax(size.max(axis=1)))
+    out = np.zeros((len(qs), K))
+    for a, q in enumerate(qs):
+        for b in range(B):
+            S0 = sum(abs(float(q((size[0, b] * np.eye(n))[i]))) for i in range(n))
+            S1 = sum(abs(float(q((size[kbig, b] * np.eye(n))[i]))) for i in range(n)) if kept[a] else 0.0
+            v0 = float(q(raw[0, b]))
+            for k in range(K):
+                v = float(q(raw[k, b]))
+                d = max(abs(v0), S0, S1, 1e-300) if inv[a] else max(S0, S1, size[k, b], 1e-300)
+                out[a, k] = max(out[a, k], abs(v - v0) / d if inv[a] else abs(v) / d)
+    return out
+
+
+def test_figures_read_the_scale_at_the_largest_state_only_for_kept_quantities():
+    rng = np.random.default_rng(2)
+    c = np.array([0.5, -1.0, 2.0])
+    qs = [lambda z: np.asarray(z) @ c, lambda z: np.sum(np.asarray(z) ** 2, axis=-1),
+          lambda z: np.asarray(z)[..., 0] * np.asarray(z)[..., 2] + 0.1]
+    inv, kept = np.array([True, True, False]), np.array([True, False, True])
+    for grow in (3.0, 0.5):               # the largest state last, or the first one
+        raw = rng.standard_normal((3, 4, 3)) * np.array([1.0, 1.5, grow])[:, None, None]
+        quantities = [("invariant" if i else "constraint", f"q{a}", q(raw), q)
+                      for a, (q, i) in enumerate(zip(qs, inv))]
+        worst, firsts, per_k = guard._figures(quantities, raw, inv, kept, [1e9, 1e9, 1e9])
+        want = _reference_figures(qs, raw, inv, kept)
+        np.testing.assert_allclose(per_k, want, rtol=1e-13)
+        np.testing.assert_allclose(worst, want.max(axis=1), rtol=1e-13)
+        assert firsts == [3, 3, 3]
