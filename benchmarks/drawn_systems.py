@@ -1,6 +1,7 @@
 """Systems the benchmark does not choose by hand: a seeded draw of algebras of dimension 3 to 10.
 
     .venv/bin/python benchmarks/drawn_systems.py [--quick] [--seed N] [--numba-budget S] [--no-cold]
+    .venv/bin/python benchmarks/drawn_systems.py --only-ensembles [--ensembles K] [--ensemble-reps R]
 
 Writes the section "drawn_systems" of benchmarks/RESULTS.md (issue 24).
 
@@ -37,7 +38,12 @@ draw: ``s.simulate(X0, 10.0, steps=None, ensemble="independent", backend="numba"
 ensemble with shared steps, against diffrax (JAX, float64, ``jax.jit(jax.vmap(...))`` on the CPU, Dopri8
 and Tsit5 with a PID controller, the same rhs written in jax.numpy), each at the loosest tolerance whose
 largest final error over 64 of the trajectories is <= 1e-8. diffrax is an optional comparator: without
-jax the ensemble rows list liedyn alone. Compile times excluded (one warm-up call); median of 3.
+jax the ensemble rows list liedyn alone. Compile times excluded (one warm-up call); wall and CPU time (the
+process's, all threads: the work at equal cores) medians of ``--ensemble-reps`` (>= 3) interleaved rounds;
+the attempted steps a trajectory; the threads each tool ran on (numba's pool; XLA's own); for the compiled
+liedyn run the CPU time inside its kernel and the kernel's arithmetic rate (the flops of one attempt of
+the lanes, counted in the generated text, times the attempts). ``--only-ensembles`` runs this part alone
+and writes the section "drawn_ensembles".
 
 OPENBLAS_NUM_THREADS=1 (a threaded BLAS slows scipy's stage sums on a shared machine). The load average
 is printed beside the figures: the machine is shared, so compare ratios within one run.
