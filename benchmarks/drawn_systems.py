@@ -697,6 +697,9 @@ def main():
     ap.add_argument("--only-ensembles", action="store_true",
                     help="run the ensemble part alone; writes the section drawn_ensembles")
     ap.add_argument("--ensemble-reps", type=int, default=3, help="interleaved rounds of the ensembles (>= 3)")
+    ap.add_argument("--one-core", action="store_true",
+                    help="ensembles with one thread each side (numba.set_num_threads(1); XLA without its "
+                         "Eigen pool, XLA_FLAGS --xla_cpu_multi_thread_eigen=false); writes drawn_ensembles_one_core")
     args = ap.parse_args()
     if args.numba_budget is None:
         args.numba_budget = 300.0 if args.quick else 900.0
@@ -705,6 +708,13 @@ def main():
     numba_ok = numba_kernels.available()
     drawn = draw(args.seed, args.quick)
     print("drawn:", ", ".join(lab for lab, _ in drawn), flush=True)
+    if args.one_core:
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+                                   " intra_op_parallelism_threads=1").strip()
+        if numba_ok:
+            import numba
+            numba.set_num_threads(1)
+        args.only_ensembles = True
     if args.only_ensembles:
         md = [f"Load average at the start {load0[0]:.1f} / {load0[1]:.1f} / {load0[2]:.1f} (1 / 5 / 15 min) on "
               f"{os.cpu_count()} cores shared with other jobs; compare ratios within this run. Seed {args.seed}"
@@ -717,7 +727,9 @@ def main():
         print(text)
         if not args.no_write:
             cmd = " ".join(["python benchmarks/drawn_systems.py"] + sys.argv[1:])
-            update_section("drawn_ensembles", "## Ensembles of the drawn systems (issue 24)\n\n" + text, cmd)
+            key, title = (("drawn_ensembles_one_core", "one core each side") if args.one_core else
+                          ("drawn_ensembles", "the cores each tool takes"))
+            update_section(key, f"## Ensembles of the drawn systems, {title} (issue 24)\n\n" + text, cmd)
         return
     rows, notes, prof = single(drawn, args, numba_ok)
     md = [f"Load average at the start {load0[0]:.1f} / {load0[1]:.1f} / {load0[2]:.1f} (1 / 5 / 15 min) on "
