@@ -599,24 +599,21 @@ def ensembles(systems, args, numba_ok):
                     used["lost"] = len(getattr(r, "failed", []))
                     used["method"] = r.method
             used[k] = threads_used(runs[k])
-        # the compiled kernel's own CPU time, in rounds of its own (the whole call minus this: Python)
+        # the compiled kernel's own CPU time, clocked inside the same rounds (the whole call minus this: Python)
         kern = []
-        if "liedyn numba independent" in runs:
-            inner = batch_kernels.adaptive_independent
+        inner = batch_kernels.adaptive_independent
 
-            def clocked(*a, **kw):
-                c = time.process_time()
-                try:
-                    return inner(*a, **kw)
-                finally:
-                    kern.append(time.process_time() - c)
-            batch_kernels.adaptive_independent = clocked
+        def clocked(*a, **kw):
+            c = time.process_time()
             try:
-                for _ in range(reps):
-                    runs["liedyn numba independent"]()
+                return inner(*a, **kw)
             finally:
-                batch_kernels.adaptive_independent = inner
-        tm = timed(runs, reps, cpu=True)
+                kern.append(time.process_time() - c)
+        batch_kernels.adaptive_independent = clocked
+        try:
+            tm = timed(runs, reps, cpu=True)
+        finally:
+            batch_kernels.adaptive_independent = inner
         dif = [k for k in tm if k.startswith("diffrax")]
         bw = min(tm[k][0] for k in dif) if dif else None
         bc = min(tm[k][1] for k in dif) if dif else None
