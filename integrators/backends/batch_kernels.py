@@ -65,7 +65,7 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**
     lanes = t_eval is None and ((pl.st.closed == "so3" and pl.lie) or not pl.lie)
     # writing the source takes milliseconds: once per structure and method
     key = (pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key,
-           ("lanes", JAM) if lanes else ("loop", t_eval is not None))
+           ("lanes", JAM, ensemble_source.PROJ_ITER) if lanes else ("loop", t_eval is not None))
     fn = _LANE_FNS.get(key)
     if fn is None:
         fn = _LANE_FNS[key] = _load(ensemble_source.lanes_source(pl) if lanes else

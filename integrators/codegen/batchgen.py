@@ -128,11 +128,14 @@ def _power_series(u, m, terms=11):
     return out
 
 
-def attempt_lines(st, tab, lie, terms, lanes=False, proj=None):
+def attempt_lines(st, tab, lie, terms, lanes=False, proj=None, fixed=None, extra=None):
     """(first lines, w names, attempt lines, d names, wl names): the bodies of :func:`attempt_source`
     (``lanes``: the branch-free so(3) exponential, which also records ``_big``; ``proj``: the Casimir
     projection of a projected pair, onto the targets c0, c1, ...: then d is the projected step's
-    increment and wl the generator at the projected point, :func:`integrators.codegen.programs._project_accepted`)."""
+    increment and wl the generator at the projected point, :func:`integrators.codegen.programs._project_accepted`;
+    ``fixed``: that many Newton iterations without a test, ``_pok`` <= 0 when converged,
+    :meth:`integrators.codegen.projection.CasimirProjection.write`; ``extra``: a dict that gets the names of the
+    unprojected increment as "d_raw")."""
     n = st.n
     z = [f"z{i}" for i in range(n)]
     W0 = [f"W0_{i}" for i in range(n)]
@@ -143,7 +146,9 @@ def attempt_lines(st, tab, lie, terms, lanes=False, proj=None):
     d, z1, wl, err = programs.attempt(src, tab, z, lie, terms, W0)
     src.emit(f"err = {err}")
     if proj is not None:
-        wl, inc = programs._project_accepted(src, proj, z1, [f"c{k}" for k in range(proj.p)], lie)
+        if extra is not None:
+            extra["d_raw"] = list(d)
+        wl, inc = programs._project_accepted(src, proj, z1, [f"c{k}" for k in range(proj.p)], lie, fixed=fixed)
         d = src.assign("dp", [f"{d[i]} + {inc[i]}" for i in range(n)])
     return first.lines, w, src.lines, d, wl
 
