@@ -13,8 +13,10 @@ running the compiled one-trajectory code of :mod:`integrators.codegen.writer` on
   long chain of dependent operations: a single chain leaves the vector units waiting on latency);
   a lane whose trajectory finished takes the next one of its thread's range. The ambient pairs (rk45,
   rk853 and their projected forms) go in lanes on every algebra: their attempt is polynomial arithmetic
-  without branch; the projection of an accepted step (a Newton loop with a data-dependent exit) runs
-  per lane in the controller's loop. 10^4 rigid bodies, rk853_projected: 2.4 -> 1.2 us per trajectory;
+  without branch (in a generic basis the field as a quadratic form, :func:`integrators.codegen.batchgen.quadratic_form`);
+  a projected pair's projection runs in the vectorized attempt too, as a fixed number of Newton
+  iterations (:data:`integrators.codegen.ensemble_source.PROJ_ITER`), and again per lane with the single
+  run's loop (its data-dependent exit) when the residual is not at round-off after them. 10^4 rigid bodies, rk853_projected: 2.4 -> 1.2 us per trajectory;
   10^4 servo-constraints of the first kind on Bianchi VI (rk853): 33 -> 13 ms of CPU a call.
   The kernel of each structure and method is written once per process (:data:`_LANE_FNS`).
 * :func:`fixed_parallel`: every trajectory runs :func:`integrators.codegen.fixed_programs.fixed_source` (n fixed
