@@ -169,7 +169,7 @@ def lanes_source(pl, copies=JAM):
         lane, sfx = ("b", "") if k == 0 else (f"b + {k}*S", f"_J{k}")
         body += [f"hs{sfx} = HS[{lane}]", f"_big{sfx} = 0.0"] + [f"z{i}{sfx} = Zc[{i}, {lane}]" for i in range(n)]
         body += [f"W0_{i}{sfx} = Wc[{i}, {lane}]" for i in range(n)]
-        body += [f"c{j}{sfx} = CZ[IDX[{lane}], {j}]" for j in range(len(cz))]   # IDX -1: an idle lane
+        body += [f"c{j}{sfx} = CL[{j}, {lane}]" for j in range(len(cz))]   # contiguous: no gather
     body += jam(al, inputs, copies)
     for k in range(copies):  # d and wl are names assigned in al: copy k has them with the suffix
         lane, sfx = ("b", "") if k == 0 else (f"b + {k}*S", f"_J{k}")
@@ -181,6 +181,7 @@ def lanes_source(pl, copies=JAM):
     load = [f"Zc[{i}, b] = Z[nxt, {i}]; Ec[{i}, b] = 0.0" for i in range(n)]
     load += [f"z{i} = Zc[{i}, b]" for i in range(n)] + [ln.strip() for ln in fl]
     load += [f"Wc[{i}, b] = {wv[i]}" for i in range(n)]
+    load += [f"CL[{j}, b] = CZ[nxt, {j}]" for j in range(len(cz))]   # the lane's projection targets
     load += ["IDX[b] = nxt; T[b] = t0; H[b] = H0[nxt]; ns[b] = 0; nr[b] = 0; nxt += 1"]
     S = LANES // copies
 
@@ -199,7 +200,7 @@ def lanes_source(pl, copies=JAM):
     w.emit("hi = min(B, lo + per)")
     w.emit(f"Zc = np.zeros(({n}, C)); Ec = np.zeros(({n}, C)); Wc = np.zeros(({n}, C))")
     w.emit(f"Dc = np.zeros(({n}, C)); Lc = np.zeros(({n}, C)); ERR = np.zeros(C); BIG = np.zeros(C)")
-    w.emit(f"DR = np.zeros(({n if vproj else 0}, C)); OK = np.zeros(C)")
+    w.emit(f"DR = np.zeros(({n if vproj else 0}, C)); OK = np.zeros(C); CL = np.zeros(({len(cz)}, C))")
     w.emit("T = np.full(C, t0); H = np.zeros(C); HS = np.zeros(C); LAST = np.zeros(C, np.bool_)")
     w.emit("IDX = np.full(C, -1, np.int64); ns = np.zeros(C, np.int64); nr = np.zeros(C, np.int64)")
     w.emit("nxt = lo")
