@@ -331,10 +331,14 @@ def attempt_flops(pl):
     """Floating-point operations of one attempted step of plan ``pl`` in the lanes (the arithmetic
     operators + - * / of the straight-line attempt text of :func:`integrators.codegen.batchgen.attempt_lines`,
     a product with a literal coefficient counted as one operation; max, abs and the square root of the
-    error norm one each): the work the lanes do per trajectory and attempt."""
+    error norm one each; with the Casimir projection of a projected pair, which the lanes compute in the
+    attempt): the work the lanes do per trajectory and attempt."""
     import re
     from integrators.codegen import batchgen
-    _, _, al, _, _ = batchgen.attempt_lines(pl.st, pl.tab, pl.lie, pl.terms, lanes=True)
+    from integrators.codegen import ensemble_source
+    vproj = pl.proj is not None and not pl.lie      # the projection is in the lanes' attempt then
+    _, _, al, _, _ = batchgen.attempt_lines(pl.st, pl.tab, pl.lie, pl.terms, lanes=True,
+                                            proj=pl.proj if vproj else None, fixed=ensemble_source.PROJ_ITER)
     n = 0
     for ln in al:
         rhs = ln.split("=", 1)[1] if "=" in ln else ln
