@@ -37,9 +37,12 @@ class Casimir:
         self.symbols = tuple(symbols)
         self.degree = int(degree)
         self._f = sp.lambdify([self.symbols], self.expr, "numpy")
+        #: d when F(r m) = r^d F(m) (a homogeneous polynomial), else None
+        self.homogeneous_degree = None
         try:  # polynomial differentiation is much faster than sympy.diff on float coefficients
             poly = sp.Poly(self.expr, *self.symbols)
             self.grad_exprs = tuple(poly.diff(s).as_expr() for s in self.symbols)
+            self.homogeneous_degree = poly.homogeneous_order()
         except sp.PolynomialError:
             self.grad_exprs = tuple(sp.diff(self.expr, s) for s in self.symbols)
         self._g = sp.lambdify([self.symbols], list(self.grad_exprs), "numpy")  # one call for all partials

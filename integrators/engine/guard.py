@@ -215,12 +215,21 @@ def truncate(res, j):
 def _scales(qs, probe):
     """S(y) = sum_i |q(r e_i)|, r = |y|_inf, of every quantity q in ``qs``, from ``probe`` =
     r[..., None, None] * I (the rows r e_i, (m, ..., dim, dim), built once) -> (Q, m, ...); a quantity
-    that does not return (m, ..., dim) on the probe gets S = 0, a non-finite value counts 0. Call
+    that does not return (m, ..., dim) on the probe gets S = 0, a non-finite value counts 0. A quantity
+    with an integer ``homogeneous_degree`` d (a homogeneous polynomial, e.g. a
+    :class:`liegroups.casimirs.Casimir`) is called once, on the unit rows: q(r e_i) = r^d q(e_i). Call
     under np.errstate(all="ignore")."""
     want = probe.shape[:-1]
-    rows = probe.reshape(-1, probe.shape[-1])
+    n = probe.shape[-1]
+    rows = probe.reshape(-1, n)
     vs = []
     for q in qs:
+        d = getattr(q, "homogeneous_degree", None)   # q(r e_i) = r^d q(e_i): one call on the unit rows
+        if isinstance(d, int) and not isinstance(d, bool) and d >= 0:
+            unit = np.asarray(q(np.eye(n)), dtype=float)
+            if unit.shape == (n,):
+                vs.append(probe[..., :1, 0] ** d * unit)
+                continue
         # on the rows as one (M, dim) array: a quantity of the state row by row gives the same values,
         # and numpy's matmul of a stack (m, ..., dim, dim) @ (dim, k) costs a call per dim x dim matrix
         # (10^4 trajectories of dimension 3: 6 ms a quantity, 40 times the flat product)

@@ -73,3 +73,23 @@ def test_figures_read_the_scale_at_the_largest_state_only_for_kept_quantities():
         np.testing.assert_allclose(per_k, want, rtol=1e-13)
         np.testing.assert_allclose(worst, want.max(axis=1), rtol=1e-13)
         assert firsts == [3, 3, 3]
+
+
+def test_scale_of_a_homogeneous_casimir_from_the_unit_rows():
+    """A Casimir of so(4) (homogeneous of degree 2, its ``homogeneous_degree``) gets its scale from one
+    call on the unit rows, r^2 sum_i |C(e_i)|: equal to the scale of the same function without the
+    attribute (called on every probe row); a polynomial that is not homogeneous has no degree."""
+    from liegroups import named
+    from liegroups.casimirs import Casimir
+    import sympy as sp
+
+    cas = named.so4().casimirs()
+    assert [c.homogeneous_degree for c in cas] == [2, 2]
+    r = np.array([[0.5, 2.0, 3.0]])
+    probe = r[..., None, None] * np.eye(6)
+    with np.errstate(all="ignore"):
+        fast = guard._scales(list(cas), probe)
+        slow = guard._scales([lambda z, c=c: c(z) for c in cas], probe)
+    np.testing.assert_allclose(fast, slow, rtol=1e-14)
+    x, y = sp.symbols("m1 m2")
+    assert Casimir(x * x + y, (x, y), 2).homogeneous_degree is None
