@@ -1,6 +1,7 @@
 """Systems the benchmark does not choose by hand: a seeded draw of algebras of dimension 3 to 10.
 
     .venv/bin/python benchmarks/drawn_systems.py [--quick] [--seed N] [--numba-budget S] [--no-cold]
+    .venv/bin/python benchmarks/drawn_systems.py --only-ensembles [--ensembles K] [--ensemble-reps R]
 
 Writes the section "drawn_systems" of benchmarks/RESULTS.md (issue 24).
 
@@ -37,7 +38,12 @@ draw: ``s.simulate(X0, 10.0, steps=None, ensemble="independent", backend="numba"
 ensemble with shared steps, against diffrax (JAX, float64, ``jax.jit(jax.vmap(...))`` on the CPU, Dopri8
 and Tsit5 with a PID controller, the same rhs written in jax.numpy), each at the loosest tolerance whose
 largest final error over 64 of the trajectories is <= 1e-8. diffrax is an optional comparator: without
-jax the ensemble rows list liedyn alone. Compile times excluded (one warm-up call); median of 3.
+jax the ensemble rows list liedyn alone. Compile times excluded (one warm-up call); wall and CPU time (the
+process's, all threads: the work at equal cores) medians of ``--ensemble-reps`` (>= 3) interleaved rounds;
+the attempted steps a trajectory; the threads each tool ran on (numba's pool; XLA's own); for the compiled
+liedyn run the CPU time inside its kernel and the kernel's arithmetic rate (the flops of one attempt of
+the lanes, counted in the generated text, times the attempts). ``--only-ensembles`` runs this part alone
+and writes the section "drawn_ensembles".
 
 OPENBLAS_NUM_THREADS=1 (a threaded BLAS slows scipy's stage sums on a shared machine). The load average
 is printed beside the figures: the machine is shared, so compare ratios within one run.
@@ -277,15 +283,68 @@ def choose(go, ref, ladder=LADDER):
     return None, best
 
 
-def timed(cases, reps):
-    """cases: name -> zero-argument callable; ``reps`` interleaved rounds, median wall time."""
+def timed(cases, reps, cpu=False):
+    """cases: name -> zero-argument callable; ``reps`` interleaved rounds, median wall time (with ``cpu``:
+    (median wall, median CPU time of the process, all its threads), each a median of its own)."""
     times = {k: [] for k in cases}
+    cpus = {k: [] for k in cases}
     for _ in range(reps):
         for k, go in cases.items():
-            t = time.perf_counter()
+            c, t = time.process_time(), time.perf_counter()
             go()
             times[k].append(time.perf_counter() - t)
+            cpus[k].append(time.process_time() - c)
+    if cpu:
+        return {k: (float(np.median(times[k])), float(np.median(cpus[k]))) for k in cases}
     return {k: float(np.median(v)) for k, v in times.items()}
+
+
+def _thread_ticks():
+    """CPU ticks of each OS thread of this process (Linux /proc; {} elsewhere)."""
+    out = {}
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for t in tasks:
+        try:
+            f = open(f"/proc/self/task/{t}/stat").read().rsplit(")", 1)[1].split()
+            out[t] = int(f[11]) + int(f[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return out
+
+
+def threads_used(go, reps=3):
+    """(threads that ran on the CPU during ``reps`` calls of go, threads of the process, the largest
+    share of one thread in the CPU time of the calls): how many cores a tool used."""
+    a = _thread_ticks()
+    for _ in range(reps):
+        go()
+    b = _thread_ticks()
+    d = [v - a.get(t, 0) for t, v in b.items()]
+    busy = [x for x in d if x > 0]
+    return len(busy), len(b), (max(busy) / sum(busy) if busy else float("nan"))
+
+
+def attempt_flops(pl):
+    """Floating-point operations of one attempted step of plan ``pl`` in the lanes (the arithmetic
+    operators + - * / of the straight-line attempt text of :func:`integrators.codegen.batchgen.attempt_lines`,
+    a product with a literal coefficient counted as one operation; max, abs and the square root of the
+    error norm one each; with the Casimir projection of a projected pair, which the lanes compute in the
+    attempt): the work the lanes do per trajectory and attempt."""
+    import re
+    from integrators.codegen import batchgen
+    from integrators.codegen import ensemble_source
+    vproj = pl.proj is not None and not pl.lie      # the projection is in the lanes' attempt then
+    _, _, al, _, _ = batchgen.attempt_lines(pl.st, pl.tab, pl.lie, pl.terms, lanes=True,
+                                            proj=pl.proj if vproj else None, fixed=ensemble_source.PROJ_ITER)
+    n = 0
+    for ln in al:
+        rhs = ln.split("=", 1)[1] if "=" in ln else ln
+        rhs = re.sub(r"\d+\.\d*(e[-+]?\d+)?|\d+e[-+]?\d+", "1", rhs)   # literals
+        n += len(re.findall(r"(?<![eE(,])[-+*/]|\b(?:mx|abs|sqrt|max|min)\(", rhs))
+    return n
 
 
 # ------------------------------------------------------------------------------------ one trajectory
@@ -471,16 +530,28 @@ def jax_solver(P, solver_name, mods):
         sol = diffrax.diffeqsolve(term, solver, t0=0.0, t1=T, dt0=None, y0=z0,
                                   stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
                                   saveat=diffrax.SaveAt(t1=True), max_steps=100000)
-        return sol.ys[-1]
+        return sol.ys[-1], sol.stats["num_accepted_steps"], sol.stats["num_rejected_steps"]
 
     run = jax.jit(jax.vmap(one, in_axes=(0, None, None)))
-    return lambda Z, tol: np.asarray(jax.block_until_ready(run(jnp.asarray(Z), tol, tol * 1e-2)))
+
+    def go(Z, tol, stats=False):
+        y, na, nr = jax.block_until_ready(run(jnp.asarray(Z), tol, tol * 1e-2))
+        return (np.asarray(y), np.asarray(na), np.asarray(nr)) if stats else np.asarray(y)
+    return go
 
 
 def ensembles(systems, args, numba_ok):
+    """The ensemble rows (module docstring) and notes: per tool its tolerance, error, mean attempted
+    steps per trajectory, median wall and CPU time (interleaved rounds), the threads that ran; for the
+    compiled liedyn run also the CPU time inside its kernel and the kernel's arithmetic rate."""
+    from integrators.backends import batch_kernels, fastpath
+    from integrators.codegen import projection
+    from integrators import METHODS
+
     mods = _jax()
     N = 1000 if args.quick else 10000
-    rows = []
+    reps = max(3, args.ensemble_reps)
+    rows, notes = [], []
     for label, kind, s, x0, r0 in systems:
         P = s.problem()
         f = hand_rhs(P)
@@ -491,40 +562,123 @@ def ensembles(systems, args, numba_ok):
         Z = s.to_problem(X)
         sub = slice(0, 64)
         zref = np.array([reference(f, z).y[:, -1] for z in Z[sub]])
+        info = {}
 
-        def lied(backend, ensemble):
-            def go(tol, rows_=slice(None)):
+        def lied(backend, ensemble, key):
+            def go(tol, rows_=slice(None), keep=False):
                 r = s.simulate(X[rows_], T, steps=None, rtol=tol, atol=tol * 1e-2, backend=backend,
                                ensemble=ensemble)
+                if keep:
+                    info[key] = r
                 return _zend(r)
             return go
 
-        cands = {"liedyn numpy shared": lied("numpy", "shared")}
+        cands = {"liedyn numpy shared": lied("numpy", "shared", "np")}
         if numba_ok:
-            cands["liedyn numba independent"] = lied("numba", "independent")
+            cands["liedyn numba independent"] = lied("numba", "independent", "nb")
         if mods is not None:
             for sv in ("Dopri8", "Tsit5"):
                 js = jax_solver(P, sv, mods)
-                cands[f"diffrax {sv}"] = (lambda js=js: (lambda tol, rows_=slice(None): js(Z[rows_], tol)))()
+                cands[f"diffrax {sv}"] = (lambda js=js: (lambda tol, rows_=slice(None), keep=False:
+                                                         js(Z[rows_], tol)))()
+                info[f"diffrax {sv}"] = js
         chosen = {}
         for k, go in cands.items():
             go(1e-6, sub)                                   # compile / warm up
             tol, err = choose(lambda tol, go=go: go(tol, sub), zref)
             chosen[k] = (tol, err)
         runs = {k: (lambda go=cands[k], tol=t: go(tol)) for k, (t, _) in chosen.items() if t is not None}
-        for go in runs.values():
-            go()                                            # the full ensemble once (first-call costs)
-        tm = timed(runs, 3)
-        dif = [tm[k] for k in tm if k.startswith("diffrax")]
-        best = min(dif) if dif else None
+        steps, used = {}, {}
+        for k in runs:                                       # the full ensemble (first-call costs), its steps
+            tol = chosen[k][0]
+            if k.startswith("diffrax"):
+                _, na, nr = info[k](Z, tol, stats=True)
+                steps[k] = float(np.mean(na + nr))
+            else:
+                cands[k](tol, keep=True)
+                r = info["nb" if "numba" in k else "np"]
+                steps[k] = (float(np.mean(r.nsteps_each + r.nrejected_each)) if hasattr(r, "nsteps_each")
+                            else float(r.nsteps + r.nrejected))
+                if "numba" in k:
+                    used["lost"] = len(getattr(r, "failed", []))
+                    used["method"] = r.method
+            used[k] = threads_used(runs[k])
+        # the compiled kernel's own CPU time, clocked inside the same rounds (the whole call minus this: Python)
+        kern = []
+        inner = batch_kernels.adaptive_independent
+
+        def clocked(*a, **kw):
+            c = time.process_time()
+            try:
+                return inner(*a, **kw)
+            finally:
+                kern.append(time.process_time() - c)
+        batch_kernels.adaptive_independent = clocked
+        try:
+            tm = timed(runs, reps, cpu=True)
+        finally:
+            batch_kernels.adaptive_independent = inner
+        dif = [k for k in tm if k.startswith("diffrax")]
+        bw = min(tm[k][0] for k in dif) if dif else None
+        bc = min(tm[k][1] for k in dif) if dif else None
         for k, (tol, err) in chosen.items():
             if tol is None:
-                rows.append([label, kind, N, k, "-", f"{err:.0e}", "not reached", "-", "-"])
+                rows.append([label, kind, N, k, "-", f"{err:.0e}", "-", "not reached"] + ["-"] * 6)
                 continue
-            rows.append([label, kind, N, k, f"{tol:.0e}", f"{err:.0e}", f"{tm[k] * 1e3:.1f}",
-                         f"{tm[k] / N * 1e6:.1f}", f"{tm[k] / best:.3f}x" if best else "-"])
+            w, c = tm[k]
+            th = used.get(k)
+            rows.append([label, kind, N, k, f"{tol:.0e}", f"{err:.0e}", f"{steps[k]:.1f}", f"{w * 1e3:.1f}",
+                         f"{c * 1e3:.1f}", f"{w / N * 1e6:.2f}", f"{c / N * 1e6:.2f}",
+                         "-" if th is None else f"{th[0]} of {th[1]} ({th[2]:.0%})",
+                         f"{w / bw:.3f}x" if bw else "-", f"{c / bc:.3f}x" if bc else "-"])
             print(" | ".join(str(v) for v in rows[-1]), flush=True)
-    return rows, mods is not None
+        if kern:
+            meth = METHODS[used["method"]]
+            proj = projection.of_algebra(P.algebra) if meth.project else None
+            pl = fastpath.plan(P, meth.tableau, meth.lie, meth.terms, Z[:1], proj)
+            fl = attempt_flops(pl) if pl is not None else None
+            kc = float(np.median(kern))
+            k = "liedyn numba independent"
+            att = steps[k] * N
+            rate = f"{fl * att / kc / 1e9:.1f} GFlop/s of CPU" if fl else "-"
+            notes.append(f"{label} {kind} ({used['method']}): kernel {kc * 1e3:.1f} ms of CPU of the call's "
+                         f"{tm[k][1] * 1e3:.1f} ms (median of {reps}); {steps[k]:.1f} attempts a trajectory x "
+                         f"{fl} flops an attempt = {fl * steps[k] / 1e3:.1f} kflop a trajectory: {rate}; "
+                         f"{used.get('lost', 0)} trajectories lost")
+    return rows, mods is not None, notes
+
+
+def ensemble_section(drawn, args, numba_ok):
+    """The markdown of the ensemble part: its table and notes (the first ``--ensembles`` systems of the
+    draw, kinds free, servo1, servo2 in turn)."""
+    from benchmarks._results import markdown_table
+    ne = args.ensembles if args.ensembles is not None else (1 if args.quick else 3)
+    ens_sys = []
+    for label, make in drawn:
+        if len(ens_sys) >= ne:
+            break
+        alg = make()
+        kind = KINDS[len(ens_sys) % 3]
+        s, x0f = build_system(alg, kind, _sysseed(label, kind, args.seed))
+        ens_sys.append((label, kind, s, x0f(0.5), 0.5))
+    er, have_jax, notes = ensembles(ens_sys, args, numba_ok and args.numba_budget > 0)
+    try:
+        import numba
+        nth = f"numba {numba.get_num_threads()} threads (NUMBA_NUM_THREADS {numba.config.NUMBA_NUM_THREADS})"
+    except ImportError:
+        nth = "numba not installed"
+    return [f"**Ensembles** of {1000 if args.quick else 10000} initial states (x0 + 5% noise, projected onto the "
+            "constraint) at max final error <= 1e-8 over 64 of them, t in [0, 10] (target: liedyn <= 0.1x the best "
+            "of diffrax's Dopri8 / Tsit5, JAX jit + vmap on the same CPU, float64). "
+            + ("" if have_jax else "jax / diffrax not installed: liedyn alone. ")
+            + f"Each tool at the loosest rtol of the ladder reaching the error; `steps`: attempted steps (accepted + "
+            f"rejected) a trajectory, mean; wall and CPU (the process's CPU time, all threads: the work at equal "
+            f"cores) medians of {max(3, args.ensemble_reps)} interleaved rounds; `threads`: the OS threads of the "
+            f"process that ran during 3 calls, of all its threads, and the largest share one of them had of that "
+            f"CPU time ({nth}; XLA's own pool for jax). The ratios: to the best diffrax by the same measure.", "",
+            markdown_table(["algebra", "system", "N", "tool", "rtol", "error (64)", "steps", "wall [ms]", "CPU [ms]",
+                            "wall us / traj", "CPU us / traj", "threads", "wall / best diffrax",
+                            "CPU / best diffrax"], er), ""] + ["- " + x for x in notes] + [""]
 
 
 # ------------------------------------------------------------------------------------ main
@@ -541,6 +695,12 @@ def main():
     ap.add_argument("--cold-timeout", type=float, default=300.0)
     ap.add_argument("--ensembles", type=int, default=None, help="number of drawn systems with ensembles")
     ap.add_argument("--no-write", action="store_true", help="print, do not write RESULTS.md")
+    ap.add_argument("--only-ensembles", action="store_true",
+                    help="run the ensemble part alone; writes the section drawn_ensembles")
+    ap.add_argument("--ensemble-reps", type=int, default=3, help="interleaved rounds of the ensembles (>= 3)")
+    ap.add_argument("--one-core", action="store_true",
+                    help="ensembles with one thread each side (numba.set_num_threads(1); XLA without its "
+                         "Eigen pool, XLA_FLAGS --xla_cpu_multi_thread_eigen=false); writes drawn_ensembles_one_core")
     args = ap.parse_args()
     if args.numba_budget is None:
         args.numba_budget = 300.0 if args.quick else 900.0
@@ -549,6 +709,29 @@ def main():
     numba_ok = numba_kernels.available()
     drawn = draw(args.seed, args.quick)
     print("drawn:", ", ".join(lab for lab, _ in drawn), flush=True)
+    if args.one_core:
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+                                   " intra_op_parallelism_threads=1").strip()
+        if numba_ok:
+            import numba
+            numba.set_num_threads(1)
+        args.only_ensembles = True
+    if args.only_ensembles:
+        md = [f"Load average at the start {load0[0]:.1f} / {load0[1]:.1f} / {load0[2]:.1f} (1 / 5 / 15 min) on "
+              f"{os.cpu_count()} cores shared with other jobs; compare ratios within this run. Seed {args.seed}"
+              f"{', --quick' if args.quick else ''}.", ""]
+        md += ensemble_section(drawn, args, numba_ok)
+        load1 = os.getloadavg()
+        md.append(f"Load average at the end {load1[0]:.1f} / {load1[1]:.1f} / {load1[2]:.1f}. "
+                  f"Total benchmark time {time.perf_counter() - start:.0f} s.")
+        text = "\n".join(md)
+        print(text)
+        if not args.no_write:
+            cmd = " ".join(["python benchmarks/drawn_systems.py"] + sys.argv[1:])
+            key, title = (("drawn_ensembles_one_core", "one core each side") if args.one_core else
+                          ("drawn_ensembles", "the cores each tool takes"))
+            update_section(key, f"## Ensembles of the drawn systems, {title} (issue 24)\n\n" + text, cmd)
+        return
     rows, notes, prof = single(drawn, args, numba_ok)
     md = [f"Load average at the start {load0[0]:.1f} / {load0[1]:.1f} / {load0[2]:.1f} (1 / 5 / 15 min) on "
           f"{os.cpu_count()} cores shared with other jobs; compare ratios within this run. "
@@ -595,22 +778,7 @@ def main():
                markdown_table(["algebra", "system", "import [s]", "algebra + Casimirs [s]", "system [s]",
                                "first simulate, auto [s]", "auto ran", "first numba call [s]", "process [s]"], cr),
                ""]
-    ne = args.ensembles if args.ensembles is not None else (1 if args.quick else 3)
-    ens_sys = []
-    for label, make in drawn:
-        if len(ens_sys) >= ne:
-            break
-        alg = make()
-        kind = KINDS[len(ens_sys) % 3]
-        s, x0f = build_system(alg, kind, _sysseed(label, kind, args.seed))
-        ens_sys.append((label, kind, s, x0f(0.5), 0.5))
-    er, have_jax = ensembles(ens_sys, args, numba_ok and args.numba_budget > 0)
-    md += [f"**Ensembles** of {1000 if args.quick else 10000} initial states (x0 + 5% noise, projected onto the "
-           "constraint) at max final error <= 1e-8 over 64 of them, t in [0, 10] (target: liedyn <= 0.1x the best "
-           "of diffrax's Dopri8 / Tsit5, JAX jit + vmap on the same CPU, float64). "
-           + ("" if have_jax else "jax / diffrax not installed: liedyn alone."), "",
-           markdown_table(["algebra", "system", "N", "tool", "rtol", "error (64)", "time [ms]", "us / trajectory",
-                           "/ best diffrax"], er), ""]
+    md += ensemble_section(drawn, args, numba_ok)
     load1 = os.getloadavg()
     md.append(f"Load average at the end {load1[0]:.1f} / {load1[1]:.1f} / {load1[2]:.1f}. "
               f"Total benchmark time {time.perf_counter() - start:.0f} s.")

@@ -66,6 +66,9 @@ class Casimir:
             f = np.repeat(np.arange(n), row)
             idx[r, :len(f)] = f
         self._idx = idx
+        #: d when F(r m) = r^d F(m) (every monomial of degree d), else None
+        degs = set(E.sum(axis=1).tolist())
+        self.homogeneous_degree = degs.pop() if len(degs) == 1 else None
 
     @property
     def expr(self) -> sympy.Expr:

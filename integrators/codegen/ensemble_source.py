@@ -8,7 +8,7 @@ a parallel loop (``numba.prange``) over the trajectories around the one-trajecto
   only its end point;
 * :func:`fixed_module`: every trajectory runs :func:`integrators.codegen.fixed_programs.fixed_source` into its column
   of the ensemble's output;
-* :func:`lanes_source` (adaptive: so(3) RKMK pairs and the projected ambient pairs) and
+* :func:`lanes_source` (adaptive: so(3) RKMK pairs and the ambient pairs, projected or not) and
   :func:`fixed_lanes_source` (fixed step: so(3) and se(3) RKMK tableaux): the trajectories go in lanes;
   one attempt (or step) of all lanes is one loop of straight-line arithmetic with the branch-free
   exponentials of :class:`integrators.codegen.batchgen.EnsembleSource` (no call, no branch), which the
@@ -34,6 +34,9 @@ NEVER = 1 << 62
 
 #: lanes of the branch-free kernels: trajectories stepped together by one vectorizable loop
 LANES = 256
+#: Newton iterations of the Casimir projection written into the lanes' attempt (a projected ambient pair):
+#: quadratic Casimirs converge in 1-2 at the pairs' tolerances; a lane not converged projects again
+PROJ_ITER = 2
 #: the lanes' attempt loop computes JAM independent lanes per iteration (interleaved statement by
 #: statement): one lane's attempt is a chain of dependent operations (the stages, the series of the
 #: exponential), so a single vectorized chain waits on latency; JAM chains keep the units busy
@@ -122,26 +125,27 @@ def fixed_module(pl):
     return programs.source("fixed", pl.st, pl.tab, pl.lie, pl.terms) + "\n" + w.text()
 
 
-def _accept_lines(pl):
+def _accept_lines(pl, raw="Dc"):
     """The accepted step of lane b: the compensated sum of the increment Dc and the next first stage
-    Lc; for a projected pair the end point Zc + Dc is projected onto the lane's targets CZ[IDX[b]]
-    first (:func:`integrators.codegen.programs._project_accepted`) and the next first stage is taken there."""
+    Lc; for a projected pair the end point Zc + D is projected onto the lane's targets CZ[IDX[b]]
+    first (:func:`integrators.codegen.programs._project_accepted`) and the next first stage is taken there
+    (D: the array ``raw`` of the unprojected increments)."""
     n = pl.st.n
-    if pl.proj is None:
+    if pl.proj is None or raw is None:
         return [f"for i in range({n}):",
                 "    _y = Dc[i, b] + Ec[i, b]; _s = Zc[i, b] + _y; Ec[i, b] = (Zc[i, b] - _s) + _y; Zc[i, b] = _s",
                 "    Wc[i, b] = Lc[i, b]"]
     src = batchgen.EnsembleSource(pl.st)
     src.indent, src.count = 0, 10 ** 6    # names apart from those of the attempt
-    zq = src.assign("zq", [f"Zc[{i}, b] + Dc[{i}, b]" for i in range(n)])
+    zq = src.assign("zq", [f"Zc[{i}, b] + {raw}[{i}, b]" for i in range(n)])
     wp, inc = programs._project_accepted(src, pl.proj, zq, [f"CZ[IDX[b], {k}]" for k in range(pl.proj.p)], pl.lie)
-    return src.lines + [f"_y = (Dc[{i}, b] + {inc[i]}) + Ec[{i}, b]; _s = Zc[{i}, b] + _y; "
+    return src.lines + [f"_y = ({raw}[{i}, b] + {inc[i]}) + Ec[{i}, b]; _s = Zc[{i}, b] + _y; "
                         f"Ec[{i}, b] = (Zc[{i}, b] - _s) + _y; Zc[{i}, b] = _s; Wc[{i}, b] = {wp[i]}"
                         for i in range(n)]
 
 
 def lanes_source(pl, copies=JAM):
-    """Module text of the adaptive lane kernel (so(3) RKMK pairs and the projected ambient pairs):
+    """Module text of the adaptive lane kernel (so(3) RKMK pairs and the ambient pairs, projected or not):
     ``ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, G)``.
 
     The trajectories are split into G contiguous groups, one per ``numba.prange`` iteration; a group
@@ -151,23 +155,33 @@ def lanes_source(pl, copies=JAM):
     :func:`integrators.codegen.batchgen.attempt_lines`; the controller (solve_ivp's, Hairer, Norsett and
     Wanner I, II.4) then runs per lane."""
     n = pl.st.n
-    fl, wv, al, d, wl = batchgen.attempt_lines(pl.st, pl.tab, pl.lie, pl.terms, lanes=True)
+    # a projected ambient pair projects in the vectorized attempt too (PROJ_ITER Newton iterations
+    # without a test); an accepted step whose residual is not yet at round-off projects again per lane
+    vproj = pl.proj is not None and not pl.lie
+    extra = {}
+    fl, wv, al, d, wl = batchgen.attempt_lines(pl.st, pl.tab, pl.lie, pl.terms, lanes=True,
+                                               proj=pl.proj if vproj else None, fixed=PROJ_ITER, extra=extra)
     order = controller.estimate_order(pl.tab, pl.lie)
-    inputs = [f"z{i}" for i in range(n)] + [f"W0_{i}" for i in range(n)] + ["hs", "_big", "err"]
+    cz = [f"c{k}" for k in range(pl.proj.p)] if vproj else []
+    inputs = [f"z{i}" for i in range(n)] + [f"W0_{i}" for i in range(n)] + ["hs", "_big", "err"] + cz
     body = []
     for k in range(copies):
         lane, sfx = ("b", "") if k == 0 else (f"b + {k}*S", f"_J{k}")
         body += [f"hs{sfx} = HS[{lane}]", f"_big{sfx} = 0.0"] + [f"z{i}{sfx} = Zc[{i}, {lane}]" for i in range(n)]
         body += [f"W0_{i}{sfx} = Wc[{i}, {lane}]" for i in range(n)]
+        body += [f"c{j}{sfx} = CL[{j}, {lane}]" for j in range(len(cz))]   # contiguous: no gather
     body += jam(al, inputs, copies)
     for k in range(copies):  # d and wl are names assigned in al: copy k has them with the suffix
         lane, sfx = ("b", "") if k == 0 else (f"b + {k}*S", f"_J{k}")
         body += [f"ERR[{lane}] = err{sfx}", f"BIG[{lane}] = _big{sfx}"]
         body += [f"Dc[{i}, {lane}] = {d[i]}{sfx}" for i in range(n)]
         body += [f"Lc[{i}, {lane}] = {wl[i]}{sfx}" for i in range(n)]
+        if vproj:
+            body += [f"DR[{i}, {lane}] = {extra['d_raw'][i]}{sfx}" for i in range(n)] + [f"OK[{lane}] = _pok{sfx}"]
     load = [f"Zc[{i}, b] = Z[nxt, {i}]; Ec[{i}, b] = 0.0" for i in range(n)]
     load += [f"z{i} = Zc[{i}, b]" for i in range(n)] + [ln.strip() for ln in fl]
     load += [f"Wc[{i}, b] = {wv[i]}" for i in range(n)]
+    load += [f"CL[{j}, b] = CZ[nxt, {j}]" for j in range(len(cz))]   # the lane's projection targets
     load += ["IDX[b] = nxt; T[b] = t0; H[b] = H0[nxt]; ns[b] = 0; nr[b] = 0; nxt += 1"]
     S = LANES // copies
 
@@ -186,6 +200,7 @@ def lanes_source(pl, copies=JAM):
     w.emit("hi = min(B, lo + per)")
     w.emit(f"Zc = np.zeros(({n}, C)); Ec = np.zeros(({n}, C)); Wc = np.zeros(({n}, C))")
     w.emit(f"Dc = np.zeros(({n}, C)); Lc = np.zeros(({n}, C)); ERR = np.zeros(C); BIG = np.zeros(C)")
+    w.emit(f"DR = np.zeros(({n if vproj else 0}, C)); OK = np.zeros(C); CL = np.zeros(({len(cz)}, C))")
     w.emit("T = np.full(C, t0); H = np.zeros(C); HS = np.zeros(C); LAST = np.zeros(C, np.bool_)")
     w.emit("IDX = np.full(C, -1, np.int64); ns = np.zeros(C, np.int64); nr = np.zeros(C, np.int64)")
     w.emit("nxt = lo")
@@ -214,14 +229,23 @@ def lanes_source(pl, copies=JAM):
                "    err = np.inf", "fin = False", "status = 0", "if err <= 1.0:"):
         w.emit(ln)
     w.indent += 1
-    w.emit("chk = " + " + ".join(f"Dc[{i}, b]" for i in range(n)))
+    w.emit("chk = " + " + ".join(f"{'DR' if vproj else 'Dc'}[{i}, b]" for i in range(n)))
     w.emit("if not (chk - chk == 0.0):")
     w.emit("    fin = True")
     w.emit("    status = -1")
+    if vproj:   # projected in the attempt (Dc, Lc) when converged there, else again from DR per lane
+        w.emit("elif OK[b] <= 0.0:")
+        w.indent += 1
+        for ln in _accept_lines(pl, raw=None):
+            w.emit(ln)
+        w.indent -= 1
     w.emit("else:")
     w.indent += 1
-    for ln in _accept_lines(pl):
+    for ln in _accept_lines(pl, raw="DR" if vproj else "Dc"):
         w.emit(ln)
+    w.indent -= 1
+    w.emit("if status == 0:")
+    w.indent += 1
     w.emit("T[b] = t1 if LAST[b] else T[b] + HS[b]")
     w.emit("ns[b] += 1")
     w.emit(controller.accepted_source(order))

@@ -65,11 +65,11 @@ def attempt(src, tab, z, lie, terms, W0):
     return d, z1, wl, controller.error_norm_source(sums, n, lie=lie)
 
 
-def _project_accepted(src, proj, z1, targets, lie):
+def _project_accepted(src, proj, z1, targets, lie, fixed=None):
     """Emit the projection of an accepted step's end point z1 onto {C = targets} (Hairer, Lubich and
     Wanner 2006, IV.4, Algorithm 4.2; :mod:`integrators.codegen.projection`) and the first stage's generator
     (or field) of the next step at the projected point z1 + inc; returns (its names, inc)."""
-    inc, zp = proj.write(src, z1, targets)
+    inc, zp = proj.write(src, z1, targets, fixed=fixed)
     return (src.velocity(zp) if lie else src.field(zp)), inc
 
 

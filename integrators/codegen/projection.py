@@ -79,7 +79,7 @@ class CasimirProjection:
             out.append(row)
         return out
 
-    def write(self, src, z, targets):
+    def write(self, src, z, targets, fixed=None):
         """Emit into ``src`` (a :class:`integrators.codegen.writer.Source` or :class:`integrators.codegen.source_text.Lines`) the
         projection of the point z (names) onto {C = targets} (names); return the names of the
         increment G^T lambda (module docstring) and of the projected point z + G^T lambda. The lines run on floats, numpy columns (every
@@ -133,12 +133,22 @@ class CasimirProjection:
         # numba.prange loop (lambda = 0.0) may be hoisted out of it by numba's parfor pass, which then
         # carries lambda over from one accepted step to the next (seen in the lane kernel on se(3)).
         iteration(True)
-        src.emit(f"for _pit in range({MAX_ITER - 1}):")
-        src.indent += 1
-        src.emit("if " + " and ".join(f"bmax(abs(_pr{k}) - _pt{k}) <= 0.0" for k in range(p)) + ":")
-        src.emit("    break")
-        iteration(False)
-        src.indent -= 1
+        if fixed is None:
+            src.emit(f"for _pit in range({MAX_ITER - 1}):")
+            src.indent += 1
+            src.emit("if " + " and ".join(f"bmax(abs(_pr{k}) - _pt{k}) <= 0.0" for k in range(p)) + ":")
+            src.emit("    break")
+            iteration(False)
+            src.indent -= 1
+        else:
+            # ``fixed`` iterations without a test (straight-line code the lanes vectorize); _pok <= 0
+            # when the last residuals are at round-off (else the caller projects again with the loop)
+            for _ in range(fixed - 1):
+                iteration(False)
+            ok = f"abs(_pr0) - _pt0"
+            for k in range(1, p):
+                ok = f"max({ok}, abs(_pr{k}) - _pt{k})"
+            src.emit(f"_pok = {ok}")
         inc = [f"_pp{j}" for j in range(n)]
         for j in range(n):
             src.emit(f"{inc[j]} = {lin([(1.0, f'{G[k][j]}*_pa{k}') for k in range(p) if j in nz[k]])}")

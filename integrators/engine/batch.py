@@ -25,7 +25,7 @@ Engines:
   reached t1 leave the arrays (the active set is compacted). The stages are those of
   :mod:`integrators.codegen.batchgen` (on so(3) the truncated dexp^-1 series summed with two brackets).
 * numba: :func:`integrators.backends.batch_kernels.adaptive_independent` (a parallel loop over trajectories,
-  each running the compiled one-trajectory loop; on so(3) RKMK pairs vectorized lanes, refilled as
+  each running the compiled one-trajectory loop; on so(3) RKMK pairs and the ambient pairs vectorized lanes, refilled as
   trajectories finish; with an output grid always the one-trajectory loop, which fills it).
 """
 

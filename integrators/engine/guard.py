@@ -215,12 +215,30 @@ def truncate(res, j):
 def _scales(qs, probe):
     """S(y) = sum_i |q(r e_i)|, r = |y|_inf, of every quantity q in ``qs``, from ``probe`` =
     r[..., None, None] * I (the rows r e_i, (m, ..., dim, dim), built once) -> (Q, m, ...); a quantity
-    that does not return (m, ..., dim) on the probe gets S = 0, a non-finite value counts 0. Call
+    that does not return (m, ..., dim) on the probe gets S = 0, a non-finite value counts 0. A quantity
+    with an integer ``homogeneous_degree`` d (a homogeneous polynomial, e.g. a
+    :class:`liegroups.casimirs.Casimir`) is called once, on the unit rows: q(r e_i) = r^d q(e_i). Call
     under np.errstate(all="ignore")."""
     want = probe.shape[:-1]
+    n = probe.shape[-1]
+    rows = probe.reshape(-1, n)
     vs = []
     for q in qs:
-        v = np.asarray(q(probe), dtype=float)
+        d = getattr(q, "homogeneous_degree", None)   # q(r e_i) = r^d q(e_i): one call on the unit rows
+        if isinstance(d, int) and not isinstance(d, bool) and d >= 0:
+            unit = np.asarray(q(np.eye(n)), dtype=float)
+            if unit.shape == (n,):
+                vs.append(probe[..., :1, 0] ** d * unit)
+                continue
+        # on the rows as one (M, dim) array: a quantity of the state row by row gives the same values,
+        # and numpy's matmul of a stack (m, ..., dim, dim) @ (dim, k) costs a call per dim x dim matrix
+        # (10^4 trajectories of dimension 3: 6 ms a quantity, 40 times the flat product)
+        try:
+            v = np.asarray(q(rows), dtype=float)
+            flat = v.shape == rows.shape[:1]
+        except Exception:       # noqa: BLE001 (not one row per state: called on the probe as it is)
+            flat = False
+        v = v.reshape(want) if flat else np.asarray(q(probe), dtype=float)
         vs.append(v if v.shape == want else np.zeros(want))
     v = np.abs(np.array(vs))
     v[~(v < np.inf)] = 0.0
@@ -243,12 +261,19 @@ def _figures(quantities, raw, inv, kept, rts):
         absmax = _absmax_last(raw)                        # (K, ...): |y_k|_inf per trajectory
         sizes = absmax if absmax.ndim == 1 else _max_last(absmax.reshape(K, -1))
         kbig = int(np.argmax(np.where(np.isfinite(sizes), sizes, -1.0)))
-        probe = absmax[[0, kbig]][..., None, None] * np.eye(raw.shape[-1])   # at y_0 and the largest state
-        S = _scales([q for _, _, _, q in quantities], probe)                 # (Q, 2, ...)
+        eye = np.eye(raw.shape[-1])
+        # the scale at y_0 of every quantity; at the largest state only of those a method keeps (the
+        # others' denominators do not read it), and not again when the largest state is y_0
+        S0 = _scales([q for _, _, _, q in quantities], absmax[:1][..., None, None] * eye)   # (Q, 1, ...)
+        S1 = np.zeros_like(S0)
+        ks = np.flatnonzero(kept)
+        if kbig == 0:
+            S1 = S0
+        elif ks.size:
+            S1[ks] = _scales([quantities[i][3] for i in ks], absmax[kbig:kbig + 1][..., None, None] * eye)
         V = np.array([v for _, _, v, _ in quantities])                      # (Q, K, ...)
         col = (-1,) + (1,) * (V.ndim - 1)
         inv_c, kept_c = inv.reshape(col), kept.reshape(col)
-        S0, S1 = S[:, :1], S[:, 1:]
         base = np.where(inv_c, np.maximum(np.abs(V[:, :1]), S0), np.maximum(S0, absmax))
         denom = np.maximum(np.where(kept_c, np.maximum(base, S1), base), _TINY)
         # an invariant's drift |q(y_k) - q(y_0)|, a constraint's residual |q(y_k)| (|y_k|_inf in the

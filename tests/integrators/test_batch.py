@@ -267,3 +267,135 @@ def test_compiled_fixed_step_so3_lanes_equal_single_runs():
     # compared with the compiled single run, the code it runs
     s = integrate(body, Z[-1], (0.0, h * steps), backend="numba", **kw).y
     assert np.max(np.abs(r.y[:, -1] - s)) <= 1e-14 * np.max(np.abs(s))
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+@pytest.mark.parametrize("method", ["rk45", "rk853"])
+def test_compiled_ambient_pair_lanes_equal_single_runs(method):
+    """The plain ambient pairs go in lanes too (one vectorized attempt of all lanes, the controller per
+    lane): 300 trajectories of Suslov's problem (a forced field with a linear invariant), more than the
+    256 lanes of a thread, |m| from 0.1 to 3 (different step counts), forward and backward in time; the
+    expected values are the single runs of the one-trajectory code with numpy floats from the same y0,
+    with their step and rejection counts, and a trajectory that blows up (sl(2), s' = 2 s^2, t* = 0.5)
+    stops alone, at t* to the time resolution, with status -1 per trajectory."""
+    from ._problems import suslov
+
+    P, m0, c, _ = suslov()
+    rng = np.random.default_rng(21)
+    Z = m0 + 0.3 * rng.standard_normal((300, 3))
+    Z -= (Z @ c)[:, None] * c / (c @ c)              # on the constraint (c, m) = 0
+    Z *= (0.1 + 2.9 * rng.random(300))[:, None] / np.linalg.norm(Z, axis=1)[:, None]
+    kw = dict(method=method, rtol=1e-8, atol=1e-10)
+    pick = np.r_[0:300:23, 299]
+    for t1 in (3.0, -2.0):
+        r = integrate(P, Z, (0.0, t1), ensemble="independent", backend="numba", **kw)
+        assert r.backend == "numba" and r.status == 0
+        single = [integrate(P, z, (0.0, t1), backend="numpy", **kw) for z in Z[pick]]
+        ref = np.array([s.y[-1] for s in single])
+        assert np.max(np.abs(r.y[-1][pick] - ref)) <= 1e-13 * np.max(np.abs(ref))
+        assert list(r.nsteps_each[pick]) == [s.nsteps for s in single]
+        assert list(r.nrejected_each[pick]) == [s.nrejected for s in single]
+        assert np.ptp(r.nsteps_each) >= 5
+    M = np.array([[1.0, 0.0, 0.2], [1.0, 0.0, 0.3], [0.2, 0.3, 1.0]])
+    Q = CoadjointProblem(named.sl2(), lambda z: z @ M, velocity_matrix=M, name="sl2 with a blow-up line")
+    Zq = np.array([[0.3, -0.2, 0.5], [0.0, 1.0, 0.0], [-0.3, 0.05, 0.2]])
+    r = integrate(Q, Zq, (0.0, 2.0), ensemble="independent", backend="numba", check=False, **kw)
+    assert r.status == -1 and list(r.failed) == [1] and r.t_end[1] == pytest.approx(0.5, rel=1e-6)
+    assert np.all(r.t_end[[0, 2]] == 2.0)
+    for b in (0, 2):
+        s = integrate(Q, Zq[b], (0.0, 2.0), backend="numpy", check=False, **kw).y[-1]
+        assert np.max(np.abs(r.y[-1, b] - s)) <= 1e-13 * np.max(np.abs(s))
+
+
+def _random_basis_problem(forced):
+    """so(3) in a random basis (structure constants with every entry non-zero) with a random SPD
+    velocity matrix, optionally with a multiplier force keeping the linear invariant (c, z) (a projector
+    P in the field (I - P) ad*_w z)."""
+    rng = np.random.default_rng(8)
+    alg = named.so3().change_basis(rng.standard_normal((3, 3)) + 2.0 * np.eye(3))
+    B = rng.standard_normal((3, 3))
+    M = B @ B.T / 3 + np.eye(3)
+    if not forced:
+        return CoadjointProblem(alg, lambda z: z @ M, velocity_matrix=M, name="so3 random basis")
+    c, b = np.array([1.0, 0.3, -0.5]), np.array([0.2, 1.0, 0.4])
+
+    def forcing(z):
+        g = alg.coad(z @ M, z)
+        return -((g @ c) / (b @ c))[..., None] * b
+    return CoadjointProblem(alg, lambda z: z @ M, velocity_matrix=M, forcing=forcing, linear_invariants=c,
+                            name="so3 random basis, forced")
+
+
+@pytest.mark.parametrize("forced", [False, True])
+def test_quadratic_form_of_the_field_equals_the_writers_field(forced):
+    """In a random basis the lanes write the ambient field as a quadratic form (fewer operations than
+    w = W z + c, ad*_w z, (I - P) g); its values equal the writer's and the problem's rhs to round-off;
+    on so(4) in its own basis (sparse C) with a dense velocity matrix the writer's form is kept."""
+    from integrators.codegen.batchgen import quadratic_form
+    from integrators.backends import fastpath
+    from integrators.methods import METHODS
+
+    P = _random_basis_problem(forced)
+    m = METHODS["rk853"]
+    Z = 0.7 * np.random.default_rng(3).standard_normal((16, 3))
+    pl = fastpath.plan(P, m.tableau, m.lie, m.terms, Z, None)
+    assert pl is not None and (pl.st.P is not None) == forced
+    assert quadratic_form(pl.st) is not None
+    src = EnsembleSource(pl.st)
+    src.lanes = True
+    f = src.field(["z0", "z1", "z2"])
+    assert any(ln.strip().startswith("qm") for ln in src.lines)
+    env = {}
+    exec("def F(z0, z1, z2):\n" + "\n".join("    " + ln.strip() for ln in src.lines)
+         + f"\n    return [{', '.join(f)}]\n", env)
+    got = np.array([env["F"](*z) for z in Z])
+    want = P.rhs(0.0, Z)
+    assert np.max(np.abs(got - want)) <= 1e-14 * np.max(np.abs(want))
+    # so(4) in its own basis (24 non-zero C[i, j, k]) with a dense W: the writer's form is cheaper
+    # (w: 72 operations, ad*_w z: 72) than 21 monomials and 6 rows of up to 21 terms
+    Q4 = quadratic_problem(named.so4(), seed=5)
+    pl4 = fastpath.plan(Q4, m.tableau, m.lie, m.terms, start(6, 1, batch=(2,)), None)
+    assert quadratic_form(pl4.st) is None
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_lanes_with_the_quadratic_form_equal_single_runs():
+    """rk853 on the random-basis problem (bounded: the orbits of so(3)* are spheres in the original
+    basis): the lanes (quadratic form) against the single runs of the one-trajectory code (the writer's
+    form): the same steps, the end points to round-off."""
+    P = _random_basis_problem(False)
+    Z = 0.5 * np.random.default_rng(4).standard_normal((40, 3))
+    kw = dict(method="rk853", rtol=1e-9, atol=1e-11)
+    r = integrate(P, Z, (0.0, 2.0), ensemble="independent", backend="numba", **kw)
+    assert r.backend == "numba" and r.status == 0
+    pick = [0, 13, 27, 39]
+    single = [integrate(P, z, (0.0, 2.0), backend="numpy", **kw) for z in Z[pick]]
+    ref = np.array([s.y[-1] for s in single])
+    assert np.max(np.abs(r.y[-1][pick] - ref)) <= 1e-13 * np.max(np.abs(ref))
+    assert list(r.nsteps_each[pick]) == [s.nsteps for s in single]
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+@pytest.mark.parametrize("iters", [2, 1])
+def test_compiled_projected_lanes_project_in_the_attempt_and_equal_single_runs(iters, monkeypatch):
+    """A projected ambient pair projects inside the vectorized attempt (``iters`` Newton iterations
+    without a test); a lane whose residual is not yet at round-off projects again with the loop of the
+    single run. With 1 iteration most accepted steps take that second path. Either way every final
+    state equals the single run of the one-trajectory code (numpy floats) to round-off, with its steps,
+    and keeps its Casimir |z|^2 (so(3)) to round-off."""
+    from integrators.codegen import ensemble_source
+
+    monkeypatch.setattr(ensemble_source, "PROJ_ITER", iters)
+    P = quadratic_problem(named.so3(), seed=9)
+    rng = np.random.default_rng(12)
+    Z = rng.standard_normal((300, 3)) * (0.3 + 2.0 * rng.random(300))[:, None]
+    kw = dict(method="rk45_projected", rtol=1e-6, atol=1e-8)
+    r = integrate(P, Z, (0.0, 3.0), ensemble="independent", backend="numba", **kw)
+    assert r.backend == "numba" and r.status == 0
+    pick = np.r_[0:300:29, 299]
+    single = [integrate(P, z, (0.0, 3.0), backend="numpy", **kw) for z in Z[pick]]
+    ref = np.array([s.y[-1] for s in single])
+    assert np.max(np.abs(r.y[-1][pick] - ref)) <= 1e-13 * np.max(np.abs(ref))
+    assert list(r.nsteps_each[pick]) == [s.nsteps for s in single]
+    c0, c1 = np.sum(Z * Z, axis=1), np.sum(r.y[-1] * r.y[-1], axis=1)
+    assert np.max(np.abs(c1 - c0) / c0) <= 1e-14

@@ -1,0 +1,95 @@
+"""The guard's scale of a quantity (integrators.engine.guard._scales): S(y) = sum_i |q(r e_i)|, r = |y|_inf,
+evaluated on the probe rows flattened to one (M, dim) array (one matmul for an ensemble instead of one
+per dim x dim block) and, for a quantity that is not a function of each row, on the probe as it is.
+Expected values written by hand from the formula."""
+
+import numpy as np
+
+from integrators.engine import guard
+
+
+def test_scales_of_row_quantities_and_of_one_that_needs_the_stacked_probe():
+    c = np.array([1.0, -2.0, 3.0])
+    r = np.array([[0.5, 2.0], [1.0, 3.0]])                  # (m, B) = (2, 2): r per probe and trajectory
+    probe = r[..., None, None] * np.eye(3)
+
+    def linear(z):
+        return np.asarray(z) @ c
+
+    def quadratic(z):
+        return np.sum(np.asarray(z) ** 2, axis=-1) - 2.0 * np.asarray(z)[..., 0] * np.asarray(z)[..., 1]
+
+    def stacked_only(z):                                    # reads the layout: refuses flat rows
+        z = np.asarray(z)
+        if z.ndim < 3:
+            raise ValueError("not one row per state")
+        return z[..., 2] * 10.0
+
+    def wrong_shape(z):                                     # one number for all rows: scale 0
+        return np.float64(1.0)
+
+    with np.errstate(all="ignore"):
+        S = guard._scales([linear, quadratic, stacked_only, wrong_shape], probe)
+    assert S.shape == (4, 2, 2)
+    np.testing.assert_allclose(S[0], r * np.sum(np.abs(c)), rtol=1e-15)     # |q(r e_i)| = r |c_i|
+    np.testing.assert_allclose(S[1], 3.0 * r ** 2, rtol=1e-15)              # q(r e_i) = r^2 each
+    np.testing.assert_allclose(S[2], 10.0 * r, rtol=1e-15)                  # only e_3 counts
+    assert np.all(S[3] == 0.0)
+
+
+def _reference_figures(qs, raw, inv, kept):
+    """The guard's figures written out per trajectory and saved state from its definition: an invariant's
+    |q(y_k) - q(y_0)| / max(|q(y_0)|, S(y_0), S(y_big) if kept), a constraint's |q(y_k)| / max(S(y_0),
+    S(y_big) if kept, |y_k|_inf), S(y) = sum_i |q(r e_i)| at r = |y|_inf, y_big the saved state with the
+    largest |y|_inf over the ensemble; the max over trajectories per saved state."""
+    K, B, n = raw.shape
+    size = np.abs(raw).max(axis=2)                     # (K, B)
+    kbig = int(np.argmax(size.max(axis=1)))
+    out = np.zeros((len(qs), K))
+    for a, q in enumerate(qs):
+        for b in range(B):
+            S0 = sum(abs(float(q((size[0, b] * np.eye(n))[i]))) for i in range(n))
+            S1 = sum(abs(float(q((size[kbig, b] * np.eye(n))[i]))) for i in range(n)) if kept[a] else 0.0
+            v0 = float(q(raw[0, b]))
+            for k in range(K):
+                v = float(q(raw[k, b]))
+                d = max(abs(v0), S0, S1, 1e-300) if inv[a] else max(S0, S1, size[k, b], 1e-300)
+                out[a, k] = max(out[a, k], abs(v - v0) / d if inv[a] else abs(v) / d)
+    return out
+
+
+def test_figures_read_the_scale_at_the_largest_state_only_for_kept_quantities():
+    rng = np.random.default_rng(2)
+    c = np.array([0.5, -1.0, 2.0])
+    qs = [lambda z: np.asarray(z) @ c, lambda z: np.sum(np.asarray(z) ** 2, axis=-1),
+          lambda z: np.asarray(z)[..., 0] * np.asarray(z)[..., 2] + 0.1]
+    inv, kept = np.array([True, True, False]), np.array([True, False, True])
+    for grow in (3.0, 0.5):               # the largest state last, or the first one
+        raw = rng.standard_normal((3, 4, 3)) * np.array([1.0, 1.5, grow])[:, None, None]
+        quantities = [("invariant" if i else "constraint", f"q{a}", q(raw), q)
+                      for a, (q, i) in enumerate(zip(qs, inv))]
+        worst, firsts, per_k = guard._figures(quantities, raw, inv, kept, [1e9, 1e9, 1e9])
+        want = _reference_figures(qs, raw, inv, kept)
+        np.testing.assert_allclose(per_k, want, rtol=1e-13)
+        np.testing.assert_allclose(worst, want.max(axis=1), rtol=1e-13)
+        assert firsts == [3, 3, 3]
+
+
+def test_scale_of_a_homogeneous_casimir_from_the_unit_rows():
+    """A Casimir of so(4) (homogeneous of degree 2, its ``homogeneous_degree``) gets its scale from one
+    call on the unit rows, r^2 sum_i |C(e_i)|: equal to the scale of the same function without the
+    attribute (called on every probe row); a polynomial that is not homogeneous has no degree."""
+    from liegroups import named
+    from liegroups.casimirs import Casimir
+    import sympy as sp
+
+    cas = named.so4().casimirs()
+    assert [c.homogeneous_degree for c in cas] == [2, 2]
+    r = np.array([[0.5, 2.0, 3.0]])
+    probe = r[..., None, None] * np.eye(6)
+    with np.errstate(all="ignore"):
+        fast = guard._scales(list(cas), probe)
+        slow = guard._scales([lambda z, c=c: c(z) for c in cas], probe)
+    np.testing.assert_allclose(fast, slow, rtol=1e-14)
+    x, y = sp.symbols("m1 m2")
+    assert Casimir(x * x + y, (x, y), 2).homogeneous_degree is None
