@@ -64,7 +64,7 @@ def inside_log(src, K, z, e, copy):
     src.indent -= 1
 
 
-def evaluator_source(st, tab, lie, terms, proj, part="points"):
+def evaluator_source(st, tab, lie, terms, proj, part="points", source_class=None):
     """Source of the evaluation of logged steps, every argument a numpy array (columns):
 
     * ``part`` "stages": ``run(hs, zb..., K...) -> (Kx...)``, the interpolant's extra stages (rows over the
@@ -72,8 +72,10 @@ def evaluator_source(st, tab, lie, terms, proj, part="points"):
       step's and the FSAL one), a column per logged step (and trajectory);
     * "points": ``run(s, hs, zb..., K..., Kx..., cz...) -> (y...)``, the state at s of such a step, a column
       per output time (and trajectory), with the extra stages Kx of its step and the targets cz of a
-      projected pair."""
-    src = Source(st)
+      projected pair.
+
+    ``source_class``: the writer (:class:`Source` unless given; :mod:`integrators.codegen.matrix_source`)."""
+    src = (source_class or Source)(st)
     n = st.n
     rows = tab.s + (1 if tab.fsal else 0)
     zb = [f"zb{j}" for j in range(n)]

@@ -1,0 +1,125 @@
+"""The code writer's matrix form, for structure constants with many non-zero entries (an algebra in a
+random basis): the products with C as a few numpy calls on the vectors instead of one Python term per
+non-zero entry.
+
+:class:`integrators.codegen.writer.Source` writes (ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k as one
+term per non-zero C[i, j, k]: straight-line Python that costs 0.1-0.5 us a term on floats and one or two
+ufunc calls a term on numpy columns. In a generic basis C has ~n^3 non-zero entries (729 at n = 9, 1000
+at n = 10), so every coadjoint product of a stage costs 100-300 us on floats, and the generated text of
+an adaptive loop grows to ~10^6 characters. :class:`MatrixSource` writes the same products with the
+structure constants as arrays of the generated module (its preamble, :func:`preamble`):
+
+    ad*_x m   = MC @ vec(x m^T),    MC[j, i n + k] = C[i, j, k]
+    -[x, y]   = MN @ vec(x y^T),    MN[k, i n + j] = -C[i, j, k]
+    ad(x)^T   = (x @ MA).reshape(n, n),   MA[i, j n + k] = C[i, j, k]    (the Taylor action's matrix)
+    -ad(x)    = (x @ MB).reshape(n, n),   MB[i, j n + k] = -C[i, k, j]   (dexp^-1's matrix)
+    w         = W @ z + c
+
+on one trajectory's floats (a (n,) array built from the names, the result unpacked with tolist: ~3 us a
+product whatever n; :data:`MATRIX_TERMS`) and on numpy columns (the dense output's evaluator: (n, G) stacks, one matrix product
+over all columns). Everything else (the stage sums, the controller, the closed forms' scalars, the
+projection) is the scalar writer's text, unchanged. The same sums in exact arithmetic; the rounding
+differs from the scalar text (BLAS order, the products x_i m_k formed before the coefficient) at
+round-off (tests/integrators/test_matrix_source.py).
+
+:func:`use_matrix` chooses the form by the generated term count: the matrix form when the coadjoint
+product has more than :data:`MATRIX_TERMS` terms, for the numpy backend only (compiled code runs the
+scalar terms at ~1 ns each and keeps them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .writer import Source
+
+#: the scalar text is kept up to this many non-zero structure constants (terms of one coadjoint product).
+#: Measured (one coadjoint product on Python floats, n = 8, timeit, load ~7 on 2 cores): the scalar text
+#: 13.8 / 40.6 / 63.5 / 136 / 260 us at 50 / 100 / 150 / 300 / 512 terms, the matrix product 4.9-6.9 us
+#: at every count. The named algebras in their own bases (so(3) 6, se(3) 18, so(4) 24, sl(3) 44, so(5)
+#: and sp(4) 60 terms) keep the scalar text, whose closed forms and folded series they use; a random basis
+#: (hundreds of terms) takes the matrix form.
+MATRIX_TERMS = 100
+
+
+def use_matrix(st):
+    """True when the numpy-backend text of structure ``st`` is written in matrix form (C has more than
+    :data:`MATRIX_TERMS` non-zero entries)."""
+    return int(np.count_nonzero(st.C)) > MATRIX_TERMS
+
+
+def _array(a):
+    a = np.ascontiguousarray(a, dtype=float)
+    return f"np.array({a.ravel().tolist()!r}).reshape({a.shape!r})"
+
+
+def preamble(st):
+    """The module-level constants of the matrix form of structure ``st`` (source text)."""
+    C, n = st.C, st.n
+    consts = {
+        "_MC": C.transpose(1, 0, 2).reshape(n, n * n),
+        "_MN": -C.transpose(2, 0, 1).reshape(n, n * n),
+        "_MA": C.reshape(n, n * n),
+        "_MB": -C.transpose(0, 2, 1).reshape(n, n * n),
+        "_MW": st.W,
+        "_Mc": st.c,
+    }
+    return "".join(f"{k} = {_array(v)}\n" for k, v in consts.items())
+
+
+class MatrixSource(Source):
+    """:class:`Source` with the products with C (and W) as numpy matrix products (module docstring).
+    ``floats`` (set by the program writer) says whether the names are Python floats (one trajectory) or
+    numpy columns of one length."""
+
+    def dense(self):
+        return True
+
+    def _stack(self, v):
+        name = self.fresh("V")
+        if self.floats:
+            self.emit(f"{name} = np.array(({', '.join(v)},))")
+        else:   # a literal or a float among the columns is broadcast to their length
+            self.emit(f"{name} = np.array(np.broadcast_arrays({', '.join(v)}))")
+        return name
+
+    def _unpack(self, prefix, expr):
+        base = self.fresh(prefix)
+        names = [f"{base}{i}" for i in range(self.n)]
+        self.emit(f"{', '.join(names)}, = ({expr}){'.tolist()' if self.floats else ''}")
+        return names
+
+    def _outer(self, a, b):
+        X, Y = self._stack(a), self._stack(b)
+        n = self.n
+        if self.floats:
+            return f"np.multiply.outer({X}, {Y}).ravel()"
+        return f"({X}[:, None]*{Y}[None, :]).reshape({n * n}, -1)"
+
+    def coad(self, x, m, prefix="g"):
+        """(ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k = (MC @ vec(x m^T))_j."""
+        return self._unpack(prefix, f"_MC @ {self._outer(x, m)}")
+
+    def neg_bracket(self, x, y):
+        """-[x, y]_k = -sum_{i,j} x_i y_j C[i, j, k] = (MN @ vec(x y^T))_k."""
+        return self._unpack("q", f"_MN @ {self._outer(x, y)}")
+
+    def matrix(self, x, bracket=False):
+        """ad(x)^T (or -ad(x) with ``bracket``) as one (n, n) array on floats; on columns the token the
+        products below expand to :meth:`coad` / :meth:`neg_bracket` of x (no (n, n, G) tensor)."""
+        if not self.floats:
+            return ("columns", list(x), bracket)
+        name = self.fresh("A")
+        self.emit(f"{name} = ({self._stack(x)} @ {'_MB' if bracket else '_MA'}).reshape({self.n}, {self.n})")
+        return name
+
+    def matvec(self, A, v, prefix):
+        if isinstance(A, tuple):
+            _, x, bracket = A
+            return self.neg_bracket(x, v) if bracket else self.coad(x, v, prefix)
+        return self._unpack(prefix, f"{A} @ {self._stack(v)}")
+
+    def velocity(self, z, scale=None):
+        """w = W z + c (or scale*(W z + c)) as one matrix product."""
+        expr = f"_MW @ {self._stack(z)} + _Mc" + ("" if self.floats else "[:, None]")
+        return self._unpack("w", expr if scale is None else f"{scale}*({expr})")

@@ -1,0 +1,84 @@
+"""The matrix form of the code writer (integrators.codegen.matrix_source) against the scalar text.
+
+Expected values: the scalar text of the same program (one Python term per non-zero structure constant),
+the path every sparse algebra keeps; both forms compute the same sums in exact arithmetic, so a run of the
+adaptive loop (the same controller, the same steps) and its output grid agree to round-off. The matrix form
+is forced on a sparse algebra (sl(3) in its own basis, no closed form: Taylor action, dexp^-1 series) and
+compared on a dense one (R x_D R^5 in a random basis, where the numpy backend chooses it).
+"""
+
+import numpy as np
+import pytest
+
+from integrators import METHODS, integrate
+from integrators.backends import fastpath, loader, plan as plan_mod
+from integrators.codegen import matrix_source
+from integrators.codegen.programs import source
+from integrators.geometry import recognition
+from liegroups import LieAlgebra, named
+
+from ._problems import quadratic_problem, start
+
+
+def _one_step(problem, y0, method, matrix, monkeypatch, t_eval=None):
+    """One accepted step of h = 0.05 by the generated numpy loop (budget 1), with the matrix form on
+    (threshold below every count) or off (above every count), from empty caches of generated functions.
+    One step from the same state and h: the adaptive controller's next h reads the error estimate, a
+    difference of near-equal sums whose relative round-off is ~1e-6, so longer runs take steps that
+    differ at that level and are compared at their common end only."""
+    monkeypatch.setattr(matrix_source, "MATRIX_TERMS", -1 if matrix else 10**9)
+    monkeypatch.setattr(loader, "_CACHE", {})
+    monkeypatch.setattr(plan_mod, "_PLANS", {})
+    m = METHODS[method]
+    pl = plan_mod.plan(problem, m.tableau, m.lie, m.terms, y0)
+    res, nsteps, _ = fastpath.run_adaptive(pl, y0, 0.0, 1.0, 0.05, 1e-6, 1e-8, None, 1, "numpy", max_steps=1,
+                                           t_eval=t_eval)
+    assert nsteps == 1
+    return res
+
+
+def _almost_abelian(n, seed):
+    """R x_D R^(n-1) in a random basis: [e_n, e_i] = D e_i (D random), then P = Q diag(s): every structure
+    constant non-zero (n^3 of them); no closed form, no polynomial Casimir to derive."""
+    rng = np.random.default_rng(seed)
+    C = np.zeros((n, n, n))
+    D = rng.uniform(-1.0, 1.0, (n - 1, n - 1))
+    C[n - 1, :n - 1, :n - 1], C[:n - 1, n - 1, :n - 1] = D, -D
+    alg = LieAlgebra(C, name="almost abelian")
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    return alg.change_basis(Q * rng.uniform(0.5, 2.0, n)[None, :], name=f"{alg.name} (random basis)")
+
+
+@pytest.mark.parametrize("method", ["rkmk853", "rk853"])
+@pytest.mark.parametrize("basis", ["own", "random"])
+def test_matrix_form_equals_scalar_text(method, basis, monkeypatch):
+    alg = named.sl(3) if basis == "own" else _almost_abelian(6, 3)
+    P, z0 = quadratic_problem(alg, 4), start(alg.dim, 4)
+    for te in (None, np.array([0.0, 0.01, 0.025, 0.04, 0.05])):
+        a = _one_step(P, z0, method, False, monkeypatch, te)
+        b = _one_step(P, z0, method, True, monkeypatch, te)
+        assert np.array_equal(a.t, b.t) and a.y.shape == b.y.shape == (2 if te is None else 5, alg.dim)
+        assert np.max(np.abs(a.y - b.y)) <= 1e-14 * np.max(np.abs(a.y)), (method, basis, te)
+    # a longer run: the steps differ at the estimate's round-off, the end state at the tolerance's level
+    whole = [integrate(P, z0, (0.0, 1.0), method=method, backend="numpy", rtol=1e-10, atol=1e-12, check=False)
+             for _ in range(1)]
+    monkeypatch.setattr(matrix_source, "MATRIX_TERMS", -1)
+    monkeypatch.setattr(loader, "_CACHE", {})
+    monkeypatch.setattr(plan_mod, "_PLANS", {})
+    whole.append(integrate(P, z0, (0.0, 1.0), method=method, backend="numpy", rtol=1e-10, atol=1e-12, check=False))
+    assert np.max(np.abs(whole[0].y[-1] - whole[1].y[-1])) <= 1e-11
+
+
+def test_choice_by_term_count(monkeypatch):
+    """The numpy texts are in matrix form exactly when C has more than MATRIX_TERMS non-zero entries; the
+    compiled text never is."""
+    own, rand = named.sl(3), _almost_abelian(6, 3)
+    for alg in (own, rand):
+        P, z0 = quadratic_problem(alg, 4), start(alg.dim, 4)
+        st = recognition.recognise(P, z0)
+        m = METHODS["rkmk853"]
+        dense = np.count_nonzero(st.C) > matrix_source.MATRIX_TERMS
+        assert dense == (alg is rand)
+        for kind, mode in (("adaptive", "scalar"), ("dense", "array"), ("adaptive", "numba")):
+            text = source(kind, st, m.tableau, m.lie, m.terms, None, mode)
+            assert ("_MC @" in text) == (dense and mode != "numba"), (alg.name, kind, mode)
