@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..geometry.closed_dexpinv import pair_form
+from ..geometry.spaces import ROUNDOFF_TERMS
 from .writer import Source
 
 #: the scalar text is kept up to this many non-zero structure constants (terms of one coadjoint product).
@@ -123,3 +125,62 @@ class MatrixSource(Source):
         """w = W z + c (or scale*(W z + c)) as one matrix product."""
         expr = f"_MW @ {self._stack(z)} + _Mc" + ("" if self.floats else "[:, None]")
         return self._unpack("w", expr if scale is None else f"{scale}*({expr})")
+
+    # ------------------------------------------------------------ the exponential and dexp^-1 by matrices
+    def foldable(self):
+        """No folded Taylor action: with no closed form the action is exp(A) z from the matrix (below)."""
+        return False
+
+    def _expphi(self, x):
+        """Names (D, P) of exp(A) - I and phi_1(A), A = ad(x)^T (one matrix on floats, a (G, n, n) batch on
+        columns; genhelpers.expphi), written once per x while in scope: the stage's exponential and its
+        dexp^-1 read the same pair."""
+        memo = self.__dict__.setdefault("_expphis", {})
+        hit = memo.get(tuple(x))
+        if hit is not None and self._in_scope(hit[2], hit[3], x):
+            return hit[0], hit[1]
+        n = self.n
+        A, D, P = self.fresh("A"), self.fresh("D"), self.fresh("P")
+        X = self._stack(x)
+        if self.floats:
+            self.emit(f"{A} = ({X} @ _MA).reshape({n}, {n})")
+        else:
+            self.emit(f"{A} = ({X}.T @ _MA).reshape(-1, {n}, {n})")
+        self.emit(f"{D}, {P} = expphi({A})")
+        memo[tuple(x)] = (D, P, len(self.lines), self.indent)
+        return D, P
+
+    def _act_taylor(self, x, z, delta):
+        """exp(ad x)^T z = z + D z (delta: D z), D = exp(A) - I, A = ad(x)^T (genhelpers.expphi): the
+        exponential to round-off, as the Taylor action summed below 2^-54 |z| is."""
+        D, _ = self._expphi(x)
+        Z = self._stack(z)
+        if delta:
+            return self._unpack("d", self._times(D, Z))
+        return self._unpack("y", f"{Z} + {self._times(D, Z)}")
+
+    def _times(self, M, V, transpose=False):
+        """Source of M V (or M^T V) for a stacked vector V: one matrix on floats, a batch on columns."""
+        if self.floats:
+            return f"({M}{'.T' if transpose else ''} @ {V})"
+        return f"({M}{'.transpose(0, 2, 1)' if transpose else ''} @ {V}.T[:, :, None])[:, :, 0].T"
+
+    def dexpinv(self, theta, v, terms):
+        """dexp^-1 summed to round-off with no closed form: sum_k B_k/k! (-ad_theta)^k v = phi_1(-ad_theta)^-1 v
+        (the Bernoulli numbers are the Taylor coefficients of x / (e^x - 1) = 1 / phi_1(x); Hairer, Lubich
+        and Wanner 2006, IV.8). With M = ad(theta)^T, -ad_theta = -M^T and phi_1(-M) = e^-M phi_1(M), so
+        phi_1(-M^T)^-1 = e^(M^T) phi_1(M)^-T: dexp^-1 v = u + D^T u with phi_1(M)^T u = v (one solve; D, phi_1
+        of the stage's exponential of the same theta). The same NaN as the series beyond its convergence
+        bound (x^2 > DEXPINV_X2MAX: the step is rejected); truncated series and closed forms as the scalar
+        writer."""
+        if int(terms) < ROUNDOFF_TERMS or self.st.closed is not None or pair_form(self.st.C) is not None:
+            return super().dexpinv(theta, v, terms)
+        _, bad = self._dexpinv_size(theta)
+        D, P = self._expphi(theta)
+        V, U = self._stack(v), self.fresh("U")
+        if self.floats:
+            self.emit(f"{U} = np.linalg.solve({P}.T, {V})")
+        else:
+            self.emit(f"{U} = np.linalg.solve({P}.transpose(0, 2, 1), {V}.T[:, :, None])[:, :, 0].T")
+        out = self._unpack("k", f"{U} + {self._times(D, U, transpose=True)}")
+        return self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])

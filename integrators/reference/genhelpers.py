@@ -20,6 +20,7 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
 * sfac(err, expo): the controller's step factor for an error norm err (min(10, 0.9 err^expo) when
   err <= 1, 10 at 0; max(0.2, 0.9 err^expo) above, 0.2 for inf or NaN), per trajectory of a shared
   ensemble (:mod:`integrators.engine.freeze`: a trajectory whose own factor collapses the step is lost);
+* expphi(A) = (exp(A) - I, phi_1(A)) of a matrix or a batch of them (the code writer's matrix form);
 * hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
   :func:`integrators.engine.starting_step.initial_step`), its two phases around the second evaluation of the
   field, in Python floats; :func:`integrators.engine.adaptive._initial_step_one` and the generated adaptive
@@ -274,10 +275,34 @@ def _grow3(ts, ys):
     return t2, y2
 
 
+def _expphi(A):
+    """(exp(A) - I, phi_1(A)) for a matrix or a batch of matrices A (..., k, k), phi_1(A) = sum_k A^k/(k+1)!
+    (so exp(A) - I = A phi_1(A) without cancellation): the Taylor series of phi_1 of degree 11 by Horner on
+    X = A / 2^s with ||X||_1 <= 0.2 (one s for the batch, as :func:`integrators.geometry.spaces.expm1_small`),
+    then s doublings phi_1(2X) = phi_1(X) (e^X + I)/2 and e^(2X) - I = (e^X - I)^2 + 2 (e^X - I) (Moler and
+    Van Loan 2003, method 3). NaN beyond ||A||_1 = 1e5 or for a NaN entry (as tplan: the step is rejected).
+    The matrix form of the code writer (:mod:`integrators.codegen.matrix_source`) calls it."""
+    nrm = float(np.max(np.sum(np.abs(A), axis=-2))) if A.size else 0.0
+    if not nrm <= 1e5:
+        bad = np.full(A.shape, np.nan)
+        return bad, bad
+    s = max(0, math.ceil(math.log2(nrm / 0.2))) if nrm > 0.2 else 0
+    X = A * 0.5 ** s
+    eye = np.eye(A.shape[-1])
+    P = eye + X / 12.0
+    for j in range(11, 1, -1):
+        P = eye + (X @ P) / float(j)
+    D = X @ P
+    for _ in range(s):
+        P = P + 0.5 * (P @ D)
+        D = D @ D + 2.0 * D
+    return D, P
+
+
 #: per mode: the names the generated code calls
 SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
           "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq,
-          "sfac": _sfac_float, "tbound": _tbound_float, "sin": _sin_float}
+          "sfac": _sfac_float, "tbound": _tbound_float, "sin": _sin_float, "expphi": _expphi}
 ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
-         "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array, "sin": np.sin}
+         "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array, "sin": np.sin, "expphi": _expphi}
