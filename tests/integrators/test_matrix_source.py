@@ -82,3 +82,26 @@ def test_choice_by_term_count(monkeypatch):
         for kind, mode in (("adaptive", "scalar"), ("dense", "array"), ("adaptive", "numba")):
             text = source(kind, st, m.tableau, m.lie, m.terms, None, mode)
             assert text.startswith("_MC = ") == (dense and mode != "numba"), (alg.name, kind, mode)
+
+
+def test_expphi_against_expm():
+    """genhelpers.expphi: exp(A) - I against scipy's expm (Pade, an independent algorithm), phi_1(A) from
+    A phi_1(A) = exp(A) - I, for norms below and above the scaling radius, batched, and NaN beyond 1e5."""
+    from scipy.linalg import expm
+    from integrators.reference.genhelpers import SCALAR
+    expphi = SCALAR["expphi"]
+    rng = np.random.default_rng(7)
+    for size in (1e-3, 0.5, 3.0, 40.0):
+        A = rng.standard_normal((3, 9, 9))
+        A *= size / np.abs(A).sum(axis=-2).max()
+        D, P = expphi(A)
+        E = np.array([expm(a) for a in A])
+        assert np.max(np.abs(D + np.eye(9) - E)) <= 1e-14 * np.max(np.abs(E)), size
+        assert np.max(np.abs(A @ P - D)) <= 1e-14 * max(1.0, np.max(np.abs(D))), size
+        D1, P1 = expphi(A[1])                      # one matrix = its row of the batch (up to the common s)
+        assert np.max(np.abs(D1 - D[1])) <= 1e-14 * max(1.0, np.max(np.abs(D1)))
+    small = 1e-9 * rng.standard_normal((9, 9))     # e^A - I without cancellation at a tiny A
+    D, _ = expphi(small)
+    assert np.max(np.abs(D - (small + small @ small / 2))) <= 1e-15 * np.max(np.abs(small))
+    D, P = expphi(np.full((4, 4), 1e5))
+    assert np.isnan(D).all() and np.isnan(P).all()
