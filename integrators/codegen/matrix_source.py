@@ -55,8 +55,28 @@ def _array(a):
     return f"np.array({a.ravel().tolist()!r}).reshape({a.shape!r})"
 
 
-def preamble(st):
-    """The module-level constants of the matrix form of structure ``st`` (source text)."""
+def _casimir_tables(proj):
+    """The monomials of the Casimir projection ``proj`` (exponent tuples) whose values give C (``vm``) and
+    grad C (``gm``), and the matrices PV (p, len(vm)), PG (p n, len(gm)) with C = PV mon(vm),
+    grad C = PG mon(gm) (row k n + j: dC_k/dz_j)."""
+    n, p = proj.n, proj.p
+    vm = sorted({ex for poly in proj.polys for _, ex in poly})
+    gm = sorted({ex[:j] + (ex[j] - 1,) + ex[j + 1:] for poly in proj.polys for _, ex in poly
+                 for j in range(n) if ex[j]})
+    vi, gi = {e: i for i, e in enumerate(vm)}, {e: i for i, e in enumerate(gm)}
+    PV, PG = np.zeros((p, len(vm))), np.zeros((p * n, max(1, len(gm))))
+    for k, poly in enumerate(proj.polys):
+        for c, ex in poly:
+            PV[k, vi[ex]] += c
+            for j in range(n):
+                if ex[j]:
+                    PG[k * n + j, gi[ex[:j] + (ex[j] - 1,) + ex[j + 1:]]] += c * ex[j]
+    return vm, gm, PV, PG
+
+
+def preamble(st, proj=None):
+    """The module-level constants of the matrix form of structure ``st`` (and of the Casimir projection
+    ``proj``) (source text)."""
     C, n = st.C, st.n
     consts = {
         "_MC": C.transpose(1, 0, 2).reshape(n, n * n),
@@ -66,6 +86,8 @@ def preamble(st):
         "_MW": st.W,
         "_Mc": st.c,
     }
+    if proj is not None:
+        _, _, consts["_PV"], consts["_PG"] = _casimir_tables(proj)
     return "".join(f"{k} = {_array(v)}\n" for k, v in consts.items())
 
 
@@ -184,3 +206,32 @@ class MatrixSource(Source):
             self.emit(f"{U} = np.linalg.solve({P}.transpose(0, 2, 1), {V}.T[:, :, None])[:, :, 0].T")
         out = self._unpack("k", f"{U} + {self._times(D, U, transpose=True)}")
         return self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])
+
+    # ------------------------------------------------------------ the Casimirs of a projected pair
+    def casimir_polynomials(self, proj, z, grad=False):
+        """Names of C_k(z) (or, with ``grad``, the p x n names of dC_k/dz_j) for the Casimir projection
+        ``proj`` (:meth:`integrators.codegen.projection.CasimirProjection.write` calls it): every monomial
+        written once, as its parent monomial times one variable (a quartic in 10 variables: ~1000
+        products instead of ~4 per term of the ~3000 terms of C and grad C), then one matrix product
+        with the coefficients (PV, PG of the preamble)."""
+        vm, gm, _, _ = _casimir_tables(proj)
+        need = gm if grad else vm
+        names = {(0,) * self.n: "1.0"}
+
+        def mono(ex):
+            if ex not in names:
+                j = max(i for i, e in enumerate(ex) if e)
+                parent = mono(ex[:j] + (ex[j] - 1,) + ex[j + 1:])
+                names[ex] = z[j] if parent == "1.0" else self.assign("mo", [f"{parent}*{z[j]}"])[0]
+            return names[ex]
+
+        mons = [mono(ex) for ex in need]
+        if not mons:
+            return [["0.0"] * self.n for _ in range(proj.p)] if grad else ["0.0"] * proj.p
+        M = self._stack(mons)
+        out = self.fresh("pc")
+        rows = [f"{out}{i}" for i in range(proj.p * (self.n if grad else 1))]
+        self.emit(f"{', '.join(rows)}, = ({'_PG' if grad else '_PV'} @ {M}){'.tolist()' if self.floats else ''}")
+        if grad:
+            return [rows[k * self.n:(k + 1) * self.n] for k in range(proj.p)]
+        return rows

@@ -420,7 +420,7 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
     if kind in ("dense", "dense_stages"):   # the logged steps' output times (integrators.codegen.dense_source)
         text = dense_source.evaluator_source(st, tab, lie, terms, proj, "points" if kind == "dense" else "stages",
                                              source_class=MatrixSource if matrix else None)
-        return preamble(st) + text if matrix else text
+        return preamble(st, proj) + text if matrix else text
     grid = kind.endswith("_grid")   # the loop that fills an output grid (integrators.codegen.dense_source)
     kind = kind[:-5] if grid else kind
     if grid and mode != "numba":
@@ -429,7 +429,7 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
         return adaptive_source(st, tab, lie, terms, batch=True, proj=proj, grid=grid)
     if kind == "adaptive":
         if mode == "scalar" and matrix:
-            return preamble(st) + adaptive_source(st, tab, lie, terms, source_class=MatrixSource, proj=proj,
+            return preamble(st, proj) + adaptive_source(st, tab, lie, terms, source_class=MatrixSource, proj=proj,
                                                   grid=grid)
         rows = (lambda s: RowSource(s, len(tab.A))) if mode == "array" and not lie else None
         return adaptive_source(st, tab, lie, terms, source_class=rows, proj=proj, columns=mode == "array",

@@ -49,10 +49,24 @@ def _almost_abelian(n, seed):
     return alg.change_basis(Q * rng.uniform(0.5, 2.0, n)[None, :], name=f"{alg.name} (random basis)")
 
 
-@pytest.mark.parametrize("method", ["rkmk853", "rk853"])
-@pytest.mark.parametrize("basis", ["own", "random"])
+def _so4_random():
+    rng = np.random.default_rng(5)
+    Q = np.linalg.qr(rng.standard_normal((6, 6)))[0]
+    return named.so4().change_basis(Q * rng.uniform(0.5, 2.0, 6)[None, :], name="so(4) (random basis)")
+
+
+ALGEBRAS = {"sl3": named.sl3 if hasattr(named, "sl3") else (lambda: named.sl(3)),
+            "almost abelian": lambda: _almost_abelian(6, 3), "so4 random": _so4_random}
+
+
+@pytest.mark.parametrize("basis, method", [("sl3", "rkmk853"), ("sl3", "rk853"), ("sl3", "rk853_projected"),
+                                           ("almost abelian", "rkmk853"), ("almost abelian", "rk853"),
+                                           ("so4 random", "rk853_projected"), ("so4 random", "rkmk853")])
 def test_matrix_form_equals_scalar_text(method, basis, monkeypatch):
-    alg = named.sl(3) if basis == "own" else _almost_abelian(6, 3)
+    """sl(3): no closed form (the matrix exponential, dexp^-1 by a solve), Casimirs of degree 2 and 3 in
+    the projected pair's loop and grid; R x_D R^5: dense, no Casimir; so(4) in a random basis: a closed
+    form (the scalar writer's, with the matrix products) and dense quadratic Casimirs."""
+    alg = ALGEBRAS[basis]()
     P, z0 = quadratic_problem(alg, 4), start(alg.dim, 4)
     for te in (None, np.array([0.0, 0.01, 0.025, 0.04, 0.05])):
         a = _one_step(P, z0, method, False, monkeypatch, te)
@@ -105,3 +119,34 @@ def test_expphi_against_expm():
     assert np.max(np.abs(D - (small + small @ small / 2))) <= 1e-15 * np.max(np.abs(small))
     D, P = expphi(np.full((4, 4), 1e5))
     assert np.isnan(D).all() and np.isnan(P).all()
+
+
+@pytest.mark.parametrize("floats", [True, False])
+def test_casimir_polynomials_against_sympy(floats):
+    """The matrix form's Casimirs and their gradients (monomials once each, one product with the
+    coefficients) against the algebra's Casimirs evaluated by sympy's lambdified polynomials and their
+    sympy derivatives (sl(3): degrees 2 and 3), on floats and on numpy columns."""
+    from integrators.codegen.projection import of_algebra
+    from integrators.reference.genhelpers import ARRAY, SCALAR
+    alg = named.sl(3)
+    proj = of_algebra(alg)
+    P, z0 = quadratic_problem(alg, 4), start(8, 4)
+    st = recognition.recognise(P, z0)
+    src = matrix_source.MatrixSource(st)
+    src.floats = floats
+    z = [f"z{i}" for i in range(8)]
+    vals = src.casimir_polynomials(proj, z)
+    grads = src.casimir_polynomials(proj, z, grad=True)
+    text = (matrix_source.preamble(st, proj) + f"def f({', '.join(z)}):\n" + "\n".join(src.lines)
+            + f"\n    return ({', '.join(vals)},), ({', '.join(g for row in grads for g in row)},)\n")
+    env = dict(SCALAR if floats else ARRAY, np=np)
+    exec(text, env)
+    Z = start(8, 9, batch=(5,))
+    for zz in (Z if floats else [Z]):
+        v, g = env["f"](*(zz if floats else zz.T))
+        v, g = np.array(v), np.array(g).reshape((len(proj.polys), 8) + np.shape(v)[1:])
+        cas = alg.casimirs()
+        want_v = np.array([c(zz) for c in cas])
+        want_g = np.moveaxis(np.array([c.grad(zz) for c in cas]), -1, 1)
+        assert np.max(np.abs(v - want_v)) <= 1e-14 * np.max(np.abs(want_v))
+        assert np.max(np.abs(g - want_g)) <= 1e-14 * np.max(np.abs(want_g))
