@@ -37,9 +37,13 @@ class Casimir:
         self.symbols = tuple(symbols)
         self.degree = int(degree)
         self._f = sp.lambdify([self.symbols], self.expr, "numpy")
+        self._tables = None
         try:  # polynomial differentiation is much faster than sympy.diff on float coefficients
             poly = sp.Poly(self.expr, *self.symbols)
             self.grad_exprs = tuple(poly.diff(s).as_expr() for s in self.symbols)
+            if all(c.is_number for c in poly.coeffs()):   # numbers: evaluated by monomials (_monomial_sum)
+                self._tables = _monomial_tables([(tuple(int(e) for e in ex), float(c)) for ex, c in poly.terms()],
+                                                len(self.symbols))
         except sp.PolynomialError:
             self.grad_exprs = tuple(sp.diff(self.expr, s) for s in self.symbols)
         self._g = sp.lambdify([self.symbols], list(self.grad_exprs), "numpy")  # one call for all partials
@@ -48,12 +52,16 @@ class Casimir:
         """F(m) for m of shape (..., n); returns shape (...)."""
         m = np.asarray(m, dtype=float)
         cols = np.moveaxis(m, -1, 0)
+        if self._tables is not None:
+            return _monomial_sum(self._tables, cols, False).reshape(m.shape[:-1])
         return np.broadcast_to(np.asarray(self._f(cols), dtype=float), m.shape[:-1]).copy()
 
     def grad(self, m: ArrayLike) -> NDArray[np.float64]:
         """Gradient dF/dm, shape (..., n)."""
         m = np.asarray(m, dtype=float)
         cols = np.moveaxis(m, -1, 0)
+        if self._tables is not None:
+            return np.moveaxis(_monomial_sum(self._tables, cols, True).reshape((m.shape[-1],) + m.shape[:-1]), 0, -1)
         return np.stack([np.broadcast_to(np.asarray(g, dtype=float), m.shape[:-1]) for g in self._g(cols)], -1)
 
     def __repr__(self):
@@ -61,6 +69,65 @@ class Casimir:
 
     def __str__(self):
         return str(self.expr)
+
+
+def _monomial_tables(terms, n):
+    """For a polynomial sum c_e m^e (``terms``: (exponents, c)) of degree D: every monomial of degree <= D,
+    degree by degree, each degree's ordered by its last variable j, so that the monomials of degree d with
+    last variable j are those of degree d - 1 with last variable <= j (a prefix of that degree's rows)
+    times m_j; as (rows, parent prefix) slices per (d, j), and the coefficient rows of the value (1, M) and
+    of the gradient (n, M)."""
+    D = max((sum(ex) for ex, _ in terms), default=0)
+    order, blocks = [(0,) * n], []
+    prev, prev_last = [(0,) * n], [-1]
+    for _ in range(D):
+        cur, cur_last = [], []
+        start = len(order)
+        for j in range(n):
+            stop = sum(1 for lv in prev_last if lv <= j)      # parents with last variable <= j: a prefix
+            rows = [ex[:j] + (ex[j] + 1,) + ex[j + 1:] for ex in prev[:stop]]
+            blocks.append((len(order) + len(cur), len(order) + len(cur) + len(rows), start - len(prev),
+                           start - len(prev) + stop, j))
+            cur += rows
+            cur_last += [j] * len(rows)
+        order += cur
+        prev, prev_last = cur, cur_last
+    index = {e: i for i, e in enumerate(order)}
+    V, G = np.zeros((1, len(order))), np.zeros((n, len(order)))
+    for ex, c in terms:
+        V[0, index[ex]] += c
+        for j in range(n):
+            if ex[j]:
+                G[j, index[ex[:j] + (ex[j] - 1,) + ex[j + 1:]]] += c * ex[j]
+    return blocks, V, G
+
+
+def _monomial_sum(tables, cols, grad):
+    """The value (1, N) or gradient (n, N) of the polynomial of ``tables`` (:func:`_monomial_tables`) at the
+    points whose coordinates are ``cols`` (n, ...): the monomials of degree d with last variable j as one
+    product of a block of rows of degree d - 1 and the row of m_j (n array operations a degree, against ~4
+    for each of the ~700 terms of a quartic in 10 variables in the lambdified expanded form: 1.9 ms
+    instead of 18 ms at 1001 points, grad 4.0 instead of 28 ms, so(5) in a random basis), then one
+    matrix product with the coefficients; in chunks of points."""
+    blocks, V, G = tables
+    flat = np.asarray(cols, dtype=float).reshape(len(cols), -1)
+    F = G if grad else V
+    out = np.empty((F.shape[0], flat.shape[1]))
+    width = max(16, _MONOMIAL_FLOATS // V.shape[1])
+    mon = np.empty((V.shape[1], min(width, flat.shape[1])))
+    for a in range(0, flat.shape[1], width):
+        f = flat[:, a:a + width]
+        m = mon[:, :f.shape[1]]
+        m[0] = 1.0
+        for c0, c1, p0, p1, j in blocks:
+            if c1 > c0:
+                np.multiply(m[p0:p1], f[j], out=m[c0:c1])
+        out[:, a:a + width] = F @ m
+    return out
+
+
+#: the monomials of one chunk of points in :func:`_monomial_sum` (floats; 2 MB)
+_MONOMIAL_FLOATS = 1 << 18
 
 
 class CasimirList(list["Casimir"]):
