@@ -21,6 +21,8 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
   err <= 1, 10 at 0; max(0.2, 0.9 err^expo) above, 0.2 for inf or NaN), per trajectory of a shared
   ensemble (:mod:`integrators.engine.freeze`: a trajectory whose own factor collapses the step is lost);
 * expphi(A) = (exp(A) - I, phi_1(A)) of a matrix or a batch of them (the code writer's matrix form);
+* ptables, ppoly: polynomials (the Casimirs of a projected pair in the matrix form) by monomials
+  (:func:`liegroups.casimirs.monomial_tables`, :func:`liegroups.casimirs.monomial_sum`);
 * hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
   :func:`integrators.engine.starting_step.initial_step`), its two phases around the second evaluation of the
   field, in Python floats; :func:`integrators.engine.adaptive._initial_step_one` and the generated adaptive
@@ -32,6 +34,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from liegroups.casimirs import monomial_sum, monomial_tables
 
 def _co2_float(t2):
     if not t2 < 1e300:
@@ -319,7 +323,9 @@ def _expphi(A):
 #: per mode: the names the generated code calls
 SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
           "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq,
-          "sfac": _sfac_float, "tbound": _tbound_float, "sin": _sin_float, "expphi": _expphi}
+          "sfac": _sfac_float, "tbound": _tbound_float, "sin": _sin_float, "expphi": _expphi,
+          "ptables": monomial_tables, "ppoly": monomial_sum}
 ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
-         "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array, "sin": np.sin, "expphi": _expphi}
+         "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array, "sin": np.sin, "expphi": _expphi,
+         "ptables": monomial_tables, "ppoly": monomial_sum}
