@@ -1,6 +1,7 @@
 """Systems the benchmark does not choose by hand: a seeded draw of algebras of dimension 3 to 10.
 
     .venv/bin/python benchmarks/drawn_systems.py [--quick] [--seed N] [--numba-budget S] [--no-cold]
+                                                 [--single-only] [--only LABEL ...]
 
 Writes the section "drawn_systems" of benchmarks/RESULTS.md (issue 24).
 
@@ -38,6 +39,11 @@ ensemble with shared steps, against diffrax (JAX, float64, ``jax.jit(jax.vmap(..
 and Tsit5 with a PID controller, the same rhs written in jax.numpy), each at the loosest tolerance whose
 largest final error over 64 of the trajectories is <= 1e-8. diffrax is an optional comparator: without
 jax the ensemble rows list liedyn alone. Compile times excluded (one warm-up call); median of 3.
+
+``--single-only`` measures the one-trajectory table alone (no cold start, no ensembles) and keeps the cold-start
+and ensemble tables of the section as they are, marked as from the earlier run; ``--only`` restricts the draw
+to the algebras whose labels are given (with --single-only: the rows of the other algebras are kept too, marked
+as from the earlier run).
 
 OPENBLAS_NUM_THREADS=1 (a threaded BLAS slows scipy's stage sums on a shared machine). The load average
 is printed beside the figures: the machine is shared, so compare ratios within one run.
@@ -528,6 +534,32 @@ def ensembles(systems, args, numba_ok):
 
 
 # ------------------------------------------------------------------------------------ main
+def _earlier_section():
+    """The section drawn_systems of RESULTS.md as it is: its one-trajectory rows (lists of cells), the text
+    from the cold-start table on (without its stamp) and its stamp; None when there is none."""
+    from benchmarks._results import RESULTS
+    text = RESULTS.read_text() if RESULTS.exists() else ""
+    start, end = "<!-- begin drawn_systems -->", "<!-- end drawn_systems -->"
+    if start not in text or end not in text:
+        return None
+    body = text.split(start, 1)[1].split(end, 1)[0]
+    lines = body.strip().splitlines()
+    stamp = next((ln.strip("_ ") for ln in lines if ln.startswith("_Measured")), "earlier run")
+    rows, rest, in_rest = [], [], False
+    for ln in lines:
+        if ln.startswith("_Measured"):
+            continue
+        if ln.startswith("**Cold start**") or ln.startswith("**Ensembles**"):
+            in_rest = True
+        if in_rest:
+            if ln.startswith("The cold-start and ensemble tables below are from"):
+                continue
+            rest.append(ln)
+        elif ln.startswith("| ") and not ln.startswith("| algebra") and ln.count("|") == 18:
+            rows.append([c.strip() for c in ln.strip("|").split("|")])
+    return {"rows": rows, "rest": "\n".join(rest).strip(), "stamp": stamp}
+
+
 def main():
     from benchmarks._results import markdown_table, update_section
     from integrators.backends import numba_kernels
@@ -541,6 +573,9 @@ def main():
     ap.add_argument("--cold-timeout", type=float, default=300.0)
     ap.add_argument("--ensembles", type=int, default=None, help="number of drawn systems with ensembles")
     ap.add_argument("--no-write", action="store_true", help="print, do not write RESULTS.md")
+    ap.add_argument("--single-only", action="store_true",
+                    help="the one-trajectory table only; keep the section's cold-start and ensemble tables")
+    ap.add_argument("--only", nargs="*", default=None, help="algebra labels of the draw to measure")
     args = ap.parse_args()
     if args.numba_budget is None:
         args.numba_budget = 300.0 if args.quick else 900.0
@@ -548,6 +583,11 @@ def main():
     load0 = os.getloadavg()
     numba_ok = numba_kernels.available()
     drawn = draw(args.seed, args.quick)
+    if args.only:
+        unknown = set(args.only) - {lab for lab, _ in drawn}
+        if unknown:
+            raise SystemExit(f"--only: not in the draw: {sorted(unknown)}")
+        drawn = [d for d in drawn if d[0] in args.only]
     print("drawn:", ", ".join(lab for lab, _ in drawn), flush=True)
     rows, notes, prof = single(drawn, args, numba_ok)
     md = [f"Load average at the start {load0[0]:.1f} / {load0[1]:.1f} / {load0[2]:.1f} (1 / 5 / 15 min) on "
@@ -564,6 +604,15 @@ def main():
                           "numpy rtol", "numpy [ms]", "numpy / DOP853", "numba rtol", "numba [ms]",
                           "numba / DOP853", "default [ms]", "default error", "first numba [s]",
                           "algebra [s]"], rows), ""]
+    old = _earlier_section() if args.single_only else None
+    if old is not None and args.only:   # the rows of the algebras not measured now, from the earlier run
+        kept = [r for r in old["rows"] if r[0] not in args.only]
+        if kept:
+            md += ["Rows of the earlier run (algebras not measured in this run; that run's tree and load):", "",
+                   markdown_table(["algebra", "dim", "system", "method", "r0", "DOP853 rtol", "DOP853 [ms]",
+                                   "numpy rtol", "numpy [ms]", "numpy / DOP853", "numba rtol", "numba [ms]",
+                                   "numba / DOP853", "default [ms]", "default error", "first numba [s]",
+                                   "algebra [s]"], kept), ""]
     md += ["- " + n for n in notes]
 
     def ratio(r, col):
@@ -585,6 +634,16 @@ def main():
                f"{total * 1e3:.2f} ms a call under cProfile), top functions by own time:", "", "```",
                *keep, "```"]
     md.append("")
+    if args.single_only:
+        if old is not None and old["rest"]:
+            md += [f"The cold-start and ensemble tables below are from the earlier run ({old['stamp']}), not rerun "
+                   "with --single-only:", "", old["rest"]]
+        text = "\n".join(md)
+        print(text)
+        if not args.no_write:
+            cmd = " ".join(["python benchmarks/drawn_systems.py"] + sys.argv[1:])
+            update_section("drawn_systems", "## Drawn systems (issue 24)\n\n" + text, cmd)
+        return
     if not args.no_cold:
         # cold start: the first system of three kinds of algebra (the quick run: one)
         picks = [(0, "free", 1.0)] if args.quick else [(0, "free", 1.0), (2, "servo1", 1.0), (5, "free", 1.0)]
