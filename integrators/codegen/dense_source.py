@@ -125,13 +125,33 @@ def _weights(src, tab, s):
     return out
 
 
+def _columns_theta(src, tab, K, s):
+    """Names of theta(s) = sum_i b_i(s) K_i on numpy columns as three matrix products instead of a
+    Horner chain per weight and a term per (stage, component): the powers s^1..s^q (q, G), the weights
+    b(s) = P S (rows, G), and theta_j = sum_i b_i K_ij over the stacked K (rows, n, G). The same
+    polynomials (b_i(s) = sum_k P[i, k] s^(k+1), Tableau.weights) summed in another order: round-off."""
+    n, rows = src.n, len(K)
+    P = [list(map(float, row)) for row in tab.P[:rows]]
+    q = len(P[0])
+    pw, w, st, out = src.fresh("S"), src.fresh("Wb"), src.fresh("KK"), src.fresh("ths")
+    src.emit(f"{pw} = np.cumprod(np.broadcast_to({s}, ({q},) + np.shape({s})), axis=0)")
+    src.emit(f"{w} = np.array({P!r}) @ {pw}")
+    src.emit(f"{st} = np.array(np.broadcast_arrays({', '.join(v for V in K for v in V)})).reshape({rows}, {n}, -1)")
+    names = [f"{out}{j}" for j in range(n)]
+    src.emit(f"{', '.join(names)}, = np.einsum('rg,rjg->jg', {w}, {st})")
+    return names
+
+
 def interpolant(src, tab, K, zb, s, lie, proj, targets):
     """Emit the state at s of the step from the compensated start zb with the stage increments K (all
     rows of P); return its names."""
     n = src.n
-    B = _weights(src, tab, s)
-    th = src.assign("ths", [" + ".join(f"{b}*{V[j]}" for b, V in zip(B, K) if b is not None) or "0.0"
-                            for j in range(n)])
+    if not src.floats and not src.lanes:   # numpy columns (the evaluator of the logged steps): matrix products
+        th = _columns_theta(src, tab, K, s)
+    else:
+        B = _weights(src, tab, s)
+        th = src.assign("ths", [" + ".join(f"{b}*{V[j]}" for b, V in zip(B, K) if b is not None) or "0.0"
+                                for j in range(n)])
     if lie:
         dl = src.fold_act(th, zb, delta=True) if src.foldable() else src.act(th, zb, delta=True)
         y = src.assign("yo", [f"{zb[j]} + {dl[j]}" for j in range(n)])
