@@ -23,7 +23,7 @@ numpy rhs (w = W z + c, ad*_w z = ((w @ C.reshape(n, n n)).reshape(n, n)) @ z fr
 constants, for the first kind minus the multiplier force; checked against ``problem.rhs``). Matched
 accuracy: each tool's tolerance is the loosest of rtol 1e-4 .. 1e-13 (half decades, atol = rtol / 100)
 whose final error against a tight reference (DOP853, rtol 1e-13, atol 1e-15) is <= 1e-8; then the tools
-are timed in interleaved rounds, median of 5 (3 with --quick). Also the fully default call
+are timed in interleaved rounds, median of 5 (3 with --quick), in CPU time of the process (time.process_time). Also the fully default call
 ``s.simulate(x0, 10.0)`` (rtol 1e-12). numba figures exclude compilation; the first numba call of each
 system (which compiles the generated code for its structure unless numba's disk cache has it) is listed,
 and numba is measured on the systems in draw order until ``--numba-budget`` seconds of first calls are
@@ -284,13 +284,15 @@ def choose(go, ref, ladder=LADDER):
 
 
 def timed(cases, reps):
-    """cases: name -> zero-argument callable; ``reps`` interleaved rounds, median wall time."""
+    """cases: name -> zero-argument callable; ``reps`` interleaved rounds, median CPU time of this process
+    (time.process_time: on a shared machine the wall time of a longer call takes more of the other jobs'
+    preemptions, which a ratio of wall times would count against it)."""
     times = {k: [] for k in cases}
     for _ in range(reps):
         for k, go in cases.items():
-            t = time.perf_counter()
+            t = time.process_time()
             go()
-            times[k].append(time.perf_counter() - t)
+            times[k].append(time.process_time() - t)
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
