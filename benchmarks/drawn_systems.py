@@ -598,7 +598,8 @@ def main():
           f"{', --quick' if args.quick else ''}.", "",
           "**One trajectory through `s.simulate` (default method, default 1000-step grid) at final error <= 1e-8**, "
           "t in [0, 10], against solve_ivp DOP853 with the same t_eval and a hand-written numpy rhs "
-          "(targets: numpy <= 1.0x, numba <= 0.3x DOP853). `default`: `s.simulate(x0, 10.0)` as it is "
+          "(targets: numpy <= 1.0x, numba <= 0.3x DOP853); times are CPU time of the process, median of "
+          f"{3 if args.quick else 5} interleaved rounds. `default`: `s.simulate(x0, 10.0)` as it is "
           "(rtol 1e-12), its time and final error. `first numba`: the first numba call of the system in this "
           "process (compiles unless numba's disk cache has the structure). `algebra`: building it with its "
           "Casimirs.", "",
