@@ -40,6 +40,8 @@ ensemble's log) and ``TU`` (the list direction * te, for bisect_left).
 
 from __future__ import annotations
 
+import numpy as np
+
 from .source_text import num
 from .writer import Source
 
@@ -126,19 +128,21 @@ def _weights(src, tab, s):
 
 
 def _columns_theta(src, tab, K, s):
-    """Names of theta(s) = sum_i b_i(s) K_i on numpy columns as three matrix products instead of a
-    Horner chain per weight and a term per (stage, component): the powers s^1..s^q (q, G), the weights
-    b(s) = P S (rows, G), and theta_j = sum_i b_i K_ij over the stacked K (rows, n, G). The same
-    polynomials (b_i(s) = sum_k P[i, k] s^(k+1), Tableau.weights) summed in another order: round-off."""
+    """Names of theta(s) = sum_i b_i(s) K_i on numpy columns with a few array operations instead of a
+    Horner chain per weight and a term per (stage, component): the weights of every row at once by the
+    same Horner recurrence as :func:`_weights` (b = (..((P_q s) + P_(q-1)) s ..) s, elementwise the same
+    operations, so the same values), then theta_j = sum_i b_i K_ij over the stacked K (rows, n, G) (one
+    einsum: the sum over the rows in another order than the scalar text's, round-off)."""
     n, rows = src.n, len(K)
-    P = [list(map(float, row)) for row in tab.P[:rows]]
-    q = len(P[0])
-    pw, w, st, out = src.fresh("S"), src.fresh("Wb"), src.fresh("KK"), src.fresh("ths")
-    src.emit(f"{pw} = np.cumprod(np.broadcast_to({s}, ({q},) + np.shape({s})), axis=0)")
-    src.emit(f"{w} = np.array({P!r}) @ {pw}")
+    P = np.array(tab.P[:rows], dtype=float)
+    w, st, out, coef = src.fresh("Wb"), src.fresh("KK"), src.fresh("ths"), src.fresh("Pc")
+    src.emit(f"{coef} = np.array({P.T.tolist()!r})[:, :, None]")
+    src.emit(f"{w} = 0.0")
+    for k in range(P.shape[1] - 1, -1, -1):
+        src.emit(f"{w} = ({w} + {coef}[{k}])*{s}")
     src.emit(f"{st} = np.array(np.broadcast_arrays({', '.join(v for V in K for v in V)})).reshape({rows}, {n}, -1)")
     names = [f"{out}{j}" for j in range(n)]
-    src.emit(f"{', '.join(names)}, = np.einsum('rg,rjg->jg', {w}, {st})")
+    src.emit(f"{', '.join(names)}, = np.einsum('rg,rjg->jg', {w} + np.zeros(({rows}, 1)), {st})")
     return names
 
 
