@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/drawn_systems.py [--quick] [--seed N] [--numba-budget S] [--no-cold]
     .venv/bin/python benchmarks/drawn_systems.py --only-ensembles [--ensembles K] [--ensemble-reps R]
+                                                 [--single-only] [--only LABEL ...]
 
 Writes the section "drawn_systems" of benchmarks/RESULTS.md (issue 24).
 
@@ -23,7 +24,7 @@ numpy rhs (w = W z + c, ad*_w z = ((w @ C.reshape(n, n n)).reshape(n, n)) @ z fr
 constants, for the first kind minus the multiplier force; checked against ``problem.rhs``). Matched
 accuracy: each tool's tolerance is the loosest of rtol 1e-4 .. 1e-13 (half decades, atol = rtol / 100)
 whose final error against a tight reference (DOP853, rtol 1e-13, atol 1e-15) is <= 1e-8; then the tools
-are timed in interleaved rounds, median of 5 (3 with --quick). Also the fully default call
+are timed in interleaved rounds, median of 5 (3 with --quick), in CPU time of the process (time.process_time). Also the fully default call
 ``s.simulate(x0, 10.0)`` (rtol 1e-12). numba figures exclude compilation; the first numba call of each
 system (which compiles the generated code for its structure unless numba's disk cache has it) is listed,
 and numba is measured on the systems in draw order until ``--numba-budget`` seconds of first calls are
@@ -44,6 +45,11 @@ the attempted steps a trajectory; the threads each tool ran on (numba's pool; XL
 liedyn run the CPU time inside its kernel and the kernel's arithmetic rate (the flops of one attempt of
 the lanes, counted in the generated text, times the attempts). ``--only-ensembles`` runs this part alone
 and writes the section "drawn_ensembles".
+
+``--single-only`` measures the one-trajectory table alone (no cold start, no ensembles) and keeps the cold-start
+and ensemble tables of the section as they are, marked as from the earlier run; ``--only`` restricts the draw
+to the algebras whose labels are given (with --single-only: the rows of the other algebras are kept too, marked
+as from the earlier run).
 
 OPENBLAS_NUM_THREADS=1 (a threaded BLAS slows scipy's stage sums on a shared machine). The load average
 is printed beside the figures: the machine is shared, so compare ratios within one run.
@@ -284,8 +290,10 @@ def choose(go, ref, ladder=LADDER):
 
 
 def timed(cases, reps, cpu=False):
-    """cases: name -> zero-argument callable; ``reps`` interleaved rounds, median wall time (with ``cpu``:
-    (median wall, median CPU time of the process, all its threads), each a median of its own)."""
+    """cases: name -> zero-argument callable; ``reps`` interleaved rounds, median CPU time of this process
+    (time.process_time, all its threads: on a shared machine the wall time of a longer call takes more of the
+    other jobs' preemptions, which a ratio of wall times would count against it); with ``cpu``: (median
+    wall, median CPU time), each a median of its own."""
     times = {k: [] for k in cases}
     cpus = {k: [] for k in cases}
     for _ in range(reps):
@@ -296,7 +304,7 @@ def timed(cases, reps, cpu=False):
             cpus[k].append(time.process_time() - c)
     if cpu:
         return {k: (float(np.median(times[k])), float(np.median(cpus[k]))) for k in cases}
-    return {k: float(np.median(v)) for k, v in times.items()}
+    return {k: float(np.median(v)) for k, v in cpus.items()}
 
 
 def _thread_ticks():
@@ -682,6 +690,32 @@ def ensemble_section(drawn, args, numba_ok):
 
 
 # ------------------------------------------------------------------------------------ main
+def _earlier_section():
+    """The section drawn_systems of RESULTS.md as it is: its one-trajectory rows (lists of cells), the text
+    from the cold-start table on (without its stamp) and its stamp; None when there is none."""
+    from benchmarks._results import RESULTS
+    text = RESULTS.read_text() if RESULTS.exists() else ""
+    start, end = "<!-- begin drawn_systems -->", "<!-- end drawn_systems -->"
+    if start not in text or end not in text:
+        return None
+    body = text.split(start, 1)[1].split(end, 1)[0]
+    lines = body.strip().splitlines()
+    stamp = next((ln.strip("_ ") for ln in lines if ln.startswith("_Measured")), "earlier run")
+    rows, rest, in_rest = [], [], False
+    for ln in lines:
+        if ln.startswith("_Measured"):
+            continue
+        if ln.startswith("**Cold start**") or ln.startswith("**Ensembles**"):
+            in_rest = True
+        if in_rest:
+            if ln.startswith("The cold-start and ensemble tables below are from"):
+                continue
+            rest.append(ln)
+        elif ln.startswith("| ") and not ln.startswith("| algebra") and ln.count("|") == 18:
+            rows.append([c.strip() for c in ln.strip("|").split("|")])
+    return {"rows": rows, "rest": "\n".join(rest).strip(), "stamp": stamp}
+
+
 def main():
     from benchmarks._results import markdown_table, update_section
     from integrators.backends import numba_kernels
@@ -701,6 +735,9 @@ def main():
     ap.add_argument("--one-core", action="store_true",
                     help="ensembles with one thread each side (numba.set_num_threads(1); XLA without its "
                          "Eigen pool, XLA_FLAGS --xla_cpu_multi_thread_eigen=false); writes drawn_ensembles_one_core")
+    ap.add_argument("--single-only", action="store_true",
+                    help="the one-trajectory table only; keep the section's cold-start and ensemble tables")
+    ap.add_argument("--only", nargs="*", default=None, help="algebra labels of the draw to measure")
     args = ap.parse_args()
     if args.numba_budget is None:
         args.numba_budget = 300.0 if args.quick else 900.0
@@ -708,6 +745,11 @@ def main():
     load0 = os.getloadavg()
     numba_ok = numba_kernels.available()
     drawn = draw(args.seed, args.quick)
+    if args.only:
+        unknown = set(args.only) - {lab for lab, _ in drawn}
+        if unknown:
+            raise SystemExit(f"--only: not in the draw: {sorted(unknown)}")
+        drawn = [d for d in drawn if d[0] in args.only]
     print("drawn:", ", ".join(lab for lab, _ in drawn), flush=True)
     if args.one_core:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
@@ -739,7 +781,8 @@ def main():
           f"{', --quick' if args.quick else ''}.", "",
           "**One trajectory through `s.simulate` (default method, default 1000-step grid) at final error <= 1e-8**, "
           "t in [0, 10], against solve_ivp DOP853 with the same t_eval and a hand-written numpy rhs "
-          "(targets: numpy <= 1.0x, numba <= 0.3x DOP853). `default`: `s.simulate(x0, 10.0)` as it is "
+          "(targets: numpy <= 1.0x, numba <= 0.3x DOP853); times are CPU time of the process, median of "
+          f"{3 if args.quick else 5} interleaved rounds. `default`: `s.simulate(x0, 10.0)` as it is "
           "(rtol 1e-12), its time and final error. `first numba`: the first numba call of the system in this "
           "process (compiles unless numba's disk cache has the structure). `algebra`: building it with its "
           "Casimirs.", "",
@@ -747,6 +790,15 @@ def main():
                           "numpy rtol", "numpy [ms]", "numpy / DOP853", "numba rtol", "numba [ms]",
                           "numba / DOP853", "default [ms]", "default error", "first numba [s]",
                           "algebra [s]"], rows), ""]
+    old = _earlier_section() if args.single_only else None
+    if old is not None and args.only:   # the rows of the algebras not measured now, from the earlier run
+        kept = [r for r in old["rows"] if r[0] not in args.only]
+        if kept:
+            md += ["Rows of the earlier run (algebras not measured in this run; that run's tree and load):", "",
+                   markdown_table(["algebra", "dim", "system", "method", "r0", "DOP853 rtol", "DOP853 [ms]",
+                                   "numpy rtol", "numpy [ms]", "numpy / DOP853", "numba rtol", "numba [ms]",
+                                   "numba / DOP853", "default [ms]", "default error", "first numba [s]",
+                                   "algebra [s]"], kept), ""]
     md += ["- " + n for n in notes]
 
     def ratio(r, col):
@@ -768,6 +820,16 @@ def main():
                f"{total * 1e3:.2f} ms a call under cProfile), top functions by own time:", "", "```",
                *keep, "```"]
     md.append("")
+    if args.single_only:
+        if old is not None and old["rest"]:
+            md += [f"The cold-start and ensemble tables below are from the earlier run ({old['stamp']}), not rerun "
+                   "with --single-only:", "", old["rest"]]
+        text = "\n".join(md)
+        print(text)
+        if not args.no_write:
+            cmd = " ".join(["python benchmarks/drawn_systems.py"] + sys.argv[1:])
+            update_section("drawn_systems", "## Drawn systems (issue 24)\n\n" + text, cmd)
+        return
     if not args.no_cold:
         # cold start: the first system of three kinds of algebra (the quick run: one)
         picks = [(0, "free", 1.0)] if args.quick else [(0, "free", 1.0), (2, "servo1", 1.0), (5, "free", 1.0)]

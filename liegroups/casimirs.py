@@ -56,18 +56,10 @@ class Casimir:
         self._exact = {tuple(int(e) for e in ex): c for ex, c in terms.items() if c != 0}
         ex = sorted(self._exact)
         self.terms = tuple((float(self._exact[e]), e) for e in ex)
-        E = np.array(ex, dtype=np.int64).reshape(len(ex), n)
-        self._coef = np.array([c for c, _ in self.terms], dtype=float)
-        # each monomial as the list of its variables with repetition (degree d: d factors; shorter ones are
-        # padded with the index n, where the state is extended by 1.0)
-        d = max(int(E.sum(axis=1).max()) if len(ex) else 0, 1)
-        idx = np.full((len(ex), d), n, dtype=np.int64)
-        for r, row in enumerate(E):
-            f = np.repeat(np.arange(n), row)
-            idx[r, :len(f)] = f
-        self._idx = idx
+        # the values and gradients from the monomials degree by degree (:func:`monomial_tables`)
+        self._tables = monomial_tables([(e, c) for c, e in self.terms], n)
         #: d when F(r m) = r^d F(m) (every monomial of degree d), else None
-        degs = set(E.sum(axis=1).tolist())
+        degs = {sum(e) for _, e in self.terms}
         self.homogeneous_degree = degs.pop() if len(degs) == 1 else None
 
     @property
@@ -83,55 +75,99 @@ class Casimir:
         """dF/dm_j as sympy expressions."""
         return tuple(sp.diff(self.expr, s) for s in self.symbols)
 
-    #: states evaluated at a time: at most this many (state, monomial) products in memory
-    BLOCK = 1 << 19
-
-    def _blocks(self, m, width, fn):
-        """fn(block of states (b, n)) -> (b, width), over the states of m (..., n) in blocks."""
-        m = np.asarray(m, dtype=float)
-        flat = m.reshape(-1, m.shape[-1])
-        out = np.empty((flat.shape[0], width))
-        step = max(1, self.BLOCK // max(1, len(self._coef)))
-        for s0 in range(0, flat.shape[0], step):
-            blk = flat[s0:s0 + step]
-            ext = np.concatenate([blk, np.ones((blk.shape[0], 1))], axis=1)
-            out[s0:s0 + step] = fn([ext[:, self._idx[:, p]] for p in range(self._idx.shape[1])])
-        return out.reshape(m.shape[:-1] + (width,))
-
     def __call__(self, m: ArrayLike) -> NDArray[np.float64]:
-        """F(m) = sum_t coeff_t prod(factors of monomial t) for m of shape (..., n); returns shape (...)."""
-        def value(fs):
-            prod = fs[0]
-            for f in fs[1:]:
-                prod = prod * f
-            return (prod @ self._coef)[:, None]
-        return self._blocks(m, 1, value)[..., 0]
+        """F(m) for m of shape (..., n); returns shape (...) (:func:`monomial_sum`)."""
+        m = np.asarray(m, dtype=float)
+        cols = np.moveaxis(m, -1, 0)
+        return monomial_sum(self._tables, cols, False).reshape(m.shape[:-1])
 
     def grad(self, m: ArrayLike) -> NDArray[np.float64]:
-        """Gradient dF/dm, shape (..., n): for each factor position p of every monomial, coeff times the
-        product of the other factors, summed into the variable at p."""
-        n = len(self.symbols)
-        d = self._idx.shape[1]
-        S = np.zeros((d, len(self._coef), n + 1))
-        for p in range(d):
-            S[p, np.arange(len(self._coef)), self._idx[:, p]] = self._coef
-
-        def gradient(fs):
-            out = np.zeros((fs[0].shape[0], n + 1))
-            for p in range(d):
-                prod = np.ones_like(fs[0])
-                for q in range(d):
-                    if q != p:
-                        prod = prod * fs[q]
-                out += prod @ S[p]
-            return out[:, :n]
-        return self._blocks(m, n, gradient)
+        """Gradient dF/dm, shape (..., n) (:func:`monomial_sum`)."""
+        m = np.asarray(m, dtype=float)
+        cols = np.moveaxis(m, -1, 0)
+        return np.moveaxis(monomial_sum(self._tables, cols, True).reshape((m.shape[-1],) + m.shape[:-1]), 0, -1)
 
     def __repr__(self):
         return f"Casimir({self.expr})"
 
     def __str__(self):
         return str(self.expr)
+
+
+def monomial_tables(terms, n):
+    """For a polynomial sum c_e m^e (``terms``: (exponents, c); or a list of such lists, several
+    polynomials on the same monomials) of degree D: every monomial of degree <= D,
+    degree by degree, each degree's ordered by its last variable j, so that the monomials of degree d with
+    last variable j are those of degree d - 1 with last variable <= j (a prefix of that degree's rows)
+    times m_j; as (rows, parent prefix) slices per (d, j); the monomials below degree D are what the
+    values and gradients read (their number ``low``): the gradients' coefficient rows G (p n, low; row
+    k n + j: d/dm_j of polynomial k), and the values as P_k(m) = c_k + sum_j m_j H_kj(m), each term
+    c m^e written as m_j (c m^(e - e_j)) with j its last variable (rows H (p n, low), constants c (p, 1)):
+    the top degree's monomials are never formed."""
+    polys = [terms] if not terms or isinstance(terms[0][0][0], (int, np.integer)) else list(terms)
+    D = max((sum(ex) for poly in polys for ex, _ in poly), default=0)
+    order, blocks = [(0,) * n], []
+    prev, prev_last = [(0,) * n], [-1]
+    low = 1
+    for _ in range(D):
+        low = len(order)          # the monomials below the top degree: the rows the gradients read
+        cur, cur_last = [], []
+        start = len(order)
+        for j in range(n):
+            stop = sum(1 for lv in prev_last if lv <= j)      # parents with last variable <= j: a prefix
+            rows = [ex[:j] + (ex[j] + 1,) + ex[j + 1:] for ex in prev[:stop]]
+            blocks.append((len(order) + len(cur), len(order) + len(cur) + len(rows), start - len(prev),
+                           start - len(prev) + stop, j))
+            cur += rows
+            cur_last += [j] * len(rows)
+        order += cur
+        prev, prev_last = cur, cur_last
+    index = {e: i for i, e in enumerate(order)}
+    p = len(polys)
+    H, G, const = np.zeros((p * n, low)), np.zeros((p * n, low)), np.zeros((p, 1))
+    for k, poly in enumerate(polys):
+        for ex, c in poly:
+            if not any(ex):
+                const[k, 0] += c
+                continue
+            last = max(i for i, e in enumerate(ex) if e)      # c m^e = m_last (c m^(e - e_last))
+            H[k * n + last, index[ex[:last] + (ex[last] - 1,) + ex[last + 1:]]] += c
+            for j in range(n):
+                if ex[j]:
+                    G[k * n + j, index[ex[:j] + (ex[j] - 1,) + ex[j + 1:]]] += c * ex[j]
+    return blocks, H, G, const, low
+
+
+def monomial_sum(tables, cols, grad):
+    """The values (p, N) or gradients (p n, N) of the polynomials of ``tables`` (:func:`monomial_tables`) at the
+    points whose coordinates are ``cols`` (n, ...): the monomials below the top degree, those of degree d
+    with last variable j as one product of a block of rows of degree d - 1 and the row of m_j (n array
+    operations a degree), then one matrix product with the coefficients (:func:`monomial_tables`), in
+    chunks of points. The quartic Casimir of so(5) in a random basis (~700 terms) at 1001 points: value
+    1.5 ms, gradient 1.2 ms, against 20-25 and 28-39 ms for the lambdified expanded expression (~4 array
+    operations a term; timeit, load ~10 on 2 cores)."""
+    blocks, H, G, const, low = tables
+    flat = np.asarray(cols, dtype=float).reshape(len(cols), -1)
+    n, p = flat.shape[0], const.shape[0]
+    out = np.empty((p * n if grad else p, flat.shape[1]))
+    width = max(16, _MONOMIAL_FLOATS // low)
+    mon = np.empty((low, min(width, flat.shape[1])))
+    for a in range(0, flat.shape[1], width):
+        f = flat[:, a:a + width]
+        m = mon[:, :f.shape[1]]
+        m[0] = 1.0
+        for c0, c1, p0, p1, j in blocks:
+            if c0 < c1 <= low:
+                np.multiply(m[p0:p1], f[j], out=m[c0:c1])
+        if grad:
+            out[:, a:a + width] = G @ m
+        else:
+            out[:, a:a + width] = const + np.einsum("kjw,jw->kw", (H @ m).reshape(p, n, -1), f)
+    return out
+
+
+#: the monomials of one chunk of points in :func:`monomial_sum` (floats; 2 MB)
+_MONOMIAL_FLOATS = 1 << 18
 
 
 class CasimirList(list["Casimir"]):

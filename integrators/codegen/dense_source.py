@@ -40,6 +40,8 @@ ensemble's log) and ``TU`` (the list direction * te, for bisect_left).
 
 from __future__ import annotations
 
+import numpy as np
+
 from .source_text import num
 from .writer import Source
 
@@ -64,7 +66,7 @@ def inside_log(src, K, z, e, copy):
     src.indent -= 1
 
 
-def evaluator_source(st, tab, lie, terms, proj, part="points"):
+def evaluator_source(st, tab, lie, terms, proj, part="points", source_class=None):
     """Source of the evaluation of logged steps, every argument a numpy array (columns):
 
     * ``part`` "stages": ``run(hs, zb..., K...) -> (Kx...)``, the interpolant's extra stages (rows over the
@@ -72,8 +74,10 @@ def evaluator_source(st, tab, lie, terms, proj, part="points"):
       step's and the FSAL one), a column per logged step (and trajectory);
     * "points": ``run(s, hs, zb..., K..., Kx..., cz...) -> (y...)``, the state at s of such a step, a column
       per output time (and trajectory), with the extra stages Kx of its step and the targets cz of a
-      projected pair."""
-    src = Source(st)
+      projected pair.
+
+    ``source_class``: the writer (:class:`Source` unless given; :mod:`integrators.codegen.matrix_source`)."""
+    src = (source_class or Source)(st)
     n = st.n
     rows = tab.s + (1 if tab.fsal else 0)
     zb = [f"zb{j}" for j in range(n)]
@@ -123,13 +127,35 @@ def _weights(src, tab, s):
     return out
 
 
+def _columns_theta(src, tab, K, s):
+    """Names of theta(s) = sum_i b_i(s) K_i on numpy columns with a few array operations instead of a
+    Horner chain per weight and a term per (stage, component): the weights of every row at once by the
+    same Horner recurrence as :func:`_weights` (b = (..((P_q s) + P_(q-1)) s ..) s, elementwise the same
+    operations, so the same values), then theta_j = sum_i b_i K_ij over the stacked K (rows, n, G) (one
+    einsum: the sum over the rows in another order than the scalar text's, round-off)."""
+    n, rows = src.n, len(K)
+    P = np.array(tab.P[:rows], dtype=float)
+    w, st, out, coef = src.fresh("Wb"), src.fresh("KK"), src.fresh("ths"), src.fresh("Pc")
+    src.emit(f"{coef} = np.array({P.T.tolist()!r})[:, :, None]")
+    src.emit(f"{w} = 0.0")
+    for k in range(P.shape[1] - 1, -1, -1):
+        src.emit(f"{w} = ({w} + {coef}[{k}])*{s}")
+    src.emit(f"{st} = np.array(np.broadcast_arrays({', '.join(v for V in K for v in V)})).reshape({rows}, {n}, -1)")
+    names = [f"{out}{j}" for j in range(n)]
+    src.emit(f"{', '.join(names)}, = np.einsum('rg,rjg->jg', {w} + np.zeros(({rows}, 1)), {st})")
+    return names
+
+
 def interpolant(src, tab, K, zb, s, lie, proj, targets):
     """Emit the state at s of the step from the compensated start zb with the stage increments K (all
     rows of P); return its names."""
     n = src.n
-    B = _weights(src, tab, s)
-    th = src.assign("ths", [" + ".join(f"{b}*{V[j]}" for b, V in zip(B, K) if b is not None) or "0.0"
-                            for j in range(n)])
+    if not src.floats and not src.lanes:   # numpy columns (the evaluator of the logged steps): matrix products
+        th = _columns_theta(src, tab, K, s)
+    else:
+        B = _weights(src, tab, s)
+        th = src.assign("ths", [" + ".join(f"{b}*{V[j]}" for b, V in zip(B, K) if b is not None) or "0.0"
+                                for j in range(n)])
     if lie:
         dl = src.fold_act(th, zb, delta=True) if src.foldable() else src.act(th, zb, delta=True)
         y = src.assign("yo", [f"{zb[j]} + {dl[j]}" for j in range(n)])

@@ -25,6 +25,7 @@ from . import fixed_programs, step_source
 from .writer import Source
 from .row_source import RowSource
 from . import dense_source
+from .matrix_source import MatrixSource, preamble, use_matrix
 
 
 def attempt(src, tab, z, lie, terms, W0):
@@ -411,9 +412,15 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
     loops with the suffix "_grid" fill an output grid, and "dense" and "dense_stages" evaluate the steps
     the Python loops log, :mod:`integrators.codegen.dense_source`);
     ``proj`` applies to the adaptive loops; the adaptive loop of an ambient pair in ``mode`` "array"
-    writes its stage sums with :class:`RowSource`."""
+    writes its stage sums with :class:`RowSource`. The numpy-backend texts of the one-trajectory adaptive
+    loop (mode "scalar") and of the dense output's evaluator (mode "array") are written in matrix form when
+    the structure constants are dense (:func:`integrators.codegen.matrix_source.use_matrix`: the same
+    products as numpy matrix products, the constants in a preamble)."""
+    matrix = mode in ("scalar", "array") and use_matrix(st)
     if kind in ("dense", "dense_stages"):   # the logged steps' output times (integrators.codegen.dense_source)
-        return dense_source.evaluator_source(st, tab, lie, terms, proj, "points" if kind == "dense" else "stages")
+        text = dense_source.evaluator_source(st, tab, lie, terms, proj, "points" if kind == "dense" else "stages",
+                                             source_class=MatrixSource if matrix else None)
+        return preamble(st, proj) + text if matrix else text
     grid = kind.endswith("_grid")   # the loop that fills an output grid (integrators.codegen.dense_source)
     kind = kind[:-5] if grid else kind
     if grid and mode != "numba":
@@ -421,6 +428,9 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
     if kind == "adaptive_batch":
         return adaptive_source(st, tab, lie, terms, batch=True, proj=proj, grid=grid)
     if kind == "adaptive":
+        if mode == "scalar" and matrix:
+            return preamble(st, proj) + adaptive_source(st, tab, lie, terms, source_class=MatrixSource, proj=proj,
+                                                  grid=grid)
         rows = (lambda s: RowSource(s, len(tab.A))) if mode == "array" and not lie else None
         return adaptive_source(st, tab, lie, terms, source_class=rows, proj=proj, columns=mode == "array",
                                grid=grid)

@@ -86,7 +86,9 @@ class CasimirProjection:
         test is a max over the columns: ``bmax``) and under numba."""
         n, p = self.n, self.p
         G = [[f"_pg{k}_{j}" for j in range(n)] for k in range(p)]
-        grads = self.grad_exprs(z)
+        # a writer with its own form of the polynomials (the matrix form of a dense basis) writes them
+        poly = getattr(src, "casimir_polynomials", None)
+        grads = self.grad_exprs(z) if poly is None else poly(self, z, grad=True)
         nz = [[j for j in range(n) if grads[k][j] != "0.0"] for k in range(p)]
         for k in range(p):
             for j in nz[k]:
@@ -111,7 +113,7 @@ class CasimirProjection:
         for k in range(p):
             src.emit(f"_pt{k} = 4.440892098500626e-16*("
                      + " + ".join(f"abs({G[k][j]}*{z[j]})" for j in nz[k] or [0]) + ")")
-        vals = self.value_exprs(z)
+        vals = self.value_exprs(z) if poly is None else poly(self, z)
         for k in range(p):
             src.emit(f"_pr{k} = ({vals[k]}) - {targets[k]}")
         y = [f"_py{j}" for j in range(n)]
@@ -126,7 +128,7 @@ class CasimirProjection:
                 src.emit(f"_pa{k} = -_pv{k}" if first else f"_pa{k} = _pa{k} - _pv{k}")
             for j in range(n):
                 src.emit(f"{y[j]} = {z[j]} + ({lin([(1.0, f'{G[k][j]}*_pa{k}') for k in range(p) if j in nz[k]])})")
-            for k, v in enumerate(self.value_exprs(y)):
+            for k, v in enumerate(self.value_exprs(y) if poly is None else poly(self, y)):
                 src.emit(f"_pr{k} = ({v}) - {targets[k]}")
 
         # The first iteration is written before the loop: a variable set to a constant in the body of a

@@ -20,6 +20,9 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
 * sfac(err, expo): the controller's step factor for an error norm err (min(10, 0.9 err^expo) when
   err <= 1, 10 at 0; max(0.2, 0.9 err^expo) above, 0.2 for inf or NaN), per trajectory of a shared
   ensemble (:mod:`integrators.engine.freeze`: a trajectory whose own factor collapses the step is lost);
+* expphi(A) = (exp(A) - I, phi_1(A)) of a matrix or a batch of them (the code writer's matrix form);
+* ptables, ppoly: polynomials (the Casimirs of a projected pair in the matrix form) by monomials
+  (:func:`liegroups.casimirs.monomial_tables`, :func:`liegroups.casimirs.monomial_sum`);
 * hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
   :func:`integrators.engine.starting_step.initial_step`), its two phases around the second evaluation of the
   field, in Python floats; :func:`integrators.engine.adaptive._initial_step_one` and the generated adaptive
@@ -31,6 +34,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from liegroups.casimirs import monomial_sum, monomial_tables
 
 def _co2_float(t2):
     if not t2 < 1e300:
@@ -274,10 +279,53 @@ def _grow3(ts, ys):
     return t2, y2
 
 
+#: expphi: the Taylor series of phi_1 of degree _PS_DEGREE = 24 in blocks of 5 (Paterson and Stockmeyer 1973)
+#: on X = A / 2^s with ||X||_1 <= 2: its remainder sum_{k>24} 2^k/(k+1)! < 1e-19
+_PS_BLOCK, _PS_RADIUS = 5, 2.0
+_PS_COEF = np.array([[1.0 / math.factorial(_PS_BLOCK * i + k + 1) for k in range(_PS_BLOCK)]
+                     for i in range(_PS_BLOCK)])
+
+
+def _expphi(A):
+    """(exp(A) - I, phi_1(A)) for a matrix or a batch of matrices A (..., k, k), phi_1(A) = sum_k A^k/(k+1)!
+    (so exp(A) - I = A phi_1(A) without cancellation): the Taylor series of phi_1 of degree 24 on
+    X = A / 2^s with ||X||_1 <= 2 (one s for the batch), evaluated by Paterson and Stockmeyer's scheme
+    (X^2..X^5 and four products with X^5 instead of 24 Horner products: the cost of a call is its number of
+    numpy calls), then s doublings phi_1(2X) = phi_1(X) (e^X + I)/2, e^(2X) = (e^X)^2 (Moler and Van Loan
+    2003, method 3; with s > 0, ||A||_1 > 2 and exp(A) - I is of order one, read off exp(A)). NaN beyond ||A||_1 = 1e5 or for a NaN entry (as tplan:
+    the step is rejected). The matrix form of the code writer (:mod:`integrators.codegen.matrix_source`)
+    calls it."""
+    nrm = float(np.abs(A).sum(axis=-2).max()) if A.size else 0.0
+    if not nrm <= 1e5:
+        bad = np.full(A.shape, np.nan)
+        return bad, bad
+    s = max(0, math.ceil(math.log2(nrm / _PS_RADIUS))) if nrm > _PS_RADIUS else 0
+    X = A * 0.5 ** s if s else A
+    pw = [np.broadcast_to(np.eye(A.shape[-1]), A.shape), X]
+    for _ in range(_PS_BLOCK - 1):
+        pw.append(pw[-1] @ X)
+    top = pw.pop()                                     # X^5
+    S = np.stack(pw)                                   # I, X, .., X^4
+    B = (_PS_COEF @ S.reshape(_PS_BLOCK, -1)).reshape((_PS_BLOCK,) + A.shape)
+    P = B[-1]
+    for i in range(_PS_BLOCK - 2, -1, -1):
+        P = B[i] + top @ P
+    D = X @ P
+    if s:    # ||X||_1 > 1 here, so e^X - I is not small: the doublings on E = e^X lose nothing to E - I
+        E = D + pw[0]
+        for _ in range(s):
+            P = (P @ E + P) * 0.5
+            E = E @ E
+        D = E - pw[0]
+    return D, P
+
+
 #: per mode: the names the generated code calls
 SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
           "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq,
-          "sfac": _sfac_float, "tbound": _tbound_float, "sin": _sin_float}
+          "sfac": _sfac_float, "tbound": _tbound_float, "sin": _sin_float, "expphi": _expphi,
+          "ptables": monomial_tables, "ppoly": monomial_sum}
 ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
-         "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array, "sin": np.sin}
+         "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array, "sin": np.sin, "expphi": _expphi,
+         "ptables": monomial_tables, "ppoly": monomial_sum}

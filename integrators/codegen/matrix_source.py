@@ -1,0 +1,208 @@
+"""The code writer's matrix form, for structure constants with many non-zero entries (an algebra in a
+random basis): the products with C as a few numpy calls on the vectors instead of one Python term per
+non-zero entry.
+
+:class:`integrators.codegen.writer.Source` writes (ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k as one
+term per non-zero C[i, j, k]: straight-line Python that costs 0.1-0.5 us a term on floats and one or two
+ufunc calls a term on numpy columns. In a generic basis C has ~n^3 non-zero entries (729 at n = 9, 1000
+at n = 10), so every coadjoint product of a stage costs 100-300 us on floats, and the generated text of
+an adaptive loop grows to ~10^6 characters. :class:`MatrixSource` writes the same products with the
+structure constants as arrays of the generated module (its preamble, :func:`preamble`):
+
+    ad*_x m   = MC @ vec(x m^T),    MC[j, i n + k] = C[i, j, k]
+    -[x, y]   = MN @ vec(x y^T),    MN[k, i n + j] = -C[i, j, k]
+    ad(x)^T   = (x @ MA).reshape(n, n),   MA[i, j n + k] = C[i, j, k]    (the Taylor action's matrix)
+    -ad(x)    = (x @ MB).reshape(n, n),   MB[i, j n + k] = -C[i, k, j]   (dexp^-1's matrix)
+    w         = W @ z + c
+
+on one trajectory's floats (a (n,) array built from the names, the result unpacked with tolist: ~3 us a
+product whatever n; :data:`MATRIX_TERMS`) and on numpy columns (the dense output's evaluator: (n, G) stacks, one matrix product
+over all columns). Everything else (the stage sums, the controller, the closed forms' scalars, the
+projection) is the scalar writer's text, unchanged. The same sums in exact arithmetic; the rounding
+differs from the scalar text (BLAS order, the products x_i m_k formed before the coefficient) at
+round-off (tests/integrators/test_matrix_source.py).
+
+:func:`use_matrix` chooses the form by the generated term count: the matrix form when the coadjoint
+product has more than :data:`MATRIX_TERMS` terms, for the numpy backend only (compiled code runs the
+scalar terms at ~1 ns each and keeps them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..geometry.closed_dexpinv import pair_form
+from ..geometry.spaces import ROUNDOFF_TERMS
+from .writer import Source
+
+#: the scalar text is kept up to this many non-zero structure constants (terms of one coadjoint product).
+#: Measured (one coadjoint product on Python floats, n = 8, timeit, load ~7 on 2 cores): the scalar text
+#: 13.8 / 40.6 / 63.5 / 136 / 260 us at 50 / 100 / 150 / 300 / 512 terms, the matrix product 4.9-6.9 us
+#: at every count. The named algebras in their own bases (so(3) 6, se(3) 18, so(4) 24, sl(3) 44, so(5)
+#: and sp(4) 60 terms) keep the scalar text, whose closed forms and folded series they use; a random basis
+#: (hundreds of terms) takes the matrix form.
+MATRIX_TERMS = 100
+
+
+def use_matrix(st):
+    """True when the numpy-backend text of structure ``st`` is written in matrix form (C has more than
+    :data:`MATRIX_TERMS` non-zero entries)."""
+    return int(np.count_nonzero(st.C)) > MATRIX_TERMS
+
+
+def _array(a):
+    a = np.ascontiguousarray(a, dtype=float)
+    return f"np.array({a.ravel().tolist()!r}).reshape({a.shape!r})"
+
+
+def preamble(st, proj=None):
+    """The module-level constants of the matrix form of structure ``st`` (and of the Casimir projection
+    ``proj``) (source text)."""
+    C, n = st.C, st.n
+    consts = {
+        "_MC": C.transpose(1, 0, 2).reshape(n, n * n),
+        "_MN": -C.transpose(2, 0, 1).reshape(n, n * n),
+        "_MA": C.reshape(n, n * n),
+        "_MB": -C.transpose(0, 2, 1).reshape(n, n * n),
+        "_MW": st.W,
+        "_Mc": st.c,
+    }
+    text = "".join(f"{k} = {_array(v)}\n" for k, v in consts.items())
+    if proj is not None:   # the Casimirs' monomial tables, built when the module is loaded (genhelpers.ptables)
+        polys = [[(ex, c) for c, ex in poly] for poly in proj.polys]
+        text += f"_PTAB = ptables({polys!r}, {proj.n})\n"
+    return text
+
+
+class MatrixSource(Source):
+    """:class:`Source` with the products with C (and W) as numpy matrix products (module docstring).
+    ``floats`` (set by the program writer) says whether the names are Python floats (one trajectory) or
+    numpy columns of one length."""
+
+    def dense(self):
+        return True
+
+    def _stack(self, v):
+        name = self.fresh("V")
+        if self.floats:
+            self.emit(f"{name} = np.array(({', '.join(v)},))")
+        else:   # a literal or a float among the columns is broadcast to their length
+            self.emit(f"{name} = np.array(np.broadcast_arrays({', '.join(v)}))")
+        return name
+
+    def _unpack(self, prefix, expr):
+        base = self.fresh(prefix)
+        names = [f"{base}{i}" for i in range(self.n)]
+        self.emit(f"{', '.join(names)}, = ({expr}){'.tolist()' if self.floats else ''}")
+        return names
+
+    def _outer(self, a, b):
+        X, Y = self._stack(a), self._stack(b)
+        n = self.n
+        if self.floats:
+            return f"np.multiply.outer({X}, {Y}).ravel()"
+        return f"({X}[:, None]*{Y}[None, :]).reshape({n * n}, -1)"
+
+    def coad(self, x, m, prefix="g"):
+        """(ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k = (MC @ vec(x m^T))_j."""
+        return self._unpack(prefix, f"_MC @ {self._outer(x, m)}")
+
+    def neg_bracket(self, x, y):
+        """-[x, y]_k = -sum_{i,j} x_i y_j C[i, j, k] = (MN @ vec(x y^T))_k."""
+        return self._unpack("q", f"_MN @ {self._outer(x, y)}")
+
+    def matrix(self, x, bracket=False):
+        """ad(x)^T (or -ad(x) with ``bracket``) as one (n, n) array on floats; on columns the token the
+        products below expand to :meth:`coad` / :meth:`neg_bracket` of x (no (n, n, G) tensor)."""
+        if not self.floats:
+            return ("columns", list(x), bracket)
+        name = self.fresh("A")
+        self.emit(f"{name} = ({self._stack(x)} @ {'_MB' if bracket else '_MA'}).reshape({self.n}, {self.n})")
+        return name
+
+    def matvec(self, A, v, prefix):
+        if isinstance(A, tuple):
+            _, x, bracket = A
+            return self.neg_bracket(x, v) if bracket else self.coad(x, v, prefix)
+        return self._unpack(prefix, f"{A} @ {self._stack(v)}")
+
+    def velocity(self, z, scale=None):
+        """w = W z + c (or scale*(W z + c)) as one matrix product."""
+        expr = f"_MW @ {self._stack(z)} + _Mc" + ("" if self.floats else "[:, None]")
+        return self._unpack("w", expr if scale is None else f"{scale}*({expr})")
+
+    # ------------------------------------------------------------ the exponential and dexp^-1 by matrices
+    def foldable(self):
+        """No folded Taylor action: with no closed form the action is exp(A) z from the matrix (below)."""
+        return False
+
+    def _expphi(self, x):
+        """Names (D, P) of exp(A) - I and phi_1(A), A = ad(x)^T (one matrix on floats, a (G, n, n) batch on
+        columns; genhelpers.expphi), written once per x while in scope: the stage's exponential and its
+        dexp^-1 read the same pair."""
+        memo = self.__dict__.setdefault("_expphis", {})
+        hit = memo.get(tuple(x))
+        if hit is not None and self._in_scope(hit[2], hit[3], x):
+            return hit[0], hit[1]
+        n = self.n
+        A, D, P = self.fresh("A"), self.fresh("D"), self.fresh("P")
+        X = self._stack(x)
+        if self.floats:
+            self.emit(f"{A} = ({X} @ _MA).reshape({n}, {n})")
+        else:
+            self.emit(f"{A} = ({X}.T @ _MA).reshape(-1, {n}, {n})")
+        self.emit(f"{D}, {P} = expphi({A})")
+        memo[tuple(x)] = (D, P, len(self.lines), self.indent)
+        return D, P
+
+    def _act_taylor(self, x, z, delta):
+        """exp(ad x)^T z = z + D z (delta: D z), D = exp(A) - I, A = ad(x)^T (genhelpers.expphi): the
+        exponential to round-off, as the Taylor action summed below 2^-54 |z| is."""
+        D, _ = self._expphi(x)
+        Z = self._stack(z)
+        if delta:
+            return self._unpack("d", self._times(D, Z))
+        return self._unpack("y", f"{Z} + {self._times(D, Z)}")
+
+    def _times(self, M, V, transpose=False):
+        """Source of M V (or M^T V) for a stacked vector V: one matrix on floats, a batch on columns."""
+        if self.floats:
+            return f"({M}{'.T' if transpose else ''} @ {V})"
+        return f"({M}{'.transpose(0, 2, 1)' if transpose else ''} @ {V}.T[:, :, None])[:, :, 0].T"
+
+    def dexpinv(self, theta, v, terms):
+        """dexp^-1 summed to round-off with no closed form: sum_k B_k/k! (-ad_theta)^k v = phi_1(-ad_theta)^-1 v
+        (the Bernoulli numbers are the Taylor coefficients of x / (e^x - 1) = 1 / phi_1(x); Hairer, Lubich
+        and Wanner 2006, IV.8). With M = ad(theta)^T, -ad_theta = -M^T and phi_1(-M) = e^-M phi_1(M), so
+        phi_1(-M^T)^-1 = e^(M^T) phi_1(M)^-T: dexp^-1 v = u + D^T u with phi_1(M)^T u = v (one solve; D, phi_1
+        of the stage's exponential of the same theta). The same NaN as the series beyond its convergence
+        bound (x^2 > DEXPINV_X2MAX: the step is rejected); truncated series and closed forms as the scalar
+        writer."""
+        if int(terms) < ROUNDOFF_TERMS or self.st.closed is not None or pair_form(self.st.C) is not None:
+            return super().dexpinv(theta, v, terms)
+        _, bad = self._dexpinv_size(theta)
+        D, P = self._expphi(theta)
+        V, U = self._stack(v), self.fresh("U")
+        if self.floats:
+            self.emit(f"{U} = np.linalg.solve({P}.T, {V})")
+        else:
+            self.emit(f"{U} = np.linalg.solve({P}.transpose(0, 2, 1), {V}.T[:, :, None])[:, :, 0].T")
+        out = self._unpack("k", f"{U} + {self._times(D, U, transpose=True)}")
+        return self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])
+
+    # ------------------------------------------------------------ the Casimirs of a projected pair
+    def casimir_polynomials(self, proj, z, grad=False):
+        """Names of C_k(z) (or, with ``grad``, the p x n names of dC_k/dz_j) for the Casimir projection
+        ``proj`` (:meth:`integrators.codegen.projection.CasimirProjection.write` calls it): the monomials
+        degree by degree as blocks of rows and one matrix product with the coefficients
+        (:func:`liegroups.casimirs.monomial_sum`; a quartic in 10 variables: ~40 array operations
+        instead of ~3000 terms of C and grad C, on floats and on columns alike)."""
+        rows = proj.p * (self.n if grad else 1)
+        out = self._unpack_rows("pc", rows, f"ppoly(_PTAB, {self._stack(z)}, {grad})")
+        return [out[k * self.n:(k + 1) * self.n] for k in range(proj.p)] if grad else out
+
+    def _unpack_rows(self, prefix, count, expr):
+        base = self.fresh(prefix)
+        names = [f"{base}{i}" for i in range(count)]
+        self.emit(f"{', '.join(names)}, = ({expr}){'[:, 0].tolist()' if self.floats else ''}")
+        return names

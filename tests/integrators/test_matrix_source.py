@@ -1,0 +1,152 @@
+"""The matrix form of the code writer (integrators.codegen.matrix_source) against the scalar text.
+
+Expected values: the scalar text of the same program (one Python term per non-zero structure constant),
+the path every sparse algebra keeps; both forms compute the same sums in exact arithmetic, so a run of the
+adaptive loop (the same controller, the same steps) and its output grid agree to round-off. The matrix form
+is forced on a sparse algebra (sl(3) in its own basis, no closed form: Taylor action, dexp^-1 series) and
+compared on a dense one (R x_D R^5 in a random basis, where the numpy backend chooses it).
+"""
+
+import numpy as np
+import pytest
+
+from integrators import METHODS, integrate
+from integrators.backends import fastpath, loader, plan as plan_mod
+from integrators.codegen import matrix_source
+from integrators.codegen.programs import source
+from integrators.geometry import recognition
+from liegroups import LieAlgebra, named
+
+from ._problems import quadratic_problem, start
+
+
+def _one_step(problem, y0, method, matrix, monkeypatch, t_eval=None):
+    """One accepted step of h = 0.05 by the generated numpy loop (budget 1), with the matrix form on
+    (threshold below every count) or off (above every count), from empty caches of generated functions.
+    One step from the same state and h: the adaptive controller's next h reads the error estimate, a
+    difference of near-equal sums whose relative round-off is ~1e-6, so longer runs take steps that
+    differ at that level and are compared at their common end only."""
+    monkeypatch.setattr(matrix_source, "MATRIX_TERMS", -1 if matrix else 10**9)
+    monkeypatch.setattr(loader, "_CACHE", {})
+    monkeypatch.setattr(plan_mod, "_PLANS", {})
+    m = METHODS[method]
+    pl = plan_mod.plan(problem, m.tableau, m.lie, m.terms, y0)
+    res, nsteps, _ = fastpath.run_adaptive(pl, y0, 0.0, 1.0, 0.05, 1e-6, 1e-8, None, 1, "numpy", max_steps=1,
+                                           t_eval=t_eval)
+    assert nsteps == 1
+    return res
+
+
+def _almost_abelian(n, seed):
+    """R x_D R^(n-1) in a random basis: [e_n, e_i] = D e_i (D random), then P = Q diag(s): every structure
+    constant non-zero (n^3 of them); no closed form, no polynomial Casimir to derive."""
+    rng = np.random.default_rng(seed)
+    C = np.zeros((n, n, n))
+    D = rng.uniform(-1.0, 1.0, (n - 1, n - 1))
+    C[n - 1, :n - 1, :n - 1], C[:n - 1, n - 1, :n - 1] = D, -D
+    alg = LieAlgebra(C, name="almost abelian")
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    return alg.change_basis(Q * rng.uniform(0.5, 2.0, n)[None, :], name=f"{alg.name} (random basis)")
+
+
+def _so4_random():
+    rng = np.random.default_rng(5)
+    Q = np.linalg.qr(rng.standard_normal((6, 6)))[0]
+    return named.so4().change_basis(Q * rng.uniform(0.5, 2.0, 6)[None, :], name="so(4) (random basis)")
+
+
+ALGEBRAS = {"sl3": named.sl3 if hasattr(named, "sl3") else (lambda: named.sl(3)),
+            "almost abelian": lambda: _almost_abelian(6, 3), "so4 random": _so4_random}
+
+
+@pytest.mark.parametrize("basis, method", [("sl3", "rkmk853"), ("sl3", "rk853"), ("sl3", "rk853_projected"),
+                                           ("almost abelian", "rkmk853"), ("almost abelian", "rk853"),
+                                           ("so4 random", "rk853_projected"), ("so4 random", "rkmk853")])
+def test_matrix_form_equals_scalar_text(method, basis, monkeypatch):
+    """sl(3): no closed form (the matrix exponential, dexp^-1 by a solve), Casimirs of degree 2 and 3 in
+    the projected pair's loop and grid; R x_D R^5: dense, no Casimir; so(4) in a random basis: a closed
+    form (the scalar writer's, with the matrix products) and dense quadratic Casimirs."""
+    alg = ALGEBRAS[basis]()
+    P, z0 = quadratic_problem(alg, 4), start(alg.dim, 4)
+    for te in (None, np.array([0.0, 0.01, 0.025, 0.04, 0.05])):
+        a = _one_step(P, z0, method, False, monkeypatch, te)
+        b = _one_step(P, z0, method, True, monkeypatch, te)
+        assert np.array_equal(a.t, b.t) and a.y.shape == b.y.shape == (2 if te is None else 5, alg.dim)
+        assert np.max(np.abs(a.y - b.y)) <= 1e-14 * np.max(np.abs(a.y)), (method, basis, te)
+    # a longer run: the steps differ at the estimate's round-off, the end state at the tolerance's level
+    whole = [integrate(P, z0, (0.0, 1.0), method=method, backend="numpy", rtol=1e-10, atol=1e-12, check=False)
+             for _ in range(1)]
+    monkeypatch.setattr(matrix_source, "MATRIX_TERMS", -1)
+    monkeypatch.setattr(loader, "_CACHE", {})
+    monkeypatch.setattr(plan_mod, "_PLANS", {})
+    whole.append(integrate(P, z0, (0.0, 1.0), method=method, backend="numpy", rtol=1e-10, atol=1e-12, check=False))
+    assert np.max(np.abs(whole[0].y[-1] - whole[1].y[-1])) <= 1e-11
+
+
+def test_choice_by_term_count(monkeypatch):
+    """The numpy texts are in matrix form exactly when C has more than MATRIX_TERMS non-zero entries; the
+    compiled text never is."""
+    own, rand = named.sl(3), _almost_abelian(6, 3)
+    for alg in (own, rand):
+        P, z0 = quadratic_problem(alg, 4), start(alg.dim, 4)
+        st = recognition.recognise(P, z0)
+        m = METHODS["rkmk853"]
+        dense = np.count_nonzero(st.C) > matrix_source.MATRIX_TERMS
+        assert dense == (alg is rand)
+        for kind, mode in (("adaptive", "scalar"), ("dense", "array"), ("adaptive", "numba")):
+            text = source(kind, st, m.tableau, m.lie, m.terms, None, mode)
+            assert text.startswith("_MC = ") == (dense and mode != "numba"), (alg.name, kind, mode)
+
+
+def test_expphi_against_expm():
+    """genhelpers.expphi: exp(A) - I against scipy's expm (Pade, an independent algorithm), phi_1(A) from
+    A phi_1(A) = exp(A) - I, for norms below and above the scaling radius, batched, and NaN beyond 1e5."""
+    from scipy.linalg import expm
+    from integrators.reference.genhelpers import SCALAR
+    expphi = SCALAR["expphi"]
+    rng = np.random.default_rng(7)
+    for size in (1e-3, 0.5, 3.0, 40.0):
+        A = rng.standard_normal((3, 9, 9))
+        A *= size / np.abs(A).sum(axis=-2).max()
+        D, P = expphi(A)
+        E = np.array([expm(a) for a in A])
+        assert np.max(np.abs(D + np.eye(9) - E)) <= 1e-14 * np.max(np.abs(E)), size
+        assert np.max(np.abs(A @ P - D)) <= 1e-14 * max(1.0, np.max(np.abs(D))), size
+        D1, P1 = expphi(A[1])                      # one matrix = its row of the batch (up to the common s)
+        assert np.max(np.abs(D1 - D[1])) <= 1e-14 * max(1.0, np.max(np.abs(D1)))
+    small = 1e-9 * rng.standard_normal((9, 9))     # e^A - I without cancellation at a tiny A
+    D, _ = expphi(small)
+    assert np.max(np.abs(D - (small + small @ small / 2))) <= 1e-15 * np.max(np.abs(small))
+    D, P = expphi(np.full((4, 4), 1e5))
+    assert np.isnan(D).all() and np.isnan(P).all()
+
+
+@pytest.mark.parametrize("floats", [True, False])
+def test_casimir_polynomials_against_sympy(floats):
+    """The matrix form's Casimirs and their gradients (monomials once each, one product with the
+    coefficients) against the algebra's Casimirs evaluated by sympy's lambdified polynomials and their
+    sympy derivatives (sl(3): degrees 2 and 3), on floats and on numpy columns."""
+    from integrators.codegen.projection import of_algebra
+    from integrators.reference.genhelpers import ARRAY, SCALAR
+    alg = named.sl(3)
+    proj = of_algebra(alg)
+    P, z0 = quadratic_problem(alg, 4), start(8, 4)
+    st = recognition.recognise(P, z0)
+    src = matrix_source.MatrixSource(st)
+    src.floats = floats
+    z = [f"z{i}" for i in range(8)]
+    vals = src.casimir_polynomials(proj, z)
+    grads = src.casimir_polynomials(proj, z, grad=True)
+    text = (matrix_source.preamble(st, proj) + f"def f({', '.join(z)}):\n" + "\n".join(src.lines)
+            + f"\n    return ({', '.join(vals)},), ({', '.join(g for row in grads for g in row)},)\n")
+    env = dict(SCALAR if floats else ARRAY, np=np)
+    exec(text, env)
+    Z = start(8, 9, batch=(5,))
+    for zz in (Z if floats else [Z]):
+        v, g = env["f"](*(zz if floats else zz.T))
+        v, g = np.array(v), np.array(g).reshape((len(proj.polys), 8) + np.shape(v)[1:])
+        cas = alg.casimirs()
+        want_v = np.array([c(zz) for c in cas])
+        want_g = np.moveaxis(np.array([c.grad(zz) for c in cas]), -1, 1)
+        assert np.max(np.abs(v - want_v)) <= 1e-14 * np.max(np.abs(want_v))
+        assert np.max(np.abs(g - want_g)) <= 1e-14 * np.max(np.abs(want_g))

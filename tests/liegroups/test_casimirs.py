@@ -1,0 +1,27 @@
+"""Evaluation of a polynomial Casimir (liegroups.casimirs.Casimir) against sympy's exact arithmetic."""
+
+import itertools
+
+import numpy as np
+
+def test_casimir_evaluation_by_monomials():
+    """Casimir's value and gradient (monomials degree by degree, one product with the coefficients) against
+    sympy evaluating the same expression exactly at rational points, for a dense polynomial of degrees
+    0..4 in 5 variables (every monomial present), on a batch of shape (3, 2) and on one point."""
+    from fractions import Fraction
+    import sympy as sp
+    from liegroups.casimirs import Casimir
+    syms = sp.symbols("m1:6")
+    rng = np.random.default_rng(3)
+    expr = sum(sp.Rational(int(rng.integers(-9, 10)), int(rng.integers(1, 7))) * sp.prod(mono)
+               for d in range(5) for mono in itertools.combinations_with_replacement(syms, d))
+    cas = Casimir(expr, syms, 4)
+    pts = np.array([[Fraction(int(v), 8) for v in row] for row in rng.integers(-12, 13, (6, 5))], dtype=object)
+    Z = pts.astype(float).reshape(3, 2, 5)
+    want = np.array([float(expr.subs(dict(zip(syms, map(sp.Rational, p))))) for p in pts]).reshape(3, 2)
+    want_g = np.array([[float(sp.diff(expr, s).subs(dict(zip(syms, map(sp.Rational, p))))) for s in syms]
+                       for p in pts]).reshape(3, 2, 5)
+    assert np.max(np.abs(cas(Z) - want)) <= 1e-13 * np.max(np.abs(want))
+    assert np.max(np.abs(cas.grad(Z) - want_g)) <= 1e-13 * np.max(np.abs(want_g))
+    assert cas(Z[0, 0]).shape == () and abs(cas(Z[0, 0]) - want[0, 0]) <= 1e-13 * abs(want[0, 0])
+    assert cas.grad(Z[1, 1]).shape == (5,)
