@@ -93,7 +93,7 @@ def test_casimir_values_and_gradients_from_monomials_equal_sympy(monkeypatch):
     rng = np.random.default_rng(1)
     syms = m_symbols(10)
     m = rng.standard_normal((7, 3, 10))
-    monkeypatch.setattr(cm.Casimir, "BLOCK", 50)    # several blocks of states
+    monkeypatch.setattr(cm, "_MONOMIAL_FLOATS", 50)    # several chunks of points (16 a chunk)
     for c in g.casimirs():
         f = sp.lambdify([syms], c.expr, "numpy")
         gr = sp.lambdify([syms], [sp.diff(c.expr, s) for s in syms], "numpy")
