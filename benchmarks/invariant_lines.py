@@ -34,6 +34,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -199,6 +200,7 @@ def fuzz(n, seed=0, log=print, wide=False, high=False):
     against a second solve in other coordinates (``transformed``), the exact path being too slow there."""
     rng = np.random.default_rng(seed)
     stats, wrong = {}, []
+    uncertified = []                                  # (kind, p, reason): every one is listed in the report
     for k in range(n):
         if k and k % 250 == 0:
             log(f"{k}/{n} systems, {sum(s['wrong'] for s in stats.values())} certified but wrong so far")
@@ -211,6 +213,7 @@ def fuzz(n, seed=0, log=print, wide=False, high=False):
         s["n"] += 1
         if not L.certified:
             s["noreason"] += not L.reason.strip()
+            uncertified.append((kind, p, L.reason))
             log(f"uncertified {kind} p={p}: {L.reason} Q={q.Q.tolist()}")
             continue
         s[{"alpha": "alpha", "alpha+count": "count", "family": "family", "krawczyk": "ball",
@@ -240,7 +243,7 @@ def fuzz(n, seed=0, log=print, wide=False, high=False):
             s["wrong"] += 1
             wrong.append((kind, p, q.Q.tolist(), bad))
             log(f"WRONG {kind} p={p} {L.certificate}: {bad} Q={q.Q.tolist()}")
-    return stats, wrong
+    return stats, wrong, uncertified
 
 
 #: issue 25: p = 10, 12, 14 with the certificate; targets for the median wall time (s)
@@ -309,7 +312,12 @@ def main(argv=None):
                     "second solve in other coordinates (own section invariant_lines_fuzz_high)")
     ap.add_argument("--wide", action="store_true", help="with --fuzz: the wide-scale p = 3 systems of issue 25 "
                     "(entries +-{1, 2, 3} 2^e, |e| <= 40); printed only")
+    ap.add_argument("--save", default="", help="with --fuzz: also write the counts to this JSON file (a part)")
+    ap.add_argument("--merge", nargs="+", default=[], help="merge the JSON parts of --fuzz ... --save runs (distinct "
+                    "seeds, same kind) and write the RESULTS section from all of them")
     args = ap.parse_args(argv)
+    if args.merge:
+        return write_fuzz(merge_parts(args.merge), args)
     try:
         import bertini  # noqa: F401
         have_bertini = True
@@ -354,43 +362,105 @@ def main(argv=None):
                        ".venv/bin/python benchmarks/invariant_lines.py")
 
 
+STAT_KEYS = ("n", "alpha", "count", "family", "ball", "exact", "unchecked", "wrong", "noreason")
+
+
 def fuzz_report(args):
-    nf = args.fuzz
-    t0 = time.perf_counter()
-    stats, wrong = fuzz(nf, args.seed, wide=args.wide, high=args.high)
-    tf = time.perf_counter() - t0
+    """Run the fuzz (``--fuzz N --seed S``); with ``--save FILE`` its counts go to a JSON part (merged later by
+    ``--merge``), otherwise straight into the RESULTS section."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    stats, wrong, uncertified = fuzz(args.fuzz, args.seed, wide=args.wide, high=args.high,
+                                     log=lambda *a: print(*a, flush=True))
+    part = dict(n=args.fuzz, seeds=[args.seed], high=bool(args.high), wide=bool(args.wide),
+                minutes=(time.perf_counter() - t0) / 60, cpu_minutes=(time.process_time() - c0) / 60,
+                commit=_commit(), stats={f"{k}|{p}": s for (k, p), s in stats.items()}, wrong=wrong,
+                uncertified=uncertified)
+    if args.save:
+        Path(args.save).write_text(json.dumps(part))
+        print(f"part saved to {args.save}")
+    write_fuzz([part], args)
+
+
+def _commit():
+    """The commit of the tree the fuzz ran on (with '+' when the tree had changes), or '?'."""
+    import subprocess
+    try:
+        root = Path(__file__).resolve().parents[1]
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                             check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return rev + ("+" if dirty else "")
+    except Exception:                             # not a git checkout: the figure still stands
+        return "?"
+
+
+def merge_parts(files):
+    """The JSON parts of ``--save`` runs (same kind of fuzz, distinct seeds), checked and listed in seed order."""
+    parts = [json.loads(Path(f).read_text()) for f in files]
+    if len({(q["high"], q["wide"]) for q in parts}) != 1:
+        raise SystemExit("--merge: the parts are of different fuzz kinds (--high / --wide)")
+    seeds = [s for q in parts for s in q["seeds"]]
+    if len(set(seeds)) != len(seeds):
+        raise SystemExit(f"--merge: a seed occurs in two parts ({sorted(seeds)})")
+    return sorted(parts, key=lambda q: q["seeds"][0])
+
+
+def write_fuzz(parts, args):
+    """The fuzz table (printed; into RESULTS.md unless --quick or --wide) from one or more parts."""
+    stats = {}
+    for q in parts:
+        for key, s in q["stats"].items():
+            kind, p = key.split("|")
+            t = stats.setdefault((kind, int(p)), dict.fromkeys(STAT_KEYS, 0))
+            for k in STAT_KEYS:
+                t[k] += s[k]
+    high = parts[0]["high"]
     frows = []
     for (kind, p), s in sorted(stats.items()):
         cert = s["alpha"] + s["count"] + s["family"] + s["ball"] + s["exact"]
         frows.append([kind, p, s["n"], f"{cert} ({cert / s['n']:.2%})", s["alpha"], s["count"], s["family"],
                       s["ball"], s["exact"], s["unchecked"], s["wrong"], s["noreason"]])
-    tot = {k: sum(s[k] for s in stats.values())
-           for k in ("n", "alpha", "count", "family", "ball", "exact", "unchecked", "wrong", "noreason")}
+    tot = {k: sum(s[k] for s in stats.values()) for k in STAT_KEYS}
     cert = tot["alpha"] + tot["count"] + tot["family"] + tot["ball"] + tot["exact"]
-    frows.append(["all", "4, 5, 6" if args.high else "2, 3", tot["n"], f"{cert} ({cert / tot['n']:.2%})", tot["alpha"], tot["count"],
-                  tot["family"], tot["ball"], tot["exact"], tot["unchecked"], f"**{tot['wrong']}**", tot["noreason"]])
+    frows.append(["all", "4, 5, 6" if high else "2, 3", tot["n"], f"{cert} ({cert / tot['n']:.2%})", tot["alpha"],
+                  tot["count"], tot["family"], tot["ball"], tot["exact"], tot["unchecked"], f"**{tot['wrong']}**",
+                  tot["noreason"]])
     ftable = markdown_table(["kind", "p", "systems", "certified", "alpha", "alpha+count", "family",
-                             "krawczyk (ball arithmetic)", "exact (multiple lines; multiplicities proved)", "certified, exact path cannot check",
-                             "certified but wrong", "uncertified without a reason"], frows)
+                             "krawczyk (ball arithmetic)", "exact (multiple lines; multiplicities proved)",
+                             "certified, exact path cannot check", "certified but wrong",
+                             "uncertified without a reason"], frows)
     print(ftable)
     rate = cert / tot["n"]
     verdict = (f"Targets (issue 25): 0 certified-but-wrong: {'met' if tot['wrong'] == 0 else 'NOT met'} "
                f"({tot['wrong']}); >= 99.9 % certified: {'met' if rate >= 0.999 else 'NOT met'} ({rate:.2%}); every "
                f"uncertified answer with its reason: {'met' if tot['noreason'] == 0 else 'NOT met'}.")
     print(verdict)
-    if not args.quick and not args.wide and args.high:
-        fnote = (f"**Fuzz at p = 4, 5, 6, {tot['n']} systems** (seed {args.seed}, {tf / 60:.1f} min; kinds as "
-                 f"below, mixed scale 1e-20..1e20): the exact path is too slow at p >= 4, so every certified "
-                 f"answer is compared with a certified second solve of the same system in other coordinates "
-                 f"(x = P D y, P a permutation, D signed powers of 2, another seed), line by line. " + verdict)
+    minutes = sum(q["minutes"] for q in parts)
+    cpu = sum(q.get("cpu_minutes", 0.0) for q in parts)
+    seeds = ", ".join(f"{q['seeds'][0]} ({q['n']})" for q in parts)
+    commits = ", ".join(sorted({q["commit"] for q in parts}))
+    runs = (f"{len(parts)} part(s) by seed (systems per seed: {seeds}), {minutes:.1f} min wall, {cpu:.1f} min CPU, "
+            f"at commit {commits}")
+    why = "; ".join(f"{kind} p = {p}: {reason}" for q in parts for kind, p, reason in q["uncertified"])
+    unc = f" The uncertified answers and their reasons: {why}." if why else ""
+    if args.quick or args.wide:
+        return
+    cmd = (" ".join(["--merge"] + list(args.merge)) if args.merge else
+           f"--fuzz {args.fuzz}{' --high' if high else ''} --seed {args.seed}")
+    if high:
+        fnote = (f"**Fuzz at p = 4, 5, 6, {tot['n']} systems** ({runs}; kinds as below, mixed scale 1e-20..1e20): the "
+                 f"exact path is too slow at p >= 4, so every certified answer is compared with a certified second "
+                 f"solve of the same system in other coordinates (x = P D y, P a permutation, D signed powers of 2, "
+                 f"another seed), line by line. " + verdict + unc)
         update_section("invariant_lines_fuzz_high", "## Invariant lines: fuzz at p = 4..6\n\n" + fnote + "\n\n"
-                       + ftable, f".venv/bin/python benchmarks/invariant_lines.py --fuzz {nf} --high --seed {args.seed}")
-    elif not args.quick and not args.wide:
-        fnote = (f"**Fuzz, {tot['n']} systems** (seed {args.seed}, {tf / 60:.1f} min; mixed scale 1e-20..1e20): every "
-                 f"certified answer compared with the verified exact path (count, reality decided exactly, "
-                 f"multiplicities, c, directions). " + verdict + " Uncertified answers are not counted as wrong.")
-        update_section("invariant_lines_fuzz", "## Invariant lines: fuzz against the exact path\n\n" + fnote + "\n\n" + ftable,
-                       f".venv/bin/python benchmarks/invariant_lines.py --fuzz {nf} --seed {args.seed}")
+                       + ftable, f".venv/bin/python benchmarks/invariant_lines.py {cmd}")
+    else:
+        fnote = (f"**Fuzz, {tot['n']} systems** ({runs}; mixed scale 1e-20..1e20): every certified answer compared "
+                 f"with the verified exact path (count, reality decided exactly, multiplicities, c, directions). "
+                 + verdict + " Uncertified answers are not counted as wrong." + unc)
+        update_section("invariant_lines_fuzz", "## Invariant lines: fuzz against the exact path\n\n" + fnote
+                       + "\n\n" + ftable, f".venv/bin/python benchmarks/invariant_lines.py {cmd}")
 
 
 if __name__ == "__main__":
