@@ -207,10 +207,16 @@ def fuzz(n, seed=0, log=print, wide=False, high=False):
         kind = "wide" if wide else KINDS[k % 3]
         p = 3 if wide else (4 + (k // 3) % 3) if high else 2 if rng.random() < 0.9 else 3
         q = fuzz_system(kind, p, rng)
-        L = q.invariant_lines()
         s = stats.setdefault((kind, p), dict(n=0, alpha=0, count=0, family=0, ball=0, exact=0, wrong=0, unchecked=0,
                                              noreason=0))
         s["n"] += 1
+        try:
+            L = q.invariant_lines()
+        except Exception as exc:                      # a crash is an answer without a reason: counted, run goes on
+            s["noreason"] += 1
+            uncertified.append((kind, p, f"CRASH {type(exc).__name__}: {exc}"))
+            log(f"CRASH {kind} p={p}: {type(exc).__name__}: {exc} Q={q.Q.tolist()}")
+            continue
         if not L.certified:
             s["noreason"] += not L.reason.strip()
             uncertified.append((kind, p, L.reason))
