@@ -194,7 +194,7 @@ def compare_transformed(L, L2, T, rtol=1e-6):
     return out
 
 
-def fuzz(n, seed=0, log=print, wide=False, high=False):
+def fuzz(n, seed=0, log=print, wide=False, high=False, progress=None, every=25):
     """Run n fuzz systems; returns {(kind, p): counts} and the wrong cases (kind, p, Q, problems).
     wide=True: the wide-scale kind only, p = 3. high=True: p = 4, 5, 6 in turn, each certified answer checked
     against a second solve in other coordinates (``transformed``), the exact path being too slow there."""
@@ -202,6 +202,8 @@ def fuzz(n, seed=0, log=print, wide=False, high=False):
     stats, wrong = {}, []
     uncertified = []                                  # (kind, p, reason): every one is listed in the report
     for k in range(n):
+        if progress is not None and k and k % every == 0:
+            progress(stats, wrong, uncertified, k)     # a part cut short still counts the systems it did
         if k and k % 250 == 0:
             log(f"{k}/{n} systems, {sum(s['wrong'] for s in stats.values())} certified but wrong so far")
         kind = "wide" if wide else KINDS[k % 3]
@@ -375,12 +377,20 @@ def fuzz_report(args):
     """Run the fuzz (``--fuzz N --seed S``); with ``--save FILE`` its counts go to a JSON part (merged later by
     ``--merge``), otherwise straight into the RESULTS section."""
     t0, c0 = time.perf_counter(), time.process_time()
+    commit = _commit()
+
+    def part_of(stats, wrong, uncertified, done):
+        return dict(n=done, seeds=[args.seed], high=bool(args.high), wide=bool(args.wide),
+                    minutes=(time.perf_counter() - t0) / 60, cpu_minutes=(time.process_time() - c0) / 60,
+                    commit=commit, stats={f"{k}|{p}": s for (k, p), s in stats.items()}, wrong=wrong,
+                    uncertified=uncertified, complete=done == args.fuzz)
+
+    def save(*state):            # the part so far, rewritten every few systems (a run may be stopped early)
+        if args.save:
+            Path(args.save).write_text(json.dumps(part_of(*state)))
     stats, wrong, uncertified = fuzz(args.fuzz, args.seed, wide=args.wide, high=args.high,
-                                     log=lambda *a: print(*a, flush=True))
-    part = dict(n=args.fuzz, seeds=[args.seed], high=bool(args.high), wide=bool(args.wide),
-                minutes=(time.perf_counter() - t0) / 60, cpu_minutes=(time.process_time() - c0) / 60,
-                commit=_commit(), stats={f"{k}|{p}": s for (k, p), s in stats.items()}, wrong=wrong,
-                uncertified=uncertified)
+                                     log=lambda *a: print(*a, flush=True), progress=save)
+    part = part_of(stats, wrong, uncertified, args.fuzz)
     if args.save:
         Path(args.save).write_text(json.dumps(part))
         print(f"part saved to {args.save}")
@@ -444,7 +454,8 @@ def write_fuzz(parts, args):
     print(verdict)
     minutes = sum(q["minutes"] for q in parts)
     cpu = sum(q.get("cpu_minutes", 0.0) for q in parts)
-    seeds = ", ".join(f"{q['seeds'][0]} ({q['n']})" for q in parts)
+    seeds = ", ".join(f"{q['seeds'][0]} ({q['n']}{'' if q.get('complete', True) else ', stopped early'})"
+                      for q in parts)
     commits = ", ".join(sorted({q["commit"] for q in parts}))
     runs = (f"{len(parts)} part(s) by seed (systems per seed: {seeds}), {minutes:.1f} min wall, {cpu:.1f} min CPU, "
             f"at commit {commits}")

@@ -37,6 +37,7 @@ from .homotopy import QuadraticEigenHomotopy
 from .precise_tracking import track_precise
 from .kovalevskaya.exponents import attach_exponents
 from .multiplicity import local_multiplicity, quadratic_roots
+from .line_records import line_tol, make_lines
 from .line_types import FamilyWitness, InvariantLine, InvariantLines
 from .protocol import QuadraticField
 
@@ -83,16 +84,6 @@ def _cluster(z, tol):
                 labels[j] = k
         k += 1
     return labels
-
-
-def _sphere_eigs(q, xi, c):
-    """Eigenvalues of the sphere flow at the real fixed point xi: eig(B^T J B) - c."""
-    p = q.p
-    if p == 1:
-        return np.zeros(0)
-    J = q.jacobian(xi)
-    B = np.linalg.svd(xi[None])[2][1:].T          # orthonormal basis of xi-perp
-    return np.linalg.eigvals(B.T @ J @ B) - c
 
 
 def _check_args(q, seed, tol, cluster_tol, retries):
@@ -222,10 +213,8 @@ def _exact_fallback(q, best, seed, tol):
 
 
 def _line_tol(Qs, w, d, s, xi, tol):
-    """c counts as 0 on the unit line xi when, in the equilibrated system (y = xi / d, c' = c / s),
-    |c' w| |y| <= tol max |Q'| |y|^2 (inf-norms; the measure of certify.backward_error)."""
-    y = np.abs(xi / d).max()
-    return float(tol * s * np.abs(Qs).max() * y / np.abs(w).max())
+    """c counts as 0 on the unit line xi (servo.quadratic.line_records.line_tol, one line)."""
+    return float(line_tol(Qs, w, d, s, xi, tol))
 
 
 def _solve_once(q, seed, tol, cluster_tol):
@@ -304,11 +293,9 @@ def _solve_once(q, seed, tol, cluster_tol):
             if exact_jacobian_rank(Qs, wsc, r) == p:     # a simple root reached by several paths:
                 exact[k] = False                         # other roots nearby, not resolved
     # lines in the original coordinates: xi = d * y, c = s c' (exact powers of 2)
-    lines = []
-    for k, (members, mult, _) in enumerate(cand):
-        is_real = bool(real[k]) if alpha[k] < ALPHA0 else None
-        lines.append(_make_line(q, Qs, wsc, dsc, ssc, Zc[k], mult, is_real, tuple(int(m) for m in pr.cycle[members]),
-                                float(alpha[k]), tol))
+    lines = make_lines(q, Qs, wsc, dsc, ssc, Zc, [m for _, m, _ in cand],
+                       [bool(real[k]) if alpha[k] < ALPHA0 else None for k in range(nc)],
+                       [tuple(int(m) for m in pr.cycle[members]) for members, _, _ in cand], alpha.tolist(), tol)
     _finish(q, Qs, wsc, lines, Zc)
     # multiplicities of the exact singular roots, proved in exact arithmetic where the local ring is small enough
     mu = {}
@@ -409,8 +396,10 @@ def _mixed_lines(q, Qs, wsc, dsc, ssc, hom, zs, lines, cand, Zc, radius, real, n
     undecided = [r for r in M.roots if q.is_real and r.real is None]
     if undecided:
         return None, f"reality of {len(undecided)} root(s) proved in ball arithmetic not decided"
-    new = [_make_line(q, Qs, wsc, dsc, ssc, r.mid, 1, bool(r.real) if q.is_real else False, (1,), float("inf"),
-                      tol, precision=r.precision, ball=(r, dsc, ssc)) for r in M.roots]
+    R = M.roots
+    new = make_lines(q, Qs, wsc, dsc, ssc, [r.mid for r in R], [1] * len(R),
+                     [bool(r.real) if q.is_real else False for r in R], [(1,)] * len(R), [float("inf")] * len(R), tol,
+                     precision=[r.precision for r in R], ball=[(r, dsc, ssc) for r in R])
     _finish(q, Qs, wsc, new, [r.mid for r in M.roots])
     return ([lines[k] for k in rows] + new, "alpha+krawczyk",
             f"{open_paths.size} path(s) not accounted for by the alpha test; " + M.reason, max(53, M.precision))
@@ -418,29 +407,10 @@ def _mixed_lines(q, Qs, wsc, dsc, ssc, hom, zs, lines, cand, Zc, radius, real, n
 
 def _make_line(q, Qs, wsc, dsc, ssc, z, mult, is_real, cycles, alpha, tol, precision=None, ball=None,
                c_nonzero=None):
-    """The InvariantLine of the scaled root z = (y, c'): xi = d y, c = s c', normalised; ``is_real`` None: decide
-    by the look of the numbers (not a proof; the certificate says whether reality was proved). c counts as 0
-    below the relative ``tol`` as everywhere (also on a ball-certified line, whose proved enclosure of c' in
-    ``InvariantLine.ball`` may exclude 0: then c is tiny against the scale of Q but not 0). ``c_nonzero``
-    (True / False) overrides the relative test (c != 0 exactly when True)."""
-    p = q.p
-    xi, c = z[:p] * dsc, z[p] * ssc
-    n = np.linalg.norm(xi)
-    ltol = _line_tol(Qs, wsc, dsc, ssc, xi / n, tol)
-    if c_nonzero is not None:
-        ltol = 0.0 if c_nonzero else max(float(abs(c)) / n * 2, 1e-300)
-    d, cc = normalise_line(xi, c, ltol)
-    if is_real is None:
-        is_real = bool(q.is_real and np.all(np.abs(d.imag) < 1e-7) and abs(np.imag(cc)) <= max(ltol, 1e-300))
-    if is_real:
-        d, cc = d.real.copy(), float(np.real(cc))
-    d = np.where(np.abs(d.real) < 1e-15, 0, d.real) + (
-        1j * np.where(np.abs(d.imag) < 1e-15, 0, d.imag) if np.iscomplexobj(d) else 0)
-    eigs = _sphere_eigs(q, d, cc) if is_real else None
-    L = InvariantLine(d, cc, mult, is_real, 0.0, cycles, eigs, ltol, alpha=alpha)
-    L.precision = precision
-    L.ball = ball
-    return L
+    """One InvariantLine of the scaled root z (servo.quadratic.line_records.make_lines, which builds many at once;
+    its docstring says what ``is_real`` None, ``tol`` and ``c_nonzero`` mean)."""
+    return make_lines(q, Qs, wsc, dsc, ssc, [z], [mult], [is_real], [cycles], [alpha], tol, precision=[precision],
+                      ball=[ball], c_nonzero=[c_nonzero])[0]
 
 
 def _finish(q, Qs, wsc, lines, Z):
@@ -515,9 +485,10 @@ def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_s
     undecided = [r for r in B.lines if q.is_real and r.real is None]
     if undecided:
         return None, f"reality of {len(undecided)} proved root(s) not decided"
-    lines = [_make_line(q, Qs, wsc, dsc, ssc, r.mid, 1, bool(r.real) if q.is_real else False, (1,),
-                        float("inf"), tol, precision=r.precision, ball=(r, dsc, ssc))
-             for r in B.lines]
+    R = B.lines
+    lines = make_lines(q, Qs, wsc, dsc, ssc, [r.mid for r in R], [1] * len(R),
+                       [bool(r.real) if q.is_real else False for r in R], [(1,)] * len(R), [float("inf")] * len(R), tol,
+                       precision=[r.precision for r in R], ball=[(r, dsc, ssc) for r in R])
     _finish(q, Qs, wsc, lines, [r.mid for r in B.lines])
     lines += list(singular_lines)
     if nsing and exact_singular:
