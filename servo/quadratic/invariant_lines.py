@@ -22,6 +22,8 @@ eta / |eta| for the unique eta with v(eta) = eta); for c = 0 the largest compone
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from ..errors import ExactCheckError, QuadraticSystemError
@@ -150,11 +152,22 @@ def _precise_fallback(q, best, seed, tol):
     Qs, wsc, dsc, ssc = equilibrate(q.Q)
     why = ""
     pts = []            # end points of every attempt: the proof does not care which path found a root
+    dbl = [] if best.path_result is None else list(best.path_result.z)
     for n, (bits, s) in enumerate(PRECISE_BITS):
         hom = QuadraticEigenHomotopy(Qs, rng=seed + s, w=wsc)
         Z, ok = track_precise(hom, prec=bits)
         pts += list(Z[ok])
-        res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, [], seed, tol)
+        # exact singular roots (rational points with a rank-deficient Jacobian) among the end points, with their
+        # multiplicities proved exactly: no Krawczyk box can hold them (a box proves its root simple), so without
+        # them the count of proved roots can never reach 2^p (a mixed-scale p = 4 system of the fuzz has the double
+        # root e_3 with c = 0 next to simple roots 1e-25 away: 14 simple roots + 2 = 16)
+        sing = _exact_singular_lines(q, Qs, wsc, dsc, ssc, dbl + pts, tol)
+        cands = pts + [z for z in dbl if np.all(np.isfinite(z))]
+        res = _ball_lines(q, Qs, wsc, dsc, ssc, cands, sing, seed, tol, mult_proved=bool(sing))
+        if res[0] is None and sing:          # end points on a singular root may leave pairs undecided: drop them
+            far = [z for z in cands if _angle_to(z, [L.direction / dsc for L in sing]) > 1e-8]
+            res2 = _ball_lines(q, Qs, wsc, dsc, ssc, far, sing, seed, tol, mult_proved=True)
+            res = res2 if res2[0] is not None else res
         if res[0] is not None:
             lines, cert, reason, precision = res
             order = sorted(range(len(lines)), key=lambda i: (not lines[i].is_real, -abs(lines[i].c),
@@ -164,6 +177,67 @@ def _precise_fallback(q, best, seed, tol):
                                   f"arithmetic (attempt {n + 1}); {reason}", precision)
         why += f"; tracked in {bits} bits ({int((~ok).sum())} of {len(ok)} paths failed): {res[1]}"
     best.reason += why
+    return best
+
+
+def _exact_singular_lines(q, Qs, wsc, dsc, ssc, points, tol):
+    """The exact singular roots near the end points ``points`` (certify.exact_root: a small-integer point that is
+    a root in exact arithmetic; rank of dF < p in exact arithmetic), each once, as lines whose multiplicity is
+    proved in exact arithmetic (servo.quadratic.multiplicity.local_multiplicity); roots whose multiplicity
+    cannot be proved are left out (then the count of proved roots stays short of 2^p and nothing is claimed)."""
+    p = q.p
+    out, seen = [], []
+    for z in points:
+        z = np.asarray(z, dtype=complex)
+        if not np.all(np.isfinite(z)) or np.linalg.norm(z[:p]) < 1e-6 * abs(z[p]):     # the trivial root
+            continue
+        r = exact_root(Qs, wsc, z)
+        if r is None or any(_same_point(r, u) for u in seen):
+            continue
+        seen.append(r)
+        if exact_jacobian_rank(Qs, wsc, r) == p:
+            continue                                   # simple: the ball certificate proves it
+        m = local_multiplicity(Qs, wsc, r)
+        if m is None or m < 2:
+            continue
+        real = bool(q.is_real and not np.any(np.imag(r)))
+        out.append(_make_line(q, Qs, wsc, dsc, ssc, r, int(m), real, (int(m),), float("inf"), tol,
+                              c_nonzero=bool(r[p] != 0)))
+    if out:
+        _finish(q, Qs, wsc, out, _scaled_points(out, dsc, ssc))
+    return out
+
+
+def _same_point(a, b):
+    """Whether the points a and b (Gaussian rationals stored exactly in doubles) are one point of P^p: every
+    2 x 2 minor a_i b_j - a_j b_i vanishes, in exact rational arithmetic (two estimates of one root can be
+    normalised on different coordinates; counting it twice would count its multiplicity twice)."""
+    def g(x):
+        x = complex(x)
+        return Fraction(x.real), Fraction(x.imag)
+
+    def mul(x, y):
+        return x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0]
+    A, B = [g(x) for x in a], [g(x) for x in b]
+    n = len(A)
+    return all(mul(A[i], B[j]) == mul(A[j], B[i]) for i in range(n) for j in range(i + 1, n))
+
+
+def _scaled_points(lines, dsc, ssc):
+    """The scaled points (y, c') = (xi / d, c / s) of lines."""
+    return [np.append(L.direction / dsc, L.c / ssc) for L in lines]
+
+
+def _angle_to(z, dirs):
+    """Smallest sine of the angle between the direction part of the scaled point z and the scaled directions
+    ``dirs`` (inf if there are none)."""
+    p = len(z) - 1
+    y = np.asarray(z[:p], dtype=complex)
+    y = y / np.linalg.norm(y)
+    best = np.inf
+    for d in dirs:
+        d = np.asarray(d, dtype=complex) / np.linalg.norm(d)
+        best = min(best, float(np.sqrt(max(0.0, 1 - abs(np.vdot(d, y)) ** 2))))
     return best
 
 
