@@ -106,7 +106,13 @@ def bertini_lines(Q):
     system.auto_patch()
     solver = pb.nag_algorithm.ZeroDimCauchyDoublePrecisionTotalDegree(system)
     solver.solve()
-    return [np.array([complex(v) for v in system.dehomogenize_point(s)]) for s in solver.solutions()]
+    out = []
+    for s in solver.solutions():
+        try:
+            out.append(np.array([complex(v) for v in system.dehomogenize_point(s)]))
+        except RuntimeError:          # a failed path comes back as an empty point: counted as a non-finite root
+            out.append(np.full(p, np.nan, dtype=complex))
+    return out
 
 
 def bertini_stats(p, lines):
@@ -306,6 +312,65 @@ def large_report(args, have_bertini):
                        + table, f".venv/bin/python benchmarks/invariant_lines.py --large --pmax {args.pmax}")
 
 
+#: the mixed-scale p = 4 fuzz system with an exact double root (tests/servo/quadratic/
+#: test_invariant_lines_singular_precise.py): (i, j, k, m, e), Q[i, j, k] = Q[i, k, j] = m 2^e
+MIXED_P4 = [(0, 0, 0, -1, -45), (0, 0, 1, -1, -42), (0, 0, 2, 1, 37), (0, 1, 1, -1, 43), (0, 1, 3, -1, 46),
+            (0, 2, 3, 1, -54), (0, 3, 3, 1, -3), (1, 0, 0, -1, -25), (1, 0, 1, 3, -54), (1, 0, 3, 1, 23),
+            (1, 1, 3, 1, 31), (1, 2, 3, -3, -58), (1, 3, 3, 1, 54), (2, 0, 2, -3, -42), (2, 1, 1, 1, -10),
+            (2, 1, 3, 3, 36), (2, 2, 3, 1, 37), (2, 3, 3, -1, 54), (3, 0, 1, -3, -28), (3, 0, 2, -1, 39),
+            (3, 0, 3, 1, 21), (3, 1, 1, -3, -55), (3, 1, 3, 1, 15), (3, 2, 3, -3, 1)]
+
+
+def hard_systems():
+    """(name, QuadraticSystem) of the comparison with Bertini 2 (``--bertini-hard``)."""
+    Q1 = np.zeros((2, 2, 2))
+    Q1[0, 0, 0], Q1[0, 1, 1], Q1[1, 0, 1], Q1[1, 1, 0] = 1e20, 1.0, 0.5, 0.5   # v = (1e20 x1^2 + x2^2, x1 x2)
+    Q2 = np.zeros((4, 4, 4))
+    for i, j, k, m, e in MIXED_P4:
+        Q2[i, j, k] = Q2[i, k, j] = np.ldexp(float(m), e)
+    out = [("issue 25: v = (1e20 x1^2 + x2^2, x1 x2), p = 2", QuadraticSystem(Q1)),
+           ("fuzz: mixed scale 2^+-58, exact double root, p = 4", QuadraticSystem(Q2))]
+    out += [(f"Q ~ N(0, 1), p = {p}, seed [7, {p}, {k}]",
+             QuadraticSystem(np.random.default_rng([7, p, k]).normal(size=(p, p, p)))) for p in (4, 5) for k in range(2)]
+    return out
+
+
+def bertini_hard(args):
+    """Ours against Bertini 2 (total degree, double precision, the affine system v(eta) = eta whose finite
+    non-zero roots are eta = xi / c, c != 0) on hard and on plain systems; CPU time of this process for both."""
+    import bertini  # noqa: F401  (ImportError: skipped by main)
+    rows = []
+    for name, q in hard_systems():
+        c0 = time.process_time()
+        L = q.invariant_lines()
+        t_ours = time.process_time() - c0
+        ours = [l.direction / l.c for l in L if not l.is_equilibrium_line]
+        c0 = time.process_time()
+        try:
+            sols = bertini_lines(q.Q)
+            err = ""
+        except Exception as exc:                  # a comparator only: its failure is reported, not raised
+            sols, err = [], f"{type(exc).__name__}: {exc}"
+        t_b = time.process_time() - c0
+        finite = [x for x in sols if np.all(np.isfinite(x))]   # eta may be ~1e-20 on a scaled system: no size cut
+        found = sum(any(np.linalg.norm(x - e) <= 1e-6 * np.linalg.norm(e) for x in finite) for e in ours)
+        rows.append([name, f"{'certified' if L.certified else 'NOT certified'} ({L.certificate}), "
+                     f"{L.total_multiplicity} lines with multiplicity, {len(ours)} with c != 0", f"{t_ours:.2f}",
+                     err or f"{len(sols)} solutions, {len(finite)} finite; {found} of our {len(ours)} "
+                     f"lines with c != 0 among them (1e-6)", f"{t_b:.2f}"])
+        print(" | ".join(map(str, rows[-1])), flush=True)
+    table = markdown_table(["system", "servo.quadratic.invariant_lines (defaults)", "CPU s",
+                            "bertini 2.0.0 (PyPI), ZeroDimCauchyDoublePrecisionTotalDegree", "CPU s"], rows)
+    print(table)
+    note = ("Ours and Bertini 2 on the same systems (CPU time of this process, one run each, load average "
+            f"{os.getloadavg()[0]:.1f}): the two hard systems of issue 25 and plain random ones. Bertini solves "
+            "the affine system v(eta) = eta (finite roots: eta = 0 and eta = xi / c, one per line with c != 0; "
+            "lines with c = 0 are at its infinity; a failed path is counted as not finite); a line of ours counts as found when a Bertini root is within 1e-6 "
+            "relative of its eta. Bertini's answers are approximations without a certificate.")
+    update_section("invariant_lines_bertini", "## Invariant lines: Bertini 2 on the hard systems (issue 25)\n\n"
+                   + note + "\n\n" + table, ".venv/bin/python benchmarks/invariant_lines.py --bertini-hard")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="a tenth of the systems, no RESULTS.md update")
@@ -320,12 +385,21 @@ def main(argv=None):
                     "second solve in other coordinates (own section invariant_lines_fuzz_high)")
     ap.add_argument("--wide", action="store_true", help="with --fuzz: the wide-scale p = 3 systems of issue 25 "
                     "(entries +-{1, 2, 3} 2^e, |e| <= 40); printed only")
+    ap.add_argument("--bertini-hard", action="store_true", help="ours against Bertini 2 on the hard systems of "
+                    "issue 25 and a few plain ones (own section invariant_lines_bertini; skipped without bertini)")
     ap.add_argument("--save", default="", help="with --fuzz: also write the counts to this JSON file (a part)")
     ap.add_argument("--merge", nargs="+", default=[], help="merge the JSON parts of --fuzz ... --save runs (distinct "
                     "seeds, same kind) and write the RESULTS section from all of them")
     args = ap.parse_args(argv)
     if args.merge:
         return write_fuzz(merge_parts(args.merge), args)
+    if args.bertini_hard:
+        try:
+            import bertini  # noqa: F401
+        except Exception as exc:                  # a comparator only: skipped cleanly without it
+            print(f"--bertini-hard skipped: bertini not available ({exc})")
+            return None
+        return bertini_hard(args)
     try:
         import bertini  # noqa: F401
         have_bertini = True
