@@ -545,7 +545,7 @@ def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_s
     """The ball-arithmetic certificate (servo.quadratic.certify_lines) from the end points ``points``:
     (lines, certificate, reason, precision) or (None, reason)."""
     p = q.p
-    B = ball_certify_end_points(Qs, wsc, np.array(points, dtype=complex).reshape(-1, p + 1), seed=seed)
+    B = ball_certify_end_points(Qs, wsc, np.array(points, dtype=complex).reshape(-1, p + 1), seed=seed, dscale=dsc)
     if B.undecided:
         return None, f"{len(B.undecided)} pair(s) of end points neither proved equal nor distinct"
     if B.trivial is None:

@@ -159,3 +159,17 @@ def test_quadratic_roots_with_c_in_the_support_is_none():
     Q = np.zeros((2, 2, 2))
     Q[0, 0, 0], Q[1, 0, 0], Q[1, 1, 1] = 3.0, 5.0, 1.0
     assert quadratic_roots(Q, np.ones(2), np.array([0.7, 0.0, 1.0], dtype=complex)) is None
+
+
+def test_box_tight_in_original_coordinates_fuzz_regression():
+    """Fuzz seed 300 (mixed scale, p = 2): the Krawczyk box of the equilibrium line e_2 was tight in the scaled
+    y but, mapped back through d (entries 2^27 .. 2^-37), put the direction 1.5e-4 off (0, 1). Exact answer
+    (the exact path): e_2 with c = 0 is a line (v(e_2) = (Q[0, 1, 1], Q[1, 1, 1]) = 0)."""
+    Q = np.array([[[134217728.0, -6755399441055744.0], [-6755399441055744.0, 0.0]],
+                  [[0.0, -5.4569682106375694e-12], [-5.4569682106375694e-12, 0.0]]])
+    q = QuadraticSystem(Q)
+    L = q.invariant_lines()
+    assert L.certified
+    from servo.quadratic.exact import compare_with_exact
+    assert compare_with_exact(L, exact_invariant_lines(q, dyadic=True)) == []
+    assert any(ln.c == 0 and abs(ln.direction[0]) < 1e-12 for ln in L)
