@@ -34,6 +34,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -105,7 +106,13 @@ def bertini_lines(Q):
     system.auto_patch()
     solver = pb.nag_algorithm.ZeroDimCauchyDoublePrecisionTotalDegree(system)
     solver.solve()
-    return [np.array([complex(v) for v in system.dehomogenize_point(s)]) for s in solver.solutions()]
+    out = []
+    for s in solver.solutions():
+        try:
+            out.append(np.array([complex(v) for v in system.dehomogenize_point(s)]))
+        except RuntimeError:          # a failed path comes back as an empty point: counted as a non-finite root
+            out.append(np.full(p, np.nan, dtype=complex))
+    return out
 
 
 def bertini_stats(p, lines):
@@ -193,24 +200,34 @@ def compare_transformed(L, L2, T, rtol=1e-6):
     return out
 
 
-def fuzz(n, seed=0, log=print, wide=False, high=False):
+def fuzz(n, seed=0, log=print, wide=False, high=False, progress=None, every=25):
     """Run n fuzz systems; returns {(kind, p): counts} and the wrong cases (kind, p, Q, problems).
     wide=True: the wide-scale kind only, p = 3. high=True: p = 4, 5, 6 in turn, each certified answer checked
     against a second solve in other coordinates (``transformed``), the exact path being too slow there."""
     rng = np.random.default_rng(seed)
     stats, wrong = {}, []
+    uncertified = []                                  # (kind, p, reason): every one is listed in the report
     for k in range(n):
+        if progress is not None and k and k % every == 0:
+            progress(stats, wrong, uncertified, k)     # a part cut short still counts the systems it did
         if k and k % 250 == 0:
             log(f"{k}/{n} systems, {sum(s['wrong'] for s in stats.values())} certified but wrong so far")
         kind = "wide" if wide else KINDS[k % 3]
         p = 3 if wide else (4 + (k // 3) % 3) if high else 2 if rng.random() < 0.9 else 3
         q = fuzz_system(kind, p, rng)
-        L = q.invariant_lines()
         s = stats.setdefault((kind, p), dict(n=0, alpha=0, count=0, family=0, ball=0, exact=0, wrong=0, unchecked=0,
                                              noreason=0))
         s["n"] += 1
+        try:
+            L = q.invariant_lines()
+        except Exception as exc:                      # a crash is an answer without a reason: counted, run goes on
+            s["noreason"] += 1
+            uncertified.append((kind, p, f"CRASH {type(exc).__name__}: {exc}"))
+            log(f"CRASH {kind} p={p}: {type(exc).__name__}: {exc} Q={q.Q.tolist()}")
+            continue
         if not L.certified:
             s["noreason"] += not L.reason.strip()
+            uncertified.append((kind, p, L.reason))
             log(f"uncertified {kind} p={p}: {L.reason} Q={q.Q.tolist()}")
             continue
         s[{"alpha": "alpha", "alpha+count": "count", "family": "family", "krawczyk": "ball",
@@ -240,7 +257,7 @@ def fuzz(n, seed=0, log=print, wide=False, high=False):
             s["wrong"] += 1
             wrong.append((kind, p, q.Q.tolist(), bad))
             log(f"WRONG {kind} p={p} {L.certificate}: {bad} Q={q.Q.tolist()}")
-    return stats, wrong
+    return stats, wrong, uncertified
 
 
 #: issue 25: p = 10, 12, 14 with the certificate; targets for the median wall time (s)
@@ -295,6 +312,65 @@ def large_report(args, have_bertini):
                        + table, f".venv/bin/python benchmarks/invariant_lines.py --large --pmax {args.pmax}")
 
 
+#: the mixed-scale p = 4 fuzz system with an exact double root (tests/servo/quadratic/
+#: test_invariant_lines_singular_precise.py): (i, j, k, m, e), Q[i, j, k] = Q[i, k, j] = m 2^e
+MIXED_P4 = [(0, 0, 0, -1, -45), (0, 0, 1, -1, -42), (0, 0, 2, 1, 37), (0, 1, 1, -1, 43), (0, 1, 3, -1, 46),
+            (0, 2, 3, 1, -54), (0, 3, 3, 1, -3), (1, 0, 0, -1, -25), (1, 0, 1, 3, -54), (1, 0, 3, 1, 23),
+            (1, 1, 3, 1, 31), (1, 2, 3, -3, -58), (1, 3, 3, 1, 54), (2, 0, 2, -3, -42), (2, 1, 1, 1, -10),
+            (2, 1, 3, 3, 36), (2, 2, 3, 1, 37), (2, 3, 3, -1, 54), (3, 0, 1, -3, -28), (3, 0, 2, -1, 39),
+            (3, 0, 3, 1, 21), (3, 1, 1, -3, -55), (3, 1, 3, 1, 15), (3, 2, 3, -3, 1)]
+
+
+def hard_systems():
+    """(name, QuadraticSystem) of the comparison with Bertini 2 (``--bertini-hard``)."""
+    Q1 = np.zeros((2, 2, 2))
+    Q1[0, 0, 0], Q1[0, 1, 1], Q1[1, 0, 1], Q1[1, 1, 0] = 1e20, 1.0, 0.5, 0.5   # v = (1e20 x1^2 + x2^2, x1 x2)
+    Q2 = np.zeros((4, 4, 4))
+    for i, j, k, m, e in MIXED_P4:
+        Q2[i, j, k] = Q2[i, k, j] = np.ldexp(float(m), e)
+    out = [("issue 25: v = (1e20 x1^2 + x2^2, x1 x2), p = 2", QuadraticSystem(Q1)),
+           ("fuzz: mixed scale 2^+-58, exact double root, p = 4", QuadraticSystem(Q2))]
+    out += [(f"Q ~ N(0, 1), p = {p}, seed [7, {p}, {k}]",
+             QuadraticSystem(np.random.default_rng([7, p, k]).normal(size=(p, p, p)))) for p in (4, 5) for k in range(2)]
+    return out
+
+
+def bertini_hard(args):
+    """Ours against Bertini 2 (total degree, double precision, the affine system v(eta) = eta whose finite
+    non-zero roots are eta = xi / c, c != 0) on hard and on plain systems; CPU time of this process for both."""
+    import bertini  # noqa: F401  (ImportError: skipped by main)
+    rows = []
+    for name, q in hard_systems():
+        c0 = time.process_time()
+        L = q.invariant_lines()
+        t_ours = time.process_time() - c0
+        ours = [l.direction / l.c for l in L if not l.is_equilibrium_line]
+        c0 = time.process_time()
+        try:
+            sols = bertini_lines(q.Q)
+            err = ""
+        except Exception as exc:                  # a comparator only: its failure is reported, not raised
+            sols, err = [], f"{type(exc).__name__}: {exc}"
+        t_b = time.process_time() - c0
+        finite = [x for x in sols if np.all(np.isfinite(x))]   # eta may be ~1e-20 on a scaled system: no size cut
+        found = sum(any(np.linalg.norm(x - e) <= 1e-6 * np.linalg.norm(e) for x in finite) for e in ours)
+        rows.append([name, f"{'certified' if L.certified else 'NOT certified'} ({L.certificate}), "
+                     f"{L.total_multiplicity} lines with multiplicity, {len(ours)} with c != 0", f"{t_ours:.2f}",
+                     err or f"{len(sols)} solutions, {len(finite)} finite; {found} of our {len(ours)} "
+                     f"lines with c != 0 among them (1e-6)", f"{t_b:.2f}"])
+        print(" | ".join(map(str, rows[-1])), flush=True)
+    table = markdown_table(["system", "servo.quadratic.invariant_lines (defaults)", "CPU s",
+                            "bertini 2.0.0 (PyPI), ZeroDimCauchyDoublePrecisionTotalDegree", "CPU s"], rows)
+    print(table)
+    note = ("Ours and Bertini 2 on the same systems (CPU time of this process, one run each, load average "
+            f"{os.getloadavg()[0]:.1f}): the two hard systems of issue 25 and plain random ones. Bertini solves "
+            "the affine system v(eta) = eta (finite roots: eta = 0 and eta = xi / c, one per line with c != 0; "
+            "lines with c = 0 are at its infinity; a failed path is counted as not finite); a line of ours counts as found when a Bertini root is within 1e-6 "
+            "relative of its eta. Bertini's answers are approximations without a certificate.")
+    update_section("invariant_lines_bertini", "## Invariant lines: Bertini 2 on the hard systems (issue 25)\n\n"
+                   + note + "\n\n" + table, ".venv/bin/python benchmarks/invariant_lines.py --bertini-hard")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="a tenth of the systems, no RESULTS.md update")
@@ -309,7 +385,21 @@ def main(argv=None):
                     "second solve in other coordinates (own section invariant_lines_fuzz_high)")
     ap.add_argument("--wide", action="store_true", help="with --fuzz: the wide-scale p = 3 systems of issue 25 "
                     "(entries +-{1, 2, 3} 2^e, |e| <= 40); printed only")
+    ap.add_argument("--bertini-hard", action="store_true", help="ours against Bertini 2 on the hard systems of "
+                    "issue 25 and a few plain ones (own section invariant_lines_bertini; skipped without bertini)")
+    ap.add_argument("--save", default="", help="with --fuzz: also write the counts to this JSON file (a part)")
+    ap.add_argument("--merge", nargs="+", default=[], help="merge the JSON parts of --fuzz ... --save runs (distinct "
+                    "seeds, same kind) and write the RESULTS section from all of them")
     args = ap.parse_args(argv)
+    if args.merge:
+        return write_fuzz(merge_parts(args.merge), args)
+    if args.bertini_hard:
+        try:
+            import bertini  # noqa: F401
+        except Exception as exc:                  # a comparator only: skipped cleanly without it
+            print(f"--bertini-hard skipped: bertini not available ({exc})")
+            return None
+        return bertini_hard(args)
     try:
         import bertini  # noqa: F401
         have_bertini = True
@@ -354,43 +444,114 @@ def main(argv=None):
                        ".venv/bin/python benchmarks/invariant_lines.py")
 
 
+STAT_KEYS = ("n", "alpha", "count", "family", "ball", "exact", "unchecked", "wrong", "noreason")
+
+
 def fuzz_report(args):
-    nf = args.fuzz
-    t0 = time.perf_counter()
-    stats, wrong = fuzz(nf, args.seed, wide=args.wide, high=args.high)
-    tf = time.perf_counter() - t0
+    """Run the fuzz (``--fuzz N --seed S``); with ``--save FILE`` its counts go to a JSON part (merged later by
+    ``--merge``), otherwise straight into the RESULTS section."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    commit = _commit()
+
+    def part_of(stats, wrong, uncertified, done):
+        return dict(n=done, seeds=[args.seed], high=bool(args.high), wide=bool(args.wide),
+                    minutes=(time.perf_counter() - t0) / 60, cpu_minutes=(time.process_time() - c0) / 60,
+                    commit=commit, stats={f"{k}|{p}": s for (k, p), s in stats.items()}, wrong=wrong,
+                    uncertified=uncertified, complete=done == args.fuzz)
+
+    def save(*state):            # the part so far, rewritten every few systems (a run may be stopped early)
+        if args.save:
+            Path(args.save).write_text(json.dumps(part_of(*state)))
+    stats, wrong, uncertified = fuzz(args.fuzz, args.seed, wide=args.wide, high=args.high,
+                                     log=lambda *a: print(*a, flush=True), progress=save)
+    part = part_of(stats, wrong, uncertified, args.fuzz)
+    if args.save:
+        Path(args.save).write_text(json.dumps(part))
+        print(f"part saved to {args.save}")
+    write_fuzz([part], args)
+
+
+def _commit():
+    """The commit of the tree the fuzz ran on (with '+' when the tree had changes), or '?'."""
+    import subprocess
+    try:
+        root = Path(__file__).resolve().parents[1]
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                             check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return rev + ("+" if dirty else "")
+    except Exception:                             # not a git checkout: the figure still stands
+        return "?"
+
+
+def merge_parts(files):
+    """The JSON parts of ``--save`` runs (same kind of fuzz, distinct seeds), checked and listed in seed order."""
+    parts = [json.loads(Path(f).read_text()) for f in files]
+    if len({(q["high"], q["wide"]) for q in parts}) != 1:
+        raise SystemExit("--merge: the parts are of different fuzz kinds (--high / --wide)")
+    seeds = [s for q in parts for s in q["seeds"]]
+    if len(set(seeds)) != len(seeds):
+        raise SystemExit(f"--merge: a seed occurs in two parts ({sorted(seeds)})")
+    return sorted(parts, key=lambda q: q["seeds"][0])
+
+
+def write_fuzz(parts, args):
+    """The fuzz table (printed; into RESULTS.md unless --quick or --wide) from one or more parts."""
+    stats = {}
+    for q in parts:
+        for key, s in q["stats"].items():
+            kind, p = key.split("|")
+            t = stats.setdefault((kind, int(p)), dict.fromkeys(STAT_KEYS, 0))
+            for k in STAT_KEYS:
+                t[k] += s[k]
+    high = parts[0]["high"]
     frows = []
     for (kind, p), s in sorted(stats.items()):
         cert = s["alpha"] + s["count"] + s["family"] + s["ball"] + s["exact"]
         frows.append([kind, p, s["n"], f"{cert} ({cert / s['n']:.2%})", s["alpha"], s["count"], s["family"],
                       s["ball"], s["exact"], s["unchecked"], s["wrong"], s["noreason"]])
-    tot = {k: sum(s[k] for s in stats.values())
-           for k in ("n", "alpha", "count", "family", "ball", "exact", "unchecked", "wrong", "noreason")}
+    tot = {k: sum(s[k] for s in stats.values()) for k in STAT_KEYS}
     cert = tot["alpha"] + tot["count"] + tot["family"] + tot["ball"] + tot["exact"]
-    frows.append(["all", "4, 5, 6" if args.high else "2, 3", tot["n"], f"{cert} ({cert / tot['n']:.2%})", tot["alpha"], tot["count"],
-                  tot["family"], tot["ball"], tot["exact"], tot["unchecked"], f"**{tot['wrong']}**", tot["noreason"]])
+    frows.append(["all", "4, 5, 6" if high else "2, 3", tot["n"], f"{cert} ({cert / tot['n']:.2%})", tot["alpha"],
+                  tot["count"], tot["family"], tot["ball"], tot["exact"], tot["unchecked"], f"**{tot['wrong']}**",
+                  tot["noreason"]])
     ftable = markdown_table(["kind", "p", "systems", "certified", "alpha", "alpha+count", "family",
-                             "krawczyk (ball arithmetic)", "exact (multiple lines; multiplicities proved)", "certified, exact path cannot check",
-                             "certified but wrong", "uncertified without a reason"], frows)
+                             "krawczyk (ball arithmetic)", "exact (multiple lines; multiplicities proved)",
+                             "certified, exact path cannot check", "certified but wrong",
+                             "uncertified without a reason"], frows)
     print(ftable)
     rate = cert / tot["n"]
     verdict = (f"Targets (issue 25): 0 certified-but-wrong: {'met' if tot['wrong'] == 0 else 'NOT met'} "
                f"({tot['wrong']}); >= 99.9 % certified: {'met' if rate >= 0.999 else 'NOT met'} ({rate:.2%}); every "
                f"uncertified answer with its reason: {'met' if tot['noreason'] == 0 else 'NOT met'}.")
     print(verdict)
-    if not args.quick and not args.wide and args.high:
-        fnote = (f"**Fuzz at p = 4, 5, 6, {tot['n']} systems** (seed {args.seed}, {tf / 60:.1f} min; kinds as "
-                 f"below, mixed scale 1e-20..1e20): the exact path is too slow at p >= 4, so every certified "
-                 f"answer is compared with a certified second solve of the same system in other coordinates "
-                 f"(x = P D y, P a permutation, D signed powers of 2, another seed), line by line. " + verdict)
+    minutes = sum(q["minutes"] for q in parts)
+    cpu = sum(q.get("cpu_minutes", 0.0) for q in parts)
+    seeds = ", ".join(f"{q['seeds'][0]} ({q['n']}{'' if q.get('complete', True) else ', stopped early'})"
+                      for q in parts)
+    commits = ", ".join(sorted({q["commit"] for q in parts}))
+    runs = (f"{len(parts)} part(s) by seed (systems per seed: {seeds}), {minutes:.1f} min wall, {cpu:.1f} min CPU, "
+            f"at commit {commits}")
+    why = "; ".join(f"{kind} p = {p}: {reason}" for q in parts for kind, p, reason in q["uncertified"])
+    unc = f" The uncertified answers and their reasons: {why}." if why else ""
+    if args.quick or args.wide:
+        return
+    cmd = (" ".join(["--merge"] + list(args.merge)) if args.merge else
+           f"--fuzz {args.fuzz}{' --high' if high else ''} --seed {args.seed}")
+    if high:
+        fnote = (f"**Fuzz at p = 4, 5, 6, {tot['n']} systems** ({runs}; kinds as below, mixed scale 1e-20..1e20): the "
+                 f"exact path is too slow at p >= 4, so every certified answer is compared with a certified second "
+                 f"solve of the same system in other coordinates (x = P D y, P a permutation, D signed powers of 2, "
+                 f"another seed), line by line. " + verdict + unc)
         update_section("invariant_lines_fuzz_high", "## Invariant lines: fuzz at p = 4..6\n\n" + fnote + "\n\n"
-                       + ftable, f".venv/bin/python benchmarks/invariant_lines.py --fuzz {nf} --high --seed {args.seed}")
-    elif not args.quick and not args.wide:
-        fnote = (f"**Fuzz, {tot['n']} systems** (seed {args.seed}, {tf / 60:.1f} min; mixed scale 1e-20..1e20): every "
-                 f"certified answer compared with the verified exact path (count, reality decided exactly, "
-                 f"multiplicities, c, directions). " + verdict + " Uncertified answers are not counted as wrong.")
-        update_section("invariant_lines_fuzz", "## Invariant lines: fuzz against the exact path\n\n" + fnote + "\n\n" + ftable,
-                       f".venv/bin/python benchmarks/invariant_lines.py --fuzz {nf} --seed {args.seed}")
+                       + ftable, f".venv/bin/python benchmarks/invariant_lines.py {cmd}")
+    else:
+        fnote = (f"**Fuzz, {tot['n']} systems** ({runs}; mixed scale 1e-20..1e20): every certified answer compared "
+                 f"with the verified exact path (count, reality decided exactly, multiplicities, c, directions). "
+                 + verdict + " Uncertified answers are not counted as wrong." + unc)
+        update_section("invariant_lines_fuzz", "## Invariant lines: fuzz against the exact path\n\n" + fnote
+                       + "\n\n" + ftable, f".venv/bin/python benchmarks/invariant_lines.py {cmd}")
 
 
 if __name__ == "__main__":

@@ -117,9 +117,12 @@ class BallLines:
 
 
 def ball_certify_end_points(Q: NDArray[Any], w: NDArray[np.float64], Z: NDArray[np.complex128], seed: int = 0,
-                            max_precision: int = 1024) -> BallLines:
+                            max_precision: int = 1024, dscale: NDArray[np.float64] | None = None) -> BallLines:
     """Prove the roots of v'(y) = c' w y near the end points Z (rows (y, c'), any scaling) in ball arithmetic:
-    refine each in the chart l . z = 1 (``chart(p, seed)``), Krawczyk, group into distinct roots."""
+    refine each in the chart l . z = 1 (``chart(p, seed)``), Krawczyk, group into distinct roots. ``dscale``: the
+    variable scaling d of the equilibrated system (xi = d y); a box is then proved again in more bits until it is
+    tight in the original coordinates, radius * max d <= 1e-12 max |d y| (a box tight in y can be wide in xi when
+    d spans 2^+-60: a fuzz system reported a direction 1.5e-4 off from a 64-bit box)."""
     require_flint("the ball certificate of the invariant lines")
     Q = np.asarray(Q)
     p = Q.shape[0]
@@ -136,6 +139,12 @@ def ball_certify_end_points(Q: NDArray[Any], w: NDArray[np.float64], Z: NDArray[
         # a root of a real system whose reality the enclosure does not decide (a real root whose centre came
         # out complex, or a non-real one within the radius of the real space): prove it again in more bits
         while r is not None and system.real and r.real is None and r.precision < precs[-1]:
+            more = certify_point(system, r.mid, refine=True, precisions=precs, min_precision=2 * r.precision)
+            if more is None:
+                break
+            r = more
+        while r is not None and dscale is not None and r.precision < precs[-1] and \
+                r.radius * float(np.max(dscale)) > 1e-12 * float(np.max(np.abs(r.mid[:p]) * dscale)):
             more = certify_point(system, r.mid, refine=True, precisions=precs, min_precision=2 * r.precision)
             if more is None:
                 break

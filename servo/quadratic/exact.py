@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import ExactCheckError
 from .certify import equilibrate, normalise_line, pairwise_angles
+from .krawczyk import have_flint, require_flint, working_precision
 from .line_types import InvariantLines
 from .polynomials import (hermite_counts, multiplication_matrix, quadratic_fields, rational_tensor,
                           standard_monomials)
@@ -70,6 +71,48 @@ class ExactLines:
         return int(sum(m for k, (_, _, m) in enumerate(self.points) if self.is_real(k)))
 
 
+#: bits of the certified roots of an irreducible factor (python-flint); the roots are used at 40 digits
+ROOT_BITS = 256
+
+
+def _factor_roots(fac):
+    """The roots of the irreducible rational polynomial ``fac`` (sympy Poly), each as (value at 40 digits,
+    real or not), the reality decided exactly. With python-flint: ``fmpz_poly.complex_roots`` (FLINT's
+    arb_fmpz_poly_complex_roots: certified isolation in ball arithmetic; real roots come with an imaginary part
+    that is exactly zero, which the real-root count of the polynomial decides, not the size of a number),
+    refined to ROOT_BITS bits; every ball must be tighter than 1e-45 of its root. Without it (or if a ball is
+    wider): sympy's CRootOf (isolating intervals over QQ), exact too but slow for coefficients of 2^+-66
+    (seconds per cubic: most of the fuzz's time before)."""
+    if have_flint():
+        fl = require_flint("root isolation")
+        _, prim = fac.clear_denoms()
+        with working_precision(ROOT_BITS):
+            roots = fl.fmpz_poly([int(a) for a in reversed(prim.all_coeffs())]).complex_roots()
+            out = []
+            for z, m in roots:
+                if m != 1:                          # cannot happen for an irreducible factor: take the slow path
+                    break
+                tight = all(float(part.rad()) <= 1e-45 * max(abs(float(part.mid())), 1e-300) or part.is_zero()
+                            for part in (z.real, z.imag))
+                if not tight:
+                    break
+                re = sp.Float(z.real.mid().str(50, radius=False), 45)
+                if z.imag.is_zero():
+                    out.append((re, True))
+                else:
+                    out.append((re + sp.I * sp.Float(z.imag.mid().str(50, radius=False), 45), False))
+            else:
+                if len(out) == fac.degree():
+                    return out
+    # exact roots (CRootOf: isolating intervals over QQ): is_real is decided exactly, not by the size of
+    # an imaginary part; the value is taken at 40 digits
+    out = []
+    for root in fac.all_roots():
+        r = sp.N(root, 40)
+        out.append((sp.re(r) if root.is_real else r, bool(root.is_real)))
+    return out
+
+
 def _binary_cubic(R):
     """p = 2: roots of the binary cubic xi_1 v_2 - xi_2 v_1 with multiplicities."""
     x, y = sp.symbols("x y")
@@ -85,14 +128,9 @@ def _binary_cubic(R):
     for fac, mult in sp.factor_list(f)[1]:
         fac = sp.Poly(fac, x)
         zero_c = g.degree() > 0 and sp.rem(g, fac).is_zero
-        # exact roots (CRootOf: isolating intervals over QQ): is_real is decided exactly, not by the size of
-        # an imaginary part; the value is taken at 40 digits
-        for root in fac.all_roots():
-            r = sp.N(root, 40)
-            if root.is_real:
-                r = sp.re(r)
+        for r, is_real in _factor_roots(fac):
             pts.append(((r, sp.Integer(1)) if abs(r) <= 1 else (sp.Integer(1), 1 / r), mult))
-            reality.append(bool(root.is_real))
+            reality.append(is_real)
             czero.append(bool(zero_c))
     deg_inf = 3 - f.degree()                   # roots at y = 0: direction (1, 0)
     if deg_inf > 0:

@@ -27,10 +27,13 @@ CHUNK = 1024              # default QuadraticEigenHomotopy.chunk
 
 
 def solve_rows(J: NDArray[Any], b: NDArray[Any]) -> NDArray[Any]:
-    """Batched solve J x = b (J (B, N, N), b (B, N)); rows with a singular J give NaN instead of raising
-    (one batched LAPACK call; only when some matrix is singular are the rows solved one by one)."""
+    """Batched solve J x = b (J (B, N, N), b (B, N), or (B, N, K) for K right-hand sides); rows with a singular J
+    give NaN instead of raising (one batched LAPACK call; only when some matrix is singular are the rows solved
+    one by one)."""
     try:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            if b.ndim == 3:
+                return np.linalg.solve(J, b)
             return np.linalg.solve(J, b[..., None])[..., 0]
     except np.linalg.LinAlgError:
         out = np.full(b.shape, np.nan, dtype=np.result_type(J, b))
@@ -195,6 +198,33 @@ class QuadraticEigenHomotopy:
         rhs[:, -1] = 0
         return solve_rows(J, rhs)
 
+    def _newton_velocity(self, z, t, iters):
+        """Newton as ``_newton``, and in its last iteration, with the same matrix [H_z; a] at the same point, the
+        velocity dz/dt of the straight path (right-hand side [-H_t; 0], H_t = F - gamma G, F = dF z / 2): a
+        second column of one batched solve. Returns z, |last step|/|z|, |first step|/|z| and that velocity,
+        which is the one at the point before the last correction (they differ by O(the correction))."""
+        first = last = None
+        t = np.asarray(t, dtype=complex)
+        p = self.p
+        for it in range(iters):
+            dF, J = self._jac_lin(z, t)
+            two = it == iters - 1
+            rhs = np.empty(z.shape + (2 if two else 1,), dtype=complex)
+            np.matmul(J[:, :-1], z[:, :, None], out=rhs[:, :-1, :1])       # H = [H_z] z / 2 (Euler)
+            rhs[:, :-1, 0] *= 0.5
+            rhs[:, -1, 0] = z @ self.a - 1
+            if two:
+                np.matmul(dF, z[:, :, None], out=rhs[:, :-1, 1:])
+                rhs[:, :-1, 1] *= -0.5
+                rhs[:, :-1, 1] += self.gamma * (z[:, :p] ** 2 - z[:, p:] ** 2)
+                rhs[:, -1, 1] = 0
+            sol = solve_rows(J, rhs)
+            dz = sol[:, :, 0]
+            z = z - dz
+            last = _rownorm(dz) / (1 + _rownorm(z))
+            first = last if first is None else first
+        return z, last, first, sol[:, :, 1]
+
     def _newton(self, z, t, iters=3):
         """Newton on [H(z,t); a.z - 1]; returns z, |last step|/|z|, |first step|/|z|."""
         first = last = None
@@ -243,7 +273,13 @@ class QuadraticEigenHomotopy:
         active = tau < tau1
         ok = np.ones(B, dtype=bool)
         steps = 0
-        if tpath is _linear:
+        # on the straight path the corrector's last solve also gives the velocity for the next step's k1 (same
+        # matrix, a second right-hand side): 4 solves a step instead of 5; kv holds it per path, valid where
+        # ``have`` (a rejected step keeps the velocity at its start point)
+        cache = tpath is _linear
+        kv = np.empty_like(z)
+        have = np.zeros(B, dtype=bool)
+        if cache:
             vel, tc = self._velocity_lin, lambda tt: tt.astype(complex)
         else:
             def vel(zz, tt):
@@ -259,14 +295,26 @@ class QuadraticEigenHomotopy:
             hc = ha[:, None]
             hh = 0.5 * hc
             tm, tn = ta + 0.5 * ha, ta + ha
-            k1 = vel(za, ta)
+            if cache:
+                miss = ~have[ia]
+                if miss.any():
+                    kv[ia[miss]] = vel(za[miss], ta[miss])
+                    have[ia[miss]] = True
+                k1 = kv[ia]
+            else:
+                k1 = vel(za, ta)
             k2 = vel(za + hh * k1, tm)
             k3 = vel(za + hh * k2, tm)
             k4 = vel(za + hc * k3, tn)
             zp = za + hc / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-            zc, last, first = self._newton(zp, tc(tn), iters=iters)
+            if cache:
+                zc, last, first, vn = self._newton_velocity(zp, tc(tn), iters)
+            else:
+                zc, last, first = self._newton(zp, tc(tn), iters=iters)
             acc = np.isfinite(last) & (last < accept) & (first < FIRST_MAX)
             ia_acc = ia[acc]
+            if cache:
+                kv[ia_acc] = vn[acc]
             z[ia_acc] = zc[acc]
             tau[ia_acc] = np.where(tau1[ia_acc] - tn[acc] < 1e-14 * span[ia_acc], tau1[ia_acc], tn[acc])
             # RK4 local error ~ h^5: aim at a first Newton correction of 1e-6

@@ -22,6 +22,8 @@ eta / |eta| for the unique eta with v(eta) = eta); for c = 0 the largest compone
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from ..errors import ExactCheckError, QuadraticSystemError
@@ -37,6 +39,7 @@ from .homotopy import QuadraticEigenHomotopy
 from .precise_tracking import track_precise
 from .kovalevskaya.exponents import attach_exponents
 from .multiplicity import local_multiplicity, quadratic_roots
+from .line_records import line_tol, make_lines
 from .line_types import FamilyWitness, InvariantLine, InvariantLines
 from .protocol import QuadraticField
 
@@ -83,16 +86,6 @@ def _cluster(z, tol):
                 labels[j] = k
         k += 1
     return labels
-
-
-def _sphere_eigs(q, xi, c):
-    """Eigenvalues of the sphere flow at the real fixed point xi: eig(B^T J B) - c."""
-    p = q.p
-    if p == 1:
-        return np.zeros(0)
-    J = q.jacobian(xi)
-    B = np.linalg.svd(xi[None])[2][1:].T          # orthonormal basis of xi-perp
-    return np.linalg.eigvals(B.T @ J @ B) - c
 
 
 def _check_args(q, seed, tol, cluster_tol, retries):
@@ -159,11 +152,22 @@ def _precise_fallback(q, best, seed, tol):
     Qs, wsc, dsc, ssc = equilibrate(q.Q)
     why = ""
     pts = []            # end points of every attempt: the proof does not care which path found a root
+    dbl = [] if best.path_result is None else list(best.path_result.z)
     for n, (bits, s) in enumerate(PRECISE_BITS):
         hom = QuadraticEigenHomotopy(Qs, rng=seed + s, w=wsc)
         Z, ok = track_precise(hom, prec=bits)
         pts += list(Z[ok])
-        res = _ball_lines(q, Qs, wsc, dsc, ssc, pts, [], seed, tol)
+        # exact singular roots (rational points with a rank-deficient Jacobian) among the end points, with their
+        # multiplicities proved exactly: no Krawczyk box can hold them (a box proves its root simple), so without
+        # them the count of proved roots can never reach 2^p (a mixed-scale p = 4 system of the fuzz has the double
+        # root e_3 with c = 0 next to simple roots 1e-25 away: 14 simple roots + 2 = 16)
+        sing = _exact_singular_lines(q, Qs, wsc, dsc, ssc, dbl + pts, tol)
+        cands = pts + [z for z in dbl if np.all(np.isfinite(z))]
+        res = _ball_lines(q, Qs, wsc, dsc, ssc, cands, sing, seed, tol, mult_proved=bool(sing))
+        if res[0] is None and sing:          # end points on a singular root may leave pairs undecided: drop them
+            far = [z for z in cands if _angle_to(z, [L.direction / dsc for L in sing]) > 1e-8]
+            res2 = _ball_lines(q, Qs, wsc, dsc, ssc, far, sing, seed, tol, mult_proved=True)
+            res = res2 if res2[0] is not None else res
         if res[0] is not None:
             lines, cert, reason, precision = res
             order = sorted(range(len(lines)), key=lambda i: (not lines[i].is_real, -abs(lines[i].c),
@@ -173,6 +177,67 @@ def _precise_fallback(q, best, seed, tol):
                                   f"arithmetic (attempt {n + 1}); {reason}", precision)
         why += f"; tracked in {bits} bits ({int((~ok).sum())} of {len(ok)} paths failed): {res[1]}"
     best.reason += why
+    return best
+
+
+def _exact_singular_lines(q, Qs, wsc, dsc, ssc, points, tol):
+    """The exact singular roots near the end points ``points`` (certify.exact_root: a small-integer point that is
+    a root in exact arithmetic; rank of dF < p in exact arithmetic), each once, as lines whose multiplicity is
+    proved in exact arithmetic (servo.quadratic.multiplicity.local_multiplicity); roots whose multiplicity
+    cannot be proved are left out (then the count of proved roots stays short of 2^p and nothing is claimed)."""
+    p = q.p
+    out, seen = [], []
+    for z in points:
+        z = np.asarray(z, dtype=complex)
+        if not np.all(np.isfinite(z)) or np.linalg.norm(z[:p]) < 1e-6 * abs(z[p]):     # the trivial root
+            continue
+        r = exact_root(Qs, wsc, z)
+        if r is None or any(_same_point(r, u) for u in seen):
+            continue
+        seen.append(r)
+        if exact_jacobian_rank(Qs, wsc, r) == p:
+            continue                                   # simple: the ball certificate proves it
+        m = local_multiplicity(Qs, wsc, r)
+        if m is None or m < 2:
+            continue
+        real = bool(q.is_real and not np.any(np.imag(r)))
+        out.append(_make_line(q, Qs, wsc, dsc, ssc, r, int(m), real, (int(m),), float("inf"), tol,
+                              c_nonzero=bool(r[p] != 0)))
+    if out:
+        _finish(q, Qs, wsc, out, _scaled_points(out, dsc, ssc))
+    return out
+
+
+def _same_point(a, b):
+    """Whether the points a and b (Gaussian rationals stored exactly in doubles) are one point of P^p: every
+    2 x 2 minor a_i b_j - a_j b_i vanishes, in exact rational arithmetic (two estimates of one root can be
+    normalised on different coordinates; counting it twice would count its multiplicity twice)."""
+    def g(x):
+        x = complex(x)
+        return Fraction(x.real), Fraction(x.imag)
+
+    def mul(x, y):
+        return x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0]
+    A, B = [g(x) for x in a], [g(x) for x in b]
+    n = len(A)
+    return all(mul(A[i], B[j]) == mul(A[j], B[i]) for i in range(n) for j in range(i + 1, n))
+
+
+def _scaled_points(lines, dsc, ssc):
+    """The scaled points (y, c') = (xi / d, c / s) of lines."""
+    return [np.append(L.direction / dsc, L.c / ssc) for L in lines]
+
+
+def _angle_to(z, dirs):
+    """Smallest sine of the angle between the direction part of the scaled point z and the scaled directions
+    ``dirs`` (inf if there are none)."""
+    p = len(z) - 1
+    y = np.asarray(z[:p], dtype=complex)
+    y = y / np.linalg.norm(y)
+    best = np.inf
+    for d in dirs:
+        d = np.asarray(d, dtype=complex) / np.linalg.norm(d)
+        best = min(best, float(np.sqrt(max(0.0, 1 - abs(np.vdot(d, y)) ** 2))))
     return best
 
 
@@ -222,10 +287,8 @@ def _exact_fallback(q, best, seed, tol):
 
 
 def _line_tol(Qs, w, d, s, xi, tol):
-    """c counts as 0 on the unit line xi when, in the equilibrated system (y = xi / d, c' = c / s),
-    |c' w| |y| <= tol max |Q'| |y|^2 (inf-norms; the measure of certify.backward_error)."""
-    y = np.abs(xi / d).max()
-    return float(tol * s * np.abs(Qs).max() * y / np.abs(w).max())
+    """c counts as 0 on the unit line xi (servo.quadratic.line_records.line_tol, one line)."""
+    return float(line_tol(Qs, w, d, s, xi, tol))
 
 
 def _solve_once(q, seed, tol, cluster_tol):
@@ -304,11 +367,9 @@ def _solve_once(q, seed, tol, cluster_tol):
             if exact_jacobian_rank(Qs, wsc, r) == p:     # a simple root reached by several paths:
                 exact[k] = False                         # other roots nearby, not resolved
     # lines in the original coordinates: xi = d * y, c = s c' (exact powers of 2)
-    lines = []
-    for k, (members, mult, _) in enumerate(cand):
-        is_real = bool(real[k]) if alpha[k] < ALPHA0 else None
-        lines.append(_make_line(q, Qs, wsc, dsc, ssc, Zc[k], mult, is_real, tuple(int(m) for m in pr.cycle[members]),
-                                float(alpha[k]), tol))
+    lines = make_lines(q, Qs, wsc, dsc, ssc, Zc, [m for _, m, _ in cand],
+                       [bool(real[k]) if alpha[k] < ALPHA0 else None for k in range(nc)],
+                       [tuple(int(m) for m in pr.cycle[members]) for members, _, _ in cand], alpha.tolist(), tol)
     _finish(q, Qs, wsc, lines, Zc)
     # multiplicities of the exact singular roots, proved in exact arithmetic where the local ring is small enough
     mu = {}
@@ -409,8 +470,10 @@ def _mixed_lines(q, Qs, wsc, dsc, ssc, hom, zs, lines, cand, Zc, radius, real, n
     undecided = [r for r in M.roots if q.is_real and r.real is None]
     if undecided:
         return None, f"reality of {len(undecided)} root(s) proved in ball arithmetic not decided"
-    new = [_make_line(q, Qs, wsc, dsc, ssc, r.mid, 1, bool(r.real) if q.is_real else False, (1,), float("inf"),
-                      tol, precision=r.precision, ball=(r, dsc, ssc)) for r in M.roots]
+    R = M.roots
+    new = make_lines(q, Qs, wsc, dsc, ssc, [r.mid for r in R], [1] * len(R),
+                     [bool(r.real) if q.is_real else False for r in R], [(1,)] * len(R), [float("inf")] * len(R), tol,
+                     precision=[r.precision for r in R], ball=[(r, dsc, ssc) for r in R])
     _finish(q, Qs, wsc, new, [r.mid for r in M.roots])
     return ([lines[k] for k in rows] + new, "alpha+krawczyk",
             f"{open_paths.size} path(s) not accounted for by the alpha test; " + M.reason, max(53, M.precision))
@@ -418,29 +481,10 @@ def _mixed_lines(q, Qs, wsc, dsc, ssc, hom, zs, lines, cand, Zc, radius, real, n
 
 def _make_line(q, Qs, wsc, dsc, ssc, z, mult, is_real, cycles, alpha, tol, precision=None, ball=None,
                c_nonzero=None):
-    """The InvariantLine of the scaled root z = (y, c'): xi = d y, c = s c', normalised; ``is_real`` None: decide
-    by the look of the numbers (not a proof; the certificate says whether reality was proved). c counts as 0
-    below the relative ``tol`` as everywhere (also on a ball-certified line, whose proved enclosure of c' in
-    ``InvariantLine.ball`` may exclude 0: then c is tiny against the scale of Q but not 0). ``c_nonzero``
-    (True / False) overrides the relative test (c != 0 exactly when True)."""
-    p = q.p
-    xi, c = z[:p] * dsc, z[p] * ssc
-    n = np.linalg.norm(xi)
-    ltol = _line_tol(Qs, wsc, dsc, ssc, xi / n, tol)
-    if c_nonzero is not None:
-        ltol = 0.0 if c_nonzero else max(float(abs(c)) / n * 2, 1e-300)
-    d, cc = normalise_line(xi, c, ltol)
-    if is_real is None:
-        is_real = bool(q.is_real and np.all(np.abs(d.imag) < 1e-7) and abs(np.imag(cc)) <= max(ltol, 1e-300))
-    if is_real:
-        d, cc = d.real.copy(), float(np.real(cc))
-    d = np.where(np.abs(d.real) < 1e-15, 0, d.real) + (
-        1j * np.where(np.abs(d.imag) < 1e-15, 0, d.imag) if np.iscomplexobj(d) else 0)
-    eigs = _sphere_eigs(q, d, cc) if is_real else None
-    L = InvariantLine(d, cc, mult, is_real, 0.0, cycles, eigs, ltol, alpha=alpha)
-    L.precision = precision
-    L.ball = ball
-    return L
+    """One InvariantLine of the scaled root z (servo.quadratic.line_records.make_lines, which builds many at once;
+    its docstring says what ``is_real`` None, ``tol`` and ``c_nonzero`` mean)."""
+    return make_lines(q, Qs, wsc, dsc, ssc, [z], [mult], [is_real], [cycles], [alpha], tol, precision=[precision],
+                      ball=[ball], c_nonzero=[c_nonzero])[0]
 
 
 def _finish(q, Qs, wsc, lines, Z):
@@ -501,7 +545,7 @@ def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_s
     """The ball-arithmetic certificate (servo.quadratic.certify_lines) from the end points ``points``:
     (lines, certificate, reason, precision) or (None, reason)."""
     p = q.p
-    B = ball_certify_end_points(Qs, wsc, np.array(points, dtype=complex).reshape(-1, p + 1), seed=seed)
+    B = ball_certify_end_points(Qs, wsc, np.array(points, dtype=complex).reshape(-1, p + 1), seed=seed, dscale=dsc)
     if B.undecided:
         return None, f"{len(B.undecided)} pair(s) of end points neither proved equal nor distinct"
     if B.trivial is None:
@@ -515,9 +559,10 @@ def _ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_s
     undecided = [r for r in B.lines if q.is_real and r.real is None]
     if undecided:
         return None, f"reality of {len(undecided)} proved root(s) not decided"
-    lines = [_make_line(q, Qs, wsc, dsc, ssc, r.mid, 1, bool(r.real) if q.is_real else False, (1,),
-                        float("inf"), tol, precision=r.precision, ball=(r, dsc, ssc))
-             for r in B.lines]
+    R = B.lines
+    lines = make_lines(q, Qs, wsc, dsc, ssc, [r.mid for r in R], [1] * len(R),
+                       [bool(r.real) if q.is_real else False for r in R], [(1,)] * len(R), [float("inf")] * len(R), tol,
+                       precision=[r.precision for r in R], ball=[(r, dsc, ssc) for r in R])
     _finish(q, Qs, wsc, lines, [r.mid for r in B.lines])
     lines += list(singular_lines)
     if nsing and exact_singular:

@@ -204,6 +204,8 @@ def quadratic_roots(Q: NDArray[Any], w: NDArray[Any], z: NDArray[np.complex128],
         # f_i on the line z = x e_a + e_b: sum_jk Q_ijk z_j z_k - w_i z_p z_i
         coef = {}
         for (j, k) in ((a, a), (a, b), (b, a), (b, b)):
+            if j == p or k == p:                 # the coordinate c (index p) is only in the w term
+                continue
             deg = (j == a) + (k == a)
             coef[deg] = coef.get(deg, 0) + sp.Rational(Fraction(float(Q[i, j, k])))
         if p in (a, b) and i in (a, b):

@@ -166,3 +166,32 @@ def test_double_line_with_nearly_coincident_branches():
     assert E.total_multiplicity == 7 and L.certified
     match(L, E.points, tol=1e-6)
     assert any(l.multiplicity == 2 and l.is_equilibrium_line for l in L)
+
+
+def test_line_records_in_a_batch_match_the_closed_forms():
+    """make_lines on v_i = x_i^2 (+ a complex and a c = 0 row): the unit line e_1 + e_2 has v = (1, 1, 0) =
+    c xi with c = 1 / |xi| after normalising (xi = (1, 1, 0) / sqrt 2, c = 1 / sqrt 2); sphere eigenvalues
+    eig(B^T J B) - c with J = 2 diag(xi): on xi-perp spanned by (1, -1, 0) / sqrt 2 and e_3, B^T J B =
+    diag(sqrt 2, 0), minus c: (1 / sqrt 2, -1 / sqrt 2). A batch gives the same records as one row at a time."""
+    from servo.quadratic.certify import equilibrate
+    from servo.quadratic.line_records import make_lines
+    Q = np.zeros((3, 3, 3))
+    for i in range(3):
+        Q[i, i, i] = 1.0
+    q = QuadraticSystem(Q)
+    Qs, w, d, s = equilibrate(q.Q)
+    Z = np.array([[1, 1, 0, 1], [1j, 2, 0, 0.5 + 0.5j], [0, 0, 3, 0]], dtype=complex)   # (y, c') rows
+    Z[:, :3] /= d
+    Z[:, 3] /= s
+    args = ([1, 1, 2], [None, None, True], [(1,), (1,), (2,)], [0.1, 0.2, np.inf], 1e-8)
+    batch = make_lines(q, Qs, w, d, s, Z, *args)
+    one = [make_lines(q, Qs, w, d, s, Z[k:k + 1], *[[a[k]] for a in args[:4]], 1e-8)[0] for k in range(3)]
+    L = batch[0]
+    assert L.is_real and L.c == pytest.approx(1 / np.sqrt(2), rel=1e-15)
+    assert L.direction == pytest.approx([1 / np.sqrt(2), 1 / np.sqrt(2), 0], rel=1e-15)
+    assert sorted(np.real(L.sphere_eigenvalues)) == pytest.approx([-1 / np.sqrt(2), 1 / np.sqrt(2)], abs=1e-14)
+    assert not batch[1].is_real and batch[1].sphere_eigenvalues is None        # (i, 2, 0) is not a real line
+    assert batch[2].c == 0 and batch[2].multiplicity == 2 and np.array_equal(batch[2].direction, [0, 0, 1])
+    for a, b in zip(batch, one):
+        assert np.array_equal(a.direction, b.direction) and a.c == b.c and a.tol == b.tol
+        assert a.is_real == b.is_real and a.multiplicity == b.multiplicity and a.alpha == b.alpha

@@ -122,3 +122,54 @@ def test_equilibrium_line_c_is_exactly_zero(method):
     (k1,) = [k for k, (e, f, m) in enumerate(E.points) if abs(e[0]) < 1e-12]
     assert E.points[k0][1] == 0 and E.points[k0][2] == 1
     assert abs(E.points[k1][1] - 1) < 1e-12 and E.points[k1][2] == 2
+
+
+@pytest.mark.parametrize("coeffs, real", [
+    ([-2, 0, 0, 1], [True, False, False]),                       # x^3 - 2: 2^(1/3) and 2^(1/3) e^(+-2 pi i / 3)
+    ([1, 0, 2 ** 200], [False, False]),                          # 2^200 x^2 + 1: +-i 2^-100, non-real however small
+    ([2 ** 201 - 1, -2 ** 202, 2 ** 201], [True, True]),         # (x - 1)^2 = 2^-201: 1 +- 2^-100.5, real, distinct
+])
+def test_factor_roots_exact_reality_with_and_without_flint(coeffs, real, monkeypatch):
+    """The roots of an irreducible factor (python-flint's certified isolation, or sympy's CRootOf without it):
+    values against the closed forms in the parametrisation, reality decided exactly, the two ways agree."""
+    from servo.quadratic import exact
+    x = sp.Symbol("x")
+    fac = sp.Poly(sum(c * x ** k for k, c in enumerate(coeffs)), x)
+    assert fac.is_irreducible
+    closed = [complex(sp.N(r, 30)) for r in sp.solve(fac.as_expr(), x)]
+    ways = []
+    for flint in ([True, False] if exact.have_flint() else [False]):
+        monkeypatch.setattr(exact, "have_flint", lambda flint=flint: flint)
+        roots = exact._factor_roots(fac)
+        assert sorted(is_real for _, is_real in roots) == sorted(real)
+        vals = [complex(sp.N(r, 30)) for r, _ in roots]
+        for v, (_, is_real) in zip(vals, roots):
+            assert min(abs(v - c) for c in closed) <= 1e-25 * abs(v)
+            assert (v.imag == 0) == is_real
+        ways.append(sorted(vals, key=lambda v: (v.real, v.imag)))
+    if len(ways) == 2:
+        assert all(abs(a - b) <= 1e-25 * abs(a) for a, b in zip(*ways))
+
+
+def test_quadratic_roots_with_c_in_the_support_is_none():
+    """A numerical root supported on {xi_1, c} (fuzz seed 7 reached one: an IndexError before): on the line
+    z = x e_1 + e_c every form is Q_i11 x^2 - w_i x [i = 1], divisible by x, so their gcd is never an irreducible
+    quadratic and there is nothing to prove in a quadratic field."""
+    from servo.quadratic.multiplicity import quadratic_roots
+    Q = np.zeros((2, 2, 2))
+    Q[0, 0, 0], Q[1, 0, 0], Q[1, 1, 1] = 3.0, 5.0, 1.0
+    assert quadratic_roots(Q, np.ones(2), np.array([0.7, 0.0, 1.0], dtype=complex)) is None
+
+
+def test_box_tight_in_original_coordinates_fuzz_regression():
+    """Fuzz seed 300 (mixed scale, p = 2): the Krawczyk box of the equilibrium line e_2 was tight in the scaled
+    y but, mapped back through d (entries 2^27 .. 2^-37), put the direction 1.5e-4 off (0, 1). Exact answer
+    (the exact path): e_2 with c = 0 is a line (v(e_2) = (Q[0, 1, 1], Q[1, 1, 1]) = 0)."""
+    Q = np.array([[[134217728.0, -6755399441055744.0], [-6755399441055744.0, 0.0]],
+                  [[0.0, -5.4569682106375694e-12], [-5.4569682106375694e-12, 0.0]]])
+    q = QuadraticSystem(Q)
+    L = q.invariant_lines()
+    assert L.certified
+    from servo.quadratic.exact import compare_with_exact
+    assert compare_with_exact(L, exact_invariant_lines(q, dyadic=True)) == []
+    assert any(ln.c == 0 and abs(ln.direction[0]) < 1e-12 for ln in L)
