@@ -286,7 +286,12 @@ class DlasSource:
         e = [f"e{a}" for a in range(p)]
         coef = PREDICTORS[st]
         nh = len(coef)                                  # history: the solutions the predictor combines
-        hist = [[f"h{j}_{a}" for a in range(p)] for j in range(nh)]   # hist[j]: the solution j + 1 steps back
+        ring = st == 2       # the RATTLE's long history in a doubled ring (a step stores 2p, not shifts nh p locals)
+        if ring:             # HB[i + nh] = HB[i]; the last solution at hp: the one j + 1 steps back at hp + nh - j
+            L.emit(f"HB = np.zeros(({2 * nh}, {p}))")
+            hist = [[f"HB[hp + {nh - j}, {a}]" for a in range(p)] for j in range(nh)]
+        else:
+            hist = [[f"h{j}_{a}" for a in range(p)] for j in range(nh)]   # hist[j]: the solution j + 1 steps back
         ji = [[f"ji{a}_{c}" for c in range(p)] for a in range(p)]
         jk = [[f"jk{a}_{c}" for c in range(p)] for a in range(p)]     # stride 2: the other parity's
         L.emit("for b in range(B):")
@@ -295,8 +300,11 @@ class DlasSource:
             L.emit(f"m{i} = M0[b, {i}]")
         for a in range(p):
             L.emit(f"{e[a]} = {_slin([(self.NI[a, i], f'm{i}') for i in range(n)])}")
-        for row in hist:
-            L.emit(" = ".join(row) + " = 0.0")
+        if ring:
+            L.emit("hp = 0")
+        else:
+            for row in hist:
+                L.emit(" = ".join(row) + " = 0.0")
         for row in ji + (jk if st == 2 else []):
             L.emit(" = ".join(row) + " = 0.0")
         L.emit("fresh_needed = True")
@@ -418,9 +426,13 @@ class DlasSource:
         for a in range(p):
             L.emit(f"if abs({e[a]}) < fl:")
             L.emit(f"    {e[a]} = 0.0")
-        for j in range(nh - 1, 0, -1):
-            L.emit("; ".join(f"{hist[j][a]} = {hist[j - 1][a]}" for a in range(p)))
-        L.emit("; ".join(f"{hist[0][a]} = {e[a]}" for a in range(p)))
+        if ring:
+            L.emit(f"hp = 0 if hp == {nh - 1} else hp + 1")
+            L.emit("; ".join(f"HB[hp, {a}] = {e[a]}; HB[hp + {nh}, {a}] = {e[a]}" for a in range(p)))
+        else:
+            for j in range(nh - 1, 0, -1):
+                L.emit("; ".join(f"{hist[j][a]} = {hist[j - 1][a]}" for a in range(p)))
+            L.emit("; ".join(f"{hist[0][a]} = {e[a]}" for a in range(p)))
         # the output u1 at the solution: the last residual's where its increment was at round-off (u1 is
         # bilinear in x and w, so it moves by O(h |de| |w|) = O(TOL)), else evaluated there
         L.emit("if exact:")
