@@ -27,8 +27,8 @@ for the first increment) below TOL max(1, |eta|); the increment on the round-off
 below 1e3 TOL) ends it too. The predictor is the quadratic extrapolation of the last three solutions
 (:mod:`integrators.reference.nonholonomic.kernels`); for the RATTLE, whose solutions alternate step to step
 (its parasitic mode), the polynomial extrapolation of degree ``PARITY_DEGREE`` of the solutions of the same
-parity (steps k-2, k-4, ...: the smooth and the alternating part extrapolated together), with one Jacobian
-per parity. One step then costs the predictor, one residual where the predictor is at round-off (the steady motions)
+parity (steps k-2, k-4, ...: the smooth and the alternating part extrapolated together; the solutions kept in
+a doubled ring, so a step stores 2p scalars and shifts none), with one Jacobian per parity. One step then costs the predictor, one residual where the predictor is at round-off (the steady motions)
 and two or three while the motion moves, a p x p product per residual, and the output u1. Components of the
 state and of eta below 1e-250 of its size are set to zero (below round-off; without it the sleigh's decaying
 omega sticks at the smallest subnormal number, where each product costs ~100 cycles).
