@@ -232,7 +232,10 @@ class DlasSource:
         L.emit("    if s < 1e-30:")                 # the series' next term below round-off (and no subnormal products)
         L.emit("        return 1.0 / 12")
         L.emit("    if s < 0.04:")
-        L.emit("        return 1.0 / 12 + s * (1.0 / 720 + s * (1.0 / 30240 + s * (1.0 / 1209600 + s / 47900160)))")
+        # the series by Estrin's scheme: the same terms, three dependent operations instead of Horner's five (beta
+        # lies on the chain residual -> increment -> residual of every Newton iteration)
+        L.emit("        s2 = s * s")
+        L.emit("        return (1.0 / 12 + s * (1.0 / 720)) + s2 * ((1.0 / 30240 + s * (1.0 / 1209600)) + s2 * (1.0 / 47900160))")
         L.emit("    th = math.sqrt(s)")
         L.emit("    return (1.0 - 0.5 * th * math.cos(0.5 * th) / math.sin(0.5 * th)) / s")
         L.emit("")
