@@ -28,7 +28,8 @@ below 1e3 TOL) ends it too. The predictor is the quadratic extrapolation of the 
 (:mod:`integrators.reference.nonholonomic.kernels`); for the RATTLE, whose solutions alternate step to step
 (its parasitic mode), the polynomial extrapolation of degree ``PARITY_DEGREE`` of the solutions of the same
 parity (steps k-2, k-4, ...: the smooth and the alternating part extrapolated together; the solutions kept in
-a doubled ring, so a step stores 2p scalars and shifts none), with one Jacobian per parity. One step then costs the predictor, one residual where the predictor is at round-off (the steady motions)
+a doubled ring, so a step stores 2p scalars and shifts none), with one Jacobian per parity. One step then
+costs the predictor, one residual where the predictor is at round-off (the steady motions)
 and two or three while the motion moves, a p x p product per residual, and the output u1. Components of the
 state and of eta below 1e-250 of its size are set to zero (below round-off; without it the sleigh's decaying
 omega sticks at the smallest subnormal number, where each product costs ~100 cycles).
@@ -235,7 +236,8 @@ class DlasSource:
         # the series by Estrin's scheme: the same terms, three dependent operations instead of Horner's five (beta
         # lies on the chain residual -> increment -> residual of every Newton iteration)
         L.emit("        s2 = s * s")
-        L.emit("        return (1.0 / 12 + s * (1.0 / 720)) + s2 * ((1.0 / 30240 + s * (1.0 / 1209600)) + s2 * (1.0 / 47900160))")
+        L.emit("        return ((1.0 / 12 + s * (1.0 / 720))"
+               " + s2 * ((1.0 / 30240 + s * (1.0 / 1209600)) + s2 * (1.0 / 47900160)))")
         L.emit("    th = math.sqrt(s)")
         L.emit("    return (1.0 - 0.5 * th * math.cos(0.5 * th) / math.sin(0.5 * th)) / s")
         L.emit("")
