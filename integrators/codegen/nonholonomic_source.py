@@ -41,8 +41,12 @@ from math import comb
 
 import numpy as np
 
+from liegroups._lazy import lazy_module
+
 from ..reference.nonholonomic.kernels import MAX_ITER, TOL
 from .source_text import Lines, num
+
+sp = lazy_module("sympy")  # the residual's Jacobian derived once, when the text is written
 
 def parity_extrapolation(d):
     """Coefficients c_j of eta_k = sum_j c_j eta_{k-1-j} that extrapolate the solutions of the same parity as k
@@ -209,6 +213,64 @@ class DlasSource:
                 L.emit(f"{r[a]} = -({_slin([(self.N[j, a], R[j]) for j in range(n)])})")
         return r, u1
 
+    def jacobian(self, L, tag):
+        """Lines of the residual's Jacobian Jm[a, c] = -dr_a/de_c = (N^T d(D_x w)/d eta)_{ac} at the names e0..
+        (the matrix the forward differences (r(e) - r(e + d e_c))/d approximated), derived by sympy here, once,
+        from the same expressions as :meth:`residual` (exp: D_x w = w - u1/2 + beta(s) u2, u2 = ad_x^T u1, with
+        d beta(s)/de = beta'(s) ds/de; cay: w - u1/2 - S(x, ., x)^T w / 4) and written after cse; the
+        problem's matrix entries stay names of ``cst``. Returns the p x p names."""
+        n, p = self.n, self.p
+        e = sp.symbols(f"e0:{p}")
+        h = sp.Symbol("h")
+
+        def val(c):
+            if c is None:
+                return sp.Integer(0)
+            if isinstance(c, float):
+                return sp.Rational(c) if c == round(c * 2.0 ** 20) / 2.0 ** 20 else sp.Float(c, 17)
+            return sp.Symbol(c)
+
+        def const(v):
+            return sp.Rational(float(v)) if float(v) == round(float(v) * 2.0 ** 20) / 2.0 ** 20 else sp.Float(v, 17)
+
+        xi = list(e) if self.identity_N else [sum((val(self.N[i, a]) * e[a] for a in range(p)), sp.Integer(0))
+                                              for i in range(n)]
+        x = [h * v for v in xi]
+        w = [sum((val(self.I[i, j]) * xi[j] for j in range(n)), sp.Integer(0)) for i in range(n)]
+
+        def adT(xv, wv):
+            return [sum((const(self.C[i, j, kk]) * xv[i] * wv[kk] for i in range(n) for kk in range(n)
+                         if self.C[i, j, kk] != 0.0), sp.Integer(0)) for j in range(n)]
+
+        u1 = adT(x, w)
+        bt, dbt = sp.Symbol(f"{tag}bt"), sp.Symbol(f"{tag}dbt")
+        if self.mode == 0:
+            s = sum((const(self.Q[i, j]) * x[i] * x[j] for i in range(n) for j in range(n) if self.Q[i, j] != 0.0),
+                    sp.Integer(0))
+            u2 = adT(x, u1)
+            D = [w[j] - u1[j] / 2 + bt * u2[j] for j in range(n)]
+        else:
+            D = [w[j] - u1[j] / 2 - sum((const(self.S[i, j, l, kk]) * x[i] * x[l] * w[kk] for i in range(n)
+                                         for l in range(n) for kk in range(n) if self.S[i, j, l, kk] != 0.0),
+                                        sp.Integer(0)) / 4 for j in range(n)]
+        G = sp.Matrix([D[a] if self.identity_N else sum((val(self.N[j, a]) * D[j] for j in range(n)),
+                                                        sp.Integer(0)) for a in range(p)])
+        J = G.jacobian(sp.Matrix(e))
+        if self.mode == 0:       # beta(s(e)): the chain rule by hand (beta is the generated function, not sympy's)
+            J = J + G.diff(bt) * dbt * sp.Matrix([[sp.diff(s, ea) for ea in e]])
+            L.emit(f"{tag}s = {sp.pycode(sp.expand(s))}")
+            L.emit(f"{tag}bt = beta({tag}s)")
+            L.emit(f"{tag}dbt = dbeta({tag}s)")
+        entries = [sp.expand(J[a, c]) for a in range(p) for c in range(p)]
+        subs, red = sp.cse(entries, symbols=sp.numbered_symbols(f"{tag}c"), optimizations="basic")
+        for sym, ex in subs:
+            L.emit(f"{sym} = {sp.pycode(ex)}")
+        out = [[f"{tag}J{a}_{c}" for c in range(p)] for a in range(p)]
+        for a in range(p):
+            for c in range(p):
+                L.emit(f"{out[a][c]} = {sp.pycode(red[a * p + c])}")
+        return out
+
     def output(self, L, e):
         """Lines of u1 at the solution ``e`` (the output m + u1)."""
         n, p = self.n, self.p
@@ -240,6 +302,20 @@ class DlasSource:
                " + s2 * ((1.0 / 30240 + s * (1.0 / 1209600)) + s2 * (1.0 / 47900160)))")
         L.emit("    th = math.sqrt(s)")
         L.emit("    return (1.0 - 0.5 * th * math.cos(0.5 * th) / math.sin(0.5 * th)) / s")
+        L.emit("")
+        # beta'(s), for the analytic Jacobian: the series' derivative below s = 0.04 (truncation < 1e-14), else
+        # with f = 1 - (t/2) cot(t/2), t = sqrt(s): beta' = (f'(t)/(2t) - f/s)/s, f'(t) = -cot(t/2)/2 + t/(4 sin^2(t/2))
+        L.emit("@numba.njit(cache=CACHE, error_model='numpy', inline='always')")
+        L.emit("def dbeta(s):")
+        L.emit("    if s < 1e-30:")
+        L.emit("        return 1.0 / 720")
+        L.emit("    if s < 0.04:")
+        L.emit("        return (1.0 / 720 + s * (2.0 / 30240)) + s * s * (3.0 / 1209600 + s * (4.0 / 47900160))")
+        L.emit("    th = math.sqrt(s)")
+        L.emit("    sn = math.sin(0.5 * th)")
+        L.emit("    ct = math.cos(0.5 * th) / sn")
+        L.emit("    f = 1.0 - 0.5 * th * ct")
+        L.emit("    return ((-0.5 * ct + 0.25 * th / (sn * sn)) / (2.0 * th) - f / s) / s")
         L.emit("")
         L.emit("@numba.njit(cache=CACHE, error_model='numpy')")
         L.emit("def inverse(J, Ji):")
@@ -282,8 +358,6 @@ class DlasSource:
         L.emit(f"Mend = np.empty((B, {n}))")
         L.emit(f"Jm = np.empty(({p}, {p}))")
         L.emit(f"Jim = np.empty(({p}, {p}))")
-        L.emit(f"Pv = np.empty({p})")
-        L.emit(f"Rv = np.empty({p})")
         L.emit("done = nsteps")
         L.emit("iters = 0")
         L.emit("njac = 0")
@@ -338,6 +412,7 @@ class DlasSource:
         for a in range(p):
             L.emit(f"p{a} = {e[a]}")
         L.emit("ok = False")
+        L.emit("have_r = False")
         L.emit("theta = 0.0")
         L.emit("for attempt in range(2):")
         L.indent = 4
@@ -346,22 +421,12 @@ class DlasSource:
         L.indent = 5
         for a in range(p):
             L.emit(f"{e[a]} = p{a}")
-            L.emit(f"Pv[{a}] = p{a}")
-        # forward differences: column c from the residual at e + d e_c (one copy of the residual, c = -1: at e)
-        L.emit(f"for c in range(-1, {p}):")
-        L.indent = 6
-        L.emit("d_ = 0.0 if c < 0 else 1e-7*max(1.0, abs(Pv[c]))")
-        names = [f"q{a}" for a in range(p)]
+        # the residual at the predictor, kept as the first Newton iteration's (have_r), and the analytic Jacobian
+        r0, _ = self.residual(L, e, "")
+        JJ = self.jacobian(L, "j_")
         for a in range(p):
-            L.emit(f"{names[a]} = {e[a]} + (d_ if c == {a} else 0.0)")
-        rc, _ = self.residual(L, names, "j_")
-        L.emit("if c < 0:")
-        for a in range(p):
-            L.emit(f"    Rv[{a}] = {rc[a]}")
-        L.emit("else:")
-        for a in range(p):
-            L.emit(f"    Jm[{a}, c] = (Rv[{a}] - {rc[a]}) / d_")
-        L.indent = 5
+            L.emit("; ".join(f"Jm[{a}, {c}] = {JJ[a][c]}" for c in range(p)))
+        L.emit("have_r = True")
         L.emit("if not inverse(Jm, Jim):")
         L.emit("    break")
         for a in range(p):
@@ -376,7 +441,12 @@ class DlasSource:
         L.emit("exact = False")
         L.emit(f"for it in range({MAX_ITER}):")
         L.indent = 5
+        L.emit("if have_r:")
+        L.emit("    have_r = False")
+        L.emit("else:")
+        L.indent = 6
         r, u1r = self.residual(L, e, "")
+        L.indent = 5
         for a in range(p):
             L.emit(f"de{a} = {_slin([(ji[a][c], r[c]) for c in range(p)])}")
         for a in range(p):
