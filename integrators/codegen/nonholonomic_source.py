@@ -261,7 +261,7 @@ class DlasSource:
             L.emit(f"{tag}s = {sp.pycode(sp.expand(s))}")
             L.emit(f"{tag}bt = beta({tag}s)")
             L.emit(f"{tag}dbt = dbeta({tag}s)")
-        entries = [sp.expand(J[a, c]) for a in range(p) for c in range(p)]
+        entries = [J[a, c] for a in range(p) for c in range(p)]
         subs, red = sp.cse(entries, symbols=sp.numbered_symbols(f"{tag}c"), optimizations="basic")
         for sym, ex in subs:
             L.emit(f"{sym} = {sp.pycode(ex)}")
