@@ -281,11 +281,11 @@ def _ratio_range(rows, prefix):
 
 
 COST_HEADER = ["problem", "method", "backend", "us/step", "ratio to rk4", "Newton iterations / step",
-               "iterations / step while moving", "Jacobians / step (p + 1 residuals each)"]
+               "iterations / step while moving", "Jacobians / step (analytic)"]
 
 
 def _jacobians(p, y0, h, m, N):
-    """Forward-difference Jacobians per step of the generated Lie-group loop over N steps (the stepper counts
+    """Analytic Jacobians per step of the generated Lie-group loop over N steps (the stepper counts
     them; integrate does not report them)."""
     st = make_stepper(METHODS[m], p)
     kw = {"lam0": st._lambda(y0)} if m.startswith("lie_rattle") else {}
@@ -476,23 +476,49 @@ def _verdict(rows, prefix):
                                                      if min(r) <= 2.0 else "misses the target")
 
 
-def _rattle_bound(rows, p=3):
-    """What bounds the Lie-group RATTLE, from the table: residual evaluations a step (Newton's plus p + 1 per
-    forward-difference Jacobian), the cost of one residual (the slope between dlas and lie_rattle with the same
-    retraction on the same problem) in rk4 stages (rk4's step / 4), and the residuals a step 2x rk4 would allow."""
+def _jacobian_weight(problem, method):
+    """One analytic Jacobian in residual evaluations, by the count of arithmetic operations (+ - * / **) in the
+    generated lines of each (integrators.codegen.nonholonomic_source: DlasSource.jacobian and .residual; beta
+    and dbeta calls not counted): a proxy for its cost, not a timing."""
+    import re
+    from integrators.codegen.nonholonomic_source import DlasSource
+    from integrators.codegen.source_text import Lines
+    st = make_stepper(METHODS[method], problem)
+    d = problem.discrete
+    mode, C, S, N, Pc = compiled.dlas_data_of(st.retraction, d, st.tau)
+    if method.startswith("lie_rattle"):
+        N, Pc = np.eye(d.n), 2.0 * Pc - np.eye(d.n)
+    src = DlasSource(mode, C, S, N, Pc, Pc, d.I, d.Iinv, 2 if method.startswith("lie_rattle") else 1)
+
+    def ops(emit):
+        L = Lines(indent=0)
+        emit(L)
+        return sum(len(re.findall(r"(?<![eE(*])[-+*/](?!\*)|\*\*", ln.split("=", 1)[1]))
+                   for ln in L.text().splitlines() if "=" in ln)
+    return ops(lambda L: src.jacobian(L, "j_")) / ops(lambda L: src.residual(L, [f"e{a}" for a in range(src.p)], ""))
+
+
+def _rattle_bound(rows):
+    """What bounds the Lie-group RATTLE, from the table: residual evaluations a step (Newton's plus, per analytic
+    Jacobian, its weight in residuals by operation count, :func:`_jacobian_weight`), the cost of one residual
+    (the slope between dlas and lie_rattle with the same retraction on the same problem) in rk4 stages (rk4's
+    step / 4), and the residuals a step 2x rk4 would allow."""
     out = []
+    problems = {"sleigh": _sleigh(), "Suslov": _suslov()}
     for prob in ("sleigh", "Suslov"):
         r = {row[1]: row for row in rows if row[0] == prob}
         stage = float(r["rk4"][3]) / 4
         for tau in ("exp", "cay"):
             d, lr = r[f"dlas_{tau}"], r[f"lie_rattle_{tau}"]
-            nd = float(d[5]) + (p + 1) * float(d[7])
-            nl = float(lr[5]) + (p + 1) * float(lr[7])
+            wd = _jacobian_weight(problems[prob], f"dlas_{tau}")
+            wl = _jacobian_weight(problems[prob], f"lie_rattle_{tau}")
+            nd = float(d[5]) + wd * float(d[7])
+            nl = float(lr[5]) + wl * float(lr[7])
             c = (float(lr[3]) - float(d[3])) / (nl - nd)
             fixed = float(d[3]) - c * nd
             allow = (2 * float(r["rk4"][3]) - fixed) / c
-            out.append(f"{prob} {tau}: {nl:.1f} residuals a step against dlas's {nd:.1f}, one residual "
-                       f"{c / stage:.1f} rk4 stages, 2x rk4 would allow {allow:.1f}")
+            out.append(f"{prob} {tau}: {nl:.1f} residuals a step (a Jacobian {wl:.1f}) against dlas's {nd:.1f}, "
+                       f"one residual {c / stage:.1f} rk4 stages, 2x rk4 would allow {allow:.1f}")
     return "; ".join(out)
 
 
@@ -504,7 +530,9 @@ def cost_md(cost_rows, load):
         "contact oscillator a batch of 10, per trajectory step; every method through integrate with every step "
         "saved and the outputs computed). The Lie-group schemes run the generated straight-line loops "
         "(integrators.codegen.nonholonomic_source: simplified Newton, the p x p inverse Jacobian kept across steps "
-        "and refreshed by forward differences when the contraction degrades, the output from ad_x^T w at the "
+        "and refreshed when the contraction degrades, the Jacobian analytic (derived by sympy when the text is "
+        "written, after cse; the residual at the predictor computed with it is the first Newton iteration's), the "
+        "output from ad_x^T w at the "
         "solution), the coordinate schemes theirs (integrators.codegen.coordinate_source: grad V, A, dA written in "
         "from the problem's expression source, M^-1 folded in; mp_lda's Newton with the exact k x k Jacobian and "
         "the stop on the error estimated from its measured quadratic convergence, nh_rattle explicit with grad V "
@@ -518,7 +546,7 @@ def cost_md(cost_rows, load):
         f"average {load[0]:.1f} at the start, {load[1]:.1f} at the end (2 cores shared with other jobs):",
         "",
         markdown_table(COST_HEADER, cost_rows), "",
-        "Newton iterations per step (residual evaluations; the forward-difference Jacobians not counted) over the "
+        "Newton iterations per step (residual evaluations; the Jacobians not counted) over the "
         "timed runs (20000 steps of h = 0.05): the sleigh and Suslov's problem approach steady motions, where the "
         "predictor is at round-off and one residual suffices; 'while moving' over the first 100 steps. Target of "
         f"the issue: within 2x rk4 (numba). dlas costs {_ratio_range(cost_rows, 'dlas')} rk4 steps in this run; "
@@ -540,7 +568,9 @@ def cost_md(cost_rows, load):
         "ring, the exponential's beta(s) by Estrin's scheme (shorter chain per Newton iteration): 4.3-4.6 residual "
         "evaluations a step (Jacobians included) became those in the reading below, and 2.37-3.05 rk4 steps the "
         "ratios above (degree 10 measured as fast on the sleigh and slower on Suslov's problem, 12 slower on both: "
-        "the larger coefficients' round-off and the longer history outweigh the nearer start). "
+        "the larger coefficients' round-off and the longer history outweigh the nearer start). The Jacobian is now "
+        "analytic (before: forward differences, p + 1 residuals each; 1.55-2.12 rk4 steps in the last run with "
+        "them), its base residual the first Newton iteration's. "
         "From this table (per-residual cost from the slope between dlas and lie_rattle; fixed part from dlas): "
         f"{_rattle_bound(cost_rows)} (the slope now lumps the RATTLE's own fixed cost, the "
         "extrapolation from its 18 kept solutions, into the residual's: an upper bound on one residual). Where it "
