@@ -213,54 +213,54 @@ class DlasSource:
                 L.emit(f"{r[a]} = -({_slin([(self.N[j, a], R[j]) for j in range(n)])})")
         return r, u1
 
-    def jacobian(self, L, tag):
-        """Lines of the residual's Jacobian Jm[a, c] = -dr_a/de_c = (N^T d(D_x w)/d eta)_{ac} at the names e0..
-        (the matrix the forward differences (r(e) - r(e + d e_c))/d approximated), derived by sympy here, once,
-        from the same expressions as :meth:`residual` (exp: D_x w = w - u1/2 + beta(s) u2, u2 = ad_x^T u1, with
-        d beta(s)/de = beta'(s) ds/de; cay: w - u1/2 - S(x, ., x)^T w / 4) and written after cse; the
-        problem's matrix entries stay names of ``cst``. Returns the p x p names."""
+    def jacobian(self, L, tag, rtag=""):
+        """Lines of the residual's Jacobian Jm[a, c] = -dr_a/de_c = (N^T d(D_x w)/d eta)_{ac} (the matrix the
+        forward differences (r(e) - r(e + d e_c))/d approximate), written after the lines of :meth:`residual`
+        with tag ``rtag`` at the same point, whose intermediates x, w, u1 (and s, beta(s)) it reads: derived by
+        sympy here, once, by the chain rule through them (exp: D_x w = w - u1/2 + beta(s) u2, u2 = ad_x^T u1,
+        u1 = ad_x^T w, d beta(s)/de = beta'(s) ds/de; cay: w - u1/2 - S(x, ., x)^T w / 4; dx/de = h N,
+        dw/de = I N), cse over the entries; the problem's matrix entries stay names of ``cst``. Returns the
+        p x p names."""
         n, p = self.n, self.p
-        e = sp.symbols(f"e0:{p}")
         h = sp.Symbol("h")
+        x = sp.Matrix(sp.symbols(f"{rtag}x0:{n}"))
+        w = sp.Matrix(sp.symbols(f"{rtag}w0:{n}"))
+        u1 = sp.Matrix(sp.symbols(f"{rtag}u0:{n}"))
 
         def val(c):
             if c is None:
                 return sp.Integer(0)
             if isinstance(c, float):
-                return sp.Rational(c) if c == round(c * 2.0 ** 20) / 2.0 ** 20 else sp.Float(c, 17)
+                return const(c)
             return sp.Symbol(c)
 
         def const(v):
-            return sp.Rational(float(v)) if float(v) == round(float(v) * 2.0 ** 20) / 2.0 ** 20 else sp.Float(v, 17)
+            v = float(v)
+            return sp.Rational(v) if v == round(v * 2.0 ** 20) / 2.0 ** 20 else sp.Float(v, 17)
 
-        xi = list(e) if self.identity_N else [sum((val(self.N[i, a]) * e[a] for a in range(p)), sp.Integer(0))
-                                              for i in range(n)]
-        x = [h * v for v in xi]
-        w = [sum((val(self.I[i, j]) * xi[j] for j in range(n)), sp.Integer(0)) for i in range(n)]
+        Nm = sp.Matrix(n, p, lambda i, a: val(self.N[i, a]))
+        Im = sp.Matrix(n, n, lambda i, j: val(self.I[i, j]))
+        Xe, We = h * Nm, Im * Nm                                     # dx/de, dw/de
 
         def adT(xv, wv):
-            return [sum((const(self.C[i, j, kk]) * xv[i] * wv[kk] for i in range(n) for kk in range(n)
-                         if self.C[i, j, kk] != 0.0), sp.Integer(0)) for j in range(n)]
+            return sp.Matrix([sum((const(self.C[i, j, kk]) * xv[i] * wv[kk] for i in range(n) for kk in range(n)
+                                   if self.C[i, j, kk] != 0.0), sp.Integer(0)) for j in range(n)])
 
-        u1 = adT(x, w)
-        bt, dbt = sp.Symbol(f"{tag}bt"), sp.Symbol(f"{tag}dbt")
+        U1e = adT(x, w).jacobian(x) * Xe + adT(x, w).jacobian(w) * We  # du1/de
         if self.mode == 0:
+            bt, dbt = sp.Symbol(f"{rtag}bt"), sp.Symbol(f"{tag}dbt")
+            u2 = adT(x, u1)
             s = sum((const(self.Q[i, j]) * x[i] * x[j] for i in range(n) for j in range(n) if self.Q[i, j] != 0.0),
                     sp.Integer(0))
-            u2 = adT(x, u1)
-            D = [w[j] - u1[j] / 2 + bt * u2[j] for j in range(n)]
+            Se = sp.Matrix([s]).jacobian(x) * Xe                       # ds/de (1 x p)
+            De = We - U1e / 2 + bt * (u2.jacobian(x) * Xe + u2.jacobian(u1) * U1e) + dbt * u2 * Se
+            L.emit(f"{tag}dbt = dbeta({rtag}s)")
         else:
-            D = [w[j] - u1[j] / 2 - sum((const(self.S[i, j, l, kk]) * x[i] * x[l] * w[kk] for i in range(n)
-                                         for l in range(n) for kk in range(n) if self.S[i, j, l, kk] != 0.0),
-                                        sp.Integer(0)) / 4 for j in range(n)]
-        G = sp.Matrix([D[a] if self.identity_N else sum((val(self.N[j, a]) * D[j] for j in range(n)),
-                                                        sp.Integer(0)) for a in range(p)])
-        J = G.jacobian(sp.Matrix(e))
-        if self.mode == 0:       # beta(s(e)): the chain rule by hand (beta is the generated function, not sympy's)
-            J = J + G.diff(bt) * dbt * sp.Matrix([[sp.diff(s, ea) for ea in e]])
-            L.emit(f"{tag}s = {sp.pycode(sp.expand(s))}")
-            L.emit(f"{tag}bt = beta({tag}s)")
-            L.emit(f"{tag}dbt = dbeta({tag}s)")
+            cub = sp.Matrix([sum((const(self.S[i, j, l, kk]) * x[i] * x[l] * w[kk] for i in range(n)
+                                  for l in range(n) for kk in range(n) if self.S[i, j, l, kk] != 0.0),
+                                 sp.Integer(0)) for j in range(n)])
+            De = We - U1e / 2 - (cub.jacobian(x) * Xe + cub.jacobian(w) * We) / 4
+        J = De if self.identity_N else Nm.T * De
         entries = [J[a, c] for a in range(p) for c in range(p)]
         subs, red = sp.cse(entries, symbols=sp.numbered_symbols(f"{tag}c"), optimizations="basic")
         for sym, ex in subs:
