@@ -19,9 +19,11 @@ N = 1 (no constraint on xi), Pc = 2 P - 1 and the saved Pout = P.
 is kept across iterations and steps (p^2 scalars) and refreshed only when the contraction
 theta_j = |de_j| / |de_{j-1}| measured in a step exceeds ``THETA_REFRESH[stride]`` (for the next step) or the
 iteration does not contract (theta >= 1/2: the step restarts from its predictor with a fresh Jacobian); a
-Newton failure with a fresh Jacobian ends the run there (the caller's status). The Jacobian is formed by
-forward differences of r (p more residuals; its O(1e-8) error only slows the contraction by that factor,
-the root is the same). The stop: the increment at round-off (|de| <= TOL max(1, |eta|)), or the error
+Newton failure with a fresh Jacobian ends the run there (the caller's status). The Jacobian is analytic,
+derived by sympy when the text is written (:meth:`DlasSource.jacobian`, cse over its entries; beta'(s) generated
+beside beta): on the sleigh and Suslov's problem the RATTLE's exp loop 0.061-0.066 -> 0.050-0.051 us a step
+against forward differences of r (p more residuals), interleaved A/B in CPU time. The stop: the increment at
+round-off (|de| <= TOL max(1, |eta|)), or the error
 left after it estimated as theta/(1 - theta) |de| (theta measured in this step, or 10x the last step's
 for the first increment) below TOL max(1, |eta|); the increment on the round-off floor (not decreasing,
 below 1e3 TOL) ends it too. The predictor is the quadratic extrapolation of the last three solutions
@@ -74,7 +76,8 @@ PREDICTORS = {1: (3.0, -3.0, 1.0), 2: parity_extrapolation(PARITY_DEGREE)}
 #: iteration with theta ~ 1e-3 gains 3 digits: refreshing at 3e-3 costs the fewest residuals a step, measured
 #: 2.7-2.8 on the sleigh and 1.7-1.8 on Suslov's problem against 3.6-3.9 and 2.6-2.7 at 1e-4)
 THETA_REFRESH = {1: 1e-4, 2: 3e-3}
-#: the contraction assumed for the first increment after a refresh (the forward differences' error is ~1e-8)
+#: the contraction assumed for the first increment after a refresh (kept from the forward-difference Jacobian,
+#: whose error was ~1e-8; conservative for the analytic one)
 FRESH_THETA = 1e-6
 
 
@@ -213,54 +216,54 @@ class DlasSource:
                 L.emit(f"{r[a]} = -({_slin([(self.N[j, a], R[j]) for j in range(n)])})")
         return r, u1
 
-    def jacobian(self, L, tag, rtag=""):
-        """Lines of the residual's Jacobian Jm[a, c] = -dr_a/de_c = (N^T d(D_x w)/d eta)_{ac} (the matrix the
-        forward differences (r(e) - r(e + d e_c))/d approximate), written after the lines of :meth:`residual`
-        with tag ``rtag`` at the same point, whose intermediates x, w, u1 (and s, beta(s)) it reads: derived by
-        sympy here, once, by the chain rule through them (exp: D_x w = w - u1/2 + beta(s) u2, u2 = ad_x^T u1,
-        u1 = ad_x^T w, d beta(s)/de = beta'(s) ds/de; cay: w - u1/2 - S(x, ., x)^T w / 4; dx/de = h N,
-        dw/de = I N), cse over the entries; the problem's matrix entries stay names of ``cst``. Returns the
-        p x p names."""
+    def jacobian(self, L, tag):
+        """Lines of the residual's Jacobian Jm[a, c] = -dr_a/de_c = (N^T d(D_x w)/d eta)_{ac} at the names e0..
+        (the matrix the forward differences (r(e) - r(e + d e_c))/d approximated), derived by sympy here, once,
+        from the same expressions as :meth:`residual` (exp: D_x w = w - u1/2 + beta(s) u2, u2 = ad_x^T u1, with
+        d beta(s)/de = beta'(s) ds/de; cay: w - u1/2 - S(x, ., x)^T w / 4) and written after cse; the
+        problem's matrix entries stay names of ``cst``. Returns the p x p names."""
         n, p = self.n, self.p
+        e = sp.symbols(f"e0:{p}")
         h = sp.Symbol("h")
-        x = sp.Matrix(sp.symbols(f"{rtag}x0:{n}"))
-        w = sp.Matrix(sp.symbols(f"{rtag}w0:{n}"))
-        u1 = sp.Matrix(sp.symbols(f"{rtag}u0:{n}"))
 
         def val(c):
             if c is None:
                 return sp.Integer(0)
             if isinstance(c, float):
-                return const(c)
+                return sp.Rational(c) if c == round(c * 2.0 ** 20) / 2.0 ** 20 else sp.Float(c, 17)
             return sp.Symbol(c)
 
         def const(v):
-            v = float(v)
-            return sp.Rational(v) if v == round(v * 2.0 ** 20) / 2.0 ** 20 else sp.Float(v, 17)
+            return sp.Rational(float(v)) if float(v) == round(float(v) * 2.0 ** 20) / 2.0 ** 20 else sp.Float(v, 17)
 
-        Nm = sp.Matrix(n, p, lambda i, a: val(self.N[i, a]))
-        Im = sp.Matrix(n, n, lambda i, j: val(self.I[i, j]))
-        Xe, We = h * Nm, Im * Nm                                     # dx/de, dw/de
+        xi = list(e) if self.identity_N else [sum((val(self.N[i, a]) * e[a] for a in range(p)), sp.Integer(0))
+                                              for i in range(n)]
+        x = [h * v for v in xi]
+        w = [sum((val(self.I[i, j]) * xi[j] for j in range(n)), sp.Integer(0)) for i in range(n)]
 
         def adT(xv, wv):
-            return sp.Matrix([sum((const(self.C[i, j, kk]) * xv[i] * wv[kk] for i in range(n) for kk in range(n)
-                                   if self.C[i, j, kk] != 0.0), sp.Integer(0)) for j in range(n)])
+            return [sum((const(self.C[i, j, kk]) * xv[i] * wv[kk] for i in range(n) for kk in range(n)
+                         if self.C[i, j, kk] != 0.0), sp.Integer(0)) for j in range(n)]
 
-        U1e = adT(x, w).jacobian(x) * Xe + adT(x, w).jacobian(w) * We  # du1/de
+        u1 = adT(x, w)
+        bt, dbt = sp.Symbol(f"{tag}bt"), sp.Symbol(f"{tag}dbt")
         if self.mode == 0:
-            bt, dbt = sp.Symbol(f"{rtag}bt"), sp.Symbol(f"{tag}dbt")
-            u2 = adT(x, u1)
             s = sum((const(self.Q[i, j]) * x[i] * x[j] for i in range(n) for j in range(n) if self.Q[i, j] != 0.0),
                     sp.Integer(0))
-            Se = sp.Matrix([s]).jacobian(x) * Xe                       # ds/de (1 x p)
-            De = We - U1e / 2 + bt * (u2.jacobian(x) * Xe + u2.jacobian(u1) * U1e) + dbt * u2 * Se
-            L.emit(f"{tag}dbt = dbeta({rtag}s)")
+            u2 = adT(x, u1)
+            D = [w[j] - u1[j] / 2 + bt * u2[j] for j in range(n)]
         else:
-            cub = sp.Matrix([sum((const(self.S[i, j, l, kk]) * x[i] * x[l] * w[kk] for i in range(n)
-                                  for l in range(n) for kk in range(n) if self.S[i, j, l, kk] != 0.0),
-                                 sp.Integer(0)) for j in range(n)])
-            De = We - U1e / 2 - (cub.jacobian(x) * Xe + cub.jacobian(w) * We) / 4
-        J = De if self.identity_N else Nm.T * De
+            D = [w[j] - u1[j] / 2 - sum((const(self.S[i, j, l, kk]) * x[i] * x[l] * w[kk] for i in range(n)
+                                         for l in range(n) for kk in range(n) if self.S[i, j, l, kk] != 0.0),
+                                        sp.Integer(0)) / 4 for j in range(n)]
+        G = sp.Matrix([D[a] if self.identity_N else sum((val(self.N[j, a]) * D[j] for j in range(n)),
+                                                        sp.Integer(0)) for a in range(p)])
+        J = G.jacobian(sp.Matrix(e))
+        if self.mode == 0:       # beta(s(e)): the chain rule by hand (beta is the generated function, not sympy's)
+            J = J + G.diff(bt) * dbt * sp.Matrix([[sp.diff(s, ea) for ea in e]])
+            L.emit(f"{tag}s = {sp.pycode(sp.expand(s))}")
+            L.emit(f"{tag}bt = beta({tag}s)")
+            L.emit(f"{tag}dbt = dbeta({tag}s)")
         entries = [J[a, c] for a in range(p) for c in range(p)]
         subs, red = sp.cse(entries, symbols=sp.numbered_symbols(f"{tag}c"), optimizations="basic")
         for sym, ex in subs:
@@ -412,7 +415,6 @@ class DlasSource:
         for a in range(p):
             L.emit(f"p{a} = {e[a]}")
         L.emit("ok = False")
-        L.emit("have_r = False")
         L.emit("theta = 0.0")
         L.emit("for attempt in range(2):")
         L.indent = 4
@@ -421,12 +423,11 @@ class DlasSource:
         L.indent = 5
         for a in range(p):
             L.emit(f"{e[a]} = p{a}")
-        # the residual at the predictor, kept as the first Newton iteration's (have_r), and the analytic Jacobian
-        r0, _ = self.residual(L, e, "")
+        # the analytic Jacobian at the predictor (its residual not kept for the first iteration: measured slower,
+        # sleigh exp 0.051 -> 0.063 us a step, the residual's values live across the refresh branch)
         JJ = self.jacobian(L, "j_")
         for a in range(p):
             L.emit("; ".join(f"Jm[{a}, {c}] = {JJ[a][c]}" for c in range(p)))
-        L.emit("have_r = True")
         L.emit("if not inverse(Jm, Jim):")
         L.emit("    break")
         for a in range(p):
@@ -441,12 +442,7 @@ class DlasSource:
         L.emit("exact = False")
         L.emit(f"for it in range({MAX_ITER}):")
         L.indent = 5
-        L.emit("if have_r:")
-        L.emit("    have_r = False")
-        L.emit("else:")
-        L.indent = 6
         r, u1r = self.residual(L, e, "")
-        L.indent = 5
         for a in range(p):
             L.emit(f"de{a} = {_slin([(ji[a][c], r[c]) for c in range(p)])}")
         for a in range(p):
