@@ -17,16 +17,21 @@ N = 1 (no constraint on xi), Pc = 2 P - 1 and the saved Pout = P.
 
 **Simplified Newton** (Hairer and Wanner 1996, *Solving ODEs II*, IV.8): the inverse of the p x p Jacobian
 is kept across iterations and steps (p^2 scalars) and refreshed only when the contraction
-theta_j = |de_j| / |de_{j-1}| measured in a step exceeds ``THETA_REFRESH`` (for the next step) or the
+theta_j = |de_j| / |de_{j-1}| measured in a step exceeds ``THETA_REFRESH[stride]`` (for the next step) or the
 iteration does not contract (theta >= 1/2: the step restarts from its predictor with a fresh Jacobian); a
-Newton failure with a fresh Jacobian ends the run there (the caller's status). The Jacobian is formed by
-forward differences of r (p more residuals; its O(1e-8) error only slows the contraction by that factor,
-the root is the same). The stop: the increment at round-off (|de| <= TOL max(1, |eta|)), or the error
+Newton failure with a fresh Jacobian ends the run there (the caller's status). The Jacobian is analytic,
+derived by sympy when the text is written (:meth:`DlasSource.jacobian`, cse over its entries; beta'(s) generated
+beside beta): on the sleigh and Suslov's problem the RATTLE's exp loop 0.061-0.066 -> 0.050-0.051 us a step
+against forward differences of r (p more residuals), interleaved A/B in CPU time. The stop: the increment at
+round-off (|de| <= TOL max(1, |eta|)), or the error
 left after it estimated as theta/(1 - theta) |de| (theta measured in this step, or 10x the last step's
 for the first increment) below TOL max(1, |eta|); the increment on the round-off floor (not decreasing,
 below 1e3 TOL) ends it too. The predictor is the quadratic extrapolation of the last three solutions
-(every second one for the RATTLE, whose solutions alternate; :mod:`integrators.reference.nonholonomic.kernels`).
-One step then costs the predictor, one residual where the predictor is at round-off (the steady motions)
+(:mod:`integrators.reference.nonholonomic.kernels`); for the RATTLE, whose solutions alternate step to step
+(its parasitic mode), the polynomial extrapolation of degree ``PARITY_DEGREE`` of the solutions of the same
+parity (steps k-2, k-4, ...: the smooth and the alternating part extrapolated together; the solutions kept in
+a doubled ring, so a step stores 2p scalars and shifts none), with one Jacobian per parity. One step then
+costs the predictor, one residual where the predictor is at round-off (the steady motions)
 and two or three while the motion moves, a p x p product per residual, and the output u1. Components of the
 state and of eta below 1e-250 of its size are set to zero (below round-off; without it the sleigh's decaying
 omega sticks at the smallest subnormal number, where each product costs ~100 cycles).
@@ -34,17 +39,45 @@ omega sticks at the smallest subnormal number, where each product costs ~100 cyc
 
 from __future__ import annotations
 
+from math import comb
+
 import numpy as np
+
+from liegroups._lazy import lazy_module
 
 from ..reference.nonholonomic.kernels import MAX_ITER, TOL
 from .source_text import Lines, num
 
+sp = lazy_module("sympy")  # the residual's Jacobian derived once, when the text is written
+
+def parity_extrapolation(d):
+    """Coefficients c_j of eta_k = sum_j c_j eta_{k-1-j} that extrapolate the solutions of the same parity as k
+    (steps k-2, k-4, ..., k-2(d+1)) by the polynomial of degree d through them: c_{2i+1} = (-1)^i binom(d+1, i+1)
+    (the (d+1)-th difference of that subsequence set to zero), c_{2i} = 0. Exact for P(k) + (-1)^k Q(k) with P, Q
+    of degree d: the smooth and the alternating part of the RATTLE's solutions extrapolated together."""
+    c = [0.0] * (2 * (d + 1))
+    for i in range(d + 1):
+        c[2 * i + 1] = float((-1) ** i * comb(d + 1, i + 1))
+    return tuple(c)
+
+
+#: the degree of the RATTLE's same-parity extrapolation. Its alternating mode keeps the solutions far from
+#: smooth (|eta_k - 2 eta_(k-1) + eta_(k-2)| ~ 1e-3 on the sleigh, 2e-4 on Suslov's problem at h = 0.05): the
+#: error of the extrapolation of degree d over the subsequence of step 2h falls ~8x per degree (benchmarks on
+#: the sleigh: median 4e-5 at d = 2, 1e-8 at d = 6), and with it the residuals a step; at d = 8 the sum of
+#: |c_j| is 2^9 - 1, the round-off it adds (~5e-14) far below the distances it removes.
+PARITY_DEGREE = 8
 #: the predictor: eta_k = sum_j c_j eta_{k-1-j}, exact for polynomials (stride 1) of degree 2, and (stride 2,
-#: the RATTLE's alternating solutions) for P(k) + (-1)^k Q(k), P and Q of degree 2
-PREDICTORS = {1: (3.0, -3.0, 1.0), 2: (0.0, 3.0, 0.0, -3.0, 0.0, 1.0)}
-#: the contraction rate above which the Jacobian is refreshed for the next step
-THETA_REFRESH = 1e-4
-#: the contraction assumed for the first increment after a refresh (the forward differences' error is ~1e-8)
+#: the RATTLE's alternating solutions) for P(k) + (-1)^k Q(k), P and Q of degree PARITY_DEGREE; in the first
+#: steps, where fewer solutions are kept, the same-parity extrapolation of the highest degree they allow
+PREDICTORS = {1: (3.0, -3.0, 1.0), 2: parity_extrapolation(PARITY_DEGREE)}
+#: the contraction rate above which the Jacobian is refreshed for the next step (per stride: the RATTLE's
+#: Jacobian of each parity moves by O(2h |eta'|) between its steps; a refresh costs p + 1 residuals, an
+#: iteration with theta ~ 1e-3 gains 3 digits: refreshing at 3e-3 costs the fewest residuals a step, measured
+#: 2.7-2.8 on the sleigh and 1.7-1.8 on Suslov's problem against 3.6-3.9 and 2.6-2.7 at 1e-4)
+THETA_REFRESH = {1: 1e-4, 2: 3e-3}
+#: the contraction assumed for the first increment after a refresh (kept from the forward-difference Jacobian,
+#: whose error was ~1e-8; conservative for the analytic one)
 FRESH_THETA = 1e-6
 
 
@@ -105,7 +138,7 @@ class DlasSource:
 
     def __init__(self, mode, C, S, N, Pc, Pout, I, Iinv, stride, theta_refresh=None):
         self.mode, self.stride = int(mode), int(stride)
-        self.theta_refresh = THETA_REFRESH if theta_refresh is None else float(theta_refresh)
+        self.theta_refresh = THETA_REFRESH[self.stride] if theta_refresh is None else float(theta_refresh)
         self.C, self.S = _tidy(C), _tidy(S)
         self.n, self.p = self.C.shape[0], np.shape(N)[1]
         k = _Consts()
@@ -183,6 +216,64 @@ class DlasSource:
                 L.emit(f"{r[a]} = -({_slin([(self.N[j, a], R[j]) for j in range(n)])})")
         return r, u1
 
+    def jacobian(self, L, tag):
+        """Lines of the residual's Jacobian Jm[a, c] = -dr_a/de_c = (N^T d(D_x w)/d eta)_{ac} at the names e0..
+        (the matrix the forward differences (r(e) - r(e + d e_c))/d approximated), derived by sympy here, once,
+        from the same expressions as :meth:`residual` (exp: D_x w = w - u1/2 + beta(s) u2, u2 = ad_x^T u1, with
+        d beta(s)/de = beta'(s) ds/de; cay: w - u1/2 - S(x, ., x)^T w / 4) and written after cse; the
+        problem's matrix entries stay names of ``cst``. Returns the p x p names."""
+        n, p = self.n, self.p
+        e = sp.symbols(f"e0:{p}")
+        h = sp.Symbol("h")
+
+        def val(c):
+            if c is None:
+                return sp.Integer(0)
+            if isinstance(c, float):
+                return sp.Rational(c) if c == round(c * 2.0 ** 20) / 2.0 ** 20 else sp.Float(c, 17)
+            return sp.Symbol(c)
+
+        def const(v):
+            return sp.Rational(float(v)) if float(v) == round(float(v) * 2.0 ** 20) / 2.0 ** 20 else sp.Float(v, 17)
+
+        xi = list(e) if self.identity_N else [sum((val(self.N[i, a]) * e[a] for a in range(p)), sp.Integer(0))
+                                              for i in range(n)]
+        x = [h * v for v in xi]
+        w = [sum((val(self.I[i, j]) * xi[j] for j in range(n)), sp.Integer(0)) for i in range(n)]
+
+        def adT(xv, wv):
+            return [sum((const(self.C[i, j, kk]) * xv[i] * wv[kk] for i in range(n) for kk in range(n)
+                         if self.C[i, j, kk] != 0.0), sp.Integer(0)) for j in range(n)]
+
+        u1 = adT(x, w)
+        bt, dbt = sp.Symbol(f"{tag}bt"), sp.Symbol(f"{tag}dbt")
+        if self.mode == 0:
+            s = sum((const(self.Q[i, j]) * x[i] * x[j] for i in range(n) for j in range(n) if self.Q[i, j] != 0.0),
+                    sp.Integer(0))
+            u2 = adT(x, u1)
+            D = [w[j] - u1[j] / 2 + bt * u2[j] for j in range(n)]
+        else:
+            D = [w[j] - u1[j] / 2 - sum((const(self.S[i, j, l, kk]) * x[i] * x[l] * w[kk] for i in range(n)
+                                         for l in range(n) for kk in range(n) if self.S[i, j, l, kk] != 0.0),
+                                        sp.Integer(0)) / 4 for j in range(n)]
+        G = sp.Matrix([D[a] if self.identity_N else sum((val(self.N[j, a]) * D[j] for j in range(n)),
+                                                        sp.Integer(0)) for a in range(p)])
+        J = G.jacobian(sp.Matrix(e))
+        if self.mode == 0:       # beta(s(e)): the chain rule by hand (beta is the generated function, not sympy's)
+            J = J + G.diff(bt) * dbt * sp.Matrix([[sp.diff(s, ea) for ea in e]])
+            L.emit(f"{tag}s = {sp.pycode(sp.expand(s))}")
+            L.emit(f"{tag}bt = beta({tag}s)")
+            L.emit(f"{tag}dbt = dbeta({tag}s)")
+        entries = [J[a, c] for a in range(p) for c in range(p)]
+        subs, red = sp.cse(entries, symbols=sp.numbered_symbols(f"{tag}c"), optimizations="basic")
+        for sym, ex in subs:
+            L.emit(f"{sym} = {sp.pycode(ex)}")
+        out = [[f"{tag}J{a}_{c}" for c in range(p)] for a in range(p)]
+        for a in range(p):
+            for c in range(p):
+                L.emit(f"{out[a][c]} = {sp.pycode(red[a * p + c])}")
+        return out
+
     def output(self, L, e):
         """Lines of u1 at the solution ``e`` (the output m + u1)."""
         n, p = self.n, self.p
@@ -207,9 +298,27 @@ class DlasSource:
         L.emit("    if s < 1e-30:")                 # the series' next term below round-off (and no subnormal products)
         L.emit("        return 1.0 / 12")
         L.emit("    if s < 0.04:")
-        L.emit("        return 1.0 / 12 + s * (1.0 / 720 + s * (1.0 / 30240 + s * (1.0 / 1209600 + s / 47900160)))")
+        # the series by Estrin's scheme: the same terms, three dependent operations instead of Horner's five (beta
+        # lies on the chain residual -> increment -> residual of every Newton iteration)
+        L.emit("        s2 = s * s")
+        L.emit("        return ((1.0 / 12 + s * (1.0 / 720))"
+               " + s2 * ((1.0 / 30240 + s * (1.0 / 1209600)) + s2 * (1.0 / 47900160)))")
         L.emit("    th = math.sqrt(s)")
         L.emit("    return (1.0 - 0.5 * th * math.cos(0.5 * th) / math.sin(0.5 * th)) / s")
+        L.emit("")
+        # beta'(s), for the analytic Jacobian: the series' derivative below s = 0.04 (truncation < 1e-14), else
+        # with f = 1 - (t/2) cot(t/2), t = sqrt(s): beta' = (f'(t)/(2t) - f/s)/s, f'(t) = -cot(t/2)/2 + t/(4 sin^2(t/2))
+        L.emit("@numba.njit(cache=CACHE, error_model='numpy', inline='always')")
+        L.emit("def dbeta(s):")
+        L.emit("    if s < 1e-30:")
+        L.emit("        return 1.0 / 720")
+        L.emit("    if s < 0.04:")
+        L.emit("        return (1.0 / 720 + s * (2.0 / 30240)) + s * s * (3.0 / 1209600 + s * (4.0 / 47900160))")
+        L.emit("    th = math.sqrt(s)")
+        L.emit("    sn = math.sin(0.5 * th)")
+        L.emit("    ct = math.cos(0.5 * th) / sn")
+        L.emit("    f = 1.0 - 0.5 * th * ct")
+        L.emit("    return ((-0.5 * ct + 0.25 * th / (sn * sn)) / (2.0 * th) - f / s) / s")
         L.emit("")
         L.emit("@numba.njit(cache=CACHE, error_model='numpy')")
         L.emit("def inverse(J, Ji):")
@@ -252,8 +361,6 @@ class DlasSource:
         L.emit(f"Mend = np.empty((B, {n}))")
         L.emit(f"Jm = np.empty(({p}, {p}))")
         L.emit(f"Jim = np.empty(({p}, {p}))")
-        L.emit(f"Pv = np.empty({p})")
-        L.emit(f"Rv = np.empty({p})")
         L.emit("done = nsteps")
         L.emit("iters = 0")
         L.emit("njac = 0")
@@ -261,7 +368,12 @@ class DlasSource:
         e = [f"e{a}" for a in range(p)]
         coef = PREDICTORS[st]
         nh = len(coef)                                  # history: the solutions the predictor combines
-        hist = [[f"h{j}_{a}" for a in range(p)] for j in range(nh)]   # hist[j]: the solution j + 1 steps back
+        ring = st == 2       # the RATTLE's long history in a doubled ring (a step stores 2p, not shifts nh p locals)
+        if ring:             # HB[i + nh] = HB[i]; the last solution at hp: the one j + 1 steps back at hp + nh - j
+            L.emit(f"HB = np.zeros(({2 * nh}, {p}))")
+            hist = [[f"HB[hp + {nh - j}, {a}]" for a in range(p)] for j in range(nh)]
+        else:
+            hist = [[f"h{j}_{a}" for a in range(p)] for j in range(nh)]   # hist[j]: the solution j + 1 steps back
         ji = [[f"ji{a}_{c}" for c in range(p)] for a in range(p)]
         jk = [[f"jk{a}_{c}" for c in range(p)] for a in range(p)]     # stride 2: the other parity's
         L.emit("for b in range(B):")
@@ -270,8 +382,11 @@ class DlasSource:
             L.emit(f"m{i} = M0[b, {i}]")
         for a in range(p):
             L.emit(f"{e[a]} = {_slin([(self.NI[a, i], f'm{i}') for i in range(n)])}")
-        for row in hist:
-            L.emit(" = ".join(row) + " = 0.0")
+        if ring:
+            L.emit("hp = 0")
+        else:
+            for row in hist:
+                L.emit(" = ".join(row) + " = 0.0")
         for row in ji + (jk if st == 2 else []):
             L.emit(" = ".join(row) + " = 0.0")
         L.emit("fresh_needed = True")
@@ -288,6 +403,12 @@ class DlasSource:
         L.emit(f"if kstep > {nh}:")
         for a in range(p):
             L.emit(f"    {e[a]} = {_slin([(float(c), hist[j][a]) for j, c in enumerate(coef)])}")
+        if st == 2:          # the first steps: the same-parity extrapolation of the degree the kept solutions allow
+            for dd in range(len(coef) // 2 - 2, -1, -1):
+                L.emit(f"elif kstep > {2 * (dd + 1)}:")
+                for a in range(p):
+                    cs = parity_extrapolation(dd)
+                    L.emit(f"    {e[a]} = {_slin([(float(c), hist[j][a]) for j, c in enumerate(cs)])}")
         L.emit("elif kstep > 1:")
         for a in range(p):
             L.emit(f"    {e[a]} = {hist[0][a]}")
@@ -302,22 +423,11 @@ class DlasSource:
         L.indent = 5
         for a in range(p):
             L.emit(f"{e[a]} = p{a}")
-            L.emit(f"Pv[{a}] = p{a}")
-        # forward differences: column c from the residual at e + d e_c (one copy of the residual, c = -1: at e)
-        L.emit(f"for c in range(-1, {p}):")
-        L.indent = 6
-        L.emit("d_ = 0.0 if c < 0 else 1e-7*max(1.0, abs(Pv[c]))")
-        names = [f"q{a}" for a in range(p)]
+        # the analytic Jacobian at the predictor (its residual not kept for the first iteration: measured slower,
+        # sleigh exp 0.051 -> 0.063 us a step, the residual's values live across the refresh branch)
+        JJ = self.jacobian(L, "j_")
         for a in range(p):
-            L.emit(f"{names[a]} = {e[a]} + (d_ if c == {a} else 0.0)")
-        rc, _ = self.residual(L, names, "j_")
-        L.emit("if c < 0:")
-        for a in range(p):
-            L.emit(f"    Rv[{a}] = {rc[a]}")
-        L.emit("else:")
-        for a in range(p):
-            L.emit(f"    Jm[{a}, c] = (Rv[{a}] - {rc[a]}) / d_")
-        L.indent = 5
+            L.emit("; ".join(f"Jm[{a}, {c}] = {JJ[a][c]}" for c in range(p)))
         L.emit("if not inverse(Jm, Jim):")
         L.emit("    break")
         for a in range(p):
@@ -387,9 +497,13 @@ class DlasSource:
         for a in range(p):
             L.emit(f"if abs({e[a]}) < fl:")
             L.emit(f"    {e[a]} = 0.0")
-        for j in range(nh - 1, 0, -1):
-            L.emit("; ".join(f"{hist[j][a]} = {hist[j - 1][a]}" for a in range(p)))
-        L.emit("; ".join(f"{hist[0][a]} = {e[a]}" for a in range(p)))
+        if ring:
+            L.emit(f"hp = 0 if hp == {nh - 1} else hp + 1")
+            L.emit("; ".join(f"HB[hp, {a}] = {e[a]}; HB[hp + {nh}, {a}] = {e[a]}" for a in range(p)))
+        else:
+            for j in range(nh - 1, 0, -1):
+                L.emit("; ".join(f"{hist[j][a]} = {hist[j - 1][a]}" for a in range(p)))
+            L.emit("; ".join(f"{hist[0][a]} = {e[a]}" for a in range(p)))
         # the output u1 at the solution: the last residual's where its increment was at round-off (u1 is
         # bilinear in x and w, so it moves by O(h |de| |w|) = O(TOL)), else evaluated there
         L.emit("if exact:")
