@@ -478,6 +478,14 @@ class DlasSource:
 
 
 # ---------------------------------------------------------------- the discrete vakonomic / second-kind map
+#: dvak's refresh threshold: its motions are not steady (the vakonomic rigid body rotates on), the quadratic
+#: predictor leaves ~3-4 residuals a step; at 1e-4 a Jacobian every second step (0.50 a step, n + 1 residuals
+#: each), at 3e-3 0.18 a step and the fewest residuals in all (Vakonomic so(3), h = 0.05, 2e4 steps: the loop
+#: 0.112 -> 0.098 us a step exp, 0.097 -> 0.082 cay, CPU time; 1e-2 and 3e-2 slower; predictors of degree 3-5
+#: gained <= 5%)
+DVAK_THETA_REFRESH = 3e-3
+
+
 class DvakSource(DlasSource):
     """The text of the same ``run(M0, Y0, h, nsteps, save_every, K, cst)`` for the discrete vakonomic /
     second-kind map (``dvak_exp``, ``dvak_cay``; eq. (2) of :mod:`integrators.reference.nonholonomic.lie_schemes`)
@@ -489,11 +497,12 @@ class DvakSource(DlasSource):
     only: Ad*_x D_x = D_{-x} for exp and cay (Bou-Rabee and Marsden 2009) and D_{-x} w = D_x w + u1
     (u1 = ad_x^T w, the odd part of D_x is -u1/2), so at the root z_{k+1} = z_k + u1; no projection
     (Pc = 1). ``G0`` maps z to the first guess of e (the numpy stepper's xi0 = W z, lambda0 = R^-1 A I^-1 z).
-    The same simplified Newton, predictor (stride 1) and stop as the dlas loop."""
+    The same simplified Newton, predictor (stride 1) and stop as the dlas loop; the Jacobian refreshed above
+    ``DVAK_THETA_REFRESH``."""
 
     def __init__(self, mode, C, S, N, I, B, G0, theta_refresh=None):
         self.mode, self.stride = int(mode), 1
-        self.theta_refresh = THETA_REFRESH[1] if theta_refresh is None else float(theta_refresh)
+        self.theta_refresh = DVAK_THETA_REFRESH if theta_refresh is None else float(theta_refresh)
         self.C, self.S = _tidy(C), _tidy(S)
         n = self.n = self.C.shape[0]
         self.p = n
