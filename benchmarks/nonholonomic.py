@@ -289,7 +289,7 @@ def _jacobians(p, y0, h, m, N):
     them; integrate does not report them)."""
     st = make_stepper(METHODS[m], p)
     if m.startswith("dvak"):
-        compiled.run_dvak(st, y0, 0.0, h, N, 1, nonholonomic_loops.dvak_loop)
+        compiled.run_dvak_lie(st, y0, 0.0, h, N, 1, nonholonomic_loops.dvak_loop)
         return st.jacobians / N
     kw = {"lam0": st._lambda(y0)} if m.startswith("lie_rattle") else {}
     compiled.run_dlas(st, y0, 0.0, h, N, 1, numba_kernels.jit, generated=nonholonomic_loops.dlas_loop, **kw)

@@ -307,7 +307,7 @@ def dvak_reason(retraction, d, tau):
     return data if isinstance(data, str) else None
 
 
-def run_dvak(stepper, y0, t0, h, n, save_every, generated):
+def run_dvak_lie(stepper, y0, t0, h, n, save_every, generated):
     """The run of the discrete vakonomic / second-kind map (``dvak_exp``, ``dvak_cay``) by the engine's
     generated straight-line loop (``generated``: ``integrators.backends.nonholonomic_loops.dvak_loop``; the
     same map and stop tolerance as the numpy stepper, simplified Newton in (eta, lambda)), or None where the
