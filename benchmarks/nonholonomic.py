@@ -573,7 +573,8 @@ def _dvak_md(rows):
         "on servo.lie.Vakonomic(so(3), I = diag(1, 2, 3), a = (1, 1, 0)) from w = (1, -1, 0.5), lambda = 0.3, "
         "h = 0.05, runs its generated loop (integrators.codegen.nonholonomic_source.DvakSource: the same "
         "simplified Newton in the n unknowns (eta, lambda), no projection, z_(k+1) = z_k + ad_x^T w at the root): "
-        f"{_ratio_range(rows, 'dvak')} rk4 (numba) steps, {_verdict(rows, 'dvak')} (dvak_exp "
+        f"{_ratio_range(list(r.values()), 'dvak')} rk4 (numba) steps, {_verdict(list(r.values()), 'dvak')} "
+        f"(the calls with check=False as for every row; dvak_exp "
         f"{r['dvak_exp'][5]} and dvak_cay {r['dvak_cay'][5]} residuals a step, {r['dvak_exp'][7]} and "
         f"{r['dvak_cay'][7]} Jacobians of n + 1 residuals; its motion is not steady, so the predictor does not "
         "reach round-off and every step takes two or more residuals).", ""]
