@@ -57,3 +57,26 @@ def test_no_generated_dvak_exp_where_dexp_inverse_has_no_closed_form():
     st = v.state_from(w=w0, lam=0.3, project=True)
     with pytest.raises(MethodError, match="closed form of dexp"):
         v.simulate(st, 1.0, steps=10, method="dvak_exp", backend="numba")
+
+
+@pytest.mark.parametrize("name", ["dvak_exp", "dvak_cay"])
+def test_a_stale_or_always_fresh_jacobian_finds_the_same_root(name):
+    # the Jacobian only steers the iteration: refreshed every step (threshold 0) or never after the first
+    # (0.49, below the restart at theta >= 1/2) the loop finds the same z_k to round-off, with fewer
+    # Jacobians and more residuals when stale
+    import functools
+    from integrators.backends import nonholonomic_loops
+    from integrators.methods import METHODS
+    from integrators.reference.nonholonomic import compiled
+    from integrators.reference.stepping import make_stepper
+    v, w0 = _system("so3")
+    p = v.problem()
+    z = np.asarray(v.to_problem(v.state_from(w=w0, lam=0.3, project=True)))
+    out = []
+    for th in (0.0, 0.49):
+        st = make_stepper(METHODS[name], p)
+        res = compiled.run_dvak_lie(st, z, 0.0, 0.05, 300, 1,
+                                    functools.partial(nonholonomic_loops.dvak_loop, theta_refresh=th))
+        out.append((res.y, st.jacobians, st.nfev_total))
+    assert np.max(np.abs(out[0][0] - out[1][0])) <= 1e-12
+    assert out[0][1] >= 300 > out[1][1] and out[1][2] > out[0][2]
