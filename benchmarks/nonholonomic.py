@@ -288,6 +288,9 @@ def _jacobians(p, y0, h, m, N):
     """Analytic Jacobians per step of the generated Lie-group loop over N steps (the stepper counts
     them; integrate does not report them)."""
     st = make_stepper(METHODS[m], p)
+    if m.startswith("dvak"):
+        compiled.run_dvak_lie(st, y0, 0.0, h, N, 1, nonholonomic_loops.dvak_loop)
+        return st.jacobians / N
     kw = {"lam0": st._lambda(y0)} if m.startswith("lie_rattle") else {}
     compiled.run_dlas(st, y0, 0.0, h, N, 1, numba_kernels.jit, generated=nonholonomic_loops.dlas_loop, **kw)
     return st.jacobians / N
@@ -332,6 +335,14 @@ def _rk4_contact_loop():
     return run
 
 
+def _vakonomic_so3():
+    """(problem, z0) of servo.lie.Vakonomic(so(3), I = diag(1, 2, 3), a = (1, 1, 0)) from w = (1, -1, 0.5),
+    lambda = 0.3 (the problem's state z = m + lambda a)."""
+    from servo.lie import Vakonomic
+    v = Vakonomic(named.so3(), [1.0, 2.0, 3.0], a=[1, 1, 0])
+    return v.problem(), v.to_problem(v.state_from(w=[1.0, -1.0, 0.5], lam=0.3))
+
+
 def costs(repeat=5, N=20000):
     """Microseconds of CPU time per step (one trajectory; the contact oscillator a batch of 10, per trajectory
     step), interleaved, median of ``repeat``, each method through the public call (integrate, every step saved,
@@ -341,7 +352,9 @@ def costs(repeat=5, N=20000):
     "while moving": the Newton iterations per step over the first 100 steps (t <= 5 on the Lie groups)."""
     su = _suslov()
     co = contact_oscillator(EPS)
-    cases = [("sleigh", _sleigh(), np.array([0.3, 0.0, 1.2]) @ SLEIGH_I, 0.05,
+    vk, vz = _vakonomic_so3()
+    cases = [("vakonomic so(3)", vk, vz, 0.05, ["dvak_exp", "dvak_cay", "rk4"]),
+             ("sleigh", _sleigh(), np.array([0.3, 0.0, 1.2]) @ SLEIGH_I, 0.05,
               ["dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay", "rk4"]),
              ("Suslov", su, np.array([1.0, 0.5, 0.0]) @ su.discrete.I, 0.05,
               ["dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay", "rk4"]),
@@ -584,6 +597,21 @@ def cost_md(cost_rows, load):
         "residual made it no faster).", ""]
 
 
+def _dvak_md(rows):
+    """The reading of the dvak rows (the discrete vakonomic map's generated loop) of the cost table."""
+    r = {row[1]: row for row in rows if row[0] == "vakonomic so(3)"}
+    return [
+        "The discrete vakonomic map (dvak_exp, dvak_cay, eq. (2) of integrators.reference.nonholonomic.lie_schemes) "
+        "on servo.lie.Vakonomic(so(3), I = diag(1, 2, 3), a = (1, 1, 0)) from w = (1, -1, 0.5), lambda = 0.3, "
+        "h = 0.05, runs its generated loop (integrators.codegen.nonholonomic_source.DvakSource: the same "
+        "simplified Newton in the n unknowns (eta, lambda), no projection, z_(k+1) = z_k + ad_x^T w at the root): "
+        f"{_ratio_range(list(r.values()), 'dvak')} rk4 (numba) steps, {_verdict(list(r.values()), 'dvak')} "
+        f"(the calls with check=False as for every row; dvak_exp "
+        f"{r['dvak_exp'][5]} and dvak_cay {r['dvak_cay'][5]} residuals a step, {r['dvak_exp'][7]} and "
+        f"{r['dvak_cay'][7]} Jacobians of n + 1 residuals; its motion is not steady, so the predictor does not "
+        "reach round-off and every step takes two or more residuals).", ""]
+
+
 def update_costs(md, repeat):
     """Replace the cost part of the section (from its first paragraph to the orders' paragraph) by ``md``,
     keeping the rest of the section and naming both runs in the stamp."""
@@ -614,7 +642,7 @@ def main(argv=None):
     cost_rows, load = costs(args.repeat)
     print(markdown_table(COST_HEADER, cost_rows), flush=True)
     if args.costs_only:
-        update_costs(cost_md(cost_rows, load), args.repeat)
+        update_costs(cost_md(cost_rows, load) + _dvak_md(cost_rows), args.repeat)
         return
     o_rows, o_curves = orders()
     l_rows, l_curves = long_runs(args.steps)
@@ -635,7 +663,7 @@ def main(argv=None):
                               "contact_oscillator_nonreversible": (
                                   nr_curves, f"non-reversible variant (Modin and Verdier 2020), eps = {EPS}")},
                    l_curves)
-    md = [*cost_md(cost_rows, load),
+    md = [*cost_md(cost_rows, load), *_dvak_md(cost_rows),
           "Orders over h = 0.1 2^-k, k = 0..6 (slope of log error against log h; error at the end; the largest "
           "constraint residual over every step of every run; microseconds per step with numpy). The vakonomic skate "
           "(Kozlov's slides, lambda(0) = 0) runs through ConstrainedSystem.simulate(method='dvak_mid') against its "

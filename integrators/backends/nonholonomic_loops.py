@@ -8,7 +8,7 @@ back to the generic compiled loops when it returns None."""
 from __future__ import annotations
 
 from ..codegen.coordinate_source import coordinate_text
-from ..codegen.nonholonomic_source import DlasSource
+from ..codegen.nonholonomic_source import DlasSource, DvakSource
 from . import numba_kernels
 
 #: the largest algebra the straight-line code is written for (se(3)); beyond it the generic loop
@@ -36,6 +36,19 @@ def coordinate_loop(scheme, source, Minv):
 
 def maker(stepper):
     """The maker of generated loops for ``stepper``: :func:`coordinate_loop` on the coordinate schemes (their
-    data of structure "lagrange_dalembert"), :func:`dlas_loop` on the Lie-group ones."""
+    data of structure "lagrange_dalembert"), :func:`dvak_loop` on the second-kind ones,
+    :func:`dlas_loop` on the other Lie-group ones."""
     d = getattr(stepper, "d", None)
+    if getattr(d, "structure", None) == "lie_second_kind":
+        return dvak_loop
     return coordinate_loop if getattr(d, "structure", None) == "lagrange_dalembert" else dlas_loop
+
+
+def dvak_loop(mode, C, S, N, I, B, G0, theta_refresh=None):
+    """(run, cst) of the generated loop of the discrete vakonomic / second-kind map (``dvak_exp``, ``dvak_cay``;
+    :class:`integrators.codegen.nonholonomic_source.DvakSource`), or None above MAX_DIM."""
+    if C.shape[0] > MAX_DIM:
+        return None
+    src = DvakSource(mode, C, S, N, I, B, G0, theta_refresh)
+    ns = numba_kernels.load_module(src.text(), "liedyn_nhv")
+    return ns["run"], src.cst

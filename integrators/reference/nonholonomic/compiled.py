@@ -298,3 +298,36 @@ def run_dvak(stepper, y0, t0, h, n, save_every, jit=None):
     ys, done, iters = cache[key](Y0, float(h), int(n), int(save_every), n_saved(n, save_every))
     stepper.nfev_total = int(iters)
     return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)
+
+
+# ---------------------------------------------------------------- the discrete vakonomic / second-kind map
+def dvak_reason(retraction, d, tau):
+    """None when ``dvak_<retraction>`` has a generated loop on the data ``d``, else why not."""
+    data = dlas_data_of(retraction, d, tau)
+    return data if isinstance(data, str) else None
+
+
+def run_dvak_lie(stepper, y0, t0, h, n, save_every, generated):
+    """The run of the discrete vakonomic / second-kind map (``dvak_exp``, ``dvak_cay``) by the engine's
+    generated straight-line loop (``generated``: ``integrators.backends.nonholonomic_loops.dvak_loop``; the
+    same map and stop tolerance as the numpy stepper, simplified Newton in (eta, lambda)), or None where the
+    maker writes none (above its largest algebra)."""
+    d = stepper.d
+    data = dlas_data_of(stepper.retraction, d, stepper.tau)
+    if isinstance(data, str):
+        raise ValueError(data)
+    mode, C, S, N, _ = data
+    cache = d.__dict__.setdefault("_compiled", {})
+    key = ("generated_dvak", stepper.retraction, generated)
+    if key not in cache:
+        G0 = np.concatenate([N.T @ stepper.W, np.linalg.solve(d.R, d.A @ d.Iinv)], axis=0)
+        cache[key] = generated(mode, C, S, N, d.I, d.B, G0)
+    if cache[key] is None:
+        return None
+    run, cst = cache[key]
+    M0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, d.n))
+    K = n_saved(n, save_every)
+    ys, done, iters, _, njac = run(M0, M0, float(h), int(n), int(save_every), K, cst)
+    stepper.jacobians = int(njac)
+    stepper.nfev_total = int(iters)
+    return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)

@@ -221,6 +221,18 @@ class SecondKindStepper(_LieStepper):
         super().__init__(method, problem)
         d = self.d
         self.W = d.Iinv - d.Iinv @ d.B.T @ np.linalg.solve(d.R, d.A @ d.Iinv)
+        self.compiled_reason = compiled.dvak_reason(self.retraction, d, self.tau)
+
+    def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
+        """The whole run by the engine's generated straight-line loop (backend "numba", ``generated``: the same
+        map, simplified Newton in (eta, lambda), z_{k+1} = z_k + ad_x^T w at the root; see
+        :func:`integrators.reference.nonholonomic.compiled.run_dvak_lie`), or None (the driver's numpy loop)."""
+        if backend != "numba" or self.compiled_reason is not None or generated is None:
+            return None
+        res = compiled.run_dvak_lie(self, y0, t0, h, n, save_every, generated)
+        if res is None:
+            self.compiled_reason = f"{self.name}: no generated loop on {self.d.algebra.name} (dimension {self.d.n})"
+        return res
 
     def step(self, t, z, h):
         d, tau, n = self.d, self.tau, self.d.n
