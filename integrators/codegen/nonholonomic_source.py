@@ -216,6 +216,21 @@ class DlasSource:
                 L.emit(f"{r[a]} = -({_slin([(self.N[j, a], R[j]) for j in range(n)])})")
         return r, u1
 
+    def _xw_sym(self, e, h, val):
+        """x = h xi and w = I xi as sympy expressions of the unknowns e (xi = N e), for :meth:`jacobian`."""
+        n, p = self.n, self.p
+        xi = list(e) if self.identity_N else [sum((val(self.N[i, a]) * e[a] for a in range(p)), sp.Integer(0))
+                                              for i in range(n)]
+        x = [h * v for v in xi]
+        w = [sum((val(self.I[i, j]) * xi[j] for j in range(n)), sp.Integer(0)) for i in range(n)]
+        return x, w
+
+    def _project_sym(self, D, val):
+        """N^T D: the components of D_x w the residual keeps, for :meth:`jacobian`."""
+        n, p = self.n, self.p
+        return [D[a] if self.identity_N else sum((val(self.N[j, a]) * D[j] for j in range(n)), sp.Integer(0))
+                for a in range(p)]
+
     def jacobian(self, L, tag):
         """Lines of the residual's Jacobian Jm[a, c] = -dr_a/de_c = (N^T d(D_x w)/d eta)_{ac} at the names e0..
         (the matrix the forward differences (r(e) - r(e + d e_c))/d approximated), derived by sympy here, once,
@@ -236,10 +251,7 @@ class DlasSource:
         def const(v):
             return sp.Rational(float(v)) if float(v) == round(float(v) * 2.0 ** 20) / 2.0 ** 20 else sp.Float(v, 17)
 
-        xi = list(e) if self.identity_N else [sum((val(self.N[i, a]) * e[a] for a in range(p)), sp.Integer(0))
-                                              for i in range(n)]
-        x = [h * v for v in xi]
-        w = [sum((val(self.I[i, j]) * xi[j] for j in range(n)), sp.Integer(0)) for i in range(n)]
+        x, w = self._xw_sym(e, h, val)
 
         def adT(xv, wv):
             return [sum((const(self.C[i, j, kk]) * xv[i] * wv[kk] for i in range(n) for kk in range(n)
@@ -256,8 +268,7 @@ class DlasSource:
             D = [w[j] - u1[j] / 2 - sum((const(self.S[i, j, l, kk]) * x[i] * x[l] * w[kk] for i in range(n)
                                          for l in range(n) for kk in range(n) if self.S[i, j, l, kk] != 0.0),
                                         sp.Integer(0)) / 4 for j in range(n)]
-        G = sp.Matrix([D[a] if self.identity_N else sum((val(self.N[j, a]) * D[j] for j in range(n)),
-                                                        sp.Integer(0)) for a in range(p)])
+        G = sp.Matrix(self._project_sym(D, val))
         J = G.jacobian(sp.Matrix(e))
         if self.mode == 0:       # beta(s(e)): the chain rule by hand (beta is the generated function, not sympy's)
             J = J + G.diff(bt) * dbt * sp.Matrix([[sp.diff(s, ea) for ea in e]])
@@ -599,6 +610,18 @@ class DvakSource(DlasSource):
         for i in range(n):
             L.emit(f"{w[i]} = {_slin([(self.Wm[i, a], e[a]) for a in range(n)])}")
         return x, w
+
+    def _xw_sym(self, e, h, val):
+        """x = h X e and w = W e (X = [N 0], W = [I N, B^T]) as sympy expressions, for the inherited analytic
+        :meth:`DlasSource.jacobian`."""
+        n = self.n
+        x = [h * sum((val(self.Xm[i, a]) * e[a] for a in range(n)), sp.Integer(0)) for i in range(n)]
+        w = [sum((val(self.Wm[i, a]) * e[a] for a in range(n)), sp.Integer(0)) for i in range(n)]
+        return x, w
+
+    def _project_sym(self, D, val):
+        """All n components of D_x w (the residual is not projected)."""
+        return list(D)
 
     def residual(self, L, e, tag):
         """Lines of r = -(D_x w - z) at the names ``e`` (z: the locals m); returns (r names, u1 names)."""

@@ -80,3 +80,52 @@ def test_a_stale_or_always_fresh_jacobian_finds_the_same_root(name):
         out.append((res.y, st.jacobians, st.nfev_total))
     assert np.max(np.abs(out[0][0] - out[1][0])) <= 1e-12
     assert out[0][1] >= 300 > out[1][1] and out[1][2] > out[0][2]
+
+
+@pytest.mark.parametrize("which, name", [("so3", "dvak_exp"), ("so3", "dvak_cay"), ("se3", "dvak_cay")])
+def test_dvak_analytic_jacobian_equals_central_differences(which, name):
+    # the loop's Jacobian Jm = -dr/de (derived by sympy from DvakSource's x = h X e, w = W e and the unprojected
+    # D_x w, the machinery DlasSource.jacobian shares) against central differences of the generated residual at
+    # random (e, z) and steps h |e| from 0.01 to ~3, run as plain Python (numba's decorator stubbed out)
+    import math
+    import types
+    from integrators.codegen.nonholonomic_source import DvakSource
+    from integrators.codegen.source_text import Lines
+    from integrators.methods.registry import METHODS
+    from integrators.reference.nonholonomic import compiled
+    from integrators.reference.stepping import make_stepper
+    v, w0 = _system(which)
+    st = make_stepper(METHODS[name], v.problem())
+    d = st.d
+    mode, C, S, N, _ = compiled.dlas_data_of(st.retraction, d, st.tau)
+    G0 = np.concatenate([N.T @ st.W, np.linalg.solve(d.R, d.A @ d.Iinv)], axis=0)
+    src = DvakSource(mode, C, S, N, d.I, d.B, G0)
+    ns = {"math": math, "np": np, "CACHE": False, "numba": types.SimpleNamespace(njit=lambda *a, **k: (lambda f: f))}
+    exec(src.text(), ns)
+    q = src.p
+    L = Lines(indent=0)
+    L.emit("def f(e, h, m):")
+    L.indent = 1
+    for nm, val in src.consts.values:
+        L.emit(f"{nm} = {val!r}")
+    for a in range(q):
+        L.emit(f"e{a} = e[{a}]")
+    for i in range(src.n):
+        L.emit(f"m{i} = m[{i}]")
+    r, _ = src.residual(L, [f"e{a}" for a in range(q)], "")
+    J = src.jacobian(L, "j_")
+    L.emit("return np.array([" + ", ".join(r) + "]), np.array([[" + "], [".join(", ".join(row) for row in J) + "]])")
+    exec(L.text(), ns)
+    f = ns["f"]
+    rng = np.random.default_rng(11)
+    dd = 1e-5
+    for trial in range(12):
+        e, m = rng.normal(size=q), rng.normal(size=src.n)
+        h = [0.01, 0.3, 0.7][trial % 3] * (4.0 if trial >= 9 else 1.0)
+        Jfd = np.empty((q, q))
+        for c in range(q):
+            dp, dm = e.copy(), e.copy()
+            dp[c] += dd
+            dm[c] -= dd
+            Jfd[:, c] = -(f(dp, h, m)[0] - f(dm, h, m)[0]) / (2 * dd)
+        assert np.max(np.abs(f(e, h, m)[1] - Jfd)) <= 1e-8 * max(1.0, np.max(np.abs(Jfd))), trial
