@@ -376,7 +376,9 @@ def costs(repeat=5, N=20000):
                 continue
             be = "numba" if m != "rk4" or p.kind == "coadjoint" else "numpy"
             r = integrate(p, y0, (0.0, 10 * h), method=m, h=h, backend=be)
-            backend[m] = r.backend
+            # the backend that ran (result.backend may describe more: "numba (specialised fixed loop compiled
+            # in this call ...)" on a cold cache; the warm-up call compiled it)
+            backend[m] = r.backend.split(" ")[0]
             iters[m] = moving[m] = "-"
             if not m.startswith("rk4") and m != "nh_rattle":   # Newton iterations per step (nh_rattle: explicit)
                 rr = integrate(p, y0, (0.0, N * h), steps=N, method=m, check=False, backend=backend[m])
