@@ -75,18 +75,19 @@ def _box_angle(r: BallRoot) -> float:
 
 
 def mixed_certificate(Q: NDArray[Any], w: NDArray[np.float64], Za: NDArray[np.complex128],
-                      radius: NDArray[np.float64], points: NDArray[np.complex128], seed: int = 0
-                      ) -> MixedCertificate:
+                      radius: NDArray[np.float64], points: NDArray[np.complex128], seed: int = 0,
+                      dscale: NDArray[np.float64] | None = None) -> MixedCertificate:
     """Prove the roots of v'(y) = c' w y (equilibrated, rows (y, c')) from the alpha-certified points ``Za``
     (pairwise disjoint balls of angles ``radius`` without the trivial root: ``disjoint_alpha``) and the
     Krawczyk test of the end points ``points`` the alpha test left open (the trivial root is added here).
-    See the module docstring for the argument."""
+    See the module docstring for the argument. ``dscale``: the variable scaling of the equilibrated system,
+    passed to :func:`ball_certify_end_points` (a box proved again until tight in the original coordinates)."""
     Q = np.asarray(Q)
     p = Q.shape[0]
     Za = np.asarray(Za, dtype=complex).reshape(-1, p + 1)
     pts = np.vstack([np.asarray(points, dtype=complex).reshape(-1, p + 1),
                      np.append(np.zeros(p), 1.0).astype(complex)[None]])
-    B = ball_certify_end_points(Q, w, pts, seed=seed)
+    B = ball_certify_end_points(Q, w, pts, seed=seed, dscale=dscale)
     if B.undecided:
         return MixedCertificate([], False, f"{len(B.undecided)} pair(s) of end points neither proved equal nor "
                                 "distinct in ball arithmetic", B.precision)

@@ -464,7 +464,8 @@ def _mixed_lines(q, Qs, wsc, dsc, ssc, hom, zs, lines, cand, Zc, radius, real, n
     covered[np.asarray(trivial_members, dtype=int)] = True
     open_paths = np.nonzero(~covered)[0]
     pts = [zs[i] for i in open_paths if np.all(np.isfinite(zs[i]))] + list(retrack(hom, open_paths))
-    M = mixed_certificate(Qs, wsc, Zc[rows], radius[rows], np.array(pts, dtype=complex).reshape(-1, p + 1), seed)
+    M = mixed_certificate(Qs, wsc, Zc[rows], radius[rows], np.array(pts, dtype=complex).reshape(-1, p + 1), seed,
+                          dscale=dsc)
     if not M.ok:
         return None, f"alpha test and ball arithmetic together ({open_paths.size} open path(s)): {M.reason}"
     undecided = [r for r in M.roots if q.is_real and r.real is None]
