@@ -172,19 +172,10 @@ class DlasSource:
             L.emit(f"{tag}{j} = {_slin(terms) if terms else '0.0'}")
         return out
 
-    def residual(self, L, e, tag):
-        """Lines of r = -N^T (D_x w - m) at the names ``e``; returns (r names, u1 names)."""
-        n, p = self.n, self.p
-        xi = list(e) if self.identity_N else [f"{tag}xi{i}" for i in range(n)]
-        if not self.identity_N:
-            for i in range(n):
-                L.emit(f"{xi[i]} = {_slin([(self.N[i, a], e[a]) for a in range(p)])}")
-        x = [f"{tag}x{i}" for i in range(n)]
-        w = [f"{tag}w{i}" for i in range(n)]
-        for i in range(n):
-            L.emit(f"{x[i]} = h*{xi[i]}")
-        for i in range(n):
-            L.emit(f"{w[i]} = {_slin([(self.I[i, j], xi[j]) for j in range(n)])}")
+    def _dxw_minus_z(self, L, x, w, tag):
+        """Lines of u1 = ad_x^T w and R = D_x w - z at the names x, w (z: the locals m): exp, D_x w = w - u1/2 +
+        beta(s) ad_x^T u1 with s = x^T Q x; cay, D_x w = w - u1/2 - S(x, ., x)^T w / 4. Returns (u1, R) names."""
+        n = self.n
         u1 = self._ad_T(L, x, w, f"{tag}u")
         R = [f"{tag}R{j}" for j in range(n)]
         if self.mode == 0:
@@ -208,6 +199,22 @@ class DlasSource:
                                 terms.append((-0.25 * c, f"{x[i]}*{x[l]}*{w[kk]}"))
                 cub = _slin(terms)
                 L.emit(f"{R[j]} = {w[j]} - 0.5*{u1[j]}" + ("" if cub == "0.0" else f" + {cub}") + f" - m{j}")
+        return u1, R
+
+    def residual(self, L, e, tag):
+        """Lines of r = -N^T (D_x w - m) at the names ``e``; returns (r names, u1 names)."""
+        n, p = self.n, self.p
+        xi = list(e) if self.identity_N else [f"{tag}xi{i}" for i in range(n)]
+        if not self.identity_N:
+            for i in range(n):
+                L.emit(f"{xi[i]} = {_slin([(self.N[i, a], e[a]) for a in range(p)])}")
+        x = [f"{tag}x{i}" for i in range(n)]
+        w = [f"{tag}w{i}" for i in range(n)]
+        for i in range(n):
+            L.emit(f"{x[i]} = h*{xi[i]}")
+        for i in range(n):
+            L.emit(f"{w[i]} = {_slin([(self.I[i, j], xi[j]) for j in range(n)])}")
+        u1, R = self._dxw_minus_z(L, x, w, tag)
         r = [f"{tag}r{a}" for a in range(p)]
         for a in range(p):
             if self.identity_N:
@@ -627,29 +634,7 @@ class DvakSource(DlasSource):
         """Lines of r = -(D_x w - z) at the names ``e`` (z: the locals m); returns (r names, u1 names)."""
         n = self.n
         x, w = self._xw(L, e, tag)
-        u1 = self._ad_T(L, x, w, f"{tag}u")
-        R = [f"{tag}R{j}" for j in range(n)]
-        if self.mode == 0:
-            Q = self.Q
-            terms = [((Q[i, i] if i == j else 2.0 * Q[i, j]), f"{x[i]}*{x[j]}") for i in range(n) for j in range(i, n)
-                     if Q[i, j] != 0.0]
-            L.emit(f"{tag}s = {_slin(terms)}")
-            L.emit(f"{tag}bt = beta({tag}s)")
-            u2 = self._ad_T(L, x, u1, f"{tag}v")
-            for j in range(n):
-                L.emit(f"{R[j]} = {w[j]} - 0.5*{u1[j]} + {tag}bt*{u2[j]} - m{j}")
-        else:
-            S = self.S
-            for j in range(n):
-                terms = []
-                for i in range(n):
-                    for l in range(i, n):
-                        for kk in range(n):
-                            c = S[i, j, l, kk] if i == l else S[i, j, l, kk] + S[l, j, i, kk]
-                            if c != 0.0:
-                                terms.append((-0.25 * c, f"{x[i]}*{x[l]}*{w[kk]}"))
-                cub = _slin(terms)
-                L.emit(f"{R[j]} = {w[j]} - 0.5*{u1[j]}" + ("" if cub == "0.0" else f" + {cub}") + f" - m{j}")
+        u1, R = self._dxw_minus_z(L, x, w, tag)
         r = [f"{tag}r{a}" for a in range(n)]
         for a in range(n):
             L.emit(f"{r[a]} = -{R[a]}")
