@@ -1,7 +1,8 @@
 """The generated whole-run loops of the discrete schemes compiled by numba, loaded once per text (numba's disk
 cache keys on it; problems with the same sparsity share it): the Lie-group schemes (``dlas_*``, ``lie_rattle_*``;
 text of :mod:`integrators.codegen.nonholonomic_source`) and the coordinate schemes (``mp_lda``, ``nh_rattle``; text
-of :mod:`integrators.codegen.coordinate_source` from the problem's expression source). The engine hands
+of :mod:`integrators.codegen.coordinate_source` from the problem's expression source) and ``dvak_mid`` (text of
+:mod:`integrators.codegen.vakonomic_source`, from the problem's L* and phi as text). The engine hands
 :func:`maker` 's choice to the steppers of :mod:`integrators.reference.nonholonomic` (``generated=``), which fall
 back to the generic compiled loops when it returns None."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from ..codegen.coordinate_source import coordinate_text
 from ..codegen.nonholonomic_source import DlasSource, DvakSource
+from ..codegen.vakonomic_source import vakonomic_text
 from . import numba_kernels
 
 #: the largest algebra the straight-line code is written for (se(3)); beyond it the generic loop
@@ -37,10 +39,12 @@ def coordinate_loop(scheme, source, Minv):
 def maker(stepper):
     """The maker of generated loops for ``stepper``: :func:`coordinate_loop` on the coordinate schemes (their
     data of structure "lagrange_dalembert"), :func:`dvak_loop` on the second-kind ones,
-    :func:`dlas_loop` on the other Lie-group ones."""
+    :func:`vakonomic_loop` on ``dvak_mid`` 's, :func:`dlas_loop` on the other Lie-group ones."""
     d = getattr(stepper, "d", None)
     if getattr(d, "structure", None) == "lie_second_kind":
         return dvak_loop
+    if getattr(d, "structure", None) == "vakonomic_coordinates":
+        return vakonomic_loop
     return coordinate_loop if getattr(d, "structure", None) == "lagrange_dalembert" else dlas_loop
 
 
@@ -52,3 +56,10 @@ def dvak_loop(mode, C, S, N, I, B, G0, theta_refresh=None):
     src = DvakSource(mode, C, S, N, I, B, G0, theta_refresh)
     ns = numba_kernels.load_module(src.text(), "liedyn_nhv")
     return ns["run"], src.cst
+
+
+def vakonomic_loop(source, n, k, theta_refresh=None):
+    """(run, cst) of the generated dvak_mid loop on the problem's expression ``source`` (L*, phi as text;
+    :mod:`integrators.codegen.vakonomic_source`)."""
+    text, cst = vakonomic_text(source, n, k, theta_refresh)
+    return numba_kernels.load_module(text, "liedyn_nhq")["run"], cst

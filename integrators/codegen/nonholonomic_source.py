@@ -81,6 +81,40 @@ THETA_REFRESH = {1: 1e-4, 2: 3e-3}
 FRESH_THETA = 1e-6
 
 
+#: the generated loops' p x p inverse (Gauss-Jordan with partial pivoting), jitted beside them
+INVERSE_SOURCE = '''\
+@numba.njit(cache=CACHE, error_model='numpy')
+def inverse(J, Ji):
+    """Ji = J^-1 (Gauss-Jordan, partial pivoting; J overwritten); False when singular."""
+    p = J.shape[0]
+    for i in range(p):
+        for j in range(p):
+            Ji[i, j] = 1.0 if i == j else 0.0
+    for c in range(p):
+        piv, best = c, abs(J[c, c])
+        for i in range(c + 1, p):
+            if abs(J[i, c]) > best:
+                piv, best = i, abs(J[i, c])
+        if not best > 0.0:
+            return False
+        for j in range(p):
+            J[c, j], J[piv, j] = J[piv, j], J[c, j]
+            Ji[c, j], Ji[piv, j] = Ji[piv, j], Ji[c, j]
+        f = 1.0 / J[c, c]
+        for j in range(p):
+            J[c, j] *= f
+            Ji[c, j] *= f
+        for i in range(p):
+            if i != c:
+                g = J[i, c]
+                for j in range(p):
+                    J[i, j] -= g * J[c, j]
+                    Ji[i, j] -= g * Ji[c, j]
+    return True
+
+'''
+
+
 class _Consts:
     """The problem's matrix entries as names of a constant vector (zero entries: None)."""
 
@@ -338,35 +372,7 @@ class DlasSource:
         L.emit("    f = 1.0 - 0.5 * th * ct")
         L.emit("    return ((-0.5 * ct + 0.25 * th / (sn * sn)) / (2.0 * th) - f / s) / s")
         L.emit("")
-        L.emit("@numba.njit(cache=CACHE, error_model='numpy')")
-        L.emit("def inverse(J, Ji):")
-        L.emit("    \"\"\"Ji = J^-1 (Gauss-Jordan, partial pivoting; J overwritten); False when singular.\"\"\"")
-        L.emit("    p = J.shape[0]")
-        L.emit("    for i in range(p):")
-        L.emit("        for j in range(p):")
-        L.emit("            Ji[i, j] = 1.0 if i == j else 0.0")
-        L.emit("    for c in range(p):")
-        L.emit("        piv, best = c, abs(J[c, c])")
-        L.emit("        for i in range(c + 1, p):")
-        L.emit("            if abs(J[i, c]) > best:")
-        L.emit("                piv, best = i, abs(J[i, c])")
-        L.emit("        if not best > 0.0:")
-        L.emit("            return False")
-        L.emit("        for j in range(p):")
-        L.emit("            J[c, j], J[piv, j] = J[piv, j], J[c, j]")
-        L.emit("            Ji[c, j], Ji[piv, j] = Ji[piv, j], Ji[c, j]")
-        L.emit("        f = 1.0 / J[c, c]")
-        L.emit("        for j in range(p):")
-        L.emit("            J[c, j] *= f")
-        L.emit("            Ji[c, j] *= f")
-        L.emit("        for i in range(p):")
-        L.emit("            if i != c:")
-        L.emit("                g = J[i, c]")
-        L.emit("                for j in range(p):")
-        L.emit("                    J[i, j] -= g * J[c, j]")
-        L.emit("                    Ji[i, j] -= g * Ji[c, j]")
-        L.emit("    return True")
-        L.emit("")
+        L.lines.extend(INVERSE_SOURCE.splitlines())
         L.emit("@numba.njit(cache=CACHE, error_model='numpy')")
         L.emit("def run(M0, Y0, h, nsteps, save_every, K, cst):")
         L.indent = 1

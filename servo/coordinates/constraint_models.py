@@ -39,7 +39,7 @@ from integrators.reference.nonholonomic import LagrangeDAlembertData, VakonomicC
 
 from . import integration
 from .lagrangian import LagrangianSystem, register_model
-from .symbolic import (control_rows, free_parameters, require_numeric, second_kind_pieces, subs_control,
+from .symbolic import (control_rows, exact_str, free_parameters, require_numeric, second_kind_pieces, subs_control,
                        scalar_writer, vectorize, vectorize_split)
 from ..errors import InitialConstraintError, LagrangianError, RealizabilityError
 
@@ -360,7 +360,14 @@ class ConstrainedSystem(HomogeneityMixin):
         scalar = (scalar_writer([sp.diff(Ls, u) for u in S.us], groups, "Lv1"),
                   scalar_writer([sp.diff(Ls, x) for x in S.qs], groups, "Lq1"),
                   scalar_writer(list(self.P_sym), (S.qs, S.us), "phi1"))
-        return VakonomicCoordinateData(S.n, self.k, Lv, Lq, phi, scalar=scalar)
+        # the same L*, phi as text in q0.., v0.., l0.. (floats by repr: exact): the engine derives from it the
+        # straight-line dvak_mid loop with analytic Jacobians (integrators.codegen.vakonomic_source)
+        names = {**{x: sp.Symbol(f"q{i}") for i, x in enumerate(S.qs)},
+                 **{u: sp.Symbol(f"v{i}") for i, u in enumerate(S.us)},
+                 **{m: sp.Symbol(f"l{c}") for c, m in enumerate(lam)}}
+        source = {"L": exact_str(Ls.xreplace(names)), "phi": [exact_str(sp.sympify(e).xreplace(names))
+                                                               for e in self.P_sym]}
+        return VakonomicCoordinateData(S.n, self.k, Lv, Lq, phi, scalar=scalar, source=source)
 
     def simulate(self, q0: ArrayLike, qd0: ArrayLike, t_end: float, steps: int = 200, lam0: ArrayLike | None = None,
                  t0: float = 0.0, method: str = integration.DEFAULT_METHOD, rtol: float = 1e-12,

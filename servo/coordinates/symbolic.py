@@ -3,6 +3,7 @@
 
 * :func:`vectorize`: a list of sympy expressions lambdified once into a batched numpy function;
 * :func:`scalar_writer`: the same expressions as one-state Python source numba compiles, f(*arrays, out);
+* :func:`exact_str`: sympy's text of an expression with its floats exact (the problems' expression source);
 * :func:`as_covector`: a covector given as a list / Matrix / array checked to n sympy entries;
 * :func:`free_parameters`: the sympy symbols of an expression other than q, q' and t.
 """
@@ -163,3 +164,15 @@ def scalar_writer(exprs, groups, name="f"):
     env = {"numpy": np}
     exec(compile("\n".join(lines) + "\n", f"<liedyn scalar {name}>", "exec"), env)
     return env[name]
+
+
+def exact_str(e):
+    """sympy's text of the expression ``e`` (sympify reads it back) with every float by repr, so it reads back
+    to the same double (sympy's own str keeps 15 digits)."""
+    from sympy.printing.str import StrPrinter
+
+    class _Exact(StrPrinter):
+        def _print_Float(self, expr):
+            return repr(float(expr))
+
+    return _Exact().doprint(sp.sympify(e))

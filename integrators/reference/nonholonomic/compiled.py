@@ -13,8 +13,9 @@ import numba or the backends), their constant data, and the reasons a run has no
   no gauge term, k <= 2), else on problems built with scalar problem functions
   (``lagrange_dalembert_problem(..., scalar=(grad_V1, A1, dA1[, a1, Da1]))``, each of one q, numba-compilable,
   f(q) or f(q, out)), with the gauge term when a1, Da1 are given;
-* ``dvak_mid`` on :class:`integrators.reference.nonholonomic.problems.VakonomicCoordinateData` with scalar
-  functions (servo.coordinates writes them).
+* ``dvak_mid`` on :class:`integrators.reference.nonholonomic.problems.VakonomicCoordinateData` carrying expression
+  source (L*, phi as text) by the engine's generated loop (:mod:`integrators.codegen.vakonomic_source`), else on
+  its scalar functions (servo.coordinates writes both).
 
 The jitted loops are kept per process (the generic dlas loop) or on the problem data (the coordinate
 loops, which bind the problem's functions, and the generated dlas loops); the first call compiles (seconds).
@@ -283,18 +284,32 @@ def result_of(name, ys, y0, t0, h, n, save_every):
     return _result(name, ys, y0, t0, h, n, save_every, n, n)
 
 
-def run_dvak(stepper, y0, t0, h, n, save_every, jit=None):
-    """dvak_mid's run by the loop of :func:`integrators.reference.nonholonomic.kernels.make_dvak_run` on the
-    problem's scalar functions (``jit`` None: plain Python, for tests)."""
+def run_dvak(stepper, y0, t0, h, n, save_every, jit=None, generated=None):
+    """dvak_mid's run: the engine's generated loop (``generated``: ``integrators.backends.nonholonomic_loops.
+    vakonomic_loop``; analytic Jacobians, simplified Newton, the same map and stop tolerance) where the problem
+    carries expression source, else the loop of :func:`integrators.reference.nonholonomic.kernels.make_dvak_run`
+    on its scalar functions (``jit`` None: plain Python, for tests)."""
     jit = jit or _plain
     d = stepper.d
     cache = d.__dict__.setdefault("_compiled", {})
+    Y0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, 2 * d.n + d.k))
+    if generated is not None and getattr(d, "source", None) is not None:
+        key = ("generated", generated)
+        if key not in cache:
+            cache[key] = generated(d.source, d.n, d.k)
+        run, cst = cache[key]
+        ys, done, iters, njac = run(Y0, float(h), int(n), int(save_every), n_saved(n, save_every), cst)
+        stepper.jacobians = int(njac)
+        stepper.nfev_total = int(iters)
+        return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)
+    if d.scalar is None:
+        raise ValueError(f"{stepper.name}: no compiled loop here (the generated loop needs the engine's maker and "
+                         f"the problem's expression source; the generic one the scalar functions)")
     key = ("dvak", id(jit))
     if key not in cache:
         solve = kernels.solve_small if jit is _plain else _helpers(jit)[0]
         fs = tuple(f if jit is _plain else jit(f) for f in d.scalar)
         cache[key] = kernels.make_dvak_run(solve, *fs, d.n, d.k, jit)
-    Y0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, 2 * d.n + d.k))
     ys, done, iters = cache[key](Y0, float(h), int(n), int(save_every), n_saved(n, save_every))
     stepper.nfev_total = int(iters)
     return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)

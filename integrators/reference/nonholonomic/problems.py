@@ -97,6 +97,48 @@ def _check_source(source, n, k, grad_V, A, dA):
     return src
 
 
+def _check_vakonomic_source(source, n, k, Lv, Lq, phi):
+    """The expression source of the generated dvak_mid loop: {"L": a string, "phi": k strings} in q0.., v0..,
+    l0.. (sympy's syntax); dL*/dv, dL*/dq and phi derived from it by sympy agree with the batched functions at
+    one state, else IntegrationInputError naming the entry."""
+    import sympy as sp
+    try:
+        src = {"L": str(source["L"]), "phi": [str(e) for e in source["phi"]]}
+    except (TypeError, KeyError, AttributeError) as err:
+        raise IntegrationInputError(f"source must be a dict {{'L': str, 'phi': [str, ...]}}: {err!r}") from None
+    if len(src["phi"]) != k:
+        raise IntegrationInputError(f"source['phi'] must hold {k} expressions, got {len(src['phi'])}")
+    qs, vs, ls = (sp.symbols(f"{c}0:{m}", real=True) for c, m in (("q", n), ("v", n), ("l", k)))
+    names = {str(x): x for x in (*qs, *vs, *ls)}
+    exprs = {}
+    for key, text in [("L", src["L"])] + [(f"phi[{c}]", t) for c, t in enumerate(src["phi"])]:
+        try:
+            e = sp.sympify(text, locals=names)
+        except (sp.SympifyError, SyntaxError, TypeError) as err:
+            raise IntegrationInputError(f"source {key} does not parse: {text!r} ({err})") from None
+        extra = e.free_symbols - set(names.values())
+        if extra or (key != "L" and e.free_symbols & set(ls)):
+            raise IntegrationInputError(f"source {key} may use only q0..q{n - 1}, v0..v{n - 1}"
+                                        + ("" if key != "L" else f", l0..l{k - 1}") + f": {text!r}")
+        exprs[key] = e
+    q, v, lam = np.linspace(0.1, 0.3, n), np.linspace(-0.2, 0.3, n), np.linspace(0.1, 0.2, k)
+    at = {**dict(zip(qs, q)), **dict(zip(vs, v)), **dict(zip(ls, lam))}
+    L = exprs["L"]
+    got = {"dL*/dv (from L)": ([sp.diff(L, x) for x in vs], Lv(q, v, lam)),
+           "dL*/dq (from L)": ([sp.diff(L, x) for x in qs], Lq(q, v, lam)),
+           "phi": ([exprs[f"phi[{c}]"] for c in range(k)], phi(q, v))}
+    for what, (es, ref) in got.items():
+        try:
+            val = np.array([complex(e.evalf(subs=at)).real for e in es])
+        except (TypeError, ValueError) as err:
+            raise IntegrationInputError(f"source: {what} does not evaluate at q = {q.tolist()}: {err!r}") from None
+        if not np.allclose(val, np.real(ref), rtol=1e-12, atol=1e-14):
+            raise IntegrationInputError(f"source: {what} disagrees with the batched function at q = {q.tolist()}, "
+                                        f"v = {v.tolist()}, lambda = {lam.tolist()}: {val.tolist()} against "
+                                        f"{np.real(ref).tolist()}")
+    return src
+
+
 class LieConstraintData:
     """Inertia I (n, n), constraints A (k, n) and controls B (k, n) on ``algebra`` (see the module docstring)."""
 
@@ -249,13 +291,20 @@ class VakonomicCoordinateData:
     ``dvak_mid`` takes its Jacobians by complex steps); ``servo.coordinates`` generates them from its symbolic
     L*, phi.
 
+    Optional ``source`` = {"L": the controlled Lagrangian L*, "phi": k strings}: expression text in the names
+    q0..q(n-1), v0..v(n-1), l0..l(k-1) (the multipliers), sympy's syntax (sin, cos, exp, sqrt, ** ...);
+    ``servo.coordinates`` prints it from its symbolic L*, phi. The engine writes from it the straight-line loop
+    of ``dvak_mid`` with analytic Jacobians and simplified Newton (:mod:`integrators.codegen.vakonomic_source`,
+    preferred to the loop on ``scalar``); dL*/dv, dL*/dq and phi derived from it are checked against the
+    batched functions at one state (IntegrationInputError).
+
     Autonomous (no t), no forces besides those in L. The scheme ``dvak_mid``
     (:mod:`integrators.reference.nonholonomic.vakonomic_schemes`) needs dL*/dv to be invertible in
     (v, lambda) together with phi = 0 (the realizability of the model)."""
 
     structure = "vakonomic_coordinates"
 
-    def __init__(self, n, k, Lv, Lq, phi, scalar=None):
+    def __init__(self, n, k, Lv, Lq, phi, scalar=None, source=None):
         if int(n) != n or n < 1 or int(k) != k or k < 1 or k >= n:
             raise IntegrationInputError(f"need 1 <= k < n constraints on n coordinates, got n = {n}, k = {k}")
         if not (callable(Lv) and callable(Lq) and callable(phi)):
@@ -281,6 +330,7 @@ class VakonomicCoordinateData:
                     raise IntegrationInputError(f"scalar {what} disagrees with {what[:-1]} at one state: "
                                                 f"{out.real.tolist()} against {np.asarray(ref).tolist()}")
         self.scalar = tuple(scalar) if scalar is not None else None
+        self.source = None if source is None else _check_vakonomic_source(source, self.n, self.k, Lv, Lq, phi)
 
 
 def suslov_problem(algebra, inertia, A, group=None, name=None):

@@ -46,16 +46,21 @@ class VakonomicStepper:
         self.name = method.name
         self.fevals = 0
         self.nfev_total = 0
-        self.compiled_reason = (None if getattr(self.d, "scalar", None) is not None else
-                                f"{method.name}'s compiled loop needs the scalar functions of the problem "
-                                f"(VakonomicCoordinateData(..., scalar=(Lv1, Lq1, phi1)); servo.coordinates writes them)")
+        self.compiled_reason = (None if getattr(self.d, "scalar", None) is not None
+                                or getattr(self.d, "source", None) is not None else
+                                f"{method.name}'s compiled loop needs the expression source or the scalar functions "
+                                f"of the problem (VakonomicCoordinateData(..., source={{'L': ..., 'phi': [...]}}) or "
+                                f"scalar=(Lv1, Lq1, phi1)); servo.coordinates writes both)")
 
     def run(self, y0, t0, h, n, save_every, backend, jit=None, generated=None):
-        """The whole run by the compiled loop (backend "numba", with the problem's scalar functions; the same
-        step, Jacobians by complex steps in the loop), or None (the driver's numpy loop)."""
+        """The whole run by the compiled loop (backend "numba"): the generated one (``generated``, the engine's
+        maker) on the problem's expression source, else the loop on its scalar functions (the same step,
+        Jacobians by complex steps), or None (the driver's numpy loop)."""
         if backend != "numba" or self.compiled_reason is not None:
             return None
-        return compiled.run_dvak(self, y0, t0, h, n, save_every, jit)
+        if getattr(self.d, "scalar", None) is None and generated is None:
+            return None
+        return compiled.run_dvak(self, y0, t0, h, n, save_every, jit, generated)
 
     def delta(self, t, y, h):
         return self.step(t, y, h) - y
