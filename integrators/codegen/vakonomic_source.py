@@ -381,7 +381,7 @@ class VakonomicSource:
         L.emit("have = True")
         self._refresh(L, JJ, ji, fresh_needed, th_old)
         L.indent -= 1
-        L.emit("prev = np.inf")
+        L.emit("prev = prev0 = prev1 = np.inf")
         L.emit("conv = False")
         L.emit(f"for it in range({MAX_ITER}):")
         L.indent += 1
@@ -395,7 +395,10 @@ class VakonomicSource:
             L.emit(f"de{j} = -(" + " + ".join(f"{ji[j][c]}*r{c}" for c in range(m)) + ")")
         for j in range(m):
             L.emit(f"{u[j]} += de{j}")
-        L.emit("dn = max(" + ", ".join(f"abs(de{j})" for j in range(m)) + ")")
+        blocks = [(0, self.n), (self.n, m)]
+        for bi, (lo, hi) in enumerate(blocks):
+            L.emit(f"dn{bi} = max(" + ", ".join([f"abs(de{j})" for j in range(lo, hi)] + ["0.0"]) + ")")
+        L.emit("dn = max(" + ", ".join(f"dn{bi}" for bi in range(len(blocks))) + ")")
         L.emit("sc = max(" + ", ".join([f"abs({u[j]})" for j in range(m)] + ["1.0"]) + ")")
         L.emit("iters += 1")
         L.emit("if not math.isfinite(dn):")
@@ -413,12 +416,20 @@ class VakonomicSource:
         L.emit("        if dn <= 1e3 * TOL * sc:")
         L.emit("            conv = True")
         L.emit("        break")
+        # the contraction of each block (q_1 and mu, or v_1 and lambda_1) above round-off: the two converge at
+        # different rates (the q columns of the interval's Jacobian are O(1/h), the mu columns O(1)), and the max
+        # norm's ratio can follow the faster one while the slower one dominates the error left
+        for bi in range(len(blocks)):
+            L.emit(f"    if prev{bi} > 1e3 * TOL * sc:")
+            L.emit(f"        th = max(th, dn{bi} / prev{bi})")
         L.emit("    if dn > 1e3 * TOL * sc:")
         L.emit("        theta = max(theta, th)")
-        L.emit("    if th * dn <= (1.0 - th) * TOL * sc:")
+        L.emit("    if th < 0.5 and th * dn <= (1.0 - th) * TOL * sc:")
         L.emit("        conv = True")
         L.emit("        break")
         L.emit("prev = dn")
+        for bi in range(len(blocks)):
+            L.emit(f"prev{bi} = dn{bi}")
         L.indent -= 1
         L.emit("if conv:")
         L.emit("    ok = True")
