@@ -112,6 +112,77 @@ def _hoist(e, fixed, table, tag):
     return e.func(*[_hoist(a, fixed, table, tag) for a in e.args])
 
 
+class _Fold:
+    """Straight-line elimination with the values known when the text is written folded: an entry is a float
+    (a constant; 0.0 a structural zero) or the name of a local; each new non-constant value is written to a fresh
+    local ``gj<i>``."""
+
+    def __init__(self, L):
+        self.L, self.count = L, 0
+
+    @staticmethod
+    def const(t):
+        """The float value of an entry text without names, else None."""
+        if any(ch.isalpha() for ch in t):
+            return None
+        try:
+            return float(sp.sympify(t))
+        except (TypeError, ValueError, sp.SympifyError):
+            return None
+
+    def store(self, expr):
+        if isinstance(expr, float):
+            return expr
+        self.count += 1
+        nm = f"gj{self.count}"
+        self.L.emit(f"{nm} = {expr}")
+        return nm
+
+    @staticmethod
+    def txt(v):
+        return num(v) if isinstance(v, float) else v
+
+    @staticmethod
+    def mul(a, b):
+        if (isinstance(a, float) and a == 0.0) or (isinstance(b, float) and b == 0.0):
+            return 0.0
+        if isinstance(a, float) and isinstance(b, float):
+            return a * b
+        if isinstance(a, float):
+            a, b = b, a
+        if isinstance(b, float):
+            return a if b == 1.0 else (f"-{a}" if b == -1.0 else f"{a}*{num(b)}")
+        return f"{a}*{b}"
+
+    def sub(self, a, p):
+        if isinstance(p, float) and p == 0.0:
+            return a
+        if isinstance(a, float) and isinstance(p, float):
+            return a - p
+        if isinstance(a, float) and a == 0.0:
+            return f"-({self.txt(p)})"
+        return f"{self.txt(a)} - ({self.txt(p)})"
+
+    def matrix(self, JJ):
+        """The entries of ``JJ`` (texts) as constants or locals; writes ``big`` (the largest |entry|) and
+        ``sing = False``."""
+        A = [[self.const(e) if self.const(e) is not None else self.store(e) for e in row] for row in JJ]
+        names = [v for row in A for v in row if not isinstance(v, float)]
+        big = max([abs(v) for row in A for v in row if isinstance(v, float)] + [0.0])
+        self.L.emit("big = max(" + ", ".join([f"abs({v})" for v in names] + [num(big), "0.0"]) + ")")
+        self.L.emit("sing = False")
+        return A
+
+    def pivot(self, piv):
+        """1/pivot (a constant or a local; a pivot below 1e-13 big sets sing at run time), None for a structural
+        zero."""
+        if isinstance(piv, float):
+            return None if piv == 0.0 else 1.0 / piv
+        self.L.emit(f"if not abs({piv}) > 1e-13 * big:")
+        self.L.emit("    sing = True")
+        return self.store(f"1.0 / {piv}")
+
+
 class VakonomicSource:
     """The text of ``run(Y0, h, nsteps, save_every, K, cst)`` (the saved states (K, B, 2n + k), the steps done,
     the residual evaluations, the Jacobians) for the expression ``source`` of a problem with n coordinates and k
@@ -253,88 +324,60 @@ class VakonomicSource:
         text is written; a pivot below 1e-13 of the largest entry at run time sets ``sing`` (the caller then takes
         the pivoting ``inverse``). Returns False when a pivot is a structural zero (no straight-line form)."""
         m = len(JJ)
-        count = [0]
-
-        def const(t):
-            try:
-                return float(sp.sympify(t)) if not any(ch.isalpha() for ch in t) else None
-            except (TypeError, ValueError, sp.SympifyError):
-                return None
-
-        def store(expr):
-            if isinstance(expr, float):
-                return expr
-            count[0] += 1
-            nm = f"gj{count[0]}"
-            L.emit(f"{nm} = {expr}")
-            return nm
-
-        def txt(v):
-            return num(v) if isinstance(v, float) else v
-
-        def mul(a, b):
-            if (isinstance(a, float) and a == 0.0) or (isinstance(b, float) and b == 0.0):
-                return 0.0
-            if isinstance(a, float) and isinstance(b, float):
-                return a * b
-            if isinstance(a, float):
-                a, b = b, a
-            if isinstance(b, float):
-                return a if b == 1.0 else (f"-{a}" if b == -1.0 else f"{a}*{num(b)}")
-            return f"{a}*{b}"
-
-        def sub(a, p):
-            if isinstance(p, float) and p == 0.0:
-                return a
-            if isinstance(a, float) and isinstance(p, float):
-                return a - p
-            if isinstance(a, float) and a == 0.0:
-                return f"-({txt(p)})"
-            return f"{txt(a)} - ({txt(p)})"
-
-        A = []
-        for r in range(m):
-            row = []
-            for c in range(m):
-                v = const(JJ[r][c])
-                row.append(v if v is not None else store(JJ[r][c]))
-            A.append(row)
-        names = [v for row in A for v in row if not isinstance(v, float)]
-        big = max([abs(v) for row in A for v in row if isinstance(v, float)] + [0.0])
-        L.emit("big = max(" + ", ".join([f"abs({v})" for v in names] + [num(big), "0.0"]) + ")")
-        L.emit("sing = False")
+        f = _Fold(L)
+        A = f.matrix(JJ)
         Inv = [[1.0 if r == c else 0.0 for c in range(m)] for r in range(m)]
         for c in range(m):
-            piv = A[c][c]
-            if isinstance(piv, float):
-                if piv == 0.0:
-                    return False
-                ip = 1.0 / piv
-            else:
-                L.emit(f"if not abs({piv}) > 1e-13 * big:")
-                L.emit("    sing = True")
-                ip = store(f"1.0 / {piv}")
+            ip = f.pivot(A[c][c])
+            if ip is None:
+                return False
             for jj in range(c + 1, m):
-                A[c][jj] = store(mul(A[c][jj], ip)) if not isinstance(mul(A[c][jj], ip), float) else mul(A[c][jj], ip)
+                A[c][jj] = f.store(f.mul(A[c][jj], ip))
             for jj in range(m):
-                v = mul(Inv[c][jj], ip)
-                Inv[c][jj] = v if isinstance(v, float) else store(v)
+                Inv[c][jj] = f.store(f.mul(Inv[c][jj], ip))
             A[c][c] = 1.0
             for r in range(m):
-                if r == c:
-                    continue
                 g = A[r][c]
-                if isinstance(g, float) and g == 0.0:
+                if r == c or g == 0.0:
                     continue
                 for jj in range(c + 1, m):
-                    v = sub(A[r][jj], mul(g, A[c][jj]))
-                    A[r][jj] = v if isinstance(v, float) else store(v)
+                    A[r][jj] = f.store(f.sub(A[r][jj], f.mul(g, A[c][jj])))
                 for jj in range(m):
-                    v = sub(Inv[r][jj], mul(g, Inv[c][jj]))
-                    Inv[r][jj] = v if isinstance(v, float) else store(v)
+                    Inv[r][jj] = f.store(f.sub(Inv[r][jj], f.mul(g, Inv[c][jj])))
                 A[r][c] = 0.0
         for r in range(m):
-            L.emit("; ".join(f"{out[r][c]} = {txt(Inv[r][c])}" for c in range(m)))
+            L.emit("; ".join(f"{out[r][c]} = {f.txt(Inv[r][c])}" for c in range(m)))
+        return True
+
+    def _solve(self, L, JJ, rhs, out):
+        """Lines of out = J^-1 rhs (``JJ`` the entry texts, ``rhs`` names) by Gaussian elimination and back
+        substitution in straight-line code (the folding and the run-time pivot test of :meth:`_inverse`: ``sing``);
+        False when a pivot is a structural zero."""
+        m = len(JJ)
+        f = _Fold(L)
+        A = f.matrix(JJ)
+        b = list(rhs)
+        ips = []
+        for c in range(m):
+            ip = f.pivot(A[c][c])
+            if ip is None:
+                return False
+            ips.append(ip)
+            for r in range(c + 1, m):
+                g = f.store(f.mul(A[r][c], ip))
+                if g == 0.0:
+                    continue
+                for jj in range(c + 1, m):
+                    A[r][jj] = f.store(f.sub(A[r][jj], f.mul(g, A[c][jj])))
+                b[r] = f.store(f.sub(b[r], f.mul(g, b[c])))
+        xs = [None] * m
+        for c in range(m - 1, -1, -1):
+            acc = b[c]
+            for jj in range(c + 1, m):
+                acc = f.store(f.sub(acc, f.mul(A[c][jj], xs[jj])))
+            xs[c] = f.store(f.mul(acc, ips[c]))
+        for c in range(m):
+            L.emit(f"{out[c]} = {f.txt(xs[c])}")
         return True
 
     def _refresh(self, L, JJ, ji, fresh_needed, th_old):
@@ -581,22 +624,27 @@ class VakonomicSource:
                 L.emit(f"y{n + c} = 1.5 * u{n + c} - 0.5 * mp{c}")
             for s_, e in nsubs:
                 L.emit(f"{s_} = {sp.pycode(e)}")
-            L.emit("fresh = False")
+            for j in range(m):
+                L.emit(f"r{j} = -({nr_texts[j]})")
+            # the increment by straight-line elimination (no inverse: it is not kept); the pivoting inverse where a
+            # pivot is small or a structural zero
+            straight = self._solve(L, nj_texts, [f"r{j}" for j in range(m)], [f"de{j}" for j in range(m)])
             L.emit("ok = True")
-            L.emit("for attempt in range(1):")          # (the refresh's break on a singular Jacobian)
-            L.indent += 1
-            self._refresh(L, nj_texts, jn, "fresh_n", "th_n")
+            if straight:
+                L.emit("if sing:")
+                L.indent += 1
+            for r in range(m):
+                L.emit("; ".join(f"Jm[{r}, {c}] = {nj_texts[r][c]}" for c in range(m)))
+            L.emit("ok = inverse(Jm, Jim)")
             for j in range(m):
-                L.emit(f"r{j} = {nr_texts[j]}")
-            for j in range(m):
-                L.emit(f"de{j} = -(" + " + ".join(f"{jn[j][c]}*r{c}" for c in range(m)) + ")")
+                L.emit(f"de{j} = " + " + ".join(f"Jim[{j}, {c}]*r{c}" for c in range(m)))
+            if straight:
+                L.indent -= 1
             for j in range(m):
                 L.emit(f"y{j} += de{j}")
             L.emit("iters += 1")
-            L.emit("ok = math.isfinite(" + " + ".join(f"de{j}" for j in range(m)) + ")")
-            L.indent -= 1
-            L.emit("if not fresh:")
-            L.emit("    ok = False")
+            L.emit("njac += 1")
+            L.emit("ok = ok and math.isfinite(" + " + ".join(f"de{j}" for j in range(m)) + ")")
         else:
             L.emit("if nsolved >= 3:")
             for j in range(m):
