@@ -710,15 +710,18 @@ def _skate_md(rows):
         "a step: two full Newton solves a step, five iterations each with complex-step Jacobians.", ""]
 
 
-def update_costs(md, repeat):
+def update_costs(md, repeat, tables_cmd=None):
     """Replace the cost part of the section (from its first paragraph to the orders' paragraph) by ``md``,
-    keeping the rest of the section and naming both runs in the stamp."""
+    keeping the rest of the section and naming both runs in the stamp: the run of the other tables is
+    ``tables_cmd``, else read from the old stamp (its "other tables" command when it was a costs-only run)."""
     text = RESULTS.read_text()
     start, end = "<!-- begin nonholonomic -->", "<!-- end nonholonomic -->"
     body = text.split(start, 1)[1].split(end, 1)[0]
     lines = body.strip("\n").split("\n")
     stamp = lines[-1]
-    old_cmd = stamp.split("`")[1] if stamp.startswith("_Measured") else "an earlier run"
+    key = "the other tables from `"
+    old_cmd = (tables_cmd if tables_cmd else stamp.split(key, 1)[1].split("`")[0] if key in stamp
+               else stamp.split("`")[1] if stamp.startswith("_Measured") else "an earlier run")
     body = "\n".join(lines[:-1] if stamp.startswith("_Measured") else lines)
     a, b = body.index("Cost per step"), body.index("Orders over h")
     body = body[:a] + "\n".join(md) + "\n" + body[b:]
@@ -736,11 +739,15 @@ def main(argv=None):
                     help="steps of nh_rattle with the detuned step (0: skip)")
     ap.add_argument("--costs-only", action="store_true",
                     help="run only the cost table and replace it (and its text) in the section, the rest kept")
+    ap.add_argument("--tables-command", default=None,
+                    help="with --costs-only: the command that measured the other tables, for the stamp (default: "
+                         "read from the section's stamp)")
     args = ap.parse_args(argv)
     cost_rows, load = costs(args.repeat)
     print(markdown_table(COST_HEADER, cost_rows), flush=True)
     if args.costs_only:
-        update_costs(cost_md(cost_rows, load) + _dvak_md(cost_rows) + _skate_md(cost_rows), args.repeat)
+        update_costs(cost_md(cost_rows, load) + _dvak_md(cost_rows) + _skate_md(cost_rows), args.repeat,
+                     args.tables_command)
         return
     o_rows, o_curves = orders()
     l_rows, l_curves = long_runs(args.steps)
