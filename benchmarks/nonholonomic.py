@@ -698,8 +698,8 @@ def _skate_md(rows):
         "derived by sympy once and cse'd, simplified Newton with the interval's inverse Jacobian kept across steps "
         "and refreshed by a straight-line Gauss-Jordan when the contraction exceeds 3e-3, the predictor of degree "
         "5 through the last solutions, p_1 carried to the next step and linearised to the root from the last "
-        "residual, the node, affine in (v_1, lambda_1) here, solved by one exact Newton step where the state is "
-        f"saved) costs {g[3]} us a step, {ratio:.2f} times rk4 with numba on the continuous equations written by "
+        "residual, the node, affine in (v_1, lambda_1) here, solved by one exact Newton step (straight-line "
+        f"elimination) where the state is saved) costs {g[3]} us a step, {ratio:.2f} times rk4 with numba on the continuous equations written by "
         f"hand ({hand[3]} us; its loop alone, state in locals), "
         + ("within the 2x target" if ratio <= 2.0 else "ABOVE the 2x target")
         + f" ({g[5]} residual evaluations a step, {g[7]} Jacobians of which one is the node's; {g[6]} while "
