@@ -48,6 +48,7 @@ import numpy as np
 from liegroups._lazy import lazy_module
 
 from ..reference.nonholonomic.kernels import MAX_ITER, TOL
+from ..reference.nonholonomic.problems import vakonomic_expressions, vakonomic_names
 from .nonholonomic_source import INVERSE_SOURCE
 from .source_text import Lines, num
 
@@ -69,29 +70,7 @@ def extrapolation(d):
 
 
 def _names(n, k):
-    return (sp.symbols(f"q0:{n}", real=True), sp.symbols(f"v0:{n}", real=True), sp.symbols(f"l0:{k}", real=True))
-
-
-def parse_source(source, n, k):
-    """(L*, [phi_c]) as sympy expressions of the names q0.., v0.., l0.. of the text ``source`` = {"L": one string,
-    "phi": k strings} (sympy's syntax: sin, cos, exp, sqrt, ** ...); ValueError naming what does not parse or
-    uses another name."""
-    q, v, lam = _names(n, k)
-    names = {str(s): s for s in (*q, *v, *lam)}
-    out = []
-    for key, text in [("L", source["L"])] + [(f"phi[{c}]", t) for c, t in enumerate(source["phi"])]:
-        try:
-            e = sp.sympify(str(text), locals=names)
-        except (sp.SympifyError, SyntaxError, TypeError) as err:
-            raise ValueError(f"source {key} does not parse: {text!r} ({err})") from None
-        extra = e.free_symbols - set(names.values())
-        if extra:
-            raise ValueError(f"source {key} uses names other than q0..q{n - 1}, v0..v{n - 1}, l0..l{k - 1}: "
-                             f"{sorted(map(str, extra))}")
-        if key != "L" and e.free_symbols & set(lam):
-            raise ValueError(f"source {key}: the constraint may not depend on the multipliers")
-        out.append(e)
-    return out[0], out[1:]
+    return vakonomic_names(n, k)
 
 
 def _hoist(e, fixed, table, tag):
@@ -192,7 +171,7 @@ class VakonomicSource:
         self.n, self.k, self.m = int(n), int(k), int(n) + int(k)
         self.theta = tuple(THETA_REFRESH if theta_refresh is None else theta_refresh)
         self.degree = int(degree)
-        self.L, self.phi = parse_source(source, self.n, self.k)
+        self.L, self.phi = vakonomic_expressions(source, self.n, self.k)
         q, v, lam = _names(self.n, self.k)
         self.Lv = [sp.diff(self.L, x) for x in v]
         self.Lq = [sp.diff(self.L, x) for x in q]

@@ -97,6 +97,33 @@ def _check_source(source, n, k, grad_V, A, dA):
     return src
 
 
+def vakonomic_names(n, k):
+    """The sympy symbols of the expression source of :class:`VakonomicCoordinateData`: (q0.., v0.., l0..)."""
+    import sympy as sp
+    return tuple(sp.symbols(f"{c}0:{m}", real=True) for c, m in (("q", n), ("v", n), ("l", k)))
+
+
+def vakonomic_expressions(source, n, k):
+    """(L*, [phi_c]) as sympy expressions of :func:`vakonomic_names` from the text ``source`` = {"L": a string,
+    "phi": k strings} (sympy's syntax); IntegrationInputError naming an entry that does not parse, uses another
+    name, or (phi) depends on the multipliers."""
+    import sympy as sp
+    qs, vs, ls = vakonomic_names(n, k)
+    names = {str(x): x for x in (*qs, *vs, *ls)}
+    out = []
+    for key, text in [("L", source["L"])] + [(f"phi[{c}]", t) for c, t in enumerate(source["phi"])]:
+        try:
+            e = sp.sympify(str(text), locals=names)
+        except (sp.SympifyError, SyntaxError, TypeError) as err:
+            raise IntegrationInputError(f"source {key} does not parse: {text!r} ({err})") from None
+        extra = e.free_symbols - set(names.values())
+        if extra or (key != "L" and e.free_symbols & set(ls)):
+            raise IntegrationInputError(f"source {key} may use only q0..q{n - 1}, v0..v{n - 1}"
+                                        + ("" if key != "L" else f", l0..l{k - 1}") + f": {text!r}")
+        out.append(e)
+    return out[0], out[1:]
+
+
 def _check_vakonomic_source(source, n, k, Lv, Lq, phi):
     """The expression source of the generated dvak_mid loop: {"L": a string, "phi": k strings} in q0.., v0..,
     l0.. (sympy's syntax); dL*/dv, dL*/dq and phi derived from it by sympy agree with the batched functions at
@@ -108,25 +135,13 @@ def _check_vakonomic_source(source, n, k, Lv, Lq, phi):
         raise IntegrationInputError(f"source must be a dict {{'L': str, 'phi': [str, ...]}}: {err!r}") from None
     if len(src["phi"]) != k:
         raise IntegrationInputError(f"source['phi'] must hold {k} expressions, got {len(src['phi'])}")
-    qs, vs, ls = (sp.symbols(f"{c}0:{m}", real=True) for c, m in (("q", n), ("v", n), ("l", k)))
-    names = {str(x): x for x in (*qs, *vs, *ls)}
-    exprs = {}
-    for key, text in [("L", src["L"])] + [(f"phi[{c}]", t) for c, t in enumerate(src["phi"])]:
-        try:
-            e = sp.sympify(text, locals=names)
-        except (sp.SympifyError, SyntaxError, TypeError) as err:
-            raise IntegrationInputError(f"source {key} does not parse: {text!r} ({err})") from None
-        extra = e.free_symbols - set(names.values())
-        if extra or (key != "L" and e.free_symbols & set(ls)):
-            raise IntegrationInputError(f"source {key} may use only q0..q{n - 1}, v0..v{n - 1}"
-                                        + ("" if key != "L" else f", l0..l{k - 1}") + f": {text!r}")
-        exprs[key] = e
+    L, phis = vakonomic_expressions(src, n, k)
+    qs, vs, ls = vakonomic_names(n, k)
     q, v, lam = np.linspace(0.1, 0.3, n), np.linspace(-0.2, 0.3, n), np.linspace(0.1, 0.2, k)
     at = {**dict(zip(qs, q)), **dict(zip(vs, v)), **dict(zip(ls, lam))}
-    L = exprs["L"]
     got = {"dL*/dv (from L)": ([sp.diff(L, x) for x in vs], Lv(q, v, lam)),
            "dL*/dq (from L)": ([sp.diff(L, x) for x in qs], Lq(q, v, lam)),
-           "phi": ([exprs[f"phi[{c}]"] for c in range(k)], phi(q, v))}
+           "phi": (phis, phi(q, v))}
     for what, (es, ref) in got.items():
         try:
             val = np.array([complex(e.evalf(subs=at)).real for e in es])
