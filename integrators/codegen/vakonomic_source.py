@@ -260,6 +260,15 @@ class VakonomicSource:
                 [sp.pycode(e) for e in red[:m]], [[sp.pycode(red[m + r * m + c]) for c in range(m)] for r in range(m)],
                 [sp.pycode(e) for e in red[m + m * m:]])
 
+    def _interval_lines(self, L, subs, need):
+        """Lines of the midpoint a = q_(1/2), b = w at the unknowns u and of the cse replacements in ``need``."""
+        for i in range(self.n):
+            L.emit(f"a{i} = 0.5 * (x{i} + u{i})")
+            L.emit(f"b{i} = (u{i} - x{i}) * ih")
+        for s_, e in subs:
+            if s_ in need:
+                L.emit(f"{s_} = {sp.pycode(e)}")
+
     def pieces_text(self):
         """Plain-Python source of ``interval(x, u, p, h)`` -> (R, dR/du) and ``node(x, y, p)`` -> (R, dR/dy): the
         same generated lines the loop runs (for tests against the reference step's residual)."""
@@ -275,12 +284,7 @@ class VakonomicSource:
             L.emit(f"x{i} = x[{i}]; p{i} = p[{i}]")
         for j in range(m):
             L.emit(f"u{j} = u[{j}]")
-        for i in range(n):
-            L.emit(f"a{i} = 0.5 * (x{i} + u{i})")
-            L.emit(f"b{i} = (u{i} - x{i}) * ih")
-        for s_, e in subs:
-            if s_ in needR or s_ in needJ:
-                L.emit(f"{s_} = {sp.pycode(e)}")
+        self._interval_lines(L, subs, needR | needJ)
         L.emit("return [" + ", ".join(rt) + "], [[" + "], [".join(", ".join(row) for row in jt) + "]]")
         table, NR, NJ = self._node_exprs()
         L.indent = 0
@@ -482,23 +486,12 @@ class VakonomicSource:
         affine = all(not (e.free_symbols & ydeps) for row in NJ for e in row)
         subs, needR, needJ, needP, rtexts, jtexts, ptexts = self._interval_pieces(R, J, post)
 
-        def midpoint(Lr):
-            for i in range(n):
-                Lr.emit(f"a{i} = 0.5 * (x{i} + u{i})")
-                Lr.emit(f"b{i} = (u{i} - x{i}) * ih")
-
         def interval_residual(Lr):
-            midpoint(Lr)
-            for s_, e in subs:
-                if s_ in needR:
-                    Lr.emit(f"{s_} = {sp.pycode(e)}")
+            self._interval_lines(Lr, subs, needR)
             return rtexts
 
         def interval_refresh(Lr):
-            midpoint(Lr)
-            for s_, e in subs:
-                if s_ in needR or s_ in needJ:
-                    Lr.emit(f"{s_} = {sp.pycode(e)}")
+            self._interval_lines(Lr, subs, needR | needJ)
             return jtexts, rtexts
 
         L = Lines(indent=0)
