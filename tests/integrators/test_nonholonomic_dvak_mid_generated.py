@@ -1,7 +1,8 @@
 """The generated straight-line loop of dvak_mid (integrators.codegen.vakonomic_source: residuals and Jacobians from
 the problem's expression source, simplified Newton): the same map as the numpy stepper and the compiled loop on the
-scalar functions to the Newton tolerance, on the vakonomic skate (its node affine in (v, lambda)) and on a drawn
-system whose constraint is quadratic in the velocities (its node nonlinear); the discrete equations checked at
+scalar functions to the Newton tolerance, on the vakonomic skate (its node affine in (v, lambda)), on a drawn
+system whose constraint is quadratic in the velocities (its node nonlinear) and on the vakonomic rolling disk (two
+constraints); the discrete equations checked at
 every step by the problem's own functions; the generated residuals and Jacobians against the reference residual;
 bad expression source refused; a Newton failure reported."""
 
@@ -19,7 +20,7 @@ from servo.coordinates import LagrangianSystem
 numba_kernels = pytest.importorskip("integrators.backends.numba_kernels")
 pytestmark = pytest.mark.skipif(not numba_kernels.available(), reason="numba not installed")
 
-x, y, z, ph = dynamicsymbols("x y z phi")
+x, y, z, ph, th = dynamicsymbols("x y z phi theta")
 t = dynamicsymbols._t
 
 
@@ -27,6 +28,17 @@ def _system(which):
     """(problem, y0 (2, 7), h): the skate (Kozlov's, on the inclined plane) or the drawn system: L = |q'|^2/2 -
     |q|^2/2 with the vakonomic constraint z' = (x'^2 + y'^2)/4 + x y' (dL*/dv = (x' (1 + lambda/2) + ..., ...):
     the node's equations are nonlinear in (v, lambda))."""
+    if which == "disk":       # the vertical rolling disk, vakonomic model: n = 4, k = 2
+        S = LagrangianSystem((x.diff(t) ** 2 + y.diff(t) ** 2) / 2 + ph.diff(t) ** 2 / 4
+                             + sp.Rational(7, 20) * th.diff(t) ** 2, x ** 2 / 2, [x, y, ph, th])
+        c = S.constrain([x.diff(t) - sp.cos(ph) * th.diff(t), y.diff(t) - sp.sin(ph) * th.diff(t)],
+                        model="vakonomic")
+        rows = []
+        for q0, wp, wt, lam in (([0.1, -0.2, 0.2, 0.3], 0.8, 1.3, [0.3, -0.2]), ([0.0, 0.0, 1.0, 0.0], -0.5, 0.7, [0, 0.4])):
+            rows.append(q0 + [np.cos(q0[2]) * wt, np.sin(q0[2]) * wt, wp, wt] + lam)
+        p = ODEProblem(lambda tt, yy: yy, 10)
+        p.discrete = c.vakonomic_problem()
+        return p, np.array(rows), 0.02
     if which == "skate":
         S = LagrangianSystem((x.diff(t) ** 2 + y.diff(t) ** 2 + ph.diff(t) ** 2) / 2, -x, [x, y, ph])
         c = S.constrain(x.diff(t) * sp.sin(ph) - y.diff(t) * sp.cos(ph), model="vakonomic")
@@ -63,7 +75,7 @@ def _generated(p, y0, h, n, save_every=1, theta_refresh=None):
     return compiled.run_dvak(st, y0, 0.0, h, n, save_every, numba_kernels.jit, gen), st
 
 
-@pytest.mark.parametrize("which", ["skate", "drawn"])
+@pytest.mark.parametrize("which", ["skate", "drawn", "disk"])
 def test_generated_dvak_mid_is_the_reference_map(which):
     # one step from every state of the numpy stepper's run: the generated loop's step equals it to the Newton
     # tolerance (q_1 to a few TOL = 4e-16, v_1 and lambda_1, which come from (q_1 - q_0)/h through the node, to a
@@ -82,8 +94,9 @@ def test_generated_dvak_mid_is_the_reference_map(which):
     old = compiled.run_dvak(make_stepper(METHODS["dvak_mid"], p), y0, 0.0, h, 200, 1)
     assert np.max(np.abs(res.y - old.y)) <= 1e-12 * max(1.0, np.max(np.abs(ref)))
     one = np.array([_generated(p, ref[k], h, 1)[0].y[-1] for k in range(0, 200, 7)])
-    dq = np.max(np.abs(one[..., :3] - ref[1::7, :, :3]))
-    dv = np.max(np.abs(one[..., 3:] - ref[1::7, :, 3:]))
+    n = p.discrete.n
+    dq = np.max(np.abs(one[..., :n] - ref[1::7, :, :n]))
+    dv = np.max(np.abs(one[..., n:] - ref[1::7, :, n:]))
     sc = max(1.0, np.max(np.abs(ref)))
     # measured dq 1-2e-16, dv 3e-15 - 2e-14 (without p_1's linearisation to the root: dv 1.3e-12 on the skate)
     assert dq <= 5 * 4e-16 * sc and dv <= 5 * 4e-16 * sc / h, (dq, dv)
@@ -117,7 +130,7 @@ def _discrete_residuals(p, Y, h):
                np.max(np.abs(d.phi(q, v))))
 
 
-@pytest.mark.parametrize("which", ["skate", "drawn"])
+@pytest.mark.parametrize("which", ["skate", "drawn", "disk"])
 def test_the_discrete_equations_hold_at_every_step(which):
     # an independent check of the saved states (q_k, v_k, lambda_k): the discrete Euler-Lagrange equations of the
     # midpoint L*_d and both constraints, evaluated by the problem's numpy functions (not the generated text);
@@ -153,7 +166,7 @@ def test_a_stale_or_always_fresh_jacobian_finds_the_same_root(which):
     assert sf.jacobians >= 200 + (200 if which == "skate" else 0) > ss.jacobians and ss.nfev_total > sf.nfev_total
 
 
-@pytest.mark.parametrize("which", ["skate", "drawn"])
+@pytest.mark.parametrize("which", ["skate", "drawn", "disk"])
 def test_generated_residuals_and_jacobians_against_the_reference(which):
     # the lines the loop runs (VakonomicSource.pieces_text): the interval's residual against the numpy stepper's
     # R(q_1, mu) = (L*_v - h/2 L*_q - p_0, phi) at the midpoint, its Jacobian against central differences of that
