@@ -58,8 +58,15 @@ def dvak_loop(mode, C, S, N, I, B, G0, theta_refresh=None):
     return ns["run"], src.cst
 
 
+#: the most unknowns (n + k) the straight-line dvak_mid loop is written for (its eliminations grow as (n + k)^3
+#: lines); beyond it the loop on the problem's scalar functions
+MAX_VAKONOMIC_UNKNOWNS = 12
+
+
 def vakonomic_loop(source, n, k, theta_refresh=None):
     """(run, cst) of the generated dvak_mid loop on the problem's expression ``source`` (L*, phi as text;
-    :mod:`integrators.codegen.vakonomic_source`)."""
+    :mod:`integrators.codegen.vakonomic_source`), or None above MAX_VAKONOMIC_UNKNOWNS."""
+    if n + k > MAX_VAKONOMIC_UNKNOWNS:
+        return None
     text, cst = vakonomic_text(source, n, k, theta_refresh)
     return numba_kernels.load_module(text, "liedyn_nhq")["run"], cst

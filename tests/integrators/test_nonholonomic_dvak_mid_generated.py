@@ -227,3 +227,22 @@ def test_servo_prints_floats_exactly():
     d = S.constrain(x.diff(t) * sp.sin(ph) - y.diff(t) * sp.cos(ph), model="vakonomic").vakonomic_problem()
     e = sp.sympify(d.source["L"])
     assert float(e.diff(sp.Symbol("q0"))) == 0.1
+
+
+def test_no_compiled_loop_above_the_generated_loops_limit_without_scalar_functions(monkeypatch):
+    # a problem with expression source only: above the straight-line loop's limit of unknowns backend "numba"
+    # says why (MethodError), backend "numpy" runs; with the scalar functions the generic loop runs instead
+    from integrators import MethodError
+    from integrators.backends import nonholonomic_loops
+    p, y0, h = _system("skate")
+    d = p.discrete
+    bare = ODEProblem(lambda tt, yy: yy, 7)
+    bare.discrete = VakonomicCoordinateData(d.n, d.k, d.Lv, d.Lq, d.phi, source=d.source)
+    monkeypatch.setattr(nonholonomic_loops, "MAX_VAKONOMIC_UNKNOWNS", 3)
+    with pytest.raises(MethodError, match="limit of unknowns"):
+        integrate(bare, y0[0], (0.0, 5 * h), steps=5, method="dvak_mid", backend="numba")
+    ref = integrate(bare, y0[0], (0.0, 5 * h), steps=5, method="dvak_mid", backend="numpy")
+    assert ref.status == 0
+    st = make_stepper(METHODS["dvak_mid"], p)          # (the generic loop as plain Python: no compile here)
+    r = compiled.run_dvak(st, y0[0], 0.0, h, 5, 1, None, nonholonomic_loops.vakonomic_loop)
+    np.testing.assert_allclose(r.y, ref.y, rtol=0, atol=1e-13)

@@ -288,23 +288,26 @@ def run_dvak(stepper, y0, t0, h, n, save_every, jit=None, generated=None):
     """dvak_mid's run: the engine's generated loop (``generated``: ``integrators.backends.nonholonomic_loops.
     vakonomic_loop``; analytic Jacobians, simplified Newton, the same map and stop tolerance) where the problem
     carries expression source, else the loop of :func:`integrators.reference.nonholonomic.kernels.make_dvak_run`
-    on its scalar functions (``jit`` None: plain Python, for tests)."""
+    on its scalar functions (``jit`` None: plain Python, for tests); None when neither applies (no scalar
+    functions and no generated loop: the maker's limit of unknowns)."""
     jit = jit or _plain
     d = stepper.d
     cache = d.__dict__.setdefault("_compiled", {})
     Y0 = np.ascontiguousarray(np.asarray(y0, dtype=float).reshape(-1, 2 * d.n + d.k))
+    loop = None
     if generated is not None and getattr(d, "source", None) is not None:
         key = ("generated", generated)
         if key not in cache:
             cache[key] = generated(d.source, d.n, d.k)
-        run, cst = cache[key]
+        loop = cache[key]
+    if loop is not None:
+        run, cst = loop
         ys, done, iters, njac = run(Y0, float(h), int(n), int(save_every), n_saved(n, save_every), cst)
         stepper.jacobians = int(njac)
         stepper.nfev_total = int(iters)
         return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)
-    if d.scalar is None:
-        raise ValueError(f"{stepper.name}: no compiled loop here (the generated loop needs the engine's maker and "
-                         f"the problem's expression source; the generic one the scalar functions)")
+    if d.scalar is None:             # neither loop applies (the stepper says why)
+        return None
     key = ("dvak", id(jit))
     if key not in cache:
         solve = kernels.solve_small if jit is _plain else _helpers(jit)[0]

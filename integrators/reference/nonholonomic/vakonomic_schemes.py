@@ -58,9 +58,12 @@ class VakonomicStepper:
         Jacobians by complex steps), or None (the driver's numpy loop)."""
         if backend != "numba" or self.compiled_reason is not None:
             return None
-        if getattr(self.d, "scalar", None) is None and generated is None:
-            return None
-        return compiled.run_dvak(self, y0, t0, h, n, save_every, jit, generated)
+        res = compiled.run_dvak(self, y0, t0, h, n, save_every, jit, generated)
+        if res is None:
+            self.compiled_reason = (f"{self.name}: no generated loop for these {self.d.n} coordinates and "
+                                    f"{self.d.k} constraints (the straight-line loop's limit of unknowns, or no "
+                                    f"maker) and no scalar functions for the generic compiled loop")
+        return res
 
     def delta(self, t, y, h):
         return self.step(t, y, h) - y
