@@ -29,6 +29,10 @@ Its map on (q, p) is symplectic on the constraint-reduced space as the discrete 
 gives (Benito and Martin de Diego 2005); for a servo-constraint of the second kind proper (N != -phi) the same
 step is the discrete Euler-Lagrange equation of L* with phi imposed per interval, for which no discrete
 principle is published that we know of: its order is measured, not inherited.
+
+Compiled runs (backend "numba"): the generated straight-line loop of :mod:`integrators.codegen.vakonomic_source`
+where the problem carries expression source (L*, phi as text; servo.coordinates writes it), else the loop of
+:func:`integrators.reference.nonholonomic.kernels.make_dvak_run` on its scalar functions.
 """
 
 from __future__ import annotations
