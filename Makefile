@@ -50,6 +50,11 @@ clean:
 	      docs/bibliography.md docs/cli.md docs/api/methods_table.rst docs/sg_execution_times.rst \
 	      $(filter-out docs/api/index.rst,$(wildcard docs/api/*.rst))
 
-# the invariant-lines fuzz: 10^4 systems, every certified answer against the exact path (~30 min)
+# the invariant-lines fuzz: 10^4 systems at p = 2, 3, every certified answer against the exact path (hours on
+# one core); and 10^3 systems at p = 4..6 (--high), each certified answer against a second solve in other
+# coordinates. Long runs go in parts on several cores, each saved as it goes and merged into RESULTS.md:
+#   benchmarks/invariant_lines.py --fuzz 5000 --seed 1 --save part1.json   (and --seed 2 ... part2.json)
+#   benchmarks/invariant_lines.py --merge part1.json part2.json
 fuzz-lines: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/invariant_lines.py --fuzz 10000 --seed 0
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/invariant_lines.py --fuzz 1000 --high --seed 0

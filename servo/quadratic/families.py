@@ -1,6 +1,9 @@
 """Positive-dimensional solution sets of v(xi) = c xi met by the homotopy: the local dimension test at a path
-end point, and the merging of witnesses that lie on one linear family (used by ``invariant_lines``)."""
+end point, the exact proof of a linear family through it, and the merging of witnesses that lie on one linear
+family (used by ``invariant_lines``)."""
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import NDArray
@@ -8,7 +11,7 @@ from numpy.typing import NDArray
 from .homotopy import QuadraticEigenHomotopy
 from .line_types import FamilyWitness
 
-__all__ = ["local_dimension", "merge_linear_families"]
+__all__ = ["local_dimension", "local_family", "linear_family_proof", "merge_linear_families"]
 
 
 def local_dimension(hom: QuadraticEigenHomotopy, z: NDArray[np.complex128], eps: float = 1e-2) -> int:
@@ -21,6 +24,13 @@ def local_dimension(hom: QuadraticEigenHomotopy, z: NDArray[np.complex128], eps:
     the residual cannot go below ~eps^mu, so with eps = 1e-2 and threshold 1e-13 roots with
     mu <= 6 are told apart from families. Returns the dimension found (0 = isolated).
     """
+    return local_family(hom, z, eps)[0]
+
+
+def local_family(hom: QuadraticEigenHomotopy, z: NDArray[np.complex128], eps: float = 1e-2
+                 ) -> tuple[int, list[NDArray[np.complex128]]]:
+    """``local_dimension``'s test, with the points it found on the family near zhat (in the chart
+    zhat^H w = 1): (dimension, points)."""
     zh = z / np.linalg.norm(z)
     J = np.vstack([hom.JF(zh), zh.conj()[None]])
     s, vh = np.linalg.svd(J)[1:]
@@ -37,10 +47,97 @@ def local_dimension(hom: QuadraticEigenHomotopy, z: NDArray[np.complex128], eps:
                 break
         res = np.concatenate([hom.F(w), [zh.conj() @ w - 1, r.conj() @ (w - zh) - eps]])
         if np.linalg.norm(res) < 1e-13:
-            found.append(w - zh)
+            found.append(w)
     if not found:
-        return 0
-    return int(np.linalg.matrix_rank(np.array(found), tol=1e-3 * eps))
+        return 0, []
+    return int(np.linalg.matrix_rank(np.array([w - zh for w in found]), tol=1e-3 * eps)), found
+
+
+def _gauss_rational(x: complex, tol: float, max_den: int) -> tuple[Fraction, Fraction] | None:
+    """x as a Gaussian rational a + b i with denominators <= max_den, if within tol of one."""
+    parts = []
+    for t in (x.real, x.imag):
+        f = Fraction(t).limit_denominator(max_den)
+        if abs(float(f) - t) > tol:
+            return None
+        parts.append(f)
+    return parts[0], parts[1]
+
+
+def _bilinear(Q: NDArray, w: NDArray, a: list, b: list) -> list:
+    """The symmetric bilinear form of F(z) = v'(y) - c' w y, i.e. F(z) = B(z, z), at the Gaussian rational
+    points a, b = (y, c') (lists of (re, im) Fractions), exactly:
+    B_i(a, b) = sum_jk Q_ijk a_j b_k - w_i (a_p b_i + b_p a_i) / 2 (Q symmetric in j, k)."""
+    def mul(x, y):
+        return (x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0])
+    p = Q.shape[0]
+    out = []
+    for i in range(p):
+        re = im = Fraction(0)
+        for j, k in zip(*np.nonzero(Q[i])):
+            q = Fraction(float(Q[i, j, k]))
+            t = mul(a[j], b[k])
+            re += q * t[0]
+            im += q * t[1]
+        wi = Fraction(float(w[i])) / 2
+        for t in (mul(a[p], b[i]), mul(b[p], a[i])):
+            re -= wi * t[0]
+            im -= wi * t[1]
+        out.append((re, im))
+    return out
+
+
+def linear_family_proof(Q: NDArray, w: NDArray, z: NDArray[np.complex128], near: list[NDArray[np.complex128]],
+                        max_den: int = 1024) -> list[list[tuple[Fraction, Fraction]]] | None:
+    """An exact proof that the end point z = (y, c') lies on a linear family of solutions of F(z) = v'(y) -
+    c' w y = 0 (Q, w of the equilibrated system, Q symmetric in (j, k), dyadic entries), or None.
+
+    ``near``: points found on the family near z (``local_family``). If the family is linear, its cone S is
+    the span of z and these points (numerically: the singular values give its dimension). The basis is put in
+    reduced row echelon form, its entries rounded to Gaussian rationals with denominators <= max_den, and F is
+    shown to vanish identically on their span in exact arithmetic: F is quadratic, so F(sum t_i s_i) =
+    sum_ij t_i t_j B(s_i, s_j) = 0 for all t iff B(s_i, s_j) = 0 for all i <= j (B the polarisation of F).
+    A span of dimension >= 2 is a projective space of dimension >= 1 of solutions, each a line [y] (y != 0:
+    the only solution with y = 0 is the trivial point [0 : ... : 0 : 1], a single point): the solution set is
+    positive-dimensional, proved. Returns the rational basis (rows) or None when the points do not span a
+    linear family with such rational coordinates (a curved family: nothing is claimed)."""
+    Q = np.asarray(Q)
+    p = Q.shape[0]
+    pts = np.array([np.asarray(u, dtype=complex) / np.linalg.norm(u) for u in [z] + list(near)])
+    if len(pts) < 2:
+        return None
+    s, vh = np.linalg.svd(pts)[1:]
+    N = vh[:len(s)][s > 1e-8 * s[0]]
+    if len(N) < 2:
+        return None
+    # reduced row echelon form, pivots chosen by size (Gauss-Jordan with partial pivoting over columns)
+    N = N.copy()
+    pivots = []
+    for r in range(len(N)):
+        cols = [j for j in range(p + 1) if j not in pivots]
+        j = max(cols, key=lambda j: abs(N[r, j]))
+        if abs(N[r, j]) < 1e-8:
+            return None
+        N[r] /= N[r, j]
+        for r2 in range(len(N)):
+            if r2 != r:
+                N[r2] -= N[r2, j] * N[r]
+        pivots.append(j)
+    basis = []
+    for r in range(len(N)):
+        row = []
+        for j in range(p + 1):
+            g = _gauss_rational(complex(N[r, j]), 1e-9, max_den)
+            if g is None:
+                return None
+            row.append(g)
+        basis.append(row)
+    zero = (Fraction(0), Fraction(0))
+    for i in range(len(basis)):
+        for j in range(i, len(basis)):
+            if any(t != zero for t in _bilinear(Q, np.asarray(w), basis[i], basis[j])):
+                return None
+    return basis
 
 
 def merge_linear_families(hom: QuadraticEigenHomotopy, fams: list[FamilyWitness], d: NDArray[np.float64],
@@ -58,6 +155,7 @@ def merge_linear_families(hom: QuadraticEigenHomotopy, fams: list[FamilyWitness]
                 g.paths += f.paths
                 g.local_dimension = max(g.local_dimension, f.local_dimension)
                 g.is_equilibria = bool(g.is_equilibria and f.is_equilibria)
+                g.proved = bool(g.proved and f.proved)
                 break
         else:
             merged.append(f)

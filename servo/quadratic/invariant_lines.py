@@ -34,11 +34,11 @@ from .certify_lines import ball_certify_end_points, retrack
 from .certify_mixed import disjoint_alpha, mixed_certificate
 from .completeness import ROUNDOFF, completeness_certificate
 from .exact import exact_invariant_lines
-from .families import local_dimension, merge_linear_families
+from .families import linear_family_proof, local_family, merge_linear_families
 from .homotopy import QuadraticEigenHomotopy
 from .precise_tracking import track_precise
 from .kovalevskaya.exponents import attach_exponents
-from .multiplicity import local_multiplicity, quadratic_roots
+from .multiplicity import local_multiplicity, not_isolated, quadratic_roots
 from .line_records import line_tol, make_lines
 from .line_types import FamilyWitness, InvariantLine, InvariantLines
 from .protocol import QuadraticField
@@ -126,6 +126,20 @@ def invariant_lines(q: QuadraticField, seed: int = 0, tol: float = 1e-8, cluster
         res = _solve_once(q, int(s), float(tol), float(cluster_tol))
         if res.certificate == "family" and q.p <= EXACT_SEED_MAX_P and ball_available():
             return _confirm_family(q, res, int(seeds[0]), float(tol))
+        if res.certificate == "family" and not all(f.proved for f in res.positive_dimensional):
+            # above EXACT_SEED_MAX_P the exact path is too slow to confirm a family: only a linear family proved
+            # exactly counts; otherwise nothing is claimed and the fallbacks below try to prove a finite set
+            bad = next(f for f in res.positive_dimensional if not f.proved)
+            res.certificate = None
+            res.reason = (f"a family in double precision (numerical local dimension test) at direction "
+                          f"{np.round(bad.direction, 6)}, not proved: the points found near it do not span a linear "
+                          f"family with rational coordinates (servo.quadratic.families.linear_family_proof), no "
+                          f"exact rational root there has an infinite local ring (servo.quadratic.multiplicity), "
+                          f"and the exact path stops at p = {EXACT_SEED_MAX_P}")
+        elif res.certificate == "family":
+            res.reason = res.reason.replace("numerical local dimension test",
+                                            "each proved in exact arithmetic: a linear space of lines "
+                                            "through it, or an infinite local ring at it")
         if res.certified:
             return res
         key = (res.failed_paths, sum(not np.isfinite(L.alpha) or L.alpha >= ALPHA0 for L in res.lines))
@@ -286,6 +300,27 @@ def _exact_fallback(q, best, seed, tol):
     return best
 
 
+def _isolation_exactly(Qs, wsc, z):
+    """(isolated, not isolated), each proved in exact arithmetic at an exact rational root next to the end point
+    z (both False when there is none, or the local ring does not decide; servo.quadratic.multiplicity): its
+    Hilbert function becomes constant (a finite local ring: isolated), or exceeds 2^p - 1 (more than any
+    isolated root's multiplicity: a positive-dimensional component passes through it). The numerical local
+    dimension test tells roots of multiplicity <= 6 from families (servo.quadratic.families.local_dimension);
+    above that it can call an isolated root a family (a degenerate p = 5 system of the fuzz: a root of
+    multiplicity 11 at e_3, "family" in one set of coordinates)."""
+    if not ball_available():
+        return False, False
+    for eps in (1e-6, 1e-4):
+        r = exact_root(Qs, wsc, z, eps=eps)
+        if r is not None:
+            if exact_jacobian_rank(Qs, wsc, r) == Qs.shape[0]:
+                return False, False
+            if local_multiplicity(Qs, wsc, r) is not None:
+                return True, False
+            return False, not_isolated(Qs, wsc, r)
+    return False, False
+
+
 def _line_tol(Qs, w, d, s, xi, tol):
     """c counts as 0 on the unit line xi (servo.quadratic.line_records.line_tol, one line)."""
     return float(line_tol(Qs, w, d, s, xi, tol))
@@ -295,7 +330,7 @@ def _solve_once(q, seed, tol, cluster_tol):
     p = q.p
     npaths = 2 ** p
     if not np.any(q.Q):
-        w = FamilyWitness(np.eye(p)[0].astype(complex), 0.0, p - 1, True, npaths - 1)
+        w = FamilyWitness(np.eye(p)[0].astype(complex), 0.0, p - 1, True, npaths - 1, proved=True)
         return InvariantLines([], [w], p, 0, None, "family", "v = 0: every line is a line of equilibria")
     Qs, wsc, dsc, ssc = equilibrate(q.Q)
     hom = QuadraticEigenHomotopy(Qs, rng=seed, w=wsc)
@@ -320,14 +355,19 @@ def _solve_once(q, seed, tol, cluster_tol):
             failed += mult                  # two paths on one regular root: a path jumped
             continue
         if not np.all(pr.regular[members]):
-            dim = local_dimension(hom, z)
+            dim, near = local_family(hom, z)
             if dim > 0 and backward_error(Qs, z[None, :-1], z[-1:], wsc)[0] > ROUNDOFF:
                 failed += mult              # a "family" through a point that is no root
                 continue
+            proved = dim > 0 and linear_family_proof(Qs, wsc, z, near) is not None
+            if dim > 0 and not proved:
+                isolated, proved = _isolation_exactly(Qs, wsc, z)
+                if isolated:
+                    dim = 0                 # the local test mistook a root of high multiplicity for a family
             if dim > 0:
                 xi, c = z[:-1] * dsc, z[-1] * ssc
                 d, cc = normalise_line(xi, c, _line_tol(Qs, wsc, dsc, ssc, xi / np.linalg.norm(xi), tol))
-                fams.append(FamilyWitness(d, complex(cc), dim, bool(cc == 0), mult))
+                fams.append(FamilyWitness(d, complex(cc), dim, bool(cc == 0), mult, proved=proved))
                 continue
         cand.append((members, mult, z))
     if trivial_seen != 1:

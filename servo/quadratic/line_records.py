@@ -75,8 +75,14 @@ def make_lines(q: QuadraticField, Qs: NDArray[Any], w: NDArray[Any], d: NDArray[
     CC = np.where(big, C * ph, 0.0).astype(complex)
     looks = np.all(np.abs(D.imag) < 1e-7, axis=1) & (np.abs(CC.imag) <= np.maximum(ltol, 1e-300))
     real = np.array([bool(q.is_real and lk) if r is None else bool(r) for r, lk in zip(is_real, looks)], dtype=bool)
-    Dr = np.where(np.abs(D.real) < 1e-15, 0, D.real)
-    Dc = Dr + 1j * np.where(np.abs(D.imag) < 1e-15, 0, D.imag)
+    # components at round-off are set to 0, judged in the equilibrated coordinates y (x = d * y, d exact powers
+    # of 2), where every component is computed to ~1e-16 of the largest: in the original coordinates a proved
+    # component can be 2^-60 of the largest (a mixed-scale system), and zeroing it there made two distinct
+    # lines equal
+    Y = Z[:, :p] * ph[:, None]
+    ym = np.abs(Y).max(axis=1, keepdims=True)
+    Dr = np.where(np.abs(Y.real) < 1e-15 * ym, 0, D.real)
+    Dc = Dr + 1j * np.where(np.abs(Y.imag) < 1e-15 * ym, 0, D.imag)
     eigs = np.zeros((nb, max(p - 1, 0)), dtype=complex)
     if real.any():
         eigs[real] = sphere_eigs(q, Dr[real], CC[real].real)

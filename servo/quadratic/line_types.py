@@ -102,6 +102,11 @@ class FamilyWitness:
     local_dimension: int
     is_equilibria: bool
     paths: int
+    #: whether positive dimension at the witness was proved in exact arithmetic: a linear space of lines
+    #: through it (servo.quadratic.families.linear_family_proof), or, at an exact rational witness, a local
+    #: ring longer than any isolated root's (servo.quadratic.multiplicity.not_isolated); the exact path
+    #: confirms families up to p = 3
+    proved: bool = False
 
 
 @dataclass
@@ -137,8 +142,11 @@ class InvariantLines:
       multiplicities with the proved simple roots add up to 2^p: a proof, multiplicities included.
     * ``"krawczyk+count"``: as "krawczyk" for the simple lines, with singular lines verified exactly as in
       "alpha+count" (their multiplicities from the path count, not proved).
-    * ``"family"``: a positive-dimensional set was found (numerical local dimension test); every
-      path converged and every isolated line is at round-off.
+    * ``"family"``: a positive-dimensional set of lines, proved: for p <= 3 by the exact path (its
+      Groebner basis is not zero-dimensional), above at every witness in exact arithmetic (a linear space of
+      lines through it, or an infinite local ring at it: FamilyWitness.proved); every path converged and every isolated line is
+      at round-off; the isolated lines are not proved complete. A family the numerical local dimension test
+      reports but nothing proves is not certified.
     * ``None``: not certified (a failed path, a line not at round-off, a simple line failing the
       alpha test, two lines not told apart, a count other than 2^p - 1, undecided reality).
     """

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from .krawczyk import require_flint
 
-__all__ = ["local_multiplicity", "field_multiplicity", "quadratic_roots", "MAX_COLUMNS"]
+__all__ = ["local_multiplicity", "field_multiplicity", "not_isolated", "quadratic_roots", "MAX_COLUMNS"]
 
 #: largest Macaulay matrix (columns: monomials of degree <= k in p variables) tried before giving up
 MAX_COLUMNS = 3000
@@ -110,44 +110,59 @@ def _local_polys(Q: NDArray[Any], w: NDArray[Any], P: list, g: tuple[Fraction, F
     return polys, n
 
 
-def _hilbert(polys: list[dict], n: int, k: int, g: tuple[Fraction, Fraction]) -> int | None:
-    """H(k) = dim O / (I + m^(k+1)) (module docstring), or None if the Macaulay matrix is too large."""
+def _integer_rows(polys: list[dict], g: tuple[Fraction, Fraction]) -> list[list[tuple[tuple[int, ...], int, int]]]:
+    """Each f_i as the integer rows of the rank computation: over Q, [(exponent, integer coefficient, block)];
+    over Q(alpha) (some coefficient has an alpha part) each f_i = A + alpha B gives the two rows of its
+    multiplication matrix in the basis (1, alpha), [A, -g0 B] and [B, A - g1 B] (block 0: the columns of 1,
+    block 1: those of alpha). Every row is scaled by the lcm of its denominators once here (a row's multiples
+    u^a f are shifts of it, so the scale is the same for all of them and the rank does not change)."""
+    complex_ = any(ci != 0 for f in polys for (_, ci) in f.values())
+    g0, g1 = g
+    out = []
+    for f in polys:
+        if complex_:
+            forms = [[(e, cr, 0) for e, (cr, ci) in f.items()] + [(e, -g0 * ci, 1) for e, (cr, ci) in f.items()],
+                     [(e, ci, 0) for e, (cr, ci) in f.items()] + [(e, cr - g1 * ci, 1) for e, (cr, ci) in f.items()]]
+        else:
+            forms = [[(e, cr, 0) for e, (cr, ci) in f.items()]]
+        for form in forms:
+            form = [t for t in form if t[1] != 0]
+            if not form:
+                continue
+            den = lcm(*(c.denominator for _, c, _ in form))
+            out.append([(e, int(c * den), blk) for e, c, blk in form])
+    return out
+
+
+def _hilbert(rows: list[list[tuple[tuple[int, ...], int, int]]], n: int, k: int, complex_: bool) -> int | None:
+    """H(k) = dim O / (I + m^(k+1)) (module docstring), or None if the Macaulay matrix is too large. ``rows``:
+    the integer rows of ``_integer_rows``; over Q(alpha) the rank over Q is twice the rank over Q(alpha) (the
+    same linear map, over Q)."""
     fl = require_flint("exact ranks")
     cols = _monomials(n, k)
     if len(cols) > MAX_COLUMNS:
         return None
+    ncol = len(cols)
     index = {e: a for a, e in enumerate(cols)}
-    rows_re, rows_im = [], []
+    mat = []
     for a in _monomials(n, k - 1):
-        for f in polys:
-            re = [Fraction(0)] * len(cols)
-            im = [Fraction(0)] * len(cols)
-            for e, (cr, ci) in f.items():
+        for form in rows:
+            r = [0] * (2 * ncol if complex_ else ncol)
+            hit = False
+            for e, c, blk in form:
                 t = tuple(x + y for x, y in zip(a, e))
-                if sum(t) <= k:
-                    re[index[t]] += cr
-                    im[index[t]] += ci
-            if any(re) or any(im):
-                rows_re.append(re)
-                rows_im.append(im)
-    if not rows_re:
-        return len(cols)
-    complex_ = any(any(r) for r in rows_im)
-    if complex_:
-        # A + alpha B over Q(alpha) as a matrix over Q: each entry a + b alpha by its multiplication matrix
-        # [[a, -g0 b], [b, a - g1 b]] in the basis (1, alpha), i.e. [[A, -g0 B], [B, A - g1 B]]: the rank over Q
-        # is twice the rank over Q(alpha) (the same linear map, over Q)
-        g0, g1 = g
-        rows = ([a + [-g0 * x for x in b] for a, b in zip(rows_re, rows_im)]
-                + [b + [x - g1 * y for x, y in zip(a, b)] for a, b in zip(rows_re, rows_im)])
-    else:
-        rows = rows_re
-    den = lcm(*{x.denominator for r in rows for x in r})
-    M = fl.fmpz_mat([[int(x * den) for x in r] for r in rows])
-    rank = M.rank()
+                j = index.get(t)
+                if j is not None:                        # |t| <= k: terms above degree k lie in m^(k+1)
+                    r[j + blk * ncol] += c
+                    hit = True
+            if hit:
+                mat.append(r)
+    if not mat:
+        return ncol
+    rank = fl.fmpz_mat(mat).rank()
     if complex_:
         rank //= 2
-    return len(cols) - rank
+    return ncol - rank
 
 
 def local_multiplicity(Q: NDArray[Any], w: NDArray[Any], P: NDArray[np.complex128], kmax: int = 12) -> int | None:
@@ -164,21 +179,43 @@ def field_multiplicity(Q: NDArray[Any], w: NDArray[Any], P: list, g: tuple[Fract
     """mu(P) for a root P with coordinates in Q(alpha), alpha^2 + g[1] alpha + g[0] = 0 irreducible over Q
     (P: p + 1 pairs (a, b) = a + b alpha of Fractions); g = (1, 0) is Q(i). Q must be real unless the field is
     Q(i) (then Q's imaginary parts are the alpha parts). As local_multiplicity otherwise."""
+    kind, mu = _local_ring(Q, w, P, g, kmax)
+    return mu if kind == "isolated" else None
+
+
+def not_isolated(Q: NDArray[Any], w: NDArray[Any], P: NDArray[np.complex128], kmax: int = 12) -> bool:
+    """Whether the exact root P (as in local_multiplicity) is proved not isolated: H(k) <= mu(P) for an isolated
+    root and mu(P) <= 2^p - 1 (module docstring), so H(k) > 2^p - 1 for some k proves that a positive-dimensional
+    component of solutions passes through P. False when that is not shown (isolated, or undecided by kmax or
+    MAX_COLUMNS)."""
+    P = np.asarray(P, dtype=complex)
+    Pf = [(Fraction(float(x.real)), Fraction(float(x.imag))) for x in P]
+    return _local_ring(Q, w, Pf, (Fraction(1), Fraction(0)), kmax)[0] == "not isolated"
+
+
+def _local_ring(Q: NDArray[Any], w: NDArray[Any], P: list, g: tuple[Fraction, Fraction], kmax: int
+                ) -> tuple[str, int | None]:
+    """("isolated", mu(P)), ("not isolated", None) or ("undecided", None), from the Hilbert function H(k)."""
     Q = np.asarray(Q)
     if np.iscomplexobj(Q) and np.any(np.imag(Q)) and tuple(g) != (1, 0):
         raise ValueError("a complex Q needs the field Q(i)")
     polys, n = _local_polys(Q, np.asarray(w), P, g)
-    prev = _hilbert(polys, n, 1, g)
+    rows = _integer_rows(polys, g)
+    complex_ = any(blk for form in rows for _, _, blk in form)
+    bound = 2 ** Q.shape[0] - 1      # an isolated nontrivial root has multiplicity <= 2^p - 1 (module docstring)
+    prev = _hilbert(rows, n, 1, complex_)
     for k in range(2, kmax + 1):
         if prev is None:
-            return None
-        h = _hilbert(polys, n, k, g)
+            return "undecided", None
+        if prev > bound:
+            return "not isolated", None  # H(k) <= mu(P) <= 2^p - 1 for an isolated root
+        h = _hilbert(rows, n, k, complex_)
         if h is None:
-            return None
+            return "undecided", None
         if h == prev:
-            return int(h)
+            return "isolated", int(h)
         prev = h
-    return None
+    return ("not isolated", None) if prev is not None and prev > bound else ("undecided", None)
 
 
 def quadratic_roots(Q: NDArray[Any], w: NDArray[Any], z: NDArray[np.complex128], tol: float = 1e-6

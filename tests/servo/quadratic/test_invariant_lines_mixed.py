@@ -144,3 +144,48 @@ def test_an_alpha_ball_holding_the_trivial_root_does_not_certify():
     assert ok == "alpha"
     cert, why = completeness_certificate(p, lines, *args, np.array([1.6, 1e-12, 1e-12]), *flags, 0, [], True)
     assert cert is None and "trivial root" in why
+
+
+def test_mixed_scale_lines_proved_in_balls_are_tight_in_the_original_coordinates(monkeypatch):
+    """v_i = s_i x_i^2 with s_i = 2^(+-60, ...): the lines are eta / |eta| with eta_i = 1 / s_i on a non-empty
+    set S and 0 elsewhere (s_i eta_i^2 = eta_i), c = 1 / |eta|; the equilibrated system is the diagonal one, so a
+    box of 64 bits is tight there and wide here unless the ball proof is given the variable scaling (the rule
+    of the all-ball path, passed to the mixed certificate too). Three rows forced to the balls, as above."""
+    p = il.MIXED_MIN_P
+    e = np.array([60, -60, 40, -40, 0, 20, -20])
+    Q = np.zeros((p, p, p))
+    Q[np.arange(p), np.arange(p), np.arange(p)] = np.ldexp(1.0, e)
+    real_alpha = il.alpha_test
+
+    def failing(Q, w, Z, real_rows, *a, **k):
+        out = real_alpha(Q, w, Z, real_rows, *a, **k)
+        for key in ("ok", "real", "nonreal"):
+            out[key] = out[key].copy()
+            out[key][:3] = False
+        for key in ("alpha", "radius"):
+            out[key] = out[key].copy()
+            out[key][:3] = np.inf
+        return out
+    monkeypatch.setattr(il, "alpha_test", failing)
+    L = QuadraticSystem(Q).invariant_lines(retries=0)
+    assert L.certificate == "alpha+krawczyk", L.reason
+    assert L.total_multiplicity == 2 ** p - 1 and L.real_count == 2 ** p - 1
+    want = {}
+    for S in itertools.product([0, 1], repeat=p):
+        if any(S):
+            eta = np.array(S) * np.ldexp(1.0, -e)
+            want[S] = eta
+    for line in L:
+        S = tuple(int(abs(x) > 0) for x in line.direction)
+        eta = want.pop(S)
+        d = eta / np.linalg.norm(eta)
+        # every component, the smallest (2^-120 of the largest) included, to 1e-12 of itself
+        assert np.all(np.abs(line.direction - d) <= 1e-12 * np.abs(d)), (S, line.direction, d)
+        assert line.c == pytest.approx(1 / np.linalg.norm(eta), rel=1e-12)
+        if line.ball is not None:
+            # the Krawczyk box (scaled coordinates y, x = d y) mapped back: its radius times the largest d within
+            # 1e-12 of the line's size in x, not only in y (64 bits would leave it 1e2 wide here)
+            box, d, _ = line.ball
+            assert box.radius * d.max() <= 1e-12 * np.abs(d * box.mid[:p]).max()
+    assert not want
+    assert sum(line.ball is not None for line in L) == 3

@@ -1,0 +1,128 @@
+"""Families of invariant lines above p = 3, where the exact path is too slow to confirm them: a family is
+certified only when a linear space of lines through each witness is proved in exact arithmetic
+(servo.quadratic.families.linear_family_proof); a root of high multiplicity that the numerical local
+dimension test takes for a family is shown isolated by its local ring (servo.quadratic.multiplicity)."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+pytest.importorskip("flint")
+
+from servo import QuadraticSystem  # noqa: E402
+from servo.quadratic.certify import equilibrate  # noqa: E402
+from servo.quadratic.families import linear_family_proof, local_family  # noqa: E402
+from servo.quadratic.homotopy import QuadraticEigenHomotopy  # noqa: E402
+
+
+def _system(terms, p):
+    """v from {(i, j, k): coefficient of x_j x_k in v_i}, Q symmetric."""
+    Q = np.zeros((p, p, p))
+    for (i, j, k), c in terms.items():
+        Q[i, j, k] += c / 2
+        Q[i, k, j] += c / 2
+    return QuadraticSystem(Q)
+
+
+# the degenerate p = 5 system of the fuzz (seed 305) that was certified "alpha+multiplicity" in its own
+# coordinates and "family" in the coordinates x = T y of the second solve:
+# v = (2 x1^2, -2 x1 x4, -2 x1 x4 - 4 x3 x4 - x4^2, 3 x0^2 + 6 x0 x1 - 2 x0 x2 + 6 x2 x4,
+#      6 x0 x1 + 6 x0 x3 + 6 x1 x2 + 3 x2^2 + 2 x4^2)
+WRONG = {(0, 1, 1): 2, (1, 1, 4): -2, (2, 1, 4): -2, (2, 3, 4): -4, (2, 4, 4): -1, (3, 0, 0): 3, (3, 0, 1): 6,
+         (3, 0, 2): -2, (3, 2, 4): 6, (4, 0, 1): 6, (4, 0, 3): 6, (4, 1, 2): 6, (4, 2, 2): 3, (4, 4, 4): 2}
+T = np.array([[0, 0, 0, 2.0 ** -7, 0], [0, 0, 0, 0, -0.125], [0.5, 0, 0, 0, 0], [0, 0, 0.5, 0, 0], [0, 32.0, 0, 0, 0]])
+
+
+def _transformed(q, T):
+    Ti = np.linalg.inv(T)                   # a signed permutation of powers of 2: exact
+    return QuadraticSystem(np.einsum("ia,ajk,jb,kc->ibc", Ti, q.Q, T, T))
+
+
+def test_the_fuzz_system_is_the_same_finite_set_in_both_coordinates():
+    q = _system(WRONG, 5)
+    L, L2 = q.invariant_lines(), _transformed(q, T).invariant_lines(seed=3)
+    for res in (L, L2):
+        # before the fix the second was "family" with 20 isolated lines: a root of multiplicity 11 at e_3 taken
+        # for a family by the numerical local dimension test (it tells apart multiplicities <= 6 only)
+        assert res.certificate == "alpha+multiplicity" and not res.positive_dimensional
+        assert res.total_multiplicity == 2 ** 5 - 1
+        assert sorted(m.multiplicity for m in res if m.multiplicity > 1) == [3, 11]
+    # the same lines: eta = T^-1 xi
+    for l2 in L2:
+        xi = T @ l2.direction
+        assert any(abs(abs(np.vdot(l.direction, xi / np.linalg.norm(xi))) - 1) < 1e-9
+                   and l.multiplicity == l2.multiplicity for l in L)
+    # the c = 0 lines derived by hand: v = 0 forces x1 = 0, then x4 (4 x3 + x4) = 0; x4 = 0 gives
+    # x0 (3 x0 - 2 x2) = 0 and 2 x0 x3 + x2^2 = 0: e_3 and (8, 0, 12, -9, 0) (real); x4 = -4 x3 gives two conics
+    # in (x0, x2, x3): 4 more points, not real (checked below by the certificate's reality flags)
+    eq = [l for l in L if l.c == 0]
+    real = sorted([np.round(l.direction / l.direction[np.argmax(abs(l.direction))], 12).real.tolist()
+                   for l in eq if l.is_real])
+    assert real == sorted([[0, 0, 0, 1, 0], np.round(np.array([8, 0, 12, -9, 0]) / 12, 12).tolist()])
+    assert sum(not l.is_real for l in eq) == 4
+
+
+def test_isolation_at_e3_is_proved_by_the_local_ring_not_by_the_local_test():
+    from servo.quadratic.invariant_lines import _isolation_exactly
+    q = _system(WRONG, 5)
+    Qs, wsc, dsc, ssc = equilibrate(q.Q)
+    z = np.zeros(6, dtype=complex)
+    z[3] = 1 / dsc[3]                                    # e_3 with c = 0, in the equilibrated coordinates
+    assert _isolation_exactly(Qs, wsc, z) == (True, False)
+    # a point of a true family: v = x1 * (x0, x1, x2, x3, x4) vanishes on the hyperplane x1 = 0, so the local
+    # ring at e_0 is infinite: its Hilbert function passes 2^5 - 1, more than any isolated root's multiplicity
+    qf = _system({(i, 1, i): 1 for i in range(5)}, 5)
+    Qs, wsc, dsc, ssc = equilibrate(qf.Q)
+    z = np.zeros(6, dtype=complex)
+    z[0] = 1 / dsc[0]
+    assert _isolation_exactly(Qs, wsc, z) == (False, True)
+
+
+def test_a_linear_family_is_proved_and_spans_the_hyperplane():
+    # v = l(x) A x with l = (1, -1, 2, 0, 1): the hyperplane l = 0 is a family of equilibria (c = 0)
+    p = 5
+    rng = np.random.default_rng(4)
+    l = np.array([1, -1, 2, 0, 1])
+    A = rng.integers(-2, 3, (p, p))
+    q = QuadraticSystem(np.einsum("j,ik->ijk", l, A).astype(float))
+    L = q.invariant_lines()
+    assert L.certificate == "family" and L.positive_dimensional
+    assert all(f.proved for f in L.positive_dimensional)
+    Qs, wsc, dsc, ssc = equilibrate(q.Q)
+    hom = QuadraticEigenHomotopy(Qs, rng=0, w=wsc)
+    # a point of the family in the equilibrated coordinates: y = x / d with l(x) = 0, c' = 0
+    x = np.array([1.0, 1.0, 0.0, 3.0, 0.0])
+    z = np.append(x / dsc, 0).astype(complex)
+    dim, near = local_family(hom, z)
+    assert dim == p - 2
+    basis = linear_family_proof(Qs, wsc, z, near)
+    assert basis is not None and len(basis) == p - 1
+    for row in basis:                         # every basis vector lies in {l(d y) = 0, c' = 0}, exactly
+        assert row[p] == (0, 0)
+        assert sum(Fraction(int(li)) * Fraction(float(di)) * re for li, di, (re, im) in zip(l, dsc, row[:p])) == 0
+        assert all(im == 0 for _, im in row)
+
+
+def test_a_curved_family_is_proved_at_a_rational_witness_only():
+    # v = (x0^2 + x1^2 - x2^2, 0, 0, 0): c = 0 on the quadric cone x0^2 + x1^2 = x2^2 (curved)
+    q = _system({(0, 0, 0): 1, (0, 1, 1): 1, (0, 2, 2): -1}, 4)
+    Qs, wsc, dsc, ssc = equilibrate(q.Q)
+    hom = QuadraticEigenHomotopy(Qs, rng=0, w=wsc)
+    x = np.array([3.0, 4.0, 5.0, 1.0])                        # 9 + 16 = 25: on the cone, a generic point
+    z = np.append(x / dsc, 0).astype(complex)
+    dim, near = local_family(hom, z)
+    assert dim == 2
+    assert linear_family_proof(Qs, wsc, z, near) is None     # the points near it span no linear family
+    # the paths end at the cone's vertex e_3 (rational): there the local ring is infinite, a proof
+    L = q.invariant_lines(retries=0)
+    assert L.certificate == "family" and all(f.proved for f in L.positive_dimensional)
+
+
+def test_a_family_with_an_irrational_witness_is_not_certified():
+    # v = (x0^2 + x1^2 - 2 x2^2, 0, 0, x3^2): c = 0 on the conic x0^2 + x1^2 = 2 x2^2 in the plane x3 = 0; the
+    # paths end at points such as (sqrt 2, 0, -1, 0): no linear space of lines, no rational point to prove an
+    # infinite local ring, and the exact path stops at p = 3; nothing may be claimed
+    q = _system({(0, 0, 0): 1, (0, 1, 1): 1, (0, 2, 2): -2, (3, 3, 3): 1}, 4)
+    L = q.invariant_lines(retries=0)
+    assert not L.certified and L.certificate != "family"
+    assert "not proved" in L.reason
