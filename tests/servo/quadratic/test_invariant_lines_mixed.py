@@ -93,23 +93,24 @@ def test_a_box_on_an_alpha_root_is_not_counted_twice():
     assert not M.ok and "7, not the Bezout number" in M.reason
 
 
-def test_invariant_lines_keeps_alpha_lines_and_proves_the_rest_in_balls(monkeypatch):
-    """p = 7 (2^7 paths): the alpha test made to fail on three rows; the answer must still be the 127 known
-    lines, now with certificate alpha+krawczyk."""
-    p = il.MIXED_MIN_P
+def _alpha_fails_on_three_rows(monkeypatch):
+    """invariant_lines' alpha test made to fail on the first three rows of every call (they go to the balls)."""
     real_alpha = il.alpha_test
 
     def failing(Q, w, Z, real_rows, *a, **k):
         out = real_alpha(Q, w, Z, real_rows, *a, **k)
-        for key in ("ok", "real", "nonreal"):
+        for key, bad in (("ok", False), ("real", False), ("nonreal", False), ("alpha", np.inf), ("radius", np.inf)):
             out[key] = out[key].copy()
-            out[key][:3] = False
-        out["alpha"] = out["alpha"].copy()
-        out["alpha"][:3] = np.inf
-        out["radius"] = out["radius"].copy()
-        out["radius"][:3] = np.inf
+            out[key][:3] = bad
         return out
     monkeypatch.setattr(il, "alpha_test", failing)
+
+
+def test_invariant_lines_keeps_alpha_lines_and_proves_the_rest_in_balls(monkeypatch):
+    """p = 7 (2^7 paths): the alpha test made to fail on three rows; the answer must still be the 127 known
+    lines, now with certificate alpha+krawczyk."""
+    p = il.MIXED_MIN_P
+    _alpha_fails_on_three_rows(monkeypatch)
     L = QuadraticSystem(diagonal(p)).invariant_lines(retries=0)
     assert L.certificate == "alpha+krawczyk", L.reason
     assert L.certified and L.precision >= 64 and "3 path(s) not accounted for" in L.reason
@@ -155,18 +156,7 @@ def test_mixed_scale_lines_proved_in_balls_are_tight_in_the_original_coordinates
     e = np.array([60, -60, 40, -40, 0, 20, -20])
     Q = np.zeros((p, p, p))
     Q[np.arange(p), np.arange(p), np.arange(p)] = np.ldexp(1.0, e)
-    real_alpha = il.alpha_test
-
-    def failing(Q, w, Z, real_rows, *a, **k):
-        out = real_alpha(Q, w, Z, real_rows, *a, **k)
-        for key in ("ok", "real", "nonreal"):
-            out[key] = out[key].copy()
-            out[key][:3] = False
-        for key in ("alpha", "radius"):
-            out[key] = out[key].copy()
-            out[key][:3] = np.inf
-        return out
-    monkeypatch.setattr(il, "alpha_test", failing)
+    _alpha_fails_on_three_rows(monkeypatch)
     L = QuadraticSystem(Q).invariant_lines(retries=0)
     assert L.certificate == "alpha+krawczyk", L.reason
     assert L.total_multiplicity == 2 ** p - 1 and L.real_count == 2 ** p - 1
