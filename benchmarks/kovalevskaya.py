@@ -2,7 +2,7 @@
 
 1. Cost of the exponents. For p = 2..8, the random systems of benchmarks/invariant_lines.py (Q ~ N(0, 1),
    seeds [7, p, k]): `q.invariant_lines()` (which now computes the exponents, one batched eigvals) against the
-   same call with the exponent step switched off (servo.quadratic.invariant_lines.attach_exponents replaced by
+   same call with the exponent step switched off (servo.quadratic.line_assembly.attach_exponents replaced by
    a no-op), paired and interleaved per system, median of REPS repetitions per system, then the median over
    the systems; also against the medians recorded in the invariant_lines section of RESULTS.md (another run,
    another machine load: indicative only). Target: at most 10 % above.
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _results import RESULTS, markdown_table, update_section  # noqa: E402
 
-import servo.quadratic.invariant_lines as il  # noqa: E402
+import servo.quadratic.line_assembly as il  # noqa: E402  (where the lines get their exponents)
 from servo import QuadraticSystem  # noqa: E402
 from servo.quadratic.kovalevskaya import attach_exponents, polynomial_first_integrals  # noqa: E402
 

@@ -126,3 +126,33 @@ def test_a_family_with_an_irrational_witness_is_not_certified():
     L = q.invariant_lines(retries=0)
     assert not L.certified and L.certificate != "family"
     assert "not proved" in L.reason
+
+
+# a degenerate p = 6 system of the fuzz (seed 602): v does not depend on x0 and v(e_1) = 0 (no x1^2 term), so
+# v(a e_0 + b e_1) = b^2 v(e_1) = 0: the line through e_0 and e_1 is a family of equilibria; e_0 is on it, not isolated
+ON_FAMILY = {(0, 1, 2): 2, (0, 1, 3): 2, (0, 1, 4): -4, (0, 1, 5): 4, (0, 2, 2): -3, (0, 2, 3): -2, (0, 2, 4): 4,
+             (0, 2, 5): 6, (0, 3, 3): -3, (0, 3, 4): -4, (0, 4, 4): 3, (0, 4, 5): 4, (0, 5, 5): 2, (1, 1, 2): -6,
+             (1, 1, 3): 6, (1, 1, 4): 2, (1, 2, 2): 3, (1, 2, 3): 2, (1, 2, 4): 6, (1, 2, 5): 4, (1, 3, 3): -2,
+             (1, 3, 4): 2, (1, 3, 5): 6, (1, 4, 4): 2, (1, 4, 5): 4, (2, 1, 3): -4, (2, 1, 4): -6, (2, 1, 5): 2,
+             (2, 2, 3): 2, (2, 2, 4): -2, (2, 2, 5): -4, (2, 3, 3): 3, (2, 3, 4): 6, (2, 3, 5): 2, (2, 4, 4): -3,
+             (2, 4, 5): 2, (3, 1, 2): -4, (3, 1, 3): 2, (3, 1, 4): 4, (3, 1, 5): -4, (3, 2, 2): -3, (3, 2, 3): 2,
+             (3, 2, 4): 4, (3, 3, 5): -4, (3, 4, 4): -1, (3, 4, 5): -4, (3, 5, 5): 2, (4, 1, 2): 6, (4, 1, 3): 2,
+             (4, 1, 4): -6, (4, 2, 3): -4, (4, 2, 4): -2, (4, 2, 5): 2, (4, 3, 3): -2, (4, 3, 4): -4, (4, 3, 5): 2,
+             (4, 4, 4): 3, (4, 4, 5): -4, (4, 5, 5): -2, (5, 1, 2): -4, (5, 1, 3): 6, (5, 2, 2): 3, (5, 2, 3): -4,
+             (5, 2, 5): 2, (5, 3, 3): -1, (5, 3, 4): 6, (5, 3, 5): 4, (5, 4, 4): -3, (5, 4, 5): 4, (5, 5, 5): -2}
+
+def test_a_point_on_a_family_is_not_listed_as_an_isolated_line():
+    q = _system(ON_FAMILY, 6)
+    assert not np.any(q.Q[:, 0, :]) and not np.any(q.Q[:, 1, 1])          # the derivation's two facts
+    L = q.invariant_lines()
+    assert L.certificate == "family" and all(f.proved for f in L.positive_dimensional)
+    # before the fix e_0 was listed as an isolated line of multiplicity 31 (31 paths ended there)
+    for line in L:
+        d = line.direction / np.linalg.norm(line.direction)
+        assert np.linalg.norm(d[2:]) > 1e-8, f"a line in span(e_0, e_1) listed as isolated: {d}"
+    assert "not listed" in L.reason
+    # the second solve in other coordinates lists the same isolated lines (simple, alpha-certified)
+    T = np.diag([2.0, -0.5, 4.0, 1.0, -2.0, 0.25])[[3, 0, 5, 1, 4, 2]]
+    L2 = _transformed(q, T).invariant_lines(seed=5)
+    assert L2.certificate == "family"
+    assert (L.total_multiplicity, L.real_count) == (L2.total_multiplicity, L2.real_count)
