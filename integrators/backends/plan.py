@@ -11,6 +11,7 @@ import numpy as np
 from . import loader
 from ..codegen import fixed_programs
 from ..geometry import recognition
+from ..geometry.spaces import ROUNDOFF_TERMS
 
 
 class Plan:
@@ -35,12 +36,16 @@ class Plan:
 
 def plan(problem, tab, lie, terms, y0, proj=None):
     """A :class:`Plan` when the generated code applies (coadjoint problem with an affine velocity and
-    no forcing, or for ambient Runge-Kutta also the multiplier forcing of linear invariants); ``tab``: a
+    no forcing or the multiplier forcing of linear invariants: the ambient Runge-Kutta forms, and the
+    fixed-step Lie-group methods in g x g*, :class:`integrators.codegen.affine_source.AffineSource`; not the
+    adaptive RKMK pairs, whose dexp^-1 summed to round-off has no affine writer); ``tab``: a
     tableau, or a commutator-free method or splitting (fixed step, ``lie`` True; the splitting only on
     the free rigid body, :func:`integrators.codegen.fixed_programs.writes`); ``proj``: the Casimir projection
     of a projected pair."""
     st = recognition.recognise(problem, y0)
-    if st is None or (lie and st.P is not None) or (proj is not None and st.P is not None):
+    if st is None or (proj is not None and st.P is not None):
+        return None
+    if lie and st.P is not None and terms >= ROUNDOFF_TERMS:   # the affine writer has the truncated dexp^-1 only
         return None
     if not fixed_programs.writes(st, tab):
         return None

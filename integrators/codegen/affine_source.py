@@ -1,0 +1,123 @@
+"""The code writer of a forced coadjoint problem's Lie-group steps: generators in g x g*, the affine action.
+
+A forced problem z' = ad*_{w(z)} z + f(z), with the multiplier force f(z) = -P ad*_{w(z)} z that
+:func:`integrators.geometry.recognition.multiplier_projector` recognises (servo-constraints of the first kind,
+several constraints, Suslov's problem), is moved by the Lie-group methods (RKMK, commutator-free) of
+:class:`integrators.geometry.spaces.AffineCoadjointSpace`, and this writer writes the same mathematics:
+
+* the generator is the pair xi(z) = (w, f) = (W z + c, -P ad*_w z) in the semidirect product g x g*
+  (2n components);
+* its action for unit time is the exact flow of the frozen affine field z' = ad*_x z + v,
+  act((x, v), z) = exp(M) (z, 1), M = [[A, v], [0, 0]], A = ad(x)^T: written as the scaled Taylor series
+  of that action (Al-Mohy and Higham 2011), s substeps of exp(M/s) with ||M/s||_1 <= 1/2 and as many terms
+  as a truncation below 2^-54 needs (``tplan``), ||M||_1 = max(||A||_1, |v|_1); with M (y, 1) =
+  (A y + v, 0) the series of one substep is y + (A y + v) + sum_{k >= 2} A^(k-1) (A y + v) / k!, so the
+  increment is summed from its terms (no cancellation). The reference (numpy) takes exp of the (n+1) x
+  (n+1) matrix M by :func:`integrators.geometry.spaces.expm_small` (or Rodrigues' formula on so(3)); both are
+  the exponential to round-off, so the generated steps agree with the reference to round-off;
+* dexp^-1 is the Bernoulli series (truncated after the method's number of terms, as
+  :func:`integrators.geometry.spaces.dexpinv_series`) with the bracket of the space,
+  [(x1, v1), (x2, v2)] = (-[x1, x2], ad*_{x1} v2 - ad*_{x2} v1) (Munthe-Kaas 1999).
+
+The stage recurrence (:func:`integrators.codegen.step_source.stages`) and the commutator-free update
+(:mod:`integrators.codegen.fixed_programs`) are the ones of the unforced problems: only the generator,
+its action and its bracket differ. The adaptive RKMK pairs (dexp^-1 summed to round-off) do not take a
+forcing (:func:`integrators.methods.registry.applies`), so only the truncated series is written.
+"""
+
+from __future__ import annotations
+
+from liegroups.closed_forms import bernoulli_coefficients
+
+from ..geometry.spaces import ROUNDOFF_TERMS
+from .source_text import lin
+from .writer import Source
+
+
+class AffineSource(Source):
+    """:class:`integrators.codegen.writer.Source` for the Lie-group steps of a forced problem (module
+    docstring): generator vectors have 2n names (x, then v), states n."""
+
+    def velocity(self, z, scale=None):
+        """xi(z) = (w, f), w = W z + c, f = -P ad*_w z (scale * xi with ``scale``: h w, h f after rounding
+        w and f, as the reference's h * field)."""
+        w = super().velocity(z)
+        g = self.coad(w, z)
+        P = self.st.P
+        f = self.assign("f", [lin([(-P[i, j], g[j]) for j in range(self.n)]) for i in range(self.n)])
+        if scale is None:
+            return w + f
+        return self.assign("w", [f"{scale}*{u}" for u in w + f])
+
+    def foldable(self):
+        """The folded action of the unforced writer has no affine term: the affine action is always the Taylor
+        series of :meth:`act`."""
+        return False
+
+    def act(self, xi, z, delta):
+        """exp(M) (z, 1) (``delta``: minus z, summed from the series' terms), M = [[ad(x)^T, v], [0, 0]]."""
+        n = self.n
+        x, v = xi[:n], xi[n:]
+        bx = lin([(nr, f"abs({x[i]})") for i, nr in enumerate(self.st.norms)])
+        bv = " + ".join(f"abs({v[i]})" for i in range(n))
+        s, m, inv, bad = self.fresh("s"), self.fresh("m"), self.fresh("r"), self.fresh("nan")
+        self.emit(f"{s}, {m}, {bad} = tplan(mx({bx}, {bv}))")
+        self.emit(f"{inv} = 1.0/{s}")
+        xs = self.assign("x", [f"{inv}*{x[i]}" for i in range(n)])
+        vs = self.assign("x", [f"{inv}*{v[i]}" for i in range(n)])
+        Ax = self.matrix(xs) if self.dense() else None
+
+        def apply(u):
+            return self.matvec(Ax, u, "t") if Ax is not None else self.coad(xs, u, prefix="t")
+
+        cur = self.assign("z", list(z))            # state at the start of the substep
+        tot = self.assign("d", ["0.0"] * n)        # increment over all substeps
+        self.emit(f"for _ in range({s}):")
+        self.indent += 1
+        u, acc, kk = self.fresh("u"), self.fresh("v"), self.fresh("k")
+        g = apply(cur)
+        for i in range(n):   # the term k = 1: A y + v
+            self.emit(f"{u}{i} = {g[i]} + {vs[i]}")
+            self.emit(f"{acc}{i} = {u}{i}")
+        self.emit(f"{kk} = 1.0")
+        self.emit(f"for _k in range({m} - 1):")
+        self.indent += 1
+        self.emit(f"{kk} = {kk} + 1.0")
+        us = [f"{u}{i}" for i in range(n)]
+        g = apply(us)
+        for i in range(n):
+            self.emit(f"{u}{i} = {g[i]}/{kk}")
+            self.emit(f"{acc}{i} = {acc}{i} + {u}{i}")
+        self.indent -= 1
+        for i in range(n):
+            self.emit(f"{tot[i]} = {tot[i]} + {acc}{i}")
+            self.emit(f"{cur[i]} = {cur[i]} + {acc}{i}")
+        self.indent -= 1
+        for i in range(n):
+            self.emit(f"{tot[i]} = {tot[i]} + {bad}")
+        if delta:
+            return tot
+        return self.assign("y", [f"{z[i]} + {tot[i]}" for i in range(n)])
+
+    def bracket(self, xi, eta):
+        """[(x1, v1), (x2, v2)] = (-[x1, x2], ad*_{x1} v2 - ad*_{x2} v1)."""
+        n = self.n
+        x1, v1, x2, v2 = xi[:n], xi[n:], eta[:n], eta[n:]
+        q = self.neg_bracket(x1, x2)
+        a = self.coad(x1, v2, prefix="g")
+        b = self.coad(x2, v1, prefix="g")
+        return q + self.assign("g", [f"{a[i]} - {b[i]}" for i in range(n)])
+
+    def dexpinv(self, theta, v, terms):
+        """sum_{k < terms} B_k/k! ad_theta^k v with the bracket of g x g* (the truncated series of
+        :func:`integrators.geometry.spaces.dexpinv_series`; every power taken, as there)."""
+        if int(terms) >= ROUNDOFF_TERMS:
+            raise NotImplementedError("dexp^-1 summed to round-off in g x g* (an adaptive RKMK pair with a "
+                                      "forcing) is not written: those pairs do not apply to forced problems")
+        coeffs = bernoulli_coefficients(int(terms))
+        out, term = list(v), list(v)
+        for c in coeffs[1:]:
+            term = self.bracket(theta, term)
+            if c != 0.0:
+                out = self.assign("dv", [f"{out[i]} + {float(c)!r}*{term[i]}" for i in range(len(out))])
+        return out
