@@ -21,15 +21,18 @@ several constraints, Suslov's problem), is moved by the Lie-group methods (RKMK,
 
 The stage recurrence (:func:`integrators.codegen.step_source.stages`) and the commutator-free update
 (:mod:`integrators.codegen.fixed_programs`) are the ones of the unforced problems: only the generator,
-its action and its bracket differ. The adaptive RKMK pairs (dexp^-1 summed to round-off) do not take a
-forcing (:func:`integrators.methods.registry.applies`), so only the truncated series is written.
+its action and its bracket differ; an adaptive RKMK pair maps its error estimate to the state by
+ad*_x z + v (:meth:`AffineSource.to_state`) and projects every accepted step onto the linear invariants
+(:mod:`integrators.codegen.linear_projection`).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from liegroups.closed_forms import bernoulli_coefficients
 
-from ..geometry.spaces import ROUNDOFF_TERMS
+from ..geometry.spaces import ROUNDOFF_TERMS, adnorm_form
 from .source_text import lin
 from .writer import Source
 
@@ -48,6 +51,18 @@ class AffineSource(Source):
         if scale is None:
             return w + f
         return self.assign("w", [f"{scale}*{u}" for u in w + f])
+
+    @property
+    def gdim(self):
+        """A generator (w, f) has 2n components."""
+        return 2 * self.n
+
+    def to_state(self, xi, z):
+        """The state change of a generator (x, v) to leading order, ad*_x z + v (d/ds of the affine action at
+        s = 0; the error estimate of an RKMK pair, as :meth:`integrators.geometry.spaces.AffineCoadjointSpace.to_state`)."""
+        n = self.n
+        g = self.coad(xi[:n], z, prefix="ez")
+        return self.assign("ez", [f"{g[i]} + {xi[n + i]}" for i in range(n)])
 
     def foldable(self):
         """The folded action of the unforced writer has no affine term: the affine action is always the Taylor
@@ -109,11 +124,23 @@ class AffineSource(Source):
         return q + self.assign("g", [f"{a[i]} - {b[i]}" for i in range(n)])
 
     def dexpinv(self, theta, v, terms):
-        """sum_{k < terms} B_k/k! ad_theta^k v with the bracket of g x g* (the truncated series of
-        :func:`integrators.geometry.spaces.dexpinv_series`; every power taken, as there)."""
+        """dexp^-1_theta(v) with the bracket of g x g*, as :func:`integrators.geometry.spaces.dexpinv_series`
+        defines it: sum_{k < terms} B_k/k! ad_theta^k v (every power taken, as there), or for the adaptive pairs
+        (terms >= ROUNDOFF_TERMS) summed to round-off, to the K of
+        :func:`integrators.geometry.spaces.dexpinv_order` for x^2 = ||ad_theta||_F^2 / (2 pi)^2 (NaN beyond
+        DEXPINV_X2MAX: the step is rejected, as on the unforced path). In g x g*,
+        ||ad_(x, u)||_F^2 = sum_i |[x, e_i]|^2 + |ad*_x e_i|^2 + |ad*_(e_i) u|^2 = 2 x^T G x + u^T H u with
+        G = :func:`integrators.geometry.spaces.adnorm_form` and H_kl = sum_ij C[i, j, k] C[i, j, l]."""
         if int(terms) >= ROUNDOFF_TERMS:
-            raise NotImplementedError("dexp^-1 summed to round-off in g x g* (an adaptive RKMK pair with a "
-                                      "forcing) is not written: those pairs do not apply to forced problems")
+            n, C = self.n, self.st.C
+            F = np.zeros((2 * n, 2 * n))
+            F[:n, :n] = 2.0 * adnorm_form(C)
+            F[n:, n:] = np.einsum("ijk,ijl->kl", C, C)
+            q = self.quadratic(list(theta), F / (2.0 * np.pi) ** 2, "x2")
+            x2 = q if self.floats else self.assign("x2", [f"bmax({q})"])[0]
+            bad = self._dexpinv_bad(x2)
+            out = self._dexpinv_bracket_loop(theta, v, x2, app=lambda u: self.bracket(theta, u))
+            return self.assign("k", [f"{out[i]} + {bad}" for i in range(len(out))])
         coeffs = bernoulli_coefficients(int(terms))
         out, term = list(v), list(v)
         for c in coeffs[1:]:
@@ -121,3 +148,9 @@ class AffineSource(Source):
             if c != 0.0:
                 out = self.assign("dv", [f"{out[i]} + {float(c)!r}*{term[i]}" for i in range(len(out))])
         return out
+
+
+def writer_for(st, lie):
+    """The code writer of a step on structure ``st``: :class:`AffineSource` for the Lie-group steps (``lie``) of a
+    forced problem (st.P: generators (w, f) in g x g*), else :class:`integrators.codegen.writer.Source`."""
+    return AffineSource(st) if lie and st.P is not None else Source(st)

@@ -14,9 +14,8 @@ import numpy as np
 
 from ..methods import CommutatorFree, Splitting
 from . import step_source
-from .affine_source import AffineSource
+from .affine_source import AffineSource, writer_for
 from .source_text import lin
-from .writer import Source
 
 
 def writes(st, scheme):
@@ -28,12 +27,6 @@ def writes(st, scheme):
     W = st.W
     return (st.closed == "so3" and st.P is None and not np.any(st.c)
             and not np.any(W - np.diag(np.diag(W))))
-
-
-def writer(st, lie):
-    """The code writer of a step: :class:`AffineSource` for the Lie-group steps of a forced problem (generators
-    (w, f) in g x g*), else :class:`Source`."""
-    return AffineSource(st) if lie and st.P is not None else Source(st)
 
 
 def _step_increment(src, scheme, z, h, lie, terms):
@@ -111,7 +104,7 @@ def fixed_source(st, tab, lie, terms, columns=False):
     z + e stored in ys[j] (j-th save); returns (steps done, saves, z..., e...). A step whose state is
     not finite stops the loop (scalar modes); ensembles (``columns``: the numpy columns of mode "array")
     are checked by the caller on the saved states, so their loop has no test per step."""
-    src = writer(st, lie)
+    src = writer_for(st, lie)
     n = st.n
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]
@@ -139,7 +132,7 @@ def fixed_source(st, tab, lie, terms, columns=False):
 def trial_source(st, tab, lie, terms):
     """Source of one step (no error estimate) from z with step h: step(h, z...) -> z1 (a tuple), for
     event location by the method's own continuous extension."""
-    src = writer(st, lie)
+    src = writer_for(st, lie)
     n = st.n
     z = [f"z{i}" for i in range(n)]
     head = f"def step(h, {', '.join(z)}):"

@@ -61,7 +61,7 @@ import numpy as np
 
 from ..reference import dense_output
 from ..backends import auto_compile, fastpath, numba_kernels, projection_rows, segmented_run, timed_runner
-from ..codegen import projection
+from ..codegen import linear_projection, projection
 from ..core import controller, lost
 from .segments import run_with_events
 from .starting_step import check_controls, initial_step
@@ -80,7 +80,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     tab = method.tableau
     lie, terms = method.lie, method.terms
     order = controller.estimate_order(tab, lie)
-    proj = projection.of_algebra(problem.algebra) if method.project else None
+    # a projected pair projects onto the Casimirs; an RKMK pair on a forced problem onto its linear invariants
+    proj = projection.of_algebra(problem.algebra) if method.project else linear_projection.kept(problem, method)
     pl = fastpath.plan(problem, tab, lie, terms, y0, proj) if fast else None
     # the numpy pair: the loop when there is no plan, the step the events call without one, the projection
     ref = (ReferencePair(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
