@@ -166,7 +166,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     res.nfev += extra + 1 + (nsteps + nrej) * len(tab.b) + (nsteps if proj is not None else 0)
     res.nrejected = nrej
     if pl is None and tpl is None:
-        res.backend = "numpy (generic reference)"
+        res.backend = fastpath.reference_label(problem, lie) if fast else "numpy (generic reference)"
     if t_eval is None or (pl is not None and events is None and not dense_ref):   # the generated loop filled it
         return res
     # the continuous extension at t_eval: the generated loop's grid (integrators.codegen.dense_source) up to

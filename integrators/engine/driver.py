@@ -435,6 +435,9 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
     if frz is not None:
         lost.report_shared(res, frz.alive, frz.t_end, 0 if status != -1 else -1, t, y0.shape[:-1],
                            lost_why=lost.FIXED_WHY)
+    if fast and events is None and problem.kind == "coadjoint" and problem.forcing is not None and \
+            _scheme(method) is not None:   # generated code asked for, the reference loop ran: say why
+        res.backend = fastpath.reference_label(problem, getattr(method, "lie", True))
     if tracker is not None:
         tracker.finish(res)
         if res.status == 1 and np.ndim(y0) == 1:
