@@ -37,6 +37,19 @@ from .source_text import lin
 from .writer import Source
 
 
+def affine_adnorm_form(C):
+    """F (2n x 2n) with (x, u)^T F (x, u) = ||ad_(x, u)||_F^2 in g x g*, ad_(x, u)(y, r) = (-[x, y], ad*_x r - ad*_y u):
+    the columns (y, r) = (e_i, 0) give |[x, e_i]|^2 + |ad*_(e_i) u|^2, the columns (0, e_i) |ad*_x e_i|^2, so
+    F = diag(2 G, H), G = :func:`integrators.geometry.spaces.adnorm_form` (sum_i |[x, e_i]|^2 = sum_i |ad*_x e_i|^2
+    = x^T G x) and H_kl = sum_ij C[i, j, k] C[i, j, l] (sum_i |ad*_(e_i) u|^2 = u^T H u)."""
+    C = np.asarray(C, dtype=float)
+    n = C.shape[0]
+    F = np.zeros((2 * n, 2 * n))
+    F[:n, :n] = 2.0 * adnorm_form(C)
+    F[n:, n:] = np.einsum("ijk,ijl->kl", C, C)
+    return F
+
+
 class AffineSource(Source):
     """:class:`integrators.codegen.writer.Source` for the Lie-group steps of a forced problem (module
     docstring): generator vectors have 2n names (x, then v), states n."""
@@ -128,15 +141,10 @@ class AffineSource(Source):
         defines it: sum_{k < terms} B_k/k! ad_theta^k v (every power taken, as there), or for the adaptive pairs
         (terms >= ROUNDOFF_TERMS) summed to round-off, to the K of
         :func:`integrators.geometry.spaces.dexpinv_order` for x^2 = ||ad_theta||_F^2 / (2 pi)^2 (NaN beyond
-        DEXPINV_X2MAX: the step is rejected, as on the unforced path). In g x g*,
-        ||ad_(x, u)||_F^2 = sum_i |[x, e_i]|^2 + |ad*_x e_i|^2 + |ad*_(e_i) u|^2 = 2 x^T G x + u^T H u with
-        G = :func:`integrators.geometry.spaces.adnorm_form` and H_kl = sum_ij C[i, j, k] C[i, j, l]."""
+        DEXPINV_X2MAX: the step is rejected, as on the unforced path), ||ad_theta||_F^2 in g x g* from
+        :func:`affine_adnorm_form`."""
         if int(terms) >= ROUNDOFF_TERMS:
-            n, C = self.n, self.st.C
-            F = np.zeros((2 * n, 2 * n))
-            F[:n, :n] = 2.0 * adnorm_form(C)
-            F[n:, n:] = np.einsum("ijk,ijl->kl", C, C)
-            q = self.quadratic(list(theta), F / (2.0 * np.pi) ** 2, "x2")
+            q = self.quadratic(list(theta), affine_adnorm_form(self.st.C) / (2.0 * np.pi) ** 2, "x2")
             x2 = q if self.floats else self.assign("x2", [f"bmax({q})"])[0]
             bad = self._dexpinv_bad(x2)
             out = self._dexpinv_bracket_loop(theta, v, x2, app=lambda u: self.bracket(theta, u))
