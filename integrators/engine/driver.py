@@ -436,7 +436,8 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
         lost.report_shared(res, frz.alive, frz.t_end, 0 if status != -1 else -1, t, y0.shape[:-1],
                            lost_why=lost.FIXED_WHY)
     if fast and events is None and problem.kind == "coadjoint" and problem.forcing is not None and \
-            _scheme(method) is not None:   # generated code asked for, the reference loop ran: say why
+            not problem.time_dependent and _scheme(method) is not None:   # generated code asked for, the reference
+        # loop ran (a forcing the generator does not recognise): say why
         res.backend = fastpath.reference_label(problem, getattr(method, "lie", True))
     if tracker is not None:
         tracker.finish(res)
