@@ -6,8 +6,9 @@ scipy's solve_ivp DOP853 with a hand-written numpy right-hand side at the same f
 Cases: one and two constraints (lambda = -R^-1 A I^-1 ad*_w m), rkmk4 with 2000 steps on [0, 10] (h = 0.005) and
 rkmk853 with its defaults (rtol 1e-9, atol 1e-12; output on the default 1000-step grid), backends numpy and
 numba. Every figure is CPU time (time.process_time of the process), the median of REPS calls after one call that is
-reported apart ("first": the numba compile, or its load from numba's disk cache); each tree in a fresh process,
-ROUNDS rounds with the order of the trees alternating (interleaved), the ratio new / old paired per round, median.
+reported apart (the first round's processes start with empty caches, so their first numba call compiles; later
+rounds load the cache); each tree in a fresh process, ROUNDS rounds with the order of the trees alternating
+(interleaved), the ratio new / old paired per round, median.
 DOP853: the loosest rtol 10^(-k/4) (atol = rtol / 100) whose final error against a DOP853 run at rtol 1e-13 is at
 most liedyn's final error, with t_eval the same grid, the same REPS-median.
 
@@ -19,9 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -113,8 +116,11 @@ def scipy_matched(errors):
     return out
 
 
-def _run(tree, backend):
-    env = dict(os.environ, PYTHONPATH=tree, PYTHONDONTWRITEBYTECODE="1", OPENBLAS_NUM_THREADS="1")
+def _run(tree, backend, cache):
+    """One fresh process of ``tree``; ``cache``: its LIEDYN_CACHE_DIR and NUMBA_CACHE_DIR (empty in the first round:
+    the first numba call compiles; the later rounds load from it)."""
+    env = dict(os.environ, PYTHONPATH=tree, PYTHONDONTWRITEBYTECODE="1", OPENBLAS_NUM_THREADS="1",
+               LIEDYN_CACHE_DIR=cache, NUMBA_CACHE_DIR=os.path.join(cache, "numba"))
     out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--case", backend], capture_output=True,
                          text=True, cwd=tree, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -136,22 +142,25 @@ def main():
     trees = {"new": str(ROOT)} if args.old is None else {"old": args.old, "new": str(ROOT)}
     loads = [os.getloadavg()[0]]
     res = {name: [] for name in trees}
+    caches = {name: tempfile.mkdtemp(prefix=f"liedyn_forced_{name}_") for name in trees}
     for rnd in range(ROUNDS):
         for name, tree in (list(trees.items()) if rnd % 2 == 0 else list(trees.items())[::-1]):
             got = {}
             for backend in args.backends.split(","):
-                got.update(_run(tree, backend))
+                got.update(_run(tree, backend, caches[name]))
             res[name].append(got)
             loads.append(os.getloadavg()[0])
             print(rnd, name, json.dumps(got), flush=True)
+    for d in caches.values():
+        shutil.rmtree(d, ignore_errors=True)
     new = res["new"]
     errors = {k: v[2] for k, v in new[0].items() if v[2] is not None}
     sp = scipy_matched({k: v for k, v in errors.items() if k.endswith("numpy")})
     rows = []
     for key in new[0]:
         med = statistics.median(r[key][1] for r in new)
-        row = [key, new[0][key][3].split(" (")[0], _fmt(statistics.median(r[key][0] for r in new), 1.0),
-               _fmt(med), f"{new[0][key][2]:.1e}"]
+        row = [key, new[0][key][3].split(" (")[0], _fmt(new[0][key][0], 1.0),
+               _fmt(statistics.median(r[key][0] for r in new[1:]), 1.0), _fmt(med), f"{new[0][key][2]:.1e}"]
         if "old" in res:
             old = res["old"]
             if old[0][key][1] is None:
@@ -165,14 +174,16 @@ def main():
         rows.append(row)
     rev = "" if args.old is None else subprocess.run(["git", "-C", args.old, "rev-parse", "--short", "HEAD"],
                                                      capture_output=True, text=True).stdout.strip()
-    head = ["constraints, method, backend", "ran", "first call s", "median ms", "final error"]
+    head = ["constraints, method, backend", "ran", "first call s, empty cache", "first call s, cached", "median ms",
+            "final error"]
     if "old" in res:
         head += [f"old ({rev}) ms", "new / old (paired)"]
     head += ["DOP853 same error ms", "liedyn / DOP853"]
     md = ("ServoFirstKind on so(4) through `s.simulate` (t in [0, 10]; rkmk4 2000 steps, rkmk853 its defaults on the "
           "default 1000-step grid), CPU time, median of "
-          f"{REPS} calls after a first call (the numba compile or its cache load) reported apart, {ROUNDS} interleaved "
-          f"fresh-process rounds per tree; DOP853: solve_ivp with a hand-written numpy rhs, the same t_eval, the "
+          f"{REPS} calls after a first call reported apart ({ROUNDS} interleaved fresh-process rounds per tree, the "
+          f"first with empty liedyn and numba caches: its first numba call compiles, the later ones load the "
+          f"cache); DOP853: solve_ivp with a hand-written numpy rhs, the same t_eval, the "
           f"loosest rtol 10^(-k/4) reaching liedyn's final error (numpy row's); load average "
           f"{min(loads):.1f}-{max(loads):.1f}.\n\n" + markdown_table(head, rows))
     print(md)

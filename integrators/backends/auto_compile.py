@@ -406,7 +406,7 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
     if compiled(pl, kind):
         mark_compiled(pl, kind)
         return "numba"
-    if specialised_on_disk(pl, kind) or not generic_applies(pl):   # (no generic kernel: compiled in the call)
+    if specialised_on_disk(pl, kind):
         return "numba"
     if not generic_kernel.compiled():
         if generic_kernel.on_disk() and not busy():
@@ -475,14 +475,15 @@ def specialised_on_disk(pl, kind):
 
 def numba_cold_label(pl, kind):
     """result.backend of a backend="numba" run that the generic kernel does not cover (fixed-step methods,
-    ensembles, events), when its compiled loop ``kind`` was neither compiled in this process nor in numba's
+    ensembles, events, the RKMK pairs of a forced problem), when its compiled loop ``kind`` was neither compiled in this process nor in numba's
     disk cache before the call: it was compiled in the call; None when it was ready, or under the policies
     "wait" and "off" (compiling in the call is what they ask for)."""
     if policy() != "background":
         return None
     ready = compiled(pl, kind) or specialised_on_disk(pl, kind)
-    return None if ready else (f"numba (specialised {kind} loop compiled in this call: the generic kernel runs "
-                               f"only the adaptive pairs on one trajectory without events)")
+    why = ("the generic kernel runs only the adaptive pairs on one trajectory without events" if generic_applies(pl)
+           else "the generic kernel writes no forced Lie-group generator")
+    return None if ready else f"numba (specialised {kind} loop compiled in this call: {why})"
 
 
 def mark_compiled(pl, kind):
