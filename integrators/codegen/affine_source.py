@@ -8,7 +8,9 @@ several constraints, Suslov's problem), is moved by the Lie-group methods (RKMK,
 * the generator is the pair xi(z) = (w, f) = (W z + c, -P ad*_w z) in the semidirect product g x g*
   (2n components);
 * its action for unit time is the exact flow of the frozen affine field z' = ad*_x z + v,
-  act((x, v), z) = exp(M) (z, 1), M = [[A, v], [0, 0]], A = ad(x)^T: written as the scaled Taylor series
+  act((x, v), z) = exp(M) (z, 1) = e^A z + phi_1(A) v, M = [[A, v], [0, 0]], A = ad(x)^T: in closed form where
+  ad_x^3 = q ad_x (so(3), the 3-dimensional "ad3" algebras, so(4)-like sums of two; :meth:`AffineSource._act_cubic`),
+  else as the scaled Taylor series
   of that action (Al-Mohy and Higham 2011), s substeps of exp(M/s) with ||M/s||_1 <= 1/2 and as many terms
   as a truncation below 2^-54 needs (``tplan``), ||M||_1 = max(||A||_1, |v|_1); with M (y, 1) =
   (A y + v, 0) the series of one substep is y + (A y + v) + sum_{k >= 2} A^(k-1) (A y + v) / k!, so the
@@ -32,6 +34,7 @@ import numpy as np
 
 from liegroups.closed_forms import bernoulli_coefficients
 
+from ..geometry.recognition import ideal_split, killing_half
 from ..geometry.spaces import ROUNDOFF_TERMS, adnorm_form
 from .source_text import lin
 from .writer import Source
@@ -83,7 +86,65 @@ class AffineSource(Source):
         return False
 
     def act(self, xi, z, delta):
-        """exp(M) (z, 1) (``delta``: minus z, summed from the series' terms), M = [[ad(x)^T, v], [0, 0]]."""
+        """exp(M) (z, 1) (``delta``: minus z), M = [[ad(x)^T, v], [0, 0]]: in closed form where ad_x^3 = q ad_x
+        (so(3), the "ad3" algebras) or on two such ideals ("ad3x2": so(4)) (:meth:`_act_cubic`), else the
+        Taylor series (:meth:`_act_series`)."""
+        if self.st.closed in ("so3", "ad3", "ad3x2"):
+            return self._act_cubic(xi, z, delta)
+        return self._act_series(xi, z, delta)
+
+    def _act_cubic(self, xi, z, delta):
+        """exp(A) z + phi_1(A) v with A = ad(x)^T, A^3 = q A: e^A = 1 + s1 A + s2 A^2 and phi_1(A) = (e^A - 1)/A =
+        sum_k A^k/(k+1)! = 1 + s2 A + s3 A^2 (A^(2j+1) = q^j A, A^(2j+2) = q^j A^2; s1, s2 of
+        :meth:`integrators.codegen.exp_writer.ExponentialWriter._act_ad3`, s3 = sum_j q^j/(2j+3)!, genhelpers cq3),
+        so the action is z + v + A u1 + A^2 u2 with u1 = s1 z + s2 v, u2 = s2 z + s3 v. On g = I1 + I2 ("ad3x2",
+        A = A1 + A2, A1 A2 = A2 A1 = 0, A_k = P_k^T A) e^A - 1 and phi_1(A) - 1 are the sums over the ideals, each
+        with its own q_k = x^T P_k^T Q P_k x, and A_k^2 w = A (A_k w) (:meth:`~integrators.codegen.exp_writer.
+        ExponentialWriter._act_ad3x2`)."""
+        n = self.n
+        x, v = xi[:n], xi[n:]
+        Q = killing_half(self.st.C)
+        A = self.matrix(x) if self.dense() else None
+
+        def apply(u):
+            return self.matvec(A, u, "t") if A is not None else self.coad(x, u, prefix="t")
+
+        def coefficients(F):
+            q, c1, c2 = self._q_coefficients(x, F)
+            c3 = self.fresh("c")
+            self.emit(f"{c3} = cq3({q}, {c1})")
+            return c1, c2, c3
+
+        def pieces(c1, c2, c3, part):
+            """A_k u1 + A_k^2 u2 of one ideal (``part``: w -> P_k^T w, None for the whole algebra)."""
+            u1 = self.assign("u", [f"{c1}*{z[i]} + {c2}*{v[i]}" for i in range(n)])
+            u2 = self.assign("u", [f"{c2}*{z[i]} + {c3}*{v[i]}" for i in range(n)])
+            g = apply(u1)
+            g = g if part is None else part(g)
+            h = apply(u2)
+            h = apply(h if part is None else part(h))
+            return [f"{g[i]} + {h[i]}" for i in range(n)]
+
+        if self.st.closed == "ad3x2":
+            P1 = ideal_split(self.st.C)
+            P2 = np.eye(n) - P1
+
+            def first(w):
+                return self.assign("t", [lin([(P1[j, i], w[j]) for j in range(n)]) for i in range(n)])
+
+            def second(w):
+                w1 = first(w)
+                return self.assign("t", [f"{w[i]} - {w1[i]}" for i in range(n)])
+
+            one = self.assign("t", pieces(*coefficients(P1.T @ Q @ P1), first))
+            two = self.assign("t", pieces(*coefficients(P2.T @ Q @ P2), second))
+            d = [f"{v[i]} + {one[i]} + {two[i]}" for i in range(n)]
+        else:
+            d = [f"{v[i]} + {e}" for i, e in enumerate(pieces(*coefficients(Q), None))]
+        return self.assign("y", d if delta else [f"{z[i]} + ({d[i]})" for i in range(n)])
+
+    def _act_series(self, xi, z, delta):
+        """exp(M) (z, 1) by the scaled Taylor series (module docstring), the increment summed from its terms."""
         n = self.n
         x, v = xi[:n], xi[n:]
         bx = lin([(nr, f"abs({x[i]})") for i, nr in enumerate(self.st.norms)])

@@ -86,3 +86,49 @@ def test_unforced_problems_keep_their_casimirs_on_the_generated_path_as_before()
         for k, v in r.invariants.items():
             if k.startswith("casimir"):
                 assert np.max(np.abs(v - v[0])) <= 1e-14 * max(1.0, abs(float(v[0])))
+
+
+def _multiplier_problem(alg, seed):
+    """w = M z (M SPD) with the multiplier force keeping (l, z) = 0, on ``alg``, written here."""
+    rng = np.random.default_rng(seed)
+    n = alg.dim
+    B = rng.standard_normal((n, n))
+    M = B @ B.T / n + np.eye(n)
+    l, b = rng.standard_normal(n), rng.standard_normal(n)
+
+    def forcing(z):
+        lam = -(alg.coad(z @ M, z) @ l) / (l @ b)
+        return lam[..., None] * b
+
+    P = CoadjointProblem(alg, lambda z: z @ M, forcing=forcing, linear_invariants=l)
+    z0 = rng.standard_normal(n)
+    return P, z0 - l * (l @ z0) / (l @ l), l
+
+
+@pytest.mark.parametrize("name", ["so3", "sl2"])   # the closed affine action on 3-dimensional algebras (q < 0, q of both signs)
+@pytest.mark.parametrize("method", ["rkmk4", "cf4", "rkmk853"])
+def test_the_closed_form_affine_action_equals_the_reference(name, method):
+    P, z0, l = _multiplier_problem(getattr(named, name)(), 3)
+    kw = dict(steps=400) if method != "rkmk853" else dict(rtol=1e-10, atol=1e-13)
+    gen = integrate(P, z0, (0.0, 4.0), method=method, backend="numpy", **kw)
+    ref = integrate(P, z0, (0.0, 4.0), method=method, fast=False, **kw)
+    assert gen.backend == "numpy" and gen.status == 0
+    scale = np.max(np.abs(ref.y))
+    assert np.max(np.abs(gen.y[-1] - ref.y[-1])) <= 1e-12 * scale
+    assert np.max(np.abs(gen.y @ l)) <= 1e-14 * scale
+    assert np.max(np.abs(gen.y[-1] - _dop853(P, z0, 4.0))) <= 1e-7 * scale
+
+
+def test_the_phi1_coefficient_s3_against_high_precision():
+    mpmath = pytest.importorskip("mpmath")
+    from integrators.reference.genhelpers import _cq2_float, _cq3_array, _cq3_float
+    mpmath.mp.dps = 40
+    qs = [-400.0, -30.0, -1.0000001, -0.9999, -0.3, -1e-6, 0.0, 1e-7, 0.5, 0.99999, 1.0, 7.0, 90.0]
+    for q in qs:
+        r = mpmath.sqrt(mpmath.mpf(q)) if q >= 0 else mpmath.sqrt(mpmath.mpf(-q)) * 1j
+        exact = mpmath.mpf(1) / 6 if q == 0 else mpmath.re((mpmath.sinh(r) - r) / r ** 3)   # sum_k q^k/(2k+3)!
+        got = _cq3_float(q, _cq2_float(q)[0])
+        assert abs(got - float(exact)) <= 2e-15 * abs(float(exact)), (q, got, float(exact))   # a few ulp
+    arr = np.array(qs)
+    assert np.allclose(_cq3_array(arr, np.array([_cq2_float(q)[0] for q in qs])),
+                       [_cq3_float(q, _cq2_float(q)[0]) for q in qs], rtol=1e-15, atol=0.0)
