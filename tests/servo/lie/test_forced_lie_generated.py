@@ -149,3 +149,20 @@ def test_the_numba_backend_runs_the_same_text(monkeypatch):
     ref = integrate(P, m0, (0.0, 2.0), method="rkmk2", steps=400, fast=False)
     assert gen.backend.startswith("numba")
     assert np.max(np.abs(gen.y - ref.y)) <= 1e-12 * np.max(np.abs(ref.y))
+
+
+@pytest.mark.parametrize("method, kw", [("rkmk853", dict(rtol=1e-10, atol=1e-12)), ("rkmk4", dict(steps=1000))])
+def test_events_of_a_forced_lie_group_run_are_located_as_by_the_reference(method, kw):
+    s, m0 = _system("so(4)", 2)
+    P = s.problem()
+
+    def ev(t, z):
+        return z[..., 0] - 0.9 * m0[0]
+
+    gen = integrate(P, m0, (0.0, 5.0), method=method, events=ev, backend="numpy", **kw)
+    ref = integrate(P, m0, (0.0, 5.0), method=method, events=ev, fast=False, **kw)
+    assert gen.status == ref.status == 0 and len(gen.t_events[0]) == len(ref.t_events[0]) >= 1
+    assert np.max(np.abs(np.asarray(gen.t_events[0]) - np.asarray(ref.t_events[0]))) <= 1e-9
+    # the event times are those of the exact solution (the method's accuracy)
+    te = np.asarray(gen.t_events[0])
+    assert np.max(np.abs(_exact(s, m0, 5.0, te)[:, 0] - 0.9 * m0[0])) <= 1e-6
