@@ -109,7 +109,8 @@ def fixed_parallel(pl, Z, t0, h, n, save_every, K):
     ys[0] = Z
     done, saves = np.full(B, n, np.int64), np.full(B, K, np.int64)
     rest = np.arange(B)
-    if pl.st.closed in ("so3", "se3") and pl.lie and not isinstance(pl.tab, (CommutatorFree, Splitting)):
+    if pl.st.closed in ("so3", "se3") and pl.lie and pl.st.P is None and not isinstance(pl.tab, (CommutatorFree,
+                                                                                                  Splitting)):
         # the lane kernel (RKMK tableaux);
         # the trajectories it marks run below
         key = ("fixed", pl.st.key, pl.tab.name, pl.terms, JAM)

@@ -384,9 +384,19 @@ def no_plan_reason(problem, lie, proj):
         return (f"the generator does not recognise {problem.name}: its velocity must be affine in z (w = W z + c), "
                 f"its forcing a multiplier force of its linear invariants, its dimension at most 12")
     if lie:
-        return (f"the RKMK form has no generated code for the multiplier forcing of {problem.name} (its rk and "
-                f"projected forms do)")
+        return (f"an adaptive RKMK pair has generated code for the forcing of {problem.name} on one trajectory; "
+                f"an ensemble of it runs the numpy reference loop")
     return f"the Casimir projection has no generated code for the forcing of {problem.name}"
+
+
+def reference_label(problem, lie):
+    """``result.backend`` of a run of the numpy reference loop where generated code was asked for: "numpy (generic
+    reference)", with the reason for a forced coadjoint problem (a forcing the generator does not recognise as
+    the multiplier force of linear invariants, a Python callable only: it keeps the reference loop and says so)."""
+    if getattr(problem, "kind", None) == "coadjoint" and problem.forcing is not None and \
+            not getattr(problem, "time_dependent", False):
+        return f"numpy (generic reference: {no_plan_reason(problem, lie, None)})"
+    return "numpy (generic reference)"
 
 
 def require_compiled(backend, why):

@@ -11,6 +11,8 @@ import numpy as np
 from . import loader
 from ..codegen import fixed_programs
 from ..geometry import recognition
+from ..codegen.linear_projection import LinearProjection
+from ..geometry.spaces import ROUNDOFF_TERMS
 
 
 class Plan:
@@ -35,13 +37,17 @@ class Plan:
 
 def plan(problem, tab, lie, terms, y0, proj=None):
     """A :class:`Plan` when the generated code applies (coadjoint problem with an affine velocity and
-    no forcing, or for ambient Runge-Kutta also the multiplier forcing of linear invariants); ``tab``: a
+    no forcing or the multiplier forcing of linear invariants: the ambient Runge-Kutta forms, and the
+    Lie-group methods in g x g*, :class:`integrators.codegen.affine_source.AffineSource`, the adaptive RKMK pairs
+    on one trajectory with ``proj`` the :class:`LinearProjection` onto the linear invariants); ``tab``: a
     tableau, or a commutator-free method or splitting (fixed step, ``lie`` True; the splitting only on
     the free rigid body, :func:`integrators.codegen.fixed_programs.writes`); ``proj``: the Casimir projection
     of a projected pair."""
     st = recognition.recognise(problem, y0)
-    if st is None or (lie and st.P is not None) or (proj is not None and st.P is not None):
+    if st is None or (proj is not None and st.P is not None and not isinstance(proj, LinearProjection)):
         return None
+    if lie and st.P is not None and terms >= ROUNDOFF_TERMS and np.ndim(y0) > 1:
+        return None   # an adaptive RKMK pair of a forced problem: one trajectory (the ensembles run the reference)
     if not fixed_programs.writes(st, tab):
         return None
     key = (st.key, tab.name, lie, terms, None if proj is None else proj.key)

@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from .source_text import num
-from .writer import Source
+from .affine_source import writer_for
 
 def grid_arguments(inline=True):
     return ["te", "ye", "GI"] + ([] if inline else ["LOG", "FLUSH", "LOGCAP", "TU"])
@@ -77,17 +77,17 @@ def evaluator_source(st, tab, lie, terms, proj, part="points", source_class=None
       projected pair.
 
     ``source_class``: the writer (:class:`Source` unless given; :mod:`integrators.codegen.matrix_source`)."""
-    src = (source_class or Source)(st)
-    n = st.n
+    src = source_class(st) if source_class else writer_for(st, lie)
+    n, g = st.n, src.gdim   # stage increments are generators: 2n components with a forcing
     rows = tab.s + (1 if tab.fsal else 0)
     zb = [f"zb{j}" for j in range(n)]
-    K = [[f"K{r}_{j}" for j in range(n)] for r in range(rows)]
+    K = [[f"K{r}_{j}" for j in range(g)] for r in range(rows)]
     names = [v for V in K for v in V]
     if part == "stages":
         Kx = extra_stages(src, tab, K, zb, "hs", lie, terms)[rows:]
         head = f"def run(hs, {', '.join(zb + names)}):"
         return head + "\n" + "\n".join(src.lines) + f"\n    return ({', '.join(v for V in Kx for v in V)},)\n"
-    Kx = [[f"Kx{r}_{j}" for j in range(n)] for r in range(len(tab.extra_c))]
+    Kx = [[f"Kx{r}_{j}" for j in range(g)] for r in range(len(tab.extra_c))]
     cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
     y = interpolant(src, tab, K + Kx, zb, "s_", lie, proj, cz)
     head = f"def run(s_, hs, {', '.join(zb + names + [v for V in Kx for v in V] + cz)}):"
@@ -133,7 +133,7 @@ def _columns_theta(src, tab, K, s):
     same Horner recurrence as :func:`_weights` (b = (..((P_q s) + P_(q-1)) s ..) s, elementwise the same
     operations, so the same values), then theta_j = sum_i b_i K_ij over the stacked K (rows, n, G) (one
     einsum: the sum over the rows in another order than the scalar text's, round-off)."""
-    n, rows = src.n, len(K)
+    n, rows = len(K[0]), len(K)
     P = np.array(tab.P[:rows], dtype=float)
     w, st, out, coef = src.fresh("Wb"), src.fresh("KK"), src.fresh("ths"), src.fresh("Pc")
     src.emit(f"{coef} = np.array({P.T.tolist()!r})[:, :, None]")
@@ -155,7 +155,7 @@ def interpolant(src, tab, K, zb, s, lie, proj, targets):
     else:
         B = _weights(src, tab, s)
         th = src.assign("ths", [" + ".join(f"{b}*{V[j]}" for b, V in zip(B, K) if b is not None) or "0.0"
-                                for j in range(n)])
+                                for j in range(len(K[0]))])
     if lie:
         dl = src.fold_act(th, zb, delta=True) if src.foldable() else src.act(th, zb, delta=True)
         y = src.assign("yo", [f"{zb[j]} + {dl[j]}" for j in range(n)])

@@ -117,18 +117,20 @@ class DexpinvWriter:
         self.emit(f"    {K} = {K} + 2.0; {xk} = {xk}*{x2}")
         return K
 
-    def _dexpinv_bracket_loop(self, theta, v, x2):
-        """v - A v / 2 + sum_{even k <= K} B_k/k! A^k v, two brackets per even k in a runtime loop."""
-        n = self.n
+    def _dexpinv_bracket_loop(self, theta, v, x2, app=None):
+        """v - A v / 2 + sum_{even k <= K} B_k/k! A^k v, two brackets per even k in a runtime loop; ``app``:
+        u -> A u (default: the bracket -[theta, u] of g; the forced writer passes its bracket of g x g*)."""
+        n = len(v)
         K = self._dexpinv_order(x2)
         bc = self.fresh("bc")
         coeffs = bernoulli_coefficients(DEXPINV_KMAX + 1)
         self.emit(f"{bc} = ({', '.join(repr(float(c)) for c in coeffs[2::2])},)")
-        dense = self.dense()
-        A = self.matrix(theta, bracket=True) if dense else None
+        if app is None:
+            dense = self.dense()
+            A = self.matrix(theta, bracket=True) if dense else None
 
-        def app(u):
-            return self.matvec(A, u, "q") if dense else self.neg_bracket(theta, u)
+            def app(u):
+                return self.matvec(A, u, "q") if dense else self.neg_bracket(theta, u)
 
         t1 = app(v)
         out = self.assign("k", [f"{v[i]} - 0.5*{t1[i]}" for i in range(n)])

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..methods import CommutatorFree, Splitting
 from . import step_source
-from .writer import Source
+from .affine_source import AffineSource, writer_for
+from .source_text import lin
 
 
 def writes(st, scheme):
@@ -30,11 +31,19 @@ def writes(st, scheme):
 
 def _step_increment(src, scheme, z, h, lie, terms):
     """Emit one step of ``scheme`` (a tableau or a :class:`CommutatorFree`) from z with step ``h``;
-    return the names of its increment z1 - z."""
+    return the names of its increment z1 - z. The Lie-group step of a forced problem (:class:`AffineSource`)
+    keeps its linear invariants L by the increment's projection (I - Pi) d, Pi = L^T (L L^T)^-1 L: from a
+    state on {L z = L z0} the same point as the reference's projection of z + d onto that level set
+    (:class:`integrators.reference.stepping.ProjectedStepper`)."""
     if isinstance(scheme, CommutatorFree):
-        return _commutator_free(src, scheme, z, h)
-    Ks = step_source.stages(src, scheme, z, h, lie, terms)
-    return step_source.increment(src, Ks, scheme.b, z, lie)[1]
+        d = _commutator_free(src, scheme, z, h)
+    else:
+        Ks = step_source.stages(src, scheme, z, h, lie, terms)
+        d = step_source.increment(src, Ks, scheme.b, z, lie)[1]
+    if not isinstance(src, AffineSource):
+        return d
+    Pi, n = src.st.Pi, src.n
+    return src.assign("dp", [f"{d[i]} - ({lin([(Pi[i, j], d[j]) for j in range(n)])})" for i in range(n)])
 
 
 def _commutator_free(src, cf, z, h):
@@ -95,7 +104,7 @@ def fixed_source(st, tab, lie, terms, columns=False):
     z + e stored in ys[j] (j-th save); returns (steps done, saves, z..., e...). A step whose state is
     not finite stops the loop (scalar modes); ensembles (``columns``: the numpy columns of mode "array")
     are checked by the caller on the saved states, so their loop has no test per step."""
-    src = Source(st)
+    src = writer_for(st, lie)
     n = st.n
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]
@@ -123,7 +132,7 @@ def fixed_source(st, tab, lie, terms, columns=False):
 def trial_source(st, tab, lie, terms):
     """Source of one step (no error estimate) from z with step h: step(h, z...) -> z1 (a tuple), for
     event location by the method's own continuous extension."""
-    src = Source(st)
+    src = writer_for(st, lie)
     n = st.n
     z = [f"z{i}" for i in range(n)]
     head = f"def step(h, {', '.join(z)}):"

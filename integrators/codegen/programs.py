@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from ..core import controller
 from . import fixed_programs, step_source
-from .writer import Source
+from .affine_source import writer_for
+from ..core.errors import MethodError
 from .row_source import RowSource
 from . import dense_source
 from .matrix_source import MatrixSource, preamble, use_matrix
@@ -41,7 +42,7 @@ def attempt(src, tab, z, lie, terms, W0):
     src.at_time("(t + hs)")
     wl = src.velocity(z1) if lie else src.field(z1)
     if lie:
-        xl = src.assign("xl", [f"hs*{wl[j]}" for j in range(n)])
+        xl = src.assign("xl", [f"hs*{u}" for u in wl])
         Klast = src.dexpinv(theta, xl, terms) if terms > 1 else xl
     else:
         Klast = src.assign("Kl", [f"hs*{wl[j]}" for j in range(n)])
@@ -58,7 +59,7 @@ def attempt(src, tab, z, lie, terms, W0):
     for Ev in tab.E:
         et = src.combo("et", list(zip(Ev, Kall))) or ["0.0"] * n
         if lie:
-            et = src.coad(et, z, prefix="ez")
+            et = src.to_state(et, z)
         es = src.assign("es", [f"({et[i]})/{sc[i]}" for i in range(n)])
         sums.append(" + ".join(f"{v}*{v}" for v in es))
     if len(sums) > 1:   # DOP853: each sum of squares once, as a name (the norm uses S5 twice)
@@ -137,12 +138,15 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     compiled code, "log" for the Python modes (the steps with output times logged, arguments ``LOG, FLUSH``
     too).
     """
-    src = (source_class or Source)(st)
+    src = source_class(st) if source_class else writer_for(st, lie)
     src.floats = not columns
     n = st.n
+    if batch and src.gdim != n:
+        raise MethodError("the compiled ensemble loop writes generators of n components: an RKMK pair of a forced "
+                          "problem runs one trajectory at a time (integrators.backends.plan)")
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]
-    W0 = [f"W0_{i}" for i in range(n)]
+    W0 = [f"W0_{i}" for i in range(src.gdim)]   # the first stage's generator (2n names for (w, f) of a forcing)
     order = controller.estimate_order(tab, lie)
     cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
     if batch:
@@ -166,7 +170,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         # first stage generator at z (FSAL: the last stage of an accepted step is the next first one)
         src.at_time("t0")
         w0 = src.velocity(z) if lie else src.field(z)
-        for i in range(n):
+        for i in range(len(W0)):
             src.emit(f"{W0[i]} = {w0[i]}")
         if not columns:
             _starting_step(src, z, w0 if not lie else None, order)
@@ -256,7 +260,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
             wl, inc = _project_accepted(src, proj, z1, cz, lie)
             d = [f"({d[i]} + {inc[i]})" for i in range(n)]
         step_source.kahan(src, z, e, d)
-        for i in range(n):
+        for i in range(len(W0)):
             src.emit(f"{W0[i]} = {wl[i]}")
         if columns:
             src.emit("if _any:")
@@ -416,7 +420,8 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
     loop (mode "scalar") and of the dense output's evaluator (mode "array") are written in matrix form when
     the structure constants are dense (:func:`integrators.codegen.matrix_source.use_matrix`: the same
     products as numpy matrix products, the constants in a preamble)."""
-    matrix = mode in ("scalar", "array") and use_matrix(st)
+    # (the matrix form writes no forced generator: the RKMK pairs of a forced problem keep the scalar text)
+    matrix = mode in ("scalar", "array") and use_matrix(st) and not (lie and st.P is not None)
     if kind in ("dense", "dense_stages"):   # the logged steps' output times (integrators.codegen.dense_source)
         text = dense_source.evaluator_source(st, tab, lie, terms, proj, "points" if kind == "dense" else "stages",
                                              source_class=MatrixSource if matrix else None)

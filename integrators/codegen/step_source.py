@@ -21,7 +21,7 @@ def stages(src, tab, z, h, lie, terms, w0=None):
                 w = src.velocity(z) if w0 is None else w0
             else:
                 w = src.field(z) if w0 is None else w0
-            Ks.append(src.assign("K", [f"{h}*{w[j]}" for j in range(src.n)]))
+            Ks.append(src.assign("K", [f"{h}*{u}" for u in w]))   # a generator: 2n names with a forcing
             continue
         if lie:
             theta = src.combo("th", pairs)

@@ -60,6 +60,15 @@ class Source(Lines, ExponentialWriter, DexpinvWriter):
         #: x names -> (line, indent, t^2, a, b) of an so(3) exponential's Rodrigues coefficients (:meth:`so3_ab`)
         self.rodrigues = {}
 
+    @property
+    def gdim(self):
+        """The number of components of a generator (n: w in g; 2n for the forced writer's (w, f) in g x g*)."""
+        return self.n
+
+    def to_state(self, x, z):
+        """The state change of a generator to leading order, ad*_x z (the error estimate of an RKMK pair)."""
+        return self.coad(x, z, prefix="ez")
+
     def at_time(self, expr, stage=None):
         """The time of the next field evaluation (``expr``, source text; ``stage``: the tableau's stage it
         belongs to, when it is one): nothing for an autonomous field; the writers of

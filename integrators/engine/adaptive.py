@@ -7,7 +7,12 @@ Methods (:data:`integrators.methods.METHODS`):
   class", for embedded RKMK pairs): K_i = h dexpinv_{theta_i}(w(exp(theta_i) . z)), dexp^-1 summed
   to round-off (closed forms on so(3)-, so(4)- and se(3)-like structures,
   :mod:`integrators.geometry.closed_dexpinv`; a truncation would be shared by both solutions of the pair,
-  where the error estimate cannot see it). Every accepted step is z1 = exp(ad theta)^T z, so
+  where the error estimate cannot see it). On a forced problem (z' = ad*_w z + f(z)) the generators are the
+  pairs (w, f) in g x g* with the affine action (:class:`integrators.geometry.spaces.AffineCoadjointSpace`; the
+  error estimate mapped by ad*_x z + v), every accepted step projected onto the problem's linear invariants
+  (:mod:`integrators.codegen.linear_projection`; generated for one trajectory when the forcing is the
+  multiplier force of those invariants, :mod:`integrators.codegen.affine_source`). Without a forcing every
+  accepted step is z1 = exp(ad theta)^T z, so
   an adaptive step only changes h and the Casimirs are kept to round-off as by the fixed-step methods.
   The error estimate is the state difference to leading order, ad*_{theta - theta_hat} z; rkmk853's
   norm extrapolates less than Hairer's DOP853 norm (sqrt(S5/n) F^(1/5) instead of F^(1/2), step rule
@@ -61,7 +66,7 @@ import numpy as np
 
 from ..reference import dense_output
 from ..backends import auto_compile, fastpath, numba_kernels, projection_rows, segmented_run, timed_runner
-from ..codegen import projection
+from ..codegen import linear_projection, projection
 from ..core import controller, lost
 from .segments import run_with_events
 from .starting_step import check_controls, initial_step
@@ -80,7 +85,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     tab = method.tableau
     lie, terms = method.lie, method.terms
     order = controller.estimate_order(tab, lie)
-    proj = projection.of_algebra(problem.algebra) if method.project else None
+    # a projected pair projects onto the Casimirs; an RKMK pair on a forced problem onto its linear invariants
+    proj = projection.of_algebra(problem.algebra) if method.project else linear_projection.kept(problem, method)
     pl = fastpath.plan(problem, tab, lie, terms, y0, proj) if fast else None
     # the numpy pair: the loop when there is no plan, the step the events call without one, the projection
     ref = (ReferencePair(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
@@ -116,9 +122,9 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
                                   grid=t_eval is not None)
     cold = None   # backend="numba": the generic kernel while the specialised loop compiles (auto_compile)
     if backend == "numba" and pl is not None and tpl is None:
-        if y0.ndim == 1 and events is None:
+        if y0.ndim == 1 and events is None and auto_compile.generic_applies(pl):
             mode = auto_compile.choose_numba(pl, t1, rtol, atol, max_step, grid=t_eval is not None)
-        else:
+        else:   # (an ensemble, events, or a forced RKMK pair: no generic kernel, the loop compiles in the call)
             cold = auto_compile.numba_cold_label(pl, ("adaptive_batch" if y0.ndim > 1 else "adaptive")
                                                  + ("_grid" if t_eval is not None and events is None else ""))
     dense_ref = mode == "generic" and t_eval is not None   # the generic kernel fills no grid: every step saved,
@@ -165,7 +171,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     res.nfev += extra + 1 + (nsteps + nrej) * len(tab.b) + (nsteps if proj is not None else 0)
     res.nrejected = nrej
     if pl is None and tpl is None:
-        res.backend = "numpy (generic reference)"
+        res.backend = fastpath.reference_label(problem, lie) if fast else "numpy (generic reference)"
     if t_eval is None or (pl is not None and events is None and not dense_ref):   # the generated loop filled it
         return res
     # the continuous extension at t_eval: the generated loop's grid (integrators.codegen.dense_source) up to

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from ..backends import auto_compile, batch_kernels, fastpath
-from ..codegen import batchgen, projection
+from ..codegen import batchgen, linear_projection, projection
 from ..reference import genhelpers
 from ..reference.pair import ReferencePair
 from .starting_step import check_controls, initial_step
@@ -225,7 +225,7 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     ``t_eval``: the output grid (module docstring)."""
     check_controls(rtol, atol, first_step, max_step)
     tab = method.tableau
-    proj = projection.of_algebra(problem.algebra) if method.project else None
+    proj = projection.of_algebra(problem.algebra) if method.project else linear_projection.kept(problem, method)
     pl = fastpath.plan(problem, tab, method.lie, method.terms, y0, proj) if fast else None
     if pl is None and fast and backend == "numba":
         fastpath.require_compiled(backend, fastpath.no_plan_reason(problem, method.lie, proj))

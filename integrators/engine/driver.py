@@ -142,7 +142,10 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         methods take h / steps / save_every instead and raise IntegrationInputError for t_eval.
     backend : "auto" (default), "numpy" or "numba": how the generated code of
         :mod:`integrators.codegen.writer` runs (fixed-step RKMK / RK, commutator-free and splitting, and the adaptive pairs on coadjoint
-        problems whose velocity is affine). "numba" needs the extra ``liedyn[fast]`` (MethodError
+        problems whose velocity is affine, also with the multiplier force of linear invariants: a servo-constraint of
+        the first kind, its Lie-group steps in g x g*, :mod:`integrators.codegen.affine_source`; a forcing the
+        generator does not recognise runs the numpy reference and ``result.backend`` says why). "numba" needs the
+        extra ``liedyn[fast]`` (MethodError
         naming the backends that apply without it); "auto" takes numba when installed and the run
         has at least :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` step-trajectories, else numpy.
         Compiling the code of one structure and method takes 13-190 s on 2 cores (measured on the
@@ -435,6 +438,10 @@ def _fixed_step(problem, method, y0, t0, t1, h, steps, save_every, events, fast=
     if frz is not None:
         lost.report_shared(res, frz.alive, frz.t_end, 0 if status != -1 else -1, t, y0.shape[:-1],
                            lost_why=lost.FIXED_WHY)
+    if fast and events is None and problem.kind == "coadjoint" and problem.forcing is not None and \
+            not problem.time_dependent and _scheme(method) is not None:   # generated code asked for, the reference
+        # loop ran (a forcing the generator does not recognise): say why
+        res.backend = fastpath.reference_label(problem, getattr(method, "lie", True))
     if tracker is not None:
         tracker.finish(res)
         if res.status == 1 and np.ndim(y0) == 1:

@@ -30,17 +30,21 @@ class Structure:
 
     kind "coadjoint": z' = (I - P) ad*_{W z + c} z on g* with structure constants C (P = None: no
     forcing). ``closed`` is "so3", "se3", "ad3", "ad3x2" (:func:`closed_form`) or None (generic
-    Taylor exponential).
+    Taylor exponential). ``Pi`` (with P): the orthogonal projector L^T (L L^T)^-1 L onto the row space of
+    the linear invariants L whose multiplier force P is (a Lie-group step of a forced problem projects its
+    increment with I - Pi, as :class:`integrators.reference.stepping.ProjectedStepper` projects its end
+    point onto {L z = L z0}).
     """
 
-    def __init__(self, C, W, c, P=None, closed=None):
+    def __init__(self, C, W, c, P=None, closed=None, Pi=None):
         self.C = np.asarray(C, dtype=float)
         self.n = self.C.shape[0]
         self.W = np.asarray(W, dtype=float)
         self.c = np.asarray(c, dtype=float)
         self.P = None if P is None else np.asarray(P, dtype=float)
         self.closed = closed
-        parts = [self.C, self.W, self.c] + ([] if P is None else [self.P])
+        self.Pi = None if Pi is None else np.asarray(Pi, dtype=float)
+        parts = [self.C, self.W, self.c] + ([] if P is None else [self.P]) + ([] if Pi is None else [self.Pi])
         self.key = (closed, self.n) + tuple(p.tobytes() for p in parts)
         # ||ad(e_i)^T||_1 (largest column sum): ||ad(x)^T||_1 <= sum_i |x_i| norms[i]
         self.norms = np.array([np.max(np.sum(np.abs(self.C[i]), axis=1)) if self.n else 0.0
@@ -257,13 +261,15 @@ def _derive(problem):
     if Wc is None:
         return None
     W, c = Wc
-    P = None
+    P = Pi = None
     if problem.forcing is not None:
         P = multiplier_projector(problem, W, c)
         if P is None:
             return None
+        L = problem.linear_invariants
+        Pi = L.T @ np.linalg.solve(L @ L.T, L)
     C = problem.algebra.structure_constants
-    return Structure(C, W, c, P, closed_form(C))
+    return Structure(C, W, c, P, closed_form(C), Pi)
 
 
 def _same(a, b):

@@ -314,6 +314,10 @@ class CoadjointSpace:
         # [x, y]_k = sum_j y_j ad(x)^T[j, k]
         return -np.einsum("...j,...jk->...k", y, adT(self.algebra, x))
 
+    def to_state(self, x, z):
+        """The state change of a generator to leading order, ad*_x z (the error estimate of an adaptive pair)."""
+        return self.algebra._coad(x, z)
+
 
 class AffineCoadjointSpace:
     """z' = ad*_{w(z)} z + f(z): generator (w, f) in g x g*, affine action exp(A) z + phi_1(A) v."""
@@ -370,10 +374,19 @@ class AffineCoadjointSpace:
         return np.einsum("...ij,...j->...i", D[..., :n, :n], z) + D[..., :n, n]
 
     def bracket(self, p, q):
+        """[(x1, v1), (x2, v2)] = (-[x1, x2], ad*_{x1} v2 - ad*_{x2} v1), by the algebra's unchecked products
+        (a stage that overflows is rejected or reported by the loop, not raised here)."""
         n = self.n
         x1, v1, x2, v2 = p[..., :n], p[..., n:], q[..., :n], q[..., n:]
         alg = self.algebra
-        return np.concatenate([-alg.bracket(x1, x2), alg.coad(x1, v2) - alg.coad(x2, v1)], axis=-1)
+        return np.concatenate([-alg._bilinear(x1, x2, transpose=False), alg._coad(x1, v2) - alg._coad(x2, v1)],
+                              axis=-1)
+
+    def to_state(self, xi, z):
+        """The state change of a generator to leading order, d/ds act(s xi, z) at s = 0 = ad*_x z + v (the
+        error estimate of an adaptive pair maps its generator error so)."""
+        n = self.n
+        return self.algebra._coad(xi[..., :n], z) + xi[..., n:]
 
 
 class GroupSpace:

@@ -184,8 +184,6 @@ def applies(method, problem):
         return lie
     if isinstance(method, RungeKutta) and method.project:
         return getattr(problem, "forcing", None) is None and has_polynomial_casimirs(problem)
-    if isinstance(method, RungeKutta) and method.lie and not method.fixed_step:
-        return getattr(problem, "forcing", None) is None
     return True
 
 
@@ -234,8 +232,6 @@ def get_method(method, problem):
                    "project onto; use rk45 or rk853 with a forcing)"
                    if problem.forcing is not None else
                    f"the algebra {problem.algebra.name} has no polynomial Casimir (up to degree 4) to project onto")
-        elif isinstance(m, RungeKutta) and m.lie and not m.fixed_step and problem.kind == "coadjoint":
-            why = "the adaptive RKMK pairs need an unforced coadjoint problem (use rk45 or rk853 with a forcing)"
         else:
             why = f"it does not apply to {problem.kind} problems"
         raise MethodError(f"method {m.name!r} does not apply to {problem.name}: {why}; methods that "

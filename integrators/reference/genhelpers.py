@@ -7,7 +7,8 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
 * cq2(q) = (s1, s2): s1 = sinh(sqrt q)/sqrt q, s2 = (cosh(sqrt q) - 1)/q, the coefficients of
   exp(ad x) = 1 + s1 ad_x + s2 ad_x^2 on a 3-dimensional algebra with ad_x^3 = q ad_x
   (:meth:`integrators.codegen.exp_writer.ExponentialWriter._act_ad3`, which derives it, and ``_act_ad3x2``); sin and
-  1 - cos for q < 0, by half angles (no cancellation), their Taylor series for |q| < 1e-2;
+  1 - cos for q < 0, by half angles (no cancellation), their Taylor series for |q| < 1e-2; cq3(q, s1) = s3 =
+  sum_k q^k/(2k+3)!, the coefficient of A^2 in phi_1(A) for the affine action of a forced problem;
 * tplan(bound) = (s, m, bad): substeps and terms of the Taylor action of the exponential; tbound(bound) =
   (bound, bad) for its folded form (bad NaN beyond 1e5: per column for numpy columns);
 * rinv(d, m) = 1/d, or 0 when d <= 1e-12 m, d <= 1e-290 (1/d would overflow) or d is not finite (a
@@ -116,6 +117,28 @@ def _cq2_series(q):
     s1 = 1.0 + q / 6.0 * (1.0 + q / 20.0 * (1.0 + q / 42.0 * (1.0 + q / 72.0 * (1.0 + q / 110.0 * (1.0 + q / 156.0)))))
     s2 = 0.5 + q / 24.0 * (1.0 + q / 30.0 * (1.0 + q / 56.0 * (1.0 + q / 90.0 * (1.0 + q / 132.0 * (1.0 + q / 182.0)))))
     return s1, s2
+
+
+def _cq3_float(q, s1):
+    """s3 = sum_k q^k/(2k+3)! = (s1 - 1)/q (for q = -t^2: (t - sin t)/t^3), given s1 of :func:`_cq2_float`: the
+    coefficient of A^2 in phi_1(A) = (e^A - 1)/A = 1 + s2 A + s3 A^2 when A^3 = q A (the affine action of the forced
+    writer, :mod:`integrators.codegen.affine_source`). |q| < 1: the series to k = 9 in Horner form (truncation
+    below 1/23! relative to 1/6, ~1e-22); else (s1 - 1)/q, where |s1 - 1| >= 1 - sin(1) > 0.15 (q <= -1:
+    s1 = sin t / t) or sinh(1) - 1 > 0.17 (q >= 1), so no cancellation. NaN for a NaN s1 (q out of range)."""
+    if -1.0 < q < 1.0:
+        return (1.0 + q / 20.0 * (1.0 + q / 42.0 * (1.0 + q / 72.0 * (1.0 + q / 110.0 * (1.0 + q / 156.0 * (
+            1.0 + q / 210.0 * (1.0 + q / 272.0 * (1.0 + q / 342.0 * (1.0 + q / 420.0))))))))) / 6.0
+    return (s1 - 1.0) / q
+
+
+def _cq3_array(q, s1):
+    """:func:`_cq3_float` elementwise."""
+    q = np.asarray(q, dtype=float)
+    small = np.abs(q) < 1.0
+    ser = (1.0 + q / 20.0 * (1.0 + q / 42.0 * (1.0 + q / 72.0 * (1.0 + q / 110.0 * (1.0 + q / 156.0 * (
+        1.0 + q / 210.0 * (1.0 + q / 272.0 * (1.0 + q / 342.0 * (1.0 + q / 420.0))))))))) / 6.0
+    with np.errstate(all="ignore"):
+        return np.where(small, ser, (s1 - 1.0) / np.where(small, 1.0, q))
 
 
 def _cq2_array(q):
@@ -321,11 +344,11 @@ def _expphi(A):
 
 
 #: per mode: the names the generated code calls
-SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
+SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "cq3": _cq3_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
           "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq,
           "sfac": _sfac_float, "tbound": _tbound_float, "sin": _sin_float, "expphi": _expphi,
           "ptables": monomial_tables, "ppoly": monomial_sum}
-ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
+ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "cq3": _cq3_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
          "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array, "sin": np.sin, "expphi": _expphi,
          "ptables": monomial_tables, "ppoly": monomial_sum}

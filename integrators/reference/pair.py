@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core import controller
 from ..geometry.closed_dexpinv import space_dexpinv
-from ..geometry.spaces import CoadjointSpace
+from .stepping import space_for
 from .runge_kutta import batch_time, lincomb, rk_increment, rkmk_increment, stages
 
 
@@ -31,8 +31,8 @@ class ReferencePair:
 
     def __init__(self, problem, tab, lie, terms, proj=None, target=None):
         self.problem, self.tab, self.lie, self.terms = problem, tab, lie, terms
-        if lie:
-            self.space = CoadjointSpace(problem)
+        if lie:   # with a forcing the generators (w, f) in g x g* (AffineCoadjointSpace)
+            self.space = space_for(problem)
         self.rhs = problem.rhs if problem.kind == "coadjoint" else problem.f
         self.fevals = len(tab.b)
         # the projection onto {C = target} (integrators.codegen.projection) of a projected pair, else None
@@ -75,7 +75,7 @@ class ReferencePair:
         for E in self.tab.E:
             et = sum(e * K for e, K in zip(E, Kall) if e != 0.0)
             if self.lie:
-                et = self.space.algebra._coad(et, z)   # unchecked: a NaN attempt is rejected, not raised
+                et = self.space.to_state(et, z)   # unchecked: a NaN attempt is rejected, not raised
             errs.append(et / sc)
         err = controller.error_norm([np.sum(e ** 2, axis=-1) for e in errs], z.shape[-1], self.lie)
         if rows:

@@ -136,6 +136,8 @@ def test_overflow_and_bad_input():
     m0 = np.array(REFERENCE_M0)
     with pytest.raises(IntegrationInputError, match="rtol must be a positive"):
         integrate(body, m0, (0.0, 1.0), method="rkmk45", rtol=-1.0)
+    # a forcing only as a callable (not a multiplier force the generator writes): the reference loop in g x g*,
+    # and the result says so (tests/integrators/test_forced_generated.py)
     forced = quadratic_problem(named.so3(), seed=1, forcing=lambda z: 0.1 * z)
-    with pytest.raises(MethodError, match="rk45 or rk853"):
-        integrate(forced, m0, (0.0, 1.0), method="rkmk45")
+    r = integrate(forced, m0, (0.0, 1.0), method="rkmk45")
+    assert r.status == 0 and r.backend.startswith("numpy (generic reference: the generator does not recognise")

@@ -90,7 +90,7 @@ def test_changed_problem_gets_a_new_plan():
     assert _run(S, m0).backend == "numpy"
     S.forcing = lambda m: 0.1 * m
     assert recognition.recognise(S, m0) is None
-    assert _run(S, m0, check=False).backend == "numpy (generic reference)"
+    assert _run(S, m0, check=False).backend.startswith("numpy (generic reference: the generator does not recognise")
     # linear invariants changed in place: the multiplier projector is read off again (and refused)
     _, U, m1 = _suslov()
     assert recognition.recognise(U, m1) is not None

@@ -279,6 +279,8 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     pl = None
     if a is not None and isinstance(m, RungeKutta) and not m.project and problem.kind == "coadjoint":
         pl = fastpath.plan(problem, m.tableau, m.lie, m.terms, Y)
+        if pl is not None and pl.lie and pl.st.P is not None:   # the section kernels write no forced generator
+            pl = None
     if pl is not None and section_runner.choose(pl, backend, nsteps * B) == "numba":
         P, T, st, reached, worst = section_runner.crossings(pl, Y, t, h, nsteps, a, float(section[1]), direction,
                                                             xtol, max_crossings, "numba")

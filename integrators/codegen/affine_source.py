@@ -1,0 +1,225 @@
+"""The code writer of a forced coadjoint problem's Lie-group steps: generators in g x g*, the affine action.
+
+A forced problem z' = ad*_{w(z)} z + f(z), with the multiplier force f(z) = -P ad*_{w(z)} z that
+:func:`integrators.geometry.recognition.multiplier_projector` recognises (servo-constraints of the first kind,
+several constraints, Suslov's problem), is moved by the Lie-group methods (RKMK, commutator-free) of
+:class:`integrators.geometry.spaces.AffineCoadjointSpace`, and this writer writes the same mathematics:
+
+* the generator is the pair xi(z) = (w, f) = (W z + c, -P ad*_w z) in the semidirect product g x g*
+  (2n components);
+* its action for unit time is the exact flow of the frozen affine field z' = ad*_x z + v,
+  act((x, v), z) = exp(M) (z, 1) = e^A z + phi_1(A) v, M = [[A, v], [0, 0]], A = ad(x)^T: in closed form where
+  ad_x^3 = q ad_x (so(3), the 3-dimensional "ad3" algebras, so(4)-like sums of two; :meth:`AffineSource._act_cubic`),
+  else as the scaled Taylor series
+  of that action (Al-Mohy and Higham 2011), s substeps of exp(M/s) with ||M/s||_1 <= 1/2 and as many terms
+  as a truncation below 2^-54 needs (``tplan``), ||M||_1 = max(||A||_1, |v|_1); with M (y, 1) =
+  (A y + v, 0) the series of one substep is y + (A y + v) + sum_{k >= 2} A^(k-1) (A y + v) / k!, so the
+  increment is summed from its terms (no cancellation). The reference (numpy) takes exp of the (n+1) x
+  (n+1) matrix M by :func:`integrators.geometry.spaces.expm_small` (or Rodrigues' formula on so(3)); both are
+  the exponential to round-off, so the generated steps agree with the reference to round-off;
+* dexp^-1 is the Bernoulli series (truncated after the method's number of terms, as
+  :func:`integrators.geometry.spaces.dexpinv_series`) with the bracket of the space,
+  [(x1, v1), (x2, v2)] = (-[x1, x2], ad*_{x1} v2 - ad*_{x2} v1) (Munthe-Kaas 1999).
+
+The stage recurrence (:func:`integrators.codegen.step_source.stages`) and the commutator-free update
+(:mod:`integrators.codegen.fixed_programs`) are the ones of the unforced problems: only the generator,
+its action and its bracket differ; an adaptive RKMK pair maps its error estimate to the state by
+ad*_x z + v (:meth:`AffineSource.to_state`) and projects every accepted step onto the linear invariants
+(:mod:`integrators.codegen.linear_projection`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from liegroups.closed_forms import bernoulli_coefficients
+
+from ..geometry.recognition import ideal_split, killing_half
+from ..geometry.spaces import ROUNDOFF_TERMS, adnorm_form
+from .source_text import lin
+from .writer import Source
+
+
+def affine_adnorm_form(C):
+    """F (2n x 2n) with (x, u)^T F (x, u) = ||ad_(x, u)||_F^2 in g x g*, ad_(x, u)(y, r) = (-[x, y], ad*_x r - ad*_y u):
+    the columns (y, r) = (e_i, 0) give |[x, e_i]|^2 + |ad*_(e_i) u|^2, the columns (0, e_i) |ad*_x e_i|^2, so
+    F = diag(2 G, H), G = :func:`integrators.geometry.spaces.adnorm_form` (sum_i |[x, e_i]|^2 = sum_i |ad*_x e_i|^2
+    = x^T G x) and H_kl = sum_ij C[i, j, k] C[i, j, l] (sum_i |ad*_(e_i) u|^2 = u^T H u)."""
+    C = np.asarray(C, dtype=float)
+    n = C.shape[0]
+    F = np.zeros((2 * n, 2 * n))
+    F[:n, :n] = 2.0 * adnorm_form(C)
+    F[n:, n:] = np.einsum("ijk,ijl->kl", C, C)
+    return F
+
+
+class AffineSource(Source):
+    """:class:`integrators.codegen.writer.Source` for the Lie-group steps of a forced problem (module
+    docstring): generator vectors have 2n names (x, then v), states n."""
+
+    def velocity(self, z, scale=None):
+        """xi(z) = (w, f), w = W z + c, f = -P ad*_w z (scale * xi with ``scale``: h w, h f after rounding
+        w and f, as the reference's h * field)."""
+        w = super().velocity(z)
+        g = self.coad(w, z)
+        P = self.st.P
+        f = self.assign("f", [lin([(-P[i, j], g[j]) for j in range(self.n)]) for i in range(self.n)])
+        if scale is None:
+            return w + f
+        return self.assign("w", [f"{scale}*{u}" for u in w + f])
+
+    @property
+    def gdim(self):
+        """A generator (w, f) has 2n components."""
+        return 2 * self.n
+
+    def to_state(self, xi, z):
+        """The state change of a generator (x, v) to leading order, ad*_x z + v (d/ds of the affine action at
+        s = 0; the error estimate of an RKMK pair, as :meth:`integrators.geometry.spaces.AffineCoadjointSpace.to_state`)."""
+        n = self.n
+        g = self.coad(xi[:n], z, prefix="ez")
+        return self.assign("ez", [f"{g[i]} + {xi[n + i]}" for i in range(n)])
+
+    def foldable(self):
+        """The folded action of the unforced writer has no affine term: the affine action is always the Taylor
+        series of :meth:`act`."""
+        return False
+
+    def act(self, xi, z, delta):
+        """exp(M) (z, 1) (``delta``: minus z), M = [[ad(x)^T, v], [0, 0]]: in closed form where ad_x^3 = q ad_x
+        (so(3), the "ad3" algebras) or on two such ideals ("ad3x2": so(4)) (:meth:`_act_cubic`), else the
+        Taylor series (:meth:`_act_series`)."""
+        if self.st.closed in ("so3", "ad3", "ad3x2"):
+            return self._act_cubic(xi, z, delta)
+        return self._act_series(xi, z, delta)
+
+    def _act_cubic(self, xi, z, delta):
+        """exp(A) z + phi_1(A) v with A = ad(x)^T, A^3 = q A: e^A = 1 + s1 A + s2 A^2 and phi_1(A) = (e^A - 1)/A =
+        sum_k A^k/(k+1)! = 1 + s2 A + s3 A^2 (A^(2j+1) = q^j A, A^(2j+2) = q^j A^2; s1, s2 of
+        :meth:`integrators.codegen.exp_writer.ExponentialWriter._act_ad3`, s3 = sum_j q^j/(2j+3)!, genhelpers cq3),
+        so the action is z + v + A u1 + A^2 u2 with u1 = s1 z + s2 v, u2 = s2 z + s3 v. On g = I1 + I2 ("ad3x2",
+        A = A1 + A2, A1 A2 = A2 A1 = 0, A_k = P_k^T A) e^A - 1 and phi_1(A) - 1 are the sums over the ideals, each
+        with its own q_k = x^T P_k^T Q P_k x, and A_k^2 w = A (A_k w) (:meth:`~integrators.codegen.exp_writer.
+        ExponentialWriter._act_ad3x2`)."""
+        n = self.n
+        x, v = xi[:n], xi[n:]
+        Q = killing_half(self.st.C)
+        A = self.matrix(x) if self.dense() else None
+
+        def apply(u):
+            return self.matvec(A, u, "t") if A is not None else self.coad(x, u, prefix="t")
+
+        def coefficients(F):
+            q, c1, c2 = self._q_coefficients(x, F)
+            c3 = self.fresh("c")
+            self.emit(f"{c3} = cq3({q}, {c1})")
+            return c1, c2, c3
+
+        def pieces(c1, c2, c3, part):
+            """A_k u1 + A_k^2 u2 of one ideal (``part``: w -> P_k^T w, None for the whole algebra)."""
+            u1 = self.assign("u", [f"{c1}*{z[i]} + {c2}*{v[i]}" for i in range(n)])
+            u2 = self.assign("u", [f"{c2}*{z[i]} + {c3}*{v[i]}" for i in range(n)])
+            g = apply(u1)
+            g = g if part is None else part(g)
+            h = apply(u2)
+            h = apply(h if part is None else part(h))
+            return [f"{g[i]} + {h[i]}" for i in range(n)]
+
+        if self.st.closed == "ad3x2":
+            P1 = ideal_split(self.st.C)
+            P2 = np.eye(n) - P1
+
+            def first(w):
+                return self.assign("t", [lin([(P1[j, i], w[j]) for j in range(n)]) for i in range(n)])
+
+            def second(w):
+                w1 = first(w)
+                return self.assign("t", [f"{w[i]} - {w1[i]}" for i in range(n)])
+
+            one = self.assign("t", pieces(*coefficients(P1.T @ Q @ P1), first))
+            two = self.assign("t", pieces(*coefficients(P2.T @ Q @ P2), second))
+            d = [f"{v[i]} + {one[i]} + {two[i]}" for i in range(n)]
+        else:
+            d = [f"{v[i]} + {e}" for i, e in enumerate(pieces(*coefficients(Q), None))]
+        return self.assign("y", d if delta else [f"{z[i]} + ({d[i]})" for i in range(n)])
+
+    def _act_series(self, xi, z, delta):
+        """exp(M) (z, 1) by the scaled Taylor series (module docstring), the increment summed from its terms."""
+        n = self.n
+        x, v = xi[:n], xi[n:]
+        bx = lin([(nr, f"abs({x[i]})") for i, nr in enumerate(self.st.norms)])
+        bv = " + ".join(f"abs({v[i]})" for i in range(n))
+        s, m, inv, bad = self.fresh("s"), self.fresh("m"), self.fresh("r"), self.fresh("nan")
+        self.emit(f"{s}, {m}, {bad} = tplan(mx({bx}, {bv}))")
+        self.emit(f"{inv} = 1.0/{s}")
+        xs = self.assign("x", [f"{inv}*{x[i]}" for i in range(n)])
+        vs = self.assign("x", [f"{inv}*{v[i]}" for i in range(n)])
+        Ax = self.matrix(xs) if self.dense() else None
+
+        def apply(u):
+            return self.matvec(Ax, u, "t") if Ax is not None else self.coad(xs, u, prefix="t")
+
+        cur = self.assign("z", list(z))            # state at the start of the substep
+        tot = self.assign("d", ["0.0"] * n)        # increment over all substeps
+        self.emit(f"for _ in range({s}):")
+        self.indent += 1
+        u, acc, kk = self.fresh("u"), self.fresh("v"), self.fresh("k")
+        g = apply(cur)
+        for i in range(n):   # the term k = 1: A y + v
+            self.emit(f"{u}{i} = {g[i]} + {vs[i]}")
+            self.emit(f"{acc}{i} = {u}{i}")
+        self.emit(f"{kk} = 1.0")
+        self.emit(f"for _k in range({m} - 1):")
+        self.indent += 1
+        self.emit(f"{kk} = {kk} + 1.0")
+        us = [f"{u}{i}" for i in range(n)]
+        g = apply(us)
+        for i in range(n):
+            self.emit(f"{u}{i} = {g[i]}/{kk}")
+            self.emit(f"{acc}{i} = {acc}{i} + {u}{i}")
+        self.indent -= 1
+        for i in range(n):
+            self.emit(f"{tot[i]} = {tot[i]} + {acc}{i}")
+            self.emit(f"{cur[i]} = {cur[i]} + {acc}{i}")
+        self.indent -= 1
+        for i in range(n):
+            self.emit(f"{tot[i]} = {tot[i]} + {bad}")
+        if delta:
+            return tot
+        return self.assign("y", [f"{z[i]} + {tot[i]}" for i in range(n)])
+
+    def bracket(self, xi, eta):
+        """[(x1, v1), (x2, v2)] = (-[x1, x2], ad*_{x1} v2 - ad*_{x2} v1)."""
+        n = self.n
+        x1, v1, x2, v2 = xi[:n], xi[n:], eta[:n], eta[n:]
+        q = self.neg_bracket(x1, x2)
+        a = self.coad(x1, v2, prefix="g")
+        b = self.coad(x2, v1, prefix="g")
+        return q + self.assign("g", [f"{a[i]} - {b[i]}" for i in range(n)])
+
+    def dexpinv(self, theta, v, terms):
+        """dexp^-1_theta(v) with the bracket of g x g*, as :func:`integrators.geometry.spaces.dexpinv_series`
+        defines it: sum_{k < terms} B_k/k! ad_theta^k v (every power taken, as there), or for the adaptive pairs
+        (terms >= ROUNDOFF_TERMS) summed to round-off, to the K of
+        :func:`integrators.geometry.spaces.dexpinv_order` for x^2 = ||ad_theta||_F^2 / (2 pi)^2 (NaN beyond
+        DEXPINV_X2MAX: the step is rejected, as on the unforced path), ||ad_theta||_F^2 in g x g* from
+        :func:`affine_adnorm_form`."""
+        if int(terms) >= ROUNDOFF_TERMS:
+            q = self.quadratic(list(theta), affine_adnorm_form(self.st.C) / (2.0 * np.pi) ** 2, "x2")
+            x2 = q if self.floats else self.assign("x2", [f"bmax({q})"])[0]
+            bad = self._dexpinv_bad(x2)
+            out = self._dexpinv_bracket_loop(theta, v, x2, app=lambda u: self.bracket(theta, u))
+            return self.assign("k", [f"{out[i]} + {bad}" for i in range(len(out))])
+        coeffs = bernoulli_coefficients(int(terms))
+        out, term = list(v), list(v)
+        for c in coeffs[1:]:
+            term = self.bracket(theta, term)
+            if c != 0.0:
+                out = self.assign("dv", [f"{out[i]} + {float(c)!r}*{term[i]}" for i in range(len(out))])
+        return out
+
+
+def writer_for(st, lie):
+    """The code writer of a step on structure ``st``: :class:`AffineSource` for the Lie-group steps (``lie``) of a
+    forced problem (st.P: generators (w, f) in g x g*), else :class:`integrators.codegen.writer.Source`."""
+    return AffineSource(st) if lie and st.P is not None else Source(st)

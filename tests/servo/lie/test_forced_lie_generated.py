@@ -1,0 +1,168 @@
+"""Servo-constraints of the first kind with the Lie-group methods on the generated path: the generator (w, f) in
+g x g* (integrators.codegen.affine_source) against the numpy reference loop (AffineCoadjointSpace, fast=False),
+on so(4) with one and two constraints and on a seeded random algebra (a solvable R x_D R^3 in a random basis:
+no closed-form exponential, a dense structure), and against an independent tight DOP853 (scipy) solution of
+m' = ad*_w m + B^T lambda written here from the structure constants."""
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from integrators import integrate
+from integrators.backends import numba_kernels
+from liegroups import LieAlgebra, named
+from servo.lie import ServoFirstKind
+
+FIXED = ("lie_euler", "rkmk2", "rkmk4", "cf4", "cg3")
+
+
+def _drawn_algebra(seed):
+    """R x_D R^3 ([e_4, e_i] = sum_j D_ij e_j, the others commute; D random) in a random basis, seeded."""
+    rng = np.random.default_rng(seed)
+    n = 4
+    C = np.zeros((n, n, n))
+    D = rng.uniform(-1.0, 1.0, (n - 1, n - 1))
+    for i in range(n - 1):
+        C[n - 1, i, :n - 1] = D[i]
+        C[i, n - 1, :n - 1] = -D[i]
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0] * rng.uniform(0.5, 2.0, n)[None, :]
+    return LieAlgebra(C, name="R x_D R^3").change_basis(Q, name="R x_D R^3 (random basis)")
+
+
+def _system(name, k):
+    rng = np.random.default_rng(7 if name == "so(4)" else 2)   # seed 2: a drawn system whose |m| stays within 3x
+    alg = named.so4() if name == "so(4)" else _drawn_algebra(2)
+    n = alg.dim
+    Bm = rng.standard_normal((n, n))
+    I = Bm @ Bm.T / n + np.eye(n)
+    A, B = rng.standard_normal((k, n)), rng.standard_normal((k, n))
+    s = ServoFirstKind(alg, I, a=A[0] if k == 1 else A, b=B[0] if k == 1 else B)
+    m0 = s.state_from(m=rng.standard_normal(n), project=True)
+    return s, m0
+
+
+def _exact(s, m0, t_end, t_eval=None):
+    """DOP853 at rtol 1e-13 on m' = ad*_w m + B^T lambda, lambda = -R^-1 A I^-1 ad*_w m (R = A I^-1 B^T), written
+    from C: (ad*_w m)_j = sum_ik w_i C[i, j, k] m_k."""
+    C = s.algebra.structure_constants
+    Iinv = np.linalg.inv(s.I)
+    A, B = np.atleast_2d(s.A), np.atleast_2d(s.B)
+    R = A @ Iinv @ B.T
+
+    def f(t, m):
+        g = np.einsum("i,ijk,k->j", Iinv @ m, C, m)
+        return g - B.T @ np.linalg.solve(R, A @ Iinv @ g)
+
+    return solve_ivp(f, (0.0, t_end), m0, method="DOP853", rtol=1e-13, atol=1e-15, t_eval=t_eval).y.T
+
+
+CASES = [("so(4)", 1), ("so(4)", 2), ("drawn", 1), ("drawn", 2)]
+
+
+@pytest.mark.parametrize("name, k", CASES)
+@pytest.mark.parametrize("method", FIXED)
+def test_fixed_step_generated_equals_the_reference_loop(name, k, method):
+    s, m0 = _system(name, k)
+    P = s.problem()
+    gen = integrate(P, m0, (0.0, 4.0), method=method, steps=800, backend="numpy")
+    ref = integrate(P, m0, (0.0, 4.0), method=method, steps=800, fast=False)
+    assert gen.backend == "numpy" and ref.backend == "numpy"   # the generated text ran (not the reference)
+    scale = np.max(np.abs(ref.y))
+    assert np.max(np.abs(gen.y - ref.y)) <= 1e-12 * scale
+    # the constraints (a_i, w) = 0 kept to round-off (the increment's projection), as by the reference's projection
+    for v in gen.constraints.values():
+        assert np.max(np.abs(v)) <= 1e-13 * scale
+    assert "linear_invariants" in gen.preserves and "casimirs" not in gen.preserves
+    # and the method is the method: its error against the independent solution is of its order
+    err = np.max(np.abs(gen.y[-1] - _exact(s, m0, 4.0)[-1])) / scale
+    assert err < {"lie_euler": 0.3, "rkmk2": 1e-3, "cg3": 1e-5}.get(method, 1e-8)
+
+
+@pytest.mark.parametrize("name, k", CASES)
+@pytest.mark.parametrize("method", ["rkmk45", "rkmk853"])
+def test_adaptive_rkmk_generated_agrees_with_the_reference_to_the_tolerance(name, k, method):
+    s, m0 = _system(name, k)
+    P = s.problem()
+    rtol = 1e-9
+    gen = integrate(P, m0, (0.0, 5.0), method=method, rtol=rtol, atol=1e-12, backend="numpy")
+    ref = integrate(P, m0, (0.0, 5.0), method=method, rtol=rtol, atol=1e-12, fast=False)
+    assert gen.backend == "numpy" and ref.backend == "numpy (generic reference)"
+    scale = np.max(np.abs(ref.y))
+    exact = _exact(s, m0, 5.0)[-1]
+    # both end within a few hundred rtol of the exact solution (an RKMK pair's error norm, controller.py) and of
+    # each other; the same steps unless round-off flips an accept near err = 1
+    for r in (gen, ref):
+        assert np.max(np.abs(r.y[-1] - exact)) <= 300 * rtol * scale
+        for v in r.constraints.values():
+            assert np.max(np.abs(v)) <= 1e-13 * scale
+    assert abs(gen.nsteps - ref.nsteps) <= 1
+    if gen.nsteps == ref.nsteps and gen.nrejected == ref.nrejected:
+        assert np.max(np.abs(gen.y[-1] - ref.y[-1])) <= 1e-12 * scale
+
+
+def test_the_output_grid_of_a_forced_rkmk_pair_is_the_reference_continuous_extension():
+    s, m0 = _system("so(4)", 2)
+    P = s.problem()
+    te = np.linspace(0.0, 5.0, 201)
+    gen = integrate(P, m0, (0.0, 5.0), method="rkmk853", rtol=1e-9, atol=1e-12, t_eval=te, backend="numpy")
+    ref = integrate(P, m0, (0.0, 5.0), method="rkmk853", rtol=1e-9, atol=1e-12, t_eval=te, fast=False)
+    assert gen.backend == "numpy" and gen.y.shape == ref.y.shape == (201, 6)
+    scale = np.max(np.abs(ref.y))
+    assert np.max(np.abs(gen.y - ref.y)) <= 1e-12 * scale
+    assert np.max(np.abs(gen.y - _exact(s, m0, 5.0, te))) <= 1e-6 * scale
+    for v in gen.constraints.values():     # the grid's states are projected onto the constraints too
+        assert np.max(np.abs(v)) <= 1e-13 * scale
+
+
+def test_simulate_with_a_lie_group_method_runs_the_generated_loop():
+    s, m0 = _system("so(4)", 1)
+    r = s.simulate(m0, 5.0, method="rkmk4", h=0.01)
+    assert r.backend == "numpy" and r.status == 0
+    assert np.max(np.abs(r.y[-1] - _exact(s, m0, 5.0)[-1])) <= 1e-7 * np.max(np.abs(m0))
+
+
+def test_a_fixed_step_ensemble_steps_every_trajectory_as_its_single_run():
+    s, m0 = _system("so(4)", 2)
+    P = s.problem()
+    rng = np.random.default_rng(3)
+    Z = s.check_state(m0 + 0.1 * rng.standard_normal((12, 6)), project=True)   # > SMALL_BATCH: numpy columns
+    ens = integrate(P, Z, (0.0, 2.0), method="rkmk4", steps=200, backend="numpy")
+    for b in (0, 5, 11):
+        one = integrate(P, Z[b], (0.0, 2.0), method="rkmk4", steps=200, fast=False)
+        assert np.max(np.abs(ens.y[:, b] - one.y)) <= 1e-12 * np.max(np.abs(one.y))
+
+
+def test_an_adaptive_ensemble_of_a_forced_rkmk_pair_runs_the_reference_and_says_so():
+    s, m0 = _system("so(4)", 1)
+    Z = np.stack([m0, 1.1 * m0])
+    r = integrate(s.problem(), Z, (0.0, 1.0), method="rkmk45", rtol=1e-8, atol=1e-11, backend="numpy")
+    assert r.backend.startswith("numpy (generic reference: an adaptive RKMK pair has generated code")
+    assert np.max(np.abs(r.y[-1, 1] - _exact(s, 1.1 * m0, 1.0)[-1])) <= 1e-5
+
+
+@pytest.mark.skipif(not numba_kernels.available(), reason="numba not installed")
+def test_the_numba_backend_runs_the_same_text(monkeypatch):
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")
+    s, m0 = _system("so(4)", 2)
+    P = s.problem()
+    gen = integrate(P, m0, (0.0, 2.0), method="rkmk2", steps=400, backend="numba")
+    ref = integrate(P, m0, (0.0, 2.0), method="rkmk2", steps=400, fast=False)
+    assert gen.backend.startswith("numba")
+    assert np.max(np.abs(gen.y - ref.y)) <= 1e-12 * np.max(np.abs(ref.y))
+
+
+@pytest.mark.parametrize("method, kw", [("rkmk853", dict(rtol=1e-10, atol=1e-12)), ("rkmk4", dict(steps=1000))])
+def test_events_of_a_forced_lie_group_run_are_located_as_by_the_reference(method, kw):
+    s, m0 = _system("so(4)", 2)
+    P = s.problem()
+
+    def ev(t, z):
+        return z[..., 0] - 0.9 * m0[0]
+
+    gen = integrate(P, m0, (0.0, 5.0), method=method, events=ev, backend="numpy", **kw)
+    ref = integrate(P, m0, (0.0, 5.0), method=method, events=ev, fast=False, **kw)
+    assert gen.status == ref.status == 0 and len(gen.t_events[0]) == len(ref.t_events[0]) >= 1
+    assert np.max(np.abs(np.asarray(gen.t_events[0]) - np.asarray(ref.t_events[0]))) <= 1e-9
+    # the event times are those of the exact solution (the method's accuracy)
+    te = np.asarray(gen.t_events[0])
+    assert np.max(np.abs(_exact(s, m0, 5.0, te)[:, 0] - 0.9 * m0[0])) <= 1e-6
