@@ -159,34 +159,7 @@ class AffineSource(Source):
         def apply(u):
             return self.matvec(Ax, u, "t") if Ax is not None else self.coad(xs, u, prefix="t")
 
-        cur = self.assign("z", list(z))            # state at the start of the substep
-        tot = self.assign("d", ["0.0"] * n)        # increment over all substeps
-        self.emit(f"for _ in range({s}):")
-        self.indent += 1
-        u, acc, kk = self.fresh("u"), self.fresh("v"), self.fresh("k")
-        g = apply(cur)
-        for i in range(n):   # the term k = 1: A y + v
-            self.emit(f"{u}{i} = {g[i]} + {vs[i]}")
-            self.emit(f"{acc}{i} = {u}{i}")
-        self.emit(f"{kk} = 1.0")
-        self.emit(f"for _k in range({m} - 1):")
-        self.indent += 1
-        self.emit(f"{kk} = {kk} + 1.0")
-        us = [f"{u}{i}" for i in range(n)]
-        g = apply(us)
-        for i in range(n):
-            self.emit(f"{u}{i} = {g[i]}/{kk}")
-            self.emit(f"{acc}{i} = {acc}{i} + {u}{i}")
-        self.indent -= 1
-        for i in range(n):
-            self.emit(f"{tot[i]} = {tot[i]} + {acc}{i}")
-            self.emit(f"{cur[i]} = {cur[i]} + {acc}{i}")
-        self.indent -= 1
-        for i in range(n):
-            self.emit(f"{tot[i]} = {tot[i]} + {bad}")
-        if delta:
-            return tot
-        return self.assign("y", [f"{z[i]} + {tot[i]}" for i in range(n)])
+        return self.taylor_substeps(z, apply, s, m, bad, delta, shift=vs)
 
     def bracket(self, xi, eta):
         """[(x1, v1), (x2, v2)] = (-[x1, x2], ad*_{x1} v2 - ad*_{x2} v1)."""

@@ -352,22 +352,32 @@ class ExponentialWriter:
         self.emit(f"{inv} = 1.0/{s}")
         xs = self.assign("x", [f"{inv}*{x[i]}" for i in range(n)])
         Ax = self.matrix(xs) if self.dense() else None
+
+        def apply(u):
+            return self.matvec(Ax, u, "t") if Ax is not None else self.coad(xs, u, prefix="t")
+        return self.taylor_substeps(z, apply, s, m, bad, delta)
+
+    def taylor_substeps(self, z, apply, s, m, bad, delta, shift=None):
+        """The text of s substeps of the Taylor series of exp(M) on (z, 1), M = [[A, v], [0, 0]] with A y =
+        apply(y) (already divided by s) and v = shift (None: v = 0, the linear action e^A z): per substep the
+        terms t_1 = A y + v, t_k = A t_(k-1) / k, k = 2..m, their sum the substep's increment (accumulated from
+        the terms: no cancellation); ``bad`` (NaN when the plan refused the bound) is added to the increment.
+        Returns the increment (delta) or the state z + increment."""
+        n = self.n
         cur = self.assign("z", list(z))            # state at the start of the substep
         tot = self.assign("d", ["0.0"] * n)        # increment over all substeps
         self.emit(f"for _ in range({s}):")
         self.indent += 1
-        u = self.fresh("u")
-        acc = self.fresh("v")
-        kk = self.fresh("k")
-        for i in range(n):
-            self.emit(f"{u}{i} = {cur[i]}")
-            self.emit(f"{acc}{i} = 0.0")
-        self.emit(f"{kk} = 0.0")
-        self.emit(f"for _k in range({m}):")
+        u, acc, kk = self.fresh("u"), self.fresh("v"), self.fresh("k")
+        g = apply(cur)
+        for i in range(n):   # the term k = 1: A y + v
+            self.emit(f"{u}{i} = {g[i]}" + ("" if shift is None else f" + {shift[i]}"))
+            self.emit(f"{acc}{i} = {u}{i}")
+        self.emit(f"{kk} = 1.0")
+        self.emit(f"for _k in range({m} - 1):")
         self.indent += 1
         self.emit(f"{kk} = {kk} + 1.0")
-        us = [f"{u}{i}" for i in range(n)]
-        g = self.matvec(Ax, us, "t") if Ax is not None else self.coad(xs, us, prefix="t")
+        g = apply([f"{u}{i}" for i in range(n)])
         for i in range(n):
             self.emit(f"{u}{i} = {g[i]}/{kk}")
             self.emit(f"{acc}{i} = {acc}{i} + {u}{i}")
