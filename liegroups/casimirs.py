@@ -19,6 +19,7 @@ on Lie groups".)
 
 from __future__ import annotations
 
+import contextlib
 import math
 from fractions import Fraction
 from collections.abc import Sequence
@@ -356,8 +357,26 @@ def _jac_rank(grads, points):
     return max(ranks)
 
 
+def _one_blas_thread():
+    """A context in which BLAS runs on one thread (threadpoolctl, the optional extra ``threads``), else a
+    no-op. The SVDs of the search are a few hundred columns wide: threads gain little on an idle machine,
+    and on a loaded one OpenBLAS's spinning threads oversubscribe the cores (so(5) in a random basis, load
+    ~3 on 2 cores: 20 s of CPU for the search against 0.6 s with one thread)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def find_casimirs(algebra, max_degree=4):
-    """Independent polynomial Casimirs of ``algebra`` of degree 1..max_degree (see module docstring)."""
+    """Independent polynomial Casimirs of ``algebra`` of degree 1..max_degree (see module docstring); BLAS on
+    one thread meanwhile when threadpoolctl is installed (:func:`_one_blas_thread`)."""
+    with _one_blas_thread():
+        return _find_casimirs(algebra, max_degree)
+
+
+def _find_casimirs(algebra, max_degree):
     C = algebra.structure_constants
     n = algebra.dim
     Cq = _rational(C)
