@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._lazy import lazy_module
 from .errors import LieGroupsError
+from .polynomial_text import polynomial_text
 
 if TYPE_CHECKING:
     import sympy
@@ -54,6 +55,7 @@ class Casimir:
             self._expr = poly.as_expr()
         else:               # {exponents: exact or float coefficient}; the expression is built when asked
             self._expr = None
+        self._text = None
         self._exact = {tuple(int(e) for e in ex): c for ex, c in terms.items() if c != 0}
         ex = sorted(self._exact)
         self.terms = tuple((float(self._exact[e]), e) for e in ex)
@@ -70,6 +72,16 @@ class Casimir:
             self._expr = sp.Poly.from_dict({e: sp.sympify(c) for e, c in self._exact.items()},
                                            *self.symbols).as_expr()
         return self._expr
+
+    @property
+    def text(self) -> str:
+        """``str(self.expr)``, written from the terms without building the expression when the coefficients
+        are Integers or Floats (:func:`liegroups.polynomial_text.polynomial_text`); kept once computed."""
+        if self._text is None:
+            names = [getattr(s, "name", None) or str(s) for s in self.symbols]   # .name: no printer
+            t = None if self._expr is not None else polynomial_text(self._exact, names)
+            self._text = t if t is not None else str(self.expr)
+        return self._text
 
     @property
     def grad_exprs(self) -> tuple:
@@ -92,7 +104,7 @@ class Casimir:
         return f"Casimir({self.expr})"
 
     def __str__(self):
-        return str(self.expr)
+        return self.text
 
 
 def monomial_tables(terms, n):

@@ -24,7 +24,8 @@ FLOORS = ("liegroups", "integrators", "servo", "catalog")
 INTEGRATOR_ROOMS = ("core", "tableaux", "methods", "geometry", "reference", "codegen", "backends", "engine",
                     "analysis")
 LAZY_OK = {"galgebra", "matplotlib", "numba", "dask", "distributed", "pandas", "xarray", "tqdm", "sympy",
-           "mpmath", "flint", "tomllib", "tomli", "IPython", "nbclient", "nbformat"}
+           "mpmath", "flint", "tomllib", "tomli", "IPython", "nbclient", "nbformat",
+           "threadpoolctl"}
 
 
 def _module_name(root, path):

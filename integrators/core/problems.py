@@ -102,7 +102,7 @@ def casimir_names(algebra: liegroups.LieAlgebra) -> list[tuple[str, Any]]:
         try:
             name = _CASIMIR_NAMES[c]
         except (KeyError, TypeError):      # TypeError: an object that takes no weak reference
-            name = f"casimir:{c.expr}"
+            name = f"casimir:{getattr(c, 'text', None) or c.expr}"   # Casimir.text: the same string, no sympy
             try:
                 _CASIMIR_NAMES[c] = name
             except TypeError:
