@@ -9,8 +9,9 @@ again in exact arithmetic, {m_i, F} = 0), otherwise in floating point (SVD) on t
 elements u that generate g as a Lie algebra only: {m_u, F} = {m_v, F} = 0 imply {m_[u,v], F} = 0 by
 the Jacobi identity, so two random elements (a semisimple algebra) give the whole system's null space
 at 2/n of its rows (the full system's residual is checked). Measured on 2 cores (CPU time, one BLAS
-thread): so(5) and sp(4) 0.5 s (was 4-12 s with a dense rational matrix), in a random basis 1.0-1.1 s
-(was 20-30 s). Candidates are kept only when they raise the rank of the Jacobian of the set found so far, so
+thread): so(5) and sp(4) 0.5 s (was 4-12 s with a dense rational matrix), in a random basis 0.3 s
+with the problem built (benchmarks/build_time.py; was 20-30 s, then 1.0-1.1 s); the search runs on one BLAS thread when threadpoolctl is installed (:func:`_one_blas_thread`).
+Candidates are kept only when they raise the rank of the Jacobian of the set found so far, so
 products and other functions of earlier Casimirs are dropped. (Casimirs of the Lie-Poisson bracket
 {F, G}(m) = sum_k m_k C[i,j,k] dF/dm_i dG/dm_j: Marsden and Ratiu (1999), *Introduction to Mechanics
 and Symmetry*, 2nd ed., sections 10.7 and 14.7; Kozlov, lecture slides on servo-constraints, "Systems

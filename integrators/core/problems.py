@@ -89,14 +89,15 @@ def state_time(t, z):
     return t
 
 
-#: Casimir -> its invariant name "casimir:<expr>" (sympy's printer takes milliseconds for a quartic
-#: Casimir in 10 variables: each is printed once, not at every problem built on its algebra)
+#: Casimir -> its invariant name "casimir:<expr>", made once per Casimir, not at every problem built on its
+#: algebra (``Casimir.text`` writes sympy's string from the terms; for other objects sympy prints ``c.expr``,
+#: ~0.2-0.5 s for a quartic Casimir in 10 variables in a random basis)
 _CASIMIR_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def casimir_names(algebra: liegroups.LieAlgebra) -> list[tuple[str, Any]]:
     """[("casimir:<expr>", Casimir), ...] for the polynomial Casimirs of ``algebra`` (``algebra.casimirs()``,
-    which the algebra keeps); each name is printed once per Casimir object."""
+    which the algebra keeps); each name is made once per Casimir object."""
     out = []
     for c in algebra.casimirs():
         try:
