@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import sympy as sp
-from sympy.physics.mechanics import dynamicsymbols
 
 from .symbols import coad_sym
 from .printing import MAX_DECIMAL_DIGITS, MAX_DENOMINATOR, exact, exact_number, polynomial_text, symbol_text  # noqa: F401
@@ -33,6 +32,21 @@ __all__ = ["Equations", "free_equations", "first_kind_equations", "second_kind_e
            "exact_number", "exact", "polynomial_text", "symbol_text"]
 
 # ----------------------------------------------------------------------------- names
+
+
+def dynamicsymbols(*args, **kwargs):
+    """sympy's ``dynamicsymbols`` (functions of t), imported on first use: ``sympy.physics`` costs ~0.1 s of CPU
+    at import, which every ``servo.lie`` system paid before its first symbolic equation (issue 24)."""
+    from sympy.physics.mechanics import dynamicsymbols as ds
+    return ds(*args, **kwargs)
+
+
+def _time_symbol():
+    """The time symbol t of ``dynamicsymbols``."""
+    from sympy.physics.mechanics import dynamicsymbols as ds
+    return ds._t
+
+
 def _numbered(basis):
     """'e1' -> '1', 'L12' -> '12', 's3' -> '3'; None when the name is not letters followed by digits."""
     head = basis.rstrip("0123456789")
@@ -75,7 +89,7 @@ def momentum_names(algebra) -> list[str]:
 def omega_functions(n, names=None):
     """(t, (w_1(t), ..., w_n(t)), lambda(t)) as sympy dynamicsymbols (names default omega_1..omega_n)."""
     names = names or [f"omega_{i + 1}" for i in range(n)]
-    return dynamicsymbols._t, tuple(dynamicsymbols(nm) for nm in names), dynamicsymbols("lambda")
+    return _time_symbol(), tuple(dynamicsymbols(nm) for nm in names), dynamicsymbols("lambda")
 
 
 class Equations:
@@ -306,7 +320,7 @@ def free_equations(system) -> Equations:
     (:func:`exact_number`), so the printed coefficients are exact."""
     n, alg = system.n, system.algebra
     if system.I_sym is None:
-        t = dynamicsymbols._t
+        t = _time_symbol()
         m = sp.Matrix([dynamicsymbols(nm) for nm in momentum_names(alg)])
         vel = exact(system.Iinv_sym) * m + exact(system.c_sym)
         rhs = coad_sym(alg, vel, m)
