@@ -99,23 +99,41 @@ def linear_family_proof(Q: NDArray, w: NDArray, z: NDArray[np.complex128], near:
     sum_ij t_i t_j B(s_i, s_j) = 0 for all t iff B(s_i, s_j) = 0 for all i <= j (B the polarisation of F).
     A span of dimension >= 2 is a projective space of dimension >= 1 of solutions, each a line [y] (y != 0:
     the only solution with y = 0 is the trivial point [0 : ... : 0 : 1], a single point): the solution set is
-    positive-dimensional, proved. Returns the rational basis (rows) or None when the points do not span a
-    linear family with such rational coordinates (a curved family: nothing is claimed)."""
+    positive-dimensional, proved.
+
+    At a point where several branches of the solution set meet (a linear family crossing another component),
+    the near points lie on different branches and their joint span is no family: then the span of z with each
+    near point alone is tried (each is the projective line of one branch through z, if that branch is linear).
+    Returns the rational basis (rows) of the first span proved, or None when none is a linear family with
+    such rational coordinates (a curved family: nothing is claimed)."""
     Q = np.asarray(Q)
-    p = Q.shape[0]
-    pts = np.array([np.asarray(u, dtype=complex) / np.linalg.norm(u) for u in [z] + list(near)])
+    pts = [np.asarray(u, dtype=complex) / np.linalg.norm(u) for u in [z] + list(near)]
     if len(pts) < 2:
         return None
+    spans = [pts] + ([[pts[0], u] for u in pts[1:]] if len(pts) > 2 else [])
+    for span in spans:
+        basis = _rational_span(np.array(span), max_den)
+        if basis is not None and _vanishes_on(Q, np.asarray(w), basis):
+            return basis
+    return None
+
+
+def _rational_span(pts: NDArray[np.complex128], max_den: int) -> list[list[tuple[Fraction, Fraction]]] | None:
+    """The span of the rows pts (its dimension from the singular values), in reduced row echelon form with
+    entries rounded to Gaussian rationals with denominators <= max_den; None if it has dimension < 2 or an
+    entry is not within 1e-6 of such a rational. The tolerance only chooses which rational span to try (the
+    proof is the exact check of F on it, ``_vanishes_on``): it is loose because points on a non-reduced family
+    sit ~sqrt(residual) ~ 1e-11 off it, and the reduced row echelon form of points eps = 1e-2 apart magnifies
+    that by ~1/eps."""
     s, vh = np.linalg.svd(pts)[1:]
     N = vh[:len(s)][s > 1e-8 * s[0]]
     if len(N) < 2:
         return None
     # reduced row echelon form, pivots chosen by size (Gauss-Jordan with partial pivoting over columns)
     N = N.copy()
-    pivots = []
+    pivots: list[int] = []
     for r in range(len(N)):
-        cols = [j for j in range(p + 1) if j not in pivots]
-        j = max(cols, key=lambda j: abs(N[r, j]))
+        j = max((j for j in range(N.shape[1]) if j not in pivots), key=lambda j: abs(N[r, j]))
         if abs(N[r, j]) < 1e-8:
             return None
         N[r] /= N[r, j]
@@ -126,18 +144,20 @@ def linear_family_proof(Q: NDArray, w: NDArray, z: NDArray[np.complex128], near:
     basis = []
     for r in range(len(N)):
         row = []
-        for j in range(p + 1):
-            g = _gauss_rational(complex(N[r, j]), 1e-9, max_den)
+        for j in range(N.shape[1]):
+            g = _gauss_rational(complex(N[r, j]), 1e-6, max_den)
             if g is None:
                 return None
             row.append(g)
         basis.append(row)
-    zero = (Fraction(0), Fraction(0))
-    for i in range(len(basis)):
-        for j in range(i, len(basis)):
-            if any(t != zero for t in _bilinear(Q, np.asarray(w), basis[i], basis[j])):
-                return None
     return basis
+
+
+def _vanishes_on(Q: NDArray, w: NDArray, basis: list) -> bool:
+    """F = 0 identically on the span of the Gaussian rational rows ``basis``: B(s_i, s_j) = 0 for i <= j, exactly."""
+    zero = (Fraction(0), Fraction(0))
+    return all(all(t == zero for t in _bilinear(Q, w, basis[i], basis[j]))
+               for i in range(len(basis)) for j in range(i, len(basis)))
 
 
 def merge_linear_families(hom: QuadraticEigenHomotopy, fams: list[FamilyWitness], d: NDArray[np.float64],

@@ -289,8 +289,13 @@ def _solve_once(q, seed, tol, cluster_tol):
         if not np.all(pr.regular[members]):
             dim, near = local_family(hom, z)
             if dim > 0 and backward_error(Qs, z[None, :-1], z[-1:], wsc)[0] > ROUNDOFF:
-                failed += mult              # a "family" through a point that is no root
-                continue
+                # the paths stopped short of a family (a non-reduced component: the end game converges slowly):
+                # the witness is the point the local test found on it at round-off, if any
+                if not near:
+                    failed += mult          # a "family" through a point that is no root
+                    continue
+                z = near[0] / np.linalg.norm(near[0])
+                dim, near = local_family(hom, z)
             proved = dim > 0 and linear_family_proof(Qs, wsc, z, near) is not None
             if dim > 0 and not proved:
                 isolated, proved = _isolation_exactly(Qs, wsc, z)
