@@ -8,10 +8,17 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
+from .certify import exact_root
 from .homotopy import QuadraticEigenHomotopy
 from .line_types import FamilyWitness
 
-__all__ = ["local_dimension", "local_family", "linear_family_proof", "merge_linear_families"]
+#: tolerances of the rounding of a span to Gaussian rationals, tried in turn. They only choose which rational span
+#: to try (the proof is the exact check of F on it, ``_vanishes_on``), so a loose one costs nothing in soundness:
+#: points on a non-reduced family sit up to ~1e-6 off it (the Gauss-Newton of the local test converges slowly
+#: across it), and the reduced row echelon form of points eps = 1e-2 apart magnifies that ~1/eps
+ROUNDING_TOLS = (1e-9, 1e-6, 1e-4, 1e-3)
+
+__all__ = ["local_dimension", "local_family", "linear_family_proof", "family_proof_near", "merge_linear_families"]
 
 
 def local_dimension(hom: QuadraticEigenHomotopy, z: NDArray[np.complex128], eps: float = 1e-2) -> int:
@@ -112,19 +119,36 @@ def linear_family_proof(Q: NDArray, w: NDArray, z: NDArray[np.complex128], near:
         return None
     spans = [pts] + ([[pts[0], u] for u in pts[1:]] if len(pts) > 2 else [])
     for span in spans:
-        basis = _rational_span(np.array(span), max_den)
-        if basis is not None and _vanishes_on(Q, np.asarray(w), basis):
-            return basis
+        for tol in ROUNDING_TOLS:
+            basis = _rational_span(np.array(span), max_den, tol)
+            if basis is not None and _vanishes_on(Q, np.asarray(w), basis):
+                return basis
     return None
 
 
-def _rational_span(pts: NDArray[np.complex128], max_den: int) -> list[list[tuple[Fraction, Fraction]]] | None:
+def family_proof_near(hom: QuadraticEigenHomotopy, Q: NDArray, w: NDArray, z: NDArray[np.complex128],
+                      near: list[NDArray[np.complex128]]) -> list[list[tuple[Fraction, Fraction]]] | None:
+    """``linear_family_proof`` at the end point z, then at the exact rational root next to it, if there is one
+    (``certify.exact_root``, within 1e-6 and 1e-4): an end point of several paths is their mean, off the family
+    by up to ~1e-4 where it meets other branches, and the points the local test finds from there miss the
+    family's rational span; from the exact point they lie on it (a degenerate p = 5 system of the fuzz: the line
+    of equilibria through e_1 and e_3, proved from e_3 itself but not from the paths' mean next to it)."""
+    basis = linear_family_proof(Q, w, z, near)
+    for eps in (1e-6, 1e-4):
+        if basis is not None:
+            break
+        r = exact_root(Q, w, z, eps=eps)
+        if r is not None:
+            r = r / np.linalg.norm(r)
+            basis = linear_family_proof(Q, w, r, local_family(hom, r)[1])
+    return basis
+
+
+def _rational_span(pts: NDArray[np.complex128], max_den: int, tol: float
+                   ) -> list[list[tuple[Fraction, Fraction]]] | None:
     """The span of the rows pts (its dimension from the singular values), in reduced row echelon form with
     entries rounded to Gaussian rationals with denominators <= max_den; None if it has dimension < 2 or an
-    entry is not within 1e-6 of such a rational. The tolerance only chooses which rational span to try (the
-    proof is the exact check of F on it, ``_vanishes_on``): it is loose because points on a non-reduced family
-    sit ~sqrt(residual) ~ 1e-11 off it, and the reduced row echelon form of points eps = 1e-2 apart magnifies
-    that by ~1/eps."""
+    entry is not within tol of such a rational."""
     s, vh = np.linalg.svd(pts)[1:]
     N = vh[:len(s)][s > 1e-8 * s[0]]
     if len(N) < 2:
@@ -145,7 +169,7 @@ def _rational_span(pts: NDArray[np.complex128], max_den: int) -> list[list[tuple
     for r in range(len(N)):
         row = []
         for j in range(N.shape[1]):
-            g = _gauss_rational(complex(N[r, j]), 1e-6, max_den)
+            g = _gauss_rational(complex(N[r, j]), tol, max_den)
             if g is None:
                 return None
             row.append(g)

@@ -30,8 +30,9 @@ from .certify import (ALPHA0, alpha_test, backward_error, close_pairs, equilibra
 from .certify_lines import available as ball_available
 from .certify_lines import retrack
 from .completeness import ROUNDOFF, completeness_certificate
+from .dimension import coefficient_bits, solution_set_dimension
 from .exact import exact_invariant_lines
-from .families import linear_family_proof, local_family, merge_linear_families
+from .families import family_proof_near, local_family, merge_linear_families
 from .homotopy import QuadraticEigenHomotopy
 from .precise_tracking import track_precise
 from .multiplicity import local_multiplicity, not_isolated
@@ -56,6 +57,12 @@ EXACT_SEED_MAX_P = 3
 #: certificate (servo.quadratic.certify_mixed); below it all 2^p end points are proved in balls (at most 64
 #: points, well under a second), so that every line has its enclosure
 MIXED_MIN_P = 7
+#: above EXACT_SEED_MAX_P, a family the numerical local dimension test reports and no witness proves is decided by
+#: the exact dimension of the solution set (servo.quadratic.dimension: a Groebner basis over QQ) up to this p and
+#: for coefficients of at most DIMENSION_MAX_BITS bits (Q made integral): a second or two for the degenerate
+#: small-integer systems that have families, while large generic or badly scaled ones could take hours
+DIMENSION_MAX_P = 6
+DIMENSION_MAX_BITS = 40
 
 
 def _cluster(z, tol):
@@ -119,21 +126,17 @@ def invariant_lines(q: QuadraticField, seed: int = 0, tol: float = 1e-8, cluster
     """
     _check_args(q, seed, tol, cluster_tol, retries)
     best = best_key = None
+    dims: dict[str, int] = {}                # the exact dimension of the solution set, once computed
     seeds = np.random.default_rng(int(seed)).integers(0, 2 ** 31, size=int(retries) + 1)
     for s in seeds:
         res = _solve_once(q, int(s), float(tol), float(cluster_tol))
         if res.certificate == "family" and q.p <= EXACT_SEED_MAX_P and ball_available():
             return _confirm_family(q, res, int(seeds[0]), float(tol))
         if res.certificate == "family" and not all(f.proved for f in res.positive_dimensional):
-            # above EXACT_SEED_MAX_P the exact path is too slow to confirm a family: only a linear family proved
-            # exactly counts; otherwise nothing is claimed and the fallbacks below try to prove a finite set
-            bad = next(f for f in res.positive_dimensional if not f.proved)
-            res.certificate = None
-            res.reason = (f"a family in double precision (numerical local dimension test) at direction "
-                          f"{np.round(bad.direction, 6)}, not proved: the points found near it do not span a linear "
-                          f"family with rational coordinates (servo.quadratic.families.linear_family_proof), no "
-                          f"exact rational root there has an infinite local ring (servo.quadratic.multiplicity), "
-                          f"and the exact path stops at p = {EXACT_SEED_MAX_P}")
+            # above EXACT_SEED_MAX_P the exact path is too slow to confirm a family: a linear family or an infinite
+            # local ring proved exactly at every witness, or the exact dimension of the solution set, counts;
+            # otherwise nothing is claimed and the fallbacks below try to prove a finite set
+            _family_by_dimension(q, res, dims)
         elif res.certificate == "family":
             res.reason = res.reason.replace("numerical local dimension test",
                                             "each proved in exact arithmetic: a linear space of lines "
@@ -156,6 +159,38 @@ def invariant_lines(q: QuadraticField, seed: int = 0, tol: float = 1e-8, cluster
                         f"arithmetic would take hours)")
         return best
     return _precise_fallback(q, best, int(seeds[0]), float(tol))
+
+
+def _family_by_dimension(q, res, dims):
+    """A family answer with witnesses not proved one by one: certified when the exact dimension of the solution
+    set is positive (servo.quadratic.dimension, within DIMENSION_MAX_P and DIMENSION_MAX_BITS), as the exact
+    path does for p <= EXACT_SEED_MAX_P; otherwise (a finite set, or not decided) not certified, with the
+    reason. Changes ``res`` in place; ``dims`` keeps the dimension across the retries."""
+    bad = next(f for f in res.positive_dimensional if not f.proved)
+    nproved = sum(f.proved for f in res.positive_dimensional)
+    why = (f"a family in double precision (numerical local dimension test) at direction {np.round(bad.direction, 6)}, "
+           f"not proved there: the points found near it do not span a linear family with rational coordinates "
+           f"(servo.quadratic.families.linear_family_proof), no exact rational root there has an infinite local ring "
+           f"(servo.quadratic.multiplicity)")
+    res.certificate = None
+    if not np.isrealobj(q.Q) and np.any(np.imag(q.Q)):
+        res.reason = f"{why}, and the exact dimension needs a real Q"
+        return
+    bits = coefficient_bits(np.real(q.Q))
+    if q.p > DIMENSION_MAX_P or bits > DIMENSION_MAX_BITS:
+        res.reason = (f"{why}, and the exact dimension of the solution set is not computed above p = "
+                      f"{DIMENSION_MAX_P} or {DIMENSION_MAX_BITS}-bit coefficients (p = {q.p}, {bits} bits)")
+        return
+    dim = dims["dim"] = dims["dim"] if "dim" in dims else solution_set_dimension(np.real(q.Q))
+    if dim >= 1:
+        res.certificate = "family"
+        res.reason = (f"positive-dimensional solution set, proved in exact arithmetic: its projective dimension is "
+                      f"{dim} (Groebner basis over QQ, servo.quadratic.dimension); {nproved} of "
+                      f"{len(res.positive_dimensional)} witness(es) proved on a family one by one (the others are "
+                      f"numerical); {res.total_multiplicity} isolated line(s) with multiplicity, not proved complete")
+    else:
+        res.reason = f"{why}; the solution set is finite (its exact dimension is 0): the numerical family is none"
+        res.positive_dimensional = []
 
 
 def _precise_fallback(q, best, seed, tol):
@@ -296,7 +331,7 @@ def _solve_once(q, seed, tol, cluster_tol):
                     continue
                 z = near[0] / np.linalg.norm(near[0])
                 dim, near = local_family(hom, z)
-            proved = dim > 0 and linear_family_proof(Qs, wsc, z, near) is not None
+            proved = dim > 0 and family_proof_near(hom, Qs, wsc, z, near) is not None
             if dim > 0 and not proved:
                 isolated, proved = _isolation_exactly(Qs, wsc, z)
                 if isolated:

@@ -2,6 +2,7 @@
 certified only when a linear space of lines through each witness is proved in exact arithmetic
 (servo.quadratic.families.linear_family_proof); a root of high multiplicity that the numerical local
 dimension test takes for a family is shown isolated by its local ring (servo.quadratic.multiplicity)."""
+import importlib
 from fractions import Fraction
 
 import numpy as np
@@ -11,6 +12,7 @@ pytest.importorskip("flint")
 
 from servo import QuadraticSystem  # noqa: E402
 from servo.quadratic.certify import equilibrate  # noqa: E402
+from servo.quadratic.dimension import coefficient_bits, solution_set_dimension  # noqa: E402
 from servo.quadratic.families import linear_family_proof, local_family  # noqa: E402
 from servo.quadratic.homotopy import QuadraticEigenHomotopy  # noqa: E402
 
@@ -118,14 +120,33 @@ def test_a_curved_family_is_proved_at_a_rational_witness_only():
     assert L.certificate == "family" and all(f.proved for f in L.positive_dimensional)
 
 
-def test_a_family_with_an_irrational_witness_is_not_certified():
+def test_a_family_with_an_irrational_witness_is_proved_by_its_exact_dimension(monkeypatch):
     # v = (x0^2 + x1^2 - 2 x2^2, 0, 0, x3^2): c = 0 on the conic x0^2 + x1^2 = 2 x2^2 in the plane x3 = 0; the
     # paths end at points such as (sqrt 2, 0, -1, 0): no linear space of lines, no rational point to prove an
-    # infinite local ring, and the exact path stops at p = 3; nothing may be claimed
-    q = _system({(0, 0, 0): 1, (0, 1, 1): 1, (0, 2, 2): -2, (3, 3, 3): 1}, 4)
+    # infinite local ring, and the exact path stops at p = 3. The solution set's exact dimension proves it
+    conic = {(0, 0, 0): 1, (0, 1, 1): 1, (0, 2, 2): -2, (3, 3, 3): 1}
+    q = _system(conic, 4)
+    assert solution_set_dimension(q.Q) == 1                 # a curve of lines [xi : 0] (the derivation above)
     L = q.invariant_lines(retries=0)
-    assert not L.certified and L.certificate != "family"
-    assert "not proved" in L.reason
+    assert L.certificate == "family" and "projective dimension is 1" in L.reason
+    assert not all(f.proved for f in L.positive_dimensional)
+    # beyond DIMENSION_MAX_BITS (or DIMENSION_MAX_P) the Groebner basis is not tried: nothing is claimed, and why
+    il = importlib.import_module("servo.quadratic.invariant_lines")
+    res = il._solve_once(q, 5, 1e-8, 1e-6)
+    assert res.certificate == "family" and not all(f.proved for f in res.positive_dimensional)
+    monkeypatch.setattr(il, "DIMENSION_MAX_BITS", 1)
+    il._family_by_dimension(q, res, {})
+    assert not res.certified and "not proved there" in res.reason and "1-bit coefficients" in res.reason
+    assert coefficient_bits(q.Q) == 2                       # the largest entry made integral: -2
+
+
+def test_the_exact_dimension_of_finite_and_positive_dimensional_sets():
+    # finite: v = (x0^2, x1^2, x2^2): v(xi) = c xi has 2^3 = 8 solutions [xi : c] (each xi_i in {0, c}), the
+    # trivial one included; a family: v = x0 (x0, x1, x2) is c xi on the plane x0 = 0 (c = 0) and on all xi with
+    # c = x0, a P^2 of solutions
+    assert solution_set_dimension(_system({(i, i, i): 1 for i in range(3)}, 3).Q) == 0
+    assert solution_set_dimension(_system({(i, 0, i): 1 for i in range(3)}, 3).Q) == 2
+    assert solution_set_dimension(np.zeros((3, 3, 3))) == 2     # v = 0: c xi = 0, so c = 0 and xi anything
 
 
 # a degenerate p = 6 system of the fuzz (seed 602): v does not depend on x0 and v(e_1) = 0 (no x1^2 term), so
