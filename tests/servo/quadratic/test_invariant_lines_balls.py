@@ -132,7 +132,10 @@ def test_exact_fallback_off_says_why(monkeypatch):
     monkeypatch.setattr(il, "EXACT_SEED_MAX_P", 0)
     monkeypatch.setattr(il, "PRECISE_BITS", ())   # no re-tracking either
     L = QuadraticSystem(MIXED3).invariant_lines()
-    assert not L.certified and "paths failed" in L.reason
+    # the best of the three double-precision runs: lost paths, or a family nothing proves (the 130-bit
+    # coefficients of this mixed-scale system are beyond the exact dimension's bound)
+    assert not L.certified
+    assert "paths failed" in L.reason or ("not proved" in L.reason and "130 bits" in L.reason)
 
 
 # a mixed-scale p = 3 system of the fuzz (seed 0) that the numerical local dimension test took for a family
