@@ -105,7 +105,8 @@ class FamilyWitness:
     #: whether positive dimension at the witness was proved in exact arithmetic: a linear space of lines
     #: through it (servo.quadratic.families.linear_family_proof), or, at an exact rational witness, a local
     #: ring longer than any isolated root's (servo.quadratic.multiplicity.not_isolated); the exact path
-    #: confirms families up to p = 3
+    #: confirms families up to p = 3, the exact dimension of the solution set (servo.quadratic.dimension) up to
+    #: p = 6 (then witnesses may stay unproved one by one while the family is proved)
     proved: bool = False
 
 
@@ -144,9 +145,10 @@ class InvariantLines:
       "alpha+count" (their multiplicities from the path count, not proved).
     * ``"family"``: a positive-dimensional set of lines, proved: for p <= 3 by the exact path (its
       Groebner basis is not zero-dimensional), above at every witness in exact arithmetic (a linear space of
-      lines through it, or an infinite local ring at it: FamilyWitness.proved); every path converged and every isolated line is
-      at round-off; the isolated lines are not proved complete. A family the numerical local dimension test
-      reports but nothing proves is not certified.
+      lines through it, or an infinite local ring at it: FamilyWitness.proved), or, where a witness is not
+      proved, by the exact dimension of the solution set (servo.quadratic.dimension, p <= 6, coefficients of
+      <= 40 bits; the reason says so); every isolated line listed is at round-off; the isolated lines are not
+      proved complete. A family the numerical local dimension test reports but nothing proves is not certified.
     * ``None``: not certified (a failed path, a line not at round-off, a simple line failing the
       alpha test, two lines not told apart, a count other than 2^p - 1, undecided reality).
     """
