@@ -78,11 +78,16 @@ def make_lines(q: QuadraticField, Qs: NDArray[Any], w: NDArray[Any], d: NDArray[
     # components at round-off are set to 0, judged in the equilibrated coordinates y (x = d * y, d exact powers
     # of 2), where every component is computed to ~1e-16 of the largest: in the original coordinates a proved
     # component can be 2^-60 of the largest (a mixed-scale system), and zeroing it there made two distinct
-    # lines equal
+    # lines equal. Judged against the largest component, a tiny y component that d magnifies was zeroed on proved
+    # lines (a mixed-scale p = 2 system of the fuzz: (1.5e-5, -1) with c = 5.8e17 became (0, -1)); a line proved in
+    # ball arithmetic knows its components far better: there a component is 0 only when its enclosure reaches 0
     Y = Z[:, :p] * ph[:, None]
-    ym = np.abs(Y).max(axis=1, keepdims=True)
-    Dr = np.where(np.abs(Y.real) < 1e-15 * ym, 0, D.real)
-    Dc = Dr + 1j * np.where(np.abs(Y.imag) < 1e-15 * ym, 0, D.imag)
+    zero_below = 1e-15 * np.abs(Y).max(axis=1, keepdims=True)
+    for k, b in enumerate(ball):
+        if b is not None:
+            zero_below[k] = b[0].radius
+    Dr = np.where(np.abs(Y.real) <= zero_below, 0, D.real)
+    Dc = Dr + 1j * np.where(np.abs(Y.imag) <= zero_below, 0, D.imag)
     eigs = np.zeros((nb, max(p - 1, 0)), dtype=complex)
     if real.any():
         eigs[real] = sphere_eigs(q, Dr[real], CC[real].real)

@@ -159,3 +159,21 @@ def test_a_true_family_is_confirmed_by_the_exact_path():
     q = QuadraticSystem(np.array([[[1.0, 0], [0, 0]], [[0, 0.5], [0.5, 0]]]))
     L = q.invariant_lines()
     assert L.certificate == "family" and "confirmed by the exact path" in L.reason
+
+
+def test_a_tiny_proved_component_of_a_ball_line_is_kept():
+    # a mixed-scale p = 2 system of the fuzz (seed 901), certified "krawczyk" with the line (1.5e-5, -1) reported
+    # as (0, -1): its first component, 2^-60 of the second in the equilibrated coordinates, was zeroed as round-off.
+    # v0 = -2^-14 x0^2 + 2^46 x0 x1 + 2^43 x1^2, v1 = -2^-29 x0 x1 - 2^59 x1^2. On the line (t, -1):
+    # v1 = -c gives c = 2^59 - 2^-29 t, and v0 = c t gives (2^-29 - 2^-14) t^2 - (2^46 + 2^59) t + 2^43 = 0,
+    # whose small root is t ~ 2^-16
+    Q = np.array([[[-2.0 ** -14, 2.0 ** 45], [2.0 ** 45, 2.0 ** 43]], [[0, -2.0 ** -30], [-2.0 ** -30, -2.0 ** 59]]])
+    L = QuadraticSystem(Q).invariant_lines()
+    assert L.certified
+    a, b, c = 2.0 ** -29 - 2.0 ** -14, -(2.0 ** 46 + 2.0 ** 59), 2.0 ** 43
+    t = 2 * c / (-b + np.sqrt(b * b - 4 * a * c))          # the small root, without cancellation
+    big = [line for line in L if abs(line.c) > 1e17]
+    assert len(big) == 1
+    d = big[0].direction / big[0].direction[1] * -1
+    assert abs(d[0] - t) <= 1e-9 * t
+    assert abs(big[0].c - (2.0 ** 59 - 2.0 ** -29 * t) / np.hypot(t, 1)) <= 1e-9 * 2.0 ** 59
