@@ -1,6 +1,6 @@
-"""The algebra builders of the benchmarks' seeded draw (benchmarks/drawn_systems.py), in one place.
+"""The algebras of the benchmarks' seeded draw (benchmarks/drawn_systems.py): their builders and the draw itself.
 
-Import-light on purpose (numpy and liegroups only, nothing at import time but these two): the fresh processes of
+Import-light on purpose (numpy and liegroups only, nothing else at import time): the fresh processes of
 benchmarks/build_time.py import this module to build their algebras, and its "with imports" figure must count
 the package's imports, not a benchmark's (drawn_systems pulls in scipy). It imports nothing from the rest of
 benchmarks/, so it loads both as ``benchmarks._drawn_algebras`` and, with benchmarks/ on sys.path, as
@@ -82,3 +82,48 @@ def bianchi(rng):
     elif t == "VII":
         a = float(np.round(rng.uniform(0.1, 2.0), 2))
     return named.bianchi(t, a=a)
+
+
+def draw(seed, quick):
+    """[(label, builder)]: the algebras of the draw, built on demand (the cold-start runs rebuild one)."""
+    rng = np.random.default_rng(seed)
+    fams = [("so(5)", lambda: named.so(5)), ("sp(4)", sp4), ("sl(3)", sl3), ("so(4)", named.so4), ("se(3)", named.se3)]
+    specs = []
+    for _ in range(2):
+        s = int(rng.integers(1 << 30))
+        specs.append(("bianchi", s))
+    for _ in range(2):
+        specs.append(("solvable", int(rng.integers(1 << 30))))
+    out = []
+    for name, make in fams:
+        s = int(rng.integers(1 << 30))
+        out.append((name, make))
+        out.append((f"{name} random basis", lambda make=make, s=s: random_basis(np.random.default_rng(s), make())))
+    for i, (kind, s) in enumerate(specs):
+        if kind == "bianchi":
+            alg = bianchi(np.random.default_rng(s))
+            if i == 0:
+                out.append((alg.name, lambda alg=alg: alg))
+            else:
+                out.append((f"{alg.name} random basis",
+                            lambda alg=alg, s=s: random_basis(np.random.default_rng(s + 1), alg)))
+        else:
+            r2 = np.random.default_rng(s)
+            if r2.random() < 0.5:
+                k = int(r2.choice([3, 4]))
+                r = int(r2.integers(0, k + 1)) if k == 3 else int(r2.integers(0, 5))
+                label = f"solvable n({k})+{r} diag, random basis"
+                out.append((label, lambda s=s, k=k, r=r: random_basis(
+                    np.random.default_rng(s + 2), solvable_triangular(np.random.default_rng(s + 1), k, r))))
+            else:
+                n = int(r2.integers(3, 11))
+                label = f"solvable R x_D R^{n - 1}, random basis"
+                out.append((label, lambda s=s, n=n: random_basis(
+                    np.random.default_rng(s + 2), almost_abelian(np.random.default_rng(s + 1), n))))
+    # interleaved (so that a cut of the numba budget keeps variety): so(4), Bianchi, se(3) random basis,
+    # solvable, sl(3), so(5) random basis, sp(4), so(4) random basis, Bianchi random basis, se(3),
+    # solvable, sl(3) random basis, so(5), sp(4) random basis
+    order = [out[i] for i in (6, 10, 9, 12, 4, 1, 2, 7, 11, 8, 13, 5, 0, 3)]
+    if quick:
+        order = [order[0], order[1], order[3]]     # so(4), a Bianchi type, a random solvable one
+    return order

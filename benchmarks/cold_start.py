@@ -87,8 +87,8 @@ def algebra(key):
 
 def system(key, kind, seed=7):
     """(problem, z0, hand-written rhs) of the free or servo1 system on the algebra ``key``
-    (benchmarks/drawn_systems.build_system, r0 = 1)."""
-    from drawn_systems import build_system, hand_rhs
+    (benchmarks/_drawn_common.build_system, r0 = 1)."""
+    from _drawn_common import build_system, hand_rhs
     alg = algebra(key)
     s, x0 = build_system(alg, kind, seed)
     P = s.problem()

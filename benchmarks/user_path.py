@@ -44,7 +44,7 @@ def algebras():
 
 def main():
     from benchmarks._results import markdown_table, update_section
-    from benchmarks.drawn_systems import KINDS, build_system
+    from benchmarks._drawn_common import KINDS, build_system
     from integrators import integrate
     from servo.lie.method_choice import choose
 
