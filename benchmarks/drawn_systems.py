@@ -79,6 +79,11 @@ from benchmarks._drawn_cold import cold  # noqa: E402
 from benchmarks._drawn_ensembles import ensemble_section  # noqa: E402
 from benchmarks._drawn_single import profile_one, single  # noqa: E402
 
+#: the columns of the one-trajectory table (_earlier_section reads its rows back: 17 cells)
+SINGLE_COLUMNS = ["algebra", "dim", "system", "method", "r0", "DOP853 rtol", "DOP853 [ms]", "numpy rtol", "numpy [ms]",
+                  "numpy / DOP853", "numba rtol", "numba [ms]", "numba / DOP853", "default [ms]", "default error",
+                  "first numba [s]", "algebra [s]"]
+
 
 def _earlier_section():
     """The section drawn_systems of RESULTS.md as it is: its one-trajectory rows (lists of cells), the text
@@ -106,8 +111,25 @@ def _earlier_section():
     return {"rows": rows, "rest": "\n".join(rest).strip(), "stamp": stamp}
 
 
+def _publish(md, args, key, heading):
+    """Print the section (the lines ``md``) and write it to RESULTS.md under ``heading`` unless --no-write, with the
+    command line that made it."""
+    from benchmarks._results import update_section
+    text = "\n".join(md)
+    print(text)
+    if not args.no_write:
+        cmd = " ".join(["python benchmarks/drawn_systems.py"] + sys.argv[1:])
+        update_section(key, f"## {heading}\n\n" + text, cmd)
+
+
+def _load_at_the_end(start):
+    load1 = os.getloadavg()
+    return (f"Load average at the end {load1[0]:.1f} / {load1[1]:.1f} / {load1[2]:.1f}. "
+            f"Total benchmark time {time.perf_counter() - start:.0f} s.")
+
+
 def main():
-    from benchmarks._results import markdown_table, update_section
+    from benchmarks._results import markdown_table
     from integrators.backends import numba_kernels
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -153,16 +175,10 @@ def main():
               f"{os.cpu_count()} cores shared with other jobs; compare ratios within this run. Seed {args.seed}"
               f"{', --quick' if args.quick else ''}.", ""]
         md += ensemble_section(drawn, args, numba_ok)
-        load1 = os.getloadavg()
-        md.append(f"Load average at the end {load1[0]:.1f} / {load1[1]:.1f} / {load1[2]:.1f}. "
-                  f"Total benchmark time {time.perf_counter() - start:.0f} s.")
-        text = "\n".join(md)
-        print(text)
-        if not args.no_write:
-            cmd = " ".join(["python benchmarks/drawn_systems.py"] + sys.argv[1:])
-            key, title = (("drawn_ensembles_one_core", "one core each side") if args.one_core else
-                          ("drawn_ensembles", "the cores each tool takes"))
-            update_section(key, f"## Ensembles of the drawn systems, {title} (issue 24)\n\n" + text, cmd)
+        md.append(_load_at_the_end(start))
+        key, title = (("drawn_ensembles_one_core", "one core each side") if args.one_core else
+                      ("drawn_ensembles", "the cores each tool takes"))
+        _publish(md, args, key, f"Ensembles of the drawn systems, {title} (issue 24)")
         return
     rows, notes, prof = single(drawn, args, numba_ok)
     md = [f"Load average at the start {load0[0]:.1f} / {load0[1]:.1f} / {load0[2]:.1f} (1 / 5 / 15 min) on "
@@ -176,19 +192,13 @@ def main():
           "(rtol 1e-12), its time and final error. `first numba`: the first numba call of the system in this "
           "process (compiles unless numba's disk cache has the structure). `algebra`: building it with its "
           "Casimirs.", "",
-          markdown_table(["algebra", "dim", "system", "method", "r0", "DOP853 rtol", "DOP853 [ms]",
-                          "numpy rtol", "numpy [ms]", "numpy / DOP853", "numba rtol", "numba [ms]",
-                          "numba / DOP853", "default [ms]", "default error", "first numba [s]",
-                          "algebra [s]"], rows), ""]
+          markdown_table(SINGLE_COLUMNS, rows), ""]
     old = _earlier_section() if args.single_only else None
     if old is not None and args.only:   # the rows of the algebras not measured now, from the earlier run
         kept = [r for r in old["rows"] if r[0] not in args.only]
         if kept:
             md += ["Rows of the earlier run (algebras not measured in this run; that run's tree and load):", "",
-                   markdown_table(["algebra", "dim", "system", "method", "r0", "DOP853 rtol", "DOP853 [ms]",
-                                   "numpy rtol", "numpy [ms]", "numpy / DOP853", "numba rtol", "numba [ms]",
-                                   "numba / DOP853", "default [ms]", "default error", "first numba [s]",
-                                   "algebra [s]"], kept), ""]
+                   markdown_table(SINGLE_COLUMNS, kept), ""]
     md += ["- " + n for n in notes]
 
     def ratio(r, col):
@@ -214,11 +224,7 @@ def main():
         if old is not None and old["rest"]:
             md += [f"The cold-start and ensemble tables below are from the earlier run ({old['stamp']}), not rerun "
                    "with --single-only:", "", old["rest"]]
-        text = "\n".join(md)
-        print(text)
-        if not args.no_write:
-            cmd = " ".join(["python benchmarks/drawn_systems.py"] + sys.argv[1:])
-            update_section("drawn_systems", "## Drawn systems (issue 24)\n\n" + text, cmd)
+        _publish(md, args, "drawn_systems", "Drawn systems (issue 24)")
         return
     if not args.no_cold:
         # cold start: the first system of three kinds of algebra (the quick run: one)
@@ -231,14 +237,8 @@ def main():
                                "first simulate, auto [s]", "auto ran", "first numba call [s]", "process [s]"], cr),
                ""]
     md += ensemble_section(drawn, args, numba_ok)
-    load1 = os.getloadavg()
-    md.append(f"Load average at the end {load1[0]:.1f} / {load1[1]:.1f} / {load1[2]:.1f}. "
-              f"Total benchmark time {time.perf_counter() - start:.0f} s.")
-    text = "\n".join(md)
-    print(text)
-    if not args.no_write:
-        cmd = " ".join(["python benchmarks/drawn_systems.py"] + sys.argv[1:])
-        update_section("drawn_systems", "## Drawn systems (issue 24)\n\n" + text, cmd)
+    md.append(_load_at_the_end(start))
+    _publish(md, args, "drawn_systems", "Drawn systems (issue 24)")
 
 
 if __name__ == "__main__":
