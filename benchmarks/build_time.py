@@ -3,7 +3,8 @@ problem (issue 24, "time to the first result").
 
 Each row is a fresh process that imports the package, builds the algebra (so(5) and sp(4) in a random basis,
 a random solvable one: n(4) plus two random diagonal matrices, in a random basis; the draw's builders of
-benchmarks/drawn_systems.py copied below so that the same code runs on an older tree), then
+benchmarks/_drawn_algebras.py, taken from this tree so that the same code runs on an older tree, and imported after
+the timed imports, which stay the package's), then
 ``servo.lie.EulerPoincare(alg, I).problem()`` (which finds the Casimirs and names them "casimir:<F>"). Times
 are CPU time of the process (``time.process_time``: the machine is shared), the median of ``--reps`` fresh
 processes for each tree, the trees interleaved (this tree and ``--old``, e.g. the main checkout, through
@@ -36,46 +37,18 @@ import time
 T = time.process_time
 t0 = T()
 import json, numpy as np
-from liegroups import LieAlgebra, named
+from liegroups import named
 from servo.lie import EulerPoincare
 t1 = T()
-
-def random_basis(rng, alg):
-    n = alg.dim
-    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
-    return alg.change_basis(Q * rng.uniform(0.5, 2.0, n)[None, :])
-
-def sp4():
-    mats = []
-    def block(A=None, B=None, C=None):
-        X = np.zeros((4, 4))
-        if A is not None:
-            X[:2, :2], X[2:, 2:] = A, -A.T
-        if B is not None:
-            X[:2, 2:] = B
-        if C is not None:
-            X[2:, :2] = C
-        return X
-    for i in range(2):
-        for j in range(2):
-            E = np.zeros((2, 2)); E[i, j] = 1.0
-            mats.append(block(A=E))
-    for S in (np.array([[1.0, 0], [0, 0]]), np.array([[0, 1.0], [1.0, 0]]), np.array([[0, 0], [0, 1.0]])):
-        mats += [block(B=S), block(C=S)]
-    return LieAlgebra.from_matrices(mats, name="sp(4)")
-
-def solvable(rng, k=4, r=2):
-    mats = []
-    for i in range(k):
-        for j in range(i + 1, k):
-            X = np.zeros((k, k)); X[i, j] = 1.0
-            mats.append(X)
-    mats += [np.diag(rng.uniform(-1.0, 1.0, k)) for _ in range(r)]
-    return LieAlgebra.from_matrices(mats, name="solvable")
+# the draw's builders, from this tree's benchmarks/ whichever tree is measured (appended to sys.path: the measured
+# tree's liegroups, through PYTHONPATH, stays the one they use); they import only numpy and liegroups, loaded above
+import sys
+sys.path.append(BENCH)
+from _drawn_algebras import random_basis, solvable_triangular, sp4
 
 rng = np.random.default_rng(24)
 key = KEY
-base = {"so5r": lambda: named.so(5), "sp4r": sp4, "solv": lambda: solvable(rng)}[key]()
+base = {"so5r": lambda: named.so(5), "sp4r": sp4, "solv": lambda: solvable_triangular(rng, 4, 2)}[key]()
 alg = random_basis(rng, base)
 n = alg.dim
 A = rng.standard_normal((n, n))
@@ -86,13 +59,18 @@ print("BUILD" + json.dumps(dict(imp=t1 - t0, build=t2 - t1, total=t2 - t0, dim=n
 """
 
 
+def child(key):
+    """The fresh process's script for the algebra ``key``."""
+    return CHILD.replace("KEY", repr(key)).replace("BENCH", repr(str(ROOT / "benchmarks")))
+
+
 def run(tree, key, one_thread, timeout):
     env = dict(os.environ, PYTHONPATH=str(tree), MPLBACKEND="Agg")
     env.pop("OPENBLAS_NUM_THREADS", None)
     if one_thread:
         env["OPENBLAS_NUM_THREADS"] = "1"
     try:
-        p = subprocess.run([sys.executable, "-c", CHILD.replace("KEY", repr(key))], env=env, capture_output=True,
+        p = subprocess.run([sys.executable, "-c", child(key)], env=env, capture_output=True,
                            text=True, timeout=timeout, cwd="/")
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}

@@ -64,32 +64,31 @@ FIXED = [
 
 def algebra(key):
     from liegroups import named
-    from drawn_systems import _almost_abelian, _random_basis, _sl3
+    from _drawn_algebras import almost_abelian, random_basis, sl3, sp4
     rng = np.random.default_rng(24)
     if key == "so5":
         return named.so(5)
     if key == "so4":
         return named.so4()
     if key == "so4r":
-        return _random_basis(rng, named.so4())
+        return random_basis(rng, named.so4())
     if key == "se3r":
-        return _random_basis(np.random.default_rng(25), named.se3())
+        return random_basis(np.random.default_rng(25), named.se3())
     if key == "sl3":
-        return _sl3()
+        return sl3()
     if key == "so5r":
-        return _random_basis(np.random.default_rng(28), named.so(5))
+        return random_basis(np.random.default_rng(28), named.so(5))
     if key == "sp4r":
-        from drawn_systems import _sp4
-        return _random_basis(np.random.default_rng(29), _sp4())
+        return random_basis(np.random.default_rng(29), sp4())
     if key == "solv9":
-        return _random_basis(np.random.default_rng(27), _almost_abelian(np.random.default_rng(26), 9))
+        return random_basis(np.random.default_rng(27), almost_abelian(np.random.default_rng(26), 9))
     raise KeyError(key)
 
 
 def system(key, kind, seed=7):
     """(problem, z0, hand-written rhs) of the free or servo1 system on the algebra ``key``
-    (benchmarks/drawn_systems.build_system, r0 = 1)."""
-    from drawn_systems import build_system, hand_rhs
+    (benchmarks/_drawn_common.build_system, r0 = 1)."""
+    from _drawn_common import build_system, hand_rhs
     alg = algebra(key)
     s, x0 = build_system(alg, kind, seed)
     P = s.problem()

@@ -286,14 +286,15 @@ def norms():
 # ------------------------------------------------------------------------------------------------ drawn systems
 def drawn():
     from benchmarks._results import markdown_table, update_section
-    from benchmarks import drawn_systems as D
+    from benchmarks._drawn_algebras import draw
+    from benchmarks._drawn_common import build_system, sysseed
     from integrators import METHODS
     from integrators.methods.registry import applies
     rows, worst, worst_h, misses = [], [0.0, 0.0], [0.0, 0.0], []
-    for label, make in D.draw(24, False):
+    for label, make in draw(24, False):
         alg = make()
         for kind in ("free", "servo2"):
-            s, x0f = D.build_system(alg, kind, D._sysseed(label, kind, 24))
+            s, x0f = build_system(alg, kind, sysseed(label, kind, 24))
             P = s.problem()
             for r0 in (1.0, 0.5, 0.25, 0.125):
                 z0 = s.to_problem(x0f(r0))

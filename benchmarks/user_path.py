@@ -36,15 +36,15 @@ PAIRS = 21 if QUICK else 61
 
 
 def algebras():
-    from benchmarks.drawn_systems import _sl3, _so
+    from benchmarks._drawn_algebras import sl3
     from liegroups import named
-    return [("so(3)", named.so3()), ("se(3)", named.se3()), ("so(4)", named.so4()), ("so(5)", _so(5)),
-            ("sl(3)", _sl3())]
+    return [("so(3)", named.so3()), ("se(3)", named.se3()), ("so(4)", named.so4()), ("so(5)", named.so(5)),
+            ("sl(3)", sl3())]
 
 
 def main():
     from benchmarks._results import markdown_table, update_section
-    from benchmarks.drawn_systems import KINDS, build_system
+    from benchmarks._drawn_common import KINDS, build_system
     from integrators import integrate
     from servo.lie.method_choice import choose
 

@@ -10,6 +10,8 @@ from liegroups import named
 from integrators import ConvergenceError, MethodError
 from servo.lie import ServoSecondKind, Vakonomic
 
+from ._generated_harness import central_jacobian, residual_and_jacobian
+
 numba_kernels = pytest.importorskip("integrators.backends.numba_kernels")
 pytestmark = pytest.mark.skipif(not numba_kernels.available(), reason="numba not installed")
 
@@ -87,10 +89,7 @@ def test_dvak_analytic_jacobian_equals_central_differences(which, name):
     # the loop's Jacobian Jm = -dr/de (derived by sympy from DvakSource's x = h X e, w = W e and the unprojected
     # D_x w, the machinery DlasSource.jacobian shares) against central differences of the generated residual at
     # random (e, z) and steps h |e| from 0.01 to ~3, run as plain Python (numba's decorator stubbed out)
-    import math
-    import types
     from integrators.codegen.nonholonomic_source import DvakSource
-    from integrators.codegen.source_text import Lines
     from integrators.methods.registry import METHODS
     from integrators.reference.nonholonomic import compiled
     from integrators.reference.stepping import make_stepper
@@ -100,32 +99,12 @@ def test_dvak_analytic_jacobian_equals_central_differences(which, name):
     mode, C, S, N, _ = compiled.dlas_data_of(st.retraction, d, st.tau)
     G0 = np.concatenate([N.T @ st.W, np.linalg.solve(d.R, d.A @ d.Iinv)], axis=0)
     src = DvakSource(mode, C, S, N, d.I, d.B, G0)
-    ns = {"math": math, "np": np, "CACHE": False, "numba": types.SimpleNamespace(njit=lambda *a, **k: (lambda f: f))}
-    exec(src.text(), ns)
+    f = residual_and_jacobian(src)["f"]
     q = src.p
-    L = Lines(indent=0)
-    L.emit("def f(e, h, m):")
-    L.indent = 1
-    for nm, val in src.consts.values:
-        L.emit(f"{nm} = {val!r}")
-    for a in range(q):
-        L.emit(f"e{a} = e[{a}]")
-    for i in range(src.n):
-        L.emit(f"m{i} = m[{i}]")
-    r, _ = src.residual(L, [f"e{a}" for a in range(q)], "")
-    J = src.jacobian(L, "j_")
-    L.emit("return np.array([" + ", ".join(r) + "]), np.array([[" + "], [".join(", ".join(row) for row in J) + "]])")
-    exec(L.text(), ns)
-    f = ns["f"]
     rng = np.random.default_rng(11)
     dd = 1e-5
     for trial in range(12):
         e, m = rng.normal(size=q), rng.normal(size=src.n)
         h = [0.01, 0.3, 0.7][trial % 3] * (4.0 if trial >= 9 else 1.0)
-        Jfd = np.empty((q, q))
-        for c in range(q):
-            dp, dm = e.copy(), e.copy()
-            dp[c] += dd
-            dm[c] -= dd
-            Jfd[:, c] = -(f(dp, h, m)[0] - f(dm, h, m)[0]) / (2 * dd)
+        Jfd = -central_jacobian(lambda x: f(x, h, m)[0], e, dd)
         assert np.max(np.abs(f(e, h, m)[1] - Jfd)) <= 1e-8 * max(1.0, np.max(np.abs(Jfd))), trial

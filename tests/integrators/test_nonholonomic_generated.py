@@ -15,6 +15,8 @@ from integrators.methods import METHODS
 from integrators.reference.nonholonomic import compiled, suslov_problem
 from integrators.reference.stepping import make_stepper
 
+from ._generated_harness import central_jacobian, residual_and_jacobian
+
 numba_kernels = pytest.importorskip("integrators.backends.numba_kernels")
 pytestmark = pytest.mark.skipif(not numba_kernels.available(), reason="numba not installed")
 
@@ -125,12 +127,9 @@ def test_newton_failure_in_the_generated_loop_is_reported(name):
 
 
 def _residual_and_jacobian(which, name):
-    """(f, src): f(e, h, m) -> (r, Jm) run as plain Python from the generated lines of the residual and of the
+    """(ns, src): ns["f"](e, h, m) -> (r, Jm) run as plain Python from the generated lines of the residual and of the
     analytic Jacobian (beta and dbeta from the generated text, numba's decorator stubbed out)."""
-    import math
-    import types
     from integrators.codegen.nonholonomic_source import DlasSource
-    from integrators.codegen.source_text import Lines
     p = _problem(which)
     st = make_stepper(METHODS[name], p)
     d = p.discrete
@@ -138,23 +137,7 @@ def _residual_and_jacobian(which, name):
     if name.startswith("lie_rattle"):
         N, Pc = np.eye(d.n), 2.0 * Pc - np.eye(d.n)
     src = DlasSource(mode, C, S, N, Pc, Pc, d.I, d.Iinv, 2 if name.startswith("lie_rattle") else 1)
-    ns = {"math": math, "np": np, "CACHE": False, "numba": types.SimpleNamespace(njit=lambda *a, **k: (lambda f: f))}
-    exec(src.text(), ns)
-    q = src.p
-    L = Lines(indent=0)
-    L.emit("def f(e, h, m):")
-    L.indent = 1
-    for i, (nm, v) in enumerate(src.consts.values):
-        L.emit(f"{nm} = {v!r}")
-    for a in range(q):
-        L.emit(f"e{a} = e[{a}]")
-    for i in range(src.n):
-        L.emit(f"m{i} = m[{i}]")
-    r, _ = src.residual(L, [f"e{a}" for a in range(q)], "")
-    J = src.jacobian(L, "j_")
-    L.emit("return np.array([" + ", ".join(r) + "]), np.array([[" + "], [".join(", ".join(row) for row in J) + "]])")
-    exec(L.text(), ns)
-    return ns, src
+    return residual_and_jacobian(src), src
 
 
 @pytest.mark.parametrize("which, name", [("sleigh", "lie_rattle_exp"), ("sleigh", "dlas_exp"),
@@ -173,12 +156,7 @@ def test_analytic_jacobian_equals_central_differences(which, name):
         h = [0.01, 0.05, 0.3, 0.7][trial % 4]
         if trial >= 12:
             e *= 4.0                                    # h |e| ~ 3: s ~ 9 (beta's pole at s = 4 pi^2)
-        Jfd = np.empty((q, q))
-        for c in range(q):
-            dp, dm = e.copy(), e.copy()
-            dp[c] += dd
-            dm[c] -= dd
-            Jfd[:, c] = -(f(dp, h, m)[0] - f(dm, h, m)[0]) / (2 * dd)
+        Jfd = -central_jacobian(lambda x: f(x, h, m)[0], e, dd)
         tol = 1e-8 * max(1.0, np.max(np.abs(Jfd)))       # measured: at most 3e-10
         assert np.max(np.abs(f(e, h, m)[1] - Jfd)) <= tol, trial
         if src.mode == 0 and trial == 15:
