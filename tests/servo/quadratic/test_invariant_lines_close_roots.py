@@ -6,12 +6,16 @@ The paths to such a pair come together like the branches through a double root, 
 128-bit tracker used to step straight onto t = 1 from s ~ 1e-9, landing both paths on one root, so that 2^p
 distinct roots were never counted: a p = 6 system (``MIXED6``) stayed uncertified after tracking in 128 and 256
 bits (63 of 64 roots), and p = 4 systems (``CLUSTER4``) needed the second, 256-bit attempt. The tracker now
-approaches t = 1 geometrically (servo.quadratic.precise_tracking).
+approaches t = 1 geometrically (servo.quadratic.precise_tracking). Roots closer than 128 bits can tell apart
+(``CLUSTER4_TIGHT``, about 2.6e-26) are reached by tracking only the paths that failed or met another one again,
+with the same gamma, in 256 bits (servo.quadratic.invariant_lines._precise_fallback).
 
 The expected roots are checked by a second method: Newton's method in mpmath at 60 digits from each end point
 (its own chart), converging to a root next to it with a non-singular Jacobian, the roots pairwise apart; with
 the trivial root, 2^p distinct simple roots are the Bezout number of p quadrics in P^p, so nothing else exists.
 """
+import importlib
+
 import numpy as np
 import pytest
 
@@ -34,6 +38,15 @@ CLUSTER4 = [(0, 0, 0, -1, -33), (0, 0, 1, 1, -2), (0, 0, 3, 3, 10), (0, 1, 1, -3
             (2, 1, 2, 3, 65), (2, 1, 3, 1, -43), (2, 2, 2, -1, -62), (2, 2, 3, 1, 44), (2, 3, 3, 1, -17),
             (3, 0, 1, -1, 44), (3, 0, 2, 3, -46), (3, 0, 3, 1, -18), (3, 1, 1, -1, -51), (3, 1, 3, -3, -66),
             (3, 2, 2, 1, 25), (3, 2, 3, 3, -19), (3, 3, 3, 3, -61)]
+
+# fuzz_system("mixed", 4, np.random.default_rng(52)): a cluster of roots about 2.5e-16 apart near e_2 (equilibrated),
+# too close for 128 bits: paths meet or fail there
+CLUSTER4_TIGHT = [(0, 0, 1, -1, 2), (0, 0, 2, 3, -54), (0, 0, 3, 1, -42), (0, 1, 3, -3, -60), (0, 2, 2, 3, 35),
+                  (0, 3, 3, 1, -22), (1, 0, 0, 1, 62), (1, 0, 1, -1, 22), (1, 0, 3, 3, -38), (1, 1, 1, 1, -38),
+                  (1, 1, 2, -1, -2), (1, 1, 3, 1, 45), (1, 2, 2, 1, -47), (1, 2, 3, -1, 18), (1, 3, 3, -3, -32),
+                  (2, 0, 0, -1, -37), (2, 0, 2, -3, 35), (2, 0, 3, -1, 18), (2, 1, 3, -1, -59), (2, 2, 2, -1, 19),
+                  (2, 3, 3, -1, -24), (3, 0, 0, -3, -21), (3, 0, 1, 1, 61), (3, 0, 2, 1, 1), (3, 2, 2, -3, -62),
+                  (3, 2, 3, -1, 16), (3, 3, 3, -3, 27)]
 
 # the p = 6 system of the fuzz at p = 4..6 left uncertified ("63 distinct simple roots proved ... not the Bezout
 # number 2^p = 64"): two pairs of simple roots 1.2e-8 apart (equilibrated), near e_1 and e_2
@@ -70,49 +83,52 @@ def system(entries, p):
 
 def mp_root(Qs, w, z, dps=60):
     """Newton's method in mpmath on Qs(y, y) - w c y = 0 in the chart z_m fixed (m the largest |z_m|), from the
-    end point z = (y, c): (the root as complex numbers, |first Newton step| / |z|, smallest singular value of the
-    Jacobian / its largest), or None if Newton does not converge."""
+    end point z = (y, c): (the unit root as an mpmath column, |first Newton step| / |z|, smallest singular value
+    of the Jacobian / its largest), or None if Newton does not converge. Call inside ``mpmath.workdps(dps)``."""
     p = Qs.shape[0]
     z = np.asarray(z, dtype=complex)
     m = int(np.argmax(np.abs(z)))
     cols = [a for a in range(p + 1) if a != m]
-    with mpmath.workdps(dps):
-        Q = [[[mpmath.mpf(float(Qs[i, j, k])) for k in range(p)] for j in range(p)] for i in range(p)]
-        W = [mpmath.mpf(float(a)) for a in w]
-        x = [mpmath.mpc(complex(a)) for a in z]
-        first = None
-        for _ in range(60):
-            F = mpmath.matrix([mpmath.fsum(Q[i][j][k] * x[j] * x[k] for j in range(p) for k in range(p))
-                               - W[i] * x[p] * x[i] for i in range(p)])
-            J = mpmath.matrix(p, p)
-            for i in range(p):
-                for b, a in enumerate(cols):
-                    J[i, b] = (-W[i] * x[i] if a == p else
-                               2 * mpmath.fsum(Q[i][a][k] * x[k] for k in range(p)) - (W[i] * x[p] if i == a else 0))
-            dx = mpmath.lu_solve(J, F)
+    Q = [[[mpmath.mpf(float(Qs[i, j, k])) for k in range(p)] for j in range(p)] for i in range(p)]
+    W = [mpmath.mpf(float(a)) for a in w]
+    x = [mpmath.mpc(complex(a)) for a in z]
+    first = None
+    for _ in range(60):
+        F = mpmath.matrix([mpmath.fsum(Q[i][j][k] * x[j] * x[k] for j in range(p) for k in range(p))
+                           - W[i] * x[p] * x[i] for i in range(p)])
+        J = mpmath.matrix(p, p)
+        for i in range(p):
             for b, a in enumerate(cols):
-                x[a] -= dx[b]
-            step = mpmath.norm(dx) / mpmath.norm(mpmath.matrix(x))
-            first = step if first is None else first
-            if step < mpmath.mpf(10) ** (5 - dps):
-                sv = mpmath.svd_c(J, compute_uv=False)
-                return np.array([complex(a) for a in x]), float(first), float(min(sv) / max(sv))
+                J[i, b] = (-W[i] * x[i] if a == p else
+                           2 * mpmath.fsum(Q[i][a][k] * x[k] for k in range(p)) - (W[i] * x[p] if i == a else 0))
+        dx = mpmath.lu_solve(J, F)
+        for b, a in enumerate(cols):
+            x[a] -= dx[b]
+        step = mpmath.norm(dx) / mpmath.norm(mpmath.matrix(x))
+        first = step if first is None else first
+        if step < mpmath.mpf(10) ** (5 - dps):
+            sv = mpmath.svd_c(J, compute_uv=False)
+            u = mpmath.matrix(x)
+            return u / mpmath.norm(u), float(first), float(min(sv) / max(sv))
     return None
 
 
-def assert_distinct_simple_roots(Qs, w, Z, apart):
-    """Each end point of Z is within 1e-12 of a simple root (60-digit Newton), the roots pairwise at an angle
-    > ``apart``."""
-    roots = []
-    for z in Z:
-        r = mp_root(Qs, w, z)
-        assert r is not None
-        root, first, cond = r
-        assert first < 1e-12 and cond > 1e-40
-        roots.append(root)
-    A = pairwise_angles(np.array(roots))
-    np.fill_diagonal(A, np.inf)
-    assert A.min() > apart
+def assert_distinct_simple_roots(Qs, w, Z, apart, dps=60):
+    """Each end point of Z is within 1e-12 of a simple root (Newton in ``dps`` digits), the roots pairwise at
+    angles > ``apart`` in P^p (sin angle(u, v) = |v - u (u^H v)| for unit u, v, at ``dps`` digits)."""
+    with mpmath.workdps(dps):
+        roots = []
+        for z in Z:
+            r = mp_root(Qs, w, z, dps)
+            assert r is not None
+            root, first, cond = r
+            assert first < 1e-12 and cond > 1e-40
+            roots.append(root)
+        for a in range(len(roots)):
+            for b in range(a):
+                u, v = roots[a], roots[b]
+                g = sum(mpmath.conj(u[i]) * v[i] for i in range(len(u)))
+                assert mpmath.norm(v - u * g) > apart
 
 
 def test_the_paths_that_met_on_the_p6_system_end_at_their_own_roots():
@@ -158,3 +174,24 @@ def test_the_clustered_p4_system_is_proved_at_128_bits():
     assert_distinct_simple_roots(Qs, w, mids, apart=1e-9)
     assert pairwise_angles(np.vstack([mids, np.eye(5)[4]]))[-1, :-1].min() > 1e-9
 
+
+
+def test_paths_that_meet_in_128_bits_are_tracked_again_in_256_bits_with_the_same_gamma():
+    """The fallback alone (no double-precision end points): the paths of the first attempt that failed or met
+    another one are tracked again in 256 bits with the same gamma, which proves all 15 lines before the second
+    attempt (another gamma, every path in 256 bits) is needed."""
+    il = importlib.import_module("servo.quadratic.invariant_lines")
+    from servo.quadratic.line_types import InvariantLines
+    q = system(CLUSTER4_TIGHT, 4)
+    L = il._precise_fallback(q, InvariantLines([], [], 4, 2, reason="test"), seed=0, tol=1e-8)
+    assert L.certified and L.certificate == "krawczyk", L.reason
+    assert "tracked again in 256 bits" in L.reason and "attempt 2" not in L.reason
+    assert L.total_multiplicity == 15 and all(ln.multiplicity == 1 for ln in L)
+    Qs, w, d, s = equilibrate(q.Q)
+    mids = np.array([np.asarray(ln.ball[0].mid, dtype=complex) for ln in L])
+    assert_distinct_simple_roots(Qs, w, mids, apart=1e-27)
+    assert pairwise_angles(np.vstack([mids, np.eye(5)[4]]))[-1, :-1].min() > 1e-9
+    # the cluster: proved roots closer than 1e-20 (about 2.6e-26 apart), which 128 bits cannot separate
+    A = pairwise_angles(mids)
+    np.fill_diagonal(A, np.inf)
+    assert A.min() < 1e-20
