@@ -48,6 +48,10 @@ __all__ = ["InvariantLine", "InvariantLines", "FamilyWitness", "invariant_lines"
 #: the attempts (bits, seed offset: another gamma and patch) of re-tracking every path when double precision
 #: fails and p > EXACT_SEED_MAX_P; the end points of all attempts so far go to the ball certificate together
 PRECISE_BITS = ((128, 0), (256, 1))
+#: the paths of an attempt that failed or met another one (end points within MET_ANGLE) are tracked again with
+#: the same gamma in twice its bits, up to RETRACK_MAX_BITS, before the next attempt
+RETRACK_MAX_BITS = 256
+MET_ANGLE = 1e-12
 #: largest p re-tracked in higher precision (about 0.1-0.3 s per path in 128 bits)
 PRECISE_MAX_P = 8
 #: largest p for which an uncertified double-precision run falls back to the exact path for its start points
@@ -193,17 +197,31 @@ def _family_by_dimension(q, res, dims):
         res.positive_dimensional = []
 
 
+def _met_or_failed(Z, ok, tol=MET_ANGLE):
+    """The rows of the end points Z that failed (not ``ok``) or lie within the angle ``tol`` of another end point
+    (two paths on one root, or on roots too close to tell apart at the precision they were tracked in)."""
+    rows = np.nonzero(ok)[0]
+    bad = ~np.asarray(ok, dtype=bool)
+    pr = close_pairs(Z[rows], tol) if rows.size > 1 else np.zeros((0, 2), dtype=int)
+    if len(pr):
+        near = pair_angles(Z[rows], pr[:, 0], pr[:, 1]) < tol
+        bad[rows[pr[near, 0]]] = True
+        bad[rows[pr[near, 1]]] = True
+    return np.nonzero(bad)[0]
+
+
 def _precise_fallback(q, best, seed, tol):
     """Every path tracked again in PRECISE_BITS-bit arithmetic (servo.quadratic.precise_tracking) and the end
-    points proved in ball arithmetic (certificate "krawczyk"); otherwise ``best`` with the reason extended."""
+    points proved in ball arithmetic (certificate "krawczyk"); otherwise ``best`` with the reason extended.
+    Before another gamma is tried, the paths that failed or met another path are tracked again with the same
+    gamma in twice the bits (up to RETRACK_MAX_BITS): two close roots need more bits to be told apart, and the
+    other paths need not be tracked again."""
     Qs, wsc, dsc, ssc = equilibrate(q.Q)
     why = ""
     pts = []            # end points of every attempt: the proof does not care which path found a root
     dbl = [] if best.path_result is None else list(best.path_result.z)
-    for n, (bits, s) in enumerate(PRECISE_BITS):
-        hom = QuadraticEigenHomotopy(Qs, rng=seed + s, w=wsc)
-        Z, ok = track_precise(hom, prec=bits)
-        pts += list(Z[ok])
+
+    def prove():
         # exact singular roots (rational points with a rank-deficient Jacobian) among the end points, with their
         # multiplicities proved exactly: no Krawczyk box can hold them (a box proves its root simple), so without
         # them the count of proved roots can never reach 2^p (a mixed-scale p = 4 system of the fuzz has the double
@@ -215,14 +233,35 @@ def _precise_fallback(q, best, seed, tol):
             far = [z for z in cands if angle_to(z, [L.direction / dsc for L in sing]) > 1e-8]
             res2 = ball_lines(q, Qs, wsc, dsc, ssc, far, sing, seed, tol, mult_proved=True)
             res = res2 if res2[0] is not None else res
+        return res
+
+    def done(res, how):
+        lines, cert, reason, precision = res
+        order = sorted(range(len(lines)), key=lambda i: (not lines[i].is_real, -abs(lines[i].c),
+                                                       tuple(np.real(lines[i].direction))))
+        return InvariantLines([lines[i] for i in order], [], q.p, best.failed_paths, best.path_result, cert,
+                              f"double precision did not decide ({best.reason}); {how}; {reason}", precision)
+
+    for n, (bits, s) in enumerate(PRECISE_BITS):
+        hom = QuadraticEigenHomotopy(Qs, rng=seed + s, w=wsc)
+        Z, ok = track_precise(hom, prec=bits)
+        pts += list(Z[ok])
+        res = prove()
         if res[0] is not None:
-            lines, cert, reason, precision = res
-            order = sorted(range(len(lines)), key=lambda i: (not lines[i].is_real, -abs(lines[i].c),
-                                                           tuple(np.real(lines[i].direction))))
-            return InvariantLines([lines[i] for i in order], [], q.p, best.failed_paths, best.path_result, cert,
-                                  f"double precision did not decide ({best.reason}); paths tracked in {bits}-bit "
-                                  f"arithmetic (attempt {n + 1}); {reason}", precision)
+            return done(res, f"paths tracked in {bits}-bit arithmetic (attempt {n + 1})")
         why += f"; tracked in {bits} bits ({int((~ok).sum())} of {len(ok)} paths failed): {res[1]}"
+        rows = _met_or_failed(Z, ok)
+        # more than half the paths failed or met: a degenerate system (roots of multiplicity > 1, where more bits
+        # do not separate anything), left to the next attempt
+        if 0 < rows.size <= len(ok) // 2 and 2 * bits <= RETRACK_MAX_BITS:
+            Z2, ok2 = track_precise(hom, rows=rows, prec=2 * bits)
+            pts += list(Z2[ok2])
+            res = prove()
+            how = (f"the {rows.size} path(s) that failed or met another one in {bits}-bit arithmetic (attempt "
+                   f"{n + 1}) tracked again in {2 * bits} bits")
+            if res[0] is not None:
+                return done(res, f"paths tracked in {bits}-bit arithmetic; {how}")
+            why += f"; {how} ({int((~ok2).sum())} failed): {res[1]}"
     best.reason += why
     return best
 
