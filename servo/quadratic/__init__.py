@@ -8,7 +8,10 @@ nothing here depends on where a system came from:
 * ``homotopy``: batched homotopy continuation for v(xi) = c xi;
 * ``invariant_lines``: the solver of all invariant lines x = s xi, v(xi) = c xi; ``line_types``: its
   results (multiplicity, reality, stability; a Markdown table); ``families``: the local dimension test
-  for positive-dimensional solution sets; ``completeness``: the verdict of what was proved;
+  for positive-dimensional solution sets and the exact proofs of a family or of isolation at a witness;
+  ``dimension``: the exact dimension of the solution set; ``line_fallbacks``: what is tried when double
+  precision does not decide (exact path, exact dimension, tracking in higher precision); ``completeness``:
+  the verdict of what was proved;
 * ``certify``: equilibration and the a posteriori certificates (Smale's alpha test, exact singular roots);
 * ``krawczyk``: the Krawczyk test in ball arithmetic (python-flint, the ``certify`` extra) and the grouping of
   proved roots; ``certify_roots``: its front end for any square polynomial system (sympy) and given points;

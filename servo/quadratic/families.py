@@ -8,9 +8,11 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
-from .certify import exact_root
+from .certify import exact_jacobian_rank, exact_root
+from .certify_lines import available as ball_available
 from .homotopy import QuadraticEigenHomotopy
 from .line_types import FamilyWitness
+from .multiplicity import local_multiplicity, not_isolated
 
 #: tolerances of the rounding of a span to Gaussian rationals, tried in turn. They only choose which rational span
 #: to try (the proof is the exact check of F on it, ``_vanishes_on``), so a loose one costs nothing in soundness:
@@ -18,7 +20,8 @@ from .line_types import FamilyWitness
 #: across it), and the reduced row echelon form of points eps = 1e-2 apart magnifies that ~1/eps
 ROUNDING_TOLS = (1e-9, 1e-6, 1e-4, 1e-3)
 
-__all__ = ["local_dimension", "local_family", "linear_family_proof", "family_proof_near", "merge_linear_families"]
+__all__ = ["local_dimension", "local_family", "linear_family_proof", "family_proof_near", "isolation_exactly",
+           "merge_linear_families"]
 
 
 def local_dimension(hom: QuadraticEigenHomotopy, z: NDArray[np.complex128], eps: float = 1e-2) -> int:
@@ -142,6 +145,27 @@ def family_proof_near(hom: QuadraticEigenHomotopy, Q: NDArray, w: NDArray, z: ND
             r = r / np.linalg.norm(r)
             basis = linear_family_proof(Q, w, r, local_family(hom, r)[1])
     return basis
+
+
+def isolation_exactly(Qs, wsc, z):
+    """(isolated, not isolated), each proved in exact arithmetic at an exact rational root next to the end point
+    z (both False when there is none, or the local ring does not decide; servo.quadratic.multiplicity): its
+    Hilbert function becomes constant (a finite local ring: isolated), or exceeds 2^p - 1 (more than any
+    isolated root's multiplicity: a positive-dimensional component passes through it). The numerical local
+    dimension test tells roots of multiplicity <= 6 from families (servo.quadratic.families.local_dimension);
+    above that it can call an isolated root a family (a degenerate p = 5 system of the fuzz: a root of
+    multiplicity 11 at e_3, "family" in one set of coordinates)."""
+    if not ball_available():
+        return False, False
+    for eps in (1e-6, 1e-4):
+        r = exact_root(Qs, wsc, z, eps=eps)
+        if r is not None:
+            if exact_jacobian_rank(Qs, wsc, r) == Qs.shape[0]:
+                return False, False
+            if local_multiplicity(Qs, wsc, r) is not None:
+                return True, False
+            return False, not_isolated(Qs, wsc, r)
+    return False, False
 
 
 def _rational_span(pts: NDArray[np.complex128], max_den: int, tol: float

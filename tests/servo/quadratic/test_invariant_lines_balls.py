@@ -118,19 +118,20 @@ def test_mixed_scale_p3_is_proved_from_exact_start_points():
 def test_tracking_in_128_bits_reaches_every_root_of_the_mixed_system():
     """The fallback of p >= 4 (every path tracked in 128 bits), run on the p = 3 system where double precision
     fails: its end points, proved in balls, must be the exact path's lines."""
-    il = importlib.import_module("servo.quadratic.invariant_lines")
+    fb = importlib.import_module("servo.quadratic.line_fallbacks")
     from servo.quadratic.exact import compare_with_exact, exact_invariant_lines
     from servo.quadratic.line_types import InvariantLines
     q = QuadraticSystem(MIXED3)
-    L = il._precise_fallback(q, InvariantLines([], [], 3, 2, reason="test"), seed=3, tol=1e-8)
+    L = fb.precise_fallback(q, InvariantLines([], [], 3, 2, reason="test"), seed=3, tol=1e-8)
     assert L.certificate == "krawczyk" and "128-bit" in L.reason
     assert compare_with_exact(L, exact_invariant_lines(q, dyadic=True)) == []
 
 
 def test_exact_fallback_off_says_why(monkeypatch):
     il = importlib.import_module("servo.quadratic.invariant_lines")
+    fb = importlib.import_module("servo.quadratic.line_fallbacks")
     monkeypatch.setattr(il, "EXACT_SEED_MAX_P", 0)
-    monkeypatch.setattr(il, "PRECISE_BITS", ())   # no re-tracking either
+    monkeypatch.setattr(fb, "PRECISE_BITS", ())   # no re-tracking either
     L = QuadraticSystem(MIXED3).invariant_lines()
     # the best of the three double-precision runs: lost paths, or a family nothing proves (the 130-bit
     # coefficients of this mixed-scale system are beyond the exact dimension's bound)

@@ -8,7 +8,7 @@ distinct roots were never counted: a p = 6 system (``MIXED6``) stayed uncertifie
 bits (63 of 64 roots), and p = 4 systems (``CLUSTER4``) needed the second, 256-bit attempt. The tracker now
 approaches t = 1 geometrically (servo.quadratic.precise_tracking). Roots closer than 128 bits can tell apart
 (``CLUSTER4_TIGHT``, about 2.6e-26) are reached by tracking only the paths that failed or met another one again,
-with the same gamma, in 256 bits (servo.quadratic.invariant_lines._precise_fallback).
+with the same gamma, in 256 bits (servo.quadratic.line_fallbacks.precise_fallback).
 
 The expected roots are checked by a second method: Newton's method in mpmath at 60 digits from each end point
 (its own chart), converging to a root next to it with a non-singular Jacobian, the roots pairwise apart; with
@@ -180,10 +180,10 @@ def test_paths_that_meet_in_128_bits_are_tracked_again_in_256_bits_with_the_same
     """The fallback alone (no double-precision end points): the paths of the first attempt that failed or met
     another one are tracked again in 256 bits with the same gamma, which proves all 15 lines before the second
     attempt (another gamma, every path in 256 bits) is needed."""
-    il = importlib.import_module("servo.quadratic.invariant_lines")
+    fb = importlib.import_module("servo.quadratic.line_fallbacks")
     from servo.quadratic.line_types import InvariantLines
     q = system(CLUSTER4_TIGHT, 4)
-    L = il._precise_fallback(q, InvariantLines([], [], 4, 2, reason="test"), seed=0, tol=1e-8)
+    L = fb.precise_fallback(q, InvariantLines([], [], 4, 2, reason="test"), seed=0, tol=1e-8)
     assert L.certified and L.certificate == "krawczyk", L.reason
     assert "tracked again in 256 bits" in L.reason and "attempt 2" not in L.reason
     assert L.total_multiplicity == 15 and all(ln.multiplicity == 1 for ln in L)

@@ -65,19 +65,19 @@ def test_the_fuzz_system_is_the_same_finite_set_in_both_coordinates():
 
 
 def test_isolation_at_e3_is_proved_by_the_local_ring_not_by_the_local_test():
-    from servo.quadratic.invariant_lines import _isolation_exactly
+    from servo.quadratic.families import isolation_exactly
     q = _system(WRONG, 5)
     Qs, wsc, dsc, ssc = equilibrate(q.Q)
     z = np.zeros(6, dtype=complex)
     z[3] = 1 / dsc[3]                                    # e_3 with c = 0, in the equilibrated coordinates
-    assert _isolation_exactly(Qs, wsc, z) == (True, False)
+    assert isolation_exactly(Qs, wsc, z) == (True, False)
     # a point of a true family: v = x1 * (x0, x1, x2, x3, x4) vanishes on the hyperplane x1 = 0, so the local
     # ring at e_0 is infinite: its Hilbert function passes 2^5 - 1, more than any isolated root's multiplicity
     qf = _system({(i, 1, i): 1 for i in range(5)}, 5)
     Qs, wsc, dsc, ssc = equilibrate(qf.Q)
     z = np.zeros(6, dtype=complex)
     z[0] = 1 / dsc[0]
-    assert _isolation_exactly(Qs, wsc, z) == (False, True)
+    assert isolation_exactly(Qs, wsc, z) == (False, True)
 
 
 def test_a_linear_family_is_proved_and_spans_the_hyperplane():
@@ -134,8 +134,9 @@ def test_a_family_with_an_irrational_witness_is_proved_by_its_exact_dimension(mo
     il = importlib.import_module("servo.quadratic.invariant_lines")
     res = il._solve_once(q, 5, 1e-8, 1e-6)
     assert res.certificate == "family" and not all(f.proved for f in res.positive_dimensional)
-    monkeypatch.setattr(il, "DIMENSION_MAX_BITS", 1)
-    il._family_by_dimension(q, res, {})
+    fb = importlib.import_module("servo.quadratic.line_fallbacks")
+    monkeypatch.setattr(fb, "DIMENSION_MAX_BITS", 1)
+    fb.family_by_dimension(q, res, {})
     assert not res.certified and "not proved there" in res.reason and "1-bit coefficients" in res.reason
     assert coefficient_bits(q.Q) == 2                       # the largest entry made integral: -2
 
