@@ -25,14 +25,16 @@ SINGULAR_RADIUS = 1e-4
 def completeness_certificate(p: int, lines: list[InvariantLine], cand: list[tuple[Any, int, Any]],
                              Zc: NDArray[np.complex128], radius: NDArray[np.float64], real: NDArray[np.bool_],
                              nonreal: NDArray[np.bool_], exact: NDArray[np.bool_], failed: int,
-                             fams: list[FamilyWitness], qreal: bool) -> tuple[str | None, str]:
+                             fams: list[FamilyWitness], qreal: bool, wide: NDArray[np.bool_] | None = None,
+                             dscale: NDArray[np.float64] | None = None) -> tuple[str | None, str]:
     """(certificate, reason): what InvariantLines.certificate documents, or None and why not.
 
     ``lines`` and ``cand`` (members, multiplicity, scaled point) are the candidate roots in the same order,
     ``Zc`` their (Newton-refined) scaled points, ``radius`` / ``real`` / ``nonreal`` the results of the alpha
     test (inf / False where it was not run or failed), ``exact`` whether a singular root was verified in
     exact arithmetic, ``failed`` the number of lost paths, ``fams`` the family witnesses, ``qreal`` whether
-    Q is real.
+    Q is real; ``wide`` whether the alpha ball of a line is wide in the original coordinates xi = dscale * y
+    (then the line is not proved to the precision its numbers show).
     """
     if failed:
         return None, f"{failed} of {2 ** p} paths failed or were lost (jumped, diverged, trivial root miscounted)"
@@ -48,6 +50,14 @@ def completeness_certificate(p: int, lines: list[InvariantLine], cand: list[tupl
         return None, (f"{len(inexact)} line(s) reached by several paths not verified as exact singular "
                       f"roots (near {np.round(lines[k].direction, 6)} no small-integer point solves the "
                       f"system exactly with a singular Jacobian); the alpha test cannot certify them")
+    loose = [k for k in np.nonzero(simple)[0] if wide is not None and wide[k]]
+    if loose:
+        k = loose[0]
+        return None, (f"{len(loose)} simple line(s) proved by the alpha test in the equilibrated coordinates only: "
+                      f"the ball is wide in the original ones (xi = d y, d from {float(min(dscale)):.3g} to "
+                      f"{float(max(dscale)):.3g}) at direction {np.round(lines[k].direction, 6)}"
+                      if dscale is not None else f"{len(loose)} simple line(s) proved by the alpha test in the "
+                      f"equilibrated coordinates only: the ball is wide in the original ones")
     fail = [k for k in np.nonzero(simple)[0] if not np.isfinite(radius[k])]
     if fail:
         k = fail[0]

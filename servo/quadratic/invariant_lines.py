@@ -48,6 +48,9 @@ __all__ = ["InvariantLine", "InvariantLines", "FamilyWitness", "invariant_lines"
 #: certificate (servo.quadratic.certify_mixed); below it all 2^p end points are proved in balls (at most 64
 #: points, well under a second), so that every line has its enclosure
 MIXED_MIN_P = 7
+#: an alpha-certified line counts only when its ball is tight in the original coordinates xi = d y too:
+#: radius * max d * |z| <= TIGHT_IN_XI * max |d y| (the bound the ball certificate uses)
+TIGHT_IN_XI = 1e-12
 def _cluster(z, tol):
     """Greedy clustering of projective points: in row order, each unlabelled row takes every unlabelled row
     whose angle to it has sine < tol; returns a label per row. Only the pairs ``close_pairs`` finds are
@@ -220,6 +223,13 @@ def _solve_once(q, seed, tol, cluster_tol):
             for key, arr in (("alpha", alpha), ("radius", radius), ("real", real), ("nonreal", nonreal)):
                 arr[r] = at[key][better]
             Zc[r] = at["z"][better]
+    # a ball tight in y can be wide in xi = d y: with d over many powers of 2 (a mixed-scale system) the angle
+    # radius in y leaves a small component of xi unproved (a p = 2 fuzz system: y = (-9e-13, 8.4e6) proved to
+    # ~1e-9, d = (8.4e6, 1.2e-7), so xi = (-7.5e-6, 1) known to ~7e-3 only). Such a line goes to ball arithmetic,
+    # which proves it again in more bits until tight in xi (servo.quadratic.certify_lines), as for the Krawczyk boxes
+    wide = np.isfinite(radius) & (radius * float(dsc.max()) * np.linalg.norm(Zc, axis=1)
+                                  > TIGHT_IN_XI * np.abs(Zc[:, :p] * dsc).max(axis=1))
+    radius[wide] = np.inf
     exact = np.zeros(nc, dtype=bool)     # singular roots verified in exact arithmetic
     for k in np.nonzero(~simple)[0]:
         r = exact_root(Qs, wsc, Z[k])
@@ -245,7 +255,7 @@ def _solve_once(q, seed, tol, cluster_tol):
                 lines[k].multiplicity = m
     mult_proved = bool(mu) and len(mu) == int(exact.sum())
     cert, reason = completeness_certificate(p, lines, cand, Zc, radius, real, nonreal, exact, failed, fams,
-                                q.is_real)
+                                            q.is_real, wide=wide, dscale=dsc)
     if cert == "alpha+count" and mult_proved:
         cert = "alpha+multiplicity"
         reason = (f"{int(simple.sum())} simple roots certified by the alpha test; {len(mu)} singular root(s) with "

@@ -86,8 +86,10 @@ def make_lines(q: QuadraticField, Qs: NDArray[Any], w: NDArray[Any], d: NDArray[
     for k, b in enumerate(ball):
         if b is not None:
             zero_below[k] = b[0].radius
-    Dr = np.where(np.abs(Y.real) <= zero_below, 0, D.real)
-    Dc = Dr + 1j * np.where(np.abs(Y.imag) <= zero_below, 0, D.imag)
+    # and only where the component is negligible in xi as well (|xi_j| <= 1e-15 |xi|): a y component at round-off
+    # that d magnifies keeps the value computed for it
+    Dr = np.where((np.abs(Y.real) <= zero_below) & (np.abs(D.real) <= 1e-15), 0, D.real)
+    Dc = Dr + 1j * np.where((np.abs(Y.imag) <= zero_below) & (np.abs(D.imag) <= 1e-15), 0, D.imag)
     eigs = np.zeros((nb, max(p - 1, 0)), dtype=complex)
     if real.any():
         eigs[real] = sphere_eigs(q, Dr[real], CC[real].real)

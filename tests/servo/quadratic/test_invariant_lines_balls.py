@@ -178,3 +178,22 @@ def test_a_tiny_proved_component_of_a_ball_line_is_kept():
     d = big[0].direction / big[0].direction[1] * -1
     assert abs(d[0] - t) <= 1e-9 * t
     assert abs(big[0].c - (2.0 ** 59 - 2.0 ** -29 * t) / np.hypot(t, 1)) <= 1e-9 * 2.0 ** 59
+
+
+# mixed-scale p = 2 systems of the fuzz (seeds 920, 921) certified "alpha" with a small component of xi set to 0
+# (e.g. (-7.5e-6, 1) reported as (0, 1)): their alpha balls were tight in the equilibrated y and wide in
+# xi = d y (d over 2^46 and more); the exact path (sympy, servo.quadratic.exact) is the independent answer
+WIDE_IN_XI = [
+    [[[32768.0, -4503599627370496.0], [-4503599627370496.0, -68719476736.0]], [[0.0, 1.0408340855860843e-17], [1.0408340855860843e-17, 140737488355328.0]]],
+    [[[-8.731149137020111e-11, 67108864.0], [67108864.0, -192.0]], [[0.0, 8.131516293641283e-20], [8.131516293641283e-20, 0.0]]],
+    [[[1536.0, 8.940696716308594e-08], [8.940696716308594e-08, -5.684341886080802e-14]], [[562949953421312.0, 1.7293822569102705e+18], [1.7293822569102705e+18, 0.0]]],
+]
+
+
+@pytest.mark.parametrize("Q", WIDE_IN_XI)
+def test_an_alpha_ball_wide_in_xi_is_proved_again_until_tight(Q):
+    from servo.quadratic.exact import compare_with_exact, exact_invariant_lines
+    q = QuadraticSystem(np.array(Q))
+    L = q.invariant_lines()
+    assert L.certified
+    assert compare_with_exact(L, exact_invariant_lines(q, dyadic=True)) == []
