@@ -227,8 +227,9 @@ def _solve_once(q, seed, tol, cluster_tol):
     # radius in y leaves a small component of xi unproved (a p = 2 fuzz system: y = (-9e-13, 8.4e6) proved to
     # ~1e-9, d = (8.4e6, 1.2e-7), so xi = (-7.5e-6, 1) known to ~7e-3 only). Such a line goes to ball arithmetic,
     # which proves it again in more bits until tight in xi (servo.quadratic.certify_lines), as for the Krawczyk boxes
+    # (a family answer lists its isolated lines as found, at round-off and not proved complete: no ball needed)
     wide = np.isfinite(radius) & (radius * float(dsc.max()) * np.linalg.norm(Zc, axis=1)
-                                  > TIGHT_IN_XI * np.abs(Zc[:, :p] * dsc).max(axis=1))
+                                  > TIGHT_IN_XI * np.abs(Zc[:, :p] * dsc).max(axis=1)) & (not fams)
     radius[wide] = np.inf
     exact = np.zeros(nc, dtype=bool)     # singular roots verified in exact arithmetic
     for k in np.nonzero(~simple)[0]:
