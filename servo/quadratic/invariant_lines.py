@@ -48,9 +48,11 @@ __all__ = ["InvariantLine", "InvariantLines", "FamilyWitness", "invariant_lines"
 #: certificate (servo.quadratic.certify_mixed); below it all 2^p end points are proved in balls (at most 64
 #: points, well under a second), so that every line has its enclosure
 MIXED_MIN_P = 7
-#: an alpha-certified line counts only when its ball is tight in the original coordinates xi = d y too:
-#: radius * max d * |z| <= TIGHT_IN_XI * max |d y| (the bound the ball certificate uses)
+#: an alpha-certified line whose ball the scaling magnifies in the original coordinates xi = d y, by
+#: M = max d |z| / max |d y| > WIDE_MAGNIFY, counts only when it stays tight there: radius * M <= TIGHT_IN_XI
+#: (the bound the ball certificate uses); without such a magnification the alpha ball is as tight in xi as in y
 TIGHT_IN_XI = 1e-12
+WIDE_MAGNIFY = 2.0 ** 10
 def _cluster(z, tol):
     """Greedy clustering of projective points: in row order, each unlabelled row takes every unlabelled row
     whose angle to it has sine < tol; returns a label per row. Only the pairs ``close_pairs`` finds are
@@ -228,8 +230,8 @@ def _solve_once(q, seed, tol, cluster_tol):
     # ~1e-9, d = (8.4e6, 1.2e-7), so xi = (-7.5e-6, 1) known to ~7e-3 only). Such a line goes to ball arithmetic,
     # which proves it again in more bits until tight in xi (servo.quadratic.certify_lines), as for the Krawczyk boxes
     # (a family answer lists its isolated lines as found, at round-off and not proved complete: no ball needed)
-    wide = np.isfinite(radius) & (radius * float(dsc.max()) * np.linalg.norm(Zc, axis=1)
-                                  > TIGHT_IN_XI * np.abs(Zc[:, :p] * dsc).max(axis=1)) & (not fams)
+    magnify = float(dsc.max()) * np.linalg.norm(Zc, axis=1) / np.abs(Zc[:, :p] * dsc).max(axis=1)
+    wide = np.isfinite(radius) & (magnify > WIDE_MAGNIFY) & (radius * magnify > TIGHT_IN_XI) & (not fams)
     radius[wide] = np.inf
     exact = np.zeros(nc, dtype=bool)     # singular roots verified in exact arithmetic
     for k in np.nonzero(~simple)[0]:
