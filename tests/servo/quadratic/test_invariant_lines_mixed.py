@@ -178,4 +178,7 @@ def test_mixed_scale_lines_proved_in_balls_are_tight_in_the_original_coordinates
             box, d, _ = line.ball
             assert box.radius * d.max() <= 1e-12 * np.abs(d * box.mid[:p]).max()
     assert not want
-    assert sum(line.ball is not None for line in L) == 3
+    # the three rows forced to the balls, and the alpha-certified lines whose balls the scaling (d over 2^120)
+    # magnifies beyond 1e-12 in x: proved in balls as well (an alpha ball tight in y is not a proof in x here)
+    assert sum(line.ball is not None for line in L) >= 3
+    assert all(line.ball is not None or line.alpha < 0.15 for line in L)
