@@ -55,6 +55,8 @@ clean:
 # coordinates. Long runs go in parts on several cores, each saved as it goes and merged into RESULTS.md:
 #   benchmarks/invariant_lines.py --fuzz 5000 --seed 1 --save part1.json   (and --seed 2 ... part2.json)
 #   benchmarks/invariant_lines.py --merge part1.json part2.json
+# (parts run on older trees: add --recheck log1.txt log2.txt, their printed logs, to solve the systems they left
+# uncertified again on this tree, each checked against three second solves; the section gives both counts)
 fuzz-lines: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/invariant_lines.py --fuzz 10000 --seed 0
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/invariant_lines.py --fuzz 1000 --high --seed 0
