@@ -246,12 +246,10 @@ def ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_si
                 f"multiplicities {sorted(L.multiplicity for L in singular_lines)} proved in exact arithmetic (the "
                 f"dimension of the local ring, servo.quadratic.multiplicity); total {total - 1} = 2^p - 1, so "
                 f"nothing else exists", B.precision)
-    if nsing:
-        return (lines, "krawczyk+count",
-                f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "
-                f"{len(singular_lines)} singular root(s) verified exactly, multiplicities from the path count; "
-                f"total {total - 1} = 2^p - 1 (the multiplicities of the singular roots are not proved)",
-                B.precision)
+    if nsing:      # multiplicities from the path count are no proof (see invariant_lines: "alpha+count")
+        return None, (f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "
+                      f"{len(singular_lines)} singular root(s) verified exactly, but their multiplicities only from "
+                      f"the path count (not proved)")
     return (lines, "krawczyk",
             f"{len(B.lines)} = 2^p - 1 distinct simple roots, each proved by the Krawczyk test in ball arithmetic "
             f"({B.precision} bits needed; double precision did not decide), pairwise disjoint boxes, reality "

@@ -123,9 +123,9 @@ class InvariantLines:
       Bezout number 2^p of p quadrics in P^p, so there are no other solutions, no multiple ones and
       no positive-dimensional ones: lines, real_count and multiplicities (all 1) are exact and each
       c and direction is within the certified radius.
-    * ``"alpha+count"``: as above for the simple lines; the singular lines (multiplicity > 1) have
-      backward error at round-off, lie apart from the others, and the multiplicities (path
-      counts) add to 2^p - 1. The singular part rests on the path count, not on a proof.
+    * (``"alpha+count"`` and ``"krawczyk+count"``, singular lines whose multiplicities rest on the path count
+      only, are no longer given: a cluster of close simple roots next to an exact singular root was counted in
+      its multiplicity. Such an answer is not certified; its reason says so.)
     * ``"krawczyk"``: a proof in ball arithmetic, where the double-precision run did not decide: every path
       end point refined by Newton's method in 64, 128, ... bits and put through the Krawczyk test
       (servo.quadratic.krawczyk, servo.quadratic.certify_lines), giving 2^p pairwise disjoint boxes (the
@@ -137,12 +137,11 @@ class InvariantLines:
       (Krawczyk boxes disjoint from each other and from the alpha balls; servo.quadratic.certify_mixed); with
       the trivial root 2^p distinct simple roots, so nothing else exists. Only the ball-proved lines carry
       ``ball`` and ``precision``.
-    * ``"alpha+multiplicity"`` / ``"krawczyk+multiplicity"``: as "alpha+count" / "krawczyk+count", but every
+    * ``"alpha+multiplicity"`` / ``"krawczyk+multiplicity"``: the simple lines proved as in "alpha" /
+      "krawczyk", the singular lines (multiplicity > 1) at round-off and apart from the others; every
       singular line is an exact root with rational (Gaussian rational) coordinates whose multiplicity is
       proved in exact arithmetic (the dimension of the local ring, servo.quadratic.multiplicity), and these
       multiplicities with the proved simple roots add up to 2^p: a proof, multiplicities included.
-    * ``"krawczyk+count"``: as "krawczyk" for the simple lines, with singular lines verified exactly as in
-      "alpha+count" (their multiplicities from the path count, not proved).
     * ``"family"``: a positive-dimensional set of lines, proved: for p <= 3 by the exact path (its
       Groebner basis is not zero-dimensional), above at every witness in exact arithmetic (a linear space of
       lines through it, or an infinite local ring at it: FamilyWitness.proved), or, where a witness is not

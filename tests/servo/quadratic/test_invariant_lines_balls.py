@@ -197,3 +197,25 @@ def test_an_alpha_ball_wide_in_xi_is_proved_again_until_tight(Q):
     L = q.invariant_lines()
     assert L.certified
     assert compare_with_exact(L, exact_invariant_lines(q, dyadic=True)) == []
+
+
+def test_multiplicities_from_the_path_count_are_not_certified():
+    # a mixed-scale p = 3 system of the fuzz (seed 950): e_1 is a double root (c = 0) with three simple lines within
+    # 1e-12 of it; the paths to all five gave two clusters, both verified as the exact root e_1, and the answer
+    # "krawczyk+count" (multiplicities 2 and 3 from the path count) had the wrong real count. Without a proof of the
+    # multiplicities nothing is certified; the exact path (independent, sympy) then proves the answer
+    from servo.quadratic.exact import compare_with_exact, exact_invariant_lines
+    Q = [[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 4.656612873077393e-10]],
+         [[1.4411518807585587e+17, 0.0, 3.469446951953614e-18], [0.0, 0.0, -5.4569682106375694e-12],
+          [3.469446951953614e-18, -5.4569682106375694e-12, 0.0]],
+         [[134217728.0, 1.3877787807814457e-17, -4.336808689942018e-19], [1.3877787807814457e-17, 0.0,
+                                                                           1.8189894035458565e-12],
+          [-4.336808689942018e-19, 1.8189894035458565e-12, 3.637978807091713e-12]]]
+    q = QuadraticSystem(np.array(Q))
+    L = q.invariant_lines()
+    assert L.certified and L.certificate not in ("alpha+count", "krawczyk+count")
+    E = exact_invariant_lines(q, dyadic=True)
+    assert E.real_count == 5 and compare_with_exact(L, E) == []
+    il = importlib.import_module("servo.quadratic.invariant_lines")
+    res = il._solve_once(q, 0, 1e-8, 1e-6)                  # one double-precision run alone: not certified
+    assert not res.certified
