@@ -53,11 +53,10 @@ def completeness_certificate(p: int, lines: list[InvariantLine], cand: list[tupl
     loose = [k for k in np.nonzero(simple)[0] if wide is not None and wide[k]]
     if loose:
         k = loose[0]
+        scale = "" if dscale is None else f", d from {float(min(dscale)):.3g} to {float(max(dscale)):.3g}"
         return None, (f"{len(loose)} simple line(s) proved by the alpha test in the equilibrated coordinates only: "
-                      f"the ball is wide in the original ones (xi = d y, d from {float(min(dscale)):.3g} to "
-                      f"{float(max(dscale)):.3g}) at direction {np.round(lines[k].direction, 6)}"
-                      if dscale is not None else f"{len(loose)} simple line(s) proved by the alpha test in the "
-                      f"equilibrated coordinates only: the ball is wide in the original ones")
+                      f"the ball is wide in the original ones (xi = d y{scale}) at direction "
+                      f"{np.round(lines[k].direction, 6)}")
     fail = [k for k in np.nonzero(simple)[0] if not np.isfinite(radius[k])]
     if fail:
         k = fail[0]

@@ -181,10 +181,7 @@ def _solve_once(q, seed, tol, cluster_tol):
             dim, near = local_family(hom, z)
             if dim > 0 and backward_error(Qs, z[None, :-1], z[-1:], wsc)[0] > ROUNDOFF:
                 # the paths stopped short of a family (a non-reduced component: the end game converges slowly):
-                # the witness is the point the local test found on it at round-off, if any
-                if not near:
-                    failed += mult          # a "family" through a point that is no root
-                    continue
+                # the witness is a point the local test found on it at round-off (dim > 0: there is one)
                 z = near[0] / np.linalg.norm(near[0])
                 dim, near = local_family(hom, z)
             proved = dim > 0 and family_proof_near(hom, Qs, wsc, z, near) is not None
@@ -270,8 +267,7 @@ def _solve_once(q, seed, tol, cluster_tol):
         # counted in its cluster (a mixed-scale p = 3 fuzz system: e_1 of multiplicity 2 and three simple lines
         # within 1e-12 of it reported as e_1 twice, multiplicities 2 and 3, with the wrong real count)
         cert = None
-        reason = reason.replace("(the multiplicities of the singular roots are not proved)",
-                                "but the multiplicities of the singular roots are not proved: not certified")
+        reason += "; multiplicities from the path count are no proof: not certified"
     if cert == "family":
         # a family answer lists a singular line as isolated only when its local ring is proved finite (its
         # multiplicity proved); the others may lie on the family (a degenerate p = 6 system of the fuzz: the
