@@ -219,16 +219,25 @@ def certify_point(system: BallSystem, z0: NDArray[np.complex128], refine: bool =
         if prec < min_precision:
             continue
         with working_precision(prec):
-            if refine and reach is None:
+            if refine:
                 zc = _column_from_complex(z0)
                 try:
-                    d0 = system.jac(zc).solve(system.f(zc))
+                    d0 = _to_complex(_mid(system.jac(zc).solve(system.f(zc))))
                 except ZeroDivisionError:
-                    d0 = None
-                step0 = _norm_upper(_mid(d0)) if d0 is not None else math.inf
-                reach = 2 * step0 * (1 + 1e-6) + 2.0 ** -40 * (1 + float(np.abs(z0).max()))
+                    d0 = np.full(z0.shape, np.inf)
+                if reach is None:
+                    reach = 2 * float(np.abs(d0).max()) * (1 + 1e-6) + 2.0 ** -40 * (1 + float(np.abs(z0).max()))
             for real in tries:
                 if real and not refine and np.any(z0.imag != 0):
+                    continue
+                if real and refine and np.any(np.abs(z0.imag) > 2 * np.abs(d0) * (1 + 1e-6)
+                                              + 2.0 ** -60 * (1 + float(np.abs(z0).max()))):
+                    # a component of z0 farther from the real axis than from its root's (the first Newton step at
+                    # this precision, componentwise): the root is not real. Without this the real projection of a
+                    # non-real root of a cluster (a mixed-scale p = 6 fuzz system has a real root and a conjugate
+                    # pair whose 4th coordinates are 0 and +-4.5e-17 i, the others of size 1; Jacobians of
+                    # smallest singular value ~1e-29) converges to the real root, within ``reach`` of z0 (whose
+                    # slack is absolute), and the pair is never proved
                     continue
                 z = _column_from_complex(z0.real if real else z0)
                 if refine:

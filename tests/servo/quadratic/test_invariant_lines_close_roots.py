@@ -195,3 +195,80 @@ def test_paths_that_meet_in_128_bits_are_tracked_again_in_256_bits_with_the_same
     A = pairwise_angles(mids)
     np.fill_diagonal(A, np.inf)
     assert A.min() < 1e-20
+
+
+# fuzz_system("mixed", 6, ...) of the seed-712 run at p = 4..6, left uncertified ("62 distinct simple roots proved
+# ... not the Bezout number 2^p = 64" after 128 and 256 bits): near e_1 (equilibrated) a real simple root and a
+# conjugate pair whose 4th coordinates are +-4.5e-17 i (the real root's is ~1e-43), Jacobians of smallest singular
+# value ~1e-29. The ball certificate tried the real projection of each end point first, and the pair's projection
+# converged to the real root within the absolute slack (2^-40) allowed between an end point and its root
+MIXED6_CLUSTER = [(0, 0, 0, 3, -31), (0, 0, 1, 1, -51), (0, 0, 3, -1, 42), (0, 0, 4, -3, 24), (0, 1, 2, -3, -10),
+                  (0, 1, 3, -1, -25), (0, 1, 4, 1, -42), (0, 1, 5, -1, -52), (0, 2, 2, -1, 17), (0, 2, 3, 1, -26),
+                  (0, 2, 4, -3, 51), (0, 2, 5, 3, 26), (0, 3, 3, 1, -56), (0, 3, 4, -1, -53), (0, 4, 4, -3, 30),
+                  (0, 4, 5, -1, 59), (1, 0, 1, 3, -61), (1, 0, 4, -3, 26), (1, 0, 5, -1, -58), (1, 1, 1, 1, 3),
+                  (1, 1, 2, -1, -61), (1, 1, 3, -1, -57), (1, 1, 4, -1, -13), (1, 1, 5, -1, -60), (1, 2, 3, -1, -14),
+                  (1, 2, 4, -1, 66), (1, 2, 5, 3, 64), (1, 3, 3, -3, -44), (1, 3, 5, -1, 32), (1, 4, 4, 3, -19),
+                  (1, 4, 5, 1, 40), (1, 5, 5, -1, 2), (2, 0, 1, -3, 63), (2, 0, 2, 1, 60), (2, 0, 4, 1, 28),
+                  (2, 0, 5, -1, 65), (2, 1, 1, -1, 58), (2, 1, 4, -1, -62), (2, 1, 5, 1, -14), (2, 2, 2, -3, -55),
+                  (2, 2, 3, 1, 63), (2, 2, 5, -1, 52), (2, 3, 3, -3, -13), (2, 3, 5, 1, -45), (2, 4, 5, -1, 40),
+                  (2, 5, 5, 3, 6), (3, 0, 0, -3, -43), (3, 0, 1, -3, 3), (3, 0, 2, 1, 51), (3, 0, 4, -1, -16),
+                  (3, 0, 5, 1, 67), (3, 1, 1, 1, 32), (3, 1, 3, 3, -25), (3, 1, 4, 3, 47), (3, 1, 5, 1, -60),
+                  (3, 2, 2, -1, -45), (3, 2, 3, 3, -29), (3, 2, 4, 3, -38), (3, 2, 5, 3, 20), (3, 3, 3, 3, 38),
+                  (3, 3, 4, -1, -36), (3, 3, 5, 3, -27), (3, 4, 5, 1, -60), (3, 5, 5, -3, 3), (4, 0, 1, 1, -66),
+                  (4, 0, 3, -1, -15), (4, 0, 4, -3, 8), (4, 0, 5, 3, -42), (4, 1, 2, -3, -2), (4, 1, 3, 3, 62),
+                  (4, 1, 5, 1, -50), (4, 2, 2, 1, 19), (4, 2, 3, 1, 24), (4, 2, 4, -1, -23), (4, 2, 5, -3, -51),
+                  (4, 3, 3, 1, -58), (4, 3, 5, -1, 20), (4, 4, 4, 1, 17), (4, 4, 5, 1, -56), (4, 5, 5, -1, -8),
+                  (5, 0, 1, 1, 48), (5, 0, 4, -1, 13), (5, 0, 5, -1, 25), (5, 1, 1, -1, -1), (5, 1, 3, 3, -61),
+                  (5, 2, 2, 3, -49), (5, 2, 3, 3, 25), (5, 2, 4, -3, 7), (5, 2, 5, 3, -6), (5, 3, 3, 1, 65),
+                  (5, 3, 4, 3, 44), (5, 4, 4, -1, -57), (5, 4, 5, -1, 33)]
+
+
+def mixed6_cluster_roots():
+    """The three roots near e_1 of MIXED6_CLUSTER (equilibrated), found by the second method alone: Newton in mpmath
+    at 200 digits (mp_root) from e_1 with c' = Qs[0, 0, 0] and the 4th coordinate 0 or +-4.5e-17 i; returned as
+    complex doubles (y, c') with the distances between them at 200 digits."""
+    q = system(MIXED6_CLUSTER, 6)
+    Qs, w, d, s = equilibrate(q.Q)
+    out, roots = [], []
+    with mpmath.workdps(200):
+        for y3 in (0.0, 4.5e-17j, -4.5e-17j):
+            z = np.zeros(7, dtype=complex)
+            z[0], z[3], z[6] = 1.0, y3, Qs[0, 0, 0]
+            r = mp_root(Qs, w, z, dps=200)
+            assert r is not None
+            root, first, cond = r
+            assert 1e-35 < cond < 1e-20              # simple, but badly conditioned
+            roots.append(root)
+            out.append(np.array([complex(a) for a in root]))
+        gaps = [float(mpmath.norm(roots[a] - roots[b])) for a in range(3) for b in range(a)]
+    return q, Qs, w, d, np.array(out), gaps
+
+
+def test_a_conjugate_pair_next_to_a_real_root_is_not_taken_for_it():
+    """The ball certificate from the three roots' doubles proves three distinct roots, one real and two not (before:
+    the real projection of each pair point reached the real root, one root for three points)."""
+    q, Qs, w, d, Z, gaps = mixed6_cluster_roots()
+    assert 1e-17 < min(gaps) < 1e-15 and abs(Z[0, 3]) < 1e-40 and abs(abs(Z[1, 3].imag) - 4.5e-17) < 1e-18
+    B = ball_certify_end_points(Qs, w, Z, seed=0, dscale=d)
+    assert len(B.roots) == 3 and not B.undecided and B.failed == 0
+    assert sorted(bool(r.real) for r in B.roots) == [False, False, True]
+
+
+def test_the_p6_system_with_a_real_root_and_a_close_conjugate_pair_is_certified():
+    q, Qs, w, d, Z, gaps = mixed6_cluster_roots()
+    L = q.invariant_lines()
+    assert L.certified and L.certificate == "krawczyk", L.reason
+    assert L.total_multiplicity == 63 and all(ln.multiplicity == 1 for ln in L)
+    mids = np.array([np.asarray(ln.ball[0].mid, dtype=complex) for ln in L])
+    assert_distinct_simple_roots(Qs, w, mids, apart=1e-17)
+    # the three roots of the second method are lines of the answer, with their reality
+    # (sine of the angle |u - v (v^H u)|, the coordinates of size 1e-15 told apart by their own doubles)
+    dirs = np.array([ln.direction / np.linalg.norm(ln.direction) for ln in L])
+    found = []
+    for z, real in zip(Z, (True, False, False)):
+        u = z[:6] * d / np.linalg.norm(z[:6] * d)
+        sines = np.linalg.norm(u[None, :] - dirs * (dirs.conj() @ u)[:, None], axis=1)
+        k = int(np.argmin(sines))
+        assert sines[k] < 1e-20 and L[k].is_real == real
+        found.append(k)
+    assert len(set(found)) == 3
