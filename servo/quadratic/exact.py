@@ -6,7 +6,7 @@
   Res(v_1 - c xi_1, v_2 - c xi_2) in c.
 - p = 3: Res_{y2}(g1, g2) of the two cubics g_i = v_i - v_3 y_i in the chart y_3 = 1 after a
   random rational change of coordinates (degree 7; roots with multiplicities give the lines).
-- p <= 4: the ideal I = < v_i(xi) - c xi_i, l.(xi, c) - 1 > in Q[xi, c] (random chart l, Cox, Little &
+- p <= EXACT_MAX_P (6): the ideal I = < v_i(xi) - c xi_i, l.(xi, c) - 1 > in Q[xi, c] (random chart l, Cox, Little &
   O'Shea, "Using Algebraic Geometry", ch. 2): groebner(order="grevlex"), dimension test
   (is_zero_dimensional), standard monomials (their number is dim Q[x]/I = the number of solutions
   with multiplicity, 2^p when finite), the multiplication matrix M_u of u = r.(xi, c) whose
@@ -30,8 +30,8 @@ from ..errors import ExactCheckError
 from .certify import equilibrate, normalise_line, pairwise_angles
 from .krawczyk import have_flint, require_flint, working_precision
 from .line_types import InvariantLines
-from .polynomials import (hermite_counts, multiplication_matrix, quadratic_fields, rational_tensor,
-                          standard_monomials)
+from .polynomials import (charpoly, hermite_counts, multiplication_matrix, power_traces, quadratic_fields,
+                          rational_tensor, standard_monomials)
 from .protocol import QuadraticField
 
 # rational_tensor lives in servo.quadratic.polynomials and is re-exported here, where it was first public
@@ -212,10 +212,12 @@ def _groebner(R, chart, sep, dps=120):
     std = standard_monomials(G, gens)
     if len(std) != 2 ** p:
         return None                                # a solution sits on the chart's infinity
-    u = sum(r * g for r, g in zip(sep, gens))
-    Mu = multiplication_matrix(G, gens, std, u)
+    Mgens = [multiplication_matrix(G, gens, std, g) for g in gens]
+    Mu = sp.zeros(len(std), len(std))              # u = sep . (xi, c) is linear: M_u = sum_i sep_i M_{x_i}
+    for r, Mg in zip(sep, Mgens):
+        Mu += r * Mg
     lam = sp.Symbol("lam")
-    cp = Mu.charpoly(lam)
+    cp = charpoly(Mu, lam)
     cpJ = _charpoly_c_zero(v, gens, chart, sep, lam)
     roots, u_real, czero = [], [], []
     with mpmath.workdps(dps):
@@ -241,30 +243,29 @@ def _groebner(R, chart, sep, dps=120):
             for j, (r, _) in enumerate(roots):
                 V[k, j] = r ** k
         coords = []
-        powers = [sp.eye(len(std))]
-        for _ in range(nr - 1):
-            powers.append(Mu * powers[-1])
-        Mgens = [multiplication_matrix(G, gens, std, g) for g in gens]
         rank, signature = hermite_counts(Mgens, std)
         if rank != nr or signature != sum(u_real):
             return None                            # u does not separate the points (proved by the Hermite form)
-        for Mg in Mgens:
-            tr = mpmath.matrix([mpmath.mpf(sp.Rational((Mg * P).trace()).p) / sp.Rational((Mg * P).trace()).q
-                                for P in powers])
-            try:
-                y = mpmath.lu_solve(V, tr)
-            except ZeroDivisionError:              # two values of u agree to the working precision
-                return None
+        try:                                       # one LU of V for the p + 1 right-hand sides
+            LU, perm = mpmath.mp.LU_decomp(V.copy())
+        except ZeroDivisionError:                  # two values of u agree to the working precision
+            return None
+        for traces in power_traces(Mgens, Mu, nr, prec=8 * dps):
+            tr = mpmath.matrix(traces)
+            y = mpmath.mp.U_solve(LU, mpmath.mp.L_solve(LU, tr, perm))
             coords.append([complex(y[j] / roots[j][1]) for j in range(nr)])
     coords = np.array(coords).T                    # (nr, p + 1)
-    # fglm to lex: the last basis element is univariate in c and must vanish at every c(P)
-    lex = G.fglm("lex")
-    elim = sp.Poly(lex.exprs[-1], c)
-    scale = max(abs(complex(a)) for a in elim.all_coeffs())
-    for z in coords:
-        val = abs(complex(elim.eval(sp.Float(z[-1].real, 30) + sp.I * sp.Float(z[-1].imag, 30))))
-        if val > 1e-8 * scale * max(1, abs(z[-1])) ** elim.degree():
-            return None                            # u did not separate the points
+    if p <= 4:
+        # fglm to lex: the last basis element is univariate in c and must vanish at every c(P) (a check of the
+        # coordinates beside the residuals below; above p = 4 it takes longer than the rest, 20 s at p = 6, and
+        # the Hermite rank has already proved that u separates the points)
+        lex = G.fglm("lex")
+        elim = sp.Poly(lex.exprs[-1], c)
+        scale = max(abs(complex(a)) for a in elim.all_coeffs())
+        for z in coords:
+            val = abs(complex(elim.eval(sp.Float(z[-1].real, 30) + sp.I * sp.Float(z[-1].imag, 30))))
+            if val > 1e-8 * scale * max(1, abs(z[-1])) ** elim.degree():
+                return None                        # u did not separate the points
     pts, reality = [], []
     Qn = np.array(R, dtype=float)
     for z, (_, m), isreal, zero_c in zip(coords, roots, u_real, czero):
@@ -298,10 +299,12 @@ def _charpoly_c_zero(v, gens, chart, sep, lam):
         raise ExactCheckError("the equilibrium lines (c = 0) of a zero-dimensional system form a family")
     std = standard_monomials(G, gens)
     u = sum(r * g for r, g in zip(sep, gens))
-    return sp.Poly(multiplication_matrix(G, gens, std, u).charpoly(lam).as_expr(), lam)
+    return charpoly(multiplication_matrix(G, gens, std, u), lam)
 
 
 METHODS = ("auto", "cubic", "resultant", "groebner")
+#: largest p of the exact path (the Groebner basis over QQ, 2^p solutions)
+EXACT_MAX_P = 6
 #: largest componentwise backward error (at 40 digits) accepted for a returned point
 CHECK_TOL = 1e-9
 
@@ -357,7 +360,9 @@ def _rescaled(res, f):
 
 def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: str = "auto",
                           dyadic: bool = False) -> ExactLines:
-    """Exact (symbolic) invariant lines of a rational QuadraticSystem, for p <= 4.
+    """Exact (symbolic) invariant lines of a rational QuadraticSystem, for p <= EXACT_MAX_P (6; above p = 4 only
+    for small coefficients in practice: seconds to a minute for the small-integer systems of the fuzz at p = 6,
+    hours for large generic ones).
 
     method: "auto" (binary cubic for p = 2, Groebner otherwise), "cubic", "resultant" (p = 3) or
     "groebner".
@@ -385,8 +390,8 @@ def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: 
 
 
 def _exact(R, p, seed, method):
-    if p > 4:
-        raise ExactCheckError(f"exact check supports p <= 4, got p = {p} (Groebner bases blow up)")
+    if p > EXACT_MAX_P:
+        raise ExactCheckError(f"exact check supports p <= {EXACT_MAX_P}, got p = {p} (Groebner bases blow up)")
     if method == "cubic" or (method == "auto" and p == 2):
         if p != 2:
             raise ExactCheckError("the binary cubic method is for p = 2 only")

@@ -34,8 +34,8 @@ from .completeness import ROUNDOFF, completeness_certificate
 from .families import family_proof_near, isolation_exactly, local_family, merge_linear_families
 from .homotopy import QuadraticEigenHomotopy
 from .line_assembly import ball_lines, finish_lines, mixed_lines, one_line_tol, quadratic_lines
-from .line_fallbacks import (EXACT_SEED_MAX_P, PRECISE_MAX_P, confirm_family, exact_fallback, family_by_dimension,
-                             precise_fallback)
+from .line_fallbacks import (EXACT_SEED_MAX_P, PRECISE_MAX_P, confirm_family, exact_fallback, exact_for_multiple_roots,
+                             family_by_dimension, precise_fallback)
 from .line_records import make_lines
 from .line_types import FamilyWitness, InvariantLine, InvariantLines
 from .multiplicity import local_multiplicity
@@ -142,6 +142,10 @@ def invariant_lines(q: QuadraticField, seed: int = 0, tol: float = 1e-8, cluster
         return best
     if q.p <= EXACT_SEED_MAX_P:
         return exact_fallback(q, best, int(seeds[0]), float(tol))
+    if exact_for_multiple_roots(q, best):
+        best = exact_fallback(q, best, int(seeds[0]), float(tol))
+        if best.certified:
+            return best
     if q.p > PRECISE_MAX_P:
         best.reason += (f"; no re-tracking in higher precision above p = {PRECISE_MAX_P} (2^p paths in Python ball "
                         f"arithmetic would take hours)")

@@ -1,5 +1,6 @@
 """What ``invariant_lines`` tries when a double-precision run does not decide: the exact path (p <= EXACT_SEED_MAX_P:
-exact start points, or the exact confirmation of a family), the exact dimension of the solution set for a family
+exact start points, or the exact confirmation of a family; up to p = DIMENSION_MAX_P for small coefficients when
+several paths reach one root), the exact dimension of the solution set for a family
 no witness proves (p <= DIMENSION_MAX_P), and every path tracked again in higher precision with the end points
 proved in ball arithmetic (p <= PRECISE_MAX_P). Each returns what is proved, or the result it was given with
 the reason extended."""
@@ -17,7 +18,7 @@ from .line_types import InvariantLines
 from .precise_tracking import track_precise
 
 __all__ = ["EXACT_SEED_MAX_P", "PRECISE_MAX_P", "family_by_dimension", "precise_fallback", "confirm_family",
-           "exact_fallback"]
+           "exact_fallback", "exact_for_multiple_roots"]
 
 #: the attempts (bits, seed offset: another gamma and patch) of re-tracking every path when double precision
 #: fails and p > EXACT_SEED_MAX_P; the end points of all attempts so far go to the ball certificate together
@@ -37,6 +38,20 @@ EXACT_SEED_MAX_P = 3
 #: small-integer systems that have families, while large generic or badly scaled ones could take hours
 DIMENSION_MAX_P = 6
 DIMENSION_MAX_BITS = 40
+
+
+def exact_for_multiple_roots(q, best):
+    """Whether the exact path (a Groebner basis over QQ, servo.quadratic.exact) is tried for the uncertified result
+    ``best`` above EXACT_SEED_MAX_P: roots reached by several paths (multiple roots: no Krawczyk box can prove
+    them, and their multiplicities need the exact algebra unless the roots are rational), p <= DIMENSION_MAX_P
+    and coefficients of at most DIMENSION_MAX_BITS bits (Q made integral). The degenerate small-integer systems
+    of the fuzz with multiple roots of irrational coordinates take 1 s at p = 4 and about a minute at p = 6;
+    re-tracking in higher precision cannot prove them at all."""
+    if q.p <= EXACT_SEED_MAX_P or q.p > DIMENSION_MAX_P or not any(L.multiplicity > 1 for L in best.lines):
+        return False
+    if not np.isrealobj(q.Q) and np.any(np.imag(q.Q)):
+        return False
+    return coefficient_bits(np.real(q.Q)) <= DIMENSION_MAX_BITS
 
 
 def family_by_dimension(q, res, dims):

@@ -46,8 +46,8 @@ def test_bad_inputs_raise():
         exact_invariant_lines(QuadraticSystem(np.full((2, 2, 2), np.pi)))
     with pytest.raises(ExactCheckError, match="complex"):
         exact_invariant_lines(QuadraticSystem(np.full((2, 2, 2), 1j)))
-    with pytest.raises(ExactCheckError, match="p <= 4"):
-        exact_invariant_lines(QuadraticSystem(np.ones((5, 5, 5))))
+    with pytest.raises(ExactCheckError, match="p <= 6, got p = 7"):
+        exact_invariant_lines(QuadraticSystem(np.ones((7, 7, 7))))
     with pytest.raises(ExactCheckError, match="p = 2 only"):
         exact_invariant_lines(QuadraticSystem(np.ones((3, 3, 3))), method="cubic")
 

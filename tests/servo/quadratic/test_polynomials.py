@@ -14,8 +14,10 @@ import sympy as sp
 from servo.errors import ExactCheckError, QuadraticSystemError
 from servo.quadratic import QuadraticSystem
 from servo.quadratic.display import format_number, format_vector
-from servo.quadratic.polynomials import (check_degree, monomial_exponents, multiplication_matrix, quadratic_fields,
-                                         rational_tensor, standard_monomials)
+from servo.quadratic import polynomials
+from servo.quadratic.polynomials import (charpoly, check_degree, hermite_counts, monomial_exponents,
+                                         multiplication_matrix, power_traces, quadratic_fields, rational_tensor,
+                                         standard_monomials)
 from servo.quadratic.protocol import QuadraticField
 
 
@@ -58,6 +60,39 @@ def test_multiplication_matrix_of_a_quotient_ring():
     M = multiplication_matrix(G, [x], std, x)
     assert M == sp.Matrix([[0, 2], [1, 0]])
     assert sorted(M.eigenvals(), key=float) == sorted([sp.sqrt(2), -sp.sqrt(2)], key=float)
+
+
+@pytest.mark.parametrize("flint", [True, False])
+def test_traces_charpoly_and_hermite_counts_of_a_quotient_ring(flint, monkeypatch):
+    """I = <x^2 - 2, y^2 - x y> (grevlex): its points are (a, 0) and (a, a) for a = +-sqrt 2 (y (y - x) = 0), four
+    distinct real points. With u = x + 3 y: u(P) = a, a, 4 a, i.e. +-sqrt 2 and +-4 sqrt 2, so the characteristic
+    polynomial of M_u is (l^2 - 2)(l^2 - 32); the traces Tr(M_x M_u^k) = sum_P x(P) u(P)^k are 0 for k even
+    (the points come in pairs P, -P), and for k = 1: 2 + 2 + 2 * 4 + ... = sum a * u(P) = 2 (2 + 8) = 20;
+    Tr(M_y M_u) = sum y(P) u(P) = 2 * 8 = 16 (only (a, a) has y != 0). The Hermite form has rank 4 and
+    signature 4 (four distinct real points). The same with python-flint and with sympy alone."""
+    if not flint:
+        monkeypatch.setattr(polynomials, "_flint", None)
+    elif polynomials._flint is None:
+        pytest.skip("python-flint is not installed")
+    x, y = sp.symbols("x y")
+    G = sp.groebner([x ** 2 - 2, y ** 2 - x * y], x, y, order="grevlex")
+    std = standard_monomials(G, [x, y])
+    assert len(std) == 4
+    Mx, My = (multiplication_matrix(G, [x, y], std, g) for g in (x, y))
+    Mu = Mx + 3 * My
+    assert multiplication_matrix(G, [x, y], std, x + 3 * y) == Mu
+    lam = sp.Symbol("lam")
+    assert charpoly(Mu, lam) == sp.Poly((lam ** 2 - 2) * (lam ** 2 - 32), lam)
+    tx, ty = power_traces([Mx, My], Mu, 3, prec=200)
+    assert [float(t) for t in tx] == pytest.approx([0, 20, 0], abs=1e-40)
+    assert [float(t) for t in ty] == pytest.approx([0, 16, 0], abs=1e-40)
+    assert hermite_counts([Mx, My], std) == (4, 4)
+    # a double point: I = <x^2, y - 1> has one point (0, 1) of multiplicity 2, and no real-distinct others
+    G2 = sp.groebner([x ** 2, y - 1], x, y, order="grevlex")
+    std2 = standard_monomials(G2, [x, y])
+    M2 = [multiplication_matrix(G2, [x, y], std2, g) for g in (x, y)]
+    assert hermite_counts(M2, std2) == (1, 1)
+    assert charpoly(M2[1], lam) == sp.Poly((lam - 1) ** 2, lam)
 
 
 @pytest.mark.parametrize("bad", [0, -2, 1.0, True, "3"])
