@@ -142,6 +142,13 @@ class InvariantLines:
       singular line is an exact root with rational (Gaussian rational) coordinates whose multiplicity is
       proved in exact arithmetic (the dimension of the local ring, servo.quadratic.multiplicity), and these
       multiplicities with the proved simple roots add up to 2^p: a proof, multiplicities included.
+    * ``"exact"``: multiple lines with algebraic (irrational) coordinates, proved by the exact path
+      (servo.quadratic.exact: a Groebner basis over QQ; for p <= 3 whenever double precision does not decide, for
+      p = 4..6 when several paths reach one root and the coefficients have at most 40 bits): the number of
+      solutions with multiplicity is 2^p, the multiplicities are the exponents of the characteristic polynomial
+      of a separating multiplication matrix (Stickelberger), reality from Sturm counts and the Hermite form, c = 0
+      decided over QQ; the simple lines are proved again by the Krawczyk test from the exact path's points. The
+      coordinates of the multiple lines are approximations (to ~1e-15) of algebraic numbers.
     * ``"family"``: a positive-dimensional set of lines, proved: for p <= 3 by the exact path (its
       Groebner basis is not zero-dimensional), above at every witness in exact arithmetic (a linear space of
       lines through it, or an infinite local ring at it: FamilyWitness.proved), or, where a witness is not
