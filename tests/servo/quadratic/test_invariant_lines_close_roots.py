@@ -29,7 +29,7 @@ from servo.quadratic.homotopy import QuadraticEigenHomotopy  # noqa: E402
 from servo.quadratic.precise_tracking import track_precise  # noqa: E402
 
 # (i, j, k, m, e): Q[i, j, k] = Q[i, k, j] = m 2^e, every other entry 0
-# `benchmarks/invariant_lines.py` fuzz_system("mixed", 4, np.random.default_rng(137)): four simple roots within
+# `benchmarks/_lines_fuzz.py` fuzz_system("mixed", 4, np.random.default_rng(137)): four simple roots within
 # 4.3e-9 of e_1 in the equilibrated coordinates (two real, two complex)
 CLUSTER4 = [(0, 0, 0, -1, -33), (0, 0, 1, 1, -2), (0, 0, 3, 3, 10), (0, 1, 1, -3, 17), (0, 1, 2, 1, -1),
             (0, 1, 3, 1, -61), (0, 2, 2, -3, -21), (0, 3, 3, -1, -63), (1, 0, 0, -3, -38), (1, 0, 1, 1, -21),
