@@ -18,7 +18,6 @@ interrupted run leaves the previous report whole (never an old index.html beside
 
 from __future__ import annotations
 
-import html
 import os
 import shutil
 import tempfile
@@ -29,29 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import animation, describe, plots
+from . import animation, describe, html_parts as hp, plots
 from .mathsvg import MathRenderError, write_svg
 from .progress import Steps
 from .provenance import provenance
 from ..verify.run import Verdict, checks, drift, simulate
-
-CSS = """body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;color:#222;line-height:1.4}
-h1{margin-bottom:.2em}h2{border-bottom:2px solid #8ecae6;margin-top:1.6em}
-pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%;white-space:pre-wrap;word-break:break-word}
-table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:middle}
-th{background:#f3f6f9}caption{caption-side:top;text-align:left;font-size:85%;color:#555;padding:.3em 0}
-.scroll{overflow-x:auto;max-width:100%}
-.PASS{color:#1a7f37;font-weight:bold}.FAIL{color:#c62828;font-weight:bold}img{max-width:100%;height:auto}
-.small{font-size:85%;color:#555}nav a{margin-right:1em}
-.figs{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}
-figure{margin:0;max-width:100%;flex:0 0 auto}figcaption{font-size:85%;color:#444;max-width:520px}
-.verdict{border:2px solid #1a7f37;border-radius:6px;padding:.4em .9em .7em;margin:1em 0;background:#f5fbf6}
-.verdict.failed{border-color:#c62828;background:#fdf4f4}.verdict h2{border:none;margin:.2em 0 .4em}
-.num{font-family:monospace;white-space:nowrap}table.nums td{white-space:nowrap}
-.prov{margin-bottom:1em}
-.prov td{font-family:monospace}.thumb{display:block;width:200px}
-table.eq td{border:none;padding:2px 4px}table.eq td.l{text-align:right}table.eq td.r{text-align:left}
-table.eq img{vertical-align:middle}.model img{vertical-align:middle}.int img{vertical-align:middle}"""
 
 #: entries of the integrator comparison: free (exact), semidirect product, second kind (Casimir F(m + lambda b)),
 #: first kind (exact servo-sleigh solution)
@@ -59,44 +40,9 @@ COMPARE_ENTRIES = ("euler_top", "heavy_top", "flywheel_body", "servo_sleigh")
 FAMILY_ORDER = {"rigid": 0, "sleigh": 1, "coordinates": 2}
 
 
-def _e(x):
-    return html.escape(str(x))
-
-
-def _page(title, body, nav=True):
-    links = ("<nav><a href='index.html'>all systems</a><a href='relations.html'>relations</a>"
-             "<a href='integrators.html'>integrators</a></nav>") if nav else ""
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{_e(title)}</title>"
-            f"<link rel='stylesheet' href='style.css'></head><body>{links}\n{body}\n</body></html>\n")
-
-
-class Markup(str):
-    """A table cell already in HTML (not escaped again)."""
-
-
-def _cell(x, span=1):
-    sp = f" colspan='{span}'" if span > 1 else ""
-    return f"<td{sp}>{x if isinstance(x, Markup) else _e(x)}</td>"
-
-
-def _table(header, rows, caption="", cls=""):
-    """An HTML table in a box that scrolls sideways rather than widen the page; a row shorter than the
-    header spans its last cell over the rest."""
-    c = f" class='{cls}'" if cls else ""
-    cap = f"<caption>{_e(caption)}</caption>" if caption else ""
-    head = "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>" if header else ""
-    body = []
-    for r in rows:
-        r = list(r)
-        span = max(1, len(header) - len(r) + 1) if header else 1
-        body.append("<tr>" + "".join(_cell(x) for x in r[:-1]) + _cell(r[-1], span) + "</tr>")
-    return f"<div class='scroll'><table{c}>{cap}{head}{''.join(body)}</table></div>"
-
-
 def _status(v):
     s = "PASS" if v.passed else "FAIL"
-    return Markup(f"<span class='{s}'>{s}</span>")
+    return hp.Markup(f"<span class='{s}'>{s}</span>")
 
 
 def _margin(v):
@@ -125,27 +71,18 @@ def verdict_box(verdicts, run=None):
         return "<div class='verdict'><h2>Verdict</h2><p>Nothing to check.</p></div>"
     nf = sum(not v.passed for v in verdicts)
     head = (f"<span class='{'FAIL' if nf else 'PASS'}'>{'FAIL' if nf else 'PASS'}</span> "
-            f"{len(verdicts) - nf} of {len(verdicts)} checks pass, against: {_e(against_summary(verdicts))}")
-    how = "" if run is None else f" Run: {_e(run.method)}, {len(run.t)} output points to t = {run.t[-1]:.6g}."
-    rows = [[_status(v), v.against, (v.check + v.detail), Markup(f"<span class='num'>{v.value:.3e}</span>"),
+            f"{len(verdicts) - nf} of {len(verdicts)} checks pass, against: {hp.escape(against_summary(verdicts))}")
+    how = "" if run is None else f" Run: {hp.escape(run.method)}, {len(run.t)} output points to t = {run.t[-1]:.6g}."
+    rows = [[_status(v), v.against, (v.check + v.detail), hp.Markup(f"<span class='num'>{v.value:.3e}</span>"),
              f"{v.tol:.2g}", _margin(v)] for v in verdicts]
-    table = _table(["", "compared against", "check", "value", "tolerance", "margin"], rows)
+    table = hp.table(["", "compared against", "check", "value", "tolerance", "margin"], rows)
     return (f"<div class='verdict{' failed' if nf else ''}'><h2>Verdict</h2><p>{head}.{how}</p>{table}"
             "<p class='small'>margin = tolerance / value: how far inside its tolerance a check lands.</p></div>")
-
-
-def _img(rel, alt, cls=""):
-    c = f" class='{cls}'" if cls else ""
-    return f"<img src='{_e(rel)}' alt='{_e(alt)}'{c}>"
 
 
 def _figure(fig, out, rel):
     plots.save(fig, out / rel)
     return rel
-
-
-def _fig_html(rel, alt, caption):
-    return f"<figure>{_img(rel, alt)}<figcaption>{_e(caption)}</figcaption></figure>"
 
 
 def _math(latex, out, rel, alt):
@@ -154,7 +91,7 @@ def _math(latex, out, rel, alt):
         write_svg(latex, out / rel)
     except MathRenderError:
         return None
-    return _img(rel, alt)
+    return hp.img(rel, alt)
 
 
 def equations_html(entry, out, name):
@@ -165,7 +102,7 @@ def equations_html(entry, out, name):
     if model:
         img = _math(model, out, f"eq/{name}_model.svg", f"model: {model}")
         mtext = describe.model_text(entry)
-        parts.append(f"<p class='model'>Model: {img or '<code>' + _e(mtext) + '</code>'}</p>")
+        parts.append(f"<p class='model'>Model: {img or '<code>' + hp.escape(mtext) + '</code>'}</p>")
     cells, drawn = [], bool(rows)
     for k, (lhs, op, rhs) in enumerate(rows):
         a = _math(lhs, out, f"eq/{name}_{k}l.svg", lhs)
@@ -177,9 +114,9 @@ def equations_html(entry, out, name):
         cells.append(f"<tr><td class='l'>{a}</td><td>{o}</td><td class='r'>{b}</td></tr>")
     if drawn:
         parts.append("<div class='scroll'><table class='eq'>" + "".join(cells) + "</table></div>")
-    parts.append("<p class='small'>Text:</p><pre>" + _e("\n".join(text) or "(not available)") + "</pre>")
+    parts.append("<p class='small'>Text:</p><pre>" + hp.escape("\n".join(text) or "(not available)") + "</pre>")
     if latex:
-        parts.append(f"<p class='small'>LaTeX (paste into a paper):</p><pre>{_e(latex)}</pre>")
+        parts.append(f"<p class='small'>LaTeX (paste into a paper):</p><pre>{hp.escape(latex)}</pre>")
     return "\n".join(parts)
 
 
@@ -196,8 +133,8 @@ def _realizability_html(entry):
     if v["where"] != "everywhere" and v["value"] is not None:
         at = f" = {v['value']:.6g} at the initial state"
     cls = "PASS" if v["realizable"] else ("FAIL" if v["realizable"] is False else "")
-    return (f"<h2>Realizability</h2><p>{_e(v['expr'])} = <code>{_e(v['formula'])}</code>{_e(at)}: "
-            f"<span class='{cls}'>{_e(short)}</span>"
+    return (f"<h2>Realizability</h2><p>{hp.escape(v['expr'])} = <code>{hp.escape(v['formula'])}</code>{hp.escape(at)}: "
+            f"<span class='{cls}'>{hp.escape(short)}</span>"
             + ("" if v["where"] == "everywhere" else " (realizable wherever it is non-zero)") + "</p>"), short
 
 
@@ -214,7 +151,7 @@ def _lines_html(lines):
         rows.append(["(" + ", ".join(_num(x) for x in L.direction) + ")", _num(L.c), "yes" if L.is_real else "no",
                      L.multiplicity, L.stability or "-", "-" if rho is None else ", ".join(_num(x) for x in rho)])
     return ("<h2>Invariant lines of the reduced system</h2>"
-            + _table(["direction xi", "c", "real", "multiplicity", "stability", "Kovalevskaya exponents"], rows,
+            + hp.table(["direction xi", "c", "real", "multiplicity", "stability", "Kovalevskaya exponents"], rows,
                      lines.reason or ""))
 
 
@@ -229,8 +166,8 @@ def _system_integrals_html(entry, out, name):
         img = None
         if f.get("latex"):
             img = _math(f"{title_tex} = {f['latex']}", out, f"eq/{name}_int{k}.svg", f"{title_text} = {f['expr']}")
-        lis.append(f"<li class='int'>{img or _e(title_text)}<br><span class='small'>text: "
-                   f"<code>{_e(title_text)} = {_e(f.get('expr') or '')}</code></span></li>")
+        lis.append(f"<li class='int'>{img or hp.escape(title_text)}<br><span class='small'>text: "
+                   f"<code>{hp.escape(title_text)} = {hp.escape(f.get('expr') or '')}</code></span></li>")
     return "<p class='small'>First integrals listed by the system itself (servo):</p><ul>" + "".join(lis) + "</ul>"
 
 
@@ -239,12 +176,12 @@ def _figures(entry, run, out, counter, name):
     from ..verify.run import heavy_top_attitude, orientation, planar_pose
 
     pre = f"fig/{counter:02d}_{name}"
-    figs = [_fig_html(_figure(plots.motion_figure(entry, run), out, f"{pre}_motion.svg"), f"motion of {name}",
+    figs = [hp.fig_html(_figure(plots.motion_figure(entry, run), out, f"{pre}_motion.svg"), f"motion of {name}",
                       "The state against time" + (" (dotted: the exact solution)."
                                                   if run.outputs.get("exact") is not None else "."))]
     fig = plots.drift_figure(run)
     if fig is not None:
-        figs.append(_fig_html(_figure(fig, out, f"{pre}_drift.svg"), f"drift of {name}",
+        figs.append(hp.fig_html(_figure(fig, out, f"{pre}_drift.svg"), f"drift of {name}",
                               "Relative drift of the first integrals, constraint residuals and the error against the "
                               "exact solution (log scale; below machine epsilon drawn on it)."))
     pose = planar_pose(run)
@@ -255,7 +192,7 @@ def _figures(entry, run, out, counter, name):
                "spaced instants" if plots.has_blade(entry) else "The path of the body frame's origin with the heading "
                "(body axis e1) drawn as arrows at evenly spaced instants") + ("; the events where the motion leaves or joins the constraint are marked."
                                     if getattr(run, "events", None) else "."))
-        figs.append(_fig_html(_figure(fig, out, f"{pre}_path.svg"), f"path of {name}", cap))
+        figs.append(hp.fig_html(_figure(fig, out, f"{pre}_path.svg"), f"path of {name}", cap))
     R = orientation(run)
     if R is not None:
         ex = entry.extras
@@ -263,27 +200,27 @@ def _figures(entry, run, out, counter, name):
         svg = animation.tumbling_svg(R, run.t, ex.get("inertia", np.eye(3)), w=w, a=ex.get("a"), b=ex.get("b"),
                                      title=f"{name}: the body tumbling")
         (out / f"{pre}_tumbling.svg").write_text(svg, encoding="utf-8")
-        figs.append(_fig_html(f"{pre}_tumbling.svg", f"animation of {name}",
+        figs.append(hp.fig_html(f"{pre}_tumbling.svg", f"animation of {name}",
                               "The body tumbling (animated SVG, no script): the box of its principal axes, the body "
                               "axes, the constraint axis a and the control axis b fixed in the body, the angular "
                               "velocity R w in space."))
-        figs.append(_fig_html(_figure(plots.orientation_figure(entry, run), out, f"{pre}_group.svg"),
+        figs.append(hp.fig_html(_figure(plots.orientation_figure(entry, run), out, f"{pre}_group.svg"),
                               f"motion of {name} on SO(3)", "The tips of the body axes on the unit sphere."))
-        figs.append(_fig_html(_figure(plots.orthogonality_figure(entry, run), out, f"{pre}_orth.svg"),
+        figs.append(hp.fig_html(_figure(plots.orthogonality_figure(entry, run), out, f"{pre}_orth.svg"),
                               "orthogonality defect", "|R^T R - 1| of the attitude reconstructed by g' = g w."))
     if {"chi", "Gamma0"} <= set(entry.parameters) and "w" in run.outputs:
         _, apex, gap = heavy_top_attitude(run, entry.parameters["chi"], entry.parameters["Gamma0"])
-        figs.append(_fig_html(_figure(plots.apex_figure(entry, apex, gap), out, f"{pre}_apex.svg"),
+        figs.append(hp.fig_html(_figure(plots.apex_figure(entry, apex, gap), out, f"{pre}_apex.svg"),
                               f"apex of {name}", "The apex of the top's axis on the unit sphere (attitude from "
                               "R' = R Omega with R(0)^T e3 = Gamma(0))."))
     if entry.kind == "lie-group" and run.invariants:
         try:
             ref = simulate(entry, method="scipy:DOP853", rtol=1e-8, atol=1e-10)
-            figs.append(_fig_html(_figure(plots.drift_comparison_figure(entry, [run, ref]), out, f"{pre}_methods.svg"),
-                                  f"invariant drift of {run.method} and DOP853",
-                                  f"Drift of the integrals: {run.method} against scipy's DOP853 (rtol 1e-8)."))
+            fig = _figure(plots.drift_comparison_figure(entry, [run, ref]), out, f"{pre}_methods.svg")
+            figs.append(hp.fig_html(fig, f"invariant drift of {run.method} and DOP853",
+                                    f"Drift of the integrals: {run.method} against scipy's DOP853 (rtol 1e-8)."))
         except (ValueError, ArithmeticError) as exc:
-            figs.append(f"<p class='small'>(no scipy comparison: {_e(exc)})</p>")
+            figs.append(f"<p class='small'>(no scipy comparison: {hp.escape(exc)})</p>")
     return "<div class='figs'>" + "".join(figs) + "</div>"
 
 
@@ -292,18 +229,18 @@ def entry_page(entry, out, counter):
     name = entry.name
     run = simulate(entry)
     verdicts = list(checks(entry, run))
-    parts = [f"<h1>{_e(name)}</h1>", f"<p>{_e(entry.description)}</p>", verdict_box(verdicts, run),
-             f"<p class='small'>model: {_e(entry.model)}; kind: {_e(entry.kind)}</p>"]
+    parts = [f"<h1>{hp.escape(name)}</h1>", f"<p>{hp.escape(entry.description)}</p>", verdict_box(verdicts, run),
+             f"<p class='small'>model: {hp.escape(entry.model)}; kind: {hp.escape(entry.kind)}</p>"]
     if entry.parameters:
-        parts.append(_table(["parameter", "value"], [[k, v] for k, v in entry.parameters.items()]))
+        parts.append(hp.table(["parameter", "value"], [[k, v] for k, v in entry.parameters.items()]))
     if entry.references:
-        parts.append("<h2>References</h2><ul>" + "".join(f"<li>{_e(r)}</li>" for r in describe.references(entry))
+        parts.append("<h2>References</h2><ul>" + "".join(f"<li>{hp.escape(r)}</li>" for r in describe.references(entry))
                      + "</ul>")
     parts.append(equations_html(entry, out, name))
     rhtml, rshort = _realizability_html(entry)
     parts.append(rhtml)
     if run.invariants:
-        parts.append("<h2>First integrals and measured drift</h2>" + _table(
+        parts.append("<h2>First integrals and measured drift</h2>" + hp.table(
             ["integral", "initial value", f"relative drift ({run.method}, {run.nsteps} steps)"],
             [[k, f"{run.invariants[k][0]:.12g}", f"{drift(run, k):.3e}"] for k in run.invariants]))
     parts.append(_system_integrals_html(entry, out, name))
@@ -320,11 +257,11 @@ def entry_page(entry, out, counter):
                              "an equilibrium, there is no phase portrait to draw.</p>")
             else:
                 rel = _figure(fig, out, f"fig/{counter:02d}_{name}_phase.svg")
-                parts.append("<div class='figs'>" + _fig_html(rel, f"phase portrait of {name}",
+                parts.append("<div class='figs'>" + hp.fig_html(rel, f"phase portrait of {name}",
                              "Phase portrait of the reduced homogeneous quadratic system x' = v(x) with its "
                              "invariant lines.") + "</div>")
         except Exception as exc:  # a figure that cannot be drawn is noted, it does not sink the entry
-            parts.append(f"<p class='small'>(no phase portrait: {_e(type(exc).__name__)}: {_e(exc)})</p>")
+            parts.append(f"<p class='small'>(no phase portrait: {hp.escape(type(exc).__name__)}: {hp.escape(exc)})</p>")
     if q is not None:
         try:
             lines = q.invariant_lines()
@@ -332,12 +269,12 @@ def entry_page(entry, out, counter):
             iv = describe.integrability_verdict(entry, lines=lines)
         except (ValueError, ArithmeticError) as exc:
             iv = None
-            parts.append(f"<p class='small'>(no invariant lines or integrability verdict: {_e(exc)})</p>")
+            parts.append(f"<p class='small'>(no invariant lines or integrability verdict: {hp.escape(exc)})</p>")
         if iv is not None:
-            parts.append("<h2>Integrability at the invariant lines</h2>" + _table(
+            parts.append("<h2>Integrability at the invariant lines</h2>" + hp.table(
                 iv["header"], iv["rows"], "Kovalevskaya exponents at the Darboux points d = -xi/c: a degree is ruled "
                 "out when some point has no resonance (servo.quadratic.kovalevskaya)."))
-    (out / f"{name}.html").write_text(_page(f"liedyn: {name}", "\n".join(p for p in parts if p)), encoding="utf-8")
+    (out / f"{name}.html").write_text(hp.page(f"liedyn: {name}", "\n".join(p for p in parts if p)), encoding="utf-8")
     thumb = _figure(plots.thumbnail_figure(entry, run), out, f"fig/{counter:02d}_{name}_thumb.svg")
     return {"name": name, "model": entry.model, "realizability": rshort, "thumb": thumb}, verdicts
 
@@ -352,19 +289,19 @@ def compare_page(entries, out):
              "its colour and marker on every figure.</p>"]
     for e in entries:
         rows, summary, reference = compare_entry(e)
-        parts.append(f"<h2>{_e(e.name)}</h2>" + _table(list(SUMMARY_HEADER), summary_rows(summary),
+        parts.append(f"<h2>{hp.escape(e.name)}</h2>" + hp.table(list(SUMMARY_HEADER), summary_rows(summary),
                                                         summary_caption(reference), cls="nums"))
         figs = []
         for x, what in (("wall_time", "wall time"), ("nfev", "right-hand-side evaluations")):
             rel = _figure(plots.compare_figure(rows, f"{e.name}: error against {what}", x=x), out,
                           f"fig/compare_{e.name}_{x}.svg")
-            figs.append(_fig_html(rel, f"work-precision on {e.name} ({what})",
+            figs.append(hp.fig_html(rel, f"work-precision on {e.name} ({what})",
                                   f"Work-precision: final error against {what}, one point per step count or tolerance."))
         parts.append("<div class='figs'>" + "".join(figs) + "</div>")
     if not entries:
         parts.append("<p class='small'>(none of the comparison entries is in this report)</p>")
     parts.append(_nonholonomic_figures(out))
-    (out / "integrators.html").write_text(_page("liedyn: integrators", "\n".join(parts)), encoding="utf-8")
+    (out / "integrators.html").write_text(hp.page("liedyn: integrators", "\n".join(parts)), encoding="utf-8")
 
 
 #: the figures of benchmarks/nonholonomic.py (a real run writes them; the report copies them) and their captions
@@ -392,7 +329,7 @@ def _nonholonomic_figures(out):
         if f.exists():
             (out / "fig").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, out / "fig" / f.name)
-            figs.append(_fig_html(f"fig/{f.name}", caption, caption))
+            figs.append(hp.fig_html(f"fig/{f.name}", caption, caption))
     head = ("<h2>Nonholonomic integrators</h2><p>The discrete Lagrange-d'Alembert-Suslov schemes (dlas_exp, dlas_cay), "
             "the Lie-group nonholonomic RATTLE (lie_rattle_exp, lie_rattle_cay), McLachlan and Perlmutter's mp_lda, the "
             "nonholonomic RATTLE (nh_rattle) and the discrete vakonomic scheme (dvak_mid) against rk4 and DOP853, from "
@@ -419,28 +356,29 @@ def relations_page(out, names=None):
         except Exception as exc:  # a failing relation check is a FAIL in the report, not a crash
             verdict = Verdict(f"{u} -> {v}", "relation", float("nan"), 0.0, f" ({exc})")
         verdicts.append(verdict)
-        rows.append([Markup(f"<a href='{_e(u)}.html'>{_e(u)}</a>"), d["relation"],
-                     Markup(f"<a href='{_e(v)}.html'>{_e(v)}</a>"), d["note"],
-                     Markup(f"{_status(verdict)} {verdict.value:.3e} (tol {verdict.tol:.2g}){_e(verdict.detail)}")])
-    table = _table(["from", "relation", "to", "how", "check"], rows) if rows else \
+        rows.append([hp.Markup(f"<a href='{hp.escape(u)}.html'>{hp.escape(u)}</a>"), d["relation"],
+                     hp.Markup(f"<a href='{hp.escape(v)}.html'>{hp.escape(v)}</a>"), d["note"],
+                     hp.Markup(f"{_status(verdict)} {verdict.value:.3e} (tol {verdict.tol:.2g})"
+                               f"{hp.escape(verdict.detail)}")])
+    table = hp.table(["from", "relation", "to", "how", "check"], rows) if rows else \
         "<p class='small'>(no relation between these systems)</p>"
     body = ("<h1>Relations between the systems</h1><p>An arrow u &rarr; v reads &ldquo;u is a &lt;relation&gt; "
             "v&rdquo;; each is checked numerically against something independent of the run: an exact solution, "
             "equations written by hand, or the rate promised by a theorem.</p>"
-            + f"<p>{_img(rel, 'relation graph')}</p>" + table)
+            + f"<p>{hp.img(rel, 'relation graph')}</p>" + table)
     fig = plots.rate_figure(verdicts)
     if fig is not None:
         rrel = _figure(fig, out, "fig/limit_rates.svg")
         body += ("<h2>Limit rates</h2><p>Each limit N &rarr; &infin; promises an error O(1/N): the error at five "
                  "values of N, each twice the one before, on log-log axes with the slope -1 dotted; the check passes "
                  "when every doubling of N divides the error by 2<sup>1 &plusmn; 0.15</sup>.</p><div class='figs'>"
-                 + _fig_html(rrel, "limit rates", "Error against N, log-log.") + "</div>")
-    (out / "relations.html").write_text(_page("liedyn: relations", body), encoding="utf-8")
+                 + hp.fig_html(rrel, "limit rates", "Error against N, log-log.") + "</div>")
+    (out / "relations.html").write_text(hp.page("liedyn: relations", body), encoding="utf-8")
     return verdicts
 
 
 def _index(out, rows, n_pass, n_checks, seconds, relation_verdicts):
-    prov = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in provenance())
+    prov = "".join(f"<tr><th>{hp.escape(k)}</th><td>{hp.escape(v)}</td></tr>" for k, v in provenance())
     head = ("<h1>liedyn: catalog report</h1>"
             f"<p>{len(rows)} systems, {n_pass} of {n_checks} checks pass; generated in {seconds:.0f} s. "
             f"Relations: {sum(v.passed for v in relation_verdicts)} of {len(relation_verdicts)} pass "
@@ -455,17 +393,19 @@ def _index(out, rows, n_pass, n_checks, seconds, relation_verdicts):
         vs = r["verdicts"]
         nf = sum(not v.passed for v in vs)
         status = "FAIL" if nf or r.get("error") else "PASS"
-        link = f"{_e(r['name'])}.html"
-        thumb = (f"<a href='{link}'>{_img(r['thumb'], 'motion of ' + r['name'], 'thumb')}</a>"
-                 if r.get("thumb") else _e(r.get("error", "")))
-        trs.append(f"<tr><td><a href='{link}'>{_e(r['name'])}</a><br><span class='small'>"
-                   f"{_e(r['title'])}</span></td><td>{_e(r['family'])}</td><td>{_e(r.get('model', ''))}</td>"
-                   f"<td>{_e(r.get('realizability', ''))}</td><td><span class='{status}'>{status}</span> "
-                   f"{len(vs) - nf}/{len(vs)}<br><span class='small'>against: {_e(against_summary(vs))}</span></td>"
+        link = f"{hp.escape(r['name'])}.html"
+        thumb = (f"<a href='{link}'>{hp.img(r['thumb'], 'motion of ' + r['name'], 'thumb')}</a>"
+                 if r.get("thumb") else hp.escape(r.get("error", "")))
+        trs.append(f"<tr><td><a href='{link}'>{hp.escape(r['name'])}</a><br><span class='small'>"
+                   f"{hp.escape(r['title'])}</span></td><td>{hp.escape(r['family'])}</td>"
+                   f"<td>{hp.escape(r.get('model', ''))}</td>"
+                   f"<td>{hp.escape(r.get('realizability', ''))}</td><td><span class='{status}'>{status}</span> "
+                   f"{len(vs) - nf}/{len(vs)}<br><span class='small'>against: "
+                   f"{hp.escape(against_summary(vs))}</span></td>"
                    f"<td>{thumb}</td></tr>")
     table = ("<div class='scroll'><table><tr><th>system</th><th>family</th><th>model</th><th>realizability</th>"
              "<th>checks</th><th>motion</th></tr>" + "".join(trs) + "</table></div>")
-    (out / "index.html").write_text(_page("liedyn report", head + table, nav=False), encoding="utf-8")
+    (out / "index.html").write_text(hp.page("liedyn report", head + table, nav=False), encoding="utf-8")
 
 
 def _move_into_place(tmp, out):
@@ -493,7 +433,7 @@ def _build_site(out, names, progress, compare, overrides):
 
     (out / "fig").mkdir()
     (out / "eq").mkdir()
-    (out / "style.css").write_text(CSS, encoding="utf-8")
+    (out / "style.css").write_text(hp.CSS, encoding="utf-8")
     t0 = time.perf_counter()
     sp = specs()
     rows, verdicts, failures = [], [], []
@@ -506,9 +446,10 @@ def _build_site(out, names, progress, compare, overrides):
             failures.append((name, str(exc)))
             vs = [Verdict(name, "build/run", float("nan"), 0.0)]
             row = {"name": name, "error": f"{type(exc).__name__}: {exc}"}
-            body = (f"<h1>{_e(name)}</h1><p class='FAIL'>FAIL: {_e(type(exc).__name__)}: {_e(exc)}</p>"
-                    f"<pre>{_e(traceback.format_exc())}</pre>")
-            (out / f"{name}.html").write_text(_page(f"liedyn: {name}", body), encoding="utf-8")
+            body = (f"<h1>{hp.escape(name)}</h1><p class='FAIL'>FAIL: {hp.escape(type(exc).__name__)}: "
+                    f"{hp.escape(exc)}</p>"
+                    f"<pre>{hp.escape(traceback.format_exc())}</pre>")
+            (out / f"{name}.html").write_text(hp.page(f"liedyn: {name}", body), encoding="utf-8")
         rows.append({**base, **row, "verdicts": vs})
         verdicts += vs
     progress.update("relations")
