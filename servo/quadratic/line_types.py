@@ -154,7 +154,10 @@ class InvariantLines:
       lines through it, or an infinite local ring at it: FamilyWitness.proved), or, where a witness is not
       proved, by the exact dimension of the solution set (servo.quadratic.dimension, p <= 6, coefficients of
       <= 40 bits; the reason says so); every isolated line listed is at round-off; the isolated lines are not
-      proved complete. A family the numerical local dimension test reports but nothing proves is not certified.
+      proved complete: end points next to the family that are not at round-off, simple ones the alpha test does
+      not prove, and singular ones whose isolation is not proved are not listed (they may lie on the family; the
+      reason counts them). A family the numerical local dimension test reports but nothing proves is not
+      certified.
     * ``None``: not certified (a failed path, a line not at round-off, a simple line failing the
       alpha test, two lines not told apart, a count other than 2^p - 1, undecided reality).
     """
