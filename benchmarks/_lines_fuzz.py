@@ -11,6 +11,7 @@ sections invariant_lines_fuzz / invariant_lines_fuzz_high of benchmarks/RESULTS.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -214,10 +215,10 @@ def recheck(logs, parts, checks=3):
     t0 = time.perf_counter()
     systems = []
     for log in logs:
-        for line in Path(log).read_text().splitlines():
-            if line.startswith(("uncertified ", "CRASH ")) and " Q=" in line:
-                head, q = line.rsplit(" Q=", 1)
-                systems.append((head.split(":")[0], np.array(json.loads(q))))
+        # a record can span several lines (a reason may print a numpy array); Q is its last, JSON, part
+        for m in re.finditer(r"^((?:uncertified|CRASH) \w+ p=\d+):.*? Q=(\[\[\[.*?\]\]\])", Path(log).read_text(),
+                             re.S | re.M):
+            systems.append((m.group(1), np.array(json.loads(m.group(2)))))
     listed = sum(len(q["uncertified"]) for q in parts)
     if len(systems) != listed:
         raise SystemExit(f"--recheck: the logs list {len(systems)} uncertified systems, the parts {listed}")
