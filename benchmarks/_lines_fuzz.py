@@ -311,8 +311,8 @@ def write_fuzz(parts, args, rechecked=None):
     if high:
         fnote = (f"**Fuzz at p = 4, 5, 6, {tot['n']} systems** ({runs}; kinds as below, mixed scale 1e-20..1e20): the "
                  f"exact path is too slow at p >= 4 but for small coefficients, so every certified answer is "
-                 f"compared with a certified second solve of the same system in other coordinates (x = P D y, P a permutation, D signed powers of 2, "
-                 f"another seed), line by line. " + verdict + unc)
+                 f"compared with a certified second solve of the same system in other coordinates (x = P D y, P a "
+                 f"permutation, D signed powers of 2, another seed), line by line. " + verdict + unc)
         update_section("invariant_lines_fuzz_high", "## Invariant lines: fuzz at p = 4..6\n\n" + fnote + "\n\n"
                        + ftable, f".venv/bin/python benchmarks/invariant_lines.py {cmd}")
     else:
