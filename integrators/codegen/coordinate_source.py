@@ -2,7 +2,7 @@
 straight-line scalar code: the problem's grad V(q), A(q) and dA/dq written into the step as expressions (the
 source text the problem carries, e.g. printed by servo.coordinates from its symbolic equations), M^-1 folded
 in as literals (its zero entries skipped), every component a local variable, no array in the step but the
-saved states. The maps are those of :mod:`integrators.reference.nonholonomic.kernels` (``mp_run``,
+saved states. The maps are those of :mod:`integrators.reference.nonholonomic.coordinate_kernels` (``mp_run``,
 ``rattle_run``; the equations there), which stay as the generic loops and the reference of the tests.
 
 **mp_lda** (McLachlan and Perlmutter 2006, eq. (4.18)): Newton in the k multipliers, residual

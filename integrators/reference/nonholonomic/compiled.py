@@ -1,6 +1,7 @@
-"""The compiled runs of the discrete schemes: the loops of :mod:`integrators.reference.nonholonomic.kernels`
-jitted with the ``jit`` the engine hands down (``integrators.backends.numba_kernels.jit``; this room does not
-import numba or the backends), their constant data, and the reasons a run has no compiled path.
+"""The compiled runs of the discrete schemes: the loops of :mod:`integrators.reference.nonholonomic.kernels`,
+``coordinate_kernels`` and ``vakonomic_kernel`` jitted with the ``jit`` the engine hands down
+(``integrators.backends.numba_kernels.jit``; this room does not import numba or the backends), their constant
+data, and the reasons a run has no compiled path.
 
 * ``dlas_exp`` (and ``lie_rattle_exp``, the same loop) on algebras with ad_x^3 = -theta^2 ad_x and a negative
   semi-definite Killing form (so(3), se(2)); ``dlas_cay`` where S(x, y, x) = vee(XYX) stays in the algebra
@@ -27,7 +28,7 @@ import numpy as np
 
 from ...core.errors import ConvergenceError
 from ...core.result import IntegrationResult
-from . import kernels
+from . import coordinate_kernels, kernels, vakonomic_kernel
 
 _JITTED = {}
 
@@ -214,11 +215,11 @@ def _coordinate_loop(d, scheme, jit):
         g, A, dA, a, Da = fs
         k = d.k
         if d.gauge is not None:
-            maker = (kernels.make_mp_gauge_run(solve, g, A, dA, a, Da, k) if scheme == "mp"
-                     else kernels.make_rattle_gauge_run(solve, g, A, a, Da, k))
+            maker = (coordinate_kernels.make_mp_gauge_run(solve, g, A, dA, a, Da, k) if scheme == "mp"
+                     else coordinate_kernels.make_rattle_gauge_run(solve, g, A, a, Da, k))
         else:
-            maker = (kernels.make_mp_run(solve, g, A, dA, k) if scheme == "mp"
-                     else kernels.make_rattle_run(solve, g, A, k))
+            maker = (coordinate_kernels.make_mp_run(solve, g, A, dA, k) if scheme == "mp"
+                     else coordinate_kernels.make_rattle_run(solve, g, A, k))
         cache[key] = jit(maker)
     return cache[key]
 
@@ -287,9 +288,10 @@ def result_of(name, ys, y0, t0, h, n, save_every):
 def run_dvak(stepper, y0, t0, h, n, save_every, jit=None, generated=None):
     """dvak_mid's run: the engine's generated loop (``generated``: ``integrators.backends.nonholonomic_loops.
     vakonomic_loop``; analytic Jacobians, simplified Newton, the same map and stop tolerance) where the problem
-    carries expression source, else the loop of :func:`integrators.reference.nonholonomic.kernels.make_dvak_run`
-    on its scalar functions (``jit`` None: plain Python, for tests); None when neither applies (no scalar
-    functions and no generated loop: the maker's limit of unknowns)."""
+    carries expression source, else the loop of
+    :func:`integrators.reference.nonholonomic.vakonomic_kernel.make_dvak_run` on its scalar functions (``jit``
+    None: plain Python, for tests); None when neither applies (no scalar functions and no generated loop: the
+    maker's limit of unknowns)."""
     jit = jit or _plain
     d = stepper.d
     cache = d.__dict__.setdefault("_compiled", {})
@@ -312,7 +314,7 @@ def run_dvak(stepper, y0, t0, h, n, save_every, jit=None, generated=None):
     if key not in cache:
         solve = kernels.solve_small if jit is _plain else _helpers(jit)[0]
         fs = tuple(f if jit is _plain else jit(f) for f in d.scalar)
-        cache[key] = kernels.make_dvak_run(solve, *fs, d.n, d.k, jit)
+        cache[key] = vakonomic_kernel.make_dvak_run(solve, *fs, d.n, d.k, jit)
     ys, done, iters = cache[key](Y0, float(h), int(n), int(save_every), n_saved(n, save_every))
     stepper.nfev_total = int(iters)
     return _result(stepper.name, ys, np.asarray(y0, dtype=float), t0, h, n, save_every, int(done), iters)

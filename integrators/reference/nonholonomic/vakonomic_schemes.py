@@ -32,7 +32,7 @@ principle is published that we know of: its order is measured, not inherited.
 
 Compiled runs (backend "numba"): the generated straight-line loop of :mod:`integrators.codegen.vakonomic_source`
 where the problem carries expression source (L*, phi as text; servo.coordinates writes it), else the loop of
-:func:`integrators.reference.nonholonomic.kernels.make_dvak_run` on its scalar functions.
+:func:`integrators.reference.nonholonomic.vakonomic_kernel.make_dvak_run` on its scalar functions.
 """
 
 from __future__ import annotations
