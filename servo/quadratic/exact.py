@@ -113,39 +113,6 @@ def _factor_roots(fac):
     return out
 
 
-def _roots_of_factor(fp, dps):
-    """The roots of the irreducible rational polynomial ``fp`` (sympy Poly) as mpmath numbers at the current
-    precision (``dps`` digits), each with whether it is real, decided exactly: with python-flint,
-    ``fmpz_poly.complex_roots`` (certified isolation; a real root comes with an imaginary part exactly zero) at
-    about 4 dps bits; without it, mpmath's polyroots and Sturm's count of the real roots (sympy's, in pure Python:
-    minutes for a factor of degree 63 with large coefficients at p = 6), the real ones being those with the
-    smallest imaginary parts, which must then be far below the others'; None if they are not."""
-    if fp.degree() <= 0:
-        return []
-    if have_flint():
-        fl = require_flint("root isolation")
-        _, prim = fp.clear_denoms()
-        with working_precision(4 * dps + 64):
-            found = fl.fmpz_poly([int(a) for a in reversed(prim.all_coeffs())]).complex_roots()
-            out = []
-            for z, m in found:
-                if m != 1:                         # cannot happen for an irreducible factor
-                    break
-                re = mpmath.mpf(z.real.mid())
-                out.append((re, True) if z.imag.is_zero() else (mpmath.mpc(re, mpmath.mpf(z.imag.mid())), False))
-            else:
-                if len(out) == fp.degree():
-                    return sorted(out, key=lambda t: not t[1])          # the real roots first
-    coeffs = [mpmath.mpf(sp.Rational(a).p) / sp.Rational(a).q for a in fp.all_coeffs()]
-    rr = list(np.atleast_1d(mpmath.polyroots(coeffs, maxsteps=400, extraprec=4 * dps)))
-    nreal = int(fp.count_roots())
-    order = sorted(range(len(rr)), key=lambda i: abs(mpmath.im(rr[i])))
-    if nreal < len(rr) and nreal and abs(mpmath.im(rr[order[nreal - 1]])) > \
-            mpmath.mpf(10) ** (-dps // 2) * abs(mpmath.im(rr[order[nreal]])):
-        return None
-    return [(mpmath.re(rr[i]) if pos < nreal else rr[i], pos < nreal) for pos, i in enumerate(order)]
-
-
 def _binary_cubic(R):
     """p = 2: roots of the binary cubic xi_1 v_2 - xi_2 v_1 with multiplicities."""
     x, y = sp.symbols("x y")
@@ -231,7 +198,7 @@ def _resultant_p3(R, rng):
     return ExactLines(3, True, pts, None, "resultant Res_y2(g1, g2)")
 
 
-def _groebner(R, chart, sep, dps=120, max_basis_bits=None):
+def _groebner(R, chart, sep, dps=120):
     p = len(R)
     xs = sp.symbols(f"xi1:{p + 1}")
     c = sp.Symbol("c")
@@ -242,12 +209,6 @@ def _groebner(R, chart, sep, dps=120, max_basis_bits=None):
     G = sp.groebner(eqs, *gens, order="grevlex")
     if not G.is_zero_dimensional:
         return ExactLines(p, False, [], None, "groebner grevlex (positive-dimensional)")
-    if max_basis_bits is not None:
-        bits = max((max(abs(int(a.p)).bit_length(), int(a.q).bit_length()) for g in G.polys
-                    for a in map(sp.Rational, g.coeffs())), default=0)
-        if bits > max_basis_bits:
-            raise ExactCheckError(f"the Groebner basis has coefficients of {bits} bits (> {max_basis_bits}): the "
-                                  f"rest of the exact path would take minutes")
     std = standard_monomials(G, gens)
     if len(std) != 2 ** p:
         return None                                # a solution sits on the chart's infinity
@@ -263,12 +224,18 @@ def _groebner(R, chart, sep, dps=120, max_basis_bits=None):
         for fac, mult in sp.factor_list(cp.as_expr(), lam)[1]:
             fp = sp.Poly(fac, lam)
             zero_c = cpJ is not None and sp.rem(cpJ, fp).is_zero
-            found = _roots_of_factor(fp, dps)
-            if found is None:
+            coeffs = [mpmath.mpf(sp.Rational(a).p) / sp.Rational(a).q for a in fp.all_coeffs()]
+            rr = list(np.atleast_1d(mpmath.polyroots(coeffs, maxsteps=400, extraprec=4 * dps))) if len(coeffs) > 1 else []
+            # how many roots of this rational factor are real: Sturm's count, exact; they are the ones with
+            # the smallest imaginary parts, which must be far below the others' at this precision
+            nreal = int(fp.count_roots()) if fp.degree() > 0 else 0
+            order = sorted(range(len(rr)), key=lambda i: abs(mpmath.im(rr[i])))
+            if nreal < len(rr) and nreal and abs(mpmath.im(rr[order[nreal - 1]])) > \
+                    mpmath.mpf(10) ** (-dps // 2) * abs(mpmath.im(rr[order[nreal]])):
                 return None                        # the real roots are not told apart at this precision
-            for r, is_real in found:
-                roots.append((r, int(mult)))
-                u_real.append(is_real)
+            for pos, i in enumerate(order):
+                roots.append((mpmath.re(rr[i]) if pos < nreal else rr[i], int(mult)))
+                u_real.append(pos < nreal)
                 czero.append(bool(zero_c))
         nr = len(roots)
         V = mpmath.matrix(nr, nr)
@@ -336,8 +303,6 @@ def _charpoly_c_zero(v, gens, chart, sep, lam):
 
 
 METHODS = ("auto", "cubic", "resultant", "groebner")
-#: the bound on the Groebner basis's coefficients (bits) that invariant_lines' fallbacks pass above p = 3
-EXACT_BASIS_MAX_BITS = 1200
 #: largest p of the exact path (the Groebner basis over QQ, 2^p solutions)
 EXACT_MAX_P = 6
 #: largest componentwise backward error (at 40 digits) accepted for a returned point
@@ -394,7 +359,7 @@ def _rescaled(res, f):
 
 
 def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: str = "auto",
-                          dyadic: bool = False, max_basis_bits: int | None = None) -> ExactLines:
+                          dyadic: bool = False) -> ExactLines:
     """Exact (symbolic) invariant lines of a rational QuadraticSystem, for p <= EXACT_MAX_P (6; above p = 4 only
     for small coefficients in practice: seconds to a minute for the small-integer systems of the fuzz at p = 6,
     hours for large generic ones).
@@ -407,10 +372,6 @@ def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: 
     (``_verify``: each point solves the system to CHECK_TOL at 40 digits, the count is 2^p - 1 and
     the points are distinct); ExactCheckError instead of an unverified answer. ``dyadic=True``: every float
     entry of Q is its exact dyadic value (``polynomials.rational_tensor``), however small or large.
-    ``max_basis_bits``: ExactCheckError as soon as the Groebner basis has a coefficient (numerator or denominator)
-    of more bits, a bound on the time the rest takes (the fallbacks of invariant_lines above p = 3 pass
-    EXACT_BASIS_MAX_BITS: a degenerate p = 6 system of the fuzz has 833-bit coefficients and takes 27 s in all,
-    a dense small-integer one 2231 bits, and its multiplication matrices alone take minutes).
     """
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ExactCheckError(f"seed must be an int >= 0, got {seed!r}")
@@ -422,13 +383,13 @@ def exact_invariant_lines(q: QuadraticField | ArrayLike, seed: int = 0, method: 
     f = sp.Integer(2) ** (int(np.frexp(float(top))[1]) if top != 0 else 0)
     R = [[[r / f for r in row] for row in plane] for plane in R0]
     try:
-        res = _exact(R, p, seed, method, max_basis_bits)
+        res = _exact(R, p, seed, method)
     except mpmath.libmp.libhyper.NoConvergence as exc:
         raise ExactCheckError(f"root finding did not converge: {exc}") from None
     return _verify(R0, _rescaled(res, float(f)))
 
 
-def _exact(R, p, seed, method, max_basis_bits=None):
+def _exact(R, p, seed, method):
     if p > EXACT_MAX_P:
         raise ExactCheckError(f"exact check supports p <= {EXACT_MAX_P}, got p = {p} (Groebner bases blow up)")
     if method == "cubic" or (method == "auto" and p == 2):
@@ -451,7 +412,7 @@ def _exact(R, p, seed, method, max_basis_bits=None):
         chart = [int(a) for a in rng.integers(-7, 8, size=p + 1)]
         chart[-1] = int(rng.integers(1, 8))
         sep = [int(a) for a in rng.integers(-99, 100, size=p + 1)]
-        res = _groebner(R, chart, sep, max_basis_bits=max_basis_bits)
+        res = _groebner(R, chart, sep)
         if res is not None:
             return res
     raise ExactCheckError("no chart / separating form found in 6 random draws")

@@ -32,7 +32,6 @@ from .certify_lines import available as ball_available
 from .certify_lines import retrack
 from .completeness import ROUNDOFF, completeness_certificate
 from .families import family_proof_near, isolation_exactly, local_family, merge_linear_families
-from .exact import EXACT_BASIS_MAX_BITS
 from .homotopy import QuadraticEigenHomotopy
 from .line_assembly import ball_lines, finish_lines, mixed_lines, one_line_tol, quadratic_lines
 from .line_fallbacks import (EXACT_SEED_MAX_P, PRECISE_MAX_P, confirm_family, exact_fallback, exact_for_multiple_roots,
@@ -144,7 +143,7 @@ def invariant_lines(q: QuadraticField, seed: int = 0, tol: float = 1e-8, cluster
     if q.p <= EXACT_SEED_MAX_P:
         return exact_fallback(q, best, int(seeds[0]), float(tol))
     if exact_for_multiple_roots(q, best):
-        best = exact_fallback(q, best, int(seeds[0]), float(tol), max_basis_bits=EXACT_BASIS_MAX_BITS)
+        best = exact_fallback(q, best, int(seeds[0]), float(tol))
         if best.certified:
             return best
     if q.p > PRECISE_MAX_P:

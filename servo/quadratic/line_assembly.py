@@ -170,18 +170,17 @@ def finish_lines(q, Qs, wsc, lines, Z):
     attach_exponents(q, lines)                  # Kovalevskaya exponents, all lines in one batch
 
 
-def exact_seeded(q, Qs, wsc, dsc, ssc, seed, tol, max_basis_bits=None):
+def exact_seeded(q, Qs, wsc, dsc, ssc, seed, tol):
     """Where double precision fails (p <= EXACT_SEED_MAX_P): the solutions from the exact path
     (servo.quadratic.exact: binary cubic or Groebner basis over QQ; every double is a rational) as start points
     of the ball certificate. Simple points: Newton in 64 .. 1024 bits and the Krawczyk test, pairwise disjoint,
     counted against 2^p (certificate "krawczyk", independent of the exact algebra, which only supplied the
     points). If there are multiple points, their multiplicities (Stickelberger), reality (Sturm counts and the
     Hermite form) and c = 0 come from the exact algebra, and the simple ones are still proved in balls
-    (certificate "exact"). (lines, certificate, reason, precision) or (None, reason). ``max_basis_bits``: passed
-    to the exact path (a bound on its time)."""
+    (certificate "exact"). (lines, certificate, reason, precision) or (None, reason)."""
     p = q.p
     try:
-        E = exact_invariant_lines(q, seed=int(seed) % 1000, dyadic=True, max_basis_bits=max_basis_bits)
+        E = exact_invariant_lines(q, seed=int(seed) % 1000, dyadic=True)
     except ExactCheckError as exc:
         return None, f"not decided ({exc})"
     if not E.zero_dimensional:

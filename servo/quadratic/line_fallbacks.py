@@ -175,16 +175,15 @@ def confirm_family(q, res, seed, tol):
     return exact_fallback(q, res, seed, tol)
 
 
-def exact_fallback(q, best, seed, tol, max_basis_bits=None):
+def exact_fallback(q, best, seed, tol):
     """The uncertified result ``best`` replaced by what the exact path and the ball certificate prove
     (``exact_seeded``), or kept with the reason extended. A positive-dimensional answer of the exact path
-    confirms the family witnesses of the tracker (certificate "family"). ``max_basis_bits``: the exact path's
-    bound on its Groebner basis (servo.quadratic.exact.exact_invariant_lines), given above EXACT_SEED_MAX_P."""
+    confirms the family witnesses of the tracker (certificate "family")."""
     if not np.isrealobj(q.Q) and np.any(np.imag(q.Q)):
         best.reason += "; no exact fallback for complex Q"
         return best
     Qs, wsc, dsc, ssc = equilibrate(q.Q)
-    res = exact_seeded(q, Qs, wsc, dsc, ssc, seed, tol, max_basis_bits=max_basis_bits)
+    res = exact_seeded(q, Qs, wsc, dsc, ssc, seed, tol)
     if res[0] is not None:
         lines, cert, reason, precision = res
         order = sorted(range(len(lines)), key=lambda i: (not lines[i].is_real, -abs(lines[i].c),
