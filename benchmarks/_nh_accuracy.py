@@ -18,8 +18,8 @@ from integrators import ConvergenceError, integrate  # noqa: E402
 from integrators.reference.nonholonomic import (contact_oscillator, contact_oscillator_initial,  # noqa: E402
                                                 suslov_problem)
 
-from _nh_systems import (EPS, FIG, MARKERS, SLEIGH_I, _sleigh, _suslov, disk_exact, disk_problem,  # noqa: E402
-                         sleigh_exact, vakonomic_skate)
+from _nh_systems import (EPS, FIG, MARKERS, SLEIGH_I, disk_exact, disk_problem, sleigh_exact,  # noqa: E402
+                         sleigh_system, suslov_system, vakonomic_skate)
 
 
 def orders():
@@ -181,8 +181,8 @@ def _drift_row(name, fits, wall, nsteps):
 def long_runs(N):
     """N steps of h = 0.05 (numba for every method): relative energy drift, largest constraint residual."""
     rows, curves = [], {}
-    su = _suslov()
-    for label, p, m0 in [("sleigh", _sleigh(), np.array([0.3, 0.0, 1.2]) @ SLEIGH_I),
+    su = suslov_system()
+    for label, p, m0 in [("sleigh", sleigh_system(), np.array([0.3, 0.0, 1.2]) @ SLEIGH_I),
                          ("Suslov", su, np.array([1.0, 0.5, 0.0]) @ su.discrete.I)]:
         for name in ("dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay", "rk4"):
             integrate(p, m0, (0.0, 0.5), method=name, steps=10, backend="numba")      # compile

@@ -21,7 +21,7 @@ from integrators.methods import METHODS  # noqa: E402
 from integrators.reference.stepping import make_stepper  # noqa: E402
 
 from _results import RESULTS, markdown_table, update_section  # noqa: E402
-from _nh_systems import EPS, SLEIGH_I, _sleigh, _suslov, _vakonomic_so3, vakonomic_skate  # noqa: E402
+from _nh_systems import EPS, SLEIGH_I, sleigh_system, suslov_system, vakonomic_so3, vakonomic_skate  # noqa: E402
 
 
 def _ratio_range(rows, prefix):
@@ -91,11 +91,11 @@ def costs(repeat=5, N=20000):
     problems; on the contact oscillator, where the library's rk4 has no compiled path, against rk4 with numba
     on the same field written by hand (its loop alone: no outputs; the library's numpy rk4 as a second row).
     "while moving": the Newton iterations per step over the first 100 steps (t <= 5 on the Lie groups)."""
-    su = _suslov()
+    su = suslov_system()
     co = contact_oscillator(EPS)
-    vk, vz = _vakonomic_so3()
+    vk, vz = vakonomic_so3()
     cases = [("vakonomic so(3)", vk, vz, 0.05, ["dvak_exp", "dvak_cay", "rk4"]),
-             ("sleigh", _sleigh(), np.array([0.3, 0.0, 1.2]) @ SLEIGH_I, 0.05,
+             ("sleigh", sleigh_system(), np.array([0.3, 0.0, 1.2]) @ SLEIGH_I, 0.05,
               ["dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay", "rk4"]),
              ("Suslov", su, np.array([1.0, 0.5, 0.0]) @ su.discrete.I, 0.05,
               ["dlas_exp", "dlas_cay", "lie_rattle_exp", "lie_rattle_cay", "rk4"]),
@@ -292,7 +292,7 @@ def _rattle_bound(rows):
     (the slope between dlas and lie_rattle with the same retraction on the same problem) in rk4 stages (rk4's
     step / 4), and the residuals a step 2x rk4 would allow."""
     out = []
-    problems = {"sleigh": _sleigh(), "Suslov": _suslov()}
+    problems = {"sleigh": sleigh_system(), "Suslov": suslov_system()}
     for prob in ("sleigh", "Suslov"):
         r = {row[1]: row for row in rows if row[0] == prob}
         stage = float(r["rk4"][3]) / 4
@@ -373,7 +373,7 @@ def cost_md(cost_rows, load):
         "residual made it no faster).", ""]
 
 
-def _dvak_md(rows):
+def dvak_md(rows):
     """The reading of the dvak rows (the discrete vakonomic map's generated loop) of the cost table."""
     r = {row[1]: row for row in rows if row[0] == "vakonomic so(3)"}
     return [
@@ -388,7 +388,7 @@ def _dvak_md(rows):
         "reach round-off and every step takes two or more residuals).", ""]
 
 
-def _skate_md(rows):
+def skate_md(rows):
     """The reading of the vakonomic skate's rows of the cost table (dvak_mid's generated loop)."""
     r = {(row[1], row[2]): row for row in rows if row[0] == "vakonomic skate"}
     g, hand = r[("dvak_mid", "numba")], r[("rk4 (numba, hand-written field)", "numba")]

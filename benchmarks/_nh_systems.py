@@ -76,16 +76,16 @@ def vakonomic_skate():
 EPS = 0.3          # McLachlan and Perlmutter's perturbation, as in Verdier's reproduction (odelab)
 
 
-def _suslov():
+def suslov_system():
     return suslov_problem(named.so3(), np.diag([1.0, 2.0, 3.0]) + 0.3 * (np.ones((3, 3)) - np.eye(3)), [0, 0, 1.0],
                           group=liegroups.SO3)
 
 
-def _sleigh():
+def sleigh_system():
     return suslov_problem(named.se2(), SLEIGH_I, [0, 1, 0], group=liegroups.SE2)
 
 
-def _vakonomic_so3():
+def vakonomic_so3():
     """(problem, z0) of servo.lie.Vakonomic(so(3), I = diag(1, 2, 3), a = (1, 1, 0)) from w = (1, -1, 0.5),
     lambda = 0.3 (the problem's state z = m + lambda a)."""
     from servo.lie import Vakonomic

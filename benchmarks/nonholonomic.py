@@ -24,7 +24,7 @@ from integrators.reference.nonholonomic import contact_oscillator_nonreversible 
 from _results import markdown_table, update_section  # noqa: E402
 from _nh_systems import EPS  # noqa: E402
 from _nh_accuracy import contact, detuned_beat, figures, long_runs, orders  # noqa: E402
-from _nh_costs import COST_HEADER, _dvak_md, _skate_md, cost_md, costs, update_costs  # noqa: E402
+from _nh_costs import COST_HEADER, cost_md, costs, dvak_md, skate_md, update_costs  # noqa: E402
 
 
 def main(argv=None):
@@ -44,7 +44,7 @@ def main(argv=None):
     cost_rows, load = costs(args.repeat)
     print(markdown_table(COST_HEADER, cost_rows), flush=True)
     if args.costs_only:
-        update_costs(cost_md(cost_rows, load) + _dvak_md(cost_rows) + _skate_md(cost_rows), args.repeat,
+        update_costs(cost_md(cost_rows, load) + dvak_md(cost_rows) + skate_md(cost_rows), args.repeat,
                      args.tables_command)
         return
     o_rows, o_curves = orders()
@@ -66,7 +66,7 @@ def main(argv=None):
                               "contact_oscillator_nonreversible": (
                                   nr_curves, f"non-reversible variant (Modin and Verdier 2020), eps = {EPS}")},
                    l_curves)
-    md = [*cost_md(cost_rows, load), *_dvak_md(cost_rows), *_skate_md(cost_rows),
+    md = [*cost_md(cost_rows, load), *dvak_md(cost_rows), *skate_md(cost_rows),
           "Orders over h = 0.1 2^-k, k = 0..6 (slope of log error against log h; error at the end; the largest "
           "constraint residual over every step of every run; microseconds per step with numpy). The vakonomic skate "
           "(Kozlov's slides, lambda(0) = 0) runs through ConstrainedSystem.simulate(method='dvak_mid') against its "

@@ -7,10 +7,10 @@
 * ``standard_monomials`` and ``multiplication_matrix``: the basis of Q[x] / I for a zero-dimensional ideal
   I given by a grevlex Groebner basis, and the matrix of multiplication by f in that basis (Cox, Little and
   O'Shea, "Using Algebraic Geometry", ch. 2);
-* ``charpoly``, ``hermite_counts`` and ``power_traces``: characteristic polynomials, the Hermite form and the
-  traces Tr(M_g M_u^k) of multiplication matrices, in python-flint's fmpq_mat when it is installed (at p = 5, 6
-  the matrices are 32 x 32 and 64 x 64: minutes in sympy's Matrix, a fraction of a second in FLINT), else in sympy;
-  exact either way;
+* ``charpoly``, ``hermite_counts`` and ``power_traces``: characteristic polynomials and the Hermite form of
+  multiplication matrices, exactly, in python-flint's fmpq_mat when it is installed (at p = 5, 6 the matrices are
+  32 x 32 and 64 x 64: minutes in sympy's Matrix, a fraction of a second in FLINT), else in sympy; the traces
+  Tr(M_g M_u^k) in ball arithmetic with python-flint (exactly without it), as mpmath numbers;
 * ``check_degree``: the degree m >= 1 of a homogeneous polynomial (an int, not a bool).
 """
 from __future__ import annotations
@@ -149,16 +149,6 @@ def _rational(x: Any) -> sp.Rational:
     return sp.Rational(x)
 
 
-def _trace(M: Any) -> sp.Rational:
-    """The trace of an fmpq_mat or a sympy Matrix, as a sympy Rational."""
-    if _flint is not None and isinstance(M, _flint.fmpq_mat):
-        t = _flint.fmpq(0)
-        for i in range(M.nrows()):
-            t += M[i, i]
-        return _rational(t)
-    return sp.Rational(M.trace())
-
-
 def charpoly(M: sp.Matrix, lam: sp.Symbol) -> sp.Poly:
     """The characteristic polynomial det(lam I - M) of the rational matrix M, exactly (python-flint when
     installed)."""
@@ -180,8 +170,8 @@ def power_traces(Mgens: Sequence[sp.Matrix], Mu: sp.Matrix, n: int, prec: int) -
         powers = [sp.eye(N)]
         for _ in range(n - 1):
             powers.append(Mu * powers[-1])
-        return [[mpmath.mpf(sp.Rational((Mg * P).trace()).p) / sp.Rational((Mg * P).trace()).q for P in powers]
-                for Mg in Mgens]
+        traces = [[sp.Rational((Mg * P).trace()) for P in powers] for Mg in Mgens]
+        return [[mpmath.mpf(int(t.p)) / int(t.q) for t in row] for row in traces]
     old, _flint.ctx.prec = _flint.ctx.prec, int(prec)
     try:
         def arb_mat(M):
