@@ -308,6 +308,10 @@ _WORKS = [
     # polynomial systems, integrability
     _e("cox-little-oshea2005", "book", ["D. A. Cox", "J. Little", "D. O'Shea"], "Using Algebraic Geometry",
        "2nd ed., Graduate Texts in Mathematics 185, Springer, New York", 2005),
+    _e("rouillier1999", "article", ["F. Rouillier"],
+       "Solving zero-dimensional systems through the rational univariate representation",
+       "Applicable Algebra in Engineering, Communication and Computing", 1999, volume="9", pages="433-461",
+       doi="10.1007/s002000050114"),
     _e("sommese-wampler2005", "book", ["A. J. Sommese", "C. W. Wampler"],
        "The Numerical Solution of Systems of Polynomials Arising in Engineering and Science",
        "World Scientific, Singapore", 2005),

@@ -10,9 +10,12 @@
   O'Shea, "Using Algebraic Geometry", ch. 2): groebner(order="grevlex"), dimension test
   (is_zero_dimensional), standard monomials (their number is dim Q[x]/I = the number of solutions
   with multiplicity, 2^p when finite), the multiplication matrix M_u of u = r.(xi, c) whose
-  characteristic polynomial is prod_P (u - u(P))^mult(P) (Stickelberger), coordinates from the
-  traces tr(M_{x_i} M_u^k) = sum_P mult(P) x_i(P) u(P)^k (Vandermonde system, mpmath at 60 digits),
-  and `.fglm("lex")` whose last element (univariate in c) must vanish at every c(P).
+  characteristic polynomial is prod_P (u - u(P))^mult(P) (Stickelberger), the Hermite form (u separates the
+  points: its rank is their number, its signature the number of real ones), and the coordinates by the rational
+  univariate representation x_g(P) = G_g(u(P)) / G_1(u(P)) (Rouillier 1999; polynomials.rur_numerators) at the
+  roots u(P), isolated and evaluated in ball arithmetic with python-flint (each coordinate proved to the double
+  it is rounded to); for p <= 4 also `.fglm("lex")`, whose last element (univariate in c) must vanish at every
+  c(P).
 Not sympy.solve / solve_poly_system: for p = 3 they return only the trivial solution.
 """
 from __future__ import annotations
@@ -30,8 +33,8 @@ from ..errors import ExactCheckError
 from .certify import equilibrate, normalise_line, pairwise_angles
 from .krawczyk import have_flint, require_flint, working_precision
 from .line_types import InvariantLines
-from .polynomials import (charpoly, hermite_counts, multiplication_matrix, power_traces, quadratic_fields,
-                          rational_tensor, standard_monomials)
+from .polynomials import (charpoly, hermite_counts, multiplication_matrix, quadratic_fields, rational_tensor,
+                          rur_numerators, standard_monomials)
 from .protocol import QuadraticField
 
 # rational_tensor lives in servo.quadratic.polynomials and is re-exported here, where it was first public
@@ -198,6 +201,112 @@ def _resultant_p3(R, rng):
     return ExactLines(3, True, pts, None, "resultant Res_y2(g1, g2)")
 
 
+#: the precisions (bits) of the rational univariate representation tried in turn (python-flint)
+RUR_BITS = (512, 1024, 2048, 4096)
+#: every coordinate of a point from the RUR is within this relative radius of its value, or within
+#: RUR_NEGLIGIBLE of the point's largest coordinate (then it is zero to any double)
+RUR_RTOL = 2.0 ** -60
+RUR_NEGLIGIBLE = 2.0 ** -300
+
+
+def _rur_points(factors, Mgens, Mu, dps):
+    """The distinct points of the zero-dimensional system by its rational univariate representation
+    (polynomials.rur_numerators: g(P) = G_g(u(P)) / G_1(u(P))), one (coordinates (p + 1,) complex, multiplicity,
+    real, index of its factor) per root of each irreducible factor (fp, mult) of the characteristic polynomial of
+    M_u. With python-flint the roots are isolated in ball arithmetic (arb_fmpz_poly_complex_roots: a real root
+    has an imaginary part that is exactly zero, decided by the real-root count, not by its size) and G_g(u(P)) /
+    G_1(u(P)) is a ball too: every coordinate is proved to the double it is rounded to (RUR_RTOL, or negligible
+    against the largest: RUR_NEGLIGIBLE, and 0 when its ball holds 0), at the first of RUR_BITS that gives that; a
+    real u(P) gives a real point
+    (a real system, and u separates the points, so conjugate points have conjugate values). Without
+    python-flint: mpmath's polyroots at ``dps`` digits, the number of real roots by Sturm's count (exact), the
+    RUR from exact traces; not proved, checked by the residuals of ``_groebner`` and ``_verify``. None if the
+    roots are not told apart."""
+    s = sp.Poly(sp.prod([fp.as_expr() for fp, _ in factors]), *factors[0][0].gens)
+    if not have_flint():
+        return _rur_points_mpmath(factors, rur_numerators(Mgens, Mu, s, 0), dps)
+    fl = require_flint("the rational univariate representation")
+    for bits in RUR_BITS:
+        G = rur_numerators(Mgens, Mu, s, bits)
+        with working_precision(bits):
+            pts = []
+            for k, (fp, mult) in enumerate(factors):
+                _, prim = fp.clear_denoms()
+                for u, m in fl.fmpz_poly([int(a) for a in reversed(prim.all_coeffs())]).complex_roots():
+                    if m != 1:
+                        raise ExactCheckError("a factor irreducible over QQ has a multiple root")
+                    vals = []
+                    for co in G:                       # Horner in balls
+                        acc = fl.acb(0)
+                        for a in reversed(co):
+                            acc = acc * u + a
+                        vals.append(acc)
+                    if vals[0].contains(0):           # G_1(u(P)) = mult(P) s'(u(P)) not told from 0 at these bits
+                        break
+                    coords = [g / vals[0] for g in vals[1:]]
+                    top = max(float(abs(g).mid()) for g in coords)
+                    if not all(float(part.rad()) <= max(RUR_RTOL * abs(float(part.mid())), RUR_NEGLIGIBLE * top)
+                               for g in coords for part in (g.real, g.imag)):
+                        break
+                    # a part whose ball holds 0 (then it is negligible) is 0: its midpoint is noise, not a value
+                    pts.append((np.array([complex(*(0.0 if part.contains(0) else float(part.mid())
+                                                    for part in (g.real, g.imag))) for g in coords]),
+                                mult, bool(u.imag.is_zero()), k))
+                else:
+                    continue
+                break                                  # a root not proved at these bits: the next precision
+            else:
+                return pts
+    return None
+
+
+def _rur_points_mpmath(factors, G, dps):
+    """``_rur_points`` without python-flint (see there): the exact RUR polynomials ``G`` evaluated in mpmath at
+    ``dps``, twice that, ... digits (up to RUR_BITS' largest) until two in a row agree to RUR_RTOL in every
+    coordinate (or in its negligible size against the largest, RUR_NEGLIGIBLE). Not proved."""
+    prev = None
+    digits = dps
+    while digits <= RUR_BITS[-1] * 0.31:
+        pts = _rur_values_mpmath(factors, G, digits)
+        if pts is None:
+            return None
+        if prev is not None and len(prev) == len(pts) and all(
+                np.all(np.abs(z - z0) <= np.maximum(RUR_RTOL * np.abs(z0), RUR_NEGLIGIBLE * np.abs(z0).max()))
+                for (z, _, _, _), (z0, _, _, _) in zip(pts, prev)):
+            return pts
+        prev, digits = pts, 2 * digits
+    return None
+
+
+def _rur_values_mpmath(factors, G, dps):
+    """The points of ``_rur_points_mpmath`` at ``dps`` digits: the roots of each factor by mpmath's polyroots, the
+    number of real ones by Sturm's count (exact); a part below 10^(-dps / 2) of the largest coordinate is 0."""
+    pts = []
+    with mpmath.workdps(dps):
+        Gm = [[mpmath.mpf(int(a.p)) / int(a.q) for a in co] for co in G]
+        for k, (fp, mult) in enumerate(factors):
+            coeffs = [mpmath.mpf(sp.Rational(a).p) / sp.Rational(a).q for a in fp.all_coeffs()]
+            rr = list(np.atleast_1d(mpmath.polyroots(coeffs, maxsteps=400, extraprec=4 * dps)))
+            # the real roots of this rational factor are the ones with the smallest imaginary parts, which must be
+            # far below the others' at this precision
+            nreal = int(fp.count_roots())
+            order = sorted(range(len(rr)), key=lambda i: abs(mpmath.im(rr[i])))
+            if nreal < len(rr) and nreal and abs(mpmath.im(rr[order[nreal - 1]])) > \
+                    mpmath.mpf(10) ** (-dps // 2) * abs(mpmath.im(rr[order[nreal]])):
+                return None
+            for pos, i in enumerate(order):
+                u = mpmath.re(rr[i]) if pos < nreal else rr[i]
+                vals = [mpmath.polyval(co[::-1], u) for co in Gm]
+                if vals[0] == 0:
+                    return None
+                z = [g / vals[0] for g in vals[1:]]
+                tiny = mpmath.mpf(10) ** (-dps // 2) * max(abs(g) for g in z)
+                pts.append((np.array([complex(*(0.0 if abs(part) <= tiny else float(part)
+                                                for part in (mpmath.re(g), mpmath.im(g)))) for g in z]),
+                            mult, pos < nreal, k))
+    return pts
+
+
 def _groebner(R, chart, sep, dps=120):
     p = len(R)
     xs = sp.symbols(f"xi1:{p + 1}")
@@ -219,42 +328,14 @@ def _groebner(R, chart, sep, dps=120):
     lam = sp.Symbol("lam")
     cp = charpoly(Mu, lam)
     cpJ = _charpoly_c_zero(v, gens, chart, sep, lam)
-    roots, u_real, czero = [], [], []
-    with mpmath.workdps(dps):
-        for fac, mult in sp.factor_list(cp.as_expr(), lam)[1]:
-            fp = sp.Poly(fac, lam)
-            zero_c = cpJ is not None and sp.rem(cpJ, fp).is_zero
-            coeffs = [mpmath.mpf(sp.Rational(a).p) / sp.Rational(a).q for a in fp.all_coeffs()]
-            rr = list(np.atleast_1d(mpmath.polyroots(coeffs, maxsteps=400, extraprec=4 * dps))) if len(coeffs) > 1 else []
-            # how many roots of this rational factor are real: Sturm's count, exact; they are the ones with
-            # the smallest imaginary parts, which must be far below the others' at this precision
-            nreal = int(fp.count_roots()) if fp.degree() > 0 else 0
-            order = sorted(range(len(rr)), key=lambda i: abs(mpmath.im(rr[i])))
-            if nreal < len(rr) and nreal and abs(mpmath.im(rr[order[nreal - 1]])) > \
-                    mpmath.mpf(10) ** (-dps // 2) * abs(mpmath.im(rr[order[nreal]])):
-                return None                        # the real roots are not told apart at this precision
-            for pos, i in enumerate(order):
-                roots.append((mpmath.re(rr[i]) if pos < nreal else rr[i], int(mult)))
-                u_real.append(pos < nreal)
-                czero.append(bool(zero_c))
-        nr = len(roots)
-        V = mpmath.matrix(nr, nr)
-        for k in range(nr):
-            for j, (r, _) in enumerate(roots):
-                V[k, j] = r ** k
-        coords = []
-        rank, signature = hermite_counts(Mgens, std)
-        if rank != nr or signature != sum(u_real):
-            return None                            # u does not separate the points (proved by the Hermite form)
-        try:                                       # one LU of V for the p + 1 right-hand sides
-            LU, perm = mpmath.mp.LU_decomp(V.copy())
-        except ZeroDivisionError:                  # two values of u agree to the working precision
-            return None
-        for traces in power_traces(Mgens, Mu, nr, prec=8 * dps):
-            tr = mpmath.matrix(traces)
-            y = mpmath.mp.U_solve(LU, mpmath.mp.L_solve(LU, tr, perm))
-            coords.append([complex(y[j] / roots[j][1]) for j in range(nr)])
-    coords = np.array(coords).T                    # (nr, p + 1)
+    factors = [(sp.Poly(fac, lam), int(mult)) for fac, mult in sp.factor_list(cp.as_expr(), lam)[1]]
+    czero_of = [cpJ is not None and sp.rem(cpJ, fp).is_zero for fp, _ in factors]
+    rank, signature = hermite_counts(Mgens, std)
+    pts = _rur_points(factors, Mgens, Mu, dps)
+    if pts is None:
+        return None                                # the roots not told apart at RUR_MAX_BITS
+    if rank != len(pts) or signature != sum(isreal for _, _, isreal, _ in pts):
+        return None                                # u does not separate the points (proved by the Hermite form)
     if p <= 4:
         # fglm to lex: the last basis element is univariate in c and must vanish at every c(P) (a check of the
         # coordinates beside the residuals below; above p = 4 it takes longer than the rest, 20 s at p = 6, and
@@ -262,13 +343,14 @@ def _groebner(R, chart, sep, dps=120):
         lex = G.fglm("lex")
         elim = sp.Poly(lex.exprs[-1], c)
         scale = max(abs(complex(a)) for a in elim.all_coeffs())
-        for z in coords:
+        for z, _, _, _ in pts:
             val = abs(complex(elim.eval(sp.Float(z[-1].real, 30) + sp.I * sp.Float(z[-1].imag, 30))))
             if val > 1e-8 * scale * max(1, abs(z[-1])) ** elim.degree():
                 return None                        # u did not separate the points
-    pts, reality = [], []
+    out, reality = [], []
     Qn = np.array(R, dtype=float)
-    for z, (_, m), isreal, zero_c in zip(coords, roots, u_real, czero):
+    for z, m, isreal, k in pts:
+        zero_c = bool(czero_of[k])
         F = np.einsum("ijk,j,k->i", Qn, z[:-1], z[:-1]) - z[-1] * z[:-1]
         if np.linalg.norm(F) > 1e-9 * (1 + np.linalg.norm(z)) ** 2:
             return None                            # u did not separate the points
@@ -279,9 +361,9 @@ def _groebner(R, chart, sep, dps=120):
         d, cc = normalise_line(z[:-1], 0.0 if zero_c else z[-1], np.inf if zero_c else 0.0)
         if isreal:
             d, cc = d.real.astype(complex), complex(cc.real)
-        pts.append((d, cc, m))
+        out.append((d, cc, m))
         reality.append(bool(isreal))
-    return ExactLines(p, True, pts, len(std), "groebner grevlex + fglm lex + multiplication matrix", reality)
+    return ExactLines(p, True, out, len(std), "groebner grevlex + rational univariate representation", reality)
 
 
 def _charpoly_c_zero(v, gens, chart, sep, lam):
@@ -307,13 +389,17 @@ METHODS = ("auto", "cubic", "resultant", "groebner")
 EXACT_MAX_P = 6
 #: largest componentwise backward error (at 40 digits) accepted for a returned point
 CHECK_TOL = 1e-9
+#: the componentwise residual of ``_verify`` is taken against the sizes of a component's terms plus this fraction of
+#: the normwise scale (below it, 40 digits do not resolve a residual)
+COMPONENT_FLOOR = 1e-35
 
 
 def _verify(R, res):
     """The returned points must solve v(xi) = c xi: the residual of each, in the equilibrated system
     (certify.equilibrate: y = xi / d, c' = c / s) and evaluated at 40 digits from the
     double-precision values, must be below CHECK_TOL relative to that system
-    (max_i |F_i| / (max |Q'| |y|^2 + max |w| |c'| |y|), as certify.backward_error); a
+    (max_i |F_i| / (max |Q'| |y|^2 + max |w| |c'| |y|), as certify.backward_error), and componentwise
+    (max_i |F_i| / (sum_jk |Q'_ijk y_j y_k| + |w_i c' y_i| + COMPONENT_FLOOR times the normwise scale)); a
     zero-dimensional answer must have 2^p - 1 lines with multiplicity (Bezout, the trivial root
     removed) and pairwise distinct points. ExactCheckError otherwise, naming the point and the
     size of the failure."""
@@ -331,14 +417,21 @@ def _verify(R, res):
         for n, (d, c, m) in enumerate(res.points):
             y = [mpmath.mpc(complex(a)) / mpmath.mpf(float(di)) for a, di in zip(d, dsc)]
             cm = mpmath.mpc(complex(c)) / mpmath.mpf(ssc)
-            num = max(abs(mpmath.fsum(Qm[i][j][k] * y[j] * y[k] for j in range(p) for k in range(p))
-                          - cm * mpmath.mpf(float(w[i])) * y[i]) for i in range(p))
+            F = [mpmath.fsum(Qm[i][j][k] * y[j] * y[k] for j in range(p) for k in range(p))
+                 - cm * mpmath.mpf(float(w[i])) * y[i] for i in range(p)]
             ny = max(abs(a) for a in y)
-            worst = num / (qmax * ny ** 2 + wmax * abs(cm) * ny)
-            if worst > CHECK_TOL:
-                raise ExactCheckError(f"{res.method}: point {n} (direction {np.round(d, 8)}, c = {c:.6g}) "
-                                      f"does not solve v(xi) = c xi: relative residual {float(worst):.2e} > "
-                                      f"{CHECK_TOL:.0e}")
+            worst = max(abs(f) for f in F) / (qmax * ny ** 2 + wmax * abs(cm) * ny)
+            # componentwise: F_i against the sizes of its own terms (a coordinate wrong in the digits that matter
+            # for a small component can pass the normwise test on a system whose entries span many scales)
+            terms = [mpmath.fsum(abs(Qm[i][j][k] * y[j] * y[k]) for j in range(p) for k in range(p))
+                     + abs(cm * mpmath.mpf(float(w[i])) * y[i]) for i in range(p)]
+            floor = COMPONENT_FLOOR * (qmax * ny ** 2 + wmax * abs(cm) * ny)
+            comp = max(abs(f) / (t + floor) for f, t in zip(F, terms))
+            for name, val in (("relative", worst), ("componentwise", comp)):
+                if val > CHECK_TOL:
+                    raise ExactCheckError(f"{res.method}: point {n} (direction {np.round(d, 8)}, c = {c:.6g}) "
+                                          f"does not solve v(xi) = c xi: {name} residual {float(val):.2e} > "
+                                          f"{CHECK_TOL:.0e}")
     if res.reality is not None:
         # binary cubic: distinct roots of square-free factors; Groebner: u separates the points (Hermite
         # rank); the points are distinct by exact algebra, even where doubles cannot tell them apart

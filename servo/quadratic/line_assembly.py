@@ -236,8 +236,9 @@ def ball_lines(q, Qs, wsc, dsc, ssc, points, singular_lines, seed, tol, exact_si
         return (lines, "exact",
                 f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "
                 f"{len(singular_lines)} multiple root(s) with multiplicities, reality and c = 0 decided exactly "
-                f"over QQ (Groebner basis, Stickelberger, Sturm and Hermite counts; their coordinates are "
-                f"approximations of algebraic numbers); total {total - 1} = 2^p - 1", B.precision)
+                f"over QQ (Groebner basis, Stickelberger, root isolation and Hermite counts; their coordinates from "
+                f"the rational univariate representation in ball arithmetic, proved to the doubles given); total "
+                f"{total - 1} = 2^p - 1", B.precision)
     if nsing and mult_proved:
         return (lines, "krawczyk+multiplicity",
                 f"{len(B.lines)} simple roots proved in ball arithmetic (Krawczyk, up to {B.precision} bits), "

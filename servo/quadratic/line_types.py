@@ -148,9 +148,10 @@ class InvariantLines:
       solutions with multiplicity is 2^p, the multiplicities are the exponents of the characteristic polynomial
       of a separating multiplication matrix (Stickelberger), reality from Sturm counts and the Hermite form, c = 0
       decided over QQ; the simple lines are proved again by the Krawczyk test from the exact path's points. The
-      coordinates of the multiple lines are approximations of algebraic numbers, checked only by their residual
-      relative to the size of Q: on systems whose entries span many scales they can be off (the exact path's
-      coordinates of a tight cluster of simple roots came out 3e-3 off on a mixed-scale p = 3 system).
+      coordinates of the multiple lines are algebraic numbers given by the rational univariate representation
+      g(P) = G_g(u(P)) / G_1(u(P)) (Rouillier 1999), evaluated in ball arithmetic at the isolated root u(P): each
+      is proved to the double it is rounded to (relative 2^-60, or below 2^-300 of the line's largest one),
+      however many scales the entries of Q span.
     * ``"family"``: a positive-dimensional set of lines, proved: for p <= 3 by the exact path (its
       Groebner basis is not zero-dimensional), above at every witness in exact arithmetic (a linear space of
       lines through it, or an infinite local ring at it: FamilyWitness.proved), or, where a witness is not

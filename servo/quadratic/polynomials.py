@@ -7,10 +7,11 @@
 * ``standard_monomials`` and ``multiplication_matrix``: the basis of Q[x] / I for a zero-dimensional ideal
   I given by a grevlex Groebner basis, and the matrix of multiplication by f in that basis (Cox, Little and
   O'Shea, "Using Algebraic Geometry", ch. 2);
-* ``charpoly``, ``hermite_counts`` and ``power_traces``: characteristic polynomials and the Hermite form of
-  multiplication matrices, exactly, in python-flint's fmpq_mat when it is installed (at p = 5, 6 the matrices are
-  32 x 32 and 64 x 64: minutes in sympy's Matrix, a fraction of a second in FLINT), else in sympy; the traces
-  Tr(M_g M_u^k) in ball arithmetic with python-flint (exactly without it), as mpmath numbers;
+* ``charpoly`` and ``hermite_counts``: characteristic polynomials and the Hermite form of multiplication
+  matrices, exactly, in python-flint's fmpq_mat when it is installed (at p = 5, 6 the matrices are 32 x 32 and
+  64 x 64: minutes in sympy's Matrix, a fraction of a second in FLINT), else in sympy;
+* ``rur_numerators``: the rational univariate representation g(P) = G_g(u(P)) / G_1(u(P)) of the points, its
+  polynomials from the traces Tr(M_g M_u^k), in ball arithmetic with python-flint (exactly without it);
 * ``check_degree``: the degree m >= 1 of a homogeneous polynomial (an int, not a bool).
 """
 from __future__ import annotations
@@ -20,7 +21,6 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-import mpmath
 import numpy as np
 import sympy as sp
 from sympy.polys.orderings import grevlex
@@ -30,7 +30,7 @@ from ..errors import ExactCheckError, QuadraticSystemError
 from .protocol import QuadraticField
 
 __all__ = ["rational_tensor", "quadratic_fields", "monomial_exponents", "standard_monomials",
-           "multiplication_matrix", "charpoly", "hermite_counts", "power_traces", "check_degree"]
+           "multiplication_matrix", "charpoly", "hermite_counts", "rur_numerators", "check_degree"]
 
 try:                                   # the optional extra `certify` (python-flint): fast exact linear algebra
     import flint as _flint
@@ -158,37 +158,51 @@ def charpoly(M: sp.Matrix, lam: sp.Symbol) -> sp.Poly:
     return sp.Poly([_rational(c) for c in reversed(A.charpoly().coeffs())], lam)
 
 
-def power_traces(Mgens: Sequence[sp.Matrix], Mu: sp.Matrix, n: int, prec: int) -> list[list[Any]]:
-    """The traces Tr(M_g M_u^k), k = 0 .. n - 1, for each matrix M_g of ``Mgens``, as mpmath numbers (by
-    Stickelberger sum_P mult(P) g(P) u(P)^k; Cox, Little and O'Shea, ch. 2, section 4): computed in ball
-    arithmetic at ``prec`` bits with python-flint (arb_mat; the exact powers of a 64 x 64 M_u at p = 6 have
-    entries of thousands of digits and take a minute), exactly in sympy without it; the values are the
-    midpoints, to be used at fewer bits than ``prec`` (they are the right-hand sides of a Vandermonde system
-    whose solutions are approximations anyway)."""
-    N = Mu.rows
+def rur_numerators(Mgens: Sequence[sp.Matrix], Mu: sp.Matrix, s: sp.Poly, prec: int) -> list[list[Any]]:
+    """The rational univariate representation of the points P of Q[x] / I (Rouillier 1999, "Solving
+    zero-dimensional systems through the rational univariate representation", AAECC 9): with u a separating
+    linear form, s(T) = sum_i a_i T^i = prod_P (T - u(P)) over the distinct points (the square-free part of the
+    characteristic polynomial of M_u, degree d) and the traces t_g[j] = Tr(M_g M_u^j) = sum_P mult(P) g(P) u(P)^j
+    (Stickelberger; Cox, Little and O'Shea, "Using Algebraic Geometry", ch. 2, section 4), the polynomials
+
+        G_g(T) = sum_{i < d} T^i sum_{j < d - i} a_{i + j + 1} t_g[j] = sum_P mult(P) g(P) s(T) / (T - u(P))
+
+    take the values G_g(u(P)) = mult(P) g(P) s'(u(P)), so g(P) = G_g(u(P)) / G_1(u(P)) at every point, however
+    close two values u(P) are (a Vandermonde solve from the same traces loses the digits of every gap at once).
+    Returns [G_1, G_g for each M_g of ``Mgens``] as coefficient lists, lowest degree first: arb balls at ``prec``
+    bits with python-flint (the powers of M_u in arb_mat: the exact powers of a 64 x 64 M_u at p = 6 have entries
+    of thousands of digits and take a minute), exact sympy Rationals without it."""
+    N, d = Mu.rows, s.degree()
+    a = [sp.Rational(x) for x in reversed(s.all_coeffs())]
+
+    def numerators(traces, zero, num):
+        return [[sum((num(a[i + j + 1]) * t[j] for j in range(d - i)), zero) for i in range(d)] for t in traces]
     if _flint is None:
         powers = [sp.eye(N)]
-        for _ in range(n - 1):
+        for _ in range(d - 1):
             powers.append(Mu * powers[-1])
-        traces = [[sp.Rational((Mg * P).trace()) for P in powers] for Mg in Mgens]
-        return [[mpmath.mpf(int(t.p)) / int(t.q) for t in row] for row in traces]
+        traces = [[sp.Rational(P.trace()) for P in powers]]
+        traces += [[sp.Rational((Mg * P).trace()) for P in powers] for Mg in Mgens]
+        return numerators(traces, sp.Integer(0), lambda x: x)
     old, _flint.ctx.prec = _flint.ctx.prec, int(prec)
     try:
+        def arb(x):
+            return _flint.arb(_flint.fmpq(int(x.p), int(x.q)))
+
         def arb_mat(M):
-            return _flint.arb_mat(M.rows, M.cols, [_flint.arb(_flint.fmpq(int(a.p), int(a.q)))
-                                                   for a in (sp.Rational(x) for x in M)])
+            return _flint.arb_mat(M.rows, M.cols, [arb(sp.Rational(x)) for x in M])
         U = arb_mat(Mu)
         P = _flint.arb_mat(N, N, [int(i == j) for i in range(N) for j in range(N)])
         vecs = []
-        for k in range(n):
+        for k in range(d):
             vecs.append(P.entries())
-            if k < n - 1:
+            if k < d - 1:
                 P = U * P
         # Tr(G U^k) = sum_ij G[j, i] U^k[i, j] = vec(G^T) . vec(U^k): one product for all k and g
-        B = _flint.arb_mat(N * N, n, [vecs[k][r] for r in range(N * N) for k in range(n)])
-        A = _flint.arb_mat(len(Mgens), N * N, [a for Mg in Mgens for a in arb_mat(Mg.T).entries()])
+        B = _flint.arb_mat(N * N, d, [vecs[k][r] for r in range(N * N) for k in range(d)])
+        A = _flint.arb_mat(len(Mgens) + 1, N * N, [a for Mg in [sp.eye(N), *Mgens] for a in arb_mat(Mg.T).entries()])
         T = A * B
-        return [[mpmath.mpf(T[g, k].mid()) for k in range(n)] for g in range(len(Mgens))]
+        return numerators([[T[g, k] for k in range(d)] for g in range(len(Mgens) + 1)], _flint.arb(0), arb)
     finally:
         _flint.ctx.prec = old
 

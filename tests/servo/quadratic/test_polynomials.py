@@ -16,7 +16,7 @@ from servo.quadratic import QuadraticSystem
 from servo.quadratic.display import format_number, format_vector
 from servo.quadratic import polynomials
 from servo.quadratic.polynomials import (charpoly, check_degree, hermite_counts, monomial_exponents,
-                                         multiplication_matrix, power_traces, quadratic_fields, rational_tensor,
+                                         multiplication_matrix, rur_numerators, quadratic_fields, rational_tensor,
                                          standard_monomials)
 from servo.quadratic.protocol import QuadraticField
 
@@ -83,9 +83,23 @@ def test_traces_charpoly_and_hermite_counts_of_a_quotient_ring(flint, monkeypatc
     assert multiplication_matrix(G, [x, y], std, x + 3 * y) == Mu
     lam = sp.Symbol("lam")
     assert charpoly(Mu, lam) == sp.Poly((lam ** 2 - 2) * (lam ** 2 - 32), lam)
-    tx, ty = power_traces([Mx, My], Mu, 3, prec=200)
-    assert [float(t) for t in tx] == pytest.approx([0, 20, 0], abs=1e-40)
-    assert [float(t) for t in ty] == pytest.approx([0, 16, 0], abs=1e-40)
+    # the RUR: s = (l^2 - 2)(l^2 - 32) = l^4 - 34 l^2 + 64, so G_g(T) = sum_P g(P) s(T) / (T - u(P)), and at
+    # u(P) it is g(P) s'(u(P)): evaluated at the four exact values u(P) the quotients G_g / G_1 must be the points
+    # (a, 0) at u = a and (a, a) at u = 4 a
+    G1, Gx, Gy = rur_numerators([Mx, My], Mu, sp.Poly((lam ** 2 - 2) * (lam ** 2 - 32), lam), prec=200)
+    for co in (G1, Gx, Gy):
+        assert len(co) == 4
+    # G_1 = s'(T) (every point simple): 4 T^3 - 68 T
+    assert [sp.Rational(str(c.mid().str(60, radius=False))) if flint else c for c in G1] == \
+        pytest.approx([0, -68, 0, 4], abs=1e-40)
+    r2 = sp.sqrt(2)
+    for u, (x0, y0) in [(r2, (r2, 0)), (-r2, (-r2, 0)), (4 * r2, (r2, r2)), (-4 * r2, (-r2, -r2))]:
+        def at(co):
+            vals = [sp.Float(c.mid().str(60, radius=False), 60) if flint else c for c in co]
+            return sp.N(sum(c * u ** i for i, c in enumerate(vals)), 50)
+        g1 = at(G1)
+        assert abs(g1 - sp.diff((lam ** 2 - 2) * (lam ** 2 - 32), lam).subs(lam, u)) < 1e-40
+        assert abs(at(Gx) / g1 - x0) < 1e-40 and abs(at(Gy) / g1 - y0) < 1e-40
     assert hermite_counts([Mx, My], std) == (4, 4)
     # a double point: I = <x^2, y - 1> has one point (0, 1) of multiplicity 2, and no real-distinct others
     G2 = sp.groebner([x ** 2, y - 1], x, y, order="grevlex")
