@@ -302,6 +302,11 @@ def _rattle_bound(rows):
             wl = _jacobian_weight(problems[prob], f"lie_rattle_{tau}")
             nd = float(d[5]) + wd * float(d[7])
             nl = float(lr[5]) + wl * float(lr[7])
+            if not (nl > nd and float(lr[3]) > float(d[3])):
+                # a short run (--repeat 1) can time both alike: no slope to read, rather than a division by zero
+                out.append(f"{prob} {tau}: {nl:.1f} residuals a step (a Jacobian {wl:.1f}) against dlas's {nd:.1f}; "
+                           f"the cost of one residual is not resolved by this run (the two rows do not differ)")
+                continue
             c = (float(lr[3]) - float(d[3])) / (nl - nd)
             fixed = float(d[3]) - c * nd
             allow = (2 * float(r["rk4"][3]) - fixed) / c
