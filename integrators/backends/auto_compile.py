@@ -10,8 +10,10 @@ numba (:data:`integrators.backends.fastpath.AUTO_NUMBA_WORK`), or a Python run t
 1. the specialised loop when it is compiled in this process (or was loaded from numba's disk cache by
    an earlier background job);
 2. else, for one trajectory without events, the generic kernel (:mod:`integrators.backends.generic_kernel`:
-   the structure as data, compiled once per machine), when it is compiled in this process or in the disk
-   cache (loading it takes about a second, once per process);
+   the structure as data, compiled once per machine; every adaptive pair, RK and RKMK and the projected
+   ones, on unforced coadjoint problems and on forced ones with the multiplier force of servo-constraints of
+   the first kind, several constraints or Suslov's problem, whose RKMK generators live in g x g*), when it
+   is compiled in this process or in the disk cache (loading it takes about a second, once per process);
 3. else the numpy loop;
 
 (a fixed-step run or an independent ensemble that the engine would compile takes 1. or 3.,
@@ -232,7 +234,7 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
             return "numba"
         # policy "background": the generic kernel when loaded (every step saved, the grid from the numpy
         # reference's continuous extension) for a run that pays for it; the grid loop queued for a big run
-        if policy() == "background" and generic_applies(pl) and (work >= GENERIC_WORK or _slow_numpy(pl)) and (
+        if policy() == "background" and (work >= GENERIC_WORK or _slow_numpy(pl)) and (
                 generic_kernel.compiled() or (mode == "numba" and generic_ready())):
             if mode == "numba":
                 submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms,
@@ -242,14 +244,14 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
     if mode == "numba":
         if all(compiled(pl, k) for k in kinds):
             return "numba"
-        generic = single and generic_applies(pl) and generic_ready()
+        generic = single and generic_ready()
         _schedule(pl, kinds, t1, rtol, atol, max_step)
         return "generic" if generic else "numpy"
     if single and compiled(pl, "adaptive"):      # compiled by a background job or an earlier call
         return "numba"
     if not single or (work < GENERIC_WORK and not _slow_numpy(pl)):
         return mode
-    if generic_applies(pl) and (generic_kernel.compiled() or (worth_loading(pl, work) and generic_ready())):
+    if generic_kernel.compiled() or (worth_loading(pl, work) and generic_ready()):
         if work >= SPECIALISE_WORK:
             _schedule(pl, kinds, t1, rtol, atol, max_step)
         return "generic"
@@ -300,12 +302,6 @@ def continue_fixed(pl):
     return "numba" if policy() == "wait" or compiled(pl, "fixed") else "scalar"
 
 
-def generic_applies(pl):
-    """Whether the generic kernel runs plan ``pl``: not the Lie-group pairs of a forced problem (their generators
-    live in g x g*, :class:`integrators.codegen.affine_source.AffineSource`, which the kernel does not write)."""
-    return not (pl.lie and pl.st.P is not None)
-
-
 def worth_loading(pl, work):
     """True when a run of estimated ``work`` (Hairer's starting step into the interval: 3-6 times the
     accepted steps) pays for loading the generic kernel into this process (numba's import and the disk
@@ -334,7 +330,7 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
         return "numba" if policy() == "wait" or compiled(pl, "adaptive_grid") else "scalar"
     if policy() == "wait" or compiled(pl, "adaptive"):
         return "numba"
-    generic = generic_applies(pl) and generic_ready()
+    generic = generic_ready()
     if generic:   # (not while the Python loop runs: a compile in this process's thread starves it)
         _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
     return "generic" if generic else "scalar"
@@ -475,14 +471,13 @@ def specialised_on_disk(pl, kind):
 
 def numba_cold_label(pl, kind):
     """result.backend of a backend="numba" run that the generic kernel does not cover (fixed-step methods,
-    ensembles, events, the RKMK pairs of a forced problem), when its compiled loop ``kind`` was neither compiled in this process nor in numba's
+    ensembles, events), when its compiled loop ``kind`` was neither compiled in this process nor in numba's
     disk cache before the call: it was compiled in the call; None when it was ready, or under the policies
     "wait" and "off" (compiling in the call is what they ask for)."""
     if policy() != "background":
         return None
     ready = compiled(pl, kind) or specialised_on_disk(pl, kind)
-    why = ("the generic kernel runs only the adaptive pairs on one trajectory without events" if generic_applies(pl)
-           else "the generic kernel writes no forced Lie-group generator")
+    why = "the generic kernel runs only the adaptive pairs on one trajectory without events"
     return None if ready else f"numba (specialised {kind} loop compiled in this call: {why})"
 
 
