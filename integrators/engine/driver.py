@@ -164,7 +164,8 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         "Cold start and the generic kernel", 2 cores at load 7.7-9, 10 drawn algebras of dimension 3-10
         incl. so(5), sp(4) and random bases): the first backend="numba" call 0.5-1.8 s (was 13-190 s), the
         second 1-310 ms; with an empty cache (a fresh machine) 0.74 s in numpy, a 33,000-step run 7.5 s
-        (numpy throughout: the generic kernel's compile had not finished). A fixed-step run, an
+        (numpy throughout: the generic kernel's compile had not finished); rkmk853 on ServoFirstKind(so(4))
+        through ``simulate``: the first backend="numba" call 0.46 s (was 83 s, at load 2-3). A fixed-step run, an
         ensemble or a run with events has no generic kernel: a cold backend="numba" call compiles its
         loop in the call (so(4) in a random basis: rkmk4 8.4-19.8 s; rk853_projected, a shared ensemble
         of 100: 59 s wall / 25 s CPU, with events: 40 s, at load 8.5) and ``result.backend`` says so. Under
