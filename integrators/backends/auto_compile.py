@@ -10,8 +10,10 @@ numba (:data:`integrators.backends.fastpath.AUTO_NUMBA_WORK`), or a Python run t
 1. the specialised loop when it is compiled in this process (or was loaded from numba's disk cache by
    an earlier background job);
 2. else, for one trajectory without events, the generic kernel (:mod:`integrators.backends.generic_kernel`:
-   the structure as data, compiled once per machine), when it is compiled in this process or in the disk
-   cache (loading it takes about a second, once per process);
+   the structure as data, compiled once per machine; every adaptive pair, RK and RKMK and the projected
+   ones, on unforced coadjoint problems and on forced ones with the multiplier force of servo-constraints of
+   the first kind, several constraints or Suslov's problem, whose RKMK generators live in g x g*), when it
+   is compiled in this process or in the disk cache (loading it takes about a second, once per process);
 3. else the numpy loop;
 
 (a fixed-step run or an independent ensemble that the engine would compile takes 1. or 3.,
@@ -33,8 +35,12 @@ loop is neither compiled in this process nor in numba's disk cache (a marker fil
 code generator's sources and numba's version: :func:`specialised_on_disk`) runs the generic kernel
 (result.backend :data:`NUMBA_GENERIC_LABEL`; with an output grid, every step is saved and the grid filled
 from the numpy reference's continuous extension) with the specialised loop queued here; measured: the first
-call on 10 drawn algebras of dimension 3-10 0.5-1.8 s instead of 13-190 s (benchmarks/cold_start.py). The loops the generic kernel does
-not cover (fixed steps, ensembles, events) compile in the call, and result.backend says so
+call on 10 drawn algebras of dimension 3-10 0.5-1.8 s instead of 13-190 s (benchmarks/cold_start.py); rkmk853 on
+ServoFirstKind(so(4)) through ``simulate`` (its 1000-point grid), one or two constraints, 0.46 s instead of 83 s
+(0.39 s of CPU instead of 82 s, 2 cores at load 2-3, the specialised loop compiled in the call before: its generators
+in g x g* were not in the generic kernel); the generic kernel's loop there 0.81 ms against the specialised loop's
+0.18 ms, through ``simulate`` with the grid from the reference 10.5 ms against 0.87 ms (numpy 17.7 ms). The loops the
+generic kernel does not cover (fixed steps, ensembles, events) compile in the call, and result.backend says so
 (:func:`numba_cold_label`). A fixed-step "auto" run of one trajectory that the engine would compile runs
 Python chunks and continues compiled once its loop is ready (:func:`continue_fixed`).
 
@@ -232,7 +238,7 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
             return "numba"
         # policy "background": the generic kernel when loaded (every step saved, the grid from the numpy
         # reference's continuous extension) for a run that pays for it; the grid loop queued for a big run
-        if policy() == "background" and generic_applies(pl) and (work >= GENERIC_WORK or _slow_numpy(pl)) and (
+        if policy() == "background" and (work >= GENERIC_WORK or _slow_numpy(pl)) and (
                 generic_kernel.compiled() or (mode == "numba" and generic_ready())):
             if mode == "numba":
                 submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms,
@@ -242,14 +248,14 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
     if mode == "numba":
         if all(compiled(pl, k) for k in kinds):
             return "numba"
-        generic = single and generic_applies(pl) and generic_ready()
+        generic = single and generic_ready()
         _schedule(pl, kinds, t1, rtol, atol, max_step)
         return "generic" if generic else "numpy"
     if single and compiled(pl, "adaptive"):      # compiled by a background job or an earlier call
         return "numba"
     if not single or (work < GENERIC_WORK and not _slow_numpy(pl)):
         return mode
-    if generic_applies(pl) and (generic_kernel.compiled() or (worth_loading(pl, work) and generic_ready())):
+    if generic_kernel.compiled() or (worth_loading(pl, work) and generic_ready()):
         if work >= SPECIALISE_WORK:
             _schedule(pl, kinds, t1, rtol, atol, max_step)
         return "generic"
@@ -300,12 +306,6 @@ def continue_fixed(pl):
     return "numba" if policy() == "wait" or compiled(pl, "fixed") else "scalar"
 
 
-def generic_applies(pl):
-    """Whether the generic kernel runs plan ``pl``: not the Lie-group pairs of a forced problem (their generators
-    live in g x g*, :class:`integrators.codegen.affine_source.AffineSource`, which the kernel does not write)."""
-    return not (pl.lie and pl.st.P is not None)
-
-
 def worth_loading(pl, work):
     """True when a run of estimated ``work`` (Hairer's starting step into the interval: 3-6 times the
     accepted steps) pays for loading the generic kernel into this process (numba's import and the disk
@@ -334,7 +334,7 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
         return "numba" if policy() == "wait" or compiled(pl, "adaptive_grid") else "scalar"
     if policy() == "wait" or compiled(pl, "adaptive"):
         return "numba"
-    generic = generic_applies(pl) and generic_ready()
+    generic = generic_ready()
     if generic:   # (not while the Python loop runs: a compile in this process's thread starves it)
         _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
     return "generic" if generic else "scalar"
@@ -475,14 +475,13 @@ def specialised_on_disk(pl, kind):
 
 def numba_cold_label(pl, kind):
     """result.backend of a backend="numba" run that the generic kernel does not cover (fixed-step methods,
-    ensembles, events, the RKMK pairs of a forced problem), when its compiled loop ``kind`` was neither compiled in this process nor in numba's
+    ensembles, events), when its compiled loop ``kind`` was neither compiled in this process nor in numba's
     disk cache before the call: it was compiled in the call; None when it was ready, or under the policies
     "wait" and "off" (compiling in the call is what they ask for)."""
     if policy() != "background":
         return None
     ready = compiled(pl, kind) or specialised_on_disk(pl, kind)
-    why = ("the generic kernel runs only the adaptive pairs on one trajectory without events" if generic_applies(pl)
-           else "the generic kernel writes no forced Lie-group generator")
+    why = "the generic kernel runs only the adaptive pairs on one trajectory without events"
     return None if ready else f"numba (specialised {kind} loop compiled in this call: {why})"
 
 

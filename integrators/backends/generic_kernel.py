@@ -9,8 +9,11 @@ the algebra; ``mode="python"`` runs the same text on Python floats (slow; for th
 (``run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z..., e..., cz...)``,
 :func:`integrators.codegen.programs.adaptive_source`), so the engine drives either the same way.
 :func:`data` builds the arrays: C as index triples sorted by (j, i, k) (the order in which the generated
-code sums ad*), W, c, P, ||ad_theta||_F^2 / (2 pi)^2 as a quadratic form, the column norms of ad(e_i)^T,
-B_k/k!, the tableau with the FSAL stage as the last column of its error rows, the Casimirs' monomials.
+code sums ad*), W, c, P, ||ad_theta||_F^2 / (2 pi)^2 as a quadratic form (in g x g* for the RKMK steps of a
+forced problem, :func:`integrators.codegen.affine_source.affine_adnorm_form`), B_k/k!, the tableau with the
+FSAL stage as the last column of its error rows, the Casimirs' monomials of a projected pair or the rows L
+and (L L^T)^-1 L of a forced problem's linear invariants
+(:class:`integrators.codegen.linear_projection.LinearProjection`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import numpy as np
 from liegroups.closed_forms import bernoulli_coefficients
 
 from ..codegen import generic_source
+from ..codegen.affine_source import affine_adnorm_form
+from ..codegen.linear_projection import LinearProjection
 from ..core import controller
 from ..geometry.recognition import Structure
 from ..geometry.spaces import DEXPINV_KMAX, adnorm_form
@@ -109,21 +114,25 @@ def _build(st, tab, lie, terms, proj):
     cv = _arr(C[ii, jj, kk])
     hasP = st.P is not None
     P = _arr(st.P if hasP else np.zeros((n, n)))
-    G2 = _arr(adnorm_form(C) / (2.0 * np.pi) ** 2)
+    # ||ad_theta||_F^2 / (2 pi)^2 in g, or in g x g* for the generators (w, f) of a forced problem's RKMK steps
+    G2 = _arr((affine_adnorm_form(C) if lie and hasP else adnorm_form(C)) / (2.0 * np.pi) ** 2)
     bern = _arr(bernoulli_coefficients(DEXPINV_KMAX + 1))
     s = len(tab.b)
     E = np.zeros((len(tab.E), s + 1))
     for r, row in enumerate(tab.E):
         E[r, :len(row)] = row
-    if proj is None:
-        pk, pc, pe = np.zeros(0, np.int64), np.zeros(0), np.zeros((0, n), np.int64)
-    else:
+    pk, pc, pe = np.zeros(0, np.int64), np.zeros(0), np.zeros((0, n), np.int64)
+    pL = pG = np.zeros((0, n))
+    if isinstance(proj, LinearProjection):    # the linear invariants of a forced problem: L and (L L^T)^-1 L
+        pL, pG = _arr(proj.L), _arr(proj.G)
+    elif proj is not None:                    # the Casimirs of a projected pair as monomials
         terms_ = [(k, cf, ex) for k, poly in enumerate(proj.polys) for cf, ex in poly]
         pk = _arr([t[0] for t in terms_], np.int64)
         pc = _arr([t[1] for t in terms_])
         pe = _arr(np.array([t[2] for t in terms_], dtype=np.int64).reshape(len(terms_), n), np.int64)
-    return (bool(lie), int(terms), ci, cj, ck, cv, _arr(st.W), _arr(st.c), P, hasP, G2, _arr(st.norms), bern,
-            _arr(tab.A), _arr(tab.b), _arr(E), bool(tab.fsal), int(controller.estimate_order(tab, lie)), pk, pc, pe)
+    return (bool(lie), int(terms), ci, cj, ck, cv, _arr(st.W), _arr(st.c), P, hasP, G2, bern,
+            _arr(tab.A), _arr(tab.b), _arr(E), bool(tab.fsal), int(controller.estimate_order(tab, lie)), pk, pc, pe,
+            pL, pG)
 
 
 def function(st, tab, lie, terms, proj=None, mode="numba"):

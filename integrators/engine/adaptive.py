@@ -122,9 +122,9 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
                                   grid=t_eval is not None)
     cold = None   # backend="numba": the generic kernel while the specialised loop compiles (auto_compile)
     if backend == "numba" and pl is not None and tpl is None:
-        if y0.ndim == 1 and events is None and auto_compile.generic_applies(pl):
+        if y0.ndim == 1 and events is None:
             mode = auto_compile.choose_numba(pl, t1, rtol, atol, max_step, grid=t_eval is not None)
-        else:   # (an ensemble, events, or a forced RKMK pair: no generic kernel, the loop compiles in the call)
+        else:   # (an ensemble or events: no generic kernel, the loop compiles in the call)
             cold = auto_compile.numba_cold_label(pl, ("adaptive_batch" if y0.ndim > 1 else "adaptive")
                                                  + ("_grid" if t_eval is not None and events is None else ""))
     dense_ref = mode == "generic" and t_eval is not None   # the generic kernel fills no grid: every step saved,
