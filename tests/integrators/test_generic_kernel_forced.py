@@ -19,8 +19,9 @@ import pytest
 from integrators import METHODS, integrate
 from integrators.backends import auto_compile, fastpath, generic_kernel, numba_kernels
 from integrators.codegen import linear_projection
-from liegroups import LieAlgebra, named
+from liegroups import named
 from servo.lie import ServoFirstKind
+from tests.algebras import random_basis, semidirect_r_rn
 
 NUMBA = numba_kernels.available()
 needs_numba = pytest.mark.skipif(not NUMBA, reason="numba not installed")
@@ -31,21 +32,13 @@ PAIRS = tuple(k for k, m in METHODS.items() if getattr(m, "lie", False) and geta
 
 
 def _random_basis(alg, seed):
-    rng = np.random.default_rng(seed)
-    Q = np.linalg.qr(rng.standard_normal((alg.dim, alg.dim)))[0]
-    return alg.change_basis(Q * rng.uniform(0.5, 2.0, alg.dim)[None, :])
+    return random_basis(alg, np.random.default_rng(seed))
 
 
 def _solvable(seed):
-    """R x_D R^3 ([e_4, e_i] = sum_j D_ij e_j, the others commute; Jacobi holds for any D) in a random basis."""
-    rng = np.random.default_rng(seed)
-    n = 4
-    C = np.zeros((n, n, n))
-    D = rng.uniform(-1.0, 1.0, (n - 1, n - 1))
-    for i in range(n - 1):
-        C[n - 1, i, :n - 1] = D[i]
-        C[i, n - 1, :n - 1] = -D[i]
-    return _random_basis(LieAlgebra(C, name="R x_D R^3"), seed + 1)
+    """R x_D R^3 (D uniform in [-1, 1]) in a random basis."""
+    D = np.random.default_rng(seed).uniform(-1.0, 1.0, (3, 3))
+    return _random_basis(semidirect_r_rn(D), seed + 1)
 
 
 #: label -> (algebra builder, number of constraints, seed of the inertia and constraints)

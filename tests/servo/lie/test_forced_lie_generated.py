@@ -10,23 +10,17 @@ from scipy.integrate import solve_ivp
 
 from integrators import integrate
 from integrators.backends import numba_kernels
-from liegroups import LieAlgebra, named
+from liegroups import named
 from servo.lie import ServoFirstKind
+from tests.algebras import random_basis, semidirect_r_rn
 
 FIXED = ("lie_euler", "rkmk2", "rkmk4", "cf4", "cg3")
 
 
 def _drawn_algebra(seed):
-    """R x_D R^3 ([e_4, e_i] = sum_j D_ij e_j, the others commute; D random) in a random basis, seeded."""
+    """R x_D R^3 (D uniform in [-1, 1]) in a random basis, seeded."""
     rng = np.random.default_rng(seed)
-    n = 4
-    C = np.zeros((n, n, n))
-    D = rng.uniform(-1.0, 1.0, (n - 1, n - 1))
-    for i in range(n - 1):
-        C[n - 1, i, :n - 1] = D[i]
-        C[i, n - 1, :n - 1] = -D[i]
-    Q = np.linalg.qr(rng.standard_normal((n, n)))[0] * rng.uniform(0.5, 2.0, n)[None, :]
-    return LieAlgebra(C, name="R x_D R^3").change_basis(Q, name="R x_D R^3 (random basis)")
+    return random_basis(semidirect_r_rn(rng.uniform(-1.0, 1.0, (3, 3))), rng, name="R x_D R^3 (random basis)")
 
 
 def _system(name, k):
