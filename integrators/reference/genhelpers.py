@@ -302,44 +302,71 @@ def _grow3(ts, ys):
     return t2, y2
 
 
-#: expphi: the Taylor series of phi_1 of degree _PS_DEGREE = 24 in blocks of 5 (Paterson and Stockmeyer 1973)
-#: on X = A / 2^s with ||X||_1 <= 2: its remainder sum_{k>24} 2^k/(k+1)! < 1e-19
-_PS_BLOCK, _PS_RADIUS = 5, 2.0
-_PS_COEF = np.array([[1.0 / math.factorial(_PS_BLOCK * i + k + 1) for k in range(_PS_BLOCK)]
-                     for i in range(_PS_BLOCK)])
+#: expphi's plans by ||X||_1: (r, b, q, coefficients) for the Taylor series of phi_1 to degree m on
+#: ||X||_1 <= r, whose remainder sum_{k>m} r^k/(k+1)! is below 2^-63 (the unit round-off / 1024; the test
+#: checks each r in rational arithmetic), in q = ceil((m + 1)/b) blocks of b powers (Paterson and Stockmeyer
+#: 1973: X^2..X^b, then q - 1 Horner products with X^b); coefficients[i, k] = 1/(ib + k + 1)! (0 beyond m).
+#: Degrees 11, 15, 19, 24: the most that 6, 7, 8, 9 matrix products (X phi_1 included) reach. The stages of
+#: an adaptive RKMK step have ||ad theta||_1 ~ 0.1-2 (the drawn solvable algebras of benchmarks/drawn_systems:
+#: median 0.3), where degree 24 for every call cost 2-3 products more; above the last r, its scaling.
+def _ps_plan(m, b, r):
+    q = -(-(m + 1) // b)
+    coef = np.array([[1.0 / math.factorial(i * b + k + 1) if i * b + k <= m else 0.0 for k in range(b)]
+                     for i in range(q)])
+    return r, b, q, coef
+
+
+#: (m, b, r) of each plan
+_PS_DEGREES = ((11, 3, 0.1719), (15, 4, 0.5287), (19, 4, 1.0865), (24, 5, 2.0148))
+_PS_PLANS = tuple(_ps_plan(*p) for p in _PS_DEGREES)
+#: identity matrices by size (read-only): the powers' first row and the doublings' e^X = I + D
+_EYES = {}
 
 
 def _expphi(A):
     """(exp(A) - I, phi_1(A)) for a matrix or a batch of matrices A (..., k, k), phi_1(A) = sum_k A^k/(k+1)!
-    (so exp(A) - I = A phi_1(A) without cancellation): the Taylor series of phi_1 of degree 24 on
-    X = A / 2^s with ||X||_1 <= 2 (one s for the batch), evaluated by Paterson and Stockmeyer's scheme
-    (X^2..X^5 and four products with X^5 instead of 24 Horner products: the cost of a call is its number of
-    numpy calls), then s doublings phi_1(2X) = phi_1(X) (e^X + I)/2, e^(2X) = (e^X)^2 (Moler and Van Loan
-    2003, method 3; with s > 0, ||A||_1 > 2 and exp(A) - I is of order one, read off exp(A)). NaN beyond ||A||_1 = 1e5 or for a NaN entry (as tplan:
-    the step is rejected). The matrix form of the code writer (:mod:`integrators.codegen.matrix_source`)
-    calls it."""
-    nrm = float(np.abs(A).sum(axis=-2).max()) if A.size else 0.0
+    (so exp(A) - I = A phi_1(A) without cancellation): the Taylor series of phi_1 of degree m on
+    X = A / 2^s, with m in 11, 15, 19, 24 the least whose remainder on ||X||_1 (the largest of the batch) is
+    below 2^-63 (:data:`_PS_PLANS`; s = 0 unless ||A||_1 > 2.0148, then m = 24 and ||X||_1 <= 2.0148), evaluated
+    by Paterson and Stockmeyer's scheme (the powers X^0..X^(b-1) in one array, the block coefficients in one
+    product with them, q - 1 Horner products with X^b instead of m: the cost of a call is its number of numpy
+    calls), then s doublings phi_1(2X) = phi_1(X) (e^X + I)/2, e^(2X) = (e^X)^2 (Moler and Van Loan 2003,
+    method 3; with s > 0, ||A||_1 > 2 and exp(A) - I is of order one, read off exp(A)). NaN beyond
+    ||A||_1 = 1e5 or for a NaN entry (as tplan: the step is rejected). The matrix form of the code writer
+    (:mod:`integrators.codegen.matrix_source`) calls it."""
+    nrm = float(abs(A).sum(axis=-2).max()) if A.size else 0.0
     if not nrm <= 1e5:
         bad = np.full(A.shape, np.nan)
         return bad, bad
-    s = max(0, math.ceil(math.log2(nrm / _PS_RADIUS))) if nrm > _PS_RADIUS else 0
+    s = 0
+    for r, b, q, coef in _PS_PLANS:
+        if nrm <= r:
+            break
+    else:
+        s = math.ceil(math.log2(nrm / r))
     X = A * 0.5 ** s if s else A
-    pw = [np.broadcast_to(np.eye(A.shape[-1]), A.shape), X]
-    for _ in range(_PS_BLOCK - 1):
-        pw.append(pw[-1] @ X)
-    top = pw.pop()                                     # X^5
-    S = np.stack(pw)                                   # I, X, .., X^4
-    B = (_PS_COEF @ S.reshape(_PS_BLOCK, -1)).reshape((_PS_BLOCK,) + A.shape)
-    P = B[-1]
-    for i in range(_PS_BLOCK - 2, -1, -1):
+    k = A.shape[-1]
+    eye = _EYES.get(k)
+    if eye is None:
+        eye = _EYES[k] = np.eye(k)
+        eye.flags.writeable = False
+    S = np.empty((b,) + A.shape)                       # I, X, .., X^(b-1)
+    S[0] = eye
+    S[1] = X
+    for j in range(2, b):
+        np.matmul(S[j - 1], X, out=S[j])
+    top = S[b - 1] @ X                                 # X^b
+    B = (coef @ S.reshape(b, -1)).reshape((q,) + A.shape)
+    P = B[q - 1]
+    for i in range(q - 2, -1, -1):
         P = B[i] + top @ P
     D = X @ P
     if s:    # ||X||_1 > 1 here, so e^X - I is not small: the doublings on E = e^X lose nothing to E - I
-        E = D + pw[0]
+        E = D + eye
         for _ in range(s):
             P = (P @ E + P) * 0.5
             E = E @ E
-        D = E - pw[0]
+        D = E - eye
     return D, P
 
 

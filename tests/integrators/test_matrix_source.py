@@ -99,26 +99,54 @@ def test_choice_by_term_count(monkeypatch):
 
 
 def test_expphi_against_expm():
-    """genhelpers.expphi: exp(A) - I against scipy's expm (Pade, an independent algorithm), phi_1(A) from
-    A phi_1(A) = exp(A) - I, for norms below and above the scaling radius, batched, and NaN beyond 1e5."""
+    """genhelpers.expphi: exp(A) - I against scipy's expm (Pade, an independent algorithm), phi_1(A) against the
+    corner of expm([[A, I], [0, 0]]) (= [[e^A, phi_1(A)], [0, I]]; Higham 2008, 10.7) and against
+    A phi_1(A) = exp(A) - I, for norms in each band of degrees (below 0.17, 0.53, 1.09, 2.01) and above the
+    scaling radius, batched, and NaN beyond 1e5."""
     from scipy.linalg import expm
     from integrators.reference.genhelpers import SCALAR
     expphi = SCALAR["expphi"]
     rng = np.random.default_rng(7)
-    for size in (1e-3, 0.5, 3.0, 40.0):
+    for size in (1e-3, 0.1, 0.17, 0.3, 0.52, 0.8, 1.08, 1.5, 2.0, 3.0, 40.0):
         A = rng.standard_normal((3, 9, 9))
         A *= size / np.abs(A).sum(axis=-2).max()
         D, P = expphi(A)
         E = np.array([expm(a) for a in A])
+        aug = np.zeros((3, 18, 18))
+        aug[:, :9, :9], aug[:, :9, 9:] = A, np.eye(9)
+        phi = np.array([expm(a) for a in aug])[:, :9, 9:]
         assert np.max(np.abs(D + np.eye(9) - E)) <= 1e-14 * np.max(np.abs(E)), size
+        assert np.max(np.abs(P - phi)) <= 1e-14 * np.max(np.abs(phi)), size
         assert np.max(np.abs(A @ P - D)) <= 1e-14 * max(1.0, np.max(np.abs(D))), size
-        D1, P1 = expphi(A[1])                      # one matrix = its row of the batch (up to the common s)
+        D1, P1 = expphi(A[1])                      # one matrix = its row of the batch (up to the common plan)
         assert np.max(np.abs(D1 - D[1])) <= 1e-14 * max(1.0, np.max(np.abs(D1)))
+        assert np.max(np.abs(P1 - phi[1])) <= 1e-14 * np.max(np.abs(phi[1])), size
     small = 1e-9 * rng.standard_normal((9, 9))     # e^A - I without cancellation at a tiny A
     D, _ = expphi(small)
     assert np.max(np.abs(D - (small + small @ small / 2))) <= 1e-15 * np.max(np.abs(small))
     D, P = expphi(np.full((4, 4), 1e5))
     assert np.isnan(D).all() and np.isnan(P).all()
+
+
+def test_expphi_plans():
+    """Each of expphi's plans: its coefficients are 1/(k+1)! for k = 0..m in blocks of b (m its degree), and
+    its radius r keeps the remainder sum_{k>m} r^k/(k+1)! below 2^-63, summed in exact rational arithmetic
+    (an independent check of the radii, which the module writes as decimals); the next radius up would not
+    be needed if r were larger: the radii increase with the degree."""
+    from fractions import Fraction
+    from math import factorial
+    from integrators.reference.genhelpers import _PS_DEGREES, _PS_PLANS
+    radii = []
+    for (m, b, r), (r2, b2, q, coef) in zip(_PS_DEGREES, _PS_PLANS):
+        assert (r2, b2, q) == (r, b, -(-(m + 1) // b))
+        flat = coef.ravel()
+        assert np.array_equal(flat[:m + 1], [1.0 / factorial(k + 1) for k in range(m + 1)])
+        assert not flat[m + 1:].any()
+        R = Fraction(r)
+        tail = sum(R ** k / factorial(k + 1) for k in range(m + 1, m + 80))
+        assert tail <= Fraction(1, 2 ** 63), (m, r, float(tail))
+        radii.append(r)
+    assert radii == sorted(radii)
 
 
 @pytest.mark.parametrize("floats", [True, False])
