@@ -137,13 +137,13 @@ class MatrixSource(Source):
         return False
 
     def _expphi(self, x):
-        """Names (D, P) of exp(A) - I and phi_1(A), A = ad(x)^T (one matrix on floats, a (G, n, n) batch on
+        """Names (A, D, P) of A = ad(x)^T, exp(A) - I and phi_1(A) (one matrix on floats, a (G, n, n) batch on
         columns; genhelpers.expphi), written once per x while in scope: the stage's exponential and its
         dexp^-1 read the same pair."""
         memo = self.__dict__.setdefault("_expphis", {})
         hit = memo.get(tuple(x))
-        if hit is not None and self._in_scope(hit[2], hit[3], x):
-            return hit[0], hit[1]
+        if hit is not None and self._in_scope(hit[3], hit[4], x):
+            return hit[:3]
         n = self.n
         A, D, P = self.fresh("A"), self.fresh("D"), self.fresh("P")
         X = self._stack(x)
@@ -152,13 +152,13 @@ class MatrixSource(Source):
         else:
             self.emit(f"{A} = ({X}.T @ _MA).reshape(-1, {n}, {n})")
         self.emit(f"{D}, {P} = expphi({A})")
-        memo[tuple(x)] = (D, P, len(self.lines), self.indent)
-        return D, P
+        memo[tuple(x)] = (A, D, P, len(self.lines), self.indent)
+        return A, D, P
 
     def _act_taylor(self, x, z, delta):
         """exp(ad x)^T z = z + D z (delta: D z), D = exp(A) - I, A = ad(x)^T (genhelpers.expphi): the
         exponential to round-off, as the Taylor action summed below 2^-54 |z| is."""
-        D, _ = self._expphi(x)
+        _, D, _ = self._expphi(x)
         Z = self._stack(z)
         if delta:
             return self._unpack("d", self._times(D, Z))
@@ -174,20 +174,21 @@ class MatrixSource(Source):
         """dexp^-1 summed to round-off with no closed form: sum_k B_k/k! (-ad_theta)^k v = phi_1(-ad_theta)^-1 v
         (the Bernoulli numbers are the Taylor coefficients of x / (e^x - 1) = 1 / phi_1(x); Hairer, Lubich
         and Wanner 2006, IV.8). With M = ad(theta)^T, -ad_theta = -M^T and phi_1(-M) = e^-M phi_1(M), so
-        phi_1(-M^T)^-1 = e^(M^T) phi_1(M)^-T: dexp^-1 v = u + D^T u with phi_1(M)^T u = v (one solve; D, phi_1
-        of the stage's exponential of the same theta). The same NaN as the series beyond its convergence
-        bound (x^2 > DEXPINV_X2MAX: the step is rejected); truncated series and closed forms as the scalar
-        writer."""
+        phi_1(-M^T)^-1 = e^(M^T) phi_1(M)^-T: dexp^-1 v = u + D^T u with phi_1(M)^T u = v (genhelpers.pdinv:
+        one solve; D, phi_1 of the stage's exponential of the same theta). The same NaN as the series beyond
+        its convergence bound (x^2 = ||ad_theta||_F^2 / (2 pi)^2 > DEXPINV_X2MAX: the step is rejected; x^2 from
+        the matrix A, ||A||_F = ||ad_theta||_F: one call instead of the n(n+1)/2 products of the quadratic form);
+        truncated series and closed forms as the scalar writer."""
         if int(terms) < ROUNDOFF_TERMS or self.st.closed is not None or pair_form(self.st.C) is not None:
             return super().dexpinv(theta, v, terms)
-        _, bad = self._dexpinv_size(theta)
-        D, P = self._expphi(theta)
-        V, U = self._stack(v), self.fresh("U")
+        A, D, P = self._expphi(theta)
+        x2 = self.fresh("x2")
         if self.floats:
-            self.emit(f"{U} = np.linalg.solve({P}.T, {V})")
-        else:
-            self.emit(f"{U} = np.linalg.solve({P}.transpose(0, 2, 1), {V}.T[:, :, None])[:, :, 0].T")
-        out = self._unpack("k", f"{U} + {self._times(D, U, transpose=True)}")
+            self.emit(f"{x2} = {1.0 / (2.0 * np.pi) ** 2!r}*float(np.vdot({A}, {A}))")
+        else:    # the largest over the columns
+            self.emit(f"{x2} = bmax({1.0 / (2.0 * np.pi) ** 2!r}*np.einsum('gij,gij->g', {A}, {A}))")
+        bad = self._dexpinv_bad(x2)
+        out = self._unpack("k", f"pdinv({D}, {P}, {self._stack(v)})")
         return self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])
 
     # ------------------------------------------------------------ the Casimirs of a projected pair

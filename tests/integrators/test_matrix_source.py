@@ -149,6 +149,29 @@ def test_expphi_plans():
     assert radii == sorted(radii)
 
 
+def test_pdinv_is_dexp_inverse():
+    """genhelpers.pdinv (dexp^-1 of the matrix form from expphi's pair of A = ad(theta)^T): dexp_(-theta) of its
+    result is v, dexp_(-theta) = phi_1(-ad theta) by the algebra's own matrix function (liegroups, independent
+    of the generated code), i.e. the result is sum_k B_k/k! (-ad theta)^k v; one matrix and a batch; NaN for a
+    singular P (one matrix)."""
+    from integrators.reference.genhelpers import ARRAY, SCALAR
+    alg = _almost_abelian(9, 4)
+    rng = np.random.default_rng(13)
+    for size in (0.05, 0.5, 4.0):   # ||ad theta||_F; the generated code rejects x^2 = ||ad theta||_F^2 / (2 pi)^2 > 0.46
+        th = rng.standard_normal((4, 9))
+        th *= size / np.linalg.norm(alg.ad(th), axis=(1, 2))[:, None]
+        v = rng.standard_normal((4, 9))
+        A = np.swapaxes(alg.ad(th), -1, -2)
+        D, P = SCALAR["expphi"](A)
+        K = ARRAY["pdinv"](D, P, v.T).T
+        for g in range(4):
+            k1 = SCALAR["pdinv"](*SCALAR["expphi"](A[g]), v[g])
+            assert np.max(np.abs(k1 - K[g])) <= 1e-14 * np.max(np.abs(K[g]))
+            back = alg.dexp(-th[g], k1)
+            assert np.max(np.abs(back - v[g])) <= 1e-13 * np.max(np.abs(v[g])), size
+    assert np.isnan(SCALAR["pdinv"](np.zeros((3, 3)), np.zeros((3, 3)), np.ones(3))).all()
+
+
 @pytest.mark.parametrize("floats", [True, False])
 def test_casimir_polynomials_against_sympy(floats):
     """The matrix form's Casimirs and their gradients (monomials once each, one product with the
