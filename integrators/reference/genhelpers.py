@@ -158,17 +158,18 @@ def _cq2_array(q):
     return np.where(bad, np.nan, s1), np.where(bad, np.nan, s2)
 
 
-def _tplan_float(bound):
-    """(s, m, bad): s substeps with r = bound / s <= 1/2 and the fewest terms m with
-    e^r r^(m+1) / (m+1)! <= 2^-54 (at most 30); bad = 0.0, or NaN (with s = m = 1) when the bound is
-    not finite or above 1e5 (an exponential of that size is overflow, not a step)."""
+def _tplan_float(bound, radius=0.5):
+    """(s, m, bad): s substeps with r = bound / s <= radius (1/2 unless given) and the fewest terms m with
+    e^r r^(m+1) / (m+1)! <= 2^-54 (at most 30; e^r bounded by max(1.65, e^radius)); bad = 0.0, or NaN (with
+    s = m = 1) when the bound is not finite or above 1e5 (an exponential of that size is overflow, not a
+    step)."""
     if not bound <= 1e5:
         return 1, 1, math.nan
     s = 1
-    if bound > 0.5:
-        s = int(math.ceil(bound / 0.5))
+    if bound > radius:
+        s = int(math.ceil(bound / radius))
     r = bound / s
-    tail = 1.65 * r  # e^r r^(m+1)/(m+1)! for m = 0, with e^r <= 1.65
+    tail = max(1.65, math.exp(radius)) * r  # e^r r^(m+1)/(m+1)! for m = 0
     m = 0
     while tail > 5.551115123125783e-17 and m < 30:
         m += 1
@@ -176,12 +177,12 @@ def _tplan_float(bound):
     return s, max(m, 1), 0.0
 
 
-def _tplan_array(bound):
+def _tplan_array(bound, radius=0.5):
     """:func:`_tplan_float` for numpy columns: the plan of the largest bound within range (<= 1e5), and
     bad NaN only in the columns beyond it (or NaN), so that one overflowing trajectory of an ensemble
     does not make the others NaN."""
     b, bad = _tbound_array(bound)
-    s, m, _ = _tplan_float(b)
+    s, m, _ = _tplan_float(b, radius)
     return s, m, bad
 
 
@@ -370,6 +371,32 @@ def _expphi(A):
     return D, P
 
 
+#: taction's substeps have ||A / s||_1 <= 2 (Al-Mohy and Higham 2011 take up to ~6 at this precision:
+#: s m is smallest for large radii; expphi's series runs to the same radius)
+_TACTION_RADIUS = 2.0
+
+
+def _taction(A, Z):
+    """exp(A) Z - Z for the columns of Z (n, G) with their matrices A (n, n, G): s substeps of the Taylor series
+    of exp(A / s) to m terms, (s, m) = tplan(||A||_1, radius 2) (the largest norm of the columns within range;
+    NaN in a column beyond it), t_1 = A y / s, t_k = A t_(k-1) / (k s), the increment summed from the terms (no
+    cancellation): the array form of the scalar writer's text (whose substeps have norm <= 1/2)
+    (:meth:`integrators.codegen.exp_writer.ExponentialWriter.taylor_substeps`; Al-Mohy and Higham 2011), one
+    einsum (A u)_i = sum_j A_ij u_j a term, n^2 products a column where the powers of expphi take n^3."""
+    s, m, bad = _tplan_array(abs(A).sum(axis=0).max(axis=0), _TACTION_RADIUS)
+    tot = np.zeros(Z.shape)
+    cur = Z
+    for _ in range(s):
+        u = np.einsum("ijg,jg->ig", A, cur) / s
+        acc = u.copy()
+        for k in range(2, m + 1):
+            u = np.einsum("ijg,jg->ig", A, u) / (k * s)
+            acc += u
+        tot += acc
+        cur = cur + acc
+    return tot + bad
+
+
 _DGESV = None
 
 
@@ -402,4 +429,5 @@ SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "cq3": _cq3_f
 ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "cq3": _cq3_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
          "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array, "sin": np.sin, "expphi": _expphi,
-         "pdinv": _pdinv_array, "ptables": monomial_tables, "ppoly": monomial_sum}
+         "pdinv": _pdinv_array, "taction": _taction,
+         "ptables": monomial_tables, "ppoly": monomial_sum}

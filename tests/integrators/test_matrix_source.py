@@ -149,6 +149,31 @@ def test_expphi_plans():
     assert radii == sorted(radii)
 
 
+def test_taction_against_expm():
+    """genhelpers.taction (the Taylor action on numpy columns): exp(A) z - z against A phi_1(A) z with phi_1 from
+    scipy's expm (the corner of expm([[A, I], [0, 0]])), a column per matrix, at norms that take one and several substeps; a column whose norm is beyond 1e5 is
+    NaN alone."""
+    from scipy.linalg import expm
+    from integrators.reference.genhelpers import ARRAY
+    taction = ARRAY["taction"]
+    rng = np.random.default_rng(11)
+    for size in (1e-6, 0.4, 1.9, 7.0):
+        A = rng.standard_normal((9, 9, 6))
+        A *= size / np.abs(A).sum(axis=0).max()
+        Z = rng.standard_normal((9, 6))
+        got = taction(A, Z)
+        want = []
+        for g in range(6):     # e^A z - z = A phi_1(A) z, phi_1(A) the corner of expm([[A, I], [0, 0]]): no cancellation
+            aug = np.zeros((18, 18))
+            aug[:9, :9], aug[:9, 9:] = A[:, :, g], np.eye(9)
+            want.append(A[:, :, g] @ (expm(aug)[:9, 9:] @ Z[:, g]))
+        want = np.stack(want, axis=1)     # the series stops below 2^-54 |z| (tplan), not relative to e^A z - z
+        assert np.max(np.abs(got - want)) <= 1e-14 * np.max(np.abs(want)) + 1e-16 * np.max(np.abs(Z)), size
+    A[:, :, 2] = 1e6
+    got = taction(A, Z)
+    assert np.isnan(got[:, 2]).all() and np.isfinite(np.delete(got, 2, axis=1)).all()
+
+
 def test_pdinv_is_dexp_inverse():
     """genhelpers.pdinv (dexp^-1 of the matrix form from expphi's pair of A = ad(theta)^T): dexp_(-theta) of its
     result is v, dexp_(-theta) = phi_1(-ad theta) by the algebra's own matrix function (liegroups, independent
