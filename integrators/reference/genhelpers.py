@@ -21,7 +21,9 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
 * sfac(err, expo): the controller's step factor for an error norm err (min(10, 0.9 err^expo) when
   err <= 1, 10 at 0; max(0.2, 0.9 err^expo) above, 0.2 for inf or NaN), per trajectory of a shared
   ensemble (:mod:`integrators.engine.freeze`: a trajectory whose own factor collapses the step is lost);
-* expphi(A) = (exp(A) - I, phi_1(A)) of a matrix or a batch of them (the code writer's matrix form);
+* expphi(A) = (exp(A) - I, phi_1(A), ||A||_F^2) of a matrix or a batch of them (the code writer's matrix
+  form); pdinv(D, P, v): its dexp^-1 from them (one solve); taction(A, Z): exp(A) Z - Z on numpy columns
+  (the Taylor series of the action);
 * ptables, ppoly: polynomials (the Casimirs of a projected pair in the matrix form) by monomials
   (:func:`liegroups.casimirs.monomial_tables`, :func:`liegroups.casimirs.monomial_sum`);
 * hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
@@ -303,12 +305,12 @@ def _grow3(ts, ys):
     return t2, y2
 
 
-#: expphi's plans by ||X||_1: (r, b, q, coefficients) for the Taylor series of phi_1 to degree m on
-#: ||X||_1 <= r, whose remainder sum_{k>m} r^k/(k+1)! is below 2^-63 (the unit round-off / 1024; the test
+#: expphi's plans by ||X||_F: (r, b, q, coefficients) for the Taylor series of phi_1 to degree m on
+#: ||X||_F <= r, whose remainder sum_{k>m} r^k/(k+1)! is below 2^-63 (the unit round-off / 1024; the test
 #: checks each r in rational arithmetic), in q = ceil((m + 1)/b) blocks of b powers (Paterson and Stockmeyer
 #: 1973: X^2..X^b, then q - 1 Horner products with X^b); coefficients[i, k] = 1/(ib + k + 1)! (0 beyond m).
 #: Degrees 11, 15, 19, 24: the most that 6, 7, 8, 9 matrix products (X phi_1 included) reach. The stages of
-#: an adaptive RKMK step have ||ad theta||_1 ~ 0.1-2 (the drawn solvable algebras of benchmarks/drawn_systems:
+#: an adaptive RKMK step have ||ad theta|| ~ 0.1-2 (the drawn solvable algebras of benchmarks/drawn_systems:
 #: median 0.3), where degree 24 for every call cost 2-3 products more; above the last r, its scaling.
 def _ps_plan(m, b, r):
     q = -(-(m + 1) // b)
@@ -325,20 +327,28 @@ _EYES = {}
 
 
 def _expphi(A):
-    """(exp(A) - I, phi_1(A)) for a matrix or a batch of matrices A (..., k, k), phi_1(A) = sum_k A^k/(k+1)!
-    (so exp(A) - I = A phi_1(A) without cancellation): the Taylor series of phi_1 of degree m on
-    X = A / 2^s, with m in 11, 15, 19, 24 the least whose remainder on ||X||_1 (the largest of the batch) is
-    below 2^-63 (:data:`_PS_PLANS`; s = 0 unless ||A||_1 > 2.0148, then m = 24 and ||X||_1 <= 2.0148), evaluated
-    by Paterson and Stockmeyer's scheme (the powers X^0..X^(b-1) in one array, the block coefficients in one
-    product with them, q - 1 Horner products with X^b instead of m: the cost of a call is its number of numpy
-    calls), then s doublings phi_1(2X) = phi_1(X) (e^X + I)/2, e^(2X) = (e^X)^2 (Moler and Van Loan 2003,
-    method 3; with s > 0, ||A||_1 > 2 and exp(A) - I is of order one, read off exp(A)). NaN beyond
-    ||A||_1 = 1e5 or for a NaN entry (as tplan: the step is rejected). The matrix form of the code writer
-    (:mod:`integrators.codegen.matrix_source`) calls it."""
-    nrm = float(abs(A).sum(axis=-2).max()) if A.size else 0.0
+    """(exp(A) - I, phi_1(A), ||A||_F^2) for a matrix or a batch of matrices A (..., k, k) (the largest norm of the
+    batch), phi_1(A) = sum_k A^k/(k+1)! (so exp(A) - I = A phi_1(A) without cancellation): the Taylor series of phi_1 of degree m on
+    X = A / 2^s, with m in 11, 15, 19, 24 the least whose remainder on ||X||_F (the largest of the batch) is
+    below 2^-63 (:data:`_PS_PLANS`; s = 0 unless ||A||_F > 2.0148, then m = 24 and ||X||_F <= 2.0148),
+    evaluated by Paterson and Stockmeyer's scheme (the powers X^0..X^(b-1) in one array, the block
+    coefficients in one product with them, q - 1 Horner products with X^b instead of m: the cost of a call
+    is its number of numpy calls), then s doublings phi_1(2X) = phi_1(X) (e^X + I)/2, e^(2X) = (e^X)^2
+    (Moler and Van Loan 2003, method 3; with s > 0, ||X||_F > 1 and exp(A) - I is of order one, read off
+    exp(A)). The Frobenius norm is submultiplicative, so ||X^k||_F <= ||X||_F^k bounds the remainder as
+    the 1-norm would (one call instead of three; ~0.9 ||X||_1 on a random 9 x 9 matrix). NaN beyond
+    ||A||_F = 1e5 or for a NaN entry (as tplan: the step is rejected). The matrix form of the code writer
+    (:mod:`integrators.codegen.matrix_source`) calls it; its dexp^-1 reads ||ad theta||_F^2 = ||A||_F^2 from it."""
+    if not A.size:
+        f2 = 0.0
+    elif A.ndim == 2:
+        f2 = float(np.vdot(A, A))
+    else:
+        f2 = float(np.einsum("...ij,...ij->...", A, A).max())
+    nrm = math.sqrt(f2)
     if not nrm <= 1e5:
         bad = np.full(A.shape, np.nan)
-        return bad, bad
+        return bad, bad, f2
     s = 0
     for r, b, q, coef in _PS_PLANS:
         if nrm <= r:
@@ -362,13 +372,13 @@ def _expphi(A):
     for i in range(q - 2, -1, -1):
         P = B[i] + top @ P
     D = X @ P
-    if s:    # ||X||_1 > 1 here, so e^X - I is not small: the doublings on E = e^X lose nothing to E - I
+    if s:    # ||X||_F > 1 here, so e^X - I is not small: the doublings on E = e^X lose nothing to E - I
         E = D + eye
         for _ in range(s):
             P = (P @ E + P) * 0.5
             E = E @ E
         D = E - eye
-    return D, P
+    return D, P, f2
 
 
 #: taction's substeps have ||A / s||_1 <= 2 (Al-Mohy and Higham 2011 take up to ~6 at this precision:
@@ -378,12 +388,13 @@ _TACTION_RADIUS = 2.0
 
 def _taction(A, Z):
     """exp(A) Z - Z for the columns of Z (n, G) with their matrices A (n, n, G): s substeps of the Taylor series
-    of exp(A / s) to m terms, (s, m) = tplan(||A||_1, radius 2) (the largest norm of the columns within range;
+    of exp(A / s) to m terms, (s, m) = tplan(||A||_F, radius 2) (the largest norm of the columns within range;
     NaN in a column beyond it), t_1 = A y / s, t_k = A t_(k-1) / (k s), the increment summed from the terms (no
     cancellation): the array form of the scalar writer's text (whose substeps have norm <= 1/2)
     (:meth:`integrators.codegen.exp_writer.ExponentialWriter.taylor_substeps`; Al-Mohy and Higham 2011), one
-    einsum (A u)_i = sum_j A_ij u_j a term, n^2 products a column where the powers of expphi take n^3."""
-    s, m, bad = _tplan_array(abs(A).sum(axis=0).max(axis=0), _TACTION_RADIUS)
+    einsum (A u)_i = sum_j A_ij u_j a term, n^2 products a column where the powers of expphi take n^3. The
+    Frobenius norm bounds the terms as the 1-norm does (submultiplicative; one einsum, as :func:`_expphi`)."""
+    s, m, bad = _tplan_array(np.sqrt(np.einsum("ijg,ijg->g", A, A)), _TACTION_RADIUS)
     tot = np.zeros(Z.shape)
     cur = Z
     for _ in range(s):

@@ -110,7 +110,8 @@ def test_expphi_against_expm():
     for size in (1e-3, 0.1, 0.17, 0.3, 0.52, 0.8, 1.08, 1.5, 2.0, 3.0, 40.0):
         A = rng.standard_normal((3, 9, 9))
         A *= size / np.abs(A).sum(axis=-2).max()
-        D, P = expphi(A)
+        D, P, F = expphi(A)
+        assert np.isclose(F, np.max(np.sum(A * A, axis=(1, 2))), rtol=1e-14)
         E = np.array([expm(a) for a in A])
         aug = np.zeros((3, 18, 18))
         aug[:, :9, :9], aug[:, :9, 9:] = A, np.eye(9)
@@ -118,13 +119,13 @@ def test_expphi_against_expm():
         assert np.max(np.abs(D + np.eye(9) - E)) <= 1e-14 * np.max(np.abs(E)), size
         assert np.max(np.abs(P - phi)) <= 1e-14 * np.max(np.abs(phi)), size
         assert np.max(np.abs(A @ P - D)) <= 1e-14 * max(1.0, np.max(np.abs(D))), size
-        D1, P1 = expphi(A[1])                      # one matrix = its row of the batch (up to the common plan)
+        D1, P1, _ = expphi(A[1])                      # one matrix = its row of the batch (up to the common plan)
         assert np.max(np.abs(D1 - D[1])) <= 1e-14 * max(1.0, np.max(np.abs(D1)))
         assert np.max(np.abs(P1 - phi[1])) <= 1e-14 * np.max(np.abs(phi[1])), size
     small = 1e-9 * rng.standard_normal((9, 9))     # e^A - I without cancellation at a tiny A
-    D, _ = expphi(small)
+    D, _, _ = expphi(small)
     assert np.max(np.abs(D - (small + small @ small / 2))) <= 1e-15 * np.max(np.abs(small))
-    D, P = expphi(np.full((4, 4), 1e5))
+    D, P, _ = expphi(np.full((4, 4), 1e5))
     assert np.isnan(D).all() and np.isnan(P).all()
 
 
@@ -187,10 +188,10 @@ def test_pdinv_is_dexp_inverse():
         th *= size / np.linalg.norm(alg.ad(th), axis=(1, 2))[:, None]
         v = rng.standard_normal((4, 9))
         A = np.swapaxes(alg.ad(th), -1, -2)
-        D, P = SCALAR["expphi"](A)
+        D, P, _ = SCALAR["expphi"](A)
         K = ARRAY["pdinv"](D, P, v.T).T
         for g in range(4):
-            k1 = SCALAR["pdinv"](*SCALAR["expphi"](A[g]), v[g])
+            k1 = SCALAR["pdinv"](*SCALAR["expphi"](A[g])[:2], v[g])
             assert np.max(np.abs(k1 - K[g])) <= 1e-14 * np.max(np.abs(K[g]))
             back = alg.dexp(-th[g], k1)
             assert np.max(np.abs(back - v[g])) <= 1e-13 * np.max(np.abs(v[g])), size
