@@ -83,18 +83,38 @@ class MatrixSource(Source):
         return True
 
     def _stack(self, v):
+        """Name of the array of the names v: the array they were unpacked from (:meth:`_unpack`) or an earlier
+        stack of them while in scope (:meth:`_array_in_scope`: a step's state is stacked once for its stages),
+        else a new np.array."""
+        memo = self.__dict__.setdefault("_arrays", {})
+        hit = memo.get(tuple(v))
+        if hit is not None and self._array_in_scope(hit[1], hit[2], v):
+            return hit[0]
         name = self.fresh("V")
         if self.floats:
             self.emit(f"{name} = np.array(({', '.join(v)},))")
         else:   # a literal or a float among the columns is broadcast to their length
             self.emit(f"{name} = np.array(np.broadcast_arrays({', '.join(v)}))")
+        memo[tuple(v)] = (name, len(self.lines), self.indent)
         return name
 
     def _unpack(self, prefix, expr):
-        base = self.fresh(prefix)
+        """Names of the n components of the array ``expr`` (Python floats by tolist on floats, its rows on
+        columns), the array kept under a name for :meth:`_stack`."""
+        base, arr = self.fresh(prefix), self.fresh("R")
         names = [f"{base}{i}" for i in range(self.n)]
-        self.emit(f"{', '.join(names)}, = ({expr}){'.tolist()' if self.floats else ''}")
+        self.emit(f"{arr} = {expr}")
+        self.emit(f"{', '.join(names)}, = {arr}{'.tolist()' if self.floats else ''}")
+        self.__dict__.setdefault("_arrays", {})[tuple(names)] = (arr, len(self.lines), self.indent)
         return names
+
+    def _array_in_scope(self, at, indent, names):
+        """Is an array of ``names`` written at line ``at - 1`` still theirs here: in scope as a quadratic form
+        is (:meth:`ExponentialWriter._in_scope`: no branch left, no name reassigned) and no loop begins in
+        between (a loop's later passes reassign its carried names, a step's state, after this line)."""
+        if not self._in_scope(at, indent, names):
+            return False
+        return not any(ln.lstrip().startswith(("while ", "for ")) for ln in self.lines[at:])
 
     def _outer(self, a, b):
         X, Y = self._stack(a), self._stack(b)

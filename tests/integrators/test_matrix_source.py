@@ -83,6 +83,27 @@ def test_matrix_form_equals_scalar_text(method, basis, monkeypatch):
     assert np.max(np.abs(whole[0].y[-1] - whole[1].y[-1])) <= 1e-11
 
 
+def test_matrix_form_steps_against_reference(monkeypatch):
+    """Several steps of the matrix form's loop (rkmk853 on R x_D R^8 in a random basis, with and without an output
+    grid), each end state against a tight DOP853 run of the field (scipy, an independent integrator) to the
+    same time: the arrays the text reuses (a step's state stacked once for its stages, an unpacked result as
+    the next product's operand) are those of the current step (a stack kept across the loop's passes would
+    hold the first step's state)."""
+    from scipy.integrate import solve_ivp
+    alg = _almost_abelian(9, 6)
+    P, z0 = quadratic_problem(alg, 5), start(9, 5)
+    monkeypatch.setattr(loader, "_CACHE", {})
+    monkeypatch.setattr(plan_mod, "_PLANS", {})
+    m = METHODS["rkmk853"]
+    pl = plan_mod.plan(P, m.tableau, m.lie, m.terms, z0)
+    for te in (None, np.linspace(0.0, 0.2, 9)):
+        res, nsteps, _ = fastpath.run_adaptive(pl, z0, 0.0, 1.0, 0.05, 1e-9, 1e-11, None, 1, "numpy", max_steps=5,
+                                               t_eval=te)
+        assert nsteps == 5 and len(res.t) >= 6     # the steps' ends, or the grid's times they passed
+        ref = solve_ivp(P.rhs, (0.0, float(res.t[-1])), z0, method="DOP853", rtol=1e-13, atol=1e-15, t_eval=res.t)
+        assert np.max(np.abs(res.y - ref.y.T)) <= 1e-8 * np.max(np.abs(z0)), te
+
+
 def test_choice_by_term_count(monkeypatch):
     """The numpy texts are in matrix form exactly when C has more than MATRIX_TERMS non-zero entries; the
     compiled text never is."""
