@@ -147,8 +147,10 @@ class MatrixSource(Source):
         return self._unpack(prefix, f"{A} @ {self._stack(v)}")
 
     def velocity(self, z, scale=None):
-        """w = W z + c (or scale*(W z + c)) as one matrix product."""
-        expr = f"_MW @ {self._stack(z)} + _Mc" + ("" if self.floats else "[:, None]")
+        """w = W z + c (or scale*(W z + c)) as one matrix product (no addition when c = 0: a free system)."""
+        expr = f"_MW @ {self._stack(z)}"
+        if np.any(self.st.c):
+            expr += " + _Mc" + ("" if self.floats else "[:, None]")
         return self._unpack("w", expr if scale is None else f"{scale}*({expr})")
 
     # ------------------------------------------------------------ the exponential and dexp^-1 by matrices
