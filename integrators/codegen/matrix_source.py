@@ -17,7 +17,11 @@ structure constants as arrays of the generated module (its preamble, :func:`prea
 
 on one trajectory's floats (a (n,) array built from the names, the result unpacked with tolist: ~3 us a
 product whatever n; :data:`MATRIX_TERMS`) and on numpy columns (the dense output's evaluator: (n, G) stacks, one matrix product
-over all columns). Everything else (the stage sums, the controller, the closed forms' scalars, the
+over all columns). An unpacked result keeps its array for the next product, and a step's state is stacked
+once for its stages (:meth:`MatrixSource._stack`). With no closed form, a stage's exponential and its
+dexp^-1 share exp(A) - I and phi_1(A) of one matrix function (genhelpers.expphi, genhelpers.pdinv); the
+dense output's points, which need no phi_1, take the Taylor series of the action on the columns
+(genhelpers.taction). Everything else (the stage sums, the controller, the closed forms' scalars, the
 projection) is the scalar writer's text, unchanged. The same sums in exact arithmetic; the rounding
 differs from the scalar text (BLAS order, the products x_i m_k formed before the coefficient) at
 round-off (tests/integrators/test_matrix_source.py).
@@ -208,19 +212,19 @@ class MatrixSource(Source):
         _MA), by the scaled Taylor series of the action (genhelpers.taction: the plan tplan of ||A||_F with
         substeps of norm <= 2, the terms of :meth:`ExponentialWriter.taylor_substeps`; Al-Mohy and Higham
         2011), one einsum a term. Measured on the dense output of rkmk853 on R x_D R^8 in a random basis (999
-        columns, ||A|| <= 1.34): 0.7 ms (1 substep, 24 terms) against 1.5 ms for expphi's 9 batched
-        products and D z."""
+        columns, ||A||_F <= 1.08: 1 substep, 19 terms): 0.7 ms against 1.5 ms for expphi's 9 batched products
+        and D z."""
         n = self.n
         A = self.fresh("A")
         self.emit(f"{A} = (_MA.T @ {self._stack(x)}).reshape({n}, {n}, -1)")
         d = self._unpack("d", f"taction({A}, {self._stack(z)})")
         return d if delta else self.assign("y", [f"{z[i]} + {d[i]}" for i in range(n)])
 
-    def _times(self, M, V, transpose=False):
-        """Source of M V (or M^T V) for a stacked vector V: one matrix on floats, a batch on columns."""
+    def _times(self, M, V):
+        """Source of M V for a stacked vector V: one matrix on floats, a batch on columns."""
         if self.floats:
-            return f"({M}{'.T' if transpose else ''} @ {V})"
-        return f"({M}{'.transpose(0, 2, 1)' if transpose else ''} @ {V}.T[:, :, None])[:, :, 0].T"
+            return f"({M} @ {V})"
+        return f"({M} @ {V}.T[:, :, None])[:, :, 0].T"
 
     def dexpinv(self, theta, v, terms):
         """dexp^-1 summed to round-off with no closed form: sum_k B_k/k! (-ad_theta)^k v = phi_1(-ad_theta)^-1 v
