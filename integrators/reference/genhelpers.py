@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.linalg.lapack import dgesv
 
 from liegroups.casimirs import monomial_sum, monomial_tables
 
@@ -408,19 +409,12 @@ def _taction(A, Z):
     return tot + bad
 
 
-_DGESV = None
-
-
 def _pdinv_float(D, P, v):
     """u + D^T u with P^T u = v (dexp^-1 of the matrix form from the stage's D = exp(A) - I, P = phi_1(A),
     :meth:`integrators.codegen.matrix_source.MatrixSource.dexpinv`, which derives it) for one matrix: LAPACK's
     dgesv (LU with partial pivoting, as numpy.linalg.solve, without its checks: 1.0 against 3.4 us on a
     9 x 9 system); NaN for a singular P (the step is rejected)."""
-    global _DGESV
-    if _DGESV is None:
-        from scipy.linalg.lapack import dgesv
-        _DGESV = dgesv
-    _, _, u, info = _DGESV(P.T, v)
+    _, _, u, info = dgesv(P.T, v)
     if info:
         return np.full(v.shape, np.nan)
     return u + D.T @ u
