@@ -21,7 +21,9 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
 * sfac(err, expo): the controller's step factor for an error norm err (min(10, 0.9 err^expo) when
   err <= 1, 10 at 0; max(0.2, 0.9 err^expo) above, 0.2 for inf or NaN), per trajectory of a shared
   ensemble (:mod:`integrators.engine.freeze`: a trajectory whose own factor collapses the step is lost);
-* expphi(A) = (exp(A) - I, phi_1(A)) of a matrix or a batch of them (the code writer's matrix form);
+* expphi(A) = (exp(A) - I, phi_1(A), ||A||_F^2) of a matrix or a batch of them (the code writer's matrix
+  form); pdinv(D, P, v): its dexp^-1 from them (one solve); taction(A, Z): exp(A) Z - Z on numpy columns
+  (the Taylor series of the action);
 * ptables, ppoly: polynomials (the Casimirs of a projected pair in the matrix form) by monomials
   (:func:`liegroups.casimirs.monomial_tables`, :func:`liegroups.casimirs.monomial_sum`);
 * hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
@@ -35,6 +37,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.linalg.lapack import dgesv
 
 from liegroups.casimirs import monomial_sum, monomial_tables
 
@@ -158,17 +161,18 @@ def _cq2_array(q):
     return np.where(bad, np.nan, s1), np.where(bad, np.nan, s2)
 
 
-def _tplan_float(bound):
-    """(s, m, bad): s substeps with r = bound / s <= 1/2 and the fewest terms m with
-    e^r r^(m+1) / (m+1)! <= 2^-54 (at most 30); bad = 0.0, or NaN (with s = m = 1) when the bound is
-    not finite or above 1e5 (an exponential of that size is overflow, not a step)."""
+def _tplan_float(bound, radius=0.5):
+    """(s, m, bad): s substeps with r = bound / s <= radius (1/2 unless given) and the fewest terms m with
+    e^r r^(m+1) / (m+1)! <= 2^-54 (at most 30; e^r bounded by max(1.65, e^radius)); bad = 0.0, or NaN (with
+    s = m = 1) when the bound is not finite or above 1e5 (an exponential of that size is overflow, not a
+    step)."""
     if not bound <= 1e5:
         return 1, 1, math.nan
     s = 1
-    if bound > 0.5:
-        s = int(math.ceil(bound / 0.5))
+    if bound > radius:
+        s = int(math.ceil(bound / radius))
     r = bound / s
-    tail = 1.65 * r  # e^r r^(m+1)/(m+1)! for m = 0, with e^r <= 1.65
+    tail = max(1.65, math.exp(radius)) * r  # e^r r^(m+1)/(m+1)! for m = 0
     m = 0
     while tail > 5.551115123125783e-17 and m < 30:
         m += 1
@@ -176,12 +180,12 @@ def _tplan_float(bound):
     return s, max(m, 1), 0.0
 
 
-def _tplan_array(bound):
+def _tplan_array(bound, radius=0.5):
     """:func:`_tplan_float` for numpy columns: the plan of the largest bound within range (<= 1e5), and
     bad NaN only in the columns beyond it (or NaN), so that one overflowing trajectory of an ensemble
     does not make the others NaN."""
     b, bad = _tbound_array(bound)
-    s, m, _ = _tplan_float(b)
+    s, m, _ = _tplan_float(b, radius)
     return s, m, bad
 
 
@@ -302,53 +306,133 @@ def _grow3(ts, ys):
     return t2, y2
 
 
-#: expphi: the Taylor series of phi_1 of degree _PS_DEGREE = 24 in blocks of 5 (Paterson and Stockmeyer 1973)
-#: on X = A / 2^s with ||X||_1 <= 2: its remainder sum_{k>24} 2^k/(k+1)! < 1e-19
-_PS_BLOCK, _PS_RADIUS = 5, 2.0
-_PS_COEF = np.array([[1.0 / math.factorial(_PS_BLOCK * i + k + 1) for k in range(_PS_BLOCK)]
-                     for i in range(_PS_BLOCK)])
+#: expphi's plans by ||X||_F: (r, b, q, coefficients) for the Taylor series of phi_1 to degree m on
+#: ||X||_F <= r, whose remainder sum_{k>m} r^k/(k+1)! is below 2^-63 (the unit round-off / 1024; the test
+#: checks each r in rational arithmetic), in q = ceil((m + 1)/b) blocks of b powers (Paterson and Stockmeyer
+#: 1973: X^2..X^b, then q - 1 Horner products with X^b); coefficients[i, k] = 1/(ib + k + 1)! (0 beyond m).
+#: Degrees 11, 15, 19, 24: the most that 6, 7, 8, 9 matrix products (X phi_1 included) reach. The stages of
+#: an adaptive RKMK step have ||ad theta|| ~ 0.1-2 (the drawn solvable algebras of benchmarks/drawn_systems:
+#: median 0.3), where degree 24 for every call cost 2-3 products more; above the last r, its scaling.
+def _ps_plan(m, b, r):
+    q = -(-(m + 1) // b)
+    coef = np.array([[1.0 / math.factorial(i * b + k + 1) if i * b + k <= m else 0.0 for k in range(b)]
+                     for i in range(q)])
+    return r, b, q, coef
+
+
+#: (m, b, r) of each plan
+_PS_DEGREES = ((11, 3, 0.1719), (15, 4, 0.5287), (19, 4, 1.0865), (24, 5, 2.0148))
+_PS_PLANS = tuple(_ps_plan(*p) for p in _PS_DEGREES)
+#: identity matrices by size (read-only): the powers' first row and the doublings' e^X = I + D
+_EYES = {}
 
 
 def _expphi(A):
-    """(exp(A) - I, phi_1(A)) for a matrix or a batch of matrices A (..., k, k), phi_1(A) = sum_k A^k/(k+1)!
-    (so exp(A) - I = A phi_1(A) without cancellation): the Taylor series of phi_1 of degree 24 on
-    X = A / 2^s with ||X||_1 <= 2 (one s for the batch), evaluated by Paterson and Stockmeyer's scheme
-    (X^2..X^5 and four products with X^5 instead of 24 Horner products: the cost of a call is its number of
-    numpy calls), then s doublings phi_1(2X) = phi_1(X) (e^X + I)/2, e^(2X) = (e^X)^2 (Moler and Van Loan
-    2003, method 3; with s > 0, ||A||_1 > 2 and exp(A) - I is of order one, read off exp(A)). NaN beyond ||A||_1 = 1e5 or for a NaN entry (as tplan:
-    the step is rejected). The matrix form of the code writer (:mod:`integrators.codegen.matrix_source`)
-    calls it."""
-    nrm = float(np.abs(A).sum(axis=-2).max()) if A.size else 0.0
+    """(exp(A) - I, phi_1(A), ||A||_F^2) for a matrix or a batch of matrices A (..., k, k) (the largest norm of the
+    batch), phi_1(A) = sum_k A^k/(k+1)! (so exp(A) - I = A phi_1(A) without cancellation): the Taylor series of phi_1 of degree m on
+    X = A / 2^s, with m in 11, 15, 19, 24 the least whose remainder on ||X||_F (the largest of the batch) is
+    below 2^-63 (:data:`_PS_PLANS`; s = 0 unless ||A||_F > 2.0148, then m = 24 and ||X||_F <= 2.0148),
+    evaluated by Paterson and Stockmeyer's scheme (the powers X^0..X^(b-1) in one array, the block
+    coefficients in one product with them, q - 1 Horner products with X^b instead of m: the cost of a call
+    is its number of numpy calls), then s doublings phi_1(2X) = phi_1(X) (e^X + I)/2, e^(2X) = (e^X)^2
+    (Moler and Van Loan 2003, method 3; with s > 0, ||X||_F > 1 and exp(A) - I is of order one, read off
+    exp(A)). The Frobenius norm is submultiplicative, so ||X^k||_F <= ||X||_F^k bounds the remainder as
+    the 1-norm would (one call instead of three; ~0.9 ||X||_1 on a random 9 x 9 matrix). NaN beyond
+    ||A||_F = 1e5 or for a NaN entry (as tplan: the step is rejected). The matrix form of the code writer
+    (:mod:`integrators.codegen.matrix_source`) calls it; its dexp^-1 reads ||ad theta||_F^2 = ||A||_F^2 from it."""
+    if not A.size:
+        f2 = 0.0
+    elif A.ndim == 2:
+        f2 = float(np.vdot(A, A))
+    else:
+        f2 = float(np.einsum("...ij,...ij->...", A, A).max())
+    nrm = math.sqrt(f2)
     if not nrm <= 1e5:
         bad = np.full(A.shape, np.nan)
-        return bad, bad
-    s = max(0, math.ceil(math.log2(nrm / _PS_RADIUS))) if nrm > _PS_RADIUS else 0
+        return bad, bad, f2
+    s = 0
+    for r, b, q, coef in _PS_PLANS:
+        if nrm <= r:
+            break
+    else:
+        s = math.ceil(math.log2(nrm / r))
     X = A * 0.5 ** s if s else A
-    pw = [np.broadcast_to(np.eye(A.shape[-1]), A.shape), X]
-    for _ in range(_PS_BLOCK - 1):
-        pw.append(pw[-1] @ X)
-    top = pw.pop()                                     # X^5
-    S = np.stack(pw)                                   # I, X, .., X^4
-    B = (_PS_COEF @ S.reshape(_PS_BLOCK, -1)).reshape((_PS_BLOCK,) + A.shape)
-    P = B[-1]
-    for i in range(_PS_BLOCK - 2, -1, -1):
+    k = A.shape[-1]
+    eye = _EYES.get(k)
+    if eye is None:
+        eye = _EYES[k] = np.eye(k)
+        eye.flags.writeable = False
+    S = np.empty((b,) + A.shape)                       # I, X, .., X^(b-1)
+    S[0] = eye
+    S[1] = X
+    for j in range(2, b):
+        np.matmul(S[j - 1], X, out=S[j])
+    top = S[b - 1] @ X                                 # X^b
+    B = (coef @ S.reshape(b, -1)).reshape((q,) + A.shape)
+    P = B[q - 1]
+    for i in range(q - 2, -1, -1):
         P = B[i] + top @ P
     D = X @ P
-    if s:    # ||X||_1 > 1 here, so e^X - I is not small: the doublings on E = e^X lose nothing to E - I
-        E = D + pw[0]
+    if s:    # ||X||_F > 1 here, so e^X - I is not small: the doublings on E = e^X lose nothing to E - I
+        E = D + eye
         for _ in range(s):
             P = (P @ E + P) * 0.5
             E = E @ E
-        D = E - pw[0]
-    return D, P
+        D = E - eye
+    return D, P, f2
+
+
+#: taction's substeps have ||A / s||_1 <= 2 (Al-Mohy and Higham 2011 take up to ~6 at this precision:
+#: s m is smallest for large radii; expphi's series runs to the same radius)
+_TACTION_RADIUS = 2.0
+
+
+def _taction(A, Z):
+    """exp(A) Z - Z for the columns of Z (n, G) with their matrices A (n, n, G): s substeps of the Taylor series
+    of exp(A / s) to m terms, (s, m) = tplan(||A||_F, radius 2) (the largest norm of the columns within range;
+    NaN in a column beyond it), t_1 = A y / s, t_k = A t_(k-1) / (k s), the increment summed from the terms (no
+    cancellation): the array form of the scalar writer's text (whose substeps have norm <= 1/2)
+    (:meth:`integrators.codegen.exp_writer.ExponentialWriter.taylor_substeps`; Al-Mohy and Higham 2011), one
+    einsum (A u)_i = sum_j A_ij u_j a term, n^2 products a column where the powers of expphi take n^3. The
+    Frobenius norm bounds the terms as the 1-norm does (submultiplicative; one einsum, as :func:`_expphi`)."""
+    s, m, bad = _tplan_array(np.sqrt(np.einsum("ijg,ijg->g", A, A)), _TACTION_RADIUS)
+    tot = np.zeros(Z.shape)
+    cur = Z
+    for _ in range(s):
+        u = np.einsum("ijg,jg->ig", A, cur) / s
+        acc = u.copy()
+        for k in range(2, m + 1):
+            u = np.einsum("ijg,jg->ig", A, u) / (k * s)
+            acc += u
+        tot += acc
+        cur = cur + acc
+    return tot + bad
+
+
+def _pdinv_float(D, P, v):
+    """u + D^T u with P^T u = v (dexp^-1 of the matrix form from the stage's D = exp(A) - I, P = phi_1(A),
+    :meth:`integrators.codegen.matrix_source.MatrixSource.dexpinv`, which derives it) for one matrix: LAPACK's
+    dgesv (LU with partial pivoting, as numpy.linalg.solve, without its checks: 1.0 against 3.4 us on a
+    9 x 9 system); NaN for a singular P (the step is rejected)."""
+    _, _, u, info = dgesv(P.T, v)
+    if info:
+        return np.full(v.shape, np.nan)
+    return u + D.T @ u
+
+
+def _pdinv_array(D, P, V):
+    """:func:`_pdinv_float` for a batch: D, P (G, n, n), V (n, G) -> (n, G)."""
+    U = np.linalg.solve(P.transpose(0, 2, 1), V.T[:, :, None])
+    return (U + D.transpose(0, 2, 1) @ U)[:, :, 0].T
 
 
 #: per mode: the names the generated code calls
 SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "cq3": _cq3_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
           "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq,
-          "sfac": _sfac_float, "tbound": _tbound_float, "sin": _sin_float, "expphi": _expphi,
+          "sfac": _sfac_float, "tbound": _tbound_float, "sin": _sin_float, "expphi": _expphi, "pdinv": _pdinv_float,
           "ptables": monomial_tables, "ppoly": monomial_sum}
 ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "cq3": _cq3_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
          "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array, "sin": np.sin, "expphi": _expphi,
+         "pdinv": _pdinv_array, "taction": _taction,
          "ptables": monomial_tables, "ppoly": monomial_sum}

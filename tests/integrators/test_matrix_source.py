@@ -83,6 +83,27 @@ def test_matrix_form_equals_scalar_text(method, basis, monkeypatch):
     assert np.max(np.abs(whole[0].y[-1] - whole[1].y[-1])) <= 1e-11
 
 
+def test_matrix_form_steps_against_reference(monkeypatch):
+    """Several steps of the matrix form's loop (rkmk853 on R x_D R^8 in a random basis, with and without an output
+    grid), each end state against a tight DOP853 run of the field (scipy, an independent integrator) to the
+    same time: the arrays the text reuses (a step's state stacked once for its stages, an unpacked result as
+    the next product's operand) are those of the current step (a stack kept across the loop's passes would
+    hold the first step's state)."""
+    from scipy.integrate import solve_ivp
+    alg = _almost_abelian(9, 6)
+    P, z0 = quadratic_problem(alg, 5), start(9, 5)
+    monkeypatch.setattr(loader, "_CACHE", {})
+    monkeypatch.setattr(plan_mod, "_PLANS", {})
+    m = METHODS["rkmk853"]
+    pl = plan_mod.plan(P, m.tableau, m.lie, m.terms, z0)
+    for te in (None, np.linspace(0.0, 0.2, 9)):
+        res, nsteps, _ = fastpath.run_adaptive(pl, z0, 0.0, 1.0, 0.05, 1e-9, 1e-11, None, 1, "numpy", max_steps=5,
+                                               t_eval=te)
+        assert nsteps == 5 and len(res.t) >= 6     # the steps' ends, or the grid's times they passed
+        ref = solve_ivp(P.rhs, (0.0, float(res.t[-1])), z0, method="DOP853", rtol=1e-13, atol=1e-15, t_eval=res.t)
+        assert np.max(np.abs(res.y - ref.y.T)) <= 1e-8 * np.max(np.abs(z0)), te
+
+
 def test_choice_by_term_count(monkeypatch):
     """The numpy texts are in matrix form exactly when C has more than MATRIX_TERMS non-zero entries; the
     compiled text never is."""
@@ -99,26 +120,103 @@ def test_choice_by_term_count(monkeypatch):
 
 
 def test_expphi_against_expm():
-    """genhelpers.expphi: exp(A) - I against scipy's expm (Pade, an independent algorithm), phi_1(A) from
-    A phi_1(A) = exp(A) - I, for norms below and above the scaling radius, batched, and NaN beyond 1e5."""
+    """genhelpers.expphi: exp(A) - I against scipy's expm (Pade, an independent algorithm), phi_1(A) against the
+    corner of expm([[A, I], [0, 0]]) (= [[e^A, phi_1(A)], [0, I]]; Higham 2008, 10.7) and against
+    A phi_1(A) = exp(A) - I, for norms in each band of degrees (below 0.17, 0.53, 1.09, 2.01) and above the
+    scaling radius, batched, and NaN beyond 1e5."""
     from scipy.linalg import expm
     from integrators.reference.genhelpers import SCALAR
     expphi = SCALAR["expphi"]
     rng = np.random.default_rng(7)
-    for size in (1e-3, 0.5, 3.0, 40.0):
+    for size in (1e-3, 0.1, 0.17, 0.3, 0.52, 0.8, 1.08, 1.5, 2.0, 3.0, 40.0):
         A = rng.standard_normal((3, 9, 9))
         A *= size / np.abs(A).sum(axis=-2).max()
-        D, P = expphi(A)
+        D, P, F = expphi(A)
+        assert np.isclose(F, np.max(np.sum(A * A, axis=(1, 2))), rtol=1e-14)
         E = np.array([expm(a) for a in A])
+        aug = np.zeros((3, 18, 18))
+        aug[:, :9, :9], aug[:, :9, 9:] = A, np.eye(9)
+        phi = np.array([expm(a) for a in aug])[:, :9, 9:]
         assert np.max(np.abs(D + np.eye(9) - E)) <= 1e-14 * np.max(np.abs(E)), size
+        assert np.max(np.abs(P - phi)) <= 1e-14 * np.max(np.abs(phi)), size
         assert np.max(np.abs(A @ P - D)) <= 1e-14 * max(1.0, np.max(np.abs(D))), size
-        D1, P1 = expphi(A[1])                      # one matrix = its row of the batch (up to the common s)
+        D1, P1, _ = expphi(A[1])                      # one matrix = its row of the batch (up to the common plan)
         assert np.max(np.abs(D1 - D[1])) <= 1e-14 * max(1.0, np.max(np.abs(D1)))
+        assert np.max(np.abs(P1 - phi[1])) <= 1e-14 * np.max(np.abs(phi[1])), size
     small = 1e-9 * rng.standard_normal((9, 9))     # e^A - I without cancellation at a tiny A
-    D, _ = expphi(small)
+    D, _, _ = expphi(small)
     assert np.max(np.abs(D - (small + small @ small / 2))) <= 1e-15 * np.max(np.abs(small))
-    D, P = expphi(np.full((4, 4), 1e5))
+    D, P, _ = expphi(np.full((4, 4), 1e5))
     assert np.isnan(D).all() and np.isnan(P).all()
+
+
+def test_expphi_plans():
+    """Each of expphi's plans: its coefficients are 1/(k+1)! for k = 0..m in blocks of b (m its degree), and
+    its radius r keeps the remainder sum_{k>m} r^k/(k+1)! below 2^-63, summed in exact rational arithmetic
+    (an independent check of the radii, which the module writes as decimals); the next radius up would not
+    be needed if r were larger: the radii increase with the degree."""
+    from fractions import Fraction
+    from math import factorial
+    from integrators.reference.genhelpers import _PS_DEGREES, _PS_PLANS
+    radii = []
+    for (m, b, r), (r2, b2, q, coef) in zip(_PS_DEGREES, _PS_PLANS):
+        assert (r2, b2, q) == (r, b, -(-(m + 1) // b))
+        flat = coef.ravel()
+        assert np.array_equal(flat[:m + 1], [1.0 / factorial(k + 1) for k in range(m + 1)])
+        assert not flat[m + 1:].any()
+        R = Fraction(r)
+        tail = sum(R ** k / factorial(k + 1) for k in range(m + 1, m + 80))
+        assert tail <= Fraction(1, 2 ** 63), (m, r, float(tail))
+        radii.append(r)
+    assert radii == sorted(radii)
+
+
+def test_taction_against_expm():
+    """genhelpers.taction (the Taylor action on numpy columns): exp(A) z - z against A phi_1(A) z with phi_1 from
+    scipy's expm (the corner of expm([[A, I], [0, 0]])), a column per matrix, at norms that take one and several substeps; a column whose norm is beyond 1e5 is
+    NaN alone."""
+    from scipy.linalg import expm
+    from integrators.reference.genhelpers import ARRAY
+    taction = ARRAY["taction"]
+    rng = np.random.default_rng(11)
+    for size in (1e-6, 0.4, 1.9, 7.0):
+        A = rng.standard_normal((9, 9, 6))
+        A *= size / np.abs(A).sum(axis=0).max()
+        Z = rng.standard_normal((9, 6))
+        got = taction(A, Z)
+        want = []
+        for g in range(6):     # e^A z - z = A phi_1(A) z, phi_1(A) the corner of expm([[A, I], [0, 0]]): no cancellation
+            aug = np.zeros((18, 18))
+            aug[:9, :9], aug[:9, 9:] = A[:, :, g], np.eye(9)
+            want.append(A[:, :, g] @ (expm(aug)[:9, 9:] @ Z[:, g]))
+        want = np.stack(want, axis=1)     # the series stops below 2^-54 |z| (tplan), not relative to e^A z - z
+        assert np.max(np.abs(got - want)) <= 1e-14 * np.max(np.abs(want)) + 1e-16 * np.max(np.abs(Z)), size
+    A[:, :, 2] = 1e6
+    got = taction(A, Z)
+    assert np.isnan(got[:, 2]).all() and np.isfinite(np.delete(got, 2, axis=1)).all()
+
+
+def test_pdinv_is_dexp_inverse():
+    """genhelpers.pdinv (dexp^-1 of the matrix form from expphi's pair of A = ad(theta)^T): dexp_(-theta) of its
+    result is v, dexp_(-theta) = phi_1(-ad theta) by the algebra's own matrix function (liegroups, independent
+    of the generated code), i.e. the result is sum_k B_k/k! (-ad theta)^k v; one matrix and a batch; NaN for a
+    singular P (one matrix)."""
+    from integrators.reference.genhelpers import ARRAY, SCALAR
+    alg = _almost_abelian(9, 4)
+    rng = np.random.default_rng(13)
+    for size in (0.05, 0.5, 4.0):   # ||ad theta||_F; the generated code rejects x^2 = ||ad theta||_F^2 / (2 pi)^2 > 0.46
+        th = rng.standard_normal((4, 9))
+        th *= size / np.linalg.norm(alg.ad(th), axis=(1, 2))[:, None]
+        v = rng.standard_normal((4, 9))
+        A = np.swapaxes(alg.ad(th), -1, -2)
+        D, P, _ = SCALAR["expphi"](A)
+        K = ARRAY["pdinv"](D, P, v.T).T
+        for g in range(4):
+            k1 = SCALAR["pdinv"](*SCALAR["expphi"](A[g])[:2], v[g])
+            assert np.max(np.abs(k1 - K[g])) <= 1e-14 * np.max(np.abs(K[g]))
+            back = alg.dexp(-th[g], k1)
+            assert np.max(np.abs(back - v[g])) <= 1e-13 * np.max(np.abs(v[g])), size
+    assert np.isnan(SCALAR["pdinv"](np.zeros((3, 3)), np.zeros((3, 3)), np.ones(3))).all()
 
 
 @pytest.mark.parametrize("floats", [True, False])
