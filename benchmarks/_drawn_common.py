@@ -103,19 +103,21 @@ def choose(go, ref, ladder=LADDER):
     return None, best
 
 
-def timed(cases, reps, cpu=False):
+def timed(cases, reps, cpu=False, clock=time.process_time):
     """cases: name -> zero-argument callable; ``reps`` interleaved rounds, median CPU time of this process
     (time.process_time, all its threads: on a shared machine the wall time of a longer call takes more of the
-    other jobs' preemptions, which a ratio of wall times would count against it); with ``cpu``: (median
-    wall, median CPU time), each a median of its own."""
+    other jobs' preemptions, which a ratio of wall times would count against it); ``clock=time.thread_time``
+    for calls that run in the calling thread alone (one trajectory): a compile that liedyn's background thread
+    runs meanwhile is then not counted against them; with ``cpu``: (median wall, median CPU time), each a
+    median of its own."""
     times = {k: [] for k in cases}
     cpus = {k: [] for k in cases}
     for _ in range(reps):
         for k, go in cases.items():
-            c, t = time.process_time(), time.perf_counter()
+            c, t = clock(), time.perf_counter()
             go()
             times[k].append(time.perf_counter() - t)
-            cpus[k].append(time.process_time() - c)
+            cpus[k].append(clock() - c)
     if cpu:
         return {k: (float(np.median(times[k])), float(np.median(cpus[k]))) for k in cases}
     return {k: float(np.median(v)) for k, v in cpus.items()}

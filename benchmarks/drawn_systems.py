@@ -24,7 +24,7 @@ numpy rhs (w = W z + c, ad*_w z = ((w @ C.reshape(n, n n)).reshape(n, n)) @ z fr
 constants, for the first kind minus the multiplier force; checked against ``problem.rhs``). Matched
 accuracy: each tool's tolerance is the loosest of rtol 1e-4 .. 1e-13 (half decades, atol = rtol / 100)
 whose final error against a tight reference (DOP853, rtol 1e-13, atol 1e-15) is <= 1e-8; then the tools
-are timed in interleaved rounds, median of 5 (3 with --quick), in CPU time of the process (time.process_time). Also the fully default call
+are timed in interleaved rounds, median of 5 (3 with --quick), in CPU time of the calling thread (time.thread_time: a compile in liedyn's background thread is not counted). Also the fully default call
 ``s.simulate(x0, 10.0)`` (rtol 1e-12). numba figures exclude compilation; the first numba call of each
 system (which compiles the generated code for its structure unless numba's disk cache has it) is listed,
 and numba is measured on the systems in draw order until ``--numba-budget`` seconds of first calls are
@@ -187,7 +187,7 @@ def main():
           f"{', --quick' if args.quick else ''}.", "",
           "**One trajectory through `s.simulate` (default method, default 1000-step grid) at final error <= 1e-8**, "
           "t in [0, 10], against solve_ivp DOP853 with the same t_eval and a hand-written numpy rhs "
-          "(targets: numpy <= 1.0x, numba <= 0.3x DOP853); times are CPU time of the process, median of "
+          "(targets: numpy <= 1.0x, numba <= 0.3x DOP853); times are CPU time of the calling thread (a background compile not counted), median of "
           f"{3 if args.quick else 5} interleaved rounds. `default`: `s.simulate(x0, 10.0)` as it is "
           "(rtol 1e-12), its time and final error. `first numba`: the first numba call of the system in this "
           "process (compiles unless numba's disk cache has the structure). `algebra`: building it with its "
