@@ -249,7 +249,7 @@ class MatrixSource(Source):
         """Names of C_k(z) (or, with ``grad``, the p x n names of dC_k/dz_j) for the Casimir projection
         ``proj`` (:meth:`integrators.codegen.projection.CasimirProjection.write` calls it): the monomials
         degree by degree as blocks of rows and one matrix product with the coefficients
-        (:func:`liegroups.casimirs.monomial_sum`; a quartic in 10 variables: ~40 array operations
+        (:func:`liegroups.monomials.monomial_sum`; a quartic in 10 variables: ~40 array operations
         instead of ~3000 terms of C and grad C, on floats and on columns alike)."""
         rows = proj.p * (self.n if grad else 1)
         out = self._unpack_rows("pc", rows, f"ppoly(_PTAB, {self._stack(z)}, {grad})")

@@ -25,7 +25,7 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
   form); pdinv(D, P, v): its dexp^-1 from them (one solve); taction(A, Z): exp(A) Z - Z on numpy columns
   (the Taylor series of the action);
 * ptables, ppoly: polynomials (the Casimirs of a projected pair in the matrix form) by monomials
-  (:func:`liegroups.casimirs.monomial_tables`, :func:`liegroups.casimirs.monomial_sum`);
+  (:func:`liegroups.monomials.monomial_tables`, :func:`liegroups.monomials.monomial_sum`);
 * hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
   :func:`integrators.engine.starting_step.initial_step`), its two phases around the second evaluation of the
   field, in Python floats; :func:`integrators.engine.adaptive._initial_step_one` and the generated adaptive
@@ -39,7 +39,7 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dgesv
 
-from liegroups.casimirs import monomial_sum, monomial_tables
+from liegroups.monomials import monomial_sum, monomial_tables
 
 def _co2_float(t2):
     if not t2 < 1e300:

@@ -14,6 +14,7 @@ import sympy as sp
 
 from liegroups import LieAlgebra, LieGroupsError, m_symbols, named
 from liegroups import casimirs as cm
+from liegroups import monomials
 
 
 def _bracket_with_coordinates(alg, F, syms):
@@ -93,7 +94,7 @@ def test_casimir_values_and_gradients_from_monomials_equal_sympy(monkeypatch):
     rng = np.random.default_rng(1)
     syms = m_symbols(10)
     m = rng.standard_normal((7, 3, 10))
-    monkeypatch.setattr(cm, "_MONOMIAL_FLOATS", 50)    # several chunks of points (16 a chunk)
+    monkeypatch.setattr(monomials, "_MONOMIAL_FLOATS", 50)    # several chunks of points (16 a chunk)
     for c in g.casimirs():
         f = sp.lambdify([syms], c.expr, "numpy")
         gr = sp.lambdify([syms], [sp.diff(c.expr, s) for s in syms], "numpy")

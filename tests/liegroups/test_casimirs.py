@@ -1,4 +1,5 @@
-"""Evaluation of a polynomial Casimir (liegroups.casimirs.Casimir) against sympy's exact arithmetic."""
+"""Evaluation of a polynomial Casimir (liegroups.casimirs.Casimir, through liegroups.monomials) against sympy's
+exact arithmetic."""
 
 import itertools
 
@@ -14,9 +15,9 @@ def test_casimir_evaluation_by_monomials(few, top, monkeypatch):
     on a batch of shape (3, 2) and on one point."""
     from fractions import Fraction
     import sympy as sp
-    from liegroups import casimirs
+    from liegroups import monomials
     from liegroups.casimirs import Casimir
-    monkeypatch.setattr(casimirs, "_KRON_POINTS", few)
+    monkeypatch.setattr(monomials, "_KRON_POINTS", few)
     syms = sp.symbols("m1:6")
     rng = np.random.default_rng(3)
     expr = sum(sp.Rational(int(rng.integers(-9, 10)), int(rng.integers(1, 7))) * sp.prod(mono)

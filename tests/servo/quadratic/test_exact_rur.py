@@ -19,7 +19,7 @@ import pytest
 mpmath = pytest.importorskip("mpmath")
 
 from servo import QuadraticSystem  # noqa: E402
-from servo.quadratic import exact, polynomials  # noqa: E402
+from servo.quadratic import polynomials, rur  # noqa: E402
 from servo.quadratic.exact import compare_with_exact, exact_invariant_lines  # noqa: E402
 
 # (i, j, k, m, e): Q[i, j, k] = Q[i, k, j] = m 2^e, every other entry 0 (`benchmarks/_lines_fuzz.py`, mixed
@@ -96,9 +96,9 @@ def assert_points_proved_by_newton(q, E):
 @pytest.fixture(params=[True, False], ids=["flint", "sympy-mpmath"])
 def flint_or_not(request, monkeypatch):
     if not request.param:
-        monkeypatch.setattr(exact, "have_flint", lambda: False)
+        monkeypatch.setattr(rur, "have_flint", lambda: False)
         monkeypatch.setattr(polynomials, "_flint", None)
-    elif not exact.have_flint():
+    elif not rur.have_flint():
         pytest.skip("python-flint is not installed")
     return request.param
 
