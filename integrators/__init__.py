@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .methods import ALIASES, METHODS, applicable_methods
     from .analysis.phase_space import LyapunovResult, PoincareResult, lyapunov_spectrum, poincare_section
     from .core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
+    from .core.quantities import polynomial_quantity
     from .engine.reconstruction import reconstruct
     from .core.result import IntegrationResult
 
@@ -40,4 +41,4 @@ exports(__name__, __file__)
 __all__ = ["compare", "Comparison", "ODEProblem", "CoadjointProblem", "ReconstructionProblem", "integrate", "reconstruct",
            "IntegrationResult", "METHODS", "ALIASES", "IntegratorError", "MethodError", "IntegrationInputError",
            "ConvergenceError", "applicable_methods", "DEFAULT_STEPS", "lyapunov_spectrum", "poincare_section",
-           "LyapunovResult", "PoincareResult"]
+           "LyapunovResult", "PoincareResult", "polynomial_quantity"]

@@ -25,6 +25,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
+from integrators import polynomial_quantity
 from integrators.reference.nonholonomic import LieConstraintData
 from liegroups import group_for
 
@@ -244,6 +245,7 @@ class LeftInvariantConstrained(LieSystem):
         return LieConstraintData(self.algebra, self.I, self.A, self.B if second else None,
                                  structure="lie_second_kind" if second else "lie_nonholonomic", group=group)
 
+    @polynomial_quantity(1)
     def constraint_residual(self, state: ArrayLike) -> NDArray[np.float64]:
         """(a_i, w) along the state: shape (...) for one covector, (..., k) for several."""
         return self._lam_out(self.velocity(state) @ self.A.T)

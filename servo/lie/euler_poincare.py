@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import sympy as sp
-from integrators import CoadjointProblem, integrate
+from integrators import CoadjointProblem, integrate, polynomial_quantity
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ServoError, SymbolicParameterError
@@ -299,6 +299,7 @@ class EulerPoincare(LieSystem):
         m = self._check_last(state, self.n, "m")
         return m @ self.Iinv.T + self.c
 
+    @polynomial_quantity(2)
     def hamiltonian(self, state: ArrayLike) -> NDArray[np.float64]:
         """H(m) = (m, K m)/2 + (c, m)."""
         m = self._check_last(state, self.n, "m")

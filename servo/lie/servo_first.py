@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from integrators import CoadjointProblem
+from integrators import CoadjointProblem, polynomial_quantity
 
 from ..errors import ServoError
 from .constrained import CONSTRAINT_CHECK_RTOL, LeftInvariantConstrained
@@ -103,6 +103,7 @@ class ServoFirstKind(LeftInvariantConstrained):
         m = self._check_last(state, self.n, "m")
         return self.algebra._coad(self.velocity(m), m) + self.forcing(m)
 
+    @polynomial_quantity(2)
     def energy(self, state: ArrayLike) -> NDArray[np.float64]:
         """T = (I^-1 m, m)/2 (a first integral iff b is parallel to a)."""
         m = self._check_last(state, self.n, "m")
@@ -140,7 +141,8 @@ class ServoFirstKind(LeftInvariantConstrained):
         # (I^-1 a, m) = (a, w) is conserved by the exact flow (lambda is chosen so); declaring it lets the
         # Lie-group methods project each step back onto the constraint
         cons = {"(a, w)": self.constraint_residual} if self.k == 1 else \
-            {f"(a_{i + 1}, w)": (lambda m, i=i: self.velocity(m) @ self.A[i]) for i in range(self.k)}
+            {f"(a_{i + 1}, w)": polynomial_quantity(1)(lambda m, i=i: self.velocity(m) @ self.A[i])
+             for i in range(self.k)}
         problem = CoadjointProblem(self.algebra, self.velocity, forcing=self.forcing, velocity_matrix=self.Iinv,
                                    invariants=inv, constraints=cons, linear_invariants=self.IinvA,
                                    name=self.name, outputs=self.outputs(),

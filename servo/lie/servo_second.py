@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from integrators import CoadjointProblem
+from integrators import CoadjointProblem, polynomial_quantity
 
 from ..errors import ServoError
 from .constrained import CONSTRAINT_CHECK_RTOL, LeftInvariantConstrained
@@ -127,6 +127,7 @@ class ServoSecondKind(LeftInvariantConstrained):
         lamdot = self._solve_R(zdot @ self.IinvA.T)
         return np.concatenate([zdot - lamdot @ self.B, lamdot], axis=-1)
 
+    @polynomial_quantity(2)
     def energy(self, state: ArrayLike) -> NDArray[np.float64]:
         """T = (I w, w)/2 = (I^-1 m, m)/2 (a first integral iff b is parallel to a)."""
         s = self._check_last(state, self.state_dim, "state (m, lambda)")
@@ -168,6 +169,7 @@ class ServoSecondKind(LeftInvariantConstrained):
         if self.b_parallel_a:
             W = self.W
 
+            @polynomial_quantity(2)
             def ham(z):
                 return 0.5 * np.einsum("...i,...i->...", z, z @ W.T)
         problem = CoadjointProblem(self.algebra, self.velocity_z, velocity_matrix=self.W, hamiltonian=ham,
@@ -178,9 +180,10 @@ class ServoSecondKind(LeftInvariantConstrained):
         return problem
 
     def _constraints_z(self):
+        linear = polynomial_quantity(1)     # (a_i, W z): the guard's scale from its values on the axes
         if self.k == 1:
-            return {"(a, w)": lambda z: self.velocity_z(z) @ self.a}
-        return {f"(a_{i + 1}, w)": (lambda z, i=i: self.velocity_z(z) @ self.A[i]) for i in range(self.k)}
+            return {"(a, w)": linear(lambda z: self.velocity_z(z) @ self.a)}
+        return {f"(a_{i + 1}, w)": linear(lambda z, i=i: self.velocity_z(z) @ self.A[i]) for i in range(self.k)}
 
     def outputs(self) -> dict[str, Output]:
         """As for every Lie-group system: "multiplier" and "lambda" are lambda (one value per time, shape

@@ -11,7 +11,6 @@ from integrators.engine import guard
 def test_scales_of_row_quantities_and_of_one_that_needs_the_stacked_probe():
     c = np.array([1.0, -2.0, 3.0])
     r = np.array([[0.5, 2.0], [1.0, 3.0]])                  # (m, B) = (2, 2): r per probe and trajectory
-    probe = r[..., None, None] * np.eye(3)
 
     def linear(z):
         return np.asarray(z) @ c
@@ -29,7 +28,7 @@ def test_scales_of_row_quantities_and_of_one_that_needs_the_stacked_probe():
         return np.float64(1.0)
 
     with np.errstate(all="ignore"):
-        S = guard._scales([linear, quadratic, stacked_only, wrong_shape], probe)
+        S = guard._scales([linear, quadratic, stacked_only, wrong_shape], r, 3)
     assert S.shape == (4, 2, 2)
     np.testing.assert_allclose(S[0], r * np.sum(np.abs(c)), rtol=1e-15)     # |q(r e_i)| = r |c_i|
     np.testing.assert_allclose(S[1], 3.0 * r ** 2, rtol=1e-15)              # q(r e_i) = r^2 each
@@ -86,10 +85,88 @@ def test_scale_of_a_homogeneous_casimir_from_the_unit_rows():
     cas = named.so4().casimirs()
     assert [c.homogeneous_degree for c in cas] == [2, 2]
     r = np.array([[0.5, 2.0, 3.0]])
-    probe = r[..., None, None] * np.eye(6)
     with np.errstate(all="ignore"):
-        fast = guard._scales(list(cas), probe)
-        slow = guard._scales([lambda z, c=c: c(z) for c in cas], probe)
+        fast = guard._scales(list(cas), r, 6)
+        slow = guard._scales([lambda z, c=c: c(z) for c in cas], r, 6)
     np.testing.assert_allclose(fast, slow, rtol=1e-14)
     x, y = sp.symbols("m1 m2")
     assert Casimir(x * x + y, (x, y), 2).homogeneous_degree is None
+
+
+def test_scale_of_a_declared_polynomial_from_its_values_on_the_axes():
+    """A quantity declared a polynomial of degree <= d (``polynomial_quantity``) gets its scale from its values
+    on the rows k e_i, k = 0..d: equal to the scale of the same function without the declaration (called on
+    every probe row), for a quadratic with linear and constant terms, a cubic and a constant; a declared
+    degree too low for the function gives another scale (the declaration is read, not ignored)."""
+    from integrators import polynomial_quantity
+
+    rng = np.random.default_rng(4)
+    n = 5
+    A, b = rng.standard_normal((n, n)), rng.standard_normal(n)
+    T = rng.standard_normal((n, n, n))
+
+    def quad(z):
+        z = np.asarray(z)
+        return 0.5 * np.einsum("...i,ij,...j->...", z, A, z) + z @ b - 0.7
+
+    def cubic(z):
+        z = np.asarray(z)
+        return np.einsum("...i,ijk,...j,...k->...", z, T, z, z) + z[..., 0]
+
+    def const(z):
+        return np.full(np.shape(z)[:-1], 2.5)
+
+    r = np.abs(rng.standard_normal((2, 7))) * 3.0          # (m, B): a size per probe and trajectory
+    for fn, d in ((quad, 2), (cubic, 3), (const, 0)):
+        declared = polynomial_quantity(d)(lambda z, fn=fn: fn(z))
+        with np.errstate(all="ignore"):
+            fast = guard._scales([declared], r, n)
+            slow = guard._scales([lambda z, fn=fn: fn(z)], r, n)
+        np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-12)
+    wrong = polynomial_quantity(1)(lambda z: quad(z))
+    with np.errstate(all="ignore"):
+        assert not np.allclose(guard._scales([wrong], r, n), guard._scales([quad], r, n))
+
+
+def test_polynomial_quantity_refuses_a_degree_that_is_not_a_non_negative_integer():
+    import pytest
+    from integrators import IntegrationInputError, polynomial_quantity
+
+    for bad in (-1, 1.5, True, "2", None):
+        with pytest.raises(IntegrationInputError, match="non-negative integer"):
+            polynomial_quantity(bad)
+    assert polynomial_quantity(np.int64(2))(lambda z: z).polynomial_degree == 2
+
+
+def test_the_servo_systems_declare_their_polynomial_quantities_rightly():
+    """Every invariant and constraint the Lie-group systems declare a polynomial (their energies, the
+    constraints (a_i, w)) has, on random sizes, the scale the guard computes without the declaration: a
+    declaration of a degree below the formula's would differ (the previous test)."""
+    from liegroups import named
+    from servo.lie import EulerPoincare, ServoFirstKind, ServoSecondKind
+
+    rng = np.random.default_rng(7)
+    n = 6
+    Bm = rng.standard_normal((n, n))
+    I = Bm @ Bm.T / n + np.eye(n)
+    a, b = rng.standard_normal(n), rng.standard_normal(n)
+    A2 = rng.standard_normal((2, n))
+    systems = [EulerPoincare(named.so4(), I), EulerPoincare(named.so4(), I, linear_term=b),
+               ServoFirstKind(named.so4(), I, a=a, b=b), ServoFirstKind(named.so4(), I, a=a, b=a),
+               ServoFirstKind(named.so4(), I, a=A2, b=rng.standard_normal((2, n))),
+               ServoSecondKind(named.so4(), I, a=a, b=b), ServoSecondKind(named.so4(), I, a=a, b=a),
+               ServoSecondKind(named.so4(), I, a=A2, b=rng.standard_normal((2, n)))]
+    r = np.abs(rng.standard_normal((1, 5))) * 2.0
+    seen = 0
+    for s in systems:
+        P = s.problem()
+        for name, q in list(P.invariants.items()) + list(P.constraints.items()):
+            if getattr(q, "polynomial_degree", None) is None:
+                continue
+            seen += 1
+            with np.errstate(all="ignore"):
+                fast = guard._scales([q], r, P.dim)
+                slow = guard._scales([lambda z, q=q: q(z)], r, P.dim)
+            # (a, W z) of the second kind vanishes identically (W keeps the constraint): its scale is round-off
+            np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-13 * r.max() ** 2, err_msg=f"{s.name}: {name}")
+    assert seen >= 10
