@@ -31,7 +31,9 @@ def check_controls(rtol, atol, first_step, max_step):
 
 
 def _rms(x):
-    return np.sqrt(np.mean(x * x, axis=-1))
+    """sqrt(mean(x_i^2)) over the last axis (one einsum: numpy's mean along a short contiguous axis of an
+    ensemble's (B, n) rows costs ~10x more)."""
+    return np.sqrt(np.einsum("...i,...i->...", x, x) / x.shape[-1])
 
 
 def _initial_step_one(rhs, y0, t0, t1, order, rtol, atol, max_step):
