@@ -18,20 +18,32 @@ def num(c: float) -> str:
     return repr(float(c))
 
 
+#: a sum of more terms than this is written as parenthesised partial sums of this many (see :func:`lin`)
+LIN_CHUNK = 64
+
+
 def lin(terms: Iterable[tuple[float, str]]) -> str:
-    """Source of sum c * v over (c, v) with c != 0 (1 and -1 written without a product); "0.0" if empty."""
-    out = ""
+    """Source of sum c * v over (c, v) with c != 0 (1 and -1 written without a product); "0.0" if empty. More
+    than :data:`LIN_CHUNK` terms are summed as (t_1 + .. + t_64) + (t_65 + ..) + ..: a flat sum of m terms
+    parses into a tree of depth m, and numba's parfor analysis walks it recursively (the Casimir of degree 4
+    of so(5) in a random basis, 714 monomials, in the parallel ensemble kernel: RecursionError)."""
+    parts = []
     for c, v in terms:
         c = float(c)
         if c == 0.0:
             continue
         mag = abs(c)
-        t = v if mag == 1.0 else f"{num(mag)}*{v}"
-        if not out:
-            out = t if c > 0 else f"-{t}"
-        else:
-            out += f" + {t}" if c > 0 else f" - {t}"
-    return out or "0.0"
+        parts.append((c > 0, v if mag == 1.0 else f"{num(mag)}*{v}"))
+    if not parts:
+        return "0.0"
+
+    def flat(ps):
+        out = ps[0][1] if ps[0][0] else f"-{ps[0][1]}"
+        return out + "".join(f" + {t}" if pos else f" - {t}" for pos, t in ps[1:])
+
+    if len(parts) <= LIN_CHUNK:
+        return flat(parts)
+    return " + ".join(f"({flat(parts[i:i + LIN_CHUNK])})" for i in range(0, len(parts), LIN_CHUNK))
 
 
 def assigned_names(line: str) -> set:
