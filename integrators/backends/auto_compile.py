@@ -65,7 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import MethodError
-from . import batch_kernels, generic_kernel, numba_kernels
+from . import batch_kernels, compile_child, generic_kernel, numba_kernels
 from .output_grid import OutputGrid
 
 #: the values of LIEDYN_AUTO_COMPILE
@@ -73,6 +73,11 @@ POLICIES = ("background", "wait", "off")
 
 #: at most this many background jobs waiting (a sweep over many structures does not queue hours of compiling)
 MAX_PENDING = 4
+#: at most this many child processes of this process compile specialised loops at once (the generic kernel's
+#: child, :func:`integrators.backends.generic_kernel.warm_elsewhere`, may run beside them)
+MAX_CHILDREN = 1
+#: the children's state is looked at (:func:`poll`) at most this often by the decisions (seconds)
+POLL_EVERY = 0.05
 
 #: a run of one trajectory takes the generic kernel from this work estimate when it is loaded (the numpy
 #: loop costs 20 us - 40 ms a step, the generic kernel about 1-10 us)
@@ -91,9 +96,23 @@ NUMBA_NUMPY_NOTE = " (backend='numba': no compiled loop ready yet, they compile 
 
 _LOCK = threading.Lock()
 _JOBS = queue.Queue()
+#: keys of the background jobs not finished: queued or running in the thread or a child, or a child's loop
+#: not loaded here yet
 _PENDING = set()
+#: keys of the jobs of the background thread (compiles in this process: :func:`busy`)
+_INPROC = set()
 _THREAD = []
-#: (job key, error text) of background jobs that failed (the run that asked for them already ran)
+#: key -> compile_child.Job waiting for a child (MAX_CHILDREN running, or another process's child holds its lock)
+_WAITING = {}
+#: key -> (compile_child.Job, compile_child.Child) of the running children
+_CHILDREN = {}
+#: key -> compile_child.Job whose loop is in numba's disk cache (its child done, or its marker found), to load here
+_READY = {}
+#: keys whose child failed in this process: not started again (FAILED says why)
+_GAVE_UP = set()
+_LAST_POLL = [0.0]
+#: (job key, error text) of background jobs that failed (the run that asked for them already ran); a child
+#: process's failure with its stderr
 FAILED = []
 
 
@@ -111,8 +130,11 @@ def label(mode):
 
 
 def busy():
-    """True while a background job is queued or running."""
-    return bool(_PENDING)
+    """True while a job of the background thread (a compile in this process, which holds numba's compiler lock)
+    is queued or running; the children's compiles do not count (a load from the disk cache here waits on
+    nothing). Picks up finished children first (:func:`poll`)."""
+    poll()
+    return bool(_INPROC)
 
 
 def _worker():
@@ -129,40 +151,129 @@ def _worker():
         finally:
             with _LOCK:
                 _PENDING.discard(key)
+                _INPROC.discard(key)
 
 
 def submit(key, job):
-    """Run ``job()`` in the background thread unless a job of the same key is pending (or too many are,
-    or the policy is "off")."""
+    """Queue ``job`` unless a job of the same key is pending (or MAX_PENDING are, or the policy is "off"): a
+    :class:`integrators.backends.compile_child.Job` (a specialised loop) in a detached child process when
+    :func:`integrators.backends.compile_child.available` (started now, or at a later decision when MAX_CHILDREN
+    run; not again after its child failed here), any other callable (and a Job without a writable cache
+    directory) in the background thread."""
     if policy() == "off":
         return
+    child = isinstance(job, compile_child.Job) and job.marker is not None and compile_child.available()
     with _LOCK:
-        if key in _PENDING or len(_PENDING) >= MAX_PENDING:
+        if key in _PENDING or len(_PENDING) >= MAX_PENDING or (child and key in _GAVE_UP):
             return
         _PENDING.add(key)
-        if not _THREAD:
-            th = threading.Thread(target=_worker, name="liedyn-background-compile", daemon=True)
-            th.start()
-            _THREAD.append(th)
-    _JOBS.put((key, job))
+        if child:
+            _WAITING[key] = job
+        else:
+            _INPROC.add(key)
+            if not _THREAD:
+                th = threading.Thread(target=_worker, name="liedyn-background-compile", daemon=True)
+                th.start()
+                _THREAD.append(th)
+    if child:
+        poll(force=True)
+    else:
+        _JOBS.put((key, job))
+
+
+def poll(force=False):
+    """The children's bookkeeping, at the decisions (at most every POLL_EVERY s unless ``force``): a finished
+    child's loop is loaded here from numba's disk cache (``job()``: a fraction of a second and the code
+    generation of its text) unless the background thread compiles (:func:`busy`; then at a later poll), a
+    failed one is reported in FAILED with its stderr; waiting jobs are started while fewer than MAX_CHILDREN
+    run, a job whose marker is already there (another process's child, an earlier run) only loaded, one whose
+    lock another process holds left waiting for that child's marker. Never waits on a compiler."""
+    if not (_WAITING or _CHILDREN or _READY):
+        return
+    now = time.monotonic()
+    if not force and now - _LAST_POLL[0] < POLL_EVERY:
+        return
+    _LAST_POLL[0] = now
+    with _LOCK:
+        for key, (job, child) in list(_CHILDREN.items()):
+            state = child.done()
+            if state is None:
+                continue
+            del _CHILDREN[key]
+            ok, text = state
+            if ok:
+                _READY[key] = job
+                if text:   # (warnings of a compile that succeeded: shown as the thread's would have been)
+                    print(f"liedyn background compile {key[0]!r}: {text}", file=sys.stderr)
+            else:
+                FAILED.append((key, text))
+                _GAVE_UP.add(key)
+                _PENDING.discard(key)
+        for key, job in list(_WAITING.items()):
+            if job.marker.exists():
+                del _WAITING[key]
+                _READY[key] = job
+                continue
+            if len(_CHILDREN) >= MAX_CHILDREN:
+                continue
+            fd = compile_child.try_lock(job.marker)
+            if fd is None:            # another process's child compiles this loop: its marker is awaited
+                continue
+            del _WAITING[key]
+            if job.marker.exists():   # (its child finished since)
+                os.close(fd)
+                _READY[key] = job
+                continue
+            try:
+                _CHILDREN[key] = (job, compile_child.start(job, fd))
+            except OSError as exc:
+                FAILED.append((key, f"the compile's child process could not be started: {exc}"))
+                _GAVE_UP.add(key)
+                _PENDING.discard(key)
+        ready = [] if _INPROC else list(_READY.items())
+        for key, _ in ready:
+            del _READY[key]
+    for key, job in ready:    # outside the lock: a load from numba's disk cache
+        try:
+            job()
+        except Exception as exc:  # noqa: BLE001 - reported in FAILED; the caller's run does not depend on it
+            FAILED.append((key, f"loading the loop compiled by a child process: {type(exc).__name__}: {exc}"))
+        finally:
+            with _LOCK:
+                _PENDING.discard(key)
+
+
+def children():
+    """The process ids of the running children (compiles of specialised loops started by this process)."""
+    with _LOCK:
+        return [child.popen.pid for _, child in _CHILDREN.values()]
 
 
 def wait(timeout=None):
-    """Block until no background job is pending (for scripts and tests that want the compiled loops);
-    True when none is left, False after ``timeout`` seconds."""
+    """Block until no background job is pending, the children's loops loaded here (for scripts and tests that
+    want the compiled loops); True when none is left, False after ``timeout`` seconds."""
     waited = 0.0
-    while busy():
+    while True:
+        poll(force=True)
+        if not _PENDING:
+            return True
         if timeout is not None and waited >= timeout:
             return False
         time.sleep(0.05)
         waited += 0.05
-    return True
 
 
 def compiled(pl, kind):
-    """True when the plan's specialised numba function ``kind`` is compiled in this process."""
+    """True when the plan's specialised numba function ``kind`` is compiled in this process (after picking up
+    the finished children, :func:`poll`)."""
+    poll()
     fn = pl._functions.get((kind, "numba"))
     return fn is not None and bool(getattr(fn, "signatures", ()))
+
+
+def _job(fn, pl, name, *args):
+    """The background compile ``fn(pl, *args)`` of the plan's loop ``name`` (its marker, :func:`_spec_marker`)."""
+    return compile_child.Job(fn, pl, args, _spec_marker(pl, name))
 
 
 def generic_ready():
@@ -242,7 +353,8 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
                 generic_kernel.compiled() or (mode == "numba" and generic_ready())):
             if mode == "numba":
                 submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms,
-                        None if pl.proj is None else pl.proj.key), lambda: _warm_grid(pl, t1, rtol, atol, max_step))
+                        None if pl.proj is None else pl.proj.key), _job(_warm_grid, pl, "adaptive_grid", t1, rtol,
+                                                                        atol, max_step))
             return "generic"
         return "numpy"
     if mode == "numba":
@@ -273,11 +385,11 @@ def choose_fixed(pl, ensemble):
         if batch_kernels.fixed_ready(pl):
             return "numba"
         submit(("fixed_batch", pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms),
-               lambda: batch_kernels.warm_fixed(pl))
+               _job(batch_kernels.warm_fixed, pl, "fixed_batch"))
         return "numpy"
     if compiled(pl, "fixed"):
         return "numba"
-    submit(("fixed", pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms), lambda: _warm_fixed(pl))
+    submit(("fixed", pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms), _job(_warm_fixed, pl, "fixed"))
     return "numpy"
 
 
@@ -288,7 +400,8 @@ def choose_independent(pl, grid):
     if policy() == "wait" or batch_kernels.independent_ready(pl, grid):
         return "numba"
     submit(("independent", pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key,
-            bool(grid)), lambda: batch_kernels.warm_independent(pl, grid))
+            bool(grid)), _job(batch_kernels.warm_independent, pl, "independent_grid" if grid else "independent",
+                              bool(grid)))
     return "numpy"
 
 
@@ -335,8 +448,8 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     if policy() == "wait" or compiled(pl, "adaptive"):
         return "numba"
     generic = generic_ready()
-    if generic:   # (not while the Python loop runs: a compile in this process's thread starves it)
-        _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
+    if generic or compile_child.available():   # (a compile in this process's thread would starve the Python
+        _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)   # loop: then only once the generic kernel runs)
     return "generic" if generic else "scalar"
 
 
@@ -346,9 +459,9 @@ def _schedule(pl, kinds, t1, rtol, atol, max_step):
             continue
         key = (kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key)
         if kind == "adaptive_batch":
-            submit(key, lambda: _warm_batch(pl, t1, rtol, atol, max_step))
+            submit(key, _job(_warm_batch, pl, kind, t1, rtol, atol, max_step))
         else:
-            submit(key, lambda k=kind: _warm_single(pl, k, t1, rtol, atol, max_step))
+            submit(key, _job(_warm_single, pl, kind, kind, t1, rtol, atol, max_step))
 
 
 def choose_kernel(key, loaded, marker, warm_job, work, load_work, engine_work):
@@ -412,15 +525,23 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
         if generic_kernel.on_disk() and not busy():
             generic_kernel.warm()        # from the disk cache: ~1-2 s
         else:   # a fresh machine (or a background compile holds numba's lock): numpy now, never a wait; the
-            # generic kernel compiles in a child process (the specialised loop is queued once it runs)
+            # generic kernel compiles in a child process, and so does the specialised loop when it can (a
+            # compile in this process's thread would starve the Python loop: then once the generic kernel runs)
             submit("generic", generic_kernel.warm_elsewhere)
+            if compile_child.available():
+                _queue_numba(pl, grid, t1, rtol, atol, max_step)
             return "numpy"
-    if grid:
-        submit((kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
-               lambda: _warm_grid(pl, t1, rtol, atol, max_step))
-    else:
-        _schedule(pl, (kind,), t1, rtol, atol, max_step)
+    _queue_numba(pl, grid, t1, rtol, atol, max_step)
     return "generic"
+
+
+def _queue_numba(pl, grid, t1, rtol, atol, max_step):
+    """Queue the compile of the specialised loop of a backend="numba" run (``grid``: the one filling an output grid)."""
+    if grid:
+        submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
+               _job(_warm_grid, pl, "adaptive_grid", t1, rtol, atol, max_step))
+    else:
+        _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
 
 
 def _warm_grid(pl, t1, rtol, atol, max_step):
