@@ -18,11 +18,33 @@ numba (:data:`integrators.backends.fastpath.AUTO_NUMBA_WORK`), or a Python run t
 
 (a fixed-step run or an independent ensemble that the engine would compile takes 1. or 3.,
 :func:`choose_fixed`, :func:`choose_independent`), and in cases 2
-and 3 the missing loops (the generic kernel first, then the specialised loop of this
-plan) are compiled by one daemon thread in the background; a later call (or the next chunk of a long
-Python run) picks them up. Nothing here makes a call wait on a compiler: the generic kernel is loaded in
-the caller's thread only when no background compile holds numba's compiler lock. A process that ends
-first loses the background work (numba's disk cache keeps what was finished).
+and 3 the missing loops (the generic kernel, and the specialised loop of this
+plan) are compiled in the background; a later call (or the next chunk of a long Python run, or the next
+process) picks them up.
+
+Where the background compiles run (:func:`submit`): a specialised loop (a :class:`compile_child.Job
+<integrators.backends.compile_child.Job>`) in a detached child process (:mod:`integrators.backends.compile_child`:
+its own session, nice 10, stdin and stdout /dev/null; at most MAX_CHILDREN of this process at a time, and one per
+loop across processes: a ``flock`` beside the loop's marker), which outlives the caller and leaves the loop in
+numba's disk cache with its marker, where the next process finds it (:func:`specialised_on_disk`); this process
+loads it at a decision after the child ended (:func:`poll`, a fraction of a second), a failed child is reported
+in :data:`FAILED` with its stderr. The generic kernel compiles in a child process too
+(:func:`integrators.backends.generic_kernel.warm_elsewhere`, waited on by a daemon thread). That thread (nice 10)
+also runs the kernels that are no plan's loop (:func:`choose_kernel`) and every compile when there is no writable
+cache directory (or no ``flock``): those die with the process. Nothing here makes a call wait on a compiler:
+the caller's thread loads from the disk cache only when no compile runs in this process (:func:`busy`).
+The caches live in ``$LIEDYN_CACHE_DIR`` (default ``~/.cache/liedyn``): the generated modules, numba's cache
+beside them (their ``__pycache__``, or ``$NUMBA_CACHE_DIR``), the markers ``liedyn_spec_*.ok`` and the locks
+``liedyn_spec_*.ok.lock``.
+
+Measured (benchmarks/short_processes.py, RESULTS "short_processes"; ServoFirstKind on so(4), rkmk853 through
+``simulate``, backend="numba", fresh processes of about 4 s one after another, 2 cores at load 3.6-6.7): with the
+compile in a child, they ran the generic kernel (12-16 ms a call) until the children were done, 171 s after the
+first (two loops at nice 10), and the specialised loop from numba's disk cache (0.58-0.70 ms a call) in every
+later process; with the compile in a thread (before), the first 52 processes, 217 s, stayed at 12-22 ms, one
+system's loop arriving only because a process's exit hung 72 s behind the compiling thread, the other's never in
+300 s. A process's own numpy calls beside the compile: 2.69 s of CPU alone, 3.06 s beside the child, 4.24 s
+beside the thread (its compile counts in the process; wall 3.97 s alone, 6.2-6.4 s beside either on that load).
 
 Measured (benchmarks/cold_start.py, RESULTS "Cold start and the generic kernel"): the generic kernel
 compiles in 7.5-8 s of CPU (14-40 s wall under load) once per machine and loads in 0.6-2 s (numba's import included); on a structure never
@@ -44,8 +66,8 @@ generic kernel does not cover (fixed steps, ensembles, events) compile in the ca
 (:func:`numba_cold_label`). A fixed-step "auto" run of one trajectory that the engine would compile runs
 Python chunks and continues compiled once its loop is ready (:func:`continue_fixed`).
 
-``LIEDYN_AUTO_COMPILE``: "background" (default, the above; the thread runs at nice 10 where the OS
-allows it), "wait" (compile the specialised loop in the call, as backend="numba" does) or "off" (never
+``LIEDYN_AUTO_COMPILE``: "background" (default, the above; the thread and the children run at nice 10 where the
+OS allows it), "wait" (compile the specialised loop in the call, as backend="numba" does) or "off" (never
 compile under "auto": the specialised loop when compiled, the generic kernel when in the disk cache,
 else numpy; nothing in the background, e.g. for test suites and short scripts); any other value raises
 MethodError at the first "auto" decision.
@@ -438,8 +460,9 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     """The loop a single "auto" run continues in after NUMPY_CHUNK Python steps: "numba" when the
     specialised loop is compiled, else "generic" when that kernel is ready, else "scalar" (numpy, asked
     again after the next chunk), queueing the missing compiles: the generic kernel's (in a child process,
-    :func:`integrators.backends.generic_kernel.warm_elsewhere`), the specialised loop's only once the generic
-    kernel runs (its compiled loop releases the interpreter lock; the Python loop would starve). ``grid``: the run fills an output grid
+    :func:`integrators.backends.generic_kernel.warm_elsewhere`), the specialised loop's in a child process too,
+    or, where it would compile in this process's thread, only once the generic kernel runs (its compiled loop
+    releases the interpreter lock; the Python loop would starve). ``grid``: the run fills an output grid
     (the loop "adaptive_grid"), which the generic kernel does not: "numba" when that loop is compiled
     (by an earlier backend="numba" call) or the policy is "wait", else "scalar"; nothing is queued (the
     background jobs warm the loops without a grid)."""
@@ -506,10 +529,12 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
     output grid): "numba" (the specialised loop) when it is compiled in this process or in numba's disk
     cache (:func:`specialised_on_disk`), else "generic" (:mod:`integrators.backends.generic_kernel`, loaded
     from its disk cache in about 1-2 s, or compiled in the call once per machine when it is not there),
-    with the specialised loop's compile queued in the background thread; a later call takes it once ready.
+    with the specialised loop's compile queued in the background (a child process, :func:`submit`); a later call
+    (or the next process) takes it once ready.
     When the generic kernel is not on disk (a fresh machine: its compile is ~8 s of CPU) or a background job
     holds numba's compiler: "numpy" (the generated loop as Python, continuing compiled in chunks once a loop is
-    ready, as under "auto"), with the generic kernel's compile queued.
+    ready, as under "auto"), with the generic kernel's compile queued, and the specialised loop's when it
+    compiles in a child process (in this process's thread it would starve the Python loop: then later).
     Policies (LIEDYN_AUTO_COMPILE) "wait" and "off" (no background compiles; the test suite's): "numba", the
     specialised loop compiled in the call as before."""
     kind = "adaptive_grid" if grid else "adaptive"
