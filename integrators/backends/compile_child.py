@@ -31,6 +31,7 @@ and the child failed).
 
 from __future__ import annotations
 
+import importlib
 import os
 import pickle
 import subprocess
@@ -39,6 +40,7 @@ import traceback
 from pathlib import Path
 
 from . import numba_kernels
+from .plan import Plan
 
 try:
     import fcntl
@@ -149,10 +151,6 @@ def main(argv):
         path = Path(argv[0])
         modname, qualname, (st, tab, lie, terms, proj), args, marker = pickle.loads(path.read_bytes())
         path.unlink()
-        import importlib
-
-        from .plan import Plan
-
         fn = getattr(importlib.import_module(modname), qualname)
         fn(Plan(st, tab, lie, terms, proj), *args)
         marker = Path(marker)          # (an OSError here is a failure too: the next process would not find it)
