@@ -18,11 +18,33 @@ numba (:data:`integrators.backends.fastpath.AUTO_NUMBA_WORK`), or a Python run t
 
 (a fixed-step run or an independent ensemble that the engine would compile takes 1. or 3.,
 :func:`choose_fixed`, :func:`choose_independent`), and in cases 2
-and 3 the missing loops (the generic kernel first, then the specialised loop of this
-plan) are compiled by one daemon thread in the background; a later call (or the next chunk of a long
-Python run) picks them up. Nothing here makes a call wait on a compiler: the generic kernel is loaded in
-the caller's thread only when no background compile holds numba's compiler lock. A process that ends
-first loses the background work (numba's disk cache keeps what was finished).
+and 3 the missing loops (the generic kernel, and the specialised loop of this
+plan) are compiled in the background; a later call (or the next chunk of a long Python run, or the next
+process) picks them up.
+
+Where the background compiles run (:func:`submit`): a specialised loop (a :class:`compile_child.Job
+<integrators.backends.compile_child.Job>`) in a detached child process (:mod:`integrators.backends.compile_child`:
+its own session, nice 10, stdin and stdout /dev/null; at most MAX_CHILDREN of this process at a time, and one per
+loop across processes: a ``flock`` beside the loop's marker), which outlives the caller and leaves the loop in
+numba's disk cache with its marker, where the next process finds it (:func:`specialised_on_disk`); this process
+loads it at a decision after the child ended (:func:`poll`, a fraction of a second), a failed child is reported
+in :data:`FAILED` with its stderr. The generic kernel compiles in a child process too
+(:func:`integrators.backends.generic_kernel.warm_elsewhere`, waited on by a daemon thread). That thread (nice 10)
+also runs the kernels that are no plan's loop (:func:`choose_kernel`) and every compile when there is no writable
+cache directory (or no ``flock``): those die with the process. Nothing here makes a call wait on a compiler:
+the caller's thread loads from the disk cache only when no compile runs in this process (:func:`busy`).
+The caches live in ``$LIEDYN_CACHE_DIR`` (default ``~/.cache/liedyn``): the generated modules, numba's cache
+beside them (their ``__pycache__``, or ``$NUMBA_CACHE_DIR``), the markers ``liedyn_spec_*.ok`` and the locks
+``liedyn_spec_*.ok.lock``.
+
+Measured (benchmarks/short_processes.py, RESULTS "short_processes"; ServoFirstKind on so(4), rkmk853 through
+``simulate``, backend="numba", fresh processes of about 4 s one after another, 2 cores at load 3.6-6.7): with the
+compile in a child, they ran the generic kernel (12-16 ms a call) until the children were done, 171 s after the
+first (two loops at nice 10), and the specialised loop from numba's disk cache (0.58-0.70 ms a call) in every
+later process; with the compile in a thread (before), the first 52 processes, 217 s, stayed at 12-22 ms, one
+system's loop arriving only because a process's exit hung 72 s behind the compiling thread, the other's never in
+300 s. A process's own numpy calls beside the compile: 2.69 s of CPU alone, 3.06 s beside the child, 4.24 s
+beside the thread (its compile counts in the process; wall 3.97 s alone, 6.2-6.4 s beside either on that load).
 
 Measured (benchmarks/cold_start.py, RESULTS "Cold start and the generic kernel"): the generic kernel
 compiles in 7.5-8 s of CPU (14-40 s wall under load) once per machine and loads in 0.6-2 s (numba's import included); on a structure never
@@ -44,8 +66,8 @@ generic kernel does not cover (fixed steps, ensembles, events) compile in the ca
 (:func:`numba_cold_label`). A fixed-step "auto" run of one trajectory that the engine would compile runs
 Python chunks and continues compiled once its loop is ready (:func:`continue_fixed`).
 
-``LIEDYN_AUTO_COMPILE``: "background" (default, the above; the thread runs at nice 10 where the OS
-allows it), "wait" (compile the specialised loop in the call, as backend="numba" does) or "off" (never
+``LIEDYN_AUTO_COMPILE``: "background" (default, the above; the thread and the children run at nice 10 where the
+OS allows it), "wait" (compile the specialised loop in the call, as backend="numba" does) or "off" (never
 compile under "auto": the specialised loop when compiled, the generic kernel when in the disk cache,
 else numpy; nothing in the background, e.g. for test suites and short scripts); any other value raises
 MethodError at the first "auto" decision.
@@ -65,7 +87,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import MethodError
-from . import batch_kernels, generic_kernel, numba_kernels
+from . import batch_kernels, compile_child, generic_kernel, numba_kernels
 from .output_grid import OutputGrid
 
 #: the values of LIEDYN_AUTO_COMPILE
@@ -73,6 +95,11 @@ POLICIES = ("background", "wait", "off")
 
 #: at most this many background jobs waiting (a sweep over many structures does not queue hours of compiling)
 MAX_PENDING = 4
+#: at most this many child processes of this process compile specialised loops at once (the generic kernel's
+#: child, :func:`integrators.backends.generic_kernel.warm_elsewhere`, may run beside them)
+MAX_CHILDREN = 1
+#: the children's state is looked at (:func:`poll`) at most this often by the decisions (seconds)
+POLL_EVERY = 0.05
 
 #: a run of one trajectory takes the generic kernel from this work estimate when it is loaded (the numpy
 #: loop costs 20 us - 40 ms a step, the generic kernel about 1-10 us)
@@ -91,9 +118,23 @@ NUMBA_NUMPY_NOTE = " (backend='numba': no compiled loop ready yet, they compile 
 
 _LOCK = threading.Lock()
 _JOBS = queue.Queue()
+#: keys of the background jobs not finished: queued or running in the thread or a child, or a child's loop
+#: not loaded here yet
 _PENDING = set()
+#: keys of the jobs of the background thread (compiles in this process: :func:`busy`)
+_INPROC = set()
 _THREAD = []
-#: (job key, error text) of background jobs that failed (the run that asked for them already ran)
+#: key -> compile_child.Job waiting for a child (MAX_CHILDREN running, or another process's child holds its lock)
+_WAITING = {}
+#: key -> (compile_child.Job, compile_child.Child) of the running children
+_CHILDREN = {}
+#: key -> compile_child.Job whose loop is in numba's disk cache (its child done, or its marker found), to load here
+_READY = {}
+#: keys whose child failed in this process: not started again (FAILED says why)
+_GAVE_UP = set()
+_LAST_POLL = [0.0]
+#: (job key, error text) of background jobs that failed (the run that asked for them already ran); a child
+#: process's failure with its stderr
 FAILED = []
 
 
@@ -111,8 +152,11 @@ def label(mode):
 
 
 def busy():
-    """True while a background job is queued or running."""
-    return bool(_PENDING)
+    """True while a job of the background thread (a compile in this process, which holds numba's compiler lock)
+    is queued or running; the children's compiles do not count (a load from the disk cache here waits on
+    nothing). Picks up finished children first (:func:`poll`)."""
+    poll()
+    return bool(_INPROC)
 
 
 def _worker():
@@ -129,40 +173,129 @@ def _worker():
         finally:
             with _LOCK:
                 _PENDING.discard(key)
+                _INPROC.discard(key)
 
 
 def submit(key, job):
-    """Run ``job()`` in the background thread unless a job of the same key is pending (or too many are,
-    or the policy is "off")."""
+    """Queue ``job`` unless a job of the same key is pending (or MAX_PENDING are, or the policy is "off"): a
+    :class:`integrators.backends.compile_child.Job` (a specialised loop) in a detached child process when
+    :func:`integrators.backends.compile_child.available` (started now, or at a later decision when MAX_CHILDREN
+    run; not again after its child failed here), any other callable (and a Job without a writable cache
+    directory) in the background thread."""
     if policy() == "off":
         return
+    child = isinstance(job, compile_child.Job) and job.marker is not None and compile_child.available()
     with _LOCK:
-        if key in _PENDING or len(_PENDING) >= MAX_PENDING:
+        if key in _PENDING or len(_PENDING) >= MAX_PENDING or (child and key in _GAVE_UP):
             return
         _PENDING.add(key)
-        if not _THREAD:
-            th = threading.Thread(target=_worker, name="liedyn-background-compile", daemon=True)
-            th.start()
-            _THREAD.append(th)
-    _JOBS.put((key, job))
+        if child:
+            _WAITING[key] = job
+        else:
+            _INPROC.add(key)
+            if not _THREAD:
+                th = threading.Thread(target=_worker, name="liedyn-background-compile", daemon=True)
+                th.start()
+                _THREAD.append(th)
+    if child:
+        poll(force=True)
+    else:
+        _JOBS.put((key, job))
+
+
+def poll(force=False):
+    """The children's bookkeeping, at the decisions (at most every POLL_EVERY s unless ``force``): a finished
+    child's loop is loaded here from numba's disk cache (``job()``: a fraction of a second and the code
+    generation of its text) unless the background thread compiles (:func:`busy`; then at a later poll), a
+    failed one is reported in FAILED with its stderr; waiting jobs are started while fewer than MAX_CHILDREN
+    run, a job whose marker is already there (another process's child, an earlier run) only loaded, one whose
+    lock another process holds left waiting for that child's marker. Never waits on a compiler."""
+    if not (_WAITING or _CHILDREN or _READY):
+        return
+    now = time.monotonic()
+    if not force and now - _LAST_POLL[0] < POLL_EVERY:
+        return
+    _LAST_POLL[0] = now
+    with _LOCK:
+        for key, (job, child) in list(_CHILDREN.items()):
+            state = child.done()
+            if state is None:
+                continue
+            del _CHILDREN[key]
+            ok, text = state
+            if ok:
+                _READY[key] = job
+                if text:   # (warnings of a compile that succeeded: shown as the thread's would have been)
+                    print(f"liedyn background compile {key[0]!r}: {text}", file=sys.stderr)
+            else:
+                FAILED.append((key, text))
+                _GAVE_UP.add(key)
+                _PENDING.discard(key)
+        for key, job in list(_WAITING.items()):
+            if job.marker.exists():
+                del _WAITING[key]
+                _READY[key] = job
+                continue
+            if len(_CHILDREN) >= MAX_CHILDREN:
+                continue
+            fd = compile_child.try_lock(job.marker)
+            if fd is None:            # another process's child compiles this loop: its marker is awaited
+                continue
+            del _WAITING[key]
+            if job.marker.exists():   # (its child finished since)
+                os.close(fd)
+                _READY[key] = job
+                continue
+            try:
+                _CHILDREN[key] = (job, compile_child.start(job, fd))
+            except OSError as exc:
+                FAILED.append((key, f"the compile's child process could not be started: {exc}"))
+                _GAVE_UP.add(key)
+                _PENDING.discard(key)
+        ready = [] if _INPROC else list(_READY.items())
+        for key, _ in ready:
+            del _READY[key]
+    for key, job in ready:    # outside the lock: a load from numba's disk cache
+        try:
+            job()
+        except Exception as exc:  # noqa: BLE001 - reported in FAILED; the caller's run does not depend on it
+            FAILED.append((key, f"loading the loop compiled by a child process: {type(exc).__name__}: {exc}"))
+        finally:
+            with _LOCK:
+                _PENDING.discard(key)
+
+
+def children():
+    """The process ids of the running children (compiles of specialised loops started by this process)."""
+    with _LOCK:
+        return [child.popen.pid for _, child in _CHILDREN.values()]
 
 
 def wait(timeout=None):
-    """Block until no background job is pending (for scripts and tests that want the compiled loops);
-    True when none is left, False after ``timeout`` seconds."""
+    """Block until no background job is pending, the children's loops loaded here (for scripts and tests that
+    want the compiled loops); True when none is left, False after ``timeout`` seconds."""
     waited = 0.0
-    while busy():
+    while True:
+        poll(force=True)
+        if not _PENDING:
+            return True
         if timeout is not None and waited >= timeout:
             return False
         time.sleep(0.05)
         waited += 0.05
-    return True
 
 
 def compiled(pl, kind):
-    """True when the plan's specialised numba function ``kind`` is compiled in this process."""
+    """True when the plan's specialised numba function ``kind`` is compiled in this process (after picking up
+    the finished children, :func:`poll`)."""
+    poll()
     fn = pl._functions.get((kind, "numba"))
     return fn is not None and bool(getattr(fn, "signatures", ()))
+
+
+def _job(fn, pl, name, *args):
+    """The background compile ``fn(pl, *args)`` of the plan's loop ``name`` (its marker, :func:`_spec_marker`)."""
+    return compile_child.Job(fn, pl, args, _spec_marker(pl, name))
 
 
 def generic_ready():
@@ -242,7 +375,8 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
                 generic_kernel.compiled() or (mode == "numba" and generic_ready())):
             if mode == "numba":
                 submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms,
-                        None if pl.proj is None else pl.proj.key), lambda: _warm_grid(pl, t1, rtol, atol, max_step))
+                        None if pl.proj is None else pl.proj.key), _job(_warm_grid, pl, "adaptive_grid", t1, rtol,
+                                                                        atol, max_step))
             return "generic"
         return "numpy"
     if mode == "numba":
@@ -273,11 +407,11 @@ def choose_fixed(pl, ensemble):
         if batch_kernels.fixed_ready(pl):
             return "numba"
         submit(("fixed_batch", pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms),
-               lambda: batch_kernels.warm_fixed(pl))
+               _job(batch_kernels.warm_fixed, pl, "fixed_batch"))
         return "numpy"
     if compiled(pl, "fixed"):
         return "numba"
-    submit(("fixed", pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms), lambda: _warm_fixed(pl))
+    submit(("fixed", pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms), _job(_warm_fixed, pl, "fixed"))
     return "numpy"
 
 
@@ -288,7 +422,8 @@ def choose_independent(pl, grid):
     if policy() == "wait" or batch_kernels.independent_ready(pl, grid):
         return "numba"
     submit(("independent", pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key,
-            bool(grid)), lambda: batch_kernels.warm_independent(pl, grid))
+            bool(grid)), _job(batch_kernels.warm_independent, pl, "independent_grid" if grid else "independent",
+                              bool(grid)))
     return "numpy"
 
 
@@ -325,8 +460,9 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     """The loop a single "auto" run continues in after NUMPY_CHUNK Python steps: "numba" when the
     specialised loop is compiled, else "generic" when that kernel is ready, else "scalar" (numpy, asked
     again after the next chunk), queueing the missing compiles: the generic kernel's (in a child process,
-    :func:`integrators.backends.generic_kernel.warm_elsewhere`), the specialised loop's only once the generic
-    kernel runs (its compiled loop releases the interpreter lock; the Python loop would starve). ``grid``: the run fills an output grid
+    :func:`integrators.backends.generic_kernel.warm_elsewhere`), the specialised loop's in a child process too,
+    or, where it would compile in this process's thread, only once the generic kernel runs (its compiled loop
+    releases the interpreter lock; the Python loop would starve). ``grid``: the run fills an output grid
     (the loop "adaptive_grid"), which the generic kernel does not: "numba" when that loop is compiled
     (by an earlier backend="numba" call) or the policy is "wait", else "scalar"; nothing is queued (the
     background jobs warm the loops without a grid)."""
@@ -335,8 +471,8 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     if policy() == "wait" or compiled(pl, "adaptive"):
         return "numba"
     generic = generic_ready()
-    if generic:   # (not while the Python loop runs: a compile in this process's thread starves it)
-        _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
+    if generic or compile_child.available():   # (a compile in this process's thread would starve the Python
+        _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)   # loop: then only once the generic kernel runs)
     return "generic" if generic else "scalar"
 
 
@@ -346,9 +482,9 @@ def _schedule(pl, kinds, t1, rtol, atol, max_step):
             continue
         key = (kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key)
         if kind == "adaptive_batch":
-            submit(key, lambda: _warm_batch(pl, t1, rtol, atol, max_step))
+            submit(key, _job(_warm_batch, pl, kind, t1, rtol, atol, max_step))
         else:
-            submit(key, lambda k=kind: _warm_single(pl, k, t1, rtol, atol, max_step))
+            submit(key, _job(_warm_single, pl, kind, kind, t1, rtol, atol, max_step))
 
 
 def choose_kernel(key, loaded, marker, warm_job, work, load_work, engine_work):
@@ -393,10 +529,12 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
     output grid): "numba" (the specialised loop) when it is compiled in this process or in numba's disk
     cache (:func:`specialised_on_disk`), else "generic" (:mod:`integrators.backends.generic_kernel`, loaded
     from its disk cache in about 1-2 s, or compiled in the call once per machine when it is not there),
-    with the specialised loop's compile queued in the background thread; a later call takes it once ready.
+    with the specialised loop's compile queued in the background (a child process, :func:`submit`); a later call
+    (or the next process) takes it once ready.
     When the generic kernel is not on disk (a fresh machine: its compile is ~8 s of CPU) or a background job
     holds numba's compiler: "numpy" (the generated loop as Python, continuing compiled in chunks once a loop is
-    ready, as under "auto"), with the generic kernel's compile queued.
+    ready, as under "auto"), with the generic kernel's compile queued, and the specialised loop's when it
+    compiles in a child process (in this process's thread it would starve the Python loop: then later).
     Policies (LIEDYN_AUTO_COMPILE) "wait" and "off" (no background compiles; the test suite's): "numba", the
     specialised loop compiled in the call as before."""
     kind = "adaptive_grid" if grid else "adaptive"
@@ -412,15 +550,23 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
         if generic_kernel.on_disk() and not busy():
             generic_kernel.warm()        # from the disk cache: ~1-2 s
         else:   # a fresh machine (or a background compile holds numba's lock): numpy now, never a wait; the
-            # generic kernel compiles in a child process (the specialised loop is queued once it runs)
+            # generic kernel compiles in a child process, and so does the specialised loop when it can (a
+            # compile in this process's thread would starve the Python loop: then once the generic kernel runs)
             submit("generic", generic_kernel.warm_elsewhere)
+            if compile_child.available():
+                _queue_numba(pl, grid, t1, rtol, atol, max_step)
             return "numpy"
-    if grid:
-        submit((kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
-               lambda: _warm_grid(pl, t1, rtol, atol, max_step))
-    else:
-        _schedule(pl, (kind,), t1, rtol, atol, max_step)
+    _queue_numba(pl, grid, t1, rtol, atol, max_step)
     return "generic"
+
+
+def _queue_numba(pl, grid, t1, rtol, atol, max_step):
+    """Queue the compile of the specialised loop of a backend="numba" run (``grid``: the one filling an output grid)."""
+    if grid:
+        submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
+               _job(_warm_grid, pl, "adaptive_grid", t1, rtol, atol, max_step))
+    else:
+        _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
 
 
 def _warm_grid(pl, t1, rtol, atol, max_step):

@@ -59,6 +59,11 @@ class CasimirProjection:
         exec(compile(text, "<liedyn casimir projection>", "exec"), env)
         self._values, self._increment = env["values"], env["increment"]
 
+    def __reduce__(self):
+        """Pickled as its data (the generated functions are rebuilt): a background compile's child process
+        (:mod:`integrators.backends.compile_child`) receives the plan this way."""
+        return (CasimirProjection, (self.polys, self.n))
+
     # ------------------------------------------------------------------ writing source
     def value_exprs(self, z):
         """Source of C_k(z) for the names z."""

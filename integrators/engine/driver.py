@@ -160,7 +160,9 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         ~0.6-1.3 s per process) runs an adaptive pair (RK, RKMK or projected) on one trajectory without events,
         on unforced problems and on forced ones (the multiplier force of servo-constraints of the first kind, several
         constraints, Suslov: their RKMK generators in g x g*, the constraints kept by projection), and the specialised
-        code compiles in a background thread; a later call takes it once ready. Measured (RESULTS
+        code compiles in the background, in a detached child process at nice 10 (it outlives a short script and
+        leaves the loop in the cache for the next process; :mod:`integrators.backends.compile_child`); a later
+        call, or the next process, takes it once ready. Measured (RESULTS
         "Cold start and the generic kernel", 2 cores at load 7.7-9, 10 drawn algebras of dimension 3-10
         incl. so(5), sp(4) and random bases): the first backend="numba" call 0.5-1.8 s (was 13-190 s), the
         second 1-310 ms; with an empty cache (a fresh machine) 0.74 s in numpy, a 33,000-step run 7.5 s

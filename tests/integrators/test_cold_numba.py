@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from integrators import METHODS, integrate
-from integrators.backends import auto_compile, fastpath, generic_kernel, numba_kernels
+from integrators.backends import auto_compile, compile_child, fastpath, generic_kernel, numba_kernels
 from integrators.core.errors import MethodError
 from liegroups import named
 
@@ -200,7 +200,8 @@ def test_auto_with_an_output_grid_takes_the_loaded_generic_kernel(cold):
 def test_cold_numba_on_a_fresh_machine_runs_numpy_and_queues_the_generic_kernel(cold, monkeypatch):
     """No generic kernel on disk (a fresh machine; or a background job holding numba's compiler): backend="numba"
     runs the generated loop as Python (the numpy backend's result, exactly) and says so, with the generic
-    kernel's compile queued."""
+    kernel's compile queued, and the specialised loop's too when it compiles in a child process (a compile in a
+    thread of this process would starve the Python loop: then it is queued once the generic kernel runs)."""
     monkeypatch.setattr(generic_kernel, "compiled", lambda: False)
     monkeypatch.setattr(generic_kernel, "on_disk", lambda: False)
     monkeypatch.setattr(auto_compile, "specialised_on_disk", lambda pl, kind: False)
@@ -210,6 +211,10 @@ def test_cold_numba_on_a_fresh_machine_runs_numpy_and_queues_the_generic_kernel(
     b = integrate(P, y0, (0.0, 3.0), backend="numpy", **kw)
     assert a.backend == "numpy" + auto_compile.NUMBA_NUMPY_NOTE
     assert np.array_equal(a.y, b.y) and np.array_equal(a.t, b.t)
+    assert cold[0] == "generic" and [k[0] for k in cold[1:]] == ["adaptive"]       # (a child process)
+    cold.clear()
+    monkeypatch.setattr(compile_child, "available", lambda: False)      # no child process: the thread, later
+    integrate(P, y0, (0.0, 3.0), backend="numba", **kw)
     assert cold == ["generic"]        # the specialised loop once the generic kernel runs (next test)
     cold.clear()
     monkeypatch.setattr(generic_kernel, "on_disk", lambda: True)      # on disk, but the compiler is busy
@@ -223,8 +228,9 @@ def test_cold_numba_on_a_fresh_machine_runs_numpy_and_queues_the_generic_kernel(
 @needs_numba
 def test_the_generic_kernel_compiles_in_a_child_process_and_the_python_loop_is_left_alone(cold, monkeypatch):
     """warm_elsewhere compiles (here: finds) the kernel in numba's disk cache from a child process; a Python run
-    that continues after a chunk queues only the generic kernel while it is not ready (a compile in a thread
-    of this process would starve the Python loop), the specialised loop once the generic kernel runs."""
+    that continues after a chunk queues the generic kernel and, in a child process, the specialised loop; without
+    a child process only the generic kernel while it is not ready (a compile in a thread of this process would
+    starve the Python loop), the specialised loop once the generic kernel runs."""
     generic_kernel.warm()                        # (in the disk cache: the child only loads it)
     generic_kernel.warm_elsewhere()
     assert generic_kernel.on_disk()
@@ -233,6 +239,10 @@ def test_the_generic_kernel_compiles_in_a_child_process_and_the_python_loop_is_l
     pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0)
     monkeypatch.setattr(generic_kernel, "compiled", lambda: False)
     monkeypatch.setattr(generic_kernel, "on_disk", lambda: False)
+    assert auto_compile.continue_with(pl, 1.0, 1e-8, 1e-10, math.inf) == "scalar"
+    assert cold[0] == "generic" and [k[0] for k in cold[1:]] == ["adaptive"]        # a child process: both
+    cold.clear()
+    monkeypatch.setattr(compile_child, "available", lambda: False)   # the thread: not beside the Python loop
     assert auto_compile.continue_with(pl, 1.0, 1e-8, 1e-10, math.inf) == "scalar" and cold == ["generic"]
     monkeypatch.setattr(generic_kernel, "compiled", lambda: True)
     assert auto_compile.continue_with(pl, 1.0, 1e-8, 1e-10, math.inf) == "generic"
