@@ -222,42 +222,28 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
       specialised loop is queued when work >= SPECIALISE_WORK;
     * else numpy.
 
-    With an output grid (``grid``) one trajectory without events runs the loop that fills it
-    ("adaptive_grid") when that loop is compiled in this process; else, under the policy "background", the
-    generic kernel when it is loaded (or the engine would compile: loaded, and the grid loop queued) and the
-    run pays for it as above (it fills no grid: every step is saved and the engine fills the grid from the
-    numpy reference's continuous extension); else numpy.
+    With an output grid (``grid``) one trajectory without events takes the same choice with the loop that fills
+    it: the specialised "adaptive_grid" loop (the one compiled, checked and queued) or the generic kernel, which
+    fills the grid in its loop too (:mod:`integrators.codegen.generic_source`).
 
     Policy "wait" (LIEDYN_AUTO_COMPILE): ``mode`` unchanged (the specialised loop compiled in the call)."""
     if policy() == "wait":
         return mode
-    kinds = _kinds(ensemble, events)
     single = not ensemble and not events
-    if grid and single:
-        if compiled(pl, "adaptive_grid"):
-            return "numba"
-        # policy "background": the generic kernel when loaded (every step saved, the grid from the numpy
-        # reference's continuous extension) for a run that pays for it; the grid loop queued for a big run
-        if policy() == "background" and (work >= GENERIC_WORK or _slow_numpy(pl)) and (
-                generic_kernel.compiled() or (mode == "numba" and generic_ready())):
-            if mode == "numba":
-                submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms,
-                        None if pl.proj is None else pl.proj.key), lambda: _warm_grid(pl, t1, rtol, atol, max_step))
-            return "generic"
-        return "numpy"
+    kinds = ("adaptive_grid",) if grid and single else _kinds(ensemble, events)
     if mode == "numba":
         if all(compiled(pl, k) for k in kinds):
             return "numba"
         generic = single and generic_ready()
-        _schedule(pl, kinds, t1, rtol, atol, max_step)
+        _queue(pl, kinds, t1, rtol, atol, max_step)
         return "generic" if generic else "numpy"
-    if single and compiled(pl, "adaptive"):      # compiled by a background job or an earlier call
+    if single and compiled(pl, kinds[0]):      # compiled by a background job or an earlier call
         return "numba"
     if not single or (work < GENERIC_WORK and not _slow_numpy(pl)):
         return mode
     if generic_kernel.compiled() or (worth_loading(pl, work) and generic_ready()):
         if work >= SPECIALISE_WORK:
-            _schedule(pl, kinds, t1, rtol, atol, max_step)
+            _queue(pl, kinds, t1, rtol, atol, max_step)
         return "generic"
     return mode
 
@@ -326,18 +312,25 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     specialised loop is compiled, else "generic" when that kernel is ready, else "scalar" (numpy, asked
     again after the next chunk), queueing the missing compiles: the generic kernel's (in a child process,
     :func:`integrators.backends.generic_kernel.warm_elsewhere`), the specialised loop's only once the generic
-    kernel runs (its compiled loop releases the interpreter lock; the Python loop would starve). ``grid``: the run fills an output grid
-    (the loop "adaptive_grid"), which the generic kernel does not: "numba" when that loop is compiled
-    (by an earlier backend="numba" call) or the policy is "wait", else "scalar"; nothing is queued (the
-    background jobs warm the loops without a grid)."""
-    if grid:
-        return "numba" if policy() == "wait" or compiled(pl, "adaptive_grid") else "scalar"
-    if policy() == "wait" or compiled(pl, "adaptive"):
+    kernel runs (its compiled loop releases the interpreter lock; the Python loop would starve). ``grid``: the run
+    fills an output grid, the specialised loop is then "adaptive_grid" (the generic kernel fills the grid too)."""
+    kind = "adaptive_grid" if grid else "adaptive"
+    if policy() == "wait" or compiled(pl, kind):
         return "numba"
     generic = generic_ready()
     if generic:   # (not while the Python loop runs: a compile in this process's thread starves it)
-        _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
+        _queue(pl, (kind,), t1, rtol, atol, max_step)
     return "generic" if generic else "scalar"
+
+
+def _queue(pl, kinds, t1, rtol, atol, max_step):
+    """Queue the compiles of the plan's specialised ``kinds`` (:func:`_schedule`; the one-trajectory loop that
+    fills an output grid, "adaptive_grid", by :func:`_warm_grid`)."""
+    if kinds == ("adaptive_grid",):
+        submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
+               lambda: _warm_grid(pl, t1, rtol, atol, max_step))
+    else:
+        _schedule(pl, kinds, t1, rtol, atol, max_step)
 
 
 def _schedule(pl, kinds, t1, rtol, atol, max_step):
@@ -392,7 +385,7 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
     """The loop of a backend="numba" adaptive run of one trajectory without events (``grid``: it fills an
     output grid): "numba" (the specialised loop) when it is compiled in this process or in numba's disk
     cache (:func:`specialised_on_disk`), else "generic" (:mod:`integrators.backends.generic_kernel`, loaded
-    from its disk cache in about 1-2 s, or compiled in the call once per machine when it is not there),
+    from its disk cache in about 1-2 s; it fills an output grid in its loop too),
     with the specialised loop's compile queued in the background thread; a later call takes it once ready.
     When the generic kernel is not on disk (a fresh machine: its compile is ~8 s of CPU) or a background job
     holds numba's compiler: "numpy" (the generated loop as Python, continuing compiled in chunks once a loop is
@@ -415,11 +408,7 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
             # generic kernel compiles in a child process (the specialised loop is queued once it runs)
             submit("generic", generic_kernel.warm_elsewhere)
             return "numpy"
-    if grid:
-        submit((kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
-               lambda: _warm_grid(pl, t1, rtol, atol, max_step))
-    else:
-        _schedule(pl, (kind,), t1, rtol, atol, max_step)
+    _queue(pl, (kind,), t1, rtol, atol, max_step)
     return "generic"
 
 

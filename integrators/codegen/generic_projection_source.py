@@ -16,7 +16,7 @@ of a pair that keeps invariants is moved back onto their level set, the invarian
 from __future__ import annotations
 
 #: the functions of the text, in the order of their definition
-FUNCTIONS = ("gk_casimirs", "gk_project", "gk_linproject")
+FUNCTIONS = ("gk_casimirs", "gk_project", "gk_linproject", "gk_projection")
 
 TEXT = '''
 def gk_casimirs(pk, pc, pe, p, z, vals, G, grad):
@@ -124,4 +124,13 @@ def gk_linproject(pL, pG, z, targets, inc, y, r):
                 s += -pG[k, j]*r[k]
         inc[j] = s
         y[j] = z[j] + s
+
+
+def gk_projection(pL, pG, pk, pc, pe, p, z, targets, inc, y, G, Mm, L, pdv, piv, pt, pr, pu, pv, pa):
+    """The projection of z (inc, y = z + inc): onto {L z = targets} when pL has rows (gk_linproject), else onto
+    the Casimirs' level set {C = targets} (gk_project); the accepted steps and the output grid's points."""
+    if pL.shape[0] > 0:
+        gk_linproject(pL, pG, z, targets, inc, y, pr)
+    else:
+        gk_project(pk, pc, pe, p, z, targets, inc, y, G, Mm, L, pdv, piv, pt, pr, pu, pv, pa)
 '''
