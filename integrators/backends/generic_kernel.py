@@ -124,7 +124,7 @@ def _build(st, tab, lie, terms, proj):
     for r, row in enumerate(tab.E):
         E[r, :len(row)] = row
     XA, PD = _dense_rows(tab)
-    pk, pc, pe = np.zeros(0, np.int64), np.zeros(0), np.zeros((0, n), np.int64)
+    pk, pc, pe = np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 1, 2), np.int64)
     pL = pG = np.zeros((0, n))
     if isinstance(proj, LinearProjection):    # the linear invariants of a forced problem: L and (L L^T)^-1 L
         pL, pG = _arr(proj.L), _arr(proj.G)
@@ -132,7 +132,11 @@ def _build(st, tab, lie, terms, proj):
         terms_ = [(k, cf, ex) for k, poly in enumerate(proj.polys) for cf, ex in poly]
         pk = _arr([t[0] for t in terms_], np.int64)
         pc = _arr([t[1] for t in terms_])
-        pe = _arr(np.array([t[2] for t in terms_], dtype=np.int64).reshape(len(terms_), n), np.int64)
+        ex = np.array([t[2] for t in terms_], dtype=np.int64).reshape(len(terms_), n)
+        pe = np.zeros((len(terms_), max(1, int(np.max(np.count_nonzero(ex, axis=1), initial=0))), 2), np.int64)
+        for t, row in enumerate(ex):      # the (variable, exponent) pairs of each monomial, variables increasing
+            js = np.flatnonzero(row)
+            pe[t, :len(js), 0], pe[t, :len(js), 1] = js, row[js]
     return (bool(lie), int(terms), ci, cj, ck, cv, _arr(st.W), _arr(st.c), P, hasP, G2, bern,
             _arr(tab.A), _arr(tab.b), _arr(E), bool(tab.fsal), int(controller.estimate_order(tab, lie)), XA, PD,
             pk, pc, pe, pL, pG)

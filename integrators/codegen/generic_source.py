@@ -7,7 +7,7 @@ The text here is written once: the structure constants enter as sparse arrays (i
 ck`` and values ``cv`` of C[i, j, k]), the velocity w = W z + c as a dense W and c, the multiplier
 projector P of a forced problem as a dense matrix, the tableau as arrays (A, b, the error rows E with the
 FSAL stage as their last column), the Casimirs of a projected pair as monomials (Casimir index,
-coefficient, exponents), the linear invariants of a forced problem as rows. Compiled with numba's disk
+coefficient, (variable, exponent) pairs), the linear invariants of a forced problem as rows. Compiled with numba's disk
 cache (:func:`integrators.backends.generic_kernel.kernel`), it is compiled once per machine and numba
 version, independent of the algebra.
 
@@ -245,6 +245,11 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
     pu = np.zeros(p)
     pv = np.zeros(p)
     pa = np.zeros(p)
+    dmax = 0
+    for t in range(pe.shape[0]):
+        for a in range(pe.shape[1]):
+            dmax = pe[t, a, 1] if pe[t, a, 1] > dmax else dmax
+    PZ = np.empty((n, dmax + 1))
     gk_first(ci, cj, ck, cv, W, c, P, hasP, lie, forced, z, wv, gv, W0)
     if not h > 0.0:   # Hairer's starting step (genhelpers.hstart), from the ambient field
         if lie:
@@ -369,7 +374,7 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
                          (te[gi] - t)/(tn - t), hs, first, yg, zb, th, Y, M, wv, gv, xh, w1, w2, w3, w4, w5, w6, w7)
                 first = False
                 if p > 0:
-                    gk_projection(pL, pG, pk, pc, pe, p, yg, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa)
+                    gk_projection(pL, pG, pk, pc, pe, p, yg, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, PZ)
                     for i in range(n):
                         ye[gi, i] = yg[i] + inc[i]
                 else:
@@ -377,7 +382,7 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
                         ye[gi, i] = yg[i]
                 gi += 1
             if p > 0:   # onto {L z = cz} or {C = cz}; the next first stage at the projected point
-                gk_projection(pL, pG, pk, pc, pe, p, z1, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa)
+                gk_projection(pL, pG, pk, pc, pe, p, z1, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, PZ)
                 gk_first(ci, cj, ck, cv, W, c, P, hasP, lie, forced, zp, wv, gv, wl)
                 for i in range(n):
                     d[i] = d[i] + inc[i]
