@@ -25,7 +25,8 @@ the caller's thread only when no background compile holds numba's compiler lock.
 first loses the background work (numba's disk cache keeps what was finished).
 
 Measured (benchmarks/cold_start.py, RESULTS "Cold start and the generic kernel"): the generic kernel
-compiles in 7.5-8 s of CPU (14-40 s wall under load) once per machine and loads in 0.6-2 s (numba's import included); on a structure never
+compiles in ~12 s of CPU (11.1-12.2 s at load 2.5-3.3; 8.2-8.6 s before it filled output grids) once per machine
+and loads in 0.6-2 s (numba's import included); on a structure never
 compiled, the first "auto" call of rkmk853 on so(5) takes 1.1 s (numpy's first call 2.5 s: code
 generation), a 40,000-step rk853_projected run on so(5) 2.4 s where "auto" used to take 34 s; the
 generic kernel runs 1.6-3.2x the specialised loop's time, 0.09-0.6x solve_ivp DOP853's.
@@ -33,13 +34,18 @@ generic kernel runs 1.6-3.2x the specialised loop's time, 0.09-0.6x solve_ivp DO
 backend="numba" (:func:`choose_numba`): an adaptive pair on one trajectory without events whose specialised
 loop is neither compiled in this process nor in numba's disk cache (a marker file per loop, keyed by the
 code generator's sources and numba's version: :func:`specialised_on_disk`) runs the generic kernel
-(result.backend :data:`NUMBA_GENERIC_LABEL`; with an output grid, every step is saved and the grid filled
-from the numpy reference's continuous extension) with the specialised loop queued here; measured: the first
+(result.backend :data:`NUMBA_GENERIC_LABEL`; it fills an output grid in its loop as the specialised
+"adaptive_grid" loop does) with the specialised loop queued here; measured: the first
 call on 10 drawn algebras of dimension 3-10 0.5-1.8 s instead of 13-190 s (benchmarks/cold_start.py); rkmk853 on
 ServoFirstKind(so(4)) through ``simulate`` (its 1000-point grid), one or two constraints, 0.46 s instead of 83 s
 (0.39 s of CPU instead of 82 s, 2 cores at load 2-3, the specialised loop compiled in the call before: its generators
-in g x g* were not in the generic kernel); the generic kernel's loop there 0.81 ms against the specialised loop's
-0.18 ms, through ``simulate`` with the grid from the reference 10.5 ms against 0.87 ms (numpy 17.7 ms). The loops the
+in g x g* were not in the generic kernel). Through ``simulate`` with its 1000-point grid, t in [0, 10], rtol 1e-10,
+atol 1e-12, the specialised loop hidden (a structure not compiled; median of 20 calls in 4 processes interleaved
+with the tree before the kernel filled the grid, which saved every step and filled the grid from the numpy
+reference's extension; load 1.9-2.3): rkmk853 on ServoFirstKind(so(4)) 3.6 ms (was 11.4 ms; numpy 20.2 ms, solve_ivp
+DOP853 3.6 ms), on R x_D R^5 in a random basis 5.6 ms (was 9.3; numpy 32.4, DOP853 9.5), rk853_projected on so(5)
+in a random basis 17.6 ms (was 21.5; numpy 13.0, DOP853 4.7: every grid point projected onto the quartic Casimir's
+714 monomials, 13 us a point, where the numpy loop projects the 1001 points as columns). The loops the
 generic kernel does not cover (fixed steps, ensembles, events) compile in the call, and result.backend says so
 (:func:`numba_cold_label`). A fixed-step "auto" run of one trajectory that the engine would compile runs
 Python chunks and continues compiled once its loop is ready (:func:`continue_fixed`).
@@ -387,7 +393,7 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
     cache (:func:`specialised_on_disk`), else "generic" (:mod:`integrators.backends.generic_kernel`, loaded
     from its disk cache in about 1-2 s; it fills an output grid in its loop too),
     with the specialised loop's compile queued in the background thread; a later call takes it once ready.
-    When the generic kernel is not on disk (a fresh machine: its compile is ~8 s of CPU) or a background job
+    When the generic kernel is not on disk (a fresh machine: its compile is ~12 s of CPU) or a background job
     holds numba's compiler: "numpy" (the generated loop as Python, continuing compiled in chunks once a loop is
     ready, as under "auto"), with the generic kernel's compile queued.
     Policies (LIEDYN_AUTO_COMPILE) "wait" and "off" (no background compiles; the test suite's): "numba", the

@@ -6,13 +6,16 @@ callable for every algebra, with a plan's structure, tableau and projection pass
 the text and of the helpers it calls), so it compiles once per machine and numba version whatever
 the algebra; ``mode="python"`` runs the same text on Python floats (slow; for the tests without numba).
 :func:`function` gives the adaptive loop of a structure and method with the call signature of the generated one
-(``run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z..., e..., cz...)``,
-:func:`integrators.codegen.programs.adaptive_source`), so the engine drives either the same way.
+(``run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z..., e..., cz...[, te, ye, GI])``,
+:func:`integrators.codegen.programs.adaptive_source`; with the output grid's arrays it fills them as the "adaptive_grid"
+loop does), so the engine drives either the same way; the kernel itself has one signature (an empty grid when there
+is none), so no call compiles again.
 :func:`data` builds the arrays: C as index triples sorted by (j, i, k) (the order in which the generated
 code sums ad*), W, c, P, ||ad_theta||_F^2 / (2 pi)^2 as a quadratic form (in g x g* for the RKMK steps of a
 forced problem, :func:`integrators.codegen.affine_source.affine_adnorm_form`), B_k/k!, the tableau with the
-FSAL stage as the last column of its error rows, the Casimirs' monomials of a projected pair or the rows L
-and (L L^T)^-1 L of a forced problem's linear invariants
+FSAL stage as the last column of its error rows, its continuous extension (the extra stages' rows ``extra_A`` and
+the weights' monomial coefficients P over the kernel's stage rows), the Casimirs' monomials of a projected pair or
+the rows L and (L L^T)^-1 L of a forced problem's linear invariants
 (:class:`integrators.codegen.linear_projection.LinearProjection`).
 """
 

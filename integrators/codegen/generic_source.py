@@ -30,7 +30,16 @@ f = -P ad*_w z (servo-constraints of the first kind, several constraints, Suslov
 * the projection of every accepted step (:mod:`integrators.codegen.generic_projection_source`): onto the
   Casimirs' level set for the projected pairs, onto the linear invariants {L z = L z0} for the RKMK pairs of a
   forced problem that declares them (:mod:`integrators.codegen.linear_projection`); the next first stage at
-  the projected point.
+  the projected point;
+* the output grid (``te, ye, GI``; the definition of :mod:`integrators.codegen.dense_source`, whose specialised
+  loop "adaptive_grid" the tests compare with): for an accepted step from (t, z) with stage increments K_i (the
+  step's, the FSAL one and the interpolant's extra stages K_i = the stage of the rows ``extra_A``, computed once
+  for a step that contains requested times, ``gk_stage`` as the step's own), every requested time strictly inside
+  it has s = (t_out - t) / h and theta(s) = sum_i b_i(s) K_i, b_i(s) = sum_k P[i, k] s^(k+1) (the tableau's P,
+  Horner), the state zb + theta(s) (ambient) or exp(theta(s)) . zb (RKMK, the action of the step; in g x g* when
+  forced), zb = z + e, then projected as the step is (``gk_dense``); a requested time equal to a step's end takes
+  the step's state. The coefficients are the tableau's arrays, so DOP853's extra stages and order-7 interpolant and
+  the 5(4) pairs' dense output are the same text.
 
 The helpers the text calls (``tplan``, ``hstart``, ``rmsq``, ``fin``, ``bmax``, ``rinv``, ``grow``) are those
 of :mod:`integrators.reference.genhelpers`, put into the module's namespace by the loader (jitted under
