@@ -208,3 +208,24 @@ def test_cold_numba_and_auto_fill_the_grid_in_the_kernel(cold):
                   max_step=1e-3)
     assert a.backend == auto_compile.GENERIC_LABEL and np.array_equal(a.t, te) and a.nsteps == b.nsteps
     assert np.max(np.abs(a.y - b.y)) <= 1e-12 * np.max(np.abs(b.y))
+
+
+@needs_numba
+def test_auto_continues_a_python_grid_run_in_the_kernel(cold, monkeypatch):
+    """An "auto" run with an output grid that starts in Python (the steps with output times logged) and outlasts
+    NUMPY_CHUNK steps continues in the generic kernel on the same grid (its index GI carried over, the logged
+    steps evaluated at the end): every grid time filled, the numpy run's grid to the method's error (the step
+    sequences after the switch agree to ~1e-5 relative, not to round-off: test_generic_kernel.py)."""
+    generic_kernel.warm()
+    alg = ALGEBRAS["so(4) random basis"]()
+    P, y0 = quadratic_problem(alg, 12), start(alg.dim, 12)
+    te = np.linspace(0.0, 20.0, 401)
+    kw = dict(method="rk853_projected", rtol=1e-10, atol=1e-12, t_eval=te)
+    monkeypatch.setattr(fastpath, "NUMPY_CHUNK", 30)
+    monkeypatch.setattr(auto_compile, "GENERIC_WORK", 1e12)    # the run starts in numpy
+    a = integrate(P, y0, (0.0, 20.0), backend="auto", **kw)
+    b = integrate(P, y0, (0.0, 20.0), backend="numpy", **kw)
+    assert a.backend == f"numpy for the first 30 steps, then {auto_compile.GENERIC_LABEL}" and b.nsteps > 60
+    assert np.array_equal(a.t, te) and abs(a.nsteps - b.nsteps) <= 1
+    assert np.max(np.abs(a.y - b.y)) <= 1e-9 * np.max(np.abs(b.y))      # (measured 6e-12)
+    assert [j[0] for j in cold] == ["adaptive_grid"]           # the specialised grid loop, queued at the switch
