@@ -10,7 +10,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# the generic compiled kernel (every algebra, once per machine: ~8 s of CPU) into the disk cache, so that no
+# the generic compiled kernel (every algebra, once per machine: ~12 s of CPU) into the disk cache, so that no
 # backend="numba" call on a new algebra pays it (integrators.backends.generic_kernel)
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[test,distributed,fast]"

@@ -47,7 +47,8 @@ system's loop arriving only because a process's exit hung 72 s behind the compil
 beside the thread (its compile counts in the process; wall 3.97 s alone, 6.2-6.4 s beside either on that load).
 
 Measured (benchmarks/cold_start.py, RESULTS "Cold start and the generic kernel"): the generic kernel
-compiles in 7.5-8 s of CPU (14-40 s wall under load) once per machine and loads in 0.6-2 s (numba's import included); on a structure never
+compiles in ~12 s of CPU (11.1-12.2 s at load 2.5-3.3; 8.2-8.6 s before it filled output grids) once per machine
+and loads in 0.6-2 s (numba's import included); on a structure never
 compiled, the first "auto" call of rkmk853 on so(5) takes 1.1 s (numpy's first call 2.5 s: code
 generation), a 40,000-step rk853_projected run on so(5) 2.4 s where "auto" used to take 34 s; the
 generic kernel runs 1.6-3.2x the specialised loop's time, 0.09-0.6x solve_ivp DOP853's.
@@ -55,13 +56,18 @@ generic kernel runs 1.6-3.2x the specialised loop's time, 0.09-0.6x solve_ivp DO
 backend="numba" (:func:`choose_numba`): an adaptive pair on one trajectory without events whose specialised
 loop is neither compiled in this process nor in numba's disk cache (a marker file per loop, keyed by the
 code generator's sources and numba's version: :func:`specialised_on_disk`) runs the generic kernel
-(result.backend :data:`NUMBA_GENERIC_LABEL`; with an output grid, every step is saved and the grid filled
-from the numpy reference's continuous extension) with the specialised loop queued here; measured: the first
+(result.backend :data:`NUMBA_GENERIC_LABEL`; it fills an output grid in its loop as the specialised
+"adaptive_grid" loop does) with the specialised loop queued here; measured: the first
 call on 10 drawn algebras of dimension 3-10 0.5-1.8 s instead of 13-190 s (benchmarks/cold_start.py); rkmk853 on
 ServoFirstKind(so(4)) through ``simulate`` (its 1000-point grid), one or two constraints, 0.46 s instead of 83 s
 (0.39 s of CPU instead of 82 s, 2 cores at load 2-3, the specialised loop compiled in the call before: its generators
-in g x g* were not in the generic kernel); the generic kernel's loop there 0.81 ms against the specialised loop's
-0.18 ms, through ``simulate`` with the grid from the reference 10.5 ms against 0.87 ms (numpy 17.7 ms). The loops the
+in g x g* were not in the generic kernel). Through ``simulate`` with its 1000-point grid, t in [0, 10], rtol 1e-10,
+atol 1e-12, the specialised loop hidden (a structure not compiled; median of 20 calls in 4 processes interleaved
+with the tree before the kernel filled the grid, which saved every step and filled the grid from the numpy
+reference's extension; load 1.9-2.3): rkmk853 on ServoFirstKind(so(4)) 3.6 ms (was 11.4 ms; numpy 20.2 ms, solve_ivp
+DOP853 3.6 ms), on R x_D R^5 in a random basis 5.6 ms (was 9.3; numpy 32.4, DOP853 9.5), rk853_projected on so(5)
+in a random basis 17.6 ms (was 21.5; numpy 13.0, DOP853 4.7: every grid point projected onto the quartic Casimir's
+714 monomials, 13 us a point, where the numpy loop projects the 1001 points as columns). The loops the
 generic kernel does not cover (fixed steps, ensembles, events) compile in the call, and result.backend says so
 (:func:`numba_cold_label`). A fixed-step "auto" run of one trajectory that the engine would compile runs
 Python chunks and continues compiled once its loop is ready (:func:`continue_fixed`).
@@ -355,43 +361,28 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
       specialised loop is queued when work >= SPECIALISE_WORK;
     * else numpy.
 
-    With an output grid (``grid``) one trajectory without events runs the loop that fills it
-    ("adaptive_grid") when that loop is compiled in this process; else, under the policy "background", the
-    generic kernel when it is loaded (or the engine would compile: loaded, and the grid loop queued) and the
-    run pays for it as above (it fills no grid: every step is saved and the engine fills the grid from the
-    numpy reference's continuous extension); else numpy.
+    With an output grid (``grid``) one trajectory without events takes the same choice with the loop that fills
+    it: the specialised "adaptive_grid" loop (the one compiled, checked and queued) or the generic kernel, which
+    fills the grid in its loop too (:mod:`integrators.codegen.generic_source`).
 
     Policy "wait" (LIEDYN_AUTO_COMPILE): ``mode`` unchanged (the specialised loop compiled in the call)."""
     if policy() == "wait":
         return mode
-    kinds = _kinds(ensemble, events)
     single = not ensemble and not events
-    if grid and single:
-        if compiled(pl, "adaptive_grid"):
-            return "numba"
-        # policy "background": the generic kernel when loaded (every step saved, the grid from the numpy
-        # reference's continuous extension) for a run that pays for it; the grid loop queued for a big run
-        if policy() == "background" and (work >= GENERIC_WORK or _slow_numpy(pl)) and (
-                generic_kernel.compiled() or (mode == "numba" and generic_ready())):
-            if mode == "numba":
-                submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms,
-                        None if pl.proj is None else pl.proj.key), _job(_warm_grid, pl, "adaptive_grid", t1, rtol,
-                                                                        atol, max_step))
-            return "generic"
-        return "numpy"
+    kinds = ("adaptive_grid",) if grid and single else _kinds(ensemble, events)
     if mode == "numba":
         if all(compiled(pl, k) for k in kinds):
             return "numba"
         generic = single and generic_ready()
-        _schedule(pl, kinds, t1, rtol, atol, max_step)
+        _queue(pl, kinds, t1, rtol, atol, max_step)
         return "generic" if generic else "numpy"
-    if single and compiled(pl, "adaptive"):      # compiled by a background job or an earlier call
+    if single and compiled(pl, kinds[0]):      # compiled by a background job or an earlier call
         return "numba"
-    if not single or (work < GENERIC_WORK and not _slow_numpy(pl)):
+    if not single or (work < GENERIC_WORK and not _slow_numpy(pl)) or (grid and _heavy_grid(pl)):
         return mode
     if generic_kernel.compiled() or (worth_loading(pl, work) and generic_ready()):
         if work >= SPECIALISE_WORK:
-            _schedule(pl, kinds, t1, rtol, atol, max_step)
+            _queue(pl, kinds, t1, rtol, atol, max_step)
         return "generic"
     return mode
 
@@ -449,6 +440,19 @@ def worth_loading(pl, work):
     return work >= GENERIC_LOAD_WORK or _slow_numpy(pl)
 
 
+#: a projected pair whose Casimirs have more monomials than this fills an output grid faster in numpy (every point
+#: of the grid is projected: the numpy loop projects them together as columns, the generic kernel one by one)
+HEAVY_GRID_TERMS = 300
+
+
+def _heavy_grid(pl):
+    """True for a projected pair whose Casimirs have more than :data:`HEAVY_GRID_TERMS` monomials: so(5) in a
+    random basis (a quartic of 714), rk853_projected through simulate's 1001-point grid, 13.0 ms in numpy against
+    17.5 ms by the generic kernel (13 us a point projected); so "auto" keeps numpy there for a run the engine
+    would not compile."""
+    return sum(len(poly) for poly in getattr(pl.proj, "polys", ())) > HEAVY_GRID_TERMS
+
+
 def _slow_numpy(pl):
     """An RKMK pair on an algebra without a closed-form exponential: its numpy loop costs 0.4-40 ms a step
     and its first call 0.5-3 s of code generation (so(4), so(5) in benchmarks/generic_kernel.py), more than
@@ -462,18 +466,25 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     again after the next chunk), queueing the missing compiles: the generic kernel's (in a child process,
     :func:`integrators.backends.generic_kernel.warm_elsewhere`), the specialised loop's in a child process too,
     or, where it would compile in this process's thread, only once the generic kernel runs (its compiled loop
-    releases the interpreter lock; the Python loop would starve). ``grid``: the run fills an output grid
-    (the loop "adaptive_grid"), which the generic kernel does not: "numba" when that loop is compiled
-    (by an earlier backend="numba" call) or the policy is "wait", else "scalar"; nothing is queued (the
-    background jobs warm the loops without a grid)."""
-    if grid:
-        return "numba" if policy() == "wait" or compiled(pl, "adaptive_grid") else "scalar"
-    if policy() == "wait" or compiled(pl, "adaptive"):
+    releases the interpreter lock; the Python loop would starve). ``grid``: the run fills an output grid, the
+    specialised loop is then "adaptive_grid" (the generic kernel fills the grid too)."""
+    kind = "adaptive_grid" if grid else "adaptive"
+    if policy() == "wait" or compiled(pl, kind):
         return "numba"
     generic = generic_ready()
     if generic or compile_child.available():   # (a compile in this process's thread would starve the Python
-        _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)   # loop: then only once the generic kernel runs)
+        _queue(pl, (kind,), t1, rtol, atol, max_step)   # loop: then only once the generic kernel runs)
     return "generic" if generic else "scalar"
+
+
+def _queue(pl, kinds, t1, rtol, atol, max_step):
+    """Queue the compiles of the plan's specialised ``kinds`` (:func:`_schedule`; the one-trajectory loop that
+    fills an output grid, "adaptive_grid", by :func:`_warm_grid`)."""
+    if kinds == ("adaptive_grid",):
+        submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
+               _job(_warm_grid, pl, "adaptive_grid", t1, rtol, atol, max_step))
+    else:
+        _schedule(pl, kinds, t1, rtol, atol, max_step)
 
 
 def _schedule(pl, kinds, t1, rtol, atol, max_step):
@@ -528,10 +539,10 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
     """The loop of a backend="numba" adaptive run of one trajectory without events (``grid``: it fills an
     output grid): "numba" (the specialised loop) when it is compiled in this process or in numba's disk
     cache (:func:`specialised_on_disk`), else "generic" (:mod:`integrators.backends.generic_kernel`, loaded
-    from its disk cache in about 1-2 s, or compiled in the call once per machine when it is not there),
-    with the specialised loop's compile queued in the background (a child process, :func:`submit`); a later call
-    (or the next process) takes it once ready.
-    When the generic kernel is not on disk (a fresh machine: its compile is ~8 s of CPU) or a background job
+    from its disk cache in about 1-2 s; it fills an output grid in its loop too), with the specialised loop's
+    compile queued in the background (a child process, :func:`submit`); a later call (or the next process) takes
+    it once ready.
+    When the generic kernel is not on disk (a fresh machine: its compile is ~12 s of CPU) or a background job
     holds numba's compiler: "numpy" (the generated loop as Python, continuing compiled in chunks once a loop is
     ready, as under "auto"), with the generic kernel's compile queued, and the specialised loop's when it
     compiles in a child process (in this process's thread it would starve the Python loop: then later).
@@ -554,19 +565,10 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
             # compile in this process's thread would starve the Python loop: then once the generic kernel runs)
             submit("generic", generic_kernel.warm_elsewhere)
             if compile_child.available():
-                _queue_numba(pl, grid, t1, rtol, atol, max_step)
+                _queue(pl, (kind,), t1, rtol, atol, max_step)
             return "numpy"
-    _queue_numba(pl, grid, t1, rtol, atol, max_step)
+    _queue(pl, (kind,), t1, rtol, atol, max_step)
     return "generic"
-
-
-def _queue_numba(pl, grid, t1, rtol, atol, max_step):
-    """Queue the compile of the specialised loop of a backend="numba" run (``grid``: the one filling an output grid)."""
-    if grid:
-        submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
-               _job(_warm_grid, pl, "adaptive_grid", t1, rtol, atol, max_step))
-    else:
-        _schedule(pl, ("adaptive",), t1, rtol, atol, max_step)
 
 
 def _warm_grid(pl, t1, rtol, atol, max_step):

@@ -223,7 +223,7 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
     ts[0], ys[0] = t0, y0
     while True:
         chunk = min(left, NUMPY_CHUNK) if mode == "scalar" and switch else left
-        more = () if grid is None else grid.args(mode)
+        more = () if grid is None else grid.args("numba" if mode == "generic" else mode)   # (the kernel's grid)
         if mode == "numba":   # compiled: no floating-point warnings to silence
             out = pl.function(kind, mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys, *z, *e,
                                           *cz, *more)
@@ -255,8 +255,9 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
     continues compiled (backend "auto" with numba installed). Returns (IntegrationResult, nsteps,
     nrejected); the result's ``backend`` says which loop ran. ``t_eval`` (sorted in the direction of
     integration, within t_span): the loop fills the states at these times after each accepted step from
-    the pair's continuous extension (:mod:`integrators.codegen.dense_source`) and saves no step but the
-    last; the result's t, y are then the times reached and their states."""
+    the pair's continuous extension (:mod:`integrators.codegen.dense_source`; the generic kernel,
+    ``backend`` "generic", fills it in its loop too) and saves no step but the last; the result's t, y are
+    then the times reached and their states."""
     dim = pl.st.n
     cap = 64
     mode = backend if backend in ("numba", "generic") else "scalar"   # generic: auto_compile.choose
@@ -264,8 +265,6 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
     budget = int(max_steps)
     grid = None
     if t_eval is not None:
-        if mode == "generic":   # the generic kernel fills no output grid: the generated Python loop does
-            mode = backend = "scalar"
         save_every = budget + 1      # the grid is the output: no step is saved but the last
         G, B = len(t_eval), y0.size // dim
         layout = (G, dim) if y0.ndim == 1 else (G, B, dim) if mode == "numba" else (G, dim, B)

@@ -6,13 +6,16 @@ callable for every algebra, with a plan's structure, tableau and projection pass
 the text and of the helpers it calls), so it compiles once per machine and numba version whatever
 the algebra; ``mode="python"`` runs the same text on Python floats (slow; for the tests without numba).
 :func:`function` gives the adaptive loop of a structure and method with the call signature of the generated one
-(``run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z..., e..., cz...)``,
-:func:`integrators.codegen.programs.adaptive_source`), so the engine drives either the same way.
+(``run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z..., e..., cz...[, te, ye, GI])``,
+:func:`integrators.codegen.programs.adaptive_source`; with the output grid's arrays it fills them as the "adaptive_grid"
+loop does), so the engine drives either the same way; the kernel itself has one signature (an empty grid when there
+is none), so no call compiles again.
 :func:`data` builds the arrays: C as index triples sorted by (j, i, k) (the order in which the generated
 code sums ad*), W, c, P, ||ad_theta||_F^2 / (2 pi)^2 as a quadratic form (in g x g* for the RKMK steps of a
 forced problem, :func:`integrators.codegen.affine_source.affine_adnorm_form`), B_k/k!, the tableau with the
-FSAL stage as the last column of its error rows, the Casimirs' monomials of a projected pair or the rows L
-and (L L^T)^-1 L of a forced problem's linear invariants
+FSAL stage as the last column of its error rows, its continuous extension (the extra stages' rows ``extra_A`` and
+the weights' monomial coefficients P over the kernel's stage rows), the Casimirs' monomials of a projected pair or
+the rows L and (L L^T)^-1 L of a forced problem's linear invariants
 (:class:`integrators.codegen.linear_projection.LinearProjection`).
 """
 
@@ -33,6 +36,7 @@ from ..codegen import generic_source
 from ..codegen.affine_source import affine_adnorm_form
 from ..codegen.linear_projection import LinearProjection
 from ..core import controller
+from ..core.errors import MethodError
 from ..geometry.recognition import Structure
 from ..geometry.spaces import DEXPINV_KMAX, adnorm_form
 from ..reference import genhelpers
@@ -41,6 +45,7 @@ from . import numba_kernels
 
 _KERNELS = {}
 _DATA = {}
+_NO_TIMES = np.zeros(0)
 
 
 def _text(mode):
@@ -121,7 +126,8 @@ def _build(st, tab, lie, terms, proj):
     E = np.zeros((len(tab.E), s + 1))
     for r, row in enumerate(tab.E):
         E[r, :len(row)] = row
-    pk, pc, pe = np.zeros(0, np.int64), np.zeros(0), np.zeros((0, n), np.int64)
+    XA, PD = _dense_rows(tab)
+    pk, pc, pe = np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 1, 2), np.int64)
     pL = pG = np.zeros((0, n))
     if isinstance(proj, LinearProjection):    # the linear invariants of a forced problem: L and (L L^T)^-1 L
         pL, pG = _arr(proj.L), _arr(proj.G)
@@ -129,17 +135,42 @@ def _build(st, tab, lie, terms, proj):
         terms_ = [(k, cf, ex) for k, poly in enumerate(proj.polys) for cf, ex in poly]
         pk = _arr([t[0] for t in terms_], np.int64)
         pc = _arr([t[1] for t in terms_])
-        pe = _arr(np.array([t[2] for t in terms_], dtype=np.int64).reshape(len(terms_), n), np.int64)
+        ex = np.array([t[2] for t in terms_], dtype=np.int64).reshape(len(terms_), n)
+        pe = np.zeros((len(terms_), max(1, int(np.max(np.count_nonzero(ex, axis=1), initial=0))), 2), np.int64)
+        for t, row in enumerate(ex):      # the (variable, exponent) pairs of each monomial, variables increasing
+            js = np.flatnonzero(row)
+            pe[t, :len(js), 0], pe[t, :len(js), 1] = js, row[js]
     return (bool(lie), int(terms), ci, cj, ck, cv, _arr(st.W), _arr(st.c), P, hasP, G2, bern,
-            _arr(tab.A), _arr(tab.b), _arr(E), bool(tab.fsal), int(controller.estimate_order(tab, lie)), pk, pc, pe,
-            pL, pG)
+            _arr(tab.A), _arr(tab.b), _arr(E), bool(tab.fsal), int(controller.estimate_order(tab, lie)), XA, PD,
+            pk, pc, pe, pL, pG)
+
+
+def _dense_rows(tab):
+    """The continuous extension as the kernel's rows K (0..s-1 the stages, s the FSAL stage, s + 1 + x the extra
+    stage x): XA (extra stages, rows) the extra stages' coefficients ``tab.extra_A`` over those rows, PD (rows,
+    degree) the weights' monomial coefficients ``tab.P`` (a zero row s without FSAL); one zero row of PD and no
+    extra stage for a tableau without a continuous extension (:func:`function` refuses a grid then)."""
+    s, fs = len(tab.b), 1 if tab.fsal else 0
+    if tab.P is None:
+        return np.zeros((0, s + 1)), np.zeros((s + 1, 1))
+    nx = len(tab.extra_c)
+    rows = np.r_[np.arange(s + fs), s + 1 + np.arange(nx)]     # P's rows (stages, FSAL, extra) -> rows of K
+    P = np.asarray(tab.P, dtype=float)
+    PD = np.zeros((s + 1 + nx, P.shape[1]))
+    PD[rows] = P
+    XA = np.zeros((nx, s + 1 + nx))
+    for x, row in enumerate(tab.extra_A):
+        XA[x, rows[:len(row)]] = row
+    return _arr(XA), _arr(PD)
 
 
 def function(st, tab, lie, terms, proj=None, mode="numba"):
     """The adaptive loop of a structure and method by the generic kernel, with the signature and results of the generated
     ``run`` (:func:`integrators.codegen.programs.adaptive_source`, one trajectory): the state and its
     compensation as floats in and out, the arguments coerced to the kernel's one signature (so a call
-    never compiles again)."""
+    never compiles again). After z..., e..., cz... optionally the output grid's ``te, ye, GI``
+    (:meth:`integrators.backends.output_grid.OutputGrid.args` "numba", as the generated "adaptive_grid"
+    loop takes them); without them an empty grid."""
     kern = kernel(mode)
     arrays = data(st, tab, lie, terms, proj)
     n = st.n
@@ -149,8 +180,18 @@ def function(st, tab, lie, terms, proj=None, mode="numba"):
         z = np.array(zec[:n], dtype=float)
         e = np.array(zec[n:2 * n], dtype=float)
         cz = np.array(zec[2 * n:2 * n + p], dtype=float)
+        grid = zec[2 * n + p:]
+        if grid:
+            te, ye, GI = grid
+            if tab.P is None:
+                raise MethodError(f"tableau {tab.name!r} has no continuous extension: no output grid")
+            if not (ye.flags.c_contiguous and ye.dtype == np.float64 and ye.shape[1:] == (n,)
+                    and GI.dtype == np.int64 and GI.shape == (1,)):
+                raise ValueError("the generic kernel fills a C-ordered float (G, n) grid with an int64 index GI")
+        else:
+            te, ye, GI = _NO_TIMES, np.empty((0, n)), np.zeros(1, np.int64)
         out = kern(float(t0), float(t1), float(h), float(rtol), float(atol), float(max_step), int(save_every),
-                   int(max_steps), int(since), _arr(ts), _arr(ys), z, e, cz, *arrays)
+                   int(max_steps), int(since), _arr(ts), _arr(ys), z, e, cz, _arr(te), ye, GI, *arrays)
         return tuple(out) + tuple(z.tolist()) + tuple(e.tolist())
 
     return run
@@ -181,7 +222,7 @@ def warm():
     C[0, 1, 2], C[1, 0, 2] = 1.0, -1.0
     arrays = _build(Structure(C, np.eye(n), np.zeros(n)), DP5, False, 1, None)
     kern(0.0, 0.0, 1.0, 1e-6, 1e-6, math.inf, 1, 1, 0, np.empty(4), np.empty((4, n)), np.zeros(n), np.zeros(n),
-         np.zeros(0), *arrays)
+         np.zeros(0), np.zeros(0), np.empty((0, n)), np.zeros(1, np.int64), *arrays)
     m = _marker()
     if m is not None:
         try:

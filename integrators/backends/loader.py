@@ -24,13 +24,14 @@ def compile_function(kind, st, tab, lie, terms, mode, proj=None):
     """The generated function ``kind`` ("fixed", "adaptive", "adaptive_batch", "step", the adaptive loops
     with an output grid "adaptive_grid", "adaptive_batch_grid" and their evaluator "dense") for structure
     ``st`` and tableau ``tab`` in ``mode`` ("scalar": Python floats, "array": numpy (B,) columns, "numba": jitted,
-    "generic": the adaptive loop of one trajectory by :mod:`integrators.backends.generic_kernel`, no compile),
+    "generic": the adaptive loop of one trajectory by :mod:`integrators.backends.generic_kernel`, no compile;
+    "adaptive_grid" the same loop with the output grid's arguments),
     cached per (structure, tableau, mode, projection); ``proj``: the Casimir projection of the adaptive
     loops of a projected pair (the one-step map "step" is the unprojected one)."""
     key = (kind, st.key, tab.name, lie, terms, mode, None if proj is None else proj.key)
     fn = _CACHE.get(key)
     if fn is None and mode == "generic":
-        if kind != "adaptive":
+        if kind not in ("adaptive", "adaptive_grid"):
             raise MethodError(f"the generic kernel runs the adaptive loop of one trajectory, not {kind!r}")
         fn = _CACHE[key] = generic_kernel.function(st, tab, lie, terms, proj)
     if fn is None:

@@ -7,7 +7,7 @@ The text here is written once: the structure constants enter as sparse arrays (i
 ck`` and values ``cv`` of C[i, j, k]), the velocity w = W z + c as a dense W and c, the multiplier
 projector P of a forced problem as a dense matrix, the tableau as arrays (A, b, the error rows E with the
 FSAL stage as their last column), the Casimirs of a projected pair as monomials (Casimir index,
-coefficient, exponents), the linear invariants of a forced problem as rows. Compiled with numba's disk
+coefficient, (variable, exponent) pairs), the linear invariants of a forced problem as rows. Compiled with numba's disk
 cache (:func:`integrators.backends.generic_kernel.kernel`), it is compiled once per machine and numba
 version, independent of the algebra.
 
@@ -30,7 +30,16 @@ f = -P ad*_w z (servo-constraints of the first kind, several constraints, Suslov
 * the projection of every accepted step (:mod:`integrators.codegen.generic_projection_source`): onto the
   Casimirs' level set for the projected pairs, onto the linear invariants {L z = L z0} for the RKMK pairs of a
   forced problem that declares them (:mod:`integrators.codegen.linear_projection`); the next first stage at
-  the projected point.
+  the projected point;
+* the output grid (``te, ye, GI``; the definition of :mod:`integrators.codegen.dense_source`, whose specialised
+  loop "adaptive_grid" the tests compare with): for an accepted step from (t, z) with stage increments K_i (the
+  step's, the FSAL one and the interpolant's extra stages K_i = the stage of the rows ``extra_A``, computed once
+  for a step that contains requested times, ``gk_stage`` as the step's own), every requested time strictly inside
+  it has s = (t_out - t) / h and theta(s) = sum_i b_i(s) K_i, b_i(s) = sum_k P[i, k] s^(k+1) (the tableau's P,
+  Horner), the state zb + theta(s) (ambient) or exp(theta(s)) . zb (RKMK, the action of the step; in g x g* when
+  forced), zb = z + e, then projected as the step is (``gk_dense``); a requested time equal to a step's end takes
+  the step's state. The coefficients are the tableau's arrays, so DOP853's extra stages and order-7 interpolant and
+  the 5(4) pairs' dense output are the same text.
 
 The helpers the text calls (``tplan``, ``hstart``, ``rmsq``, ``fin``, ``bmax``, ``rinv``, ``grow``) are those
 of :mod:`integrators.reference.genhelpers`, put into the module's namespace by the loader (jitted under
@@ -49,7 +58,7 @@ from .projection import MAX_ITER
 
 #: the functions of the text, in the order of their definition (each jitted by the loader)
 FUNCTIONS = (("gk_velocity", "gk_coad", "gk_field", "gk_matvec", "gk_rms") + generic_group_source.FUNCTIONS
-             + generic_projection_source.FUNCTIONS + ("gk_first", "gk_adaptive"))
+             + generic_projection_source.FUNCTIONS + ("gk_first", "gk_stage", "gk_dense", "gk_adaptive"))
 
 #: the entry point: the adaptive loop
 ENTRY = "gk_adaptive"
@@ -121,24 +130,96 @@ def gk_first(ci, cj, ck, cv, W, c, P, hasP, lie, forced, z, w, g, out):
         gk_field(ci, cj, ck, cv, W, c, P, hasP, z, w, g, out)
 
 
-def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z, e, cz,
+def gk_stage(ci, cj, ck, cv, W, c, P, hasP, G2, bern, terms, lie, forced, a, nq, K, r, z, hs, th, Y, M, wv,
+             gv, xh, w1, w2, w3, w4, w5, w6, w7):
+    """K[r] = the stage increment with the coefficients a[:nq] over the rows K[:nq], from z with step hs:
+    theta = sum_q a_q K_q, K_r = hs (I - P) ad*_{w(Y)} Y at Y = z + theta (ambient), or
+    hs dexp^-1_theta(xi(exp(theta) . z)) (``lie``: RKMK, the generator xi in g or g x g*); the work vectors th
+    (theta), Y, M, wv, gv, xh, w1..w7 are overwritten. The step's stages (rows of A) and the continuous
+    extension's extra stages (rows of XA) are both this."""
+    gd = K.shape[1]
+    n = z.shape[0]
+    for i in range(gd):
+        th[i] = 0.0
+    for q in range(nq):
+        aq = a[q]
+        if aq != 0.0:
+            for i in range(gd):
+                th[i] += aq*K[q, i]
+    if lie:
+        gk_act(ci, cj, ck, cv, th, forced, z, False, Y, M, w3, w4, w5, w6, w7)
+        gk_generator(ci, cj, ck, cv, W, c, P, forced, Y, wv, gv)
+        for i in range(gd):
+            xh[i] = hs*gv[i]
+        gk_dexpinv(ci, cj, ck, cv, G2, bern, terms, forced, th, xh, gv, M, w1, w2)
+        for i in range(gd):
+            K[r, i] = gv[i]
+    else:
+        for i in range(n):
+            Y[i] = z[i] + th[i]
+        gk_field(ci, cj, ck, cv, W, c, P, hasP, Y, wv, gv, xh)
+        for i in range(n):
+            K[r, i] = hs*xh[i]
+
+
+def gk_dense(ci, cj, ck, cv, W, c, P, hasP, G2, bern, terms, lie, forced, XA, PD, K, z, e, sg, hs, first,
+             y, zb, th, Y, M, wv, gv, xh, w1, w2, w3, w4, w5, w6, w7):
+    """y = the state at s = sg of the accepted step of signed size hs from z (compensation e) with the stage
+    increments K[:s + 1] (the step's and the FSAL stage): with ``first`` the continuous extension's extra
+    stages first (K[s + 1 + x] by gk_stage from z with the rows XA[x]), then (dense_source's definition)
+    theta(s) = sum_i b_i(s) K_i, b_i(s) = sum_k PD[i, k] s^(k+1) (Horner), y = zb + theta(s) (ambient) or
+    zb + (exp(theta(s)) . zb - zb) (``lie``: the action of gk_act, in g x g* when ``forced``), zb = z + e; the
+    caller projects y. zb and the work vectors are overwritten."""
+    n = z.shape[0]
+    gd = K.shape[1]
+    R = PD.shape[0]
+    nx = XA.shape[0]
+    if first:
+        for x in range(nx):
+            gk_stage(ci, cj, ck, cv, W, c, P, hasP, G2, bern, terms, lie, forced, XA[x], R - nx + x, K,
+                     R - nx + x, z, hs, th, Y, M, wv, gv, xh, w1, w2, w3, w4, w5, w6, w7)
+    for i in range(n):
+        zb[i] = z[i] + e[i]
+    for i in range(gd):
+        th[i] = 0.0
+    for q in range(R):
+        bw = 0.0
+        for k in range(PD.shape[1] - 1, -1, -1):
+            bw = (bw + PD[q, k])*sg
+        if bw != 0.0:
+            for i in range(gd):
+                th[i] += bw*K[q, i]
+    if lie:
+        gk_act(ci, cj, ck, cv, th, forced, zb, True, Y, M, w3, w4, w5, w6, w7)
+        for i in range(n):
+            y[i] = zb[i] + Y[i]
+    else:
+        for i in range(n):
+            y[i] = zb[i] + th[i]
+
+
+def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z, e, cz, te, ye, GI,
                 lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern,
-                A, b, E, fsal, order, pk, pc, pe, pL, pG):
+                A, b, E, fsal, order, XA, PD, pk, pc, pe, pL, pG):
     """The adaptive loop of an embedded pair on one trajectory (z, e: the state and its compensation,
     updated in place; cz: the projection's targets, empty without one) -> (status, t, h, nsteps, nrej,
     nsave, ts, ys) with the meaning of integrators.codegen.programs.adaptive_source: status 0 reached t1,
     -1 the step size fell below 10 eps |t| (or an accepted increment was not finite), -2 the budget of
     max_steps accepted steps was spent (t, h, z, e continue the run in a second call). An RKMK pair
     (``lie``) on a forced problem (``hasP``) has generators of gd = 2n components, else gd = n; the
-    projection is onto the linear invariants when pL has rows, else onto the Casimirs (pk, pc, pe)."""
+    projection is onto the linear invariants when pL has rows, else onto the Casimirs (pk, pc, pe).
+    The output grid (integrators.codegen.dense_source; te empty: none): the states at the times te[GI[0]:]
+    (sorted in the direction of integration) that an accepted step passes, from its continuous extension
+    (gk_dense, the extra stages XA and the weights PD over the rows K: stages, FSAL stage, extra stages),
+    projected as the step is, into the rows of ye; a time equal to a step's end takes the step's state; GI[0]
+    the next grid index on return (a continued run goes on filling the same grid)."""
     n = z.shape[0]
     forced = lie and hasP
     gd = 2*n if forced else n
     s = b.shape[0]
     p = cz.shape[0]
-    linear = pL.shape[0] > 0
     nE = E.shape[0]
-    K = np.zeros((s + 1, gd))
+    K = np.zeros((PD.shape[0], gd))
     M = np.empty((gd, gd))
     W0 = np.empty(gd)
     wv = np.empty(n)
@@ -161,6 +242,8 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
     w7 = np.empty(n)
     inc = np.zeros(n)
     zp = np.empty(n)
+    yg = np.empty(n)
+    zb = np.empty(n)
     PG = np.zeros((p, n))
     PM = np.zeros((p, p))
     PL = np.zeros((p, p))
@@ -171,6 +254,11 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
     pu = np.zeros(p)
     pv = np.zeros(p)
     pa = np.zeros(p)
+    dmax = 0
+    for t in range(pe.shape[0]):
+        for a in range(pe.shape[1]):
+            dmax = pe[t, a, 1] if pe[t, a, 1] > dmax else dmax
+    PZ = np.empty((n, dmax + 1))
     gk_first(ci, cj, ck, cv, W, c, P, hasP, lie, forced, z, wv, gv, W0)
     if not h > 0.0:   # Hairer's starting step (genhelpers.hstart), from the ambient field
         if lie:
@@ -202,6 +290,8 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
     nrej = 0
     j = 1
     status = 0
+    gi = GI[0]
+    ng = te.shape[0]
     while direction*(t1 - t) > 0.0:
         if nsteps >= max_steps:
             status = -2
@@ -217,27 +307,8 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
         for i in range(gd):
             K[0, i] = hs*W0[i]
         for r in range(1, s):
-            for i in range(gd):
-                th[i] = 0.0
-            for q in range(r):
-                a = A[r, q]
-                if a != 0.0:
-                    for i in range(gd):
-                        th[i] += a*K[q, i]
-            if lie:
-                gk_act(ci, cj, ck, cv, th, forced, z, False, Y, M, w3, w4, w5, w6, w7)
-                gk_generator(ci, cj, ck, cv, W, c, P, forced, Y, wv, gv)
-                for i in range(gd):
-                    xh[i] = hs*gv[i]
-                gk_dexpinv(ci, cj, ck, cv, G2, bern, terms, forced, th, xh, gv, M, w1, w2)
-                for i in range(gd):
-                    K[r, i] = gv[i]
-            else:
-                for i in range(n):
-                    Y[i] = z[i] + th[i]
-                gk_field(ci, cj, ck, cv, W, c, P, hasP, Y, wv, gv, xh)
-                for i in range(n):
-                    K[r, i] = hs*xh[i]
+            gk_stage(ci, cj, ck, cv, W, c, P, hasP, G2, bern, terms, lie, forced, A[r], r, K, r, z, hs, th, Y, M,
+                     wv, gv, xh, w1, w2, w3, w4, w5, w6, w7)
         # the increment d and the end point z1
         for i in range(gd):
             th[i] = 0.0
@@ -304,11 +375,23 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
             if not fin(chk):
                 status = -1
                 break
-            if p > 0:   # onto {L z = cz} or {C = cz}; the next first stage at the projected point
-                if linear:
-                    gk_linproject(pL, pG, z1, cz, inc, zp, pr)
+            # the output times strictly inside the step, before its projection (d, z1, wl are kept)
+            tn = t1 if last else t + hs
+            first = True
+            while gi < ng and direction*(te[gi] - tn) < 0.0:
+                gk_dense(ci, cj, ck, cv, W, c, P, hasP, G2, bern, terms, lie, forced, XA, PD, K, z, e,
+                         (te[gi] - t)/(tn - t), hs, first, yg, zb, th, Y, M, wv, gv, xh, w1, w2, w3, w4, w5, w6, w7)
+                first = False
+                if p > 0:
+                    gk_projection(pL, pG, pk, pc, pe, p, yg, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, PZ)
+                    for i in range(n):
+                        ye[gi, i] = yg[i] + inc[i]
                 else:
-                    gk_project(pk, pc, pe, p, z1, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa)
+                    for i in range(n):
+                        ye[gi, i] = yg[i]
+                gi += 1
+            if p > 0:   # onto {L z = cz} or {C = cz}; the next first stage at the projected point
+                gk_projection(pL, pG, pk, pc, pe, p, z1, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, PZ)
                 gk_first(ci, cj, ck, cv, W, c, P, hasP, lie, forced, zp, wv, gv, wl)
                 for i in range(n):
                     d[i] = d[i] + inc[i]
@@ -320,6 +403,10 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
             for i in range(gd):
                 W0[i] = wl[i]
             t = t1 if last else t + hs
+            while gi < ng and te[gi] == t:
+                for i in range(n):
+                    ye[gi, i] = z[i] + e[i]
+                gi += 1
             nsteps += 1
             since += 1
             if since == save_every or last:
@@ -339,6 +426,7 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
             if h < 10.0*2.2e-16*abs(t) or h < 1e-300:
                 status = -1
                 break
+    GI[0] = gi
     return status, t, h, nsteps, nrej, j, ts, ys
 '''
 

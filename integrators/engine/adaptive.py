@@ -49,9 +49,10 @@ from its own state, so the segments are the unsegmented run to round-off), and a
 run in the segment where it happens. Output at
 ``t_eval`` (or the grid of h / steps) comes from the pairs' continuous extensions: on the generated path
 the loop fills the grid from each accepted step's own stages (:mod:`integrators.codegen.dense_source`;
-compiled: inline, Python: the logged steps evaluated together), whose definition is the numpy reference
-:mod:`integrators.reference.dense_output` (equal to round-off; it also serves the generic path and, with
-events, the steps after a terminal event stopped a trajectory).
+compiled: inline, the generic compiled kernel :mod:`integrators.backends.generic_kernel` too; Python: the
+logged steps evaluated together), whose definition is the numpy reference
+:mod:`integrators.reference.dense_output` (equal to round-off; it also serves the numpy reference path and,
+with events, the steps after a terminal event stopped a trajectory).
 
 Paths: the generated code (:mod:`integrators.codegen.writer`, numpy or numba backend) when the problem's
 structure is recognised, else (and with ``fast=False``) the generic numpy stages of :class:`integrators.reference.pair.ReferencePair`, the
@@ -127,9 +128,6 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         else:   # (an ensemble or events: no generic kernel, the loop compiles in the call)
             cold = auto_compile.numba_cold_label(pl, ("adaptive_batch" if y0.ndim > 1 else "adaptive")
                                                  + ("_grid" if t_eval is not None and events is None else ""))
-    dense_ref = mode == "generic" and t_eval is not None   # the generic kernel fills no grid: every step saved,
-    if dense_ref:                                           # the grid from the numpy reference's extension
-        ref = ReferencePair(problem, tab, lie, terms, proj, None if proj is None else proj.values(y0))
     every = 1 if events is not None else save_every
     if events is not None:   # the events are located as the run goes: a terminal event ends it there
         step = fastpath.step_function(pl, mode) if pl is not None else ref.step
@@ -152,9 +150,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     elif pl is not None:
         switch = ((backend == "auto" and fastpath.resolve_backend("auto") == "numba")
                   or (backend == "numba" and mode == "numpy"))   # (numba: a fresh machine, choose_numba)
-        res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step,
-                                                  1 if dense_ref else every, mode, max_steps, switch,
-                                                  None if dense_ref else t_eval)
+        res, nsteps, nrej = fastpath.run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
+                                                  max_steps, switch, t_eval)
         if mode == "generic" and backend == "numba":
             res.backend = auto_compile.NUMBA_GENERIC_LABEL
         elif mode == "numpy" and backend == "numba":
@@ -172,7 +169,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     res.nrejected = nrej
     if pl is None and tpl is None:
         res.backend = fastpath.reference_label(problem, lie) if fast else "numpy (generic reference)"
-    if t_eval is None or (pl is not None and events is None and not dense_ref):   # the generated loop filled it
+    if t_eval is None or (pl is not None and events is None):   # the generated loop (or the generic kernel) filled it
         return res
     # the continuous extension at t_eval: the generated loop's grid (integrators.codegen.dense_source) up to
     # the first step an event changed; the numpy reference (integrators.reference.dense_output) for the rest

@@ -155,14 +155,15 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         ``*.ok`` markers of what is compiled. No call waits for that compile where a loop for every algebra
         can run instead (:mod:`integrators.backends.auto_compile`): the generic compiled kernel
         (:mod:`integrators.backends.generic_kernel`, the structure constants as data; compiled once per
-        machine in ~8 s of CPU (14-22 s wall at load 8-9) by the Makefile's install step, else in a
+        machine in ~12 s of CPU (11-12 s at load 2.5-3.3) by the Makefile's install step, else in a
         child process started by the first call that needs it, which runs numpy meanwhile; loaded in
         ~0.6-1.3 s per process) runs an adaptive pair (RK, RKMK or projected) on one trajectory without events,
         on unforced problems and on forced ones (the multiplier force of servo-constraints of the first kind, several
-        constraints, Suslov: their RKMK generators in g x g*, the constraints kept by projection), and the specialised
-        code compiles in the background, in a detached child process at nice 10 (it outlives a short script and
-        leaves the loop in the cache for the next process; :mod:`integrators.backends.compile_child`); a later
-        call, or the next process, takes it once ready. Measured (RESULTS
+        constraints, Suslov: their RKMK generators in g x g*, the constraints kept by projection), filling an output
+        grid (``t_eval``, ``steps`` of simulate) in its loop too, and the specialised code compiles in the background,
+        in a detached child process at nice 10 (it outlives a short script and leaves the loop in the cache for the
+        next process; :mod:`integrators.backends.compile_child`); a later call, or the next process, takes it once
+        ready. Measured (RESULTS
         "Cold start and the generic kernel", 2 cores at load 7.7-9, 10 drawn algebras of dimension 3-10
         incl. so(5), sp(4) and random bases): the first backend="numba" call 0.5-1.8 s (was 13-190 s), the
         second 1-310 ms; with an empty cache (a fresh machine) 0.74 s in numpy, a 33,000-step run 7.5 s

@@ -3,10 +3,10 @@ compiled nor in numba's disk cache runs the generic kernel and queues the specia
 (integrators.backends.auto_compile.choose_numba); a fixed-step "auto" run of one trajectory continues in the
 compiled loop in chunks once it is ready (fastpath._fixed_chunks).
 
-Expected values: the numpy backend's run of the same generated loop (the specialised text run as Python;
-the generic kernel is tested against the numpy reference in test_generic_kernel.py), and the numpy
-reference's continuous extension (integrators.reference.dense_output) on an output grid. No specialised loop
-is compiled here (minutes): the queue records its jobs instead.
+Expected values: the numpy backend's run of the same generated loop (the specialised text run as Python, its
+output grid too; the generic kernel is tested against the numpy reference in test_generic_kernel.py, its grid
+against the specialised loop's in test_generic_kernel_grid.py). No specialised loop is compiled here (minutes):
+the queue records its jobs instead.
 """
 
 import math
@@ -59,8 +59,7 @@ def test_cold_numba_runs_the_generic_kernel_and_queues_the_specialised_loop(cold
     assert [k[0] for k in cold] == ["adaptive"]                      # the specialised loop, in the background
     assert a.status == b.status == 0 and abs(a.nsteps - b.nsteps) <= 1
     assert np.max(np.abs(a.y[-1] - b.y[-1])) <= 1e-11 * (1.0 + np.max(np.abs(b.y)))
-    # with an output grid: every step by the generic kernel, the grid from the reference's extension (the
-    # generated loop's own grid is defined by it): equal to the numpy backend's grid to round-off
+    # with an output grid: the generic kernel fills it in its loop, equal to the numpy backend's grid to round-off
     te = np.linspace(0.0, 3.0, 31)
     g = integrate(P, y0, (0.0, 3.0), backend="numba", t_eval=te, **kw)
     gn = integrate(P, y0, (0.0, 3.0), backend="numpy", t_eval=te, **kw)
@@ -180,8 +179,8 @@ def test_fixed_step_chunks_stop_at_an_overflow_like_one_run(monkeypatch):
 @needs_numba
 def test_auto_with_an_output_grid_takes_the_loaded_generic_kernel(cold):
     """Under "auto" (policy background) a run with an output grid on an algebra without a closed-form exponential
-    takes the generic kernel when it is loaded, the grid from the reference's extension: the numpy backend's
-    grid to round-off; a closed-form structure's small run stays numpy."""
+    takes the generic kernel when it is loaded, the grid filled in its loop: the numpy backend's grid to
+    round-off; a closed-form structure's small run stays numpy."""
     generic_kernel.warm()
     P, y0 = _problem(35)
     te = np.linspace(0.0, 3.0, 41)

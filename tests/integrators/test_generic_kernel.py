@@ -366,7 +366,11 @@ def test_kernel_pieces_match_the_reference_definitions():
     p = len(cas)
     vals, G = np.empty(p), np.empty((p, n))
     z = rng.standard_normal(n)
-    ns["gk_casimirs"](pk, pc, pe, p, z, vals, G, True)
+    PZ = np.empty((n, int(pe[:, :, 1].max()) + 1))      # the powers of z (work)
+    ns["gk_casimirs"](pk, pc, pe, p, z, vals, G, True, PZ)
+    only = np.empty(p)
+    ns["gk_casimirs"](pk, pc, pe, p, z, only, G[:0], False, PZ)   # the values alone: the same
+    assert np.array_equal(only, vals)
     for k, cf in enumerate(cas):
         assert abs(vals[k] - cf(z)) <= 1e-12 * (1.0 + abs(cf(z)))
         assert np.max(np.abs(G[k] - cf.grad(z))) <= 1e-12 * (1.0 + np.max(np.abs(cf.grad(z))))

@@ -221,7 +221,7 @@ def test_cold_numba_and_auto_run_the_generic_kernel_on_a_forced_problem(cold):
     assert a.status == b.status == 0 and abs(a.nsteps - b.nsteps) <= 1
     scale = np.max(np.abs(b.y))
     assert np.max(np.abs(a.y[-1] - b.y[-1])) <= 1e-11 * scale
-    g = s.simulate(m0, 3.0, backend="numba", **kw)              # its default grid: every step by the kernel
+    g = s.simulate(m0, 3.0, backend="numba", **kw)              # its default grid: filled by the kernel
     gn = s.simulate(m0, 3.0, backend="numpy", **kw)
     assert g.backend == auto_compile.NUMBA_GENERIC_LABEL and np.array_equal(g.t, gn.t) and len(g.t) > 100
     assert np.max(np.abs(g.y - gn.y)) <= 1e-10 * scale
