@@ -363,7 +363,9 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
 
     With an output grid (``grid``) one trajectory without events takes the same choice with the loop that fills
     it: the specialised "adaptive_grid" loop (the one compiled, checked and queued) or the generic kernel, which
-    fills the grid in its loop too (:mod:`integrators.codegen.generic_source`).
+    fills the grid in its loop too (:mod:`integrators.codegen.generic_source`); ``grid`` is the number of output
+    times (0: none), and a long grid of a projected pair with many Casimir monomials stays in numpy
+    (:func:`_heavy_grid`).
 
     Policy "wait" (LIEDYN_AUTO_COMPILE): ``mode`` unchanged (the specialised loop compiled in the call)."""
     if policy() == "wait":
@@ -378,7 +380,7 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
         return "generic" if generic else "numpy"
     if single and compiled(pl, kinds[0]):      # compiled by a background job or an earlier call
         return "numba"
-    if not single or (work < GENERIC_WORK and not _slow_numpy(pl)) or (grid and _heavy_grid(pl)):
+    if not single or (work < GENERIC_WORK and not _slow_numpy(pl)) or _heavy_grid(pl, grid):
         return mode
     if generic_kernel.compiled() or (worth_loading(pl, work) and generic_ready()):
         if work >= SPECIALISE_WORK:
@@ -440,17 +442,19 @@ def worth_loading(pl, work):
     return work >= GENERIC_LOAD_WORK or _slow_numpy(pl)
 
 
-#: a projected pair whose Casimirs have more monomials than this fills an output grid faster in numpy (every point
-#: of the grid is projected: the numpy loop projects them together as columns, the generic kernel one by one)
-HEAVY_GRID_TERMS = 300
+#: an output grid of G points for a projected pair whose Casimirs have m monomials in all fills faster in numpy when
+#: G m exceeds this (every grid point is projected: the numpy loop projects them together as columns, the generic
+#: kernel one by one)
+HEAVY_GRID_WORK = 300_000
 
 
-def _heavy_grid(pl):
-    """True for a projected pair whose Casimirs have more than :data:`HEAVY_GRID_TERMS` monomials: so(5) in a
-    random basis (a quartic of 714), rk853_projected through simulate's 1001-point grid, 13.0 ms in numpy against
-    17.5 ms by the generic kernel (13 us a point projected); so "auto" keeps numpy there for a run the engine
-    would not compile."""
-    return sum(len(poly) for poly in getattr(pl.proj, "polys", ())) > HEAVY_GRID_TERMS
+def _heavy_grid(pl, grid):
+    """True when an output grid of ``grid`` points (an int; True or False count as 1 or 0) for a projected pair
+    costs more to project one point at a time than numpy's columns: G m > :data:`HEAVY_GRID_WORK`. Measured: so(5)
+    in a random basis (a quartic of 714 monomials, m = 769), rk853_projected through simulate's 1001-point grid,
+    13.0 ms in numpy against 17.5 ms by the generic kernel (13 us a point projected); so "auto" keeps numpy
+    there for a run the engine would not compile."""
+    return int(grid) * sum(len(poly) for poly in getattr(pl.proj, "polys", ())) > HEAVY_GRID_WORK
 
 
 def _slow_numpy(pl):

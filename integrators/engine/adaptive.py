@@ -120,7 +120,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
     if backend == "auto" and pl is not None and numba_kernels.available():   # never waits on a compiler
         mode = auto_compile.choose(pl, mode, work, y0.ndim > 1, events is not None, t1, rtol, atol, max_step,
-                                  grid=t_eval is not None)
+                                  grid=0 if t_eval is None else len(t_eval))
     cold = None   # backend="numba": the generic kernel while the specialised loop compiles (auto_compile)
     if backend == "numba" and pl is not None and tpl is None:
         if y0.ndim == 1 and events is None:

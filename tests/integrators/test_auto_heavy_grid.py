@@ -1,4 +1,4 @@
-"""backend="auto" keeps numpy for an output grid of a projected pair whose Casimirs have many monomials (every grid
+"""backend="auto" keeps numpy for a long output grid of a projected pair whose Casimirs have many monomials (every grid
 point is projected; numpy projects them together as columns, the generic kernel one by one): so(5) in a random
 basis (a quartic of 714 monomials) keeps numpy, so(4) (two quadratics) takes the generic kernel when it is loaded."""
 
@@ -26,10 +26,12 @@ def test_heavy_grid_keeps_numpy_under_auto(monkeypatch):
     monkeypatch.setattr(auto_compile, "submit", lambda key, job: None)           # nothing queued
     so5 = random_basis(named.so(5), np.random.default_rng(1))
     heavy, light = _plan(so5), _plan(named.so4())
-    assert sum(len(p) for p in heavy.proj.polys) > auto_compile.HEAVY_GRID_TERMS
-    assert sum(len(p) for p in light.proj.polys) <= auto_compile.HEAVY_GRID_TERMS
+    G = 1001                                                                     # simulate's default grid
+    assert G * sum(len(p) for p in heavy.proj.polys) > auto_compile.HEAVY_GRID_WORK
+    assert G * sum(len(p) for p in light.proj.polys) <= auto_compile.HEAVY_GRID_WORK
     work = 10 * auto_compile.GENERIC_WORK
     args = (work, False, False, 10.0, 1e-8, 1e-10, None)
-    assert auto_compile.choose(heavy, "numpy", *args, grid=True) == "numpy"
-    assert auto_compile.choose(light, "numpy", *args, grid=True) == "generic"
-    assert auto_compile.choose(heavy, "numpy", *args, grid=False) == "generic"    # without a grid: the kernel
+    assert auto_compile.choose(heavy, "numpy", *args, grid=G) == "numpy"
+    assert auto_compile.choose(light, "numpy", *args, grid=G) == "generic"
+    assert auto_compile.choose(heavy, "numpy", *args, grid=31) == "generic"       # a short grid: the kernel
+    assert auto_compile.choose(heavy, "numpy", *args, grid=0) == "generic"        # without a grid: the kernel
