@@ -172,14 +172,20 @@ def _worker():
         pass
     while True:
         key, job = _JOBS.get()
-        try:
-            job()
-        except Exception as exc:  # noqa: BLE001 - reported in FAILED; the caller's run did not depend on it
-            FAILED.append((key, f"{type(exc).__name__}: {exc}"))
-        finally:
-            with _LOCK:
-                _PENDING.discard(key)
-                _INPROC.discard(key)
+        _run(key, job)
+
+
+def _run(key, job, what=""):
+    """Run a background job here (a compile in the thread, or the load of a child's loop); its error goes to
+    FAILED (the caller's run did not depend on it), and the key leaves the pending ones."""
+    try:
+        job()
+    except Exception as exc:  # noqa: BLE001 - reported in FAILED
+        FAILED.append((key, f"{what}{type(exc).__name__}: {exc}"))
+    finally:
+        with _LOCK:
+            _PENDING.discard(key)
+            _INPROC.discard(key)
 
 
 def submit(key, job):
@@ -262,13 +268,7 @@ def poll(force=False):
         for key, _ in ready:
             del _READY[key]
     for key, job in ready:    # outside the lock: a load from numba's disk cache
-        try:
-            job()
-        except Exception as exc:  # noqa: BLE001 - reported in FAILED; the caller's run does not depend on it
-            FAILED.append((key, f"loading the loop compiled by a child process: {type(exc).__name__}: {exc}"))
-        finally:
-            with _LOCK:
-                _PENDING.discard(key)
+        _run(key, job, "loading the loop compiled by a child process: ")
 
 
 def children():

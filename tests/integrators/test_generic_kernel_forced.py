@@ -193,19 +193,8 @@ def test_the_affine_pieces_against_their_definitions():
 
 
 # ------------------------------------------------------------------ the engine's choice
-@pytest.fixture
-def cold(monkeypatch):
-    """Every specialised loop "not compiled and not on disk", the background queue recording its jobs."""
-    jobs = []
-    monkeypatch.setattr(auto_compile, "submit", lambda key, job: jobs.append(key))
-    monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: False)
-    monkeypatch.setattr(auto_compile, "specialised_on_disk", lambda pl, kind: False)
-    monkeypatch.delenv("LIEDYN_AUTO_COMPILE", raising=False)
-    return jobs
-
-
 @needs_numba
-def test_cold_numba_and_auto_run_the_generic_kernel_on_a_forced_problem(cold):
+def test_cold_numba_and_auto_run_the_generic_kernel_on_a_forced_problem(cold_specialised):
     """A cold backend="numba" call of rkmk853 on a servo-constraint of the first kind runs the generic kernel (was:
     the specialised loop compiled in the call, a minute), queues the specialised loop, and agrees with the numpy
     backend's generated loop to round-off, on the default output grid of simulate too; "auto" on a run the engine
@@ -217,7 +206,7 @@ def test_cold_numba_and_auto_run_the_generic_kernel_on_a_forced_problem(cold):
     a = integrate(P, m0, (0.0, 3.0), backend="numba", **kw)
     b = integrate(P, m0, (0.0, 3.0), backend="numpy", **kw)
     assert a.backend == auto_compile.NUMBA_GENERIC_LABEL and b.backend == "numpy"
-    assert [k[0] for k in cold] == ["adaptive"]
+    assert [k[0] for k in cold_specialised] == ["adaptive"]
     assert a.status == b.status == 0 and abs(a.nsteps - b.nsteps) <= 1
     scale = np.max(np.abs(b.y))
     assert np.max(np.abs(a.y[-1] - b.y[-1])) <= 1e-11 * scale

@@ -170,19 +170,8 @@ def test_a_tableau_without_continuous_extension_refuses_a_grid():
 
 
 # ------------------------------------------------------------------ through the engine
-@pytest.fixture
-def cold(monkeypatch):
-    """Every specialised loop "not compiled and not on disk", the background queue recording its jobs."""
-    jobs = []
-    monkeypatch.setattr(auto_compile, "submit", lambda key, job: jobs.append(key))
-    monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: False)
-    monkeypatch.setattr(auto_compile, "specialised_on_disk", lambda pl, kind: False)
-    monkeypatch.delenv("LIEDYN_AUTO_COMPILE", raising=False)
-    return jobs
-
-
 @needs_numba
-def test_cold_numba_and_auto_fill_the_grid_in_the_kernel(cold):
+def test_cold_numba_and_auto_fill_the_grid_in_the_kernel(cold_specialised):
     """A cold backend="numba" call with an output grid (simulate's default) and an "auto" run the engine would
     compile run the generic kernel with the grid in its loop (no step saved but the last: result.t is the grid),
     the numpy backend's grid to round-off; "auto" continuing after a Python chunk takes the kernel too."""
@@ -194,7 +183,7 @@ def test_cold_numba_and_auto_fill_the_grid_in_the_kernel(cold):
     assert g.backend == auto_compile.NUMBA_GENERIC_LABEL and np.array_equal(g.t, gn.t) and len(g.t) > 100
     assert g.nsteps == gn.nsteps
     assert np.max(np.abs(g.y - gn.y)) <= 1e-12 * np.max(np.abs(gn.y))
-    assert [k[0] for k in cold] == ["adaptive_grid"]           # the specialised grid loop, queued
+    assert [k[0] for k in cold_specialised] == ["adaptive_grid"]           # the specialised grid loop, queued
     P = s.problem()
     pl = _plan(P, "rkmk853", m0)
     assert auto_compile.choose(pl, "numba", 2e6, False, False, 3.0, 1e-9, 1e-12, None, grid=True) == "generic"
@@ -211,7 +200,7 @@ def test_cold_numba_and_auto_fill_the_grid_in_the_kernel(cold):
 
 
 @needs_numba
-def test_auto_continues_a_python_grid_run_in_the_kernel(cold, monkeypatch):
+def test_auto_continues_a_python_grid_run_in_the_kernel(cold_specialised, monkeypatch):
     """An "auto" run with an output grid that starts in Python (the steps with output times logged) and outlasts
     NUMPY_CHUNK steps continues in the generic kernel on the same grid (its index GI carried over, the logged
     steps evaluated at the end): every grid time filled, the numpy run's grid to the method's error (the step
@@ -228,4 +217,4 @@ def test_auto_continues_a_python_grid_run_in_the_kernel(cold, monkeypatch):
     assert a.backend == f"numpy for the first 30 steps, then {auto_compile.GENERIC_LABEL}" and b.nsteps > 60
     assert np.array_equal(a.t, te) and abs(a.nsteps - b.nsteps) <= 1
     assert np.max(np.abs(a.y - b.y)) <= 1e-9 * np.max(np.abs(b.y))      # (measured 6e-12)
-    assert [j[0] for j in cold] == ["adaptive_grid"]           # the specialised grid loop, queued at the switch
+    assert [j[0] for j in cold_specialised] == ["adaptive_grid"]           # the specialised grid loop, queued at the switch
