@@ -392,31 +392,48 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
 def choose_fixed(pl, ensemble):
     """The loop of a fixed-step "auto" run that the engine would compile (numba installed, enough work):
     "numba" when its compiled loop is ready in this process (one trajectory: the specialised "fixed"
-    function; an ensemble: :func:`integrators.backends.batch_kernels.fixed_ready`), else "numpy" with
+    function; an ensemble: :func:`integrators.backends.batch_kernels.fixed_ready`) or in numba's disk cache (a
+    child process's compile, loaded in the call: :func:`_from_disk`), else "numpy" with
     that compile queued in the background (:func:`submit`). Policy "wait": "numba" (compiled in the call)."""
     if policy() == "wait":
         return "numba"
     if ensemble:
-        if batch_kernels.fixed_ready(pl):
+        if batch_kernels.fixed_ready(pl) or _from_disk(pl, "fixed_batch", batch_kernels.warm_fixed):
             return "numba"
         submit(("fixed_batch", pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms),
                _job(batch_kernels.warm_fixed, pl, "fixed_batch"))
         return "numpy"
-    if compiled(pl, "fixed"):
+    if compiled(pl, "fixed") or _from_disk(pl, "fixed", _warm_fixed):
         return "numba"
     submit(("fixed", pl.st.key, getattr(pl.tab, "name", None), pl.lie, pl.terms), _job(_warm_fixed, pl, "fixed"))
     return "numpy"
 
 
+def _from_disk(pl, name, warm):
+    """Load the plan's compiled loop ``name`` in the call when a child process (or an earlier process) left it in
+    numba's disk cache (its marker, :func:`specialised_on_disk`) and no compile runs in this process: ``warm(pl)``,
+    a fraction of a second. True when loaded; a failed load goes to FAILED (the run then takes numpy)."""
+    if busy() or not specialised_on_disk(pl, name):
+        return False
+    try:
+        warm(pl)
+    except Exception as exc:  # noqa: BLE001 - reported in FAILED; the run takes numpy
+        FAILED.append((name, f"loading {name} from numba's disk cache: {type(exc).__name__}: {exc}"))
+        return False
+    return True
+
+
 def choose_independent(pl, grid):
     """The kernel of an ensemble="independent" "auto" run that the engine would compile: "numba" when
-    :func:`integrators.backends.batch_kernels.independent_ready`, else "numpy" with its compile queued.
+    :func:`integrators.backends.batch_kernels.independent_ready` or in numba's disk cache (:func:`_from_disk`), else
+    "numpy" with its compile queued.
     Policy "wait": "numba"."""
-    if policy() == "wait" or batch_kernels.independent_ready(pl, grid):
+    name = "independent_grid" if grid else "independent"
+    if policy() == "wait" or batch_kernels.independent_ready(pl, grid) or _from_disk(
+            pl, name, lambda pl_: batch_kernels.warm_independent(pl_, bool(grid))):
         return "numba"
     submit(("independent", pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key,
-            bool(grid)), _job(batch_kernels.warm_independent, pl, "independent_grid" if grid else "independent",
-                              bool(grid)))
+            bool(grid)), _job(batch_kernels.warm_independent, pl, name, bool(grid)))
     return "numpy"
 
 
