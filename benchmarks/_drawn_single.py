@@ -11,7 +11,7 @@ import time
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from integrators.backends import auto_compile
+from integrators.backends import background
 
 from benchmarks._drawn_common import KINDS, STEPS, T, build_system, choose, hand_rhs, reference, sysseed, timed, zend
 
@@ -61,7 +61,7 @@ def single(drawn, args, numba_ok):
             # a cold backend="numba" call runs the generic kernel (or numpy) and compiles the specialised loop in a
             # background thread of this process: wait for it (within the budget), else the timings below would
             # measure the generic path and count the compiling thread's CPU time in every call
-            auto_compile.wait(timeout=max(0.0, args.numba_budget - spent - first_numba))
+            background.wait(timeout=max(0.0, args.numba_budget - spent - first_numba))
             spent += time.perf_counter() - t
             cands["numba"] = lambda tol: zend(s.simulate(x0, T, rtol=tol, atol=tol * 1e-2, backend="numba"))
         chosen = {k: choose(go, zref) for k, go in cands.items()}

@@ -52,7 +52,7 @@ import catalog  # noqa: E402
 import integrators  # noqa: E402
 from catalog.entries.forced_sleighs import rotor_speed_law  # noqa: E402
 from catalog.sweeps import LargestExponent  # noqa: E402
-from integrators.backends import auto_compile  # noqa: E402
+from integrators.backends import background  # noqa: E402
 from liegroups import named  # noqa: E402
 
 
@@ -124,7 +124,7 @@ def core(a):
             p, y0, (0, 500.0), method="rk4", h=0.1, save_every=n, backend="numpy"),
     }
     first = {k: _timed(f) for k, f in runs.items()}          # compiles (or loads numba's disk cache)
-    auto_compile.wait(600)      # what "auto" queued in the background is done before the timed calls
+    background.wait(600)      # what "auto" queued in the background is done before the timed calls
     times = {k: [] for k in runs}
     last = {}
     rnd = random.Random(0)
@@ -261,7 +261,7 @@ def forced(a):
             m0, 60.0, fast=False),
     }
     first = {k: _timed(f) for k, f in runs.items()}
-    auto_compile.wait(600)
+    background.wait(600)
     times = {k: [] for k in runs}
     for _ in range(a.repeat):
         for k, f in runs.items():

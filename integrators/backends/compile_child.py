@@ -1,11 +1,12 @@
-"""The background compile of a specialised loop in a detached child process (:mod:`integrators.backends.auto_compile`).
+"""The background compile of a specialised loop in a detached child process (:mod:`integrators.backends.background`,
+for :mod:`integrators.backends.auto_compile`).
 
 A compile in a thread of the caller's process dies with the process (a short script run again and again never
 got its specialised loop: 20-25 ms a call instead of 0.6-0.8 ms, RESULTS "forced_lie") and holds the interpreter
 lock in long stretches (a numpy run of 6-9 s took 53 s beside the generic kernel's compile). Here the compile
 runs in a child process started in its own session at nice 10 (stdin and stdout /dev/null, stderr a file in the
 cache directory), which survives the caller and fills numba's disk cache; the caller loads the loop from there
-when the child is done (:func:`integrators.backends.auto_compile.poll`).
+when the child is done (:func:`integrators.backends.background.poll`).
 
 What the child compiles: a :class:`Job` names a module-level warm function (``auto_compile._warm_single``,
 ``_warm_grid``, ``_warm_batch``, ``_warm_fixed``, ``batch_kernels.warm_fixed``, ``warm_independent``) and its
@@ -157,7 +158,7 @@ def main(argv):
         tmp = marker.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text("")
         os.replace(tmp, marker)
-    except Exception:  # noqa: BLE001 - the traceback is the caller's report (auto_compile.FAILED)
+    except Exception:  # noqa: BLE001 - the traceback is the caller's report (background.FAILED)
         traceback.print_exc()
         return 1
     try:

@@ -1,5 +1,5 @@
 """The background compile of a specialised loop in a detached child process (issue 24: a short script run again and
-again gets its specialised loop; integrators.backends.compile_child, auto_compile.submit / poll).
+again gets its specialised loop; integrators.backends.compile_child, auto_compile.submit / background.poll).
 
 The loops compiled here are the smallest: rk45 on so(3) (a few seconds of compile each, in a temporary
 LIEDYN_CACHE_DIR), each on a structure of its own (a seeded inertia) so no other test's process has it. Expected
@@ -20,6 +20,7 @@ import pytest
 
 from integrators import METHODS, integrate
 from integrators.backends import auto_compile, compile_child, fastpath, numba_kernels
+from integrators.backends import background as bg
 from liegroups import named
 
 from ._problems import quadratic_problem, start
@@ -50,7 +51,7 @@ def background(monkeypatch, tmp_path):
     monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "background")
     pids = []
     yield pids
-    for pid in pids + auto_compile.children():
+    for pid in pids + bg.children():
         try:
             os.kill(pid, 9)
         except ProcessLookupError:
@@ -63,7 +64,7 @@ _SCRIPT = textwrap.dedent("""
     import json, sys
     import numpy as np
     from integrators import integrate
-    from integrators.backends import auto_compile, generic_kernel, plan
+    from integrators.backends import background, generic_kernel, plan
     from tests.integrators._problems import quadratic_problem, start
     from liegroups import named
     generic_kernel.warm_elsewhere = lambda: None
@@ -72,7 +73,7 @@ _SCRIPT = textwrap.dedent("""
                   rtol=1e-9, atol=1e-11)
     stats = [fn.stats for pl in plan._PLANS.values() for (kind, mode), fn in pl._functions.items()
              if mode == "numba" and kind == "adaptive"]
-    print(json.dumps({"backend": r.backend, "children": auto_compile.children(), "y": r.y.tolist(),
+    print(json.dumps({"backend": r.backend, "children": background.children(), "y": r.y.tolist(),
                       "hits": sum(sum(s.cache_hits.values()) for s in stats),
                       "misses": sum(sum(s.cache_misses.values()) for s in stats)}))
 """)
@@ -131,14 +132,14 @@ def test_the_process_loads_the_childs_loop_and_the_lock_keeps_a_second_child_out
     assert held is not None
     try:
         auto_compile._schedule(pl, ("adaptive",), 2.0, 1e-9, 1e-11, None)
-        assert not auto_compile.wait(1.0)           # waits for that child's marker: starts none of its own
-        assert auto_compile.children() == [] and not marker.exists() and not auto_compile.compiled(pl, "adaptive")
+        assert not bg.wait(1.0)           # waits for that child's marker: starts none of its own
+        assert bg.children() == [] and not marker.exists() and not auto_compile.compiled(pl, "adaptive")
     finally:
         os.close(held)                              # that child ended without a marker: this process starts one
-    auto_compile.poll(force=True)                    # (the next decision)
-    assert len(auto_compile.children()) == 1
-    background += auto_compile.children()
-    assert auto_compile.wait(TIMEOUT)
+    bg.poll(force=True)                    # (the next decision)
+    assert len(bg.children()) == 1
+    background += bg.children()
+    assert bg.wait(TIMEOUT)
     assert marker.exists() and auto_compile.compiled(pl, "adaptive")       # picked up at a decision
     stats = pl.function("adaptive", "numba").stats
     assert sum(stats.cache_hits.values()) >= 1 and not stats.cache_misses   # loaded here, compiled by the child
@@ -156,15 +157,15 @@ def test_a_failing_child_is_reported_with_its_stderr_and_not_started_again(backg
     for i, key in enumerate(keys):    # a loop kind the code generator has no function "run" for: KeyError
         auto_compile.submit(key, auto_compile._job(auto_compile._warm_single, pl, f"bogus{i}", "bogus", 1.0, 1e-9,
                                                    1e-11, None))
-    assert len(auto_compile.children()) == 1        # MAX_CHILDREN: the second waits for the first
-    background += auto_compile.children()
-    assert auto_compile.wait(TIMEOUT)
+    assert len(bg.children()) == 1        # MAX_CHILDREN: the second waits for the first
+    background += bg.children()
+    assert bg.wait(TIMEOUT)
     failed = [msg for k, msg in auto_compile.FAILED if k in keys]
     assert len(failed) == 2 and all("child process" in m and "Traceback" in m and "KeyError: 'run'" in m
                                     for m in failed)
     auto_compile.submit(keys[0], auto_compile._job(auto_compile._warm_single, pl, "bogus0", "bogus", 1.0, 1e-9,
                                                    1e-11, None))
-    assert auto_compile.children() == [] and not auto_compile._PENDING & set(keys)     # FAILED said why
+    assert bg.children() == [] and not bg._PENDING & set(keys)     # FAILED said why
     assert not list(Path(os.environ["LIEDYN_CACHE_DIR"]).glob("*.err"))
 
 
@@ -172,11 +173,11 @@ def test_a_job_runs_in_the_thread_without_a_child_process_and_not_at_all_under_o
     done = []
     job = compile_child.Job(lambda pl, x: done.append((pl, x)), "plan", (1,), None)     # no marker: no cache dir
     auto_compile.submit(("thread-job", 1), job)
-    assert auto_compile.wait(TIMEOUT) and done == [("plan", 1)] and auto_compile.children() == []
+    assert bg.wait(TIMEOUT) and done == [("plan", 1)] and bg.children() == []
     monkeypatch.setattr(compile_child, "available", lambda: False)
     job = compile_child.Job(lambda pl, x: done.append((pl, x)), "plan", (2,), Path("unused.ok"))
     auto_compile.submit(("thread-job", 2), job)
-    assert auto_compile.wait(TIMEOUT) and done[-1] == ("plan", 2) and auto_compile.children() == []
+    assert bg.wait(TIMEOUT) and done[-1] == ("plan", 2) and bg.children() == []
     monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "off")
     auto_compile.submit(("thread-job", 3), job)
-    assert not auto_compile._PENDING and len(done) == 2
+    assert not bg._PENDING and len(done) == 2

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from integrators import METHODS, CoadjointProblem, integrate
-from integrators.backends import auto_compile, batch_kernels, fastpath, generic_kernel, numba_kernels
+from integrators.backends import auto_compile, background, batch_kernels, fastpath, generic_kernel, numba_kernels
 from integrators.codegen import generic_source, projection
 from integrators.core.errors import MethodError
 from integrators.geometry.recognition import Structure
@@ -276,7 +276,7 @@ def test_background_queue_runs_jobs_once_and_records_failures(monkeypatch):
     auto_compile.submit(("t", 1), lambda: done.append(99))        # the same key while pending: dropped
     auto_compile.submit(("t", 2), lambda: 1 / 0)
     gate.set()
-    assert auto_compile.wait(10)
+    assert background.wait(10)
     assert done == [1] and not auto_compile.busy()
     assert any(k == ("t", 2) and "ZeroDivisionError" in msg for k, msg in auto_compile.FAILED)
 
