@@ -22,7 +22,7 @@ Q = TypeVar("Q", bound=Callable)
 def polynomial_quantity(degree: int) -> Callable[[Q], Q]:
     """Decorator: declare a quantity q(z) (rows of states -> one value each) a polynomial of total degree at most
     ``degree`` in z (attribute ``polynomial_degree``; a bound method reads its function's attribute). The guard
-    then takes its scale from its values on the axes (:func:`integrators.engine.guard._scales`); a wrong
+    then takes its scale from its values on the axes (:func:`integrators.engine.quantity_scale.scales`); a wrong
     declaration misstates the scale, so declare only what the formula is, e.g. an energy (z, W z)/2 + (c, z)
     (degree 2) or a constraint (a, W z + c) (degree 1)."""
     if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 0:

@@ -59,6 +59,7 @@ from liegroups import LieGroupsError
 from ..core.errors import IntegratorError
 from ..methods import CASIMIRS, LINEAR, QUADRATIC
 from ..core.result import record as record_quantities
+from .quantity_scale import absmax_last, max_last, scales as quantity_scales
 
 #: a step whose companion estimate of its local error exceeds this fraction of the state is unresolved
 RESOLVE_RTOL = 0.25
@@ -68,38 +69,8 @@ _TINY = 1e-300
 #: the end-of-run check of one trajectory with at most this many saved states runs in Python floats
 SMALL_RUN = 16
 _EYE2 = {}                 # n -> the rows e_1..e_n twice (the probe of the scales, see _record_one)
-#: the highest polynomial_degree whose scale comes from its coefficients on the axes (_scales)
-_POLY_MAX = 8
 #: how many of the most-changing saved intervals are checked (besides the first and the last)
 N_SUSPECTS = 2
-
-
-def _fold_last(a, ufunc, whole):
-    """``whole(a, axis=-1)`` (np.max, np.sum) as a chain of ``ufunc`` (np.maximum, np.add) over the
-    columns when the axis is short (the algebra index, a batch of one), since numpy's reduction along a
-    short contiguous axis costs ~20x more on the (K, n) arrays of a run (NaN propagates as in np.max)."""
-    d = a.shape[-1]
-    if d > 16:
-        return whole(a, axis=-1)
-    out = a[..., 0].copy()
-    for i in range(1, d):
-        ufunc(out, a[..., i], out=out)
-    return out
-
-
-def _max_last(a):
-    """max over the last axis (:func:`_fold_last`)."""
-    return _fold_last(a, np.maximum, np.max)
-
-
-def _sum_last(a):
-    """sum over the last axis (:func:`_fold_last`)."""
-    return _fold_last(a, np.add, np.sum)
-
-
-def _absmax_last(a):
-    """max_i |a_i| over the last axis (see :func:`_max_last`)."""
-    return _max_last(np.abs(a))
 
 
 def _rel_estimate(problem, stepper, t, y, h, ym=None, fy=None, fym=None):
@@ -148,9 +119,9 @@ def check_resolution(problem, stepper, res, h, save_every, rtol=RESOLVE_RTOL):
         ys = ys.reshape(K, -1, ys.shape[-1])[:, keep]
     flat = ys.reshape(K, -1, ys.shape[-1])
     with np.errstate(all="ignore"):
-        size = _absmax_last(flat)
-        change = _absmax_last(np.diff(flat, axis=0)) / np.maximum(np.maximum(size[:-1], size[1:]), _TINY)
-    change = _max_last(change)                            # (K-1,) over the batch
+        size = absmax_last(flat)
+        change = absmax_last(np.diff(flat, axis=0)) / np.maximum(np.maximum(size[:-1], size[1:]), _TINY)
+    change = max_last(change)                            # (K-1,) over the batch
     if len(change) > N_SUSPECTS:                          # the N_SUSPECTS largest (NaN counts as largest)
         order = np.argpartition(np.where(np.isnan(change), np.inf, change), -N_SUSPECTS)[-N_SUSPECTS:]
     else:
@@ -217,66 +188,6 @@ def truncate(res, j):
     return res
 
 
-def _scales(qs, r, n):
-    """S(y) = sum_i |q(r e_i)|, r = |y|_inf, of every quantity q in ``qs`` at the sizes ``r`` (m, ...)
-    (one per probe and trajectory) in dimension ``n`` -> (Q, m, ...); a quantity that does not return
-    one value per row gets S = 0, a non-finite value counts 0. Call under np.errstate(all="ignore").
-
-    * A quantity with an integer ``homogeneous_degree`` d (a homogeneous polynomial, e.g. a
-      :class:`liegroups.casimirs.Casimir`) is called once, on the unit rows: q(r e_i) = r^d q(e_i).
-    * One with an integer ``polynomial_degree`` d (:func:`integrators.core.quantities.polynomial_quantity`: a
-      polynomial of total degree <= d, e.g. an energy (z, W z)/2 + (c, z)) is called on the rows k e_i,
-      k = 0..d: on each axis q(r e_i) = sum_k a_ik r^k, whose coefficients the (d + 1) x (d + 1)
-      Vandermonde system of the nodes 0..d gives; S is then Horner's sum at every r (n (d + 1) rows
-      instead of n per trajectory: an ensemble of 10^4 states of dimension 6 called a 60,000-row q).
-    * Any other is called on the rows r e_i of every r (the probe, as one (M, n) array: a quantity of the
-      state row by row gives the same values, and numpy's matmul of a stack (m, ..., n, n) @ (n, k) costs
-      a call per n x n matrix), or on the probe (m, ..., n, n) as it is when it refuses the flat rows."""
-    r = np.asarray(r, dtype=float)
-    want = r.shape
-    eye = np.eye(n)
-    probe = None
-    out = np.zeros((len(qs),) + want)
-    for a, q in enumerate(qs):
-        d = getattr(q, "homogeneous_degree", None)   # q(r e_i) = r^d q(e_i): one call on the unit rows
-        if isinstance(d, int) and not isinstance(d, bool) and d >= 0:
-            unit = np.abs(np.asarray(q(eye), dtype=float))
-            if unit.shape == (n,):
-                out[a] = r ** d * float(np.sum(unit[unit < np.inf]))
-                continue
-        d = getattr(q, "polynomial_degree", None)    # q(r e_i) a polynomial of degree <= d in r
-        if isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= _POLY_MAX:
-            nodes = np.arange(d + 1.0)
-            at = np.asarray(q((nodes[:, None, None] * eye).reshape(-1, n)), dtype=float)
-            if at.shape == ((d + 1) * n,):
-                coef = np.linalg.solve(np.vander(nodes, increasing=True), at.reshape(d + 1, n))   # (d + 1, n)
-                v = np.broadcast_to(coef[d], want + (n,))
-                for k in range(d - 1, -1, -1):
-                    v = v * r[..., None] + coef[k]
-                out[a] = _finite_abs_sum(v)
-                continue
-        if probe is None:
-            probe = r[..., None, None] * eye
-        rows = probe.reshape(-1, n)
-        try:
-            v = np.asarray(q(rows), dtype=float)
-            flat = v.shape == rows.shape[:1]
-        except Exception:       # noqa: BLE001 (not one row per state: called on the probe as it is)
-            flat = False
-        v = v.reshape(want + (n,)) if flat else np.asarray(q(probe), dtype=float)
-        if v.shape == want + (n,):
-            out[a] = _finite_abs_sum(v)
-    out[~(out < np.inf)] = 0.0
-    return out
-
-
-def _finite_abs_sum(v):
-    """sum_i |v_i| over the last axis, a non-finite term counted 0."""
-    v = np.abs(v)
-    v[~(v < np.inf)] = 0.0
-    return _sum_last(v)
-
-
 def _kept(name, preserves):
     if name.startswith("casimir:"):
         return CASIMIRS in preserves
@@ -290,19 +201,19 @@ def _figures(quantities, raw, inv, kept, rts):
     over numpy arrays (any number of saved states and trajectories)."""
     K = len(raw)
     with np.errstate(all="ignore"):
-        absmax = _absmax_last(raw)                        # (K, ...): |y_k|_inf per trajectory
-        sizes = absmax if absmax.ndim == 1 else _max_last(absmax.reshape(K, -1))
+        absmax = absmax_last(raw)                        # (K, ...): |y_k|_inf per trajectory
+        sizes = absmax if absmax.ndim == 1 else max_last(absmax.reshape(K, -1))
         kbig = int(np.argmax(np.where(np.isfinite(sizes), sizes, -1.0)))
         n = raw.shape[-1]
         # the scale at y_0 of every quantity; at the largest state only of those a method keeps (the
         # others' denominators do not read it), and not again when the largest state is y_0
-        S0 = _scales([q for _, _, _, q in quantities], absmax[:1], n)   # (Q, 1, ...)
+        S0 = quantity_scales([q for _, _, _, q in quantities], absmax[:1], n)   # (Q, 1, ...)
         S1 = np.zeros_like(S0)
         ks = np.flatnonzero(kept)
         if kbig == 0:
             S1 = S0
         elif ks.size:
-            S1[ks] = _scales([quantities[i][3] for i in ks], absmax[kbig:kbig + 1], n)
+            S1[ks] = quantity_scales([quantities[i][3] for i in ks], absmax[kbig:kbig + 1], n)
         V = np.array([v for _, _, v, _ in quantities])                      # (Q, K, ...)
         col = (-1,) + (1,) * (V.ndim - 1)
         inv_c, kept_c = inv.reshape(col), kept.reshape(col)
@@ -311,7 +222,7 @@ def _figures(quantities, raw, inv, kept, rts):
         # an invariant's drift |q(y_k) - q(y_0)|, a constraint's residual |q(y_k)| (|y_k|_inf in the
         # denominator: for a constraint kept by construction S ~ 0)
         fig = np.abs(np.where(inv_c, V - V[:, :1], V)) / denom
-        per_k = fig if fig.ndim == 2 else _max_last(fig.reshape(len(quantities), K, -1))  # (Q, K); NaN propagates
+        per_k = fig if fig.ndim == 2 else max_last(fig.reshape(len(quantities), K, -1))  # (Q, K); NaN propagates
         over = ~(per_k <= np.array(rts, dtype=float)[:, None])                   # NaN counts as beyond
         worst = per_k.max(axis=1).tolist()
         firsts = np.where(over.any(axis=1), np.argmax(over, axis=1), K).tolist()
@@ -321,9 +232,10 @@ def _figures(quantities, raw, inv, kept, rts):
 def _record_one(problem, res, raw):
     """Record the declared invariants and constraints of one trajectory (raw (K, n), all finite) on
     res, each quantity called once on the saved states and the probe rows of its scale together
-    (r e_i at r = |y_0|_inf and at the largest saved state, see :func:`_scales`; a quantity is a
-    function of each state, one row each; one that fails on the stacked rows or does not return one
-    value per row, e.g. a quantity that reads a time grid by row, is called on the two apart); returns
+    (r e_i at r = |y_0|_inf and at the largest saved state, see
+    :func:`integrators.engine.quantity_scale.scales`; a quantity is a function of each state, one row each;
+    one that fails on the stacked rows or does not return one value per row, e.g. a quantity that reads a
+    time grid by row, is called on the two apart); returns
     ({name: (S(y_0), S(y_big))}, [|y_k|_inf]), or None (nothing recorded) when a state is not finite."""
     K, n = raw.shape
     absmax = np.abs(raw).max(axis=1).tolist()
@@ -355,7 +267,7 @@ def _record_one(problem, res, raw):
                     p = np.asarray(q(probe.reshape(2, n, n)), dtype=float).reshape(-1) if v.shape == (K,) else v
                 p = p.tolist() if p.shape == (2 * n,) else [0.0] * (2 * n)
                 S = [sum(map(abs, p[:n])), sum(map(abs, p[n:]))]
-                if not math.isfinite(S[0] + S[1]):   # a non-finite value counts 0 (as in _scales)
+                if not math.isfinite(S[0] + S[1]):   # a non-finite value counts 0 (as in quantity_scales)
                     S = [sum(abs(x) for x in p[:n] if math.isfinite(x)), sum(abs(x) for x in p[n:] if math.isfinite(x))]
                 scales[name] = S
     return scales, absmax
@@ -375,7 +287,8 @@ def _figures_one(quantities, raw, inv, kept, rts, scales=None):
     if scales is None:
         kbig = absmax.index(max(absmax))
         with np.errstate(all="ignore"):
-            S = _scales([q for _, _, _, q in quantities], np.array([absmax[0], absmax[kbig]]), raw.shape[-1]).tolist()
+            S = quantity_scales([q for _, _, _, q in quantities], np.array([absmax[0], absmax[kbig]]),
+                                raw.shape[-1]).tolist()
     else:
         S = [scales[0][name] for _, name, _, _ in quantities]
     worst, firsts, per_k = [], [], []

@@ -1,11 +1,11 @@
-"""The guard's scale of a quantity (integrators.engine.guard._scales): S(y) = sum_i |q(r e_i)|, r = |y|_inf,
+"""The guard's scale of a quantity (integrators.engine.quantity_scale.scales): S(y) = sum_i |q(r e_i)|, r = |y|_inf,
 evaluated on the probe rows flattened to one (M, dim) array (one matmul for an ensemble instead of one
 per dim x dim block) and, for a quantity that is not a function of each row, on the probe as it is.
 Expected values written by hand from the formula."""
 
 import numpy as np
 
-from integrators.engine import guard
+from integrators.engine import guard, quantity_scale
 
 
 def test_scales_of_row_quantities_and_of_one_that_needs_the_stacked_probe():
@@ -28,7 +28,7 @@ def test_scales_of_row_quantities_and_of_one_that_needs_the_stacked_probe():
         return np.float64(1.0)
 
     with np.errstate(all="ignore"):
-        S = guard._scales([linear, quadratic, stacked_only, wrong_shape], r, 3)
+        S = quantity_scale.scales([linear, quadratic, stacked_only, wrong_shape], r, 3)
     assert S.shape == (4, 2, 2)
     np.testing.assert_allclose(S[0], r * np.sum(np.abs(c)), rtol=1e-15)     # |q(r e_i)| = r |c_i|
     np.testing.assert_allclose(S[1], 3.0 * r ** 2, rtol=1e-15)              # q(r e_i) = r^2 each
@@ -86,8 +86,8 @@ def test_scale_of_a_homogeneous_casimir_from_the_unit_rows():
     assert [c.homogeneous_degree for c in cas] == [2, 2]
     r = np.array([[0.5, 2.0, 3.0]])
     with np.errstate(all="ignore"):
-        fast = guard._scales(list(cas), r, 6)
-        slow = guard._scales([lambda z, c=c: c(z) for c in cas], r, 6)
+        fast = quantity_scale.scales(list(cas), r, 6)
+        slow = quantity_scale.scales([lambda z, c=c: c(z) for c in cas], r, 6)
     np.testing.assert_allclose(fast, slow, rtol=1e-14)
     x, y = sp.symbols("m1 m2")
     assert Casimir(x * x + y, (x, y), 2).homogeneous_degree is None
@@ -120,12 +120,12 @@ def test_scale_of_a_declared_polynomial_from_its_values_on_the_axes():
     for fn, d in ((quad, 2), (cubic, 3), (const, 0)):
         declared = polynomial_quantity(d)(lambda z, fn=fn: fn(z))
         with np.errstate(all="ignore"):
-            fast = guard._scales([declared], r, n)
-            slow = guard._scales([lambda z, fn=fn: fn(z)], r, n)
+            fast = quantity_scale.scales([declared], r, n)
+            slow = quantity_scale.scales([lambda z, fn=fn: fn(z)], r, n)
         np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-12)
     wrong = polynomial_quantity(1)(lambda z: quad(z))
     with np.errstate(all="ignore"):
-        assert not np.allclose(guard._scales([wrong], r, n), guard._scales([quad], r, n))
+        assert not np.allclose(quantity_scale.scales([wrong], r, n), quantity_scale.scales([quad], r, n))
 
 
 def test_polynomial_quantity_refuses_a_degree_that_is_not_a_non_negative_integer():
@@ -165,8 +165,8 @@ def test_the_servo_systems_declare_their_polynomial_quantities_rightly():
                 continue
             seen += 1
             with np.errstate(all="ignore"):
-                fast = guard._scales([q], r, P.dim)
-                slow = guard._scales([lambda z, q=q: q(z)], r, P.dim)
+                fast = quantity_scale.scales([q], r, P.dim)
+                slow = quantity_scale.scales([lambda z, q=q: q(z)], r, P.dim)
             # (a, W z) of the second kind vanishes identically (W keeps the constraint): its scale is round-off
             np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-13 * r.max() ** 2, err_msg=f"{s.name}: {name}")
     assert seen >= 10
