@@ -56,6 +56,19 @@ def require(what="the numba backend"):
     return numba
 
 
+def no_refcount_option():
+    """The njit option text that compiles a function without numba's reference counting (``_nrt=False``, one
+    of numba's DefaultOptions; "" when this numba has no such option, then the functions count
+    references as usual: the same results, slower calls). Such a function allocates no array; its array
+    arguments are the caller's. :mod:`integrators.backends.generic_kernel` compiles the loop and the
+    functions it calls so: a call of a compiled function with reference counting increments and decrements
+    the count of each array argument, an atomic operation each."""
+    numba = require()
+    from numba.core import options
+
+    return "_nrt=False, " if hasattr(options.DefaultOptions, "_nrt") else ""
+
+
 def jit(fn, cache=False):
     """numba.njit(fn) (serial: the machine's cores belong to the caller's processes)."""
     numba = require()

@@ -22,8 +22,10 @@ TEXT = '''
 def gk_casimirs(pk, pc, pe, p, z, vals, G, grad, PZ):
     """vals_k = C_k(z) = sum of the monomials pc * prod_a z_(j_a)^(m_a) of Casimir pk, the monomial's variables and
     exponents as pairs pe[t, a] = (j_a, m_a) (increasing j, padded with (0, 0): a Casimir of degree d has at most d
-    of them, so a monomial costs O(d^2), not O(n^2)); with ``grad`` also G[k, j] = dC_k/dz_j. PZ (n, m + 1), m the
-    largest exponent: the powers z_j^m, filled here once for all the monomials."""
+    of them, so a monomial costs O(d^2), not O(n^2)); with ``grad`` also G[k, j] = dC_k/dz_j. PZ (n + 1, >= m + 1 and
+    >= d + 1), m the largest exponent: rows 0..n-1 the powers z_j^m, filled here once for all the monomials; row n
+    the factors of a monomial and their suffix products (allocating nothing, the function compiles without
+    reference counting)."""
     n = z.shape[0]
     D = pe.shape[1]
     for j in range(n):
@@ -44,7 +46,7 @@ def gk_casimirs(pk, pc, pe, p, z, vals, G, grad, PZ):
                 mono = mono*PZ[pe[t, a, 0], pe[t, a, 1]]
             vals[pk[t]] += mono
         return
-    fq = np.empty(D + 1)        # the factors z_(j_a)^(m_a), then their suffix products
+    fq = PZ[n]        # the factors z_(j_a)^(m_a), then their suffix products
     for t in range(pc.shape[0]):
         mono = pc[t]
         for a in range(D):

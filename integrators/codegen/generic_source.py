@@ -58,7 +58,7 @@ from .projection import MAX_ITER
 
 #: the functions of the text, in the order of their definition (each jitted by the loader)
 FUNCTIONS = (("gk_velocity", "gk_coad", "gk_field", "gk_matvec", "gk_rms") + generic_group_source.FUNCTIONS
-             + generic_projection_source.FUNCTIONS + ("gk_first", "gk_stage", "gk_dense", "gk_adaptive"))
+             + generic_projection_source.FUNCTIONS + ("gk_first", "gk_stage", "gk_dense", "gk_steps", "gk_adaptive"))
 
 #: the entry point: the adaptive loop
 ENTRY = "gk_adaptive"
@@ -258,7 +258,7 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
     for t in range(pe.shape[0]):
         for a in range(pe.shape[1]):
             dmax = pe[t, a, 1] if pe[t, a, 1] > dmax else dmax
-    PZ = np.empty((n, dmax + 1))
+    PZ = np.empty((n + 1, max(dmax, pe.shape[1]) + 1))   # the powers z_j^m; the last row gk_casimirs' factors
     gk_first(ci, cj, ck, cv, W, c, P, hasP, lie, forced, z, wv, gv, W0)
     if not h > 0.0:   # Hairer's starting step (genhelpers.hstart), from the ambient field
         if lie:
@@ -283,18 +283,51 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
             w2[i] = (w3[i] - w1[i])/sc[i]
         d2h = gk_rms(w2, n)
         h = hstart(1, d0, d1, d2h, h0, order, iv, max_step)
-    expo = -1.0/(order + 1)
     t = t0
-    direction = 1.0 if t1 > t0 else -1.0
     nsteps = 0
     nrej = 0
     j = 1
-    status = 0
     gi = GI[0]
+    while True:
+        status, t, h, nsteps, nrej, since, j, gi = gk_steps(
+            t, t1, h, rtol, atol, max_step, save_every, max_steps, since, nsteps, nrej, j, gi, ts, ys, z, e, cz,
+            te, ye, lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, pk, pc, pe,
+            pL, pG, K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg,
+            zb, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, PZ)
+        if status != -3:
+            break
+        ts, ys = grow(ts, ys)
+    GI[0] = gi
+    return status, t, h, nsteps, nrej, j, ts, ys
+
+
+def gk_steps(t, t1, h, rtol, atol, max_step, save_every, max_steps, since, nsteps, nrej, j, gi, ts, ys, z, e, cz,
+             te, ye, lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, pk, pc, pe,
+             pL, pG, K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg,
+             zb, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, PZ):
+    """The steps of gk_adaptive from (t, z, e) with step h, the counters and the next save and grid indices
+    passed in and returned -> (status, t, h, nsteps, nrej, since, j, gi); status -3: ts has no row for the
+    next step's save (the caller grows ts, ys and calls again: W0, the first stage at z, is kept in between).
+    It takes every work array from gk_adaptive and allocates nothing, so it compiles without numba's
+    reference counting (integrators.backends.generic_kernel), as do the functions it calls: a call of a
+    compiled function with reference counting increments and decrements the count of each array argument,
+    an atomic operation each, about half the time of a grid point or a stage here with ~30 of them."""
+    n = z.shape[0]
+    forced = lie and hasP
+    gd = 2*n if forced else n
+    s = b.shape[0]
+    p = cz.shape[0]
+    nE = E.shape[0]
+    expo = -1.0/(order + 1)
+    direction = 1.0 if t1 > t else -1.0
+    status = 0
     ng = te.shape[0]
     while direction*(t1 - t) > 0.0:
         if nsteps >= max_steps:
             status = -2
+            break
+        if j >= ts.shape[0]:    # no room for this step's save: the caller grows ts, ys and calls again
+            status = -3
             break
         if h > max_step:
             h = max_step
@@ -411,8 +444,6 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
             since += 1
             if since == save_every or last:
                 since = 0
-                if j >= ts.shape[0]:
-                    ts, ys = grow(ts, ys)
                 ts[j] = t
                 for i in range(n):
                     ys[j, i] = z[i] + e[i]
@@ -426,8 +457,7 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
             if h < 10.0*2.2e-16*abs(t) or h < 1e-300:
                 status = -1
                 break
-    GI[0] = gi
-    return status, t, h, nsteps, nrej, j, ts, ys
+    return status, t, h, nsteps, nrej, since, j, gi
 '''
 
 

@@ -162,6 +162,30 @@ def test_nan_field_gives_status_minus_one_and_the_budget_minus_two():
     assert np.max(np.abs(zf - (whole[7] + whole[8]))) <= 1e-14
 
 
+@needs_numba
+def test_growing_the_saved_steps_between_calls_of_the_loop_changes_nothing():
+    """The loop (gk_steps, compiled without reference counting) stops when the saved steps have no row for the
+    next step and the entry grows them and calls it again with the counters, the step size and the first stage
+    kept: a run that grows from 1 row to ~30 saves every step as a run with room for all of them does, bit for
+    bit (a restart from scratch would recompute the starting step; the FSAL stage recomputed at the
+    compensated state would differ in the last bits)."""
+    alg = _random_basis(named.so4(), 5)
+    for method in ("rk853_projected", "rkmk45"):
+        _, y0, pl = _plan(alg, method, 4)
+        n = alg.dim
+        fn = generic_kernel.function(pl.st, pl.tab, pl.lie, pl.terms, pl.proj, "numba")
+        runs = []
+        for rows in (1, 4096):
+            ts, ys = np.empty(rows), np.empty((rows, n))
+            ts[0], ys[0] = 0.0, y0
+            out = fn(0.0, 5.0, 0.0, 1e-9, 1e-11, math.inf, 1, 10**6, 0, ts, ys, *y0.tolist(), *([0.0] * n),
+                     *pl.targets(y0).tolist())
+            assert out[0] == 0 and out[1] == 5.0
+            runs.append((out[5], out[6][:out[5]], out[7][:out[5]], np.array(out[8:])))
+        (j1, t1, y1, z1), (j2, t2, y2, z2) = runs
+        assert j1 == j2 > 20 and np.array_equal(t1, t2) and np.array_equal(y1, y2) and np.array_equal(z1, z2)
+
+
 def test_text_carries_the_controller_constants():
     from integrators.core import controller
     text = generic_source.text()
@@ -366,7 +390,7 @@ def test_kernel_pieces_match_the_reference_definitions():
     p = len(cas)
     vals, G = np.empty(p), np.empty((p, n))
     z = rng.standard_normal(n)
-    PZ = np.empty((n, int(pe[:, :, 1].max()) + 1))      # the powers of z (work)
+    PZ = np.empty((n + 1, max(int(pe[:, :, 1].max()), pe.shape[1]) + 1))   # the powers of z, the factors (work)
     ns["gk_casimirs"](pk, pc, pe, p, z, vals, G, True, PZ)
     only = np.empty(p)
     ns["gk_casimirs"](pk, pc, pe, p, z, only, G[:0], False, PZ)   # the values alone: the same
