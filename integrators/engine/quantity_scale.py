@@ -5,6 +5,8 @@ and the reductions over a short last axis that the check's arrays need.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 #: the highest polynomial_degree whose scale comes from its coefficients on the axes (:func:`scales`)
@@ -62,16 +64,14 @@ def scales(qs, r, n):
     for a, q in enumerate(qs):
         d = getattr(q, "homogeneous_degree", None)   # q(r e_i) = r^d q(e_i): one call on the unit rows
         if isinstance(d, int) and not isinstance(d, bool) and d >= 0:
-            unit = np.abs(np.asarray(q(eye), dtype=float))
-            if unit.shape == (n,):
-                out[a] = r ** d * float(np.sum(unit[unit < np.inf]))
+            unit = _axes(q, n, d, True)
+            if unit is not None:
+                out[a] = r ** d * unit
                 continue
         d = getattr(q, "polynomial_degree", None)    # q(r e_i) a polynomial of degree <= d in r
         if isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= POLY_MAX:
-            nodes = np.arange(d + 1.0)
-            at = np.asarray(q((nodes[:, None, None] * eye).reshape(-1, n)), dtype=float)
-            if at.shape == ((d + 1) * n,):
-                coef = np.linalg.solve(np.vander(nodes, increasing=True), at.reshape(d + 1, n))   # (d + 1, n)
+            coef = _axes(q, n, d, False)
+            if coef is not None:
                 v = np.broadcast_to(coef[d], want + (n,))
                 for k in range(d - 1, -1, -1):
                     v = v * r[..., None] + coef[k]
@@ -90,6 +90,33 @@ def scales(qs, r, n):
             out[a] = finite_abs_sum(v)
     out[~(out < np.inf)] = 0.0
     return out
+
+
+#: quantity -> {(n, d, homogeneous): what :func:`_axes` computed}: a declared polynomial is a fixed function, so its
+#: values on the axes are computed once (a Casimir's two calls a run were a third of a short run's check)
+_AXES = weakref.WeakKeyDictionary()
+
+
+def _axes(q, n, d, homogeneous):
+    """What :func:`scales` reads of a declared polynomial q on the axes of R^n, cached per q: with ``homogeneous``
+    (degree d) sum_i |q(e_i)| (non-finite terms 0), else the coefficients a (d + 1, n) of q(r e_i) = sum_k a_ki r^k
+    (the Vandermonde system of q at r = 0..d on each axis); None when q does not return one value per row."""
+    try:
+        memo = _AXES.setdefault(q, {})
+    except TypeError:          # not weakly referable (or unhashable): computed every call
+        memo = {}
+    key = (n, d, homogeneous)
+    if key not in memo:
+        eye = np.eye(n)
+        if homogeneous:
+            unit = np.abs(np.asarray(q(eye), dtype=float))
+            memo[key] = float(np.sum(unit[unit < np.inf])) if unit.shape == (n,) else None
+        else:
+            nodes = np.arange(d + 1.0)
+            at = np.asarray(q((nodes[:, None, None] * eye).reshape(-1, n)), dtype=float)
+            memo[key] = (np.linalg.solve(np.vander(nodes, increasing=True), at.reshape(d + 1, n))
+                         if at.shape == ((d + 1) * n,) else None)
+    return memo[key]
 
 
 def finite_abs_sum(v):

@@ -128,6 +128,46 @@ def test_scale_of_a_declared_polynomial_from_its_values_on_the_axes():
         assert not np.allclose(quantity_scale.scales([wrong], r, n), quantity_scale.scales([quad], r, n))
 
 
+def test_a_declared_polynomial_is_read_on_the_axes_once_per_dimension():
+    """The axes' values of a declared polynomial (homogeneous or of a declared degree) are computed on the first
+    scale and kept for that quantity and dimension: a second scale at other sizes calls it no more and equals
+    r^d sum_i |q(e_i)| (homogeneous) or the scale of the undeclared function; another dimension reads the axes
+    again; a quantity that refuses weak references is still scaled (every call)."""
+    from integrators import polynomial_quantity
+
+    calls = []
+
+    def quad(z):
+        calls.append(np.shape(z))
+        z = np.asarray(z, dtype=float)
+        return (z ** 2).sum(-1) - 2.0 * z[..., 0] + 1.0
+
+    declared = polynomial_quantity(2)(quad)
+    r1, r2 = np.array([0.5, 2.0]), np.array([3.0])
+    with np.errstate(all="ignore"):
+        a = quantity_scale.scales([declared], r1, 3)
+        b = quantity_scale.scales([declared], r2, 3)
+        assert len(calls) == 1
+        for r, got in ((r1, a), (r2, b)):      # |r^2 - 2 r + 1| + 2 |r^2 + 1| on the axes
+            np.testing.assert_allclose(got[0], np.abs(r ** 2 - 2 * r + 1) + 2 * np.abs(r ** 2 + 1), rtol=1e-13)
+        quantity_scale.scales([declared], r2, 4)
+        assert len(calls) == 2
+
+    class Homog:
+        """a homogeneous quartic whose instances take no weak reference (__slots__)"""
+        __slots__ = ()
+        homogeneous_degree = 4
+
+        def __call__(self, z):
+            calls.append(1)
+            return (np.asarray(z, dtype=float) ** 4).sum(-1) * 3.0
+
+    with np.errstate(all="ignore"):
+        got = [quantity_scale.scales([Homog()], r2, 5)[0] for _ in range(2)]
+    np.testing.assert_allclose(got, [r2 ** 4 * 15.0] * 2, rtol=1e-13)
+    assert len(calls) == 4
+
+
 def test_polynomial_quantity_refuses_a_degree_that_is_not_a_non_negative_integer():
     import pytest
     from integrators import IntegrationInputError, polynomial_quantity
