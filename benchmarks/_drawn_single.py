@@ -16,6 +16,23 @@ from integrators.backends import background
 from benchmarks._drawn_common import KINDS, STEPS, T, build_system, choose, hand_rhs, reference, sysseed, timed, zend
 
 
+def generic_only(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with backend="numba" taking the generic kernel (integrators.backends.generic_kernel)
+    whatever is compiled: what a backend="numba" call runs on a structure whose own loop is not compiled yet (its
+    choice, integrators.backends.auto_compile.choose_numba, made to answer "generic" for the call; nothing is
+    queued)."""
+    from integrators.backends import auto_compile, generic_kernel
+    generic_kernel.warm()
+    keep = auto_compile.choose_numba
+    auto_compile.choose_numba = lambda *a, **k: "generic"
+    try:
+        res = fn(*args, **kwargs)
+    finally:
+        auto_compile.choose_numba = keep
+    assert res.backend.startswith(auto_compile.GENERIC_LABEL[:20]), res.backend
+    return res
+
+
 def single(drawn, args, numba_ok):
     rows, notes, prof_target = [], [], None
     reps = 3 if args.quick else 5
@@ -64,6 +81,9 @@ def single(drawn, args, numba_ok):
             background.wait(timeout=max(0.0, args.numba_budget - spent - first_numba))
             spent += time.perf_counter() - t
             cands["numba"] = lambda tol: zend(s.simulate(x0, T, rtol=tol, atol=tol * 1e-2, backend="numba"))
+        if numba_ok:
+            cands["generic"] = lambda tol: zend(generic_only(s.simulate, x0, T, rtol=tol, atol=tol * 1e-2,
+                                                             backend="numba"))
         chosen = {k: choose(go, zref) for k, go in cands.items()}
         runs = {k: (lambda go=cands[k], tol=tol: go(tol)) for k, (tol, _) in chosen.items() if tol is not None}
         d = s.simulate(x0, T)
@@ -82,11 +102,11 @@ def single(drawn, args, numba_ok):
                 return "-", f"{err:.0e}", "not reached"
             return f"{tol:.0e}", f"{tm[k] * 1e3:.2f}", (f"{tm[k] / base:.2f}x" if base else "-")
 
-        c_dop, c_np, c_nb = cell("DOP853"), cell("numpy"), cell("numba")
+        c_dop, c_np, c_nb, c_gk = cell("DOP853"), cell("numpy"), cell("numba"), cell("generic")
         rows.append([label, alg.dim, kind, d.method, f"{r0:g}", c_dop[0], c_dop[1], c_np[0], c_np[1], c_np[2],
                      c_nb[0], c_nb[1], c_nb[2], f"{tm['default'] * 1e3:.2f}", f"{derr:.0e}",
                      "-" if first_numba is None else f"{first_numba:.1f}",
-                     "-" if tb is None else f"{tb:.2f}"])
+                     "-" if tb is None else f"{tb:.2f}", c_gk[0], c_gk[1], c_gk[2]])
         ratio = tm["numpy"] / base if ("numpy" in tm and base) else None
         if ratio is not None and (prof_target is None or ratio > prof_target[0]):
             prof_target = (ratio, label, kind, s, x0, chosen["numpy"][0])

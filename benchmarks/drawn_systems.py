@@ -82,7 +82,7 @@ from benchmarks._drawn_single import profile_one, single  # noqa: E402
 #: the columns of the one-trajectory table (_earlier_section reads its rows back: 17 cells)
 SINGLE_COLUMNS = ["algebra", "dim", "system", "method", "r0", "DOP853 rtol", "DOP853 [ms]", "numpy rtol", "numpy [ms]",
                   "numpy / DOP853", "numba rtol", "numba [ms]", "numba / DOP853", "default [ms]", "default error",
-                  "first numba [s]", "algebra [s]"]
+                  "first numba [s]", "algebra [s]", "generic rtol", "generic [ms]", "generic / DOP853"]
 
 
 def _earlier_section():
@@ -106,8 +106,9 @@ def _earlier_section():
             if ln.startswith("The cold-start and ensemble tables below are from"):
                 continue
             rest.append(ln)
-        elif ln.startswith("| ") and not ln.startswith("| algebra") and ln.count("|") == 18:
-            rows.append([c.strip() for c in ln.strip("|").split("|")])
+        elif ln.startswith("| ") and not ln.startswith("| algebra") and ln.count("|") in (18, 21):
+            cells = [c.strip() for c in ln.strip("|").split("|")]
+            rows.append(cells + ["-"] * (len(SINGLE_COLUMNS) - len(cells)))   # an earlier run without generic
     return {"rows": rows, "rest": "\n".join(rest).strip(), "stamp": stamp}
 
 
@@ -191,7 +192,9 @@ def main():
           f"{3 if args.quick else 5} interleaved rounds. `default`: `s.simulate(x0, 10.0)` as it is "
           "(rtol 1e-12), its time and final error. `first numba`: the first numba call of the system in this "
           "process (compiles unless numba's disk cache has the structure). `algebra`: building it with its "
-          "Casimirs.", "",
+          "Casimirs. `numba`: the structure's own compiled loop (after its compile). `generic`: the same "
+          "`backend=\"numba\"` call on the generic kernel (the structure as data, compiled once per machine), what "
+          "that call runs until the structure's loop is compiled (minutes on a random basis).", "",
           markdown_table(SINGLE_COLUMNS, rows), ""]
     old = _earlier_section() if args.single_only else None
     if old is not None and args.only:   # the rows of the algebras not measured now, from the earlier run
@@ -208,12 +211,17 @@ def main():
             return None
     np_r = [x for x in (ratio(r, 9) for r in rows) if x is not None]
     nb_r = [x for x in (ratio(r, 12) for r in rows) if x is not None]
+    gk_r = [x for x in (ratio(r, 19) for r in rows) if x is not None]
     if np_r:
         md.append(f"- numpy / DOP853: median {np.median(np_r):.2f}x, worst {max(np_r):.2f}x; "
                   f"<= 1.0x on {sum(x <= 1.0 for x in np_r)} of {len(np_r)} systems.")
     if nb_r:
         md.append(f"- numba / DOP853: median {np.median(nb_r):.2f}x, worst {max(nb_r):.2f}x; "
                   f"<= 0.3x on {sum(x <= 0.3 for x in nb_r)} of {len(nb_r)} systems measured with numba.")
+    if gk_r:
+        md.append(f"- generic kernel / DOP853 (what backend='numba' runs before the structure's loop is compiled): "
+                  f"median {np.median(gk_r):.2f}x, worst {max(gk_r):.2f}x; <= 0.3x on {sum(x <= 0.3 for x in gk_r)} "
+                  f"of {len(gk_r)} systems.")
     if prof is not None:
         label, kind, r, total, keep = profile_one(prof)
         md += ["", f"Profile of one numpy call on the worst system ({kind} on {label}, {r:.2f}x DOP853; "
