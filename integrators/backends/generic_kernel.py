@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from liegroups.closed_forms import bernoulli_coefficients
+from liegroups.monomials import monomial_tables
 
 from ..codegen import generic_source
 from ..codegen.affine_source import affine_adnorm_form
@@ -128,22 +129,31 @@ def _build(st, tab, lie, terms, proj):
     for r, row in enumerate(tab.E):
         E[r, :len(row)] = row
     XA, PD = _dense_rows(tab)
-    pk, pc, pe = np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 1, 2), np.int64)
+    qb, qp, qi, qv, qc = _casimir_tables(None if isinstance(proj, LinearProjection) else proj, n)
     pL = pG = np.zeros((0, n))
     if isinstance(proj, LinearProjection):    # the linear invariants of a forced problem: L and (L L^T)^-1 L
         pL, pG = _arr(proj.L), _arr(proj.G)
-    elif proj is not None:                    # the Casimirs of a projected pair as monomials
-        terms_ = [(k, cf, ex) for k, poly in enumerate(proj.polys) for cf, ex in poly]
-        pk = _arr([t[0] for t in terms_], np.int64)
-        pc = _arr([t[1] for t in terms_])
-        ex = np.array([t[2] for t in terms_], dtype=np.int64).reshape(len(terms_), n)
-        pe = np.zeros((len(terms_), max(1, int(np.max(np.count_nonzero(ex, axis=1), initial=0))), 2), np.int64)
-        for t, row in enumerate(ex):      # the (variable, exponent) pairs of each monomial, variables increasing
-            js = np.flatnonzero(row)
-            pe[t, :len(js), 0], pe[t, :len(js), 1] = js, row[js]
     return (bool(lie), int(terms), ci, cj, ck, cv, _arr(st.W), _arr(st.c), P, hasP, G2, bern,
             _arr(tab.A), _arr(tab.b), _arr(E), bool(tab.fsal), int(controller.estimate_order(tab, lie)), XA, PD,
-            pk, pc, pe, pL, pG)
+            qb, qp, qi, qv, qc, pL, pG)
+
+
+def _casimir_tables(proj, n):
+    """The Casimirs of a projected pair (``proj``; None: none) as the kernel's gk_casimirs reads them: the tables of
+    :func:`liegroups.monomials.monomial_tables` (the monomials below the top degree built block by block, the rows
+    H of the values and D of the gradients over them) with H and D as one sparse table -> (qb (blocks, 4): first
+    monomial, count, parent, variable; qp (2 p n + 1): the row pointers, H's rows then D's; qi, qv: the columns
+    and values of the entries; qc (p,): the constants)."""
+    if proj is None:
+        return (np.zeros((0, 4), np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0),
+                np.zeros(0))
+    blocks, H, D, const, low, _ = monomial_tables([[(ex, cf) for cf, ex in poly] for poly in proj.polys], n)
+    qb = _arr([(c0, c1 - c0, p0, j) for c0, c1, p0, _, j in blocks if c0 < c1 <= low] or np.zeros((0, 4)), np.int64)
+    rows = np.concatenate([H, D])
+    nz = rows != 0.0
+    qp = _arr(np.concatenate([[0], np.cumsum(nz.sum(axis=1))]), np.int64)
+    qi = _arr(np.nonzero(nz)[1], np.int64)     # row by row, columns increasing
+    return qb.reshape(-1, 4), qp, qi, _arr(rows[nz]), _arr(const[:, 0])
 
 
 def _dense_rows(tab):

@@ -6,8 +6,8 @@ numba, a new compile (13-190 s for the DOP853-sized loops, ``benchmarks/RESULTS.
 The text here is written once: the structure constants enter as sparse arrays (index triples ``ci, cj,
 ck`` and values ``cv`` of C[i, j, k]), the velocity w = W z + c as a dense W and c, the multiplier
 projector P of a forced problem as a dense matrix, the tableau as arrays (A, b, the error rows E with the
-FSAL stage as their last column), the Casimirs of a projected pair as monomials (Casimir index,
-coefficient, (variable, exponent) pairs), the linear invariants of a forced problem as rows. Compiled with numba's disk
+FSAL stage as their last column), the Casimirs of a projected pair as the sparse tables of their
+monomials (:func:`liegroups.monomials.monomial_tables`), the linear invariants of a forced problem as rows. Compiled with numba's disk
 cache (:func:`integrators.backends.generic_kernel.kernel`), it is compiled once per machine and numba
 version, independent of the algebra.
 
@@ -200,14 +200,14 @@ def gk_dense(ci, cj, ck, cv, W, c, P, hasP, G2, bern, terms, lie, forced, XA, PD
 
 def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z, e, cz, te, ye, GI,
                 lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern,
-                A, b, E, fsal, order, XA, PD, pk, pc, pe, pL, pG):
+                A, b, E, fsal, order, XA, PD, qb, qp, qi, qv, qc, pL, pG):
     """The adaptive loop of an embedded pair on one trajectory (z, e: the state and its compensation,
     updated in place; cz: the projection's targets, empty without one) -> (status, t, h, nsteps, nrej,
     nsave, ts, ys) with the meaning of integrators.codegen.programs.adaptive_source: status 0 reached t1,
     -1 the step size fell below 10 eps |t| (or an accepted increment was not finite), -2 the budget of
     max_steps accepted steps was spent (t, h, z, e continue the run in a second call). An RKMK pair
     (``lie``) on a forced problem (``hasP``) has generators of gd = 2n components, else gd = n; the
-    projection is onto the linear invariants when pL has rows, else onto the Casimirs (pk, pc, pe).
+    projection is onto the linear invariants when pL has rows, else onto the Casimirs (qb, qp, qi, qv, qc).
     The output grid (integrators.codegen.dense_source; te empty: none): the states at the times te[GI[0]:]
     (sorted in the direction of integration) that an accepted step passes, from its continuous extension
     (gk_dense, the extra stages XA and the weights PD over the rows K: stages, FSAL stage, extra stages),
@@ -254,11 +254,10 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
     pu = np.zeros(p)
     pv = np.zeros(p)
     pa = np.zeros(p)
-    dmax = 0
-    for t in range(pe.shape[0]):
-        for a in range(pe.shape[1]):
-            dmax = pe[t, a, 1] if pe[t, a, 1] > dmax else dmax
-    PZ = np.empty((n + 1, max(dmax, pe.shape[1]) + 1))   # the powers z_j^m; the last row gk_casimirs' factors
+    nm = 1
+    for r in range(qb.shape[0]):    # the Casimirs' monomials below the top degree (gk_casimirs): 0..nm-1
+        nm = max(nm, qb[r, 0] + qb[r, 1])
+    mon = np.empty(nm)
     gk_first(ci, cj, ck, cv, W, c, P, hasP, lie, forced, z, wv, gv, W0)
     if not h > 0.0:   # Hairer's starting step (genhelpers.hstart), from the ambient field
         if lie:
@@ -291,9 +290,9 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
     while True:
         status, t, h, nsteps, nrej, since, j, gi = gk_steps(
             t, t1, h, rtol, atol, max_step, save_every, max_steps, since, nsteps, nrej, j, gi, ts, ys, z, e, cz,
-            te, ye, lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, pk, pc, pe,
+            te, ye, lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, qb, qp, qi, qv, qc,
             pL, pG, K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg,
-            zb, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, PZ)
+            zb, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, mon)
         if status != -3:
             break
         ts, ys = grow(ts, ys)
@@ -302,9 +301,9 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
 
 
 def gk_steps(t, t1, h, rtol, atol, max_step, save_every, max_steps, since, nsteps, nrej, j, gi, ts, ys, z, e, cz,
-             te, ye, lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, pk, pc, pe,
+             te, ye, lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, qb, qp, qi, qv, qc,
              pL, pG, K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg,
-             zb, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, PZ):
+             zb, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, mon):
     """The steps of gk_adaptive from (t, z, e) with step h, the counters and the next save and grid indices
     passed in and returned -> (status, t, h, nsteps, nrej, since, j, gi); status -3: ts has no row for the
     next step's save (the caller grows ts, ys and calls again: W0, the first stage at z, is kept in between).
@@ -416,7 +415,7 @@ def gk_steps(t, t1, h, rtol, atol, max_step, save_every, max_steps, since, nstep
                          (te[gi] - t)/(tn - t), hs, first, yg, zb, th, Y, M, wv, gv, xh, w1, w2, w3, w4, w5, w6, w7)
                 first = False
                 if p > 0:
-                    gk_projection(pL, pG, pk, pc, pe, p, yg, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, PZ)
+                    gk_projection(pL, pG, qb, qp, qi, qv, qc, p, yg, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, mon)
                     for i in range(n):
                         ye[gi, i] = yg[i] + inc[i]
                 else:
@@ -424,7 +423,7 @@ def gk_steps(t, t1, h, rtol, atol, max_step, save_every, max_steps, since, nstep
                         ye[gi, i] = yg[i]
                 gi += 1
             if p > 0:   # onto {L z = cz} or {C = cz}; the next first stage at the projected point
-                gk_projection(pL, pG, pk, pc, pe, p, z1, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, PZ)
+                gk_projection(pL, pG, qb, qp, qi, qv, qc, p, z1, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, mon)
                 gk_first(ci, cj, ck, cv, W, c, P, hasP, lie, forced, zp, wv, gv, wl)
                 for i in range(n):
                     d[i] = d[i] + inc[i]

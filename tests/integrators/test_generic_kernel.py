@@ -365,7 +365,7 @@ def test_kernel_pieces_match_the_reference_definitions():
     st = Structure(C, np.eye(n), np.zeros(n))
     arrays = generic_kernel.data(st, METHODS["rk45"].tableau, True, 100, projection.of_algebra(alg))
     _, _, ci, cj, ck, cv, W, c, P, hasP, G2, bern = arrays[:12]
-    pk, pc, pe = arrays[-5:-2]
+    qb, qp, qi, qv, qc = arrays[-7:-2]
     rng = np.random.default_rng(5)
 
     def bracket(x, y):          # -[x, y]_k = -sum_ij x_i y_j C[i, j, k], batched over rows of y
@@ -390,10 +390,10 @@ def test_kernel_pieces_match_the_reference_definitions():
     p = len(cas)
     vals, G = np.empty(p), np.empty((p, n))
     z = rng.standard_normal(n)
-    PZ = np.empty((n + 1, max(int(pe[:, :, 1].max()), pe.shape[1]) + 1))   # the powers of z, the factors (work)
-    ns["gk_casimirs"](pk, pc, pe, p, z, vals, G, True, PZ)
+    mon = np.empty(int(np.max(qb[:, 0] + qb[:, 1])))        # the monomials below the top degree (work)
+    ns["gk_casimirs"](qb, qp, qi, qv, qc, p, z, vals, G, True, mon)
     only = np.empty(p)
-    ns["gk_casimirs"](pk, pc, pe, p, z, only, G[:0], False, PZ)   # the values alone: the same
+    ns["gk_casimirs"](qb, qp, qi, qv, qc, p, z, only, G[:0], False, mon)   # the values alone: the same
     assert np.array_equal(only, vals)
     for k, cf in enumerate(cas):
         assert abs(vals[k] - cf(z)) <= 1e-12 * (1.0 + abs(cf(z)))
