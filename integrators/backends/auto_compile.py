@@ -82,9 +82,12 @@ from . import batch_kernels, compile_child, generic_kernel, numba_kernels
 from .background import FAILED, busy, poll, policy, submit
 from .output_grid import OutputGrid
 
-#: a run of one trajectory takes the generic kernel from this work estimate when it is loaded (the numpy
-#: loop costs 20 us - 40 ms a step, the generic kernel about 1-10 us)
-GENERIC_WORK = 200
+#: a run of one trajectory takes the generic kernel from this work estimate when it is loaded: from any work, since
+#: the loaded kernel's call costs less than the numpy loop's setup (the numpy loop costs 20 us - 40 ms a step, the
+#: generic kernel about 1-10 us; simulate on the drawn so(4), so(4) servo1, se(3) in a random basis, Bianchi VI,
+#: R x_D R^5, runs of 1 to 27 steps with and without an output grid: 0.11-1.25 ms by the kernel against
+#: 0.50-6.2 ms in numpy: benchmarks/auto_short_runs.py); the tests raise it to start a run in numpy
+GENERIC_WORK = 0
 #: ... and loads it from the disk cache from this work estimate (see worth_loading)
 GENERIC_LOAD_WORK = 10_000
 #: a run by the generic kernel from this work estimate queues the specialised loop's compile
@@ -167,7 +170,7 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
       (one trajectory, no events) when ready, else numpy, the missing loops compiled in the background;
     * a smaller run of one trajectory without events: the specialised loop when it is compiled in this
       process (a background job's, picked up here), else the generic kernel when it is loaded in this
-      process and work >= GENERIC_WORK (any work for an RKMK pair without a closed-form exponential), or
+      process (work >= GENERIC_WORK, 0), or
       when its disk cache is there and the run pays for loading it (:func:`worth_loading`); the
       specialised loop is queued when work >= SPECIALISE_WORK;
     * else numpy.
@@ -175,8 +178,7 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
     With an output grid (``grid``) one trajectory without events takes the same choice with the loop that fills
     it: the specialised "adaptive_grid" loop (the one compiled, checked and queued) or the generic kernel, which
     fills the grid in its loop too (:mod:`integrators.codegen.generic_source`); ``grid`` is the number of output
-    times (0: none), and a long grid of a projected pair with many Casimir monomials stays in numpy
-    (:func:`_heavy_grid`).
+    times (0: none).
 
     Policy "wait" (LIEDYN_AUTO_COMPILE): ``mode`` unchanged (the specialised loop compiled in the call)."""
     if policy() == "wait":
@@ -191,7 +193,7 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
         return "generic" if generic else "numpy"
     if single and compiled(pl, kinds[0]):      # compiled by a background job or an earlier call
         return "numba"
-    if not single or (work < GENERIC_WORK and not _slow_numpy(pl)) or _heavy_grid(pl, grid):
+    if not single or (work < GENERIC_WORK and not _slow_numpy(pl)):
         return mode
     if generic_kernel.compiled() or (worth_loading(pl, work) and generic_ready()):
         if work >= SPECIALISE_WORK:
@@ -268,21 +270,6 @@ def worth_loading(pl, work):
     cache: about a second): work >= GENERIC_LOAD_WORK, or an RKMK pair on an algebra without a closed-form
     exponential (its numpy loop costs 0.4-40 ms a step and its first call seconds of code generation)."""
     return work >= GENERIC_LOAD_WORK or _slow_numpy(pl)
-
-
-#: an output grid of G points for a projected pair whose Casimirs have m monomials in all fills faster in numpy when
-#: G m exceeds this (every grid point is projected: the numpy loop projects them together as columns, the generic
-#: kernel one by one)
-HEAVY_GRID_WORK = 300_000
-
-
-def _heavy_grid(pl, grid):
-    """True when an output grid of ``grid`` points (an int; True or False count as 1 or 0) for a projected pair
-    costs more to project one point at a time than numpy's columns: G m > :data:`HEAVY_GRID_WORK`. Measured: so(5)
-    in a random basis (a quartic of 714 monomials, m = 769), rk853_projected through simulate's 1001-point grid,
-    13.0 ms in numpy against 17.5 ms by the generic kernel (13 us a point projected); so "auto" keeps numpy
-    there for a run the engine would not compile."""
-    return int(grid) * sum(len(poly) for poly in getattr(pl.proj, "polys", ())) > HEAVY_GRID_WORK
 
 
 def _slow_numpy(pl):

@@ -180,7 +180,7 @@ def test_fixed_step_chunks_stop_at_an_overflow_like_one_run(monkeypatch):
 def test_auto_with_an_output_grid_takes_the_loaded_generic_kernel(cold):
     """Under "auto" (policy background) a run with an output grid on an algebra without a closed-form exponential
     takes the generic kernel when it is loaded, the grid filled in its loop: the numpy backend's grid to
-    round-off; a closed-form structure's small run stays numpy."""
+    round-off; so does a closed-form structure's small run (GENERIC_WORK = 0: the loaded kernel from any work)."""
     generic_kernel.warm()
     P, y0 = _problem(35)
     te = np.linspace(0.0, 3.0, 41)
@@ -192,7 +192,9 @@ def test_auto_with_an_output_grid_takes_the_loaded_generic_kernel(cold):
     assert not cold                                   # a small run: nothing queued
     P3, y3 = _problem(36, named.so3())
     c = integrate(P3, y3, (0.0, 1.0), method="rk45", t_eval=np.linspace(0.0, 1.0, 5), backend="auto")
-    assert c.backend == "numpy"
+    d = integrate(P3, y3, (0.0, 1.0), method="rk45", t_eval=np.linspace(0.0, 1.0, 5), backend="numpy")
+    assert c.backend == auto_compile.GENERIC_LABEL and c.nsteps == d.nsteps
+    assert np.max(np.abs(c.y - d.y)) <= 1e-12 * (1.0 + np.max(np.abs(d.y)))
 
 
 @needs_numba
