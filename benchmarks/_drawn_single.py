@@ -22,7 +22,8 @@ def generic_only(fn, *args, **kwargs):
     choice, integrators.backends.auto_compile.choose_numba, made to answer "generic" for the call; nothing is
     queued)."""
     from integrators.backends import auto_compile, generic_kernel
-    generic_kernel.warm()
+    if not generic_kernel.compiled():
+        generic_kernel.warm()
     keep = auto_compile.choose_numba
     auto_compile.choose_numba = lambda *a, **k: "generic"
     try:

@@ -84,9 +84,10 @@ from .output_grid import OutputGrid
 
 #: a run of one trajectory takes the generic kernel from this work estimate when it is loaded: from any work, since
 #: the loaded kernel's call costs less than the numpy loop's setup (the numpy loop costs 20 us - 40 ms a step, the
-#: generic kernel about 1-10 us; simulate on the drawn so(4), so(4) servo1, se(3) in a random basis, Bianchi VI,
-#: R x_D R^5, runs of 1 to 27 steps with and without an output grid: 0.11-1.25 ms by the kernel against
-#: 0.50-6.2 ms in numpy: benchmarks/auto_short_runs.py); the tests raise it to start a run in numpy
+#: generic kernel about 1-10 us): simulate on six drawn systems (so(4), so(4) servo1, Bianchi VI, se(3) in a random
+#: basis servo2, R x_D R^5 and so(5) in random bases), runs of 1 to 27 steps with and without an output grid, 1.3-11.5x
+#: faster by the kernel (benchmarks/auto_short_runs.py, RESULTS.md "auto_short_runs"); the tests raise it to start a
+#: run in numpy
 GENERIC_WORK = 0
 #: ... and loads it from the disk cache from this work estimate (see worth_loading)
 GENERIC_LOAD_WORK = 10_000
