@@ -174,7 +174,8 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
       process (work >= GENERIC_WORK, 0), or
       when its disk cache is there and the run pays for loading it (:func:`worth_loading`); the
       specialised loop is queued when work >= SPECIALISE_WORK;
-    * else numpy.
+    * else numpy, with the generic kernel loaded from its disk cache in the background thread (about a second; the
+      process's later runs take it).
 
     With an output grid (``grid``) one trajectory without events takes the same choice with the loop that fills
     it: the specialised "adaptive_grid" loop (the one compiled, checked and queued) or the generic kernel, which
@@ -200,6 +201,8 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
         if work >= SPECIALISE_WORK:
             _queue(pl, kinds, t1, rtol, atol, max_step)
         return "generic"
+    if generic_kernel.on_disk():     # a short run in a process that has not loaded the kernel: numpy now, and the
+        submit("generic-load", generic_kernel.warm)   # kernel loaded in the background thread for the next runs
     return mode
 
 

@@ -45,3 +45,23 @@ def test_auto_takes_the_loaded_generic_kernel_from_any_work_and_any_grid(monkeyp
     loaded[0] = True
     assert auto_compile.choose(light, "numpy", 50.0, True, False, 10.0, 1e-8, 1e-10, None) == "numpy"
     assert auto_compile.choose(light, "numpy", 50.0, False, True, 10.0, 1e-8, 1e-10, None) == "numpy"
+
+
+def test_a_short_run_before_the_kernel_is_loaded_runs_numpy_and_loads_it_in_the_background(monkeypatch):
+    """The kernel on disk but not loaded in this process, a short run (not worth a second's load in the call):
+    numpy now, and the kernel's load (generic_kernel.warm) queued once for the background thread; without a disk
+    cache nothing is loaded (its compile is a long run's business)."""
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "background")
+    monkeypatch.setattr(auto_compile.generic_kernel, "compiled", lambda: False)
+    on_disk = [True]
+    monkeypatch.setattr(auto_compile.generic_kernel, "on_disk", lambda: on_disk[0])
+    monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: False)
+    queued = []
+    monkeypatch.setattr(auto_compile, "submit", lambda key, job: queued.append((key, job)))
+    light = _plan(named.so4())
+    args = (50.0, False, False, 10.0, 1e-8, 1e-10, None)
+    assert auto_compile.choose(light, "numpy", *args, grid=1001) == "numpy"
+    assert queued == [("generic-load", auto_compile.generic_kernel.warm)]
+    on_disk[0] = False
+    queued.clear()
+    assert auto_compile.choose(light, "numpy", *args, grid=1001) == "numpy" and not queued
