@@ -216,7 +216,7 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
     dim = pl.st.n
     kind = "adaptive" if grid is None else "adaptive_grid"
     z, e = y0.tolist(), [0.0] * dim
-    cz = pl.targets(y0).tolist()   # C(y0) of the initial state, for every chunk
+    cz = (pl.targets(y0) if grid is None else grid.targets).tolist()   # C(y0), for every chunk (the grid has it)
     t, h, since, left, nsteps, nrej = t0, h0, 0, budget, 0, 0
     T, Y = [], []                 # the chunks' saved states (the first chunk's arrays start with y0)
     ts, ys = np.empty(64), np.empty((64, dim))

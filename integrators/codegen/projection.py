@@ -189,8 +189,10 @@ class CasimirProjection:
 
     # ------------------------------------------------------------------ numpy
     def values(self, z):
-        """C_k(z) for z of shape (..., n): shape (..., p)."""
+        """C_k(z) for z of shape (..., n): shape (..., p) (one state: in Python floats, the same expressions)."""
         z = np.asarray(z, dtype=float)
+        if z.ndim == 1:
+            return np.array([float(v) for v in self._values(*z.tolist())])
         out = self._values(*np.moveaxis(z, -1, 0))
         return np.stack([np.broadcast_to(v, z.shape[:-1]) for v in out], -1)
 

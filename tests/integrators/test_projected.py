@@ -258,3 +258,20 @@ def test_zero_and_tiny_states_are_left_unprojected_not_divided_by_zero(backend):
         plain = _run(P, y0, "rk45", backend, rtol=1e-6, atol=1e-8)
         assert r.status == 0 and np.all(np.isfinite(r.y))
         np.testing.assert_allclose(r.y[-1], plain.y[-1], rtol=1e-12, atol=0)
+
+
+def test_casimir_values_of_one_state_in_floats_equal_the_algebras_casimirs():
+    """CasimirProjection.values of one state (Python floats, the generated expressions) equals its batched
+    (numpy columns) value at that state to the last bit where the text is the same, and the algebra's own
+    Casimirs (lambdified sympy) to round-off, on so(4) and on so(5) in a random basis (a dense quartic)."""
+    from integrators.codegen import projection
+    from tests.algebras import random_basis
+    rng = np.random.default_rng(8)
+    for alg in (named.so4(), random_basis(named.so(5), rng)):
+        proj = projection.of_algebra(alg)
+        Z = rng.standard_normal((3, alg.dim))
+        one = np.array([proj.values(z) for z in Z])
+        assert one.shape == (3, proj.p)
+        np.testing.assert_allclose(one, proj.values(Z), rtol=1e-13, atol=1e-13)
+        own = np.array([[c(z) for c in alg.casimirs()] for z in Z])
+        np.testing.assert_allclose(one, own, rtol=1e-11, atol=1e-11)
