@@ -43,8 +43,9 @@ f = -P ad*_w z (servo-constraints of the first kind, several constraints, Suslov
 
 The helpers the text calls (``tplan``, ``hstart``, ``rmsq``, ``fin``, ``bmax``, ``rinv``, ``grow``) are those
 of :mod:`integrators.reference.genhelpers`, put into the module's namespace by the loader (jitted under
-numba, plain Python floats otherwise). One trajectory; ensembles keep the numpy columns and the
-specialised batch loop.
+numba, plain Python floats otherwise). One trajectory; :mod:`integrators.codegen.generic_ensemble_source` runs
+this loop on every trajectory of an independent ensemble (``gk_work``, ``gk_start`` and ``gk_steps`` are its
+pieces).
 """
 
 from __future__ import annotations
