@@ -11,7 +11,8 @@ takes minutes on a random basis, and "auto" / cold backend="numba" ensembles run
 (:func:`integrators.backends.auto_compile.choose_independent`).
 
 :func:`run` has the arguments and returns of :func:`integrators.backends.batch_kernels.adaptive_independent`; every
-row equals the one-trajectory generic kernel's run from that y0 to round-off. :func:`warm` compiles (or loads) it
+row equals the one-trajectory generic kernel's run from that y0 to round-off (the ambient pairs without an output
+grid in lanes, :func:`lane_count`; the others one trajectory after another in each group). :func:`warm` compiles (or loads) it
 and writes the disk-cache marker (:func:`on_disk`); :func:`warm_elsewhere` compiles it in a child process at nice
 10 (a compile in a thread of the caller starves its Python loop).
 """
@@ -85,6 +86,21 @@ def on_disk():
     return m is not None and m.exists()
 
 
+#: the lanes' arrays of one group (the stages K (s + 1, n, L) and a dozen more (n, L)) are kept within about this
+#: many floats (128 kB: in the core's L2 cache)
+LANE_FLOATS = 16384
+
+
+def lane_count(n, s):
+    """Lanes of a group (:mod:`integrators.codegen.generic_ensemble_source`, the ambient pairs) for a state of n
+    components and s stages: a power of two in [8, 64], K (s + 1, n, L) and the lanes' other arrays within about
+    LANE_FLOATS floats."""
+    L = 8
+    while L < 64 and 2 * L * n * (s + 12) <= LANE_FLOATS:
+        L *= 2
+    return L
+
+
 def run(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6, t_eval=None):
     """Each row of Z (B, n) from t0 to t1 by the adaptive pair of plan ``pl`` on the generic kernel, with its own
     first step H0[b] (<= 0: Hairer's starting step), at most ``max_steps`` accepted steps each; returns what
@@ -115,11 +131,12 @@ def run(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6, t_eval=None):
         YE[:, :k] = Z[:, None, :]
         GI = np.full(B, k, np.int64)
     groups = max(1, min(B, GROUPS_PER_THREAD * numba.get_num_threads()))
+    lanes = 0 if pl.lie or t_eval is not None else lane_count(n, len(pl.tab.b))
     old = numba.set_parallel_chunksize(1)
     try:
         with np.errstate(all="ignore"):
             kern(float(t0), float(t1), H0, float(rtol), float(atol), float(max_step), int(max_steps), Z, out, st, te,
-                 ns, nr, CZ, tev, YE, GI, groups, *arrays)
+                 ns, nr, CZ, tev, YE, GI, groups, lanes, *arrays)
     finally:
         numba.set_parallel_chunksize(old)
     if t_eval is None:
@@ -141,7 +158,7 @@ def warm():
     Z = np.zeros((1, n))
     kern(0.0, 0.0, np.ones(1), 1e-6, 1e-6, math.inf, 1, Z, np.empty_like(Z), np.empty(1, np.int64), np.empty(1),
          np.empty(1, np.int64), np.empty(1, np.int64), np.zeros((1, 0)), np.zeros(0), np.empty((1, 0, n)),
-         np.zeros(1, np.int64), 1, *arrays)
+         np.zeros(1, np.int64), 1, 8, *arrays)
     m = _marker()
     if m is not None:
         try:

@@ -101,14 +101,21 @@ def queued(monkeypatch):
 @pytest.mark.parametrize("label, method", [("so4 random basis", "rkmk853"), ("so4 random basis", "rk853_projected"),
                                            ("se3 random basis", "rk45"), ("R x_D R^4", "rkmk45"),
                                            ("R x_D R^4", "rk853")])
-def test_each_trajectory_is_its_single_run_and_the_numpy_ensemble(label, method, queued):
+def test_each_trajectory_is_its_single_run_and_the_numpy_ensemble(label, method, queued, monkeypatch):
     alg = _alg(label)
     P = quadratic_problem(alg, 3)
     Y = _ensemble(alg, 3)
     pl = _plan(P, method, Y)
-    # the kernel itself, Hairer's starting step inside: every row its single run, the grid too
-    _check_rows_are_single_runs(pl, Y, generic_ensemble.run(pl, Y, np.zeros(len(Y)), 0.0, T1, TOL["rtol"],
-                                                            TOL["atol"], math.inf, 10**6, TEV), TEV)
+    # the kernel itself, Hairer's starting step inside: every row its single run, with the grid (one trajectory
+    # after another in a group) and without it (an ambient pair: in lanes, refilled as trajectories end)
+    for grid in (TEV, None):
+        _check_rows_are_single_runs(pl, Y, generic_ensemble.run(pl, Y, np.zeros(len(Y)), 0.0, T1, TOL["rtol"],
+                                                                TOL["atol"], math.inf, 10**6, grid), grid)
+    with monkeypatch.context() as m:     # 4 lanes and one group a thread: each lane runs several trajectories
+        m.setattr(generic_ensemble, "lane_count", lambda n, s: 4)
+        m.setattr(generic_ensemble, "GROUPS_PER_THREAD", 1)
+        _check_rows_are_single_runs(pl, Y, generic_ensemble.run(pl, Y, np.zeros(len(Y)), 0.0, T1, TOL["rtol"],
+                                                                TOL["atol"], math.inf, 10**6))
     # through integrate (backend="numba", the specialised kernel not compiled): the numpy ensemble's states
     kw = dict(method=method, ensemble="independent", t_eval=TEV, **TOL)
     a = integrate(P, Y, (0.0, T1), backend="numba", **kw)
@@ -173,6 +180,9 @@ def test_a_lost_trajectory_stops_alone(method):
     got = generic_ensemble.run(pl, Z, np.full(len(Z), 1e-3), 0.0, T1, TOL["rtol"], TOL["atol"], math.inf, 10**6,
                                TEV)
     out, st, te, ns, nr, YE = got
+    lanes = generic_ensemble.run(pl, Z, np.full(len(Z), 1e-3), 0.0, T1, TOL["rtol"], TOL["atol"], math.inf, 10**6)
+    for a, b in zip(lanes, got):     # without the grid (the lanes of an ambient pair) the same results
+        assert np.array_equal(a, b, equal_nan=True)
     assert list(np.flatnonzero(st != 0)) == bad and np.all(st[bad] == -1)
     assert te[1] == pytest.approx(0.5, rel=1e-6) and np.all(te[good] == T1)
     late = TEV > te[1]
@@ -188,8 +198,11 @@ def test_the_budget_gives_minus_two_and_the_state_reached():
     P = quadratic_problem(alg, 4)
     Y = _ensemble(alg, 4, B=6)
     pl = _plan(P, "rk853", Y)
-    out, st, te, ns, nr = generic_ensemble.run(pl, Y, np.zeros(6), 0.0, T1, 1e-10, 1e-12, math.inf, 5)
-    assert np.all(st == -2) and np.all(ns == 5) and np.all(te < T1) and np.all(te > 0.0)
+    for grid in (None, TEV):    # (in lanes, and one trajectory after another)
+        out, st, te, ns, nr = generic_ensemble.run(pl, Y, np.zeros(6), 0.0, T1, 1e-10, 1e-12, math.inf, 5, grid)[:5]
+        assert np.all(st == -2) and np.all(ns == 5) and np.all(te < T1) and np.all(te > 0.0)
+        _check_rows_are_single_runs(pl, Y, generic_ensemble.run(pl, Y, np.zeros(6), 0.0, T1, TOL["rtol"],
+                                                                TOL["atol"], math.inf, 10**6, grid), grid)
 
 
 # ------------------------------------------------------------------ the choice under "auto" and "numba"
