@@ -113,7 +113,7 @@ def test_each_trajectory_is_its_single_run_and_the_numpy_ensemble(label, method,
                                                                 TOL["atol"], math.inf, 10**6, grid), grid)
     with monkeypatch.context() as m:     # 4 lanes and one group a thread: each lane runs several trajectories
         m.setattr(generic_ensemble, "lane_count", lambda n, s: 4)
-        m.setattr(generic_ensemble, "GROUPS_PER_THREAD", 1)
+        m.setattr(generic_ensemble, "LANE_GROUPS_PER_THREAD", 1)
         _check_rows_are_single_runs(pl, Y, generic_ensemble.run(pl, Y, np.zeros(len(Y)), 0.0, T1, TOL["rtol"],
                                                                 TOL["atol"], math.inf, 10**6))
     # through integrate (backend="numba", the specialised kernel not compiled): the numpy ensemble's states
