@@ -205,6 +205,34 @@ def test_the_budget_gives_minus_two_and_the_state_reached():
                                                                 TOL["atol"], math.inf, 10**6, grid), grid)
 
 
+def test_backward_in_time_and_an_empty_interval():
+    """From t = T1 back to 0 (the lanes and the grid path) each row is its single run; t0 == t1 returns y0, status 0,
+    no step."""
+    alg = _alg("so4 random basis")
+    P = quadratic_problem(alg, 8)
+    Y = _ensemble(alg, 8, B=10)
+    pl = _plan(P, "rk853_projected", Y)
+    n = alg.dim
+    fn = generic_kernel.function(pl.st, pl.tab, pl.lie, pl.terms, pl.proj)
+    tev = TEV[::-1]
+    for grid in (None, tev):
+        got = generic_ensemble.run(pl, Y, np.zeros(len(Y)), T1, 0.0, TOL["rtol"], TOL["atol"], math.inf, 10**6, grid)
+        for b in range(len(Y)):
+            ts, ys = np.empty(2), np.empty((2, n))
+            more = () if grid is None else (tev, np.empty((len(tev), n)), np.zeros(1, np.int64))
+            if grid is not None:
+                more[1][0], more[2][0] = Y[b], 1
+            out = fn(T1, 0.0, 0.0, TOL["rtol"], TOL["atol"], math.inf, 1 << 62, 10**6, 0, ts, ys, *Y[b],
+                     *([0.0] * n), *pl.targets(Y[b]).tolist(), *more)
+            z = np.array(out[8:8 + n]) + np.array(out[8 + n:])
+            assert out[0] == 0 and got[1][b] == 0 and got[2][b] == 0.0 and out[3] == got[3][b]
+            assert np.max(np.abs(got[0][b] - z)) <= 1e-14 * (1.0 + np.max(np.abs(z)))
+            if grid is not None:
+                assert np.max(np.abs(got[5][:, b] - more[1])) <= 1e-14 * (1.0 + np.max(np.abs(z)))
+    out, st, te, ns, nr = generic_ensemble.run(pl, Y, np.zeros(len(Y)), 1.0, 1.0, 1e-9, 1e-11, math.inf)
+    assert np.array_equal(out, Y) and np.all(st == 0) and np.all(te == 1.0) and np.all(ns == 0) and np.all(nr == 0)
+
+
 # ------------------------------------------------------------------ the choice under "auto" and "numba"
 def _plan_so4(method="rk45"):
     alg = random_basis(named.so4(), np.random.default_rng(41))
