@@ -74,9 +74,10 @@ ENTRY = "gk_ensemble"
 #: the functions that allocate (compiled with numba's reference counting; the entry also ``parallel=True``)
 ALLOCATING = generic_source.ALLOCATING + ("gk_group", "gl_group", ENTRY)
 
-_DATA = ("lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, pk, pc, pe, pL, pG")
+_DATA = ("lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, qb, qp, qi, qv, qc, "
+         "pL, pG")
 _WORK = ("K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg, zb, PG, PM, PL, "
-         "pdv, piv, pt, pr, pu, pv, pa, PZ")
+         "pdv, piv, pt, pr, pu, pv, pa, mon")
 _RUN = "t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, TEV, YE, GI"
 
 _TEXT = '''
@@ -102,7 +103,7 @@ def gk_one(bt, t0, t1, h, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, N
     while True:   # saves only the end point (save_every NEVER): ts, ys have its row; -3 only defensively
         status, t, h, nsteps, nrej, since, j, gi = gk_steps(
             t, t1, h, rtol, atol, max_step, @NEVER@, max_steps, since, nsteps, nrej, 1, gi, ts, ys, z, e, cz,
-            TEV, ye, lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, pk, pc, pe,
+            TEV, ye, lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, qb, qp, qi, qv, qc,
             pL, pG, @WORK@)
         if status != -3:
             break
@@ -121,7 +122,7 @@ def gk_group(lo, hi, @RUN@, @DATA@):
     forced = lie and hasP
     gd = 2*n if forced else n
     p = CZ.shape[1]
-    (@WORK@) = gk_work(n, gd, p, PD, pe)
+    (@WORK@) = gk_work(n, gd, p, PD, qb)
     ts = np.empty(2)
     ys = np.empty((2, n))
     z = np.empty(n)
@@ -212,62 +213,54 @@ def gl_combine(coef, nq, K, out, L):
                     out[i, l] += a*K[q, i, l]
 
 
-def gl_casimirs(pk, pc, pe, p, z, vals, G, grad, PZ, mono, left, L):
+def gl_casimirs(qb, qp, qi, qv, qc, p, z, vals, G, grad, mon, acc, sl, L):
     """gk_casimirs over the lanes l < L (its operations in its order): vals[k, l] = C_k(z[:, l]) and with ``grad``
-    G[k, j, l] = dC_k/dz_j; PZ (n + 1, M, L) the powers (rows 0..n-1) and the factors of a monomial (row n); mono,
-    left (L) work."""
+    G[k, j, l] = dC_k/dz_j, from the monomial tables (qb, the sparse rows qp, qi, qv of H and D, the constants qc);
+    mon (monomials, L) the monomials below the top degree, acc, sl (L) work."""
     n = z.shape[0]
-    D = pe.shape[1]
-    for j in range(n):
-        for l in range(L):
-            PZ[j, 0, l] = 1.0
-        for m in range(1, PZ.shape[1]):
+    for l in range(L):
+        mon[0, l] = 1.0
+    for r in range(qb.shape[0]):
+        c0 = qb[r, 0]
+        p0 = qb[r, 2]
+        j = qb[r, 3]
+        for c in range(qb[r, 1]):
             for l in range(L):
-                PZ[j, m, l] = PZ[j, m - 1, l]*z[j, l]
+                mon[c0 + c, l] = mon[p0 + c, l]*z[j, l]
+    pn = p*n
     for k in range(p):
         for l in range(L):
-            vals[k, l] = 0.0
-        if grad:
-            for j in range(n):
+            acc[l] = qc[k]
+        for j in range(n):
+            row = k*n + j
+            for l in range(L):
+                sl[l] = 0.0
+            for t in range(qp[row], qp[row + 1]):
+                v = qv[t]
+                m = qi[t]
+                for l in range(L):
+                    sl[l] += v*mon[m, l]
+            for l in range(L):
+                acc[l] += z[j, l]*sl[l]
+            if grad:
                 for l in range(L):
                     G[k, j, l] = 0.0
-    for t in range(pc.shape[0]):
-        k = pk[t]
-        for l in range(L):
-            mono[l] = pc[t]
-        for a in range(D):
-            ja = pe[t, a, 0]
-            ma = pe[t, a, 1]
-            for l in range(L):
-                f = PZ[ja, ma, l]
-                if grad:
-                    PZ[n, a, l] = f
-                mono[l] = mono[l]*f
-        for l in range(L):
-            vals[k, l] += mono[l]
-        if grad:
-            for l in range(L):
-                PZ[n, D, l] = 1.0
-            for a in range(D - 1, -1, -1):
-                for l in range(L):
-                    PZ[n, a, l] = PZ[n, a, l]*PZ[n, a + 1, l]
-            for l in range(L):
-                left[l] = pc[t]
-            for a in range(D):
-                ja = pe[t, a, 0]
-                m = pe[t, a, 1]
-                if m > 0:
+                for t in range(qp[pn + row], qp[pn + row + 1]):
+                    v = qv[t]
+                    m = qi[t]
                     for l in range(L):
-                        G[k, ja, l] += left[l]*m*PZ[ja, m - 1, l]*PZ[n, a + 1, l]
-                        left[l] = left[l]*PZ[ja, m, l]
+                        G[k, j, l] += v*mon[m, l]
+        for l in range(L):
+            vals[k, l] = acc[l]
 
 
-def gl_project(pk, pc, pe, p, z, targets, inc, y, G, Mm, Lf, pdv, piv, pt, pr, pu, pv, pa, PZ, mono, left, act, L):
+def gl_project(qb, qp, qi, qv, qc, p, z, targets, inc, y, G, Mm, Lf, pdv, piv, pt, pr, pu, pv, pa, mon, acc, sl,
+               act, L):
     """gk_project over the lanes l < L (its operations in its order): inc[:, l] = G^T lambda projecting z[:, l]
     onto {C = targets[:, l]}, y = z + inc, simplified Newton with one L D L^T factorisation per lane; a lane
     leaves the iterations at the single loop's stopping test (act[l] False: its inc, y kept), at most @MAXITER@."""
     n = z.shape[0]
-    gl_casimirs(pk, pc, pe, p, z, pr, G, True, PZ, mono, left, L)
+    gl_casimirs(qb, qp, qi, qv, qc, p, z, pr, G, True, mon, acc, sl, L)
     for k in range(p):
         for m in range(k + 1):
             for l in range(L):
@@ -343,7 +336,7 @@ def gl_project(pk, pc, pe, p, z, targets, inc, y, G, Mm, Lf, pdv, piv, pt, pr, p
             for l in range(L):
                 if act[l]:
                     y[j, l] = z[j, l] + inc[j, l]
-        gl_casimirs(pk, pc, pe, p, y, pr, G, False, PZ, mono, left, L)
+        gl_casimirs(qb, qp, qi, qv, qc, p, y, pr, G, False, mon, acc, sl, L)
         for k in range(p):
             for l in range(L):
                 pr[k, l] = pr[k, l] - targets[k, l]
@@ -388,9 +381,9 @@ def gl_finish(l, status, OUT, ST, TE, NS, NR, zl, el, W0l, tl, nsl, nrl, idx):
 
 
 def gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, L,
-           ci, cj, ck, cv, W, c, P, hasP, A, b, E, fsal, order, pk, pc, pe, pL, pG,
+           ci, cj, ck, cv, W, c, P, hasP, A, b, E, fsal, order, qb, qp, qi, qv, qc, pL, pG,
            Kl, zl, el, W0l, czl, Yl, thl, wl_, gl_, Fl, dl, z1l, scl, e5l, e3l, tl, hl, hsl, lastl, nsl, nrl, idx,
-           Gl, Mml, Lfl, pdvl, pivl, ptl, prl, pul, pvl, pal, incl, zpl, PZl, mono, left, act,
+           Gl, Mml, Lfl, pdvl, pivl, ptl, prl, pul, pvl, pal, incl, zpl, monl, acc, sl, act,
            @WORK@, z, cz):
     """The trajectories lo..hi-1 of an ambient pair in L lanes (gk_steps' loop, one attempt of every lane at
     once): the stages, the end point and the error sums over the lanes (gl_field, gl_combine), then per lane
@@ -490,8 +483,8 @@ def gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, 
                     e3l[l] = v
         lanep = p > 0 and pL.shape[0] == 0
         if lanep:   # the Casimir projection of every lane's end point and the next first stage there (gl_project)
-            gl_project(pk, pc, pe, p, z1l, czl, incl, zpl, Gl, Mml, Lfl, pdvl, pivl, ptl, prl, pul, pvl, pal, PZl,
-                       mono, left, act, L)
+            gl_project(qb, qp, qi, qv, qc, p, z1l, czl, incl, zpl, Gl, Mml, Lfl, pdvl, pivl, ptl, prl, pul, pvl, pal,
+                       monl, acc, sl, act, L)
             gl_field(ci, cj, ck, cv, W, c, P, hasP, zpl, wl_, gl_, Fl, L)
         for l in range(L):   # the controller of each lane (gk_steps)
             if idx[l] < 0:
@@ -524,8 +517,8 @@ def gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, 
                         z1[i] = z1l[i, l]
                     for k in range(p):
                         cz[k] = czl[k, l]
-                    gk_projection(pL, pG, pk, pc, pe, p, z1, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa,
-                                  PZ)
+                    gk_projection(pL, pG, qb, qp, qi, qv, qc, p, z1, cz, inc, zp, PG, PM, PL, pdv, piv, pt, pr, pu, pv,
+                                  pa, mon)
                     gk_field(ci, cj, ck, cv, W, c, P, hasP, zp, wv, gv, wl)
                     for i in range(n):
                         Fl[i, l] = wl[i]
@@ -561,7 +554,7 @@ def gl_group(lo, hi, @RUN@, L, @DATA@):
     n = Z.shape[1]
     s = b.shape[0]
     p = CZ.shape[1]
-    (@WORK@) = gk_work(n, n, p, PD, pe)
+    (@WORK@) = gk_work(n, n, p, PD, qb)
     Kl = np.zeros((s + 1, n, L))
     zl = np.zeros((n, L))
     el = np.zeros((n, L))
@@ -596,16 +589,16 @@ def gl_group(lo, hi, @RUN@, L, @DATA@):
     pal = np.zeros((p, L))
     incl = np.zeros((n, L))
     zpl = np.zeros((n, L))
-    PZl = np.zeros((n + 1, PZ.shape[1], L))
-    mono = np.zeros(L)
-    left = np.zeros(L)
+    monl = np.zeros((mon.shape[0], L))
+    acc = np.zeros(L)
+    sl = np.zeros(L)
     act = np.zeros(L, np.bool_)
     z = np.empty(n)
     cz = np.empty(p)
     gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, L,
-           ci, cj, ck, cv, W, c, P, hasP, A, b, E, fsal, order, pk, pc, pe, pL, pG,
+           ci, cj, ck, cv, W, c, P, hasP, A, b, E, fsal, order, qb, qp, qi, qv, qc, pL, pG,
            Kl, zl, el, W0l, czl, Yl, thl, wl_, gl_, Fl, dl, z1l, scl, e5l, e3l, tl, hl, hsl, lastl, nsl, nrl, idx,
-           Gl, Mml, Lfl, pdvl, pivl, ptl, prl, pul, pvl, pal, incl, zpl, PZl, mono, left, act,
+           Gl, Mml, Lfl, pdvl, pivl, ptl, prl, pul, pvl, pal, incl, zpl, monl, acc, sl, act,
            @WORK@, z, cz)
 
 
