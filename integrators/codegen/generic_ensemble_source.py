@@ -46,7 +46,8 @@ and first step by ``gk_start``); an empty lane computes zeros. So each trajector
 and ends at its state (bitwise, where the compiler contracts nothing). 10^4 servo-constraints of the first kind on
 Bianchi VI_-2.5 (rk853, 9.6 attempts a trajectory): 116 ms of CPU one trajectory after another, 10.5 ms in 64
 lanes (the specialised lanes: 2.4 ms); 10^4 free Euler-Poincare states on so(4) (rk853_projected, 5.8 attempts):
-40 ms of CPU with the projection per lane, 17 ms with it over the lanes (14.6 ms without projection, rk853).
+40 ms of CPU with the projection per lane, 17 ms with it over the lanes (14.3 ms with the Casimirs' monomial
+tables of liegroups.monomials; rk853 without projection 14.6 ms).
 
 With an output grid every pair runs one trajectory after another: the grid's points dominate there (a 1001-point
 grid on 2000 trajectories, Bianchi VI servo1 rk853: 178 us a trajectory, ~180 ns a point), and a lane version
