@@ -17,16 +17,16 @@ grid in lanes, :func:`lane_count`; the others one trajectory after another in ea
 process at nice 10 (a compile in a thread of the caller starves its Python loop): 39-54 s of compile on 2 cores at
 load 2-4 (its loops and the generic loop's functions again, in this module), 0.24-0.3 s to load.
 
-Measured (benchmarks/drawn_systems.py's ensemble part, 10^4 states, final error <= 1e-8 over 64, t in [0, 10], 2
-cores at load 2-4.9 shared with other jobs; CPU time of the whole ``simulate`` call, median of 3, against the best of
-diffrax's Dopri8 / Tsit5, JAX jit + vmap): the generic ensemble kernel 0.14x (Bianchi VI_-2.5, servo1, rk853; the
-specialised kernel 0.055x), 0.27x (sl(3), servo1; specialised 0.16x), 0.48x (so(4), free, rk853_projected;
-specialised 0.25x), 0.41x (sp(4), free), 0.55x (R x_D R^5 in a random basis, servo1), 7.8x (R x_D R^8 in a random
-basis, free, rkmk853: an RKMK pair runs one trajectory after another, the 9 x 9 exponential and dexp^-1 as series;
-the specialised kernel 4.8x in an earlier run). The kernel's own CPU time is 50-98 % of these calls (the rest is
-the call's Python: starting steps, the end-of-run check); in lanes it was 2.5-4.2x the specialised lanes' in that
-run (dense W, P and the sparse C as data, where the specialised text folds the constants into ~5400 flops an
-attempt on sl(3) servo1; the generic lanes run at about the same rate of flops).
+Measured (benchmarks/drawn_systems.py's ensemble part, draw 24, 10^4 states, final error <= 1e-8 over 64, t in
+[0, 10], 2 cores at load 3.2-3.8 shared with other jobs; CPU time of the whole ``simulate`` call, median of 3,
+against the best of diffrax's Dopri8 / Tsit5, JAX jit + vmap): the generic ensemble kernel 0.128x (Bianchi VI_-2.5,
+servo1, rk853; the specialised kernel 0.055x), 0.131x (sl(3), servo1; specialised 0.146x in the same run), 0.256x
+(so(4), free, rk853_projected; specialised 0.156x), 0.181x (sp(4), free), 0.423x (R x_D R^5 in a random basis,
+servo1), 6.8x (R x_D R^8 in a random basis, free, rkmk853: an RKMK pair runs one trajectory after another, the
+9 x 9 exponential and dexp^-1 as series; the specialised kernel 4.8x in an earlier run). The kernel's own CPU time
+is 57-98 % of these calls (the rest is the call's Python: starting steps, the end-of-run check); in lanes it is
+1.4-3.7x the specialised lanes' (dense W, P and the sparse C as data, where the specialised text folds the
+constants: ~5400 flops an attempt on sl(3) servo1).
 """
 
 from __future__ import annotations
