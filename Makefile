@@ -10,11 +10,13 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# the generic compiled kernel (every algebra, once per machine: ~12 s of CPU) into the disk cache, so that no
-# backend="numba" call on a new algebra pays it (integrators.backends.generic_kernel)
+# the generic compiled kernels (every algebra, once per machine: ~12 s of CPU, and ~40 s for the ensemble kernel)
+# into the disk cache, so that no backend="numba" call on a new algebra pays them
+# (integrators.backends.generic_kernel, generic_ensemble)
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[test,distributed,fast]"
 	$(PY) -c "from integrators.backends import generic_kernel, numba_kernels; numba_kernels.available() and generic_kernel.warm()"
+	$(PY) -c "from integrators.backends import generic_ensemble, numba_kernels; numba_kernels.available() and generic_ensemble.warm()"
 	touch $(STAMP)
 
 # the main job: the report of every catalog entry (static HTML, figures beside it)

@@ -1,7 +1,14 @@
 """The ensemble part of benchmarks/drawn_systems.py: 10^4 (10^3 with --quick) initial states through
 ``s.simulate(X0, ..., ensemble="independent", backend="numba")`` and the numpy ensemble with shared steps, against
 diffrax (JAX, when installed) at matched accuracy; wall and CPU time, the threads each tool ran on, and the
-compiled kernel's own CPU time and arithmetic rate (drawn_systems' docstring says how)."""
+compiled kernel's own CPU time and arithmetic rate (drawn_systems' docstring says how).
+
+Two compiled liedyn rows: "liedyn numba independent", the specialised ensemble kernel of the structure
+(:func:`integrators.backends.batch_kernels.adaptive_independent`; ``--specialised-ensembles``: "compile" compiles it
+in the first call where numba's disk cache does not have it, minutes on a random basis; "cached" measures it only
+where it is compiled or on disk; "skip" never), and "liedyn generic independent", the generic ensemble kernel
+(:mod:`integrators.backends.generic_ensemble`: the structure as data, compiled once per machine), which runs on every
+drawn system with no compile of its own."""
 
 from __future__ import annotations
 
@@ -110,11 +117,51 @@ def jax_solver(P, solver_name, mods):
     return go
 
 
+class _Kernel:
+    """The engine's choice of the ensemble kernel and the policy pinned during one call: ``mode`` "numba" (the
+    specialised kernel, compiled in the call when not ready: policy "wait") or "generic" (the generic ensemble
+    kernel, whatever is compiled)."""
+
+    def __init__(self, mode):
+        self.mode = mode
+
+    def __enter__(self):
+        from integrators.backends import auto_compile
+        self.saved = auto_compile.choose_numba_independent, os.environ.get("LIEDYN_AUTO_COMPILE")
+        mode = self.mode
+        auto_compile.choose_numba_independent = lambda pl, grid: mode
+        os.environ["LIEDYN_AUTO_COMPILE"] = "wait"
+        return self
+
+    def __exit__(self, *exc):
+        from integrators.backends import auto_compile
+        auto_compile.choose_numba_independent, pol = self.saved
+        if pol is None:
+            os.environ.pop("LIEDYN_AUTO_COMPILE", None)
+        else:
+            os.environ["LIEDYN_AUTO_COMPILE"] = pol
+
+
+def _specialised_ready(P):
+    """True when the specialised ensemble kernel of the system's default method is compiled in this process or in
+    numba's disk cache (its marker)."""
+    from integrators import METHODS
+    from integrators.backends import auto_compile, batch_kernels, fastpath
+    from integrators.codegen import linear_projection, projection
+    from servo.lie import method_choice
+    meth = METHODS[method_choice.choose(P)[0]]
+    proj = projection.of_algebra(P.algebra) if meth.project else linear_projection.kept(P, meth)
+    z = np.zeros((2, P.dim)) + np.random.default_rng(0).standard_normal(P.dim)
+    pl = fastpath.plan(P, meth.tableau, meth.lie, meth.terms, z, proj)
+    return pl is not None and (batch_kernels.independent_ready(pl, False)
+                               or auto_compile.specialised_on_disk(pl, "independent"))
+
+
 def ensembles(systems, args, numba_ok):
     """The ensemble rows (module docstring) and notes: per tool its tolerance, error, mean attempted
     steps per trajectory, median wall and CPU time (interleaved rounds), the threads that ran; for the
-    compiled liedyn run also the CPU time inside its kernel and the kernel's arithmetic rate."""
-    from integrators.backends import batch_kernels, fastpath
+    compiled liedyn runs also the CPU time inside their kernels and the specialised kernel's arithmetic rate."""
+    from integrators.backends import batch_kernels, fastpath, generic_ensemble
     from integrators.codegen import projection
     from integrators import METHODS
 
@@ -134,18 +181,28 @@ def ensembles(systems, args, numba_ok):
         zref = np.array([reference(f, z).y[:, -1] for z in Z[sub]])
         info = {}
 
-        def lied(backend, ensemble, key):
+        def lied(backend, ensemble, key, kernel=None):
             def go(tol, rows_=slice(None), keep=False):
-                r = s.simulate(X[rows_], T, steps=None, rtol=tol, atol=tol * 1e-2, backend=backend,
-                               ensemble=ensemble)
+                def call():
+                    return s.simulate(X[rows_], T, steps=None, rtol=tol, atol=tol * 1e-2, backend=backend,
+                                      ensemble=ensemble)
+                if kernel is None:
+                    r = call()
+                else:
+                    with _Kernel(kernel):
+                        r = call()
+                    assert r.backend.startswith("numba"), r.backend
                 if keep:
                     info[key] = r
                 return zend(r)
             return go
 
         cands = {"liedyn numpy shared": lied("numpy", "shared", "np")}
+        spec = getattr(args, "specialised_ensembles", "compile")
+        if numba_ok and (spec == "compile" or (spec == "cached" and _specialised_ready(P))):
+            cands["liedyn numba independent"] = lied("numba", "independent", "nb", "numba")
         if numba_ok:
-            cands["liedyn numba independent"] = lied("numba", "independent", "nb")
+            cands["liedyn generic independent"] = lied("numba", "independent", "gen", "generic")
         if mods is not None:
             for sv in ("Dopri8", "Tsit5"):
                 js = jax_solver(P, sv, mods)
@@ -166,28 +223,31 @@ def ensembles(systems, args, numba_ok):
                 steps[k] = float(np.mean(na + nr))
             else:
                 cands[k](tol, keep=True)
-                r = info["nb" if "numba" in k else "np"]
+                r = info["nb" if "numba" in k else "gen" if "generic" in k else "np"]
                 steps[k] = (float(np.mean(r.nsteps_each + r.nrejected_each)) if hasattr(r, "nsteps_each")
                             else float(r.nsteps + r.nrejected))
-                if "numba" in k:
-                    used["lost"] = len(getattr(r, "failed", []))
+                if "numba" in k or "generic" in k:
+                    used["lost " + k] = len(getattr(r, "failed", []))
                     used["method"] = r.method
             used[k] = threads_used(runs[k])
-        # the compiled kernel's own CPU time, clocked inside the same rounds (the whole call minus this: Python)
-        kern = []
-        inner = batch_kernels.adaptive_independent
+        # the compiled kernels' own CPU time, clocked inside the same rounds (the whole call minus this: Python)
+        kern, gkern = [], []
+        inner, ginner = batch_kernels.adaptive_independent, generic_ensemble.run
 
-        def clocked(*a, **kw):
-            c = time.process_time()
-            try:
-                return inner(*a, **kw)
-            finally:
-                kern.append(time.process_time() - c)
-        batch_kernels.adaptive_independent = clocked
+        def clock(fn, into):
+            def clocked(*a, **kw):
+                c = time.process_time()
+                try:
+                    return fn(*a, **kw)
+                finally:
+                    into.append(time.process_time() - c)
+            return clocked
+        batch_kernels.adaptive_independent = clock(inner, kern)
+        generic_ensemble.run = clock(ginner, gkern)
         try:
             tm = timed(runs, reps, cpu=True)
         finally:
-            batch_kernels.adaptive_independent = inner
+            batch_kernels.adaptive_independent, generic_ensemble.run = inner, ginner
         dif = [k for k in tm if k.startswith("diffrax")]
         bw = min(tm[k][0] for k in dif) if dif else None
         bc = min(tm[k][1] for k in dif) if dif else None
@@ -214,7 +274,12 @@ def ensembles(systems, args, numba_ok):
             notes.append(f"{label} {kind} ({used['method']}): kernel {kc * 1e3:.1f} ms of CPU of the call's "
                          f"{tm[k][1] * 1e3:.1f} ms (median of {reps}); {steps[k]:.1f} attempts a trajectory x "
                          f"{fl} flops an attempt = {fl * steps[k] / 1e3:.1f} kflop a trajectory: {rate}; "
-                         f"{used.get('lost', 0)} trajectories lost")
+                         f"{used.get('lost ' + k, 0)} trajectories lost")
+        if gkern:
+            k = "liedyn generic independent"
+            notes.append(f"{label} {kind} ({used['method']}): generic ensemble kernel {np.median(gkern) * 1e3:.1f} ms "
+                         f"of CPU of the call's {tm[k][1] * 1e3:.1f} ms (median of {reps}); {steps[k]:.1f} attempts a "
+                         f"trajectory; {used.get('lost ' + k, 0)} trajectories lost")
     return rows, mods is not None, notes
 
 
@@ -241,6 +306,9 @@ def ensemble_section(drawn, args, numba_ok):
             "constraint) at max final error <= 1e-8 over 64 of them, t in [0, 10] (target: liedyn <= 0.1x the best "
             "of diffrax's Dopri8 / Tsit5, JAX jit + vmap on the same CPU, float64). "
             + ("" if have_jax else "jax / diffrax not installed: liedyn alone. ")
+            + "`liedyn numba independent`: the structure's specialised ensemble kernel (--specialised-ensembles "
+            + f"{getattr(args, 'specialised_ensembles', 'compile')}); `liedyn generic independent`: the generic "
+            "ensemble kernel (the structure as data, compiled once per machine). "
             + f"Each tool at the loosest rtol of the ladder reaching the error; `steps`: attempted steps (accepted + "
             f"rejected) a trajectory, mean; wall and CPU (the process's CPU time, all threads: the work at equal "
             f"cores) medians of {max(3, args.ensemble_reps)} interleaved rounds; `threads`: the OS threads of the "

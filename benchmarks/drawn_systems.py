@@ -43,8 +43,12 @@ jax the ensemble rows list liedyn alone. Compile times excluded (one warm-up cal
 process's, all threads: the work at equal cores) medians of ``--ensemble-reps`` (>= 3) interleaved rounds;
 the attempted steps a trajectory; the threads each tool ran on (numba's pool; XLA's own); for the compiled
 liedyn run the CPU time inside its kernel and the kernel's arithmetic rate (the flops of one attempt of
-the lanes, counted in the generated text, times the attempts). ``--only-ensembles`` runs this part alone
-and writes the section "drawn_ensembles".
+the lanes, counted in the generated text, times the attempts). Two compiled liedyn rows: the structure's
+specialised ensemble kernel ("liedyn numba independent"; ``--specialised-ensembles compile`` compiles it in the
+first call where numba's disk cache does not have it, minutes on a random basis, "cached" measures it only where it
+is in the cache, "skip" never) and the generic ensemble kernel ("liedyn generic independent", the structure as data,
+compiled once per machine: measured on every system). ``--only-ensembles`` runs this part alone and writes the
+section "drawn_ensembles".
 
 ``--single-only`` measures the one-trajectory table alone (no cold start, no ensembles) and keeps the cold-start
 and ensemble tables of the section as they are, marked as from the earlier run; ``--only`` restricts the draw
@@ -145,6 +149,10 @@ def main():
     ap.add_argument("--only-ensembles", action="store_true",
                     help="run the ensemble part alone; writes the section drawn_ensembles")
     ap.add_argument("--ensemble-reps", type=int, default=3, help="interleaved rounds of the ensembles (>= 3)")
+    ap.add_argument("--specialised-ensembles", choices=("compile", "cached", "skip"), default="compile",
+                    help="the specialised ensemble kernel's row: compiled in the first call where not cached "
+                         "(minutes on a random basis), only where compiled or cached, or never; the generic "
+                         "ensemble kernel's row is measured on every system")
     ap.add_argument("--one-core", action="store_true",
                     help="ensembles with one thread each side (numba.set_num_threads(1); XLA without its "
                          "Eigen pool, XLA_FLAGS --xla_cpu_multi_thread_eigen=false); writes drawn_ensembles_one_core")

@@ -21,10 +21,13 @@ def _auto_without_the_generic_kernel(request, monkeypatch):
     specialised loop), whatever an earlier test in the same process loaded or wrote to the disk cache: the
     tests' results do not depend on their order. tests/integrators/test_generic_kernel.py tests the kernel
     and the "auto" policy itself, test_generic_kernel_forced.py the kernel on forced problems,
-    test_generic_kernel_grid.py its output grid, test_cold_numba.py the kernel under backend="numba"."""
+    test_generic_kernel_grid.py its output grid, test_cold_numba.py the kernel under backend="numba",
+    test_generic_ensemble.py the generic ensemble kernel (integrators.backends.generic_ensemble) and its choice."""
     if request.node.fspath.basename in ("test_generic_kernel.py", "test_generic_kernel_forced.py",
-                                        "test_generic_kernel_grid.py", "test_cold_numba.py"):
+                                        "test_generic_kernel_grid.py", "test_cold_numba.py",
+                                        "test_generic_ensemble.py"):
         return
     from integrators.backends import auto_compile, generic_kernel
     monkeypatch.setattr(generic_kernel, "compiled", lambda: False)
     monkeypatch.setattr(auto_compile, "generic_ready", lambda: False)
+    monkeypatch.setattr(auto_compile, "generic_ensemble_ready", lambda: False)

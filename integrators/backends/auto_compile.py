@@ -16,8 +16,9 @@ numba (:data:`integrators.backends.fastpath.AUTO_NUMBA_WORK`), or a Python run t
    is compiled in this process or in the disk cache (loading it takes about a second, once per process);
 3. else the numpy loop;
 
-(a fixed-step run or an independent ensemble that the engine would compile takes 1. or 3.,
-:func:`choose_fixed`, :func:`choose_independent`), and in cases 2
+(a fixed-step run that the engine would compile takes 1. or 3., :func:`choose_fixed`; an independent ensemble 1.,
+else the generic ensemble kernel :mod:`integrators.backends.generic_ensemble` when it is compiled or on disk, else 3.,
+:func:`choose_independent`), and in cases 2
 and 3 the missing loops (the generic kernel, and the specialised loop of this
 plan) are compiled in the background; a later call (or the next chunk of a long Python run, or the next
 process) picks them up.
@@ -57,8 +58,9 @@ reference's extension; load 1.9-2.3): rkmk853 on ServoFirstKind(so(4)) 3.6 ms (w
 DOP853 3.6 ms), on R x_D R^5 in a random basis 5.6 ms (was 9.3; numpy 32.4, DOP853 9.5), rk853_projected on so(5)
 in a random basis 17.6 ms (was 21.5; numpy 13.0, DOP853 4.7: every grid point projected onto the quartic Casimir's
 714 monomials, 13 us a point, where the numpy loop projects the 1001 points as columns). The loops the
-generic kernel does not cover (fixed steps, ensembles, events) compile in the call, and result.backend says so
-(:func:`numba_cold_label`). A fixed-step "auto" run of one trajectory that the engine would compile runs
+generic kernel does not cover (fixed steps, shared-step ensembles, events) compile in the call, and result.backend
+says so (:func:`numba_cold_label`); an independent ensemble runs the generic ensemble kernel meanwhile
+(:func:`choose_numba_independent`). A fixed-step "auto" run of one trajectory that the engine would compile runs
 Python chunks and continues compiled once its loop is ready (:func:`continue_fixed`).
 
 ``LIEDYN_AUTO_COMPILE``: "background" (default, the above; the thread and the children run at nice 10 where the
@@ -78,7 +80,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import batch_kernels, compile_child, generic_kernel, numba_kernels
+from . import batch_kernels, compile_child, generic_ensemble, generic_kernel, numba_kernels
 from .background import FAILED, busy, poll, policy, submit
 from .output_grid import OutputGrid
 
@@ -241,17 +243,86 @@ def _from_disk(pl, name, warm):
 
 
 def choose_independent(pl, grid):
-    """The kernel of an ensemble="independent" "auto" run that the engine would compile: "numba" when
-    :func:`integrators.backends.batch_kernels.independent_ready` or in numba's disk cache (:func:`_from_disk`), else
-    "numpy" with its compile queued.
-    Policy "wait": "numba"."""
+    """The kernel of an ensemble="independent" "auto" run that the engine would compile: "numba" when the specialised
+    kernel is ready (:func:`integrators.backends.batch_kernels.independent_ready`) or in numba's disk cache
+    (:func:`_from_disk`), else "generic" when the generic ensemble kernel
+    (:mod:`integrators.backends.generic_ensemble`, every algebra, compiled once per machine) is ready
+    (:func:`generic_ensemble_ready`), else "numpy"; in the last two cases the specialised kernel's compile is
+    queued. Policy "wait": "numba"; "off": nothing queued (the generic ensemble kernel when it is on disk)."""
     name = "independent_grid" if grid else "independent"
     if policy() == "wait" or batch_kernels.independent_ready(pl, grid) or _from_disk(
             pl, name, lambda pl_: batch_kernels.warm_independent(pl_, bool(grid))):
         return "numba"
+    generic = _generic_ensemble_applies(pl, grid) and generic_ensemble_ready()
+    _queue_independent(pl, grid)
+    return "generic" if generic else "numpy"
+
+
+def choose_numba_independent(pl, grid):
+    """The kernel of a backend="numba" ensemble="independent" run: "numba" (the specialised kernel) when it is
+    ready in this process or in numba's disk cache (its marker, :func:`specialised_on_disk`), else "generic"
+    (:mod:`integrators.backends.generic_ensemble`) when that kernel is compiled or on disk (loaded in the call,
+    about a second), with the specialised kernel's compile queued in a child process; when neither is there (a
+    fresh machine) "numpy" now, the generic ensemble kernel's compile queued (and the specialised one's when it
+    compiles in a child process). Policies "wait" and "off": "numba", the specialised kernel compiled in the call
+    (as before the generic ensemble kernel)."""
+    if policy() in ("wait", "off"):
+        return "numba"
+    name = "independent_grid" if grid else "independent"
+    if batch_kernels.independent_ready(pl, grid) or specialised_on_disk(pl, name):
+        return "numba"
+    if not _generic_ensemble_applies(pl, grid):
+        return "numba"
+    if generic_ensemble_ready():
+        _queue_independent(pl, grid)
+        return "generic"
+    if compile_child.available():
+        _queue_independent(pl, grid)
+    return "numpy"
+
+
+def _generic_ensemble_applies(pl, grid):
+    """The generic ensemble kernel runs every plan of an adaptive pair; an output grid needs the pair's continuous
+    extension (every pair of the registry has one)."""
+    return not grid or pl.tab.P is not None
+
+
+def _queue_independent(pl, grid):
+    """Queue the compile of the plan's specialised independent-ensemble kernel (a child process)."""
+    name = "independent_grid" if grid else "independent"
     submit(("independent", pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key,
             bool(grid)), _job(batch_kernels.warm_independent, pl, name, bool(grid)))
-    return "numpy"
+
+
+def generic_ensemble_ready():
+    """True when the generic ensemble kernel (:mod:`integrators.backends.generic_ensemble`) can run now without a
+    compile: compiled in this process, or loaded here from numba's disk cache (only while no background job holds
+    the compiler lock; a failed load goes to FAILED); else its compile is queued (a child process,
+    :func:`integrators.backends.generic_ensemble.warm_elsewhere`) and False."""
+    if generic_ensemble.compiled():
+        return True
+    if not busy() and generic_ensemble.on_disk():
+        try:
+            generic_ensemble.warm()
+        except Exception as exc:  # noqa: BLE001 - reported in FAILED; the run takes another kernel
+            FAILED.append(("generic_ensemble", f"loading the generic ensemble kernel: {type(exc).__name__}: {exc}"))
+            return False
+        return generic_ensemble.compiled()
+    submit("generic_ensemble", generic_ensemble.warm_elsewhere)
+    return False
+
+
+def mark_independent(pl, grid):
+    """Record that the plan's specialised independent-ensemble kernel is in numba's disk cache (after a call ran
+    it: compiled or loaded), once per plan and grid in a process, so a later process takes it
+    (:func:`choose_numba_independent`) instead of the generic ensemble kernel."""
+    name = "independent_grid" if grid else "independent"
+    if (id(pl), name) in _MARKED:
+        return
+    m = _spec_marker(pl, name)
+    if m is not None and not m.exists():
+        write_marker(m)
+    _MARKED.add((id(pl), name))
 
 
 def _warm_fixed(pl):

@@ -51,9 +51,9 @@ _NO_TIMES = np.zeros(0)
 
 def _text(mode):
     text = generic_source.text()
-    if mode == "numba":   # every function but the entry (which allocates the work arrays) without reference counting
+    if mode == "numba":   # every function but those that allocate (the entry, gk_work) without reference counting
         free = numba_kernels.no_refcount_option()
-        text += "\n" + "".join(f"{name} = numba.njit({'' if name == generic_source.ENTRY else free}cache=CACHE, "
+        text += "\n" + "".join(f"{name} = numba.njit({'' if name in generic_source.ALLOCATING else free}cache=CACHE, "
                                f"error_model='numpy', nogil=True)({name})\n" for name in generic_source.FUNCTIONS)
     return text
 

@@ -43,8 +43,9 @@ f = -P ad*_w z (servo-constraints of the first kind, several constraints, Suslov
 
 The helpers the text calls (``tplan``, ``hstart``, ``rmsq``, ``fin``, ``bmax``, ``rinv``, ``grow``) are those
 of :mod:`integrators.reference.genhelpers`, put into the module's namespace by the loader (jitted under
-numba, plain Python floats otherwise). One trajectory; ensembles keep the numpy columns and the
-specialised batch loop.
+numba, plain Python floats otherwise). One trajectory; :mod:`integrators.codegen.generic_ensemble_source` runs
+this loop on every trajectory of an independent ensemble (``gk_work``, ``gk_start`` and ``gk_steps`` are its
+pieces).
 """
 
 from __future__ import annotations
@@ -58,10 +59,14 @@ from .projection import MAX_ITER
 
 #: the functions of the text, in the order of their definition (each jitted by the loader)
 FUNCTIONS = (("gk_velocity", "gk_coad", "gk_field", "gk_matvec", "gk_rms") + generic_group_source.FUNCTIONS
-             + generic_projection_source.FUNCTIONS + ("gk_first", "gk_stage", "gk_dense", "gk_steps", "gk_adaptive"))
+             + generic_projection_source.FUNCTIONS + ("gk_first", "gk_stage", "gk_dense", "gk_steps", "gk_work", "gk_start",
+                "gk_adaptive"))
 
 #: the entry point: the adaptive loop
 ENTRY = "gk_adaptive"
+
+#: the functions that allocate arrays (compiled with numba's reference counting; every other one without)
+ALLOCATING = ("gk_work", ENTRY)
 
 _TEXT = '''
 def gk_velocity(W, c, z, out):
@@ -198,27 +203,10 @@ def gk_dense(ci, cj, ck, cv, W, c, P, hasP, G2, bern, terms, lie, forced, XA, PD
             y[i] = zb[i] + th[i]
 
 
-def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z, e, cz, te, ye, GI,
-                lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern,
-                A, b, E, fsal, order, XA, PD, qb, qp, qi, qv, qc, pL, pG):
-    """The adaptive loop of an embedded pair on one trajectory (z, e: the state and its compensation,
-    updated in place; cz: the projection's targets, empty without one) -> (status, t, h, nsteps, nrej,
-    nsave, ts, ys) with the meaning of integrators.codegen.programs.adaptive_source: status 0 reached t1,
-    -1 the step size fell below 10 eps |t| (or an accepted increment was not finite), -2 the budget of
-    max_steps accepted steps was spent (t, h, z, e continue the run in a second call). An RKMK pair
-    (``lie``) on a forced problem (``hasP``) has generators of gd = 2n components, else gd = n; the
-    projection is onto the linear invariants when pL has rows, else onto the Casimirs (qb, qp, qi, qv, qc).
-    The output grid (integrators.codegen.dense_source; te empty: none): the states at the times te[GI[0]:]
-    (sorted in the direction of integration) that an accepted step passes, from its continuous extension
-    (gk_dense, the extra stages XA and the weights PD over the rows K: stages, FSAL stage, extra stages),
-    projected as the step is, into the rows of ye; a time equal to a step's end takes the step's state; GI[0]
-    the next grid index on return (a continued run goes on filling the same grid)."""
-    n = z.shape[0]
-    forced = lie and hasP
-    gd = 2*n if forced else n
-    s = b.shape[0]
-    p = cz.shape[0]
-    nE = E.shape[0]
+def gk_work(n, gd, p, PD, qb):
+    """The work arrays of gk_steps for a state of n components, generators of gd, p projection targets, the
+    continuous extension's rows PD and the Casimirs' monomial blocks qb (allocated once per trajectory, or once per
+    group of trajectories by the ensemble kernel, integrators.codegen.generic_ensemble_source)."""
     K = np.zeros((PD.shape[0], gd))
     M = np.empty((gd, gd))
     W0 = np.empty(gd)
@@ -258,6 +246,16 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
     for r in range(qb.shape[0]):    # the Casimirs' monomials below the top degree (gk_casimirs): 0..nm-1
         nm = max(nm, qb[r, 0] + qb[r, 1])
     mon = np.empty(nm)
+    return (K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg, zb, PG,
+            PM, PL, pdv, piv, pt, pr, pu, pv, pa, mon)
+
+
+def gk_start(t0, t1, h, rtol, atol, max_step, z, lie, ci, cj, ck, cv, W, c, P, hasP, order, W0, wv, gv, w1, w2,
+             w3, Y, sc):
+    """W0 = the first stage at z (gk_first); returns h, or Hairer's starting step when h <= 0 (genhelpers.hstart,
+    from the ambient field); w1, w2, w3, Y, sc are work vectors."""
+    n = z.shape[0]
+    forced = lie and hasP
     gk_first(ci, cj, ck, cv, W, c, P, hasP, lie, forced, z, wv, gv, W0)
     if not h > 0.0:   # Hairer's starting step (genhelpers.hstart), from the ambient field
         if lie:
@@ -282,6 +280,31 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
             w2[i] = (w3[i] - w1[i])/sc[i]
         d2h = gk_rms(w2, n)
         h = hstart(1, d0, d1, d2h, h0, order, iv, max_step)
+    return h
+
+
+def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z, e, cz, te, ye, GI,
+                lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern,
+                A, b, E, fsal, order, XA, PD, qb, qp, qi, qv, qc, pL, pG):
+    """The adaptive loop of an embedded pair on one trajectory (z, e: the state and its compensation,
+    updated in place; cz: the projection's targets, empty without one) -> (status, t, h, nsteps, nrej,
+    nsave, ts, ys) with the meaning of integrators.codegen.programs.adaptive_source: status 0 reached t1,
+    -1 the step size fell below 10 eps |t| (or an accepted increment was not finite), -2 the budget of
+    max_steps accepted steps was spent (t, h, z, e continue the run in a second call). An RKMK pair
+    (``lie``) on a forced problem (``hasP``) has generators of gd = 2n components, else gd = n; the
+    projection is onto the linear invariants when pL has rows, else onto the Casimirs (qb, qp, qi, qv, qc).
+    The output grid (integrators.codegen.dense_source; te empty: none): the states at the times te[GI[0]:]
+    (sorted in the direction of integration) that an accepted step passes, from its continuous extension
+    (gk_dense, the extra stages XA and the weights PD over the rows K: stages, FSAL stage, extra stages),
+    projected as the step is, into the rows of ye; a time equal to a step's end takes the step's state; GI[0]
+    the next grid index on return (a continued run goes on filling the same grid)."""
+    n = z.shape[0]
+    forced = lie and hasP
+    gd = 2*n if forced else n
+    (K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg, zb, PG, PM, PL,
+     pdv, piv, pt, pr, pu, pv, pa, mon) = gk_work(n, gd, cz.shape[0], PD, qb)
+    h = gk_start(t0, t1, h, rtol, atol, max_step, z, lie, ci, cj, ck, cv, W, c, P, hasP, order, W0, wv, gv, w1, w2,
+                 w3, Y, sc)
     t = t0
     nsteps = 0
     nrej = 0

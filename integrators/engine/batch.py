@@ -27,6 +27,10 @@ Engines:
 * numba: :func:`integrators.backends.batch_kernels.adaptive_independent` (a parallel loop over trajectories,
   each running the compiled one-trajectory loop; on so(3) RKMK pairs and the ambient pairs vectorized lanes, refilled as
   trajectories finish; with an output grid always the one-trajectory loop, which fills it).
+* generic (backend "auto" or "numba" while the specialised kernel of a structure is not compiled:
+  :func:`integrators.backends.auto_compile.choose_independent`): :func:`integrators.backends.generic_ensemble.run`, a
+  parallel loop over the trajectories each running the generic compiled loop (the structure as data, compiled once
+  per machine); result.backend :data:`integrators.backends.auto_compile.GENERIC_LABEL`.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import math
 
 import numpy as np
 
-from ..backends import auto_compile, batch_kernels, fastpath
+from ..backends import auto_compile, batch_kernels, fastpath, generic_ensemble
 from ..codegen import batchgen, linear_projection, projection
 from ..reference import genhelpers
 from ..reference.pair import ReferencePair
@@ -247,10 +251,16 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     mode = fastpath.choose_backend(backend, work)
     if backend == "auto" and mode == "numba":   # never waits on a compiler (integrators.backends.auto_compile)
         mode = auto_compile.choose_independent(pl, t_eval is not None)
+    elif backend == "numba":   # the specialised kernel not compiled: the generic ensemble kernel meanwhile
+        mode = auto_compile.choose_numba_independent(pl, t_eval is not None)
     grids = _grids(problem, method, pl, Z, t0, t_eval)
-    if mode == "numba":   # each trajectory's compiled loop fills its column of the grid (codegen.dense_source)
-        got = batch_kernels.adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, ms, max_steps, t_eval)
+    compiled = mode in ("numba", "generic")
+    if compiled:   # each trajectory's compiled loop fills its column of the grid (codegen.dense_source)
+        run = batch_kernels.adaptive_independent if mode == "numba" else generic_ensemble.run
+        got = run(pl, Z, H0, t0, t1, rtol, atol, ms, max_steps, t_eval)
         out, status, t_end, ns, nr = got[:5]
+        if mode == "numba" and backend in ("auto", "numba"):
+            auto_compile.mark_independent(pl, t_eval is not None)
     else:  # in chunks: the temporaries of one attempt stay in cache
         parts = [_numpy_independent(pl, Z[s:s + CHUNK], H0[s:s + CHUNK], t0, t1, rtol, atol, ms, max_steps,
                                     grids(s, min(s + CHUNK, Z.shape[0])))
@@ -260,7 +270,7 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
         tt, ys = np.array([t0, t1], dtype=float), np.stack([Z, out]).reshape((2,) + y0.shape)
     else:
         tt = np.asarray(t_eval, dtype=float)
-        ys = (got[5] if mode == "numba" else
+        ys = (got[5] if compiled else
               np.concatenate([g.finish(o, st) for g, o, st in ((p[5], p[0], p[1]) for p in parts)], axis=1))
         ys = ys.reshape((len(tt),) + y0.shape)
     res = IntegrationResult(t=tt, y=ys, status=0, message="reached the end of t_span", nsteps=int(ns.max(initial=0)))
@@ -269,5 +279,9 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     res.nsteps_each, res.nrejected_each = ns.reshape(shape), nr.reshape(shape)
     res.nrejected = int(nr.max(initial=0))
     res.nfev = extra + 1 + int(np.max(ns + nr, initial=0)) * len(tab.b)
-    res.backend = mode
+    res.backend = auto_compile.label(mode)
+    if backend == "numba" and mode == "generic":
+        res.backend = auto_compile.NUMBA_GENERIC_LABEL
+    elif backend == "numba" and mode == "numpy":
+        res.backend += auto_compile.NUMBA_NUMPY_NOTE
     return res

@@ -168,15 +168,19 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         incl. so(5), sp(4) and random bases): the first backend="numba" call 0.5-1.8 s (was 13-190 s), the
         second 1-310 ms; with an empty cache (a fresh machine) 0.74 s in numpy, a 33,000-step run 7.5 s
         (numpy throughout: the generic kernel's compile had not finished); rkmk853 on ServoFirstKind(so(4))
-        through ``simulate``: the first backend="numba" call 0.46 s (was 83 s, at load 2-3). A fixed-step run, an
-        ensemble or a run with events has no generic kernel: a cold backend="numba" call compiles its
+        through ``simulate``: the first backend="numba" call 0.46 s (was 83 s, at load 2-3). An ensemble="independent"
+        runs the generic ensemble kernel (:mod:`integrators.backends.generic_ensemble`, the generic loop in a
+        parallel loop over the trajectories, compiled once per machine too) while its specialised kernel compiles.
+        A fixed-step run, a shared-step ensemble or a run with events has no generic kernel: a cold backend="numba"
+        call compiles its
         loop in the call (so(4) in a random basis: rkmk4 8.4-19.8 s; rk853_projected, a shared ensemble
         of 100: 59 s wall / 25 s CPU, with events: 40 s, at load 8.5) and ``result.backend`` says so. Under
         "auto" nothing waits: one trajectory runs the generic kernel or numpy until the specialised code is
         ready (a long Python run, adaptive or fixed-step, continues compiled in chunks once it is: 10^6
         rkmk4 steps on so(4) in a random basis ran 620,000 in numpy, then numba, the numpy run's states
         to the bit, 35 s of CPU against 45 s in numpy at load 11), and
-        a fixed-step run or ensemble runs numpy until its compiled loop is ready.
+        a fixed-step run or shared-step ensemble runs numpy until its compiled loop is ready (an independent
+        ensemble the generic ensemble kernel when it is compiled or on disk).
         ``LIEDYN_AUTO_COMPILE=wait`` (or ``off``, no background compiles) makes backend="numba" compile in
         the call as before; under "auto" ``wait`` compiles in the call and ``off`` never compiles.
         ``result.backend`` says which ran.

@@ -261,6 +261,8 @@ def test_independent_ensemble_auto_runs_numpy_and_queues_the_compile(queued, mon
     # ensemble="independent" big enough for numba on a structure never compiled here: numpy now (the
     # numpy backend's result), the kernel queued; taken once ready; compiled in the call under "wait"
     monkeypatch.setattr(fastpath, "AUTO_NUMBA_WORK", 100)    # "big enough", without a long numpy run
+    # (the generic ensemble kernel not ready: tests/integrators/test_generic_ensemble.py tests that choice)
+    monkeypatch.setattr(auto_compile, "generic_ensemble_ready", lambda: False)
     P, y0, _ = _plan(_random_basis(named.so4(), 25), "rk45", 4)
     Y = y0 + 0.01 * np.random.default_rng(4).standard_normal((30, 6))
     kw = dict(method="rk45", rtol=1e-6, atol=1e-9, ensemble="independent")

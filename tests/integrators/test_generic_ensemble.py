@@ -1,0 +1,288 @@
+"""The generic ensemble kernel (integrators.backends.generic_ensemble): ensemble="independent" on the generic
+compiled loop, a parallel loop over groups of trajectories, and the choice of it under backend "auto" and "numba"
+(integrators.backends.auto_compile.choose_independent, choose_numba_independent).
+
+Expected values: each trajectory's single run of the one-trajectory generic kernel (generic_kernel.function, a
+fresh call with its own work arrays: equal to round-off, so a state that leaks between the trajectories of a
+group, a wrong row or grid column, fails), and the numpy ensemble (backend="numpy", the vectorized controller over
+numpy columns of the generated stages: another implementation; the same steps, so the states agree to round-off
+amplified by the flow, checked at 1e-9 relative); the Casimirs of the initial states for the projected pair and the
+servo's constraints for the forced RKMK pair (to 1e-12). The algebras are seeded: so(4) and se(3) in random bases
+(no closed-form exponential), a solvable R x_D R^4, sl(2) with a blow-up line for the lost trajectories.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from integrators import METHODS, CoadjointProblem, integrate
+from integrators.backends import (auto_compile, batch_kernels, compile_child, fastpath, generic_ensemble,
+                                  generic_kernel, numba_kernels)
+from integrators.codegen import linear_projection, projection
+from liegroups import named
+from servo.lie import ServoFirstKind
+from tests.algebras import random_basis
+
+from ._problems import quadratic_problem, start
+from .test_generic_kernel import _almost_abelian
+
+pytestmark = pytest.mark.skipif(not numba_kernels.available(), reason="numba not installed")
+
+TOL = dict(rtol=1e-9, atol=1e-11)
+T1 = 2.0
+#: an output grid with a time at t0 (y0), times inside steps and t1
+TEV = np.linspace(0.0, T1, 9)
+
+
+def _alg(label):
+    rng = np.random.default_rng(5)
+    return {"so4 random basis": lambda: random_basis(named.so4(), rng),
+            "se3 random basis": lambda: random_basis(named.se3(), rng),
+            "R x_D R^4": lambda: _almost_abelian(3, 5)}[label]()
+
+
+def _ensemble(alg, seed, B=24):
+    """B states near a common one (different trajectories, step sequences and step counts)."""
+    y0 = start(alg.dim, seed)
+    return y0 + 0.1 * np.random.default_rng(seed).standard_normal((B, alg.dim))
+
+
+def _plan(P, method, y0):
+    M = METHODS[method]
+    proj = projection.of_algebra(P.algebra) if M.project else linear_projection.kept(P, M)
+    pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0, proj)
+    assert pl is not None
+    return pl
+
+
+def _single(pl, y, h, t_eval=None):
+    """The one-trajectory generic kernel from y with first step h (0: its own starting step), saving the end point;
+    returns (status, t, nsteps, nrej, z, grid rows)."""
+    n = pl.st.n
+    fn = generic_kernel.function(pl.st, pl.tab, pl.lie, pl.terms, pl.proj)
+    ts, ys = np.empty(2), np.empty((2, n))
+    grid = ()
+    if t_eval is not None:
+        ye = np.empty((len(t_eval), n))
+        k = int(np.sum(t_eval == 0.0))
+        ye[:k] = y
+        grid = (np.asarray(t_eval, dtype=float), ye, np.array([k], np.int64))
+    out = fn(0.0, T1, h, TOL["rtol"], TOL["atol"], math.inf, 1 << 62, 10**6, 0, ts, ys, *y, *([0.0] * n),
+             *pl.targets(y).tolist(), *grid)
+    z = np.array(out[8:8 + n]) + np.array(out[8 + n:])
+    return out[0], out[1], out[3], out[4], z, (grid[1] if grid else None)
+
+
+def _check_rows_are_single_runs(pl, Y, got, t_eval=None, h=None):
+    out, st, te, ns, nr = got[:5]
+    for b in range(Y.shape[0]):
+        status, t, nsteps, nrej, z, ye = _single(pl, Y[b], 0.0 if h is None else h[b], t_eval)
+        assert (st[b], te[b], ns[b], nr[b]) == (status, t, nsteps, nrej), b
+        scale = 1.0 + np.max(np.abs(z))
+        assert np.max(np.abs(out[b] - z)) <= 1e-14 * scale, b
+        if t_eval is not None:
+            assert np.max(np.abs(got[5][:, b] - ye)) <= 1e-14 * scale, b
+    assert len(set(ns.tolist())) > 1      # the trajectories took different numbers of steps
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    """auto_compile.submit recording its jobs (no compile in the background of a test), the policy "background",
+    the specialised ensemble kernels not ready (neither in this process nor on disk)."""
+    jobs = []
+    monkeypatch.setattr(auto_compile, "submit", lambda key, job: jobs.append(key))
+    monkeypatch.delenv("LIEDYN_AUTO_COMPILE", raising=False)
+    monkeypatch.setattr(batch_kernels, "independent_ready", lambda pl, grid: False)
+    monkeypatch.setattr(auto_compile, "specialised_on_disk", lambda pl, kind: False)
+    return jobs
+
+
+@pytest.mark.parametrize("label, method", [("so4 random basis", "rkmk853"), ("so4 random basis", "rk853_projected"),
+                                           ("se3 random basis", "rk45"), ("R x_D R^4", "rkmk45"),
+                                           ("R x_D R^4", "rk853")])
+def test_each_trajectory_is_its_single_run_and_the_numpy_ensemble(label, method, queued, monkeypatch):
+    alg = _alg(label)
+    P = quadratic_problem(alg, 3)
+    Y = _ensemble(alg, 3)
+    pl = _plan(P, method, Y)
+    # the kernel itself, Hairer's starting step inside: every row its single run, with the grid (one trajectory
+    # after another in a group) and without it (an ambient pair: in lanes, refilled as trajectories end)
+    for grid in (TEV, None):
+        _check_rows_are_single_runs(pl, Y, generic_ensemble.run(pl, Y, np.zeros(len(Y)), 0.0, T1, TOL["rtol"],
+                                                                TOL["atol"], math.inf, 10**6, grid), grid)
+    with monkeypatch.context() as m:     # 4 lanes and one group a thread: each lane runs several trajectories
+        m.setattr(generic_ensemble, "lane_count", lambda n, s: 4)
+        m.setattr(generic_ensemble, "LANE_GROUPS_PER_THREAD", 1)
+        _check_rows_are_single_runs(pl, Y, generic_ensemble.run(pl, Y, np.zeros(len(Y)), 0.0, T1, TOL["rtol"],
+                                                                TOL["atol"], math.inf, 10**6))
+    # through integrate (backend="numba", the specialised kernel not compiled): the numpy ensemble's states
+    kw = dict(method=method, ensemble="independent", t_eval=TEV, **TOL)
+    a = integrate(P, Y, (0.0, T1), backend="numba", **kw)
+    b = integrate(P, Y, (0.0, T1), backend="numpy", **kw)
+    assert a.backend == auto_compile.NUMBA_GENERIC_LABEL and b.backend == "numpy" and a.status == 0
+    assert np.array_equal(a.nsteps_each, b.nsteps_each) and np.all(a.t_end == T1)
+    scale = np.max(np.abs(b.y))
+    assert np.max(np.abs(a.y - b.y)) <= 1e-9 * scale
+    assert np.max(np.abs(a.y[-1] - a.y[0])) > 0.05 * scale        # the states moved: the agreement is not trivial
+    if pl.proj is not None:   # every grid row on its trajectory's level set of the Casimirs
+        c0 = pl.proj.values(Y)
+        assert np.max(np.abs(pl.proj.values(a.y) - c0)) <= 1e-12 * (1.0 + np.max(np.abs(c0)))
+    assert [k[0] for k in queued] == ["independent"] and queued[0][-1] is True     # the specialised kernel
+
+
+def _servo(k, seed, B):
+    alg = random_basis(named.so4(), np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    n = alg.dim
+    Bm = rng.standard_normal((n, n))
+    I = Bm @ Bm.T / n + np.eye(n)
+    A, Bv = rng.standard_normal((k, n)), rng.standard_normal((k, n))
+    s = ServoFirstKind(alg, I, a=A, b=Bv)
+    Y = np.array([s.state_from(m=m, project=True) for m in rng.standard_normal((B, n))])
+    return s, Y
+
+
+def test_forced_problems_ambient_through_integrate_and_rkmk_with_the_constraints(queued):
+    """Servo-constraints of the first kind (two constraints) on so(4) in a random basis: the ambient rk853 ensemble
+    through integrate agrees with the numpy ensemble; the RKMK pair (generators in g x g*, every step projected onto
+    the constraints; integrate runs those ensembles on the reference, so the plan of one state) row by row with its
+    single runs, on the constraints to round-off."""
+    s, Y = _servo(2, 11, 12)
+    P = s.problem()
+    kw = dict(method="rk853", ensemble="independent", **TOL)
+    a = integrate(P, Y, (0.0, T1), backend="numba", **kw)
+    b = integrate(P, Y, (0.0, T1), backend="numpy", **kw)
+    assert a.backend == auto_compile.NUMBA_GENERIC_LABEL and a.status == 0
+    scale = np.max(np.abs(b.y))
+    assert np.max(np.abs(a.y - b.y)) <= 1e-9 * scale and np.max(np.abs(b.y[-1] - Y)) > 0.05 * scale
+    pl = _plan(P, "rkmk853", Y[0])
+    assert pl.st.P is not None and pl.lie
+    got = generic_ensemble.run(pl, Y, np.zeros(len(Y)), 0.0, T1, TOL["rtol"], TOL["atol"], math.inf, 10**6, TEV)
+    _check_rows_are_single_runs(pl, Y, got, TEV)
+    L = np.atleast_2d(s.A) @ np.linalg.inv(s.I)
+    assert np.max(np.abs(got[5] @ L.T)) <= 1e-12 * scale * np.max(np.abs(L))
+
+
+# ------------------------------------------------------------------ lost trajectories
+#: sl(2) with the invariant line z = (0, s, 0), s' = 2 s^2: s0 = 1 blows up at t = 0.5 (test_lost_trajectories.py)
+_M = np.array([[1.0, 0.0, 0.2], [1.0, 0.0, 0.3], [0.2, 0.3, 1.0]])
+_BLOW = CoadjointProblem(named.sl2(), lambda z: z @ _M, velocity_matrix=_M, name="sl2 with a blow-up line")
+
+
+@pytest.mark.parametrize("method", ["rk45", "rkmk853", "rk853_projected"])
+def test_a_lost_trajectory_stops_alone(method):
+    """The blown-up trajectory (and one starting at NaN) stop with status -1, their later grid rows held at their
+    last finite state; the good ones reach t1 as their single runs do."""
+    Z = np.array([[0.3, -0.2, 0.5], [0.0, 1.0, 0.0], [-0.3, 0.05, 0.2], [np.nan, 0.1, 0.1], [0.1, -0.3, 0.1]])
+    bad, good = [1, 3], [0, 2, 4]
+    pl = _plan(_BLOW, method, Z[[0, 2, 4]])
+    got = generic_ensemble.run(pl, Z, np.full(len(Z), 1e-3), 0.0, T1, TOL["rtol"], TOL["atol"], math.inf, 10**6,
+                               TEV)
+    out, st, te, ns, nr, YE = got
+    lanes = generic_ensemble.run(pl, Z, np.full(len(Z), 1e-3), 0.0, T1, TOL["rtol"], TOL["atol"], math.inf, 10**6)
+    for a, b in zip(lanes, got):     # without the grid (the lanes of an ambient pair) the same results
+        assert np.array_equal(a, b, equal_nan=True)
+    assert list(np.flatnonzero(st != 0)) == bad and np.all(st[bad] == -1)
+    assert te[1] == pytest.approx(0.5, rel=1e-6) and np.all(te[good] == T1)
+    late = TEV > te[1]
+    assert np.all(YE[late, 1] == out[1]) and np.all(np.isfinite(YE[:, 1])) and out[1, 1] > 1e3
+    for b in good:
+        status, t, nsteps, _, z, ye = _single(pl, Z[b], 1e-3, TEV)
+        assert status == 0 and nsteps == ns[b] and np.max(np.abs(out[b] - z)) <= 1e-14 * (1.0 + np.max(np.abs(z)))
+        assert np.max(np.abs(YE[:, b] - ye)) <= 1e-14 * (1.0 + np.max(np.abs(z)))
+
+
+def test_the_budget_gives_minus_two_and_the_state_reached():
+    alg = _alg("R x_D R^4")
+    P = quadratic_problem(alg, 4)
+    Y = _ensemble(alg, 4, B=6)
+    pl = _plan(P, "rk853", Y)
+    for grid in (None, TEV):    # (in lanes, and one trajectory after another)
+        out, st, te, ns, nr = generic_ensemble.run(pl, Y, np.zeros(6), 0.0, T1, 1e-10, 1e-12, math.inf, 5, grid)[:5]
+        assert np.all(st == -2) and np.all(ns == 5) and np.all(te < T1) and np.all(te > 0.0)
+        _check_rows_are_single_runs(pl, Y, generic_ensemble.run(pl, Y, np.zeros(6), 0.0, T1, TOL["rtol"],
+                                                                TOL["atol"], math.inf, 10**6, grid), grid)
+
+
+def test_backward_in_time_and_an_empty_interval():
+    """From t = T1 back to 0 (the lanes and the grid path) each row is its single run; t0 == t1 returns y0, status 0,
+    no step."""
+    alg = _alg("so4 random basis")
+    P = quadratic_problem(alg, 8)
+    Y = _ensemble(alg, 8, B=10)
+    pl = _plan(P, "rk853_projected", Y)
+    n = alg.dim
+    fn = generic_kernel.function(pl.st, pl.tab, pl.lie, pl.terms, pl.proj)
+    tev = TEV[::-1]
+    for grid in (None, tev):
+        got = generic_ensemble.run(pl, Y, np.zeros(len(Y)), T1, 0.0, TOL["rtol"], TOL["atol"], math.inf, 10**6, grid)
+        for b in range(len(Y)):
+            ts, ys = np.empty(2), np.empty((2, n))
+            more = () if grid is None else (tev, np.empty((len(tev), n)), np.zeros(1, np.int64))
+            if grid is not None:
+                more[1][0], more[2][0] = Y[b], 1
+            out = fn(T1, 0.0, 0.0, TOL["rtol"], TOL["atol"], math.inf, 1 << 62, 10**6, 0, ts, ys, *Y[b],
+                     *([0.0] * n), *pl.targets(Y[b]).tolist(), *more)
+            z = np.array(out[8:8 + n]) + np.array(out[8 + n:])
+            assert out[0] == 0 and got[1][b] == 0 and got[2][b] == 0.0 and out[3] == got[3][b]
+            assert np.max(np.abs(got[0][b] - z)) <= 1e-14 * (1.0 + np.max(np.abs(z)))
+            if grid is not None:
+                assert np.max(np.abs(got[5][:, b] - more[1])) <= 1e-14 * (1.0 + np.max(np.abs(z)))
+    out, st, te, ns, nr = generic_ensemble.run(pl, Y, np.zeros(len(Y)), 1.0, 1.0, 1e-9, 1e-11, math.inf)
+    assert np.array_equal(out, Y) and np.all(st == 0) and np.all(te == 1.0) and np.all(ns == 0) and np.all(nr == 0)
+
+
+# ------------------------------------------------------------------ the choice under "auto" and "numba"
+def _plan_so4(method="rk45"):
+    alg = random_basis(named.so4(), np.random.default_rng(41))
+    P = quadratic_problem(alg, 6)
+    Y = _ensemble(alg, 6, B=30)
+    return P, Y, _plan(P, method, Y)
+
+
+def test_auto_takes_the_generic_ensemble_while_the_specialised_kernel_compiles(queued, monkeypatch):
+    monkeypatch.setattr(fastpath, "AUTO_NUMBA_WORK", 100)    # "big enough", without a long numpy run
+    P, Y, pl = _plan_so4()
+    kw = dict(method="rk45", rtol=1e-8, atol=1e-10, ensemble="independent")
+    a = integrate(P, Y, (0.0, T1), **kw)
+    b = integrate(P, Y, (0.0, T1), backend="numpy", **kw)
+    assert a.backend == auto_compile.GENERIC_LABEL and np.array_equal(a.nsteps_each, b.nsteps_each)
+    assert np.max(np.abs(a.y - b.y)) <= 1e-9 * np.max(np.abs(b.y))
+    assert [k[0] for k in queued] == ["independent"]
+    # not ready (not compiled, not on disk): numpy, both compiles queued
+    monkeypatch.setattr(generic_ensemble, "compiled", lambda: False)
+    monkeypatch.setattr(generic_ensemble, "on_disk", lambda: False)
+    queued.clear()
+    assert auto_compile.choose_independent(pl, False) == "numpy"
+    assert queued[0] == "generic_ensemble" and queued[1][0] == "independent"
+    # the specialised kernel ready: taken; policy "wait": compiled in the call
+    monkeypatch.setattr(batch_kernels, "independent_ready", lambda pl, grid: True)
+    assert auto_compile.choose_independent(pl, True) == "numba"
+    monkeypatch.setattr(batch_kernels, "independent_ready", lambda pl, grid: False)
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")
+    assert auto_compile.choose_independent(pl, False) == "numba"
+
+
+def test_cold_numba_ensembles(queued, monkeypatch):
+    """backend="numba": the specialised kernel when on disk, else the generic ensemble kernel (the specialised one
+    queued), else (a fresh machine) numpy with the generic ensemble kernel queued; policies "off" and "wait" compile
+    the specialised kernel in the call as before."""
+    P, Y, pl = _plan_so4()
+    assert auto_compile.choose_numba_independent(pl, False) == "generic"
+    assert [k[0] for k in queued] == ["independent"]
+    monkeypatch.setattr(auto_compile, "specialised_on_disk", lambda pl, kind: kind == "independent_grid")
+    assert auto_compile.choose_numba_independent(pl, True) == "numba"
+    monkeypatch.setattr(auto_compile, "specialised_on_disk", lambda pl, kind: False)
+    monkeypatch.setattr(generic_ensemble, "compiled", lambda: False)
+    monkeypatch.setattr(generic_ensemble, "on_disk", lambda: False)
+    monkeypatch.setattr(compile_child, "available", lambda: True)
+    queued.clear()
+    assert auto_compile.choose_numba_independent(pl, False) == "numpy"
+    assert queued[0] == "generic_ensemble" and queued[1][0] == "independent"
+    kw = dict(method="rk45", rtol=1e-8, atol=1e-10, ensemble="independent")
+    r = integrate(P, Y, (0.0, T1), backend="numba", **kw)
+    assert r.backend == "numpy" + auto_compile.NUMBA_NUMPY_NOTE
+    for pol in ("off", "wait"):
+        monkeypatch.setenv("LIEDYN_AUTO_COMPILE", pol)
+        assert auto_compile.choose_numba_independent(pl, False) == "numba"
