@@ -31,7 +31,6 @@ constants: ~5400 flops an attempt on sl(3) servo1).
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import subprocess
@@ -42,7 +41,6 @@ import numpy as np
 
 from ..codegen import generic_ensemble_source
 from ..geometry.recognition import Structure
-from ..reference import genhelpers
 from ..tableaux.dormand_prince import DP5
 from . import generic_kernel, numba_kernels
 
@@ -83,12 +81,7 @@ def compiled():
 def _marker():
     """The file that says the kernel was compiled into numba's disk cache (per text, numba and Python version and
     helpers), or None when the cache directory is not writable."""
-    d = numba_kernels.cache_dir()
-    if d is None:
-        return None
-    numba = numba_kernels.require("the generic ensemble kernel")
-    tag = f"{_text()}|{numba.__version__}|{sys.version_info[:2]}|{Path(genhelpers.__file__).read_bytes()!r}"
-    return d / f"liedyn_generic_ens_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+    return numba_kernels.kernel_marker(_text(), "liedyn_generic_ens", "the generic ensemble kernel")
 
 
 def on_disk():

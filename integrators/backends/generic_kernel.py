@@ -21,7 +21,6 @@ the rows L and (L L^T)^-1 L of a forced problem's linear invariants
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import subprocess
@@ -81,12 +80,7 @@ def compiled():
 def _marker():
     """The file that says the kernel was compiled into the disk cache (per text, numba and Python version),
     or None when the cache directory is not writable."""
-    d = numba_kernels.cache_dir()
-    if d is None:
-        return None
-    numba = numba_kernels.require("the generic kernel")
-    tag = f"{_text('numba')}|{numba.__version__}|{sys.version_info[:2]}|{Path(genhelpers.__file__).read_bytes()!r}"
-    return d / f"liedyn_generic_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+    return numba_kernels.kernel_marker(_text("numba"), "liedyn_generic", "the generic kernel")
 
 
 def on_disk():

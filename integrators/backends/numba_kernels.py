@@ -63,7 +63,7 @@ def no_refcount_option():
     arguments are the caller's. :mod:`integrators.backends.generic_kernel` compiles the loop and the
     functions it calls so: a call of a compiled function with reference counting increments and decrements
     the count of each array argument, an atomic operation each."""
-    numba = require()
+    require()
     from numba.core import options
 
     return "_nrt=False, " if hasattr(options.DefaultOptions, "_nrt") else ""
@@ -122,6 +122,18 @@ def cache_dir():
     except OSError:
         return None
     return d
+
+
+def kernel_marker(text, prefix, what):
+    """The file in the cache directory that says the module ``text`` was compiled into numba's disk cache (per
+    text, numba and Python version and the helpers of :mod:`integrators.reference.genhelpers`; named ``prefix`` and
+    a hash), or None when the cache directory is not writable: the generic kernels' markers."""
+    d = cache_dir()
+    if d is None:
+        return None
+    numba = require(what)
+    tag = f"{text}|{numba.__version__}|{sys.version_info[:2]}|{Path(genhelpers.__file__).read_bytes()!r}"
+    return d / f"{prefix}_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
 
 
 def load_source(full, modname):

@@ -57,3 +57,16 @@ def suslov():
     P = CoadjointProblem(named.so3(), lambda m: m / inertia, forcing=forcing, linear_invariants=c)
     m0 = np.array([0.6, 0.4, 0.0])
     return P, m0 - c * (m0 @ c) / (c @ c), c, a
+
+
+def generated_plan(P, method, y0):
+    """The plan of the generated code for problem P, method and initial state(s) y0, with the projection the method
+    runs (the Casimirs of a projected pair, else the linear invariants a forced problem's pair keeps)."""
+    from integrators.backends import fastpath
+    from integrators.codegen import linear_projection, projection
+    M = METHODS[method]
+    proj = projection.of_algebra(P.algebra) if M.project else linear_projection.kept(P, M)
+    pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0, proj)
+    assert pl is not None
+    return pl
+

@@ -16,15 +16,14 @@ import math
 import numpy as np
 import pytest
 
-from integrators import METHODS, CoadjointProblem, integrate
+from integrators import CoadjointProblem, integrate
 from integrators.backends import (auto_compile, batch_kernels, compile_child, fastpath, generic_ensemble,
                                   generic_kernel, numba_kernels)
-from integrators.codegen import linear_projection, projection
 from liegroups import named
 from servo.lie import ServoFirstKind
 from tests.algebras import random_basis
 
-from ._problems import quadratic_problem, start
+from ._problems import generated_plan, quadratic_problem, start
 from .test_generic_kernel import _almost_abelian
 
 pytestmark = pytest.mark.skipif(not numba_kernels.available(), reason="numba not installed")
@@ -48,12 +47,7 @@ def _ensemble(alg, seed, B=24):
     return y0 + 0.1 * np.random.default_rng(seed).standard_normal((B, alg.dim))
 
 
-def _plan(P, method, y0):
-    M = METHODS[method]
-    proj = projection.of_algebra(P.algebra) if M.project else linear_projection.kept(P, M)
-    pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0, proj)
-    assert pl is not None
-    return pl
+_plan = generated_plan
 
 
 def _single(pl, y, h, t_eval=None):

@@ -18,15 +18,14 @@ import math
 import numpy as np
 import pytest
 
-from integrators import METHODS, integrate
+from integrators import integrate
 from integrators.backends import auto_compile, fastpath, generic_kernel, numba_kernels
 from integrators.backends.output_grid import OutputGrid
-from integrators.codegen import linear_projection, projection
 from integrators.core.errors import MethodError
 from liegroups import named
 from tests.algebras import random_basis
 
-from ._problems import quadratic_problem, start
+from ._problems import generated_plan, quadratic_problem, start
 from .test_generic_kernel_forced import _system
 
 NUMBA = numba_kernels.available()
@@ -42,12 +41,7 @@ FREE = ("rk853", "rk853_projected", "rk45", "rkmk853", "rkmk45")
 FORCED = ("rk853", "rkmk853", "rkmk45")
 
 
-def _plan(P, method, y0):
-    M = METHODS[method]
-    proj = projection.of_algebra(P.algebra) if M.project else linear_projection.kept(P, M)
-    pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0, proj)
-    assert pl is not None
-    return pl
+_plan = generated_plan
 
 
 def _grid_run(pl, fn, mode, y0, t0, t1, te, rtol, atol):
