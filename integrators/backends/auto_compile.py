@@ -74,7 +74,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import sys
 from pathlib import Path
 
@@ -416,16 +415,7 @@ def choose_kernel(key, loaded, marker, warm_job, work, load_work, engine_work):
     return "numpy"
 
 
-def write_marker(marker):
-    """Write a disk-cache marker (see :func:`choose_kernel`); nothing when the directory is not writable."""
-    if marker is None:
-        return
-    try:
-        tmp = marker.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text("")
-        os.replace(tmp, marker)
-    except OSError:
-        pass
+write_marker = numba_kernels.write_marker
 
 
 # ------------------------------------------------------------------ backend="numba" on a structure not compiled

@@ -32,7 +32,6 @@ constants: ~5400 flops an attempt on sl(3) servo1).
 from __future__ import annotations
 
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -170,14 +169,7 @@ def warm():
     kern(0.0, 0.0, np.ones(1), 1e-6, 1e-6, math.inf, 1, Z, np.empty_like(Z), np.empty(1, np.int64), np.empty(1),
          np.empty(1, np.int64), np.empty(1, np.int64), np.zeros((1, 0)), np.zeros(0), np.empty((1, 0, n)),
          np.zeros(1, np.int64), 1, 8, *arrays)
-    m = _marker()
-    if m is not None:
-        try:
-            tmp = m.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text("")
-            os.replace(tmp, m)
-        except OSError:
-            pass
+    numba_kernels.write_marker(_marker())
     return kern
 
 

@@ -22,7 +22,6 @@ the rows L and (L L^T)^-1 L of a forced problem's linear invariants
 from __future__ import annotations
 
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -228,12 +227,5 @@ def warm():
     arrays = _build(Structure(C, np.eye(n), np.zeros(n)), DP5, False, 1, None)
     kern(0.0, 0.0, 1.0, 1e-6, 1e-6, math.inf, 1, 1, 0, np.empty(4), np.empty((4, n)), np.zeros(n), np.zeros(n),
          np.zeros(0), np.zeros(0), np.empty((0, n)), np.zeros(1, np.int64), *arrays)
-    m = _marker()
-    if m is not None:
-        try:
-            tmp = m.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text("")
-            os.replace(tmp, m)
-        except OSError:
-            pass
+    numba_kernels.write_marker(_marker())
     return kern

@@ -136,6 +136,19 @@ def kernel_marker(text, prefix, what):
     return d / f"{prefix}_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
 
 
+def write_marker(marker):
+    """Write a disk-cache marker (:func:`kernel_marker`, the specialised loops' markers) atomically; nothing when it
+    is None or the directory is not writable."""
+    if marker is None:
+        return
+    try:
+        tmp = marker.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text("")
+        os.replace(tmp, marker)
+    except OSError:
+        pass
+
+
 def load_source(full, modname):
     """(namespace, on_disk): the module text ``full`` written to the cache directory as ``modname``.py
     and imported (numba's disk cache can then key on it), or executed in memory when the directory
