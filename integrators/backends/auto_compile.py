@@ -75,6 +75,7 @@ from __future__ import annotations
 import hashlib
 import math
 import sys
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -112,7 +113,17 @@ def compiled(pl, kind):
     the finished children, :func:`integrators.backends.background.poll`)."""
     poll()
     fn = pl._functions.get((kind, "numba"))
-    return fn is not None and bool(getattr(fn, "signatures", ()))
+    if fn is None:
+        return False
+    if fn not in _COMPILED:     # a dispatcher's ``signatures`` costs ~25 us a call; once compiled it stays so
+        if not getattr(fn, "signatures", ()):
+            return False
+        _COMPILED.add(fn)
+    return True
+
+
+#: the plans' numba functions found compiled (:func:`compiled`)
+_COMPILED = weakref.WeakSet()
 
 
 def _job(fn, pl, name, *args):

@@ -29,7 +29,6 @@ from pathlib import Path
 import numpy as np
 
 from liegroups.closed_forms import bernoulli_coefficients
-from liegroups.monomials import monomial_tables
 
 from ..codegen import generic_source
 from ..codegen.affine_source import affine_adnorm_form
@@ -40,7 +39,7 @@ from ..geometry.recognition import Structure
 from ..geometry.spaces import DEXPINV_KMAX, adnorm_form
 from ..reference import genhelpers
 from ..tableaux.dormand_prince import DP5
-from . import numba_kernels
+from . import casimir_rows, numba_kernels
 
 _KERNELS = {}
 _DATA = {}
@@ -132,21 +131,9 @@ def _build(st, tab, lie, terms, proj):
 
 
 def _casimir_tables(proj, n):
-    """The Casimirs of a projected pair (``proj``; None: none) as the kernel's gk_casimirs reads them: the tables of
-    :func:`liegroups.monomials.monomial_tables` (the monomials below the top degree built block by block, the rows
-    H of the values and D of the gradients over them) with H and D as one sparse table -> (qb (blocks, 4): first
-    monomial, count, parent, variable; qp (2 p n + 1): the row pointers, H's rows then D's; qi, qv: the columns
-    and values of the entries; qc (p,): the constants)."""
-    if proj is None:
-        return (np.zeros((0, 4), np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0),
-                np.zeros(0))
-    blocks, H, D, const, low, _ = monomial_tables([[(ex, cf) for cf, ex in poly] for poly in proj.polys], n)
-    qb = _arr([(c0, c1 - c0, p0, j) for c0, c1, p0, _, j in blocks if c0 < c1 <= low] or np.zeros((0, 4)), np.int64)
-    rows = np.concatenate([H, D])
-    nz = rows != 0.0
-    qp = _arr(np.concatenate([[0], np.cumsum(nz.sum(axis=1))]), np.int64)
-    qi = _arr(np.nonzero(nz)[1], np.int64)     # row by row, columns increasing
-    return qb.reshape(-1, 4), qp, qi, _arr(rows[nz]), _arr(const[:, 0])
+    """The Casimirs of a projected pair (``proj``; None: none) as the kernel's gk_casimirs reads them
+    (:func:`integrators.backends.casimir_rows.tables`)."""
+    return casimir_rows.tables(None if proj is None else proj.polys, n)
 
 
 def _dense_rows(tab):
@@ -228,4 +215,5 @@ def warm():
     kern(0.0, 0.0, 1.0, 1e-6, 1e-6, math.inf, 1, 1, 0, np.empty(4), np.empty((4, n)), np.zeros(n), np.zeros(n),
          np.zeros(0), np.zeros(0), np.empty((0, n)), np.zeros(1, np.int64), *arrays)
     numba_kernels.write_marker(_marker())
+    casimir_rows.warm()       # the compiled Casimirs of the end-of-run check: compiled wherever this kernel is
     return kern

@@ -55,11 +55,13 @@ import math
 
 import numpy as np
 from liegroups import LieGroupsError
+from liegroups.casimirs import Casimir
 
+from ..backends import background, casimir_rows
 from ..core.errors import IntegratorError
 from ..methods import CASIMIRS, LINEAR, QUADRATIC
 from ..core.result import record as record_quantities
-from .quantity_scale import absmax_last, max_last, scales as quantity_scales
+from .quantity_scale import absmax_last, max_last, scales as quantity_scales, scales_at as quantity_scales_at
 
 #: a step whose companion estimate of its local error exceeds this fraction of the state is unresolved
 RESOLVE_RTOL = 0.25
@@ -273,6 +275,22 @@ def _record_one(problem, res, raw):
     return scales, absmax
 
 
+def _record(problem, raw):
+    """:func:`integrators.core.result.record` (every declared invariant and constraint on the saved states), with the
+    problem's Casimirs (:class:`liegroups.casimirs.Casimir`) evaluated together by the compiled evaluator when it
+    is loaded in this process (:func:`integrators.backends.casimir_rows.values`, the same formulas: the values
+    agree with numpy's to round-off)."""
+    decl = getattr(problem, "invariants", {})
+    cas = [name for name, q in decl.items() if isinstance(q, Casimir)]
+    vals = None
+    if cas and raw.size > SMALL_RUN * raw.shape[-1]:
+        vals = casimir_rows.values([decl[name] for name in cas], raw.reshape(-1, raw.shape[-1]))
+        if vals is None and casimir_rows.on_disk():     # loaded in the background for the next runs
+            background.submit("casimir-rows-load", casimir_rows.warm)
+    known = {} if vals is None else {name: v.reshape(raw.shape[:-1]) for name, v in zip(cas, vals)}
+    return record_quantities(problem, raw, known)
+
+
 def _figures_one(quantities, raw, inv, kept, rts, scales=None):
     """:func:`_figures` for one trajectory with a few saved states (K <= SMALL_RUN), in Python floats:
     the same formulas without the ~30 numpy calls on arrays of a few numbers that dominate the cost
@@ -315,6 +333,44 @@ def _figures_one(quantities, raw, inv, kept, rts, scales=None):
     return worst, firsts, per_k
 
 
+def _figures_long(quantities, raw, inv, kept, rts):
+    """:func:`_figures` for one trajectory with many saved states (raw (K, n)): the same formulas, the two scales of
+    each quantity in Python floats (:func:`integrators.engine.quantity_scale.scales_at`) and a few array calls per
+    quantity (an invariant's largest drift is max(v) - v_0 or v_0 - min(v), rounding being monotone); the per-state
+    figures only of a quantity beyond its tolerance. A state or a value that is not finite goes to :func:`_figures`
+    (NaN propagates there: NaN is beyond every tolerance)."""
+    K, n = raw.shape
+    absmax = max_last(np.abs(raw))
+    vals = [q[2] for q in quantities]
+    if not (math.isfinite(float(absmax.sum())) and all(math.isfinite(float(v.sum())) for v in vals)):
+        return _figures(quantities, raw, np.array(inv), np.array(kept), rts)
+    kbig = int(np.argmax(absmax))
+    sizes = [float(absmax[0])] if kbig == 0 else [float(absmax[0]), float(absmax[kbig])]
+    with np.errstate(all="ignore"):
+        S = quantity_scales_at([q for _, _, _, q in quantities], sizes, n)
+    worst, firsts, per_k = [], [], []
+    for i, v in enumerate(vals):
+        S0, S1 = S[i][0], S[i][-1]
+        fig = None
+        if inv[i]:
+            v0 = float(v[0])
+            d = max(abs(v0), S0, S1 if kept[i] else 0.0, _TINY)
+            w = max(float(v.max()) - v0, v0 - float(v.min())) / d
+        else:
+            fig = np.abs(v) / np.maximum(absmax, max(S0, S1, _TINY))
+            w = float(fig.max())
+        worst.append(w)
+        if w <= rts[i]:
+            firsts.append(K)
+            per_k.append(None)
+            continue
+        if fig is None:
+            fig = np.abs(v - v0) / d
+        firsts.append(int(np.argmax(~(fig <= rts[i]))))
+        per_k.append(fig)
+    return worst, firsts, per_k
+
+
 def check_quantities(problem, res, tolerances=None, record=False):
     """End-of-run check of the declared invariants and constraints (in place): records the worst
     figure of each in ``res.checks`` ("invariant:<name>", "constraint:<name>") and, for the first one
@@ -331,7 +387,7 @@ def check_quantities(problem, res, tolerances=None, record=False):
         if raw.ndim == 2 and 0 < len(raw) <= SMALL_RUN:
             scales = _record_one(problem, res, raw)
         if scales is None:
-            res.invariants, res.constraints = record_quantities(problem, raw)
+            res.invariants, res.constraints = _record(problem, raw)
     if len(res.t) == 0 or problem.kind == "reconstruction":
         return res
     quantities = []                                       # (kind, name, values, callable)
@@ -357,6 +413,8 @@ def check_quantities(problem, res, tolerances=None, record=False):
         quantities = [(kind, name, vals.reshape(K, -1)[:, keep], q) for kind, name, vals, q in quantities]
     if raw.ndim == 2 and K <= SMALL_RUN:
         worst, firsts, per_k = _figures_one(quantities, raw, inv, kept, rts, scales)
+    elif raw.ndim == 2:
+        worst, firsts, per_k = _figures_long(quantities, raw, inv, kept, rts)
     else:
         worst, firsts, per_k = _figures(quantities, raw, np.array(inv), np.array(kept), rts)
     first = None                                          # (index, message)

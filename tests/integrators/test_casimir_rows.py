@@ -1,0 +1,125 @@
+"""The compiled Casimirs of the end-of-run check (integrators.backends.casimir_rows) and the check's path for one
+trajectory with many saved states (integrators.engine.guard._figures_long, quantity_scale.scales_at).
+
+Expected values: the Casimirs' own numpy evaluation (liegroups.monomials.monomial_sum, another loop order of the
+same sums) and the guard's array path (_figures, quantity_scale.scales), each written independently of the code
+under test."""
+
+import math
+
+import numpy as np
+import pytest
+
+from integrators import integrate
+from integrators.backends import casimir_rows, numba_kernels
+from integrators.engine import guard, quantity_scale
+from liegroups import LieAlgebra, named
+
+numba_only = pytest.mark.skipif(not numba_kernels.available(), reason="needs the extra liedyn[fast] (numba)")
+
+
+def _random_basis(alg, seed):
+    """The algebra in the basis B e_i (structure constants C'_ij^k = sum B_ai B_bj C_ab^c (B^-1)_kc): its Casimirs
+    dense polynomials (so(5): a quartic with ~700 terms)."""
+    B = np.random.default_rng(seed).standard_normal((alg.dim, alg.dim))
+    C = np.einsum("ai,bj,abc,kc->ijk", B, B, alg.structure_constants, np.linalg.inv(B))
+    return LieAlgebra(C, name=f"{alg.name} random basis")
+
+
+@numba_only
+@pytest.mark.parametrize("make", [named.so4, named.se3, lambda: _random_basis(named.so(5), 3),
+                                  lambda: _random_basis(named.se3(), 4)])
+@pytest.mark.parametrize("K", [1, 127, 128, 1001])
+def test_compiled_values_are_the_casimirs_numpy_values(make, K):
+    casimir_rows.warm()
+    alg = make()
+    cas = list(alg.casimirs())
+    Z = np.random.default_rng(K).standard_normal((K, alg.dim)) * 2.0
+    got = casimir_rows.values(cas, Z)
+    want = np.array([c(Z) for c in cas])
+    assert got.shape == (len(cas), K)
+    # the same sums in another order: equal to the round-off of the terms' sizes, sum |c| |m^e| <= sum |c| |z|^d
+    for c, g, w in zip(cas, got, want):
+        size = sum(abs(cf) for cf, _ in c.terms) * np.max(np.abs(Z), axis=1) ** max(sum(e) for _, e in c.terms)
+        assert np.all(np.abs(g - w) <= 64 * np.finfo(float).eps * size)
+
+
+def test_values_answer_none_until_loaded(monkeypatch):
+    monkeypatch.setattr(casimir_rows, "_NS", {})
+    assert casimir_rows.values(list(named.so4().casimirs()), np.ones((3, 6))) is None
+    assert not casimir_rows.loaded()
+
+
+@numba_only
+def test_the_check_records_the_same_values_and_figures_with_and_without_the_compiled_casimirs(monkeypatch):
+    casimir_rows.warm()
+    alg = _random_basis(named.so(5), 7)
+    from servo import EulerPoincare
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((10, 10))
+    s = EulerPoincare(alg, A @ A.T / 10 + np.eye(10))
+    P = s.problem()
+    z0 = rng.standard_normal(10)
+    res = integrate(P, z0, (0.0, 2.0), method="rk853_projected", steps=300, check=False, backend="numpy")
+    checked = []
+    for compiled in (True, False):
+        if not compiled:
+            monkeypatch.setattr(casimir_rows, "values", lambda *a: None)
+        r = integrate(P, z0, (0.0, 2.0), method="rk853_projected", steps=300, backend="numpy")
+        checked.append(r)
+    a, b = checked
+    assert a.status == b.status == 0
+    assert a.invariants.keys() == b.invariants.keys() == res.invariants.keys()
+    for k in a.invariants:
+        np.testing.assert_allclose(a.invariants[k], b.invariants[k], rtol=1e-12, atol=1e-12)
+    for k in a.checks:
+        assert a.checks[k] == pytest.approx(b.checks[k], rel=1e-6, abs=1e-14), k
+
+
+def test_scales_at_are_the_scales_of_the_array_path():
+    """scales_at (Python floats) against scales (arrays) for a homogeneous Casimir, a declared polynomial with
+    constant and linear terms, an undeclared function and one whose value overflows on an axis (that term counts 0)."""
+    from integrators.core.quantities import polynomial_quantity
+    cas = list(named.so4().casimirs())
+    c = np.array([0.5, -1.0, 2.0, 0.0, 1.0, 3.0])
+    poly = polynomial_quantity(2)(lambda z: np.asarray(z) @ c + np.sum(np.asarray(z) ** 2, axis=-1) - 4.0)
+
+    def plain(z):
+        return np.asarray(z)[..., 1] ** 3 - np.asarray(z)[..., 4]
+
+    def huge(z):
+        return np.exp(800.0 * np.asarray(z)[..., 0])
+    qs = cas + [poly, plain, huge]
+    rs = [0.5, 3.0]
+    with np.errstate(all="ignore"):
+        got = quantity_scale.scales_at(qs, rs, 6)
+        want = quantity_scale.scales(qs, np.array(rs), 6)
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    assert got[-1][1] == 5.0 and got[-1][0] == pytest.approx(math.exp(400.0) + 5.0)   # exp(2400) = inf counts 0
+
+
+@pytest.mark.parametrize("grow", [3.0, 0.5])
+def test_figures_of_one_long_trajectory_are_those_of_the_array_path(grow):
+    """_figures_long against _figures on one trajectory of 40 saved states: kept and not kept invariants and a
+    constraint, within tolerance and beyond it (the first offending state and its figure), the largest state
+    last or first; a NaN state goes to the array path (beyond every tolerance)."""
+    rng = np.random.default_rng(9)
+    c = np.array([0.5, -1.0, 2.0])
+    qs = [lambda z: np.asarray(z) @ c, lambda z: np.sum(np.asarray(z) ** 2, axis=-1),
+          lambda z: np.asarray(z)[..., 0] * np.asarray(z)[..., 2] + 0.1]
+    inv, kept = [True, True, False], [True, False, True]
+    raw = rng.standard_normal((40, 3)) * np.linspace(1.0, grow, 40)[:, None]
+    quantities = [("invariant" if i else "constraint", f"q{a}", q(raw), q) for a, (q, i) in enumerate(zip(qs, inv))]
+    for rts in ([1e9] * 3, [1e-3] * 3, [1e9, 0.2, 1e9]):
+        worst, firsts, per_k = guard._figures_long(quantities, raw, inv, kept, rts)
+        w2, f2, p2 = guard._figures(quantities, raw, np.array(inv), np.array(kept), rts)
+        np.testing.assert_allclose(worst, w2, rtol=1e-13)
+        assert firsts == f2
+        for i, k in enumerate(firsts):
+            if k < len(raw):
+                assert per_k[i][k] == pytest.approx(p2[i][k], rel=1e-13)
+    bad = raw.copy()
+    bad[17] = np.nan
+    quantities = [(kind, name, q(bad), q) for kind, name, _, q in quantities]
+    worst, firsts, _ = guard._figures_long(quantities, bad, inv, kept, [1e9] * 3)
+    assert all(math.isnan(w) for w in worst) and firsts == [17, 17, 17]
