@@ -10,7 +10,8 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# the generic compiled kernels (every algebra, once per machine: ~12 s of CPU, and ~40 s for the ensemble kernel)
+# the generic compiled kernels (every algebra, once per machine: ~12 s of CPU with the compiled Casimirs of the
+# end-of-run check, integrators.backends.casimir_rows; ~40 s for the ensemble kernel)
 # into the disk cache, so that no backend="numba" call on a new algebra pays them
 # (integrators.backends.generic_kernel, generic_ensemble)
 $(STAMP): $(PY) pyproject.toml

@@ -17,16 +17,30 @@ class OutputGrid:
 
     def __init__(self, te, shape, pl, targets, backward=False):
         self.te = np.ascontiguousarray(te, dtype=float)
-        self.te_list = self.te.tolist()    # the Python-float loop indexes a list faster
-        self.tu = (-self.te).tolist() if backward else self.te_list   # direction * te, for bisect_left
+        self.backward = backward
         self.ye = np.empty(shape)
         self.GI = np.zeros(1, np.int64)
         self.pl, self.targets = pl, np.asarray(targets, dtype=float)
         self.log = []
 
+    @property
+    def te_list(self):
+        """The times as Python floats (the Python-float loop indexes a list faster); made when first read."""
+        if "_te_list" not in self.__dict__:
+            self._te_list = self.te.tolist()
+        return self._te_list
+
+    @property
+    def tu(self):
+        """direction * te as Python floats, for bisect_left (the Python loops'); made when first read."""
+        return (-self.te).tolist() if self.backward else self.te_list
+
     def start(self, t0, y0):
-        """Fill the times equal to t0 with y0 (of the layout of a row of ye)."""
-        k = int(np.sum(self.te == t0))
+        """Fill the times equal to t0 with y0 (of the layout of a row of ye): a prefix of te, sorted in the
+        direction of integration from t0 on."""
+        k, G = 0, len(self.te)
+        while k < G and self.te[k] == t0:
+            k += 1
         self.ye[:k] = y0
         self.GI[0] = k
 

@@ -90,7 +90,11 @@ class ServoSecondKind(LeftInvariantConstrained):
         z = self._check_last(z, self.n, "z")
         if self.k == 1:
             lam = (z @ self.Iinv_a) / self._r
-            return np.concatenate([z - np.multiply.outer(lam, self.b), lam[..., None]], axis=-1)
+            out = np.empty(z.shape[:-1] + (self.n + 1,))
+            np.multiply(lam[..., None], -self.b, out=out[..., :self.n])
+            out[..., :self.n] += z
+            out[..., self.n] = lam
+            return out
         lam = self._solve_R(z @ self.IinvA.T)
         return np.concatenate([z - lam @ self.B, lam], axis=-1)
 
