@@ -73,14 +73,15 @@ def single(drawn, args, numba_ok):
             "numpy": lambda tol: zend(s.simulate(x0, T, rtol=tol, atol=tol * 1e-2, backend="numpy")),
         }
         first_numba = None
-        if numba_ok and spent < args.numba_budget:
+        wait = getattr(args, "numba_wait", None)
+        if numba_ok and (wait is not None or spent < args.numba_budget):
             t = time.perf_counter()
             r = s.simulate(x0, T, backend="numba")
             first_numba = time.perf_counter() - t
             # a cold backend="numba" call runs the generic kernel (or numpy) and compiles the specialised loop in a
             # background thread of this process: wait for it (within the budget), else the timings below would
             # measure the generic path and count the compiling thread's CPU time in every call
-            background.wait(timeout=max(0.0, args.numba_budget - spent - first_numba))
+            background.wait(timeout=max(0.0, wait if wait is not None else args.numba_budget - spent - first_numba))
             spent += time.perf_counter() - t
             if s.simulate(x0, T, backend="numba").backend == "numba":    # the structure's own loop is ready
                 cands["numba"] = lambda tol: zend(s.simulate(x0, T, rtol=tol, atol=tol * 1e-2, backend="numba"))

@@ -28,7 +28,10 @@ are timed in interleaved rounds, median of 5 (3 with --quick), in CPU time of th
 ``s.simulate(x0, 10.0)`` (rtol 1e-12). numba figures exclude compilation; the first numba call of each
 system (which compiles the generated code for its structure unless numba's disk cache has it) is listed,
 and numba is measured on the systems in draw order until ``--numba-budget`` seconds of first calls are
-spent (the rest say so; the budget is checked before a call, and one call can take minutes).
+spent (the rest say so; the budget is checked before a call, and one call can take minutes), or with
+``--numba-wait S`` on every system, each waiting at most S seconds for its loop (the structures already in the
+cache load in a fraction of a second; the others are marked "(compiling)" and compile in liedyn's background
+children meanwhile).
 
 **Cold start**, in a fresh process with an empty code cache (``LIEDYN_CACHE_DIR`` a new directory): import,
 building the algebra (with its Casimirs) and the system, the first default ``simulate`` (backend "auto"),
@@ -142,6 +145,9 @@ def main():
     ap.add_argument("--seed", type=int, default=24)
     ap.add_argument("--numba-budget", type=float, default=None,
                     help="seconds of first numba calls (compilation) after which numba is not measured")
+    ap.add_argument("--numba-wait", type=float, default=None,
+                    help="seconds to wait for each system's own loop (its compile) instead of the total budget: a "
+                         "loop not in the cache by then is '(compiling)' and the next system is measured")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold-start processes")
     ap.add_argument("--cold-timeout", type=float, default=300.0)
     ap.add_argument("--ensembles", type=int, default=None, help="number of drawn systems with ensembles")
