@@ -2,9 +2,9 @@
 :mod:`integrators.engine.guard` evaluates a run's declared Casimirs on its saved states here.
 
 The formulas are those of :func:`liegroups.monomials.monomial_sum` (the monomials below the top degree built block
-by block, the values as sum_j z_j (H m)_j), as the generic kernel's ``gk_casimirs`` computes them
-(:data:`integrators.codegen.generic_projection_source.CASIMIR_TEXT`, its tables from :func:`tables`); the values
-agree with numpy's to round-off. At the 1001 saved states of ``simulate``'s default grid the two Casimirs of sl(3)
+by block, the values as sum_j z_j (H m)_j), as the generic kernels compute them: the ensemble kernel's lanes,
+``gl_casimirs``, on blocks of states (:data:`integrators.codegen.generic_ensemble_source.ROWS_TEXT`; the tables
+from :func:`tables`); the values agree with numpy's to round-off. At the 1001 saved states of ``simulate``'s default grid the two Casimirs of sl(3)
 cost ~0.23 ms in numpy (a dozen array calls each) and a few microseconds here.
 
 The module is small and never compiled during a run: :func:`warm` compiles it into numba's disk cache (the
@@ -21,7 +21,7 @@ import numpy as np
 
 from liegroups.monomials import monomial_tables
 
-from ..codegen.generic_projection_source import ROWS_FUNCTIONS, ROWS_TEXT
+from ..codegen.generic_ensemble_source import ROWS_FUNCTIONS, ROWS_TEXT
 from . import numba_kernels
 
 #: the states of a block of gk_casimir_rows (its monomials: low x BLOCK floats, 286 x 128 for so(5)'s quartic)
@@ -78,8 +78,7 @@ def warm():
     ns = numba_kernels.load_module(_text(), "liedyn_casimir_rows", "the compiled Casimirs")
     n = 3
     tb = tables([[(1.0, (2, 0, 0))]], n)
-    ns["gk_casimir_rows"](*tb, np.zeros((n, 1)), np.empty((1, 1)), np.empty((monomials(tb[0]), BLOCK)),
-                          np.empty(BLOCK))
+    ns["gk_casimir_rows"](*tb, np.zeros((n, 1)), np.empty((1, 1)), *_work(1, n, monomials(tb[0])))
     numba_kernels.write_marker(_marker())
     _NS["gk_casimir_rows"] = ns["gk_casimir_rows"]
 
@@ -114,5 +113,11 @@ def values(casimirs, Z):
         hit = _TABLES[key] = (tuple(casimirs), tb, monomials(tb[0]))
     _, tb, nm = hit
     out = np.empty((len(casimirs), Z.shape[0]))
-    fn(*tb, np.ascontiguousarray(Z.T), out, np.empty((nm, BLOCK)), np.empty(BLOCK))
+    fn(*tb, np.ascontiguousarray(Z.T), out, *_work(len(casimirs), Z.shape[1], nm))
     return out
+
+
+def _work(p, n, nm):
+    """gk_casimir_rows' work arrays for p polynomials in n variables with nm monomials below the top degree: the
+    gradients' G (p, n, BLOCK) (not computed), the monomials (nm, BLOCK), two (BLOCK,) vectors."""
+    return np.empty((p, n, BLOCK)), np.empty((nm, BLOCK)), np.empty(BLOCK), np.empty(BLOCK)

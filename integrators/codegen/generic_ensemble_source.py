@@ -81,7 +81,7 @@ _WORK = ("K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5
          "pdv, piv, pt, pr, pu, pv, pa, mon")
 _RUN = "t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, TEV, YE, GI"
 
-_TEXT = '''
+_TEXT_HEAD = '''
 
 def gk_one(bt, t0, t1, h, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, TEV, ye, GI, ts, ys, z, e,
            cz, @DATA@,
@@ -213,7 +213,9 @@ def gl_combine(coef, nq, K, out, L):
                 for l in range(L):
                     out[i, l] += a*K[q, i, l]
 
+'''
 
+_LANE_CASIMIRS = '''
 def gl_casimirs(qb, qp, qi, qv, qc, p, z, vals, G, grad, mon, acc, sl, L):
     """gk_casimirs over the lanes l < L (its operations in its order): vals[k, l] = C_k(z[:, l]) and with ``grad``
     G[k, j, l] = dC_k/dz_j, from the monomial tables (qb, the sparse rows qp, qi, qv of H and D, the constants qc);
@@ -253,7 +255,9 @@ def gl_casimirs(qb, qp, qi, qv, qc, p, z, vals, G, grad, mon, acc, sl, L):
                         G[k, j, l] += v*mon[m, l]
         for l in range(L):
             vals[k, l] = acc[l]
+'''
 
+_TEXT_TAIL = '''
 
 def gl_project(qb, qp, qi, qv, qc, p, z, targets, inc, y, G, Mm, Lf, pdv, piv, pt, pr, pu, pv, pa, mon, acc, sl,
                act, L):
@@ -616,6 +620,26 @@ def gk_ensemble(@RUN@, groups, lanes, @DATA@):
         elif lo < hi:
             gk_group(lo, hi, @RUN@, @DATA@)
 '''
+
+_TEXT = _TEXT_HEAD + _LANE_CASIMIRS + _TEXT_TAIL
+
+#: the functions of ROWS_TEXT, compiled on their own by :mod:`integrators.backends.casimir_rows` (the end-of-run
+#: check of :mod:`integrators.engine.guard` reads a run's Casimirs on its saved states through them)
+ROWS_FUNCTIONS = ("gl_casimirs", "gk_casimir_rows")
+
+ROWS_TEXT = _LANE_CASIMIRS + '''
+
+def gk_casimir_rows(qb, qp, qi, qv, qc, ZT, out, G, mon, acc, sl):
+    """out[k, r] = C_k(z_r) at the states z_r = ZT[:, r] (ZT (n, K)): gl_casimirs on blocks of B = mon.shape[1]
+    states, the states of a block its lanes (G (p, n, B), acc and sl (B,) work)."""
+    K = ZT.shape[1]
+    p = qc.shape[0]
+    B = mon.shape[1]
+    for a in range(0, K, B):
+        w = min(K, a + B) - a
+        gl_casimirs(qb, qp, qi, qv, qc, p, ZT[:, a:a + w], out[:, a:a + w], G, False, mon, acc, sl, w)
+'''
+
 
 
 def text() -> str:

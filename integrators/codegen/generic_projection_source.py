@@ -5,10 +5,7 @@ of a pair that keeps invariants is moved back onto their level set, the invarian
   monomial tables of :func:`liegroups.monomials.monomial_tables` as a sparse table (``gk_casimirs``), the projection onto {C_k = c_k} by simplified Newton iterations
   with one L D L^T factorisation of G G^T, G = grad C fixed (Hairer, Lubich and Wanner 2006, IV.4,
   Algorithm 4.2; ``gk_project``), the algorithm and stopping test of
-  :class:`integrators.codegen.projection.CasimirProjection`. The same values at the rows of an array of states,
-  a block of rows at a time (``gk_casimir_rows``, :data:`ROWS_TEXT`, compiled on its own by
-  :mod:`integrators.backends.casimir_rows`: the end-of-run check of :mod:`integrators.engine.guard` reads the
-  Casimirs of a run's saved states through it).
+  :class:`integrators.codegen.projection.CasimirProjection`.
 * The linear invariants L z of a forced problem that an RKMK pair keeps by projection
   (:mod:`integrators.codegen.linear_projection`: the constraints of a servo-constraint of the first kind):
   z1 = z~ - L^T (L L^T)^-1 (L z~ - L z0), exact in one step (the level set is an affine subspace), with the
@@ -145,44 +142,4 @@ def gk_projection(pL, pG, qb, qp, qi, qv, qc, p, z, targets, inc, y, G, Mm, L, p
         gk_linproject(pL, pG, z, targets, inc, y, pr)
     else:
         gk_project(qb, qp, qi, qv, qc, p, z, targets, inc, y, G, Mm, L, pdv, piv, pt, pr, pu, pv, pa, mon)
-'''
-
-
-#: the function of ROWS_TEXT
-ROWS_FUNCTIONS = ("gk_casimir_rows",)
-
-ROWS_TEXT = '''
-def gk_casimir_rows(qb, qp, qi, qv, qc, ZT, out, mon, acc):
-    """out[k, r] = C_k(z_r) at the states z_r = ZT[:, r] (ZT (n, K)): gk_casimirs' sums (the same operations in the
-    same order) for B = mon.shape[1] states at a time, each loop over the states of a block innermost (it
-    vectorises): the monomials mon (low, B) degree by degree, then for each row k n + j of H its sparse product
-    with them (acc (B,)) times z_j added to C_k."""
-    n, K = ZT.shape
-    p = qc.shape[0]
-    B = mon.shape[1]
-    for a in range(0, K, B):
-        w = min(K, a + B) - a
-        for r in range(w):
-            mon[0, r] = 1.0
-        for blk in range(qb.shape[0]):
-            c0 = qb[blk, 0]
-            p0 = qb[blk, 2]
-            j = qb[blk, 3]
-            for c in range(qb[blk, 1]):
-                for r in range(w):
-                    mon[c0 + c, r] = mon[p0 + c, r]*ZT[j, a + r]
-        for k in range(p):
-            for r in range(w):
-                out[k, a + r] = qc[k]
-            for j in range(n):
-                row = k*n + j
-                for r in range(w):
-                    acc[r] = 0.0
-                for t in range(qp[row], qp[row + 1]):
-                    v = qv[t]
-                    m = qi[t]
-                    for r in range(w):
-                        acc[r] += v*mon[m, r]
-                for r in range(w):
-                    out[k, a + r] += ZT[j, a + r]*acc[r]
 '''
