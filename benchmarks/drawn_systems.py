@@ -211,21 +211,24 @@ def main():
           "that call runs until the structure's loop is compiled (minutes on a random basis).", "",
           markdown_table(SINGLE_COLUMNS, rows), ""]
     old = _earlier_section() if args.single_only else None
+    kept = []
     if old is not None and args.only:   # the rows of the algebras not measured now, from the earlier run
         kept = [r for r in old["rows"] if r[0] not in args.only]
         if kept:
             md += ["Rows of the earlier run (algebras not measured in this run; that run's tree and load):", "",
                    markdown_table(SINGLE_COLUMNS, kept), ""]
     md += ["- " + n for n in notes]
+    if kept:
+        md.append(f"- The figures below are over this run's {len(rows)} rows and the earlier run's {len(kept)}.")
 
     def ratio(r, col):
         try:
             return float(r[col].rstrip("x"))
         except ValueError:
             return None
-    np_r = [x for x in (ratio(r, 9) for r in rows) if x is not None]
-    nb_r = [x for x in (ratio(r, 12) for r in rows) if x is not None]
-    gk_r = [x for x in (ratio(r, 19) for r in rows) if x is not None]
+    np_r = [x for x in (ratio(r, 9) for r in rows + kept) if x is not None]
+    nb_r = [x for x in (ratio(r, 12) for r in rows + kept) if x is not None]
+    gk_r = [x for x in (ratio(r, 19) for r in rows + kept) if x is not None]
     if np_r:
         md.append(f"- numpy / DOP853: median {np.median(np_r):.2f}x, worst {max(np_r):.2f}x; "
                   f"<= 1.0x on {sum(x <= 1.0 for x in np_r)} of {len(np_r)} systems.")

@@ -4,8 +4,9 @@
 The formulas are those of :func:`liegroups.monomials.monomial_sum` (the monomials below the top degree built block
 by block, the values as sum_j z_j (H m)_j), as the generic kernels compute them: the ensemble kernel's lanes,
 ``gl_casimirs``, on blocks of states (:data:`integrators.codegen.generic_ensemble_source.ROWS_TEXT`; the tables
-from :func:`tables`); the values agree with numpy's to round-off. At the 1001 saved states of ``simulate``'s default grid the two Casimirs of sl(3)
-cost ~0.23 ms in numpy (a dozen array calls each) and a few microseconds here.
+from :func:`tables`); the values agree with numpy's to round-off. At the 1001 saved states of ``simulate``'s
+default grid (timeit, one core): the two Casimirs of sl(3) 0.05 ms against 0.23 ms in numpy, so(5)'s in a random
+basis (a 714-term quartic) 0.31 ms against 0.91 ms.
 
 The module is small and never compiled during a run: :func:`warm` compiles it into numba's disk cache (the
 Makefile's install step and :func:`integrators.backends.generic_kernel.warm` call it), :func:`values` answers None
@@ -58,8 +59,8 @@ def monomials(qb):
 
 def _text():
     free = numba_kernels.no_refcount_option()        # no array is allocated inside: no reference counting
-    return ROWS_TEXT + "\n" + "".join(f"{name} = numba.njit({free}cache=CACHE, error_model='numpy', nogil=True)({name})\n"
-                                      for name in ROWS_FUNCTIONS)
+    jit = f"numba.njit({free}cache=CACHE, error_model='numpy', nogil=True)"
+    return ROWS_TEXT + "\n" + "".join(f"{name} = {jit}({name})\n" for name in ROWS_FUNCTIONS)
 
 
 def _marker():
