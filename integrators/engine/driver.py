@@ -278,9 +278,11 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
     res.preserves = preserved(m, problem)
     if check and m.fixed_step and problem.kind != "reconstruction":
         guard.check_resolution(problem, make_stepper(m, problem), res, res.h, save_every)
-    finish(problem, res, record_values=not check)
+    finish(problem, res, record_values=False)    # the values are recorded by the guard (its compiled Casimirs)
     if check:
         guard.check_quantities(problem, res, record=True)
+    else:
+        guard.record(problem, res)
     return res
 
 

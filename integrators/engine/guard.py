@@ -291,6 +291,14 @@ def _record(problem, raw):
     return record_quantities(problem, raw, known)
 
 
+def record(problem, res):
+    """Record the declared invariants and constraints on the saved (raw) states of res, as :func:`check_quantities`
+    does with ``record`` but without the check (``check=False``): :func:`_record`."""
+    raw = res.outputs.get("z", res.y) if getattr(problem, "state_map", None) is not None else res.y
+    res.invariants, res.constraints = _record(problem, raw)
+    return res
+
+
 def _figures_one(quantities, raw, inv, kept, rts, scales=None):
     """:func:`_figures` for one trajectory with a few saved states (K <= SMALL_RUN), in Python floats:
     the same formulas without the ~30 numpy calls on arrays of a few numbers that dominate the cost

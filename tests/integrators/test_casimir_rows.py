@@ -123,3 +123,30 @@ def test_figures_of_one_long_trajectory_are_those_of_the_array_path(grow):
     quantities = [(kind, name, q(bad), q) for kind, name, _, q in quantities]
     worst, firsts, _ = guard._figures_long(quantities, bad, inv, kept, [1e9] * 3)
     assert all(math.isnan(w) for w in worst) and firsts == [17, 17, 17]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_check_false_records_the_same_values(compiled, monkeypatch):
+    """check=False skips the figures, not the recorded invariants and constraints: the same values as a checked run
+    (through the compiled Casimirs when loaded, numpy else), and no figures."""
+    if compiled and not numba_kernels.available():
+        pytest.skip("needs the extra liedyn[fast] (numba)")
+    if compiled:
+        casimir_rows.warm()
+    else:
+        monkeypatch.setattr(casimir_rows, "values", lambda *a: None)
+    from servo import ServoSecondKind
+    alg = named.so4()
+    rng = np.random.default_rng(2)
+    s = ServoSecondKind(alg, np.diag([1.0, 2.0, 3.0, 1.5, 2.5, 3.5]), a=rng.standard_normal(6), b=rng.standard_normal(6))
+    x0 = s.check_state(np.append(rng.standard_normal(6), 0.1), project=True)
+    a = s.simulate(x0, 2.0, rtol=1e-9, atol=1e-11)
+    b = s.simulate(x0, 2.0, rtol=1e-9, atol=1e-11, check=False)
+    assert np.array_equal(a.y, b.y) and a.checks and not b.checks
+    P = s.problem()
+    assert a.invariants.keys() == b.invariants.keys() == P.invariants.keys()
+    assert a.constraints.keys() == b.constraints.keys() == P.constraints.keys()
+    z = a.outputs["z"]
+    for table, decl in ((b.invariants, P.invariants), (b.constraints, P.constraints)):
+        for k, q in decl.items():                  # against each quantity's own numpy evaluation
+            np.testing.assert_allclose(table[k], q(z), rtol=1e-12, atol=1e-12 * max(1.0, np.max(np.abs(q(z)))))
