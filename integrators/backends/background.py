@@ -108,13 +108,13 @@ def submit(key, job):
     :class:`integrators.backends.compile_child.Job` (a specialised loop) in a detached child process when
     :func:`integrators.backends.compile_child.available` (started now, or at a later decision when MAX_CHILDREN
     run; not again after its child failed here), any other callable (and a Job without a writable cache
-    directory) in the background thread."""
+    directory) in the background thread. Returns True when it was queued now."""
     if policy() == "off":
-        return
+        return False
     child = isinstance(job, compile_child.Job) and job.marker is not None and compile_child.available()
     with _LOCK:
         if key in _PENDING or len(_PENDING) >= MAX_PENDING or (child and key in _GAVE_UP):
-            return
+            return False
         _PENDING.add(key)
         if child:
             _WAITING[key] = job
@@ -128,6 +128,7 @@ def submit(key, job):
         poll(force=True)
     else:
         _JOBS.put((key, job))
+    return True
 
 
 def poll(force=False):

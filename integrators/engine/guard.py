@@ -70,6 +70,7 @@ TOLERANCES = {"kept_invariant": 1e-6, "invariant": 0.5, "constraint": 0.5}
 _TINY = 1e-300
 #: the end-of-run check of one trajectory with at most this many saved states runs in Python floats
 SMALL_RUN = 16
+_ROWS_LOAD = []            # set when the compiled Casimirs' load was queued (_record)
 _EYE2 = {}                 # n -> the rows e_1..e_n twice (the probe of the scales, see _record_one)
 #: how many of the most-changing saved intervals are checked (besides the first and the last)
 N_SUSPECTS = 2
@@ -285,8 +286,9 @@ def _record(problem, raw):
     vals = None
     if cas and raw.size > SMALL_RUN * raw.shape[-1]:
         vals = casimir_rows.values([decl[name] for name in cas], raw.reshape(-1, raw.shape[-1]))
-        if vals is None and casimir_rows.on_disk():     # loaded in the background for the next runs
-            background.submit("casimir-rows-load", casimir_rows.warm)
+        if vals is None and not _ROWS_LOAD and casimir_rows.on_disk():   # loaded in the background for the
+            if background.submit("casimir-rows-load", casimir_rows.warm):  # next runs (queued once a process)
+                _ROWS_LOAD.append(True)
     known = {} if vals is None else {name: v.reshape(raw.shape[:-1]) for name, v in zip(cas, vals)}
     return record_quantities(problem, raw, known)
 

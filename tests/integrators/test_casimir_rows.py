@@ -150,3 +150,21 @@ def test_check_false_records_the_same_values(compiled, monkeypatch):
     for table, decl in ((b.invariants, P.invariants), (b.constraints, P.constraints)):
         for k, q in decl.items():                  # against each quantity's own numpy evaluation
             np.testing.assert_allclose(table[k], q(z), rtol=1e-12, atol=1e-12 * max(1.0, np.max(np.abs(q(z)))))
+
+
+def test_the_check_queues_the_load_of_the_compiled_casimirs_once_it_is_taken(monkeypatch):
+    """Not loaded but on disk: the first check queues its load in the background (numpy meanwhile), the next checks
+    do not again; a queue that refused it (full) is asked again at the next check."""
+    from integrators.backends import background
+    calls, answers = [], [False, True]
+    monkeypatch.setattr(casimir_rows, "values", lambda *a: None)
+    monkeypatch.setattr(casimir_rows, "on_disk", lambda: True)
+    monkeypatch.setattr(background, "submit", lambda key, job: calls.append((key, job)) or
+                        (answers.pop(0) if answers else True))
+    monkeypatch.setattr(guard, "_ROWS_LOAD", [])
+    from servo import EulerPoincare
+    s = EulerPoincare(named.so4(), np.diag([1.0, 2.0, 3.0, 1.5, 2.5, 3.5]))
+    for _ in range(4):
+        r = s.simulate(np.array([0.3, -0.2, 0.5, 0.1, 0.4, -0.3]), 1.0, backend="numpy")
+        assert r.status == 0 and len(r.t) == 1001
+    assert [k for k, _ in calls] == ["casimir-rows-load"] * 2 and all(j is casimir_rows.warm for _, j in calls)
