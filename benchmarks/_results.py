@@ -29,6 +29,17 @@ def update_section(key, markdown, command):
     RESULTS.write_text(text)
 
 
+def publish(md, key, heading, write, script):
+    """Print a section (the lines ``md`` under ``## heading``) and, with ``write``, put it in RESULTS.md as section
+    ``key``, stamped with the command line that made it (``script``, e.g. "benchmarks/check_cost.py", and this
+    process's arguments)."""
+    import sys
+    text = f"## {heading}\n\n" + "\n".join(md)
+    print(text)
+    if write:
+        update_section(key, text, " ".join([f"python {script}"] + sys.argv[1:]))
+
+
 def markdown_table(header, rows):
     """A GitHub-flavoured markdown table from a header list and rows of values."""
     out = ["| " + " | ".join(str(h) for h in header) + " |", "|" + "---|" * len(header)]

@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 from benchmarks._drawn_algebras import draw  # noqa: E402
 from benchmarks._drawn_common import build_system, sysseed  # noqa: E402
 from benchmarks._drawn_single import generic_only  # noqa: E402
-from benchmarks._results import markdown_table, update_section  # noqa: E402
+from benchmarks._results import markdown_table, publish  # noqa: E402
 
 SYSTEMS = (("so(4)", "free"), ("so(4)", "servo1"), ("Bianchi VI_-2.5", "free"), ("se(3) random basis", "servo2"),
            ("solvable R x_D R^5, random basis", "free"), ("so(5) random basis", "free"))
@@ -74,10 +74,8 @@ def main():
           "time of the calling thread, rtol 1e-8, atol 1e-10; the generic kernel loaded, no specialised loop.", "",
           markdown_table(["algebra", "system", "t1", "grid points", "steps", "method", "generic kernel [ms]",
                           "numpy [ms]", "auto [ms]", "auto ran", "numpy / generic"], rows)]
-    text = "## Short runs under auto with the generic kernel loaded (issue 24)\n\n" + "\n".join(md)
-    print(text)
-    if not args.no_write:
-        update_section("auto_short_runs", text, "python benchmarks/auto_short_runs.py " + " ".join(sys.argv[1:]))
+    publish(md, "auto_short_runs", "Short runs under auto with the generic kernel loaded (issue 24)", not args.no_write,
+            "benchmarks/auto_short_runs.py")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 from benchmarks._drawn_algebras import draw  # noqa: E402
 from benchmarks._drawn_common import build_system, sysseed  # noqa: E402
 from benchmarks._drawn_single import generic_only  # noqa: E402
-from benchmarks._results import markdown_table, update_section  # noqa: E402
+from benchmarks._results import markdown_table, publish  # noqa: E402
 
 #: (algebra, system, r0, rtol): the tolerances and initial sizes drawn_systems chose for final error <= 1e-8
 SYSTEMS = (("so(4)", "free", 1.0, 3e-8), ("Bianchi VI_-2.5", "servo2", 0.125, 1e-6),
@@ -110,10 +110,8 @@ def main():
           "adds to the call each way.", "",
           markdown_table(["algebra", "system", "method", "backend", "saved states", "check [ms]", "numpy check [ms]",
                           "check=False [ms]", "check costs [ms]", "numpy check costs [ms]"], rows)]
-    text = "## The end-of-run check of one trajectory (issue 24)\n\n" + "\n".join(md)
-    print(text)
-    if not args.no_write:
-        update_section("check_cost", text, "python benchmarks/check_cost.py " + " ".join(sys.argv[1:]))
+    publish(md, "check_cost", "The end-of-run check of one trajectory (issue 24)", not args.no_write,
+            "benchmarks/check_cost.py")
 
 
 if __name__ == "__main__":

@@ -120,14 +120,9 @@ def _earlier_section():
 
 
 def _publish(md, args, key, heading):
-    """Print the section (the lines ``md``) and write it to RESULTS.md under ``heading`` unless --no-write, with the
-    command line that made it."""
-    from benchmarks._results import update_section
-    text = "\n".join(md)
-    print(text)
-    if not args.no_write:
-        cmd = " ".join(["python benchmarks/drawn_systems.py"] + sys.argv[1:])
-        update_section(key, f"## {heading}\n\n" + text, cmd)
+    """:func:`benchmarks._results.publish` of this script's section ``key`` (unless --no-write)."""
+    from benchmarks._results import publish
+    publish(md, key, heading, not args.no_write, "benchmarks/drawn_systems.py")
 
 
 def _load_at_the_end(start):
