@@ -262,7 +262,12 @@ def test_auto_section_takes_the_compiled_kernel_without_waiting_on_a_compiler(mo
     assert second.backend == "numba" and len(jobs) == 1
     for b in range(5):
         np.testing.assert_allclose(second.points[b], first.points[b], rtol=0, atol=1e-12)
-    monkeypatch.setattr(section_runner, "_NUMBA", {})               # a new process: the disk cache's marker
+    # a new process: the disk cache's marker. A new process has no job of this one's background thread (a load of
+    # the check's compiled Casimirs queued by an earlier test in this worker would make the section runner leave the
+    # disk cache for a later call: it never waits on the thread)
+    from integrators.backends import background
+    background.wait()
+    monkeypatch.setattr(section_runner, "_NUMBA", {})
     monkeypatch.setattr(numba_kernels, "_NAMESPACES", {})
     assert run().backend == "numba" and len(jobs) == 1
 
