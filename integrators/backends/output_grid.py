@@ -58,6 +58,27 @@ class OutputGrid:
         return ((self.te_list if mode == "scalar" else self.te), self.ye, self.GI, self.log, self.flush, cap,
                 self.tu)
 
+    #: up to this many logged steps of one trajectory, the extra stages of a scalar text (Plan.float_rows)
+    #: are evaluated a step at a time on Python floats: numpy's cost a call outweighs its columns below ~40
+    #: (dop853's three extra stages, timeit on the log of a run: rk853 on so(5), 7 steps, 1.49 -> 0.24 ms;
+    #: sl(3) 0.78 -> 0.13 ms; rkmk853 on so(5), 12 steps, 11.5 -> 4.3 ms, on sl(3), 25 steps, 8.0 -> 6.6 ms;
+    #: not the matrix form of a random basis, 0.33 against 1.25 ms on se(3), nor rkmk853's forced generator,
+    #: 7.1 against 24 ms on so(4))
+    ROW_STAGES = 32
+
+    def _extra_stages(self, L, hs, V):
+        """The interpolant's extra stages of the logged steps of one trajectory (L, k): ``hs`` their step
+        sizes, ``V`` their logged values (L, fields)."""
+        fn = self.pl.function("dense_stages", "array")
+        if len(L) <= self.ROW_STAGES and self.pl.float_rows:
+            try:
+                return np.array([fn(r[4], *r[5:]) for r in L], dtype=float)
+            except (ArithmeticError, ValueError):
+                pass   # a division by zero or an overflow on Python floats: numpy's inf or NaN, on the columns
+        with np.errstate(all="ignore"):
+            Kx = fn(hs, *V.T)
+        return np.stack([np.broadcast_to(k, (len(L),)) for k in Kx], -1)
+
     @property
     def filled(self):
         self.flush()
@@ -83,13 +104,12 @@ class OutputGrid:
         if self.ye.ndim == 2:     # one trajectory: the logged values are floats
             V = np.array([r[5:] for r in L], dtype=float)
             if extra:
-                with np.errstate(all="ignore"):
-                    Kx = self.pl.function("dense_stages", "array")(head[:, 2], *V.T)
-                V = np.concatenate([V, np.stack([np.broadcast_to(k, (len(L),)) for k in Kx], -1)], axis=1)
+                V = np.concatenate([V, self._extra_stages(L, head[:, 2], V)], axis=1)
+            VT = np.ascontiguousarray(V.T)      # (fields, steps): the evaluator's rows, a column per point
             for a in range(0, len(g), self.EVAL_COLUMNS):
                 sl = slice(a, a + self.EVAL_COLUMNS)
                 with np.errstate(all="ignore"):
-                    out = fn(s[sl], hs[sl], *V[entry[sl]].T, *self.targets)
+                    out = fn(s[sl], hs[sl], VT[:, entry[sl]], *self.targets)
                 Y = self.ye[g[sl]]
                 for j in range(n):
                     Y[:, j] = out[j]
@@ -110,11 +130,11 @@ class OutputGrid:
             for a in range(0, len(g), per):
                 sl = slice(a, a + per)
                 m = len(g[sl])
-                cols = [F[entry[sl]].ravel() for F in fields]
-                ok = np.isfinite(sum(cols))   # a lost trajectory's NaN stays out of the others' batch-wide sizes
+                rows = np.stack([F[entry[sl]] for F in fields]).reshape(len(fields), m * B)
+                ok = np.isfinite(rows.sum(axis=0))   # a lost trajectory's NaN stays out of the others' batch-wide sizes
                 cz = [np.tile(self.targets[:, k], m)[ok] for k in range(self.targets.shape[-1])]
                 with np.errstate(all="ignore"):
-                    out = fn(np.repeat(s[sl], B)[ok], np.repeat(hs[sl], B)[ok], *(c[ok] for c in cols), *cz)
+                    out = fn(np.repeat(s[sl], B)[ok], np.repeat(hs[sl], B)[ok], rows[:, ok], *cz)
                 Y = np.full((n, m * B), np.nan)
                 for j in range(n):
                     Y[j, ok] = out[j]

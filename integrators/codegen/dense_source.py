@@ -72,9 +72,10 @@ def evaluator_source(st, tab, lie, terms, proj, part="points", source_class=None
     * ``part`` "stages": ``run(hs, zb..., K...) -> (Kx...)``, the interpolant's extra stages (rows over the
       components) of the steps of size hs from the compensated starts zb with the stage increments K (the
       step's and the FSAL one), a column per logged step (and trajectory);
-    * "points": ``run(s, hs, zb..., K..., Kx..., cz...) -> (y...)``, the state at s of such a step, a column
-      per output time (and trajectory), with the extra stages Kx of its step and the targets cz of a
-      projected pair.
+    * "points": ``run(s, hs, V, cz...) -> (y...)``, the state at s of such a step, a column per output time
+      (and trajectory): V (n + r g, columns) holds its rows zb, K, Kx (the extra stages of its step) stacked,
+      one array as the caller has them (no restacking of r g rows a call), and cz the targets of a projected
+      pair.
 
     ``source_class``: the writer (:class:`Source` unless given; :mod:`integrators.codegen.matrix_source`)."""
     src = source_class(st) if source_class else writer_for(st, lie)
@@ -89,8 +90,9 @@ def evaluator_source(st, tab, lie, terms, proj, part="points", source_class=None
         return head + "\n" + "\n".join(src.lines) + f"\n    return ({', '.join(v for V in Kx for v in V)},)\n"
     Kx = [[f"Kx{r}_{j}" for j in range(g)] for r in range(len(tab.extra_c))]
     cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
-    y = interpolant(src, tab, K + Kx, zb, "s_", lie, proj, cz)
-    head = f"def run(s_, hs, {', '.join(zb + names + [v for V in Kx for v in V] + cz)}):"
+    src.emit(f"{', '.join(zb)}, = V_[:{n}]")
+    y = interpolant(src, tab, K + Kx, zb, "s_", lie, proj, cz, stacked=f"V_[{n}:]")
+    head = f"def run(s_, hs, {', '.join(['V_'] + cz)}):"
     return head + "\n" + "\n".join(src.lines) + f"\n    return ({', '.join(y)},)\n"
 
 
@@ -127,12 +129,13 @@ def _weights(src, tab, s):
     return out
 
 
-def _columns_theta(src, tab, K, s):
+def _columns_theta(src, tab, K, s, stacked=None):
     """Names of theta(s) = sum_i b_i(s) K_i on numpy columns with a few array operations instead of a
     Horner chain per weight and a term per (stage, component): the weights of every row at once by the
     same Horner recurrence as :func:`_weights` (b = (..((P_q s) + P_(q-1)) s ..) s, elementwise the same
     operations, so the same values), then theta_j = sum_i b_i K_ij over the stacked K (rows, n, G) (one
-    einsum: the sum over the rows in another order than the scalar text's, round-off)."""
+    einsum: the sum over the rows in another order than the scalar text's, round-off); ``stacked``: an
+    expression of the K already stacked (rows n, columns), else they are stacked here."""
     n, rows = len(K[0]), len(K)
     P = np.array(tab.P[:rows], dtype=float)
     w, st, out, coef = src.fresh("Wb"), src.fresh("KK"), src.fresh("ths"), src.fresh("Pc")
@@ -140,18 +143,19 @@ def _columns_theta(src, tab, K, s):
     src.emit(f"{w} = 0.0")
     for k in range(P.shape[1] - 1, -1, -1):
         src.emit(f"{w} = ({w} + {coef}[{k}])*{s}")
-    src.emit(f"{st} = np.array(np.broadcast_arrays({', '.join(v for V in K for v in V)})).reshape({rows}, {n}, -1)")
+    rowsof = stacked or f"np.array(np.broadcast_arrays({', '.join(v for V in K for v in V)}))"
+    src.emit(f"{st} = {rowsof}.reshape({rows}, {n}, -1)")
     names = [f"{out}{j}" for j in range(n)]
     src.emit(f"{', '.join(names)}, = np.einsum('rg,rjg->jg', {w} + np.zeros(({rows}, 1)), {st})")
     return names
 
 
-def interpolant(src, tab, K, zb, s, lie, proj, targets):
+def interpolant(src, tab, K, zb, s, lie, proj, targets, stacked=None):
     """Emit the state at s of the step from the compensated start zb with the stage increments K (all
-    rows of P); return its names."""
+    rows of P; on numpy columns ``stacked`` may name them stacked, :func:`_columns_theta`); return its names."""
     n = src.n
     if not src.floats and not src.lanes:   # numpy columns (the evaluator of the logged steps): matrix products
-        th = _columns_theta(src, tab, K, s)
+        th = _columns_theta(src, tab, K, s, stacked)
     else:
         B = _weights(src, tab, s)
         th = src.assign("ths", [" + ".join(f"{b}*{V[j]}" for b, V in zip(B, K) if b is not None) or "0.0"

@@ -54,6 +54,13 @@ def use_matrix(st):
     return int(np.count_nonzero(st.C)) > MATRIX_TERMS
 
 
+def matrix_form(st, lie):
+    """True when the numpy-backend texts (the one-trajectory adaptive loop, the dense output's evaluators) of
+    structure ``st`` are written in matrix form: dense structure constants (:func:`use_matrix`), except the
+    RKMK pairs of a forced problem (the matrix form writes no forced generator)."""
+    return use_matrix(st) and not (lie and st.P is not None)
+
+
 def _array(a):
     a = np.ascontiguousarray(a, dtype=float)
     return f"np.array({a.ravel().tolist()!r}).reshape({a.shape!r})"

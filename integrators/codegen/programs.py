@@ -26,7 +26,7 @@ from .affine_source import writer_for
 from ..core.errors import MethodError
 from .row_source import RowSource
 from . import dense_source
-from .matrix_source import MatrixSource, preamble, use_matrix
+from .matrix_source import MatrixSource, matrix_form, preamble
 
 
 def attempt(src, tab, z, lie, terms, W0):
@@ -418,10 +418,9 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
     ``proj`` applies to the adaptive loops; the adaptive loop of an ambient pair in ``mode`` "array"
     writes its stage sums with :class:`RowSource`. The numpy-backend texts of the one-trajectory adaptive
     loop (mode "scalar") and of the dense output's evaluator (mode "array") are written in matrix form when
-    the structure constants are dense (:func:`integrators.codegen.matrix_source.use_matrix`: the same
+    the structure constants are dense (:func:`integrators.codegen.matrix_source.matrix_form`: the same
     products as numpy matrix products, the constants in a preamble)."""
-    # (the matrix form writes no forced generator: the RKMK pairs of a forced problem keep the scalar text)
-    matrix = mode in ("scalar", "array") and use_matrix(st) and not (lie and st.P is not None)
+    matrix = mode in ("scalar", "array") and matrix_form(st, lie)
     if kind in ("dense", "dense_stages"):   # the logged steps' output times (integrators.codegen.dense_source)
         text = dense_source.evaluator_source(st, tab, lie, terms, proj, "points" if kind == "dense" else "stages",
                                              source_class=MatrixSource if matrix else None)

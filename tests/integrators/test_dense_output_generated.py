@@ -15,6 +15,8 @@ import pytest
 
 from integrators import CoadjointProblem, METHODS, integrate
 from integrators.backends import fastpath, numba_kernels
+from integrators.backends.output_grid import OutputGrid
+from integrators.backends.plan import Plan
 from integrators.codegen import projection
 from integrators.engine import adaptive
 from integrators.reference.dense_output import at_times
@@ -104,6 +106,54 @@ def test_backward_grid(method):
     one = np.array([0.7])   # a single output time: the direction comes from t_span, not from t_eval
     r = integrate(problem, y0, (1.5, -0.5), method=method, t_eval=one, backend="numpy", **TOL)
     _same(r, _expected(problem, y0, (1.5, -0.5), one, method, backend="numpy", **TOL))
+
+
+def _spy_extra_stages(monkeypatch, fail_on_floats=False):
+    """Record how each flush evaluated the extra stages ("rows": a logged step at a time on Python floats,
+    "columns": one call on numpy columns); with ``fail_on_floats`` the evaluator raises ZeroDivisionError on
+    floats (what Python floats do where numpy gives inf)."""
+    seen, function = [], Plan.function
+
+    def spy(self, kind, mode):
+        fn = function(self, kind, mode)
+        if kind != "dense_stages":
+            return fn
+
+        def stages(hs, *args):
+            floats = isinstance(hs, float)
+            seen.append("rows" if floats else "columns")
+            if floats and fail_on_floats:
+                raise ZeroDivisionError("float division by zero")
+            return fn(hs, *args)
+        return stages
+    monkeypatch.setattr(Plan, "function", spy)
+    return seen
+
+
+@pytest.mark.parametrize("system,method", [("se3", "rk853"), ("se3", "rk853_projected"), ("sl2", "rkmk853"),
+                                           ("so3", "rk853")])
+def test_extra_stages_by_rows_and_by_columns(system, method, monkeypatch):
+    """The interpolant's extra stages of a short run (at most OutputGrid.ROW_STAGES logged steps) are evaluated
+    a logged step at a time on Python floats, those of a longer run on numpy columns: both grids equal the
+    reference extension, and the same run gives the same grid either way (the same text: the same operations
+    on floats as on columns, to round-off where a helper differs by mode); a ZeroDivisionError on floats falls
+    back to the columns."""
+    problem, y0 = PROBLEMS[system]
+    te = np.linspace(0.0, 1.0, 27)
+    seen = _spy_extra_stages(monkeypatch)
+    rows = integrate(problem, y0, (0.0, 1.0), method=method, t_eval=te, backend="numpy", **TOL)
+    assert rows.status == 0 and set(seen) == {"rows"}
+    seen.clear()
+    monkeypatch.setattr(OutputGrid, "ROW_STAGES", 0)
+    cols = integrate(problem, y0, (0.0, 1.0), method=method, t_eval=te, backend="numpy", **TOL)
+    assert set(seen) == {"columns"}
+    _same(rows, _expected(problem, y0, (0.0, 1.0), te, method, backend="numpy", **TOL))
+    np.testing.assert_allclose(rows.y, cols.y, rtol=0, atol=ROUNDOFF * np.abs(cols.y).max())
+    monkeypatch.undo()
+    seen = _spy_extra_stages(monkeypatch, fail_on_floats=True)
+    fell = integrate(problem, y0, (0.0, 1.0), method=method, t_eval=te, backend="numpy", **TOL)
+    assert seen[-1] == "columns" and "rows" in seen
+    assert np.array_equal(fell.y, cols.y)
 
 
 @pytest.mark.parametrize("method", ["rk45", "rkmk853", "rk853_projected"])
