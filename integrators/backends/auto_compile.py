@@ -102,6 +102,9 @@ GENERIC_LABEL = "numba (generic kernel)"
 NUMBA_GENERIC_LABEL = "numba (generic kernel; the specialised loop compiles in the background)"
 #: ... and of one in numpy (a fresh machine: the generic kernel not compiled yet)
 NUMBA_NUMPY_NOTE = " (backend='numba': no compiled loop ready yet, they compile in the background)"
+#: result.backend of a cold backend="numba" fixed-step run of one trajectory that ended before its loop was ready
+NUMBA_FIXED_NOTE = (" (backend='numba': the specialised fixed-step loop compiles in the background; no loop for"
+                    " every algebra runs fixed steps)")
 
 def label(mode):
     """result.backend for a loop mode ("generic" -> :data:`GENERIC_LABEL`, "scalar" -> "numpy")."""
@@ -517,10 +520,11 @@ def specialised_on_disk(pl, kind):
 
 
 def numba_cold_label(pl, kind):
-    """result.backend of a backend="numba" run that the generic kernel does not cover (fixed-step methods,
-    ensembles, events), when its compiled loop ``kind`` was neither compiled in this process nor in numba's
-    disk cache before the call: it was compiled in the call; None when it was ready, or under the policies
-    "wait" and "off" (compiling in the call is what they ask for)."""
+    """result.backend of a backend="numba" run that the generic kernel does not cover (shared-step ensembles,
+    events), when its compiled loop ``kind`` was neither compiled in this process nor in numba's disk cache
+    before the call: it was compiled in the call; None when it was ready, or under the policies "wait" and
+    "off" (compiling in the call is what they ask for). A fixed-step run of one trajectory asks this too, and
+    runs numpy in chunks meanwhile instead (:func:`integrators.engine.driver._generated`)."""
     if policy() != "background":
         return None
     ready = compiled(pl, kind) or specialised_on_disk(pl, kind)

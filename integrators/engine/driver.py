@@ -171,9 +171,12 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         through ``simulate``: the first backend="numba" call 0.46 s (was 83 s, at load 2-3). An ensemble="independent"
         runs the generic ensemble kernel (:mod:`integrators.backends.generic_ensemble`, the generic loop in a
         parallel loop over the trajectories, compiled once per machine too) while its specialised kernel compiles.
-        A fixed-step run, a shared-step ensemble or a run with events has no generic kernel: a cold backend="numba"
-        call compiles its
-        loop in the call (so(4) in a random basis: rkmk4 8.4-19.8 s; rk853_projected, a shared ensemble
+        A fixed-step run of one trajectory has no generic kernel either: a cold backend="numba" call runs the
+        generated loop in numpy in chunks while its compiled loop compiles in the background, and continues
+        compiled from the chunk it is ready (so(5) in a random basis, rkmk4, 1000 steps: 49 s when it compiled
+        in the call); ``result.backend`` says which. A shared-step ensemble or a run with events has no generic
+        kernel: a cold backend="numba" call compiles its
+        loop in the call (rk853_projected on so(4) in a random basis, a shared ensemble
         of 100: 59 s wall / 25 s CPU, with events: 40 s, at load 8.5) and ``result.backend`` says so. Under
         "auto" nothing waits: one trajectory runs the generic kernel or numpy until the specialised code is
         ready (a long Python run, adaptive or fixed-step, continues compiled in chunks once it is: 10^6
@@ -348,12 +351,14 @@ def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
         be = auto_compile.choose_fixed(pl, y0.ndim > 1)
         switch = be == "numpy" and y0.ndim == 1      # numpy in chunks, compiled once that loop is ready
     cold = backend == "numba" and y0.ndim == 1 and auto_compile.numba_cold_label(pl, "fixed")
+    if cold:   # no loop for every algebra runs fixed steps: numpy in chunks while this one compiles in the
+        be = auto_compile.choose_fixed(pl, False)           # background, compiled from the chunk it is ready
+        switch = be == "numpy"
     res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be, switch)
     res.nfev = res.nsteps * fevals
+    if cold and not res.backend:   # numpy to the end (a run that switched says "numpy for the first k steps")
+        res.backend = "numpy" + auto_compile.NUMBA_FIXED_NOTE if be == "numpy" else be
     res.backend = res.backend or be
-    if cold:   # no generic kernel for fixed steps: the call compiled the loop, and says so
-        res.backend = cold
-        auto_compile.mark_compiled(pl, "fixed")
     return res
 
 

@@ -156,6 +156,40 @@ def test_fixed_step_auto_continues_compiled_in_chunks(monkeypatch):
     assert a.backend == "numpy" and np.array_equal(a.y, b.y) and np.array_equal(a.t, b.t)
 
 
+@pytest.mark.parametrize("method", ["rkmk4", "rk4"])
+def test_cold_numba_fixed_step_runs_numpy_while_its_loop_compiles(cold, method, monkeypatch):
+    """backend="numba" with a fixed-step method whose loop is neither compiled nor on disk (there is no loop for
+    every algebra for fixed steps; policy "background"): the generated loop runs in numpy in chunks with that
+    compile queued, and continues compiled from the chunk it is ready, the numpy run's states to the bit;
+    result.backend says which. (Before: the call compiled the loop, 49 s on so(5) in a random basis.) The
+    compiled loop is stood in for by the generated Python loop, so the comparison is exact."""
+    monkeypatch.setattr(auto_compile, "specialised_on_disk", lambda pl, kind: False)
+    monkeypatch.setattr(fastpath, "NUMPY_CHUNK", 50)
+    P, y0 = _problem(35, named.so4())
+    M = METHODS[method]
+    pl = fastpath.plan(P, M.tableau, M.lie, M.terms, y0)
+    real = pl.function
+    monkeypatch.setattr(pl, "function", lambda kind, mode: real(kind, "scalar" if mode == "numba" else mode))
+    kw = dict(method=method, steps=523, save_every=7)
+    b = integrate(P, y0, (0.0, 2.0), backend="numpy", **kw)
+    a = integrate(P, y0, (0.0, 2.0), backend="numba", **kw)     # never ready: numpy to the end
+    assert a.backend == "numpy" + auto_compile.NUMBA_FIXED_NOTE, a.backend
+    assert [k[0] for k in cold] == ["fixed"]
+    assert np.array_equal(a.t, b.t) and np.array_equal(a.y, b.y) and a.nsteps == b.nsteps == 523
+    calls = []
+
+    def ready(pl_, kind):   # asked by the cold label, the choice, then after each chunk: ready after two chunks
+        calls.append(kind)
+        return kind == "fixed" and len(calls) > 3
+    monkeypatch.setattr(auto_compile, "compiled", ready)
+    a = integrate(P, y0, (0.0, 2.0), backend="numba", **kw)
+    assert a.backend == f"numpy for the first {2 * 56} steps, then numba", a.backend    # chunks of 56 = 8 x 7
+    assert np.array_equal(a.t, b.t) and np.array_equal(a.y, b.y)
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")     # compiling in the call is what was asked
+    a = integrate(P, y0, (0.0, 2.0), backend="numba", **kw)
+    assert a.backend == "numba" and np.array_equal(a.y, b.y)
+
+
 def test_fixed_step_chunks_stop_at_an_overflow_like_one_run(monkeypatch):
     """A run that overflows after several chunks keeps the last finite state, as the unchunked loop does."""
     monkeypatch.setattr(auto_compile, "submit", lambda key, job: None)
