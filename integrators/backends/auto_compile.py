@@ -58,8 +58,10 @@ reference's extension; load 1.9-2.3): rkmk853 on ServoFirstKind(so(4)) 3.6 ms (w
 DOP853 3.6 ms), on R x_D R^5 in a random basis 5.6 ms (was 9.3; numpy 32.4, DOP853 9.5), rk853_projected on so(5)
 in a random basis 17.6 ms (was 21.5; numpy 13.0, DOP853 4.7: every grid point projected onto the quartic Casimir's
 714 monomials, 13 us a point, where the numpy loop projects the 1001 points as columns). The loops the
-generic kernel does not cover (fixed steps, shared-step ensembles, events) compile in the call, and result.backend
-says so (:func:`numba_cold_label`); an independent ensemble runs the generic ensemble kernel meanwhile
+generic kernel does not cover (fixed steps, shared-step ensembles, events) run numpy while they compile in the
+background, as under "auto", and result.backend says so (:func:`numba_cold`; they compiled in the call before: a
+fixed-step rkmk4 run on so(5) in a random basis 49 s, now 0.6 s); an independent ensemble runs the generic ensemble
+kernel meanwhile
 (:func:`choose_numba_independent`). A fixed-step "auto" run of one trajectory that the engine would compile runs
 Python chunks and continues compiled once its loop is ready (:func:`continue_fixed`).
 
@@ -102,9 +104,10 @@ GENERIC_LABEL = "numba (generic kernel)"
 NUMBA_GENERIC_LABEL = "numba (generic kernel; the specialised loop compiles in the background)"
 #: ... and of one in numpy (a fresh machine: the generic kernel not compiled yet)
 NUMBA_NUMPY_NOTE = " (backend='numba': no compiled loop ready yet, they compile in the background)"
-#: result.backend of a cold backend="numba" fixed-step run of one trajectory that ended before its loop was ready
-NUMBA_FIXED_NOTE = (" (backend='numba': the specialised fixed-step loop compiles in the background; no loop for"
-                    " every algebra runs fixed steps)")
+#: ... and of a cold one the generic kernel does not run (a fixed-step run, a shared-step ensemble, events):
+#: numpy while its specialised loop compiles in the background
+NUMBA_COLD_NOTE = (" (backend='numba': its compiled loop compiles in the background; the generic kernel runs only"
+                   " the adaptive pairs, without events or shared steps)")
 
 def label(mode):
     """result.backend for a loop mode ("generic" -> :data:`GENERIC_LABEL`, "scalar" -> "numpy")."""
@@ -161,21 +164,33 @@ def _warm_single(pl, kind, t1, rtol, atol, max_step):
     write_marker(_spec_marker(pl, kind))
 
 
-def _warm_batch(pl, t1, rtol, atol, max_step):
-    """The same for the compiled ensemble loop (an ensemble of one, no step)."""
-    fn = pl.function("adaptive_batch", "numba")
+def _warm_batch(pl, t1, rtol, atol, max_step, grid=False):
+    """The same for the compiled shared-step ensemble loop (an ensemble of one, no step); ``grid``: the one that
+    fills an output grid ("adaptive_batch_grid"), which writes its marker."""
+    kind = "adaptive_batch_grid" if grid else "adaptive_batch"
+    fn = pl.function(kind, "numba")
     n = pl.st.n
     Z = np.zeros((1, n))
     CZ = () if pl.proj is None else (np.zeros((1, pl.proj.p)),)
     ms = math.inf if max_step is None else float(max_step)
+    args = ()
+    if grid:
+        out = OutputGrid(np.array([t1]), (1, 1, n), pl, pl.targets(Z))
+        out.start(t1, Z)
+        args = out.args("numba")
     fn(t1, t1, 1.0, rtol, atol, ms, 1, 1, 0, np.empty(4), np.empty((4, 1, n)), Z, np.zeros_like(Z), *CZ,
-       np.ones(1, np.bool_), np.zeros(1), np.zeros_like(Z))
+       np.ones(1, np.bool_), np.zeros(1), np.zeros_like(Z), *args)
+    if grid:
+        write_marker(_spec_marker(pl, kind))
 
 
-def _kinds(ensemble, events):
-    if ensemble:
-        return ("adaptive_batch",)
-    return ("adaptive", "step") if events else ("adaptive",)
+def loop_kinds(ensemble, events, grid=False):
+    """The plan's specialised loops a run takes: the adaptive loop ("adaptive_batch" for a shared-step
+    ensemble), its form that fills an output grid ("_grid", with or without events: the segmented run of
+    :mod:`integrators.backends.segmented_run` fills it too), and for the events of one trajectory the one-step map
+    "step" that locates them (an ensemble's events locate with the numpy one)."""
+    kind = ("adaptive_batch" if ensemble else "adaptive") + ("_grid" if grid else "")
+    return (kind, "step") if events and not ensemble else (kind,)
 
 
 def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=False):
@@ -201,7 +216,7 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
     if policy() == "wait":
         return mode
     single = not ensemble and not events
-    kinds = ("adaptive_grid",) if grid and single else _kinds(ensemble, events)
+    kinds = loop_kinds(ensemble, events, bool(grid))
     if mode == "numba":
         if all(compiled(pl, k) for k in kinds):
             return "numba"
@@ -385,22 +400,16 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
 
 
 def _queue(pl, kinds, t1, rtol, atol, max_step):
-    """Queue the compiles of the plan's specialised ``kinds`` (:func:`_schedule`; the one-trajectory loop that
-    fills an output grid, "adaptive_grid", by :func:`_warm_grid`)."""
-    if kinds == ("adaptive_grid",):
-        submit(("adaptive_grid", pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key),
-               _job(_warm_grid, pl, "adaptive_grid", t1, rtol, atol, max_step))
-    else:
-        _schedule(pl, kinds, t1, rtol, atol, max_step)
-
-
-def _schedule(pl, kinds, t1, rtol, atol, max_step):
+    """Queue the compiles of the plan's specialised ``kinds`` (:func:`loop_kinds`) not compiled in this process,
+    each by its warm call: :func:`_warm_grid`, :func:`_warm_batch` (with or without a grid), :func:`_warm_single`."""
     for kind in kinds:
         if compiled(pl, kind):
             continue
         key = (kind, pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key)
-        if kind == "adaptive_batch":
-            submit(key, _job(_warm_batch, pl, kind, t1, rtol, atol, max_step))
+        if kind == "adaptive_grid":
+            submit(key, _job(_warm_grid, pl, kind, t1, rtol, atol, max_step))
+        elif kind.startswith("adaptive_batch"):
+            submit(key, _job(_warm_batch, pl, kind, t1, rtol, atol, max_step, kind.endswith("_grid")))
         else:
             submit(key, _job(_warm_single, pl, kind, kind, t1, rtol, atol, max_step))
 
@@ -519,17 +528,16 @@ def specialised_on_disk(pl, kind):
     return m is not None and m.exists()
 
 
-def numba_cold_label(pl, kind):
-    """result.backend of a backend="numba" run that the generic kernel does not cover (shared-step ensembles,
-    events), when its compiled loop ``kind`` was neither compiled in this process nor in numba's disk cache
-    before the call: it was compiled in the call; None when it was ready, or under the policies "wait" and
-    "off" (compiling in the call is what they ask for). A fixed-step run of one trajectory asks this too, and
-    runs numpy in chunks meanwhile instead (:func:`integrators.engine.driver._generated`)."""
+def numba_cold(pl, kind):
+    """True for a backend="numba" run that the generic kernel does not cover (a fixed-step run, a shared-step
+    ensemble, events) when its compiled loop ``kind`` is neither compiled in this process nor in numba's disk
+    cache: it runs numpy while that loop compiles in the background (its result.backend ends with
+    :data:`NUMBA_COLD_NOTE`; a fixed-step run of one trajectory continues compiled from the chunk the loop is
+    ready, :func:`integrators.backends.fastpath.run_fixed`). False when the loop is ready, or under the policies
+    "wait" and "off" (compiling in the call is what they ask for)."""
     if policy() != "background":
-        return None
-    ready = compiled(pl, kind) or specialised_on_disk(pl, kind)
-    why = "the generic kernel runs only the adaptive pairs on one trajectory without events"
-    return None if ready else f"numba (specialised {kind} loop compiled in this call: {why})"
+        return False
+    return not (compiled(pl, kind) or specialised_on_disk(pl, kind))
 
 
 def mark_compiled(pl, kind):

@@ -121,13 +121,15 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     if backend == "auto" and pl is not None and numba_kernels.available():   # never waits on a compiler
         mode = auto_compile.choose(pl, mode, work, y0.ndim > 1, events is not None, t1, rtol, atol, max_step,
                                   grid=0 if t_eval is None else len(t_eval))
-    cold = None   # backend="numba": the generic kernel while the specialised loop compiles (auto_compile)
+    kinds = auto_compile.loop_kinds(y0.ndim > 1, events is not None, t_eval is not None)
+    cold = False   # backend="numba": the generic kernel while the specialised loop compiles (auto_compile)
     if backend == "numba" and pl is not None and tpl is None:
         if y0.ndim == 1 and events is None:
             mode = auto_compile.choose_numba(pl, t1, rtol, atol, max_step, grid=t_eval is not None)
-        else:   # (an ensemble or events: no generic kernel, the loop compiles in the call)
-            cold = auto_compile.numba_cold_label(pl, ("adaptive_batch" if y0.ndim > 1 else "adaptive")
-                                                 + ("_grid" if t_eval is not None and events is None else ""))
+        elif auto_compile.numba_cold(pl, kinds[0]):   # an ensemble or events, no generic kernel: numpy while
+            cold = True                                # the loops compile in the background, as under "auto"
+            mode = auto_compile.choose(pl, "numba", work, y0.ndim > 1, events is not None, t1, rtol, atol,
+                                       max_step, grid=0 if t_eval is None else len(t_eval))
     every = 1 if events is not None else save_every
     if events is not None:   # the events are located as the run goes: a terminal event ends it there
         step = fastpath.step_function(pl, mode) if pl is not None else ref.step
@@ -159,11 +161,10 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     else:
         res, nsteps, nrej = reference_loop(ref, y0, t0, t1, h0, rtol, atol, max_step, every, order,
                                             max_steps)
-    if cold:   # an ensemble or a run with events, which the generic kernel does not run: compiled in the call
-        res.backend = cold
+    if cold and mode == "numpy":   # an ensemble or a run with events, which the generic kernel does not run
+        res.backend = "numpy" + auto_compile.NUMBA_COLD_NOTE
     if backend == "numba" and pl is not None and mode == "numba":
-        auto_compile.mark_compiled(pl, ("adaptive_batch" if y0.ndim > 1 else "adaptive")
-                                   + ("_grid" if t_eval is not None and events is None else ""))
+        auto_compile.mark_compiled(pl, kinds[0])
     # a projected pair evaluates the first stage of every step after the first anew (no FSAL)
     res.nfev += extra + 1 + (nsteps + nrej) * len(tab.b) + (nsteps if proj is not None else 0)
     res.nrejected = nrej

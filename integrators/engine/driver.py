@@ -171,13 +171,12 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         through ``simulate``: the first backend="numba" call 0.46 s (was 83 s, at load 2-3). An ensemble="independent"
         runs the generic ensemble kernel (:mod:`integrators.backends.generic_ensemble`, the generic loop in a
         parallel loop over the trajectories, compiled once per machine too) while its specialised kernel compiles.
-        A fixed-step run of one trajectory has no generic kernel either: a cold backend="numba" call runs the
-        generated loop in numpy in chunks while its compiled loop compiles in the background, and continues
-        compiled from the chunk it is ready (so(5) in a random basis, rkmk4, 1000 steps: 49 s when it compiled
-        in the call); ``result.backend`` says which. A shared-step ensemble or a run with events has no generic
-        kernel: a cold backend="numba" call compiles its
-        loop in the call (rk853_projected on so(4) in a random basis, a shared ensemble
-        of 100: 59 s wall / 25 s CPU, with events: 40 s, at load 8.5) and ``result.backend`` says so. Under
+        A fixed-step run, a shared-step ensemble or a run with events has no generic kernel: a cold
+        backend="numba" call runs the generated loop in numpy while its compiled loops compile in the background,
+        as "auto" does, and ``result.backend`` says so; a fixed-step run of one trajectory continues compiled from
+        the chunk its loop is ready. (They compiled in the call before: rkmk4 on so(5) in a random basis, 1000
+        steps, 49 s, now 0.6 s; rk853_projected on so(4) in a random basis, a shared ensemble of 100, 59 s wall /
+        25 s CPU, with events 40 s, at load 8.5.) ``LIEDYN_AUTO_COMPILE=wait`` compiles in the call. Under
         "auto" nothing waits: one trajectory runs the generic kernel or numpy until the specialised code is
         ready (a long Python run, adaptive or fixed-step, continues compiled in chunks once it is: 10^6
         rkmk4 steps on so(4) in a random basis ran 620,000 in numpy, then numba, the numpy run's states
@@ -350,14 +349,14 @@ def _generated(problem, method, y0, t0, h, n, save_every, backend, fevals):
     if backend == "auto" and be == "numba":   # never waits on a compiler (integrators.backends.auto_compile)
         be = auto_compile.choose_fixed(pl, y0.ndim > 1)
         switch = be == "numpy" and y0.ndim == 1      # numpy in chunks, compiled once that loop is ready
-    cold = backend == "numba" and y0.ndim == 1 and auto_compile.numba_cold_label(pl, "fixed")
+    cold = backend == "numba" and y0.ndim == 1 and auto_compile.numba_cold(pl, "fixed")
     if cold:   # no loop for every algebra runs fixed steps: numpy in chunks while this one compiles in the
         be = auto_compile.choose_fixed(pl, False)           # background, compiled from the chunk it is ready
         switch = be == "numpy"
     res = fastpath.run_fixed(pl, y0, t0, h, n, save_every, be, switch)
     res.nfev = res.nsteps * fevals
     if cold and not res.backend:   # numpy to the end (a run that switched says "numpy for the first k steps")
-        res.backend = "numpy" + auto_compile.NUMBA_FIXED_NOTE if be == "numpy" else be
+        res.backend = "numpy" + auto_compile.NUMBA_COLD_NOTE if be == "numpy" else be
     res.backend = res.backend or be
     return res
 

@@ -109,15 +109,17 @@ def test_markers_name_the_loop_and_the_code_generator(monkeypatch, tmp_path):
     assert auto_compile.specialised_on_disk(pl, "adaptive") and not auto_compile.specialised_on_disk(pl, "fixed")
     monkeypatch.setattr(auto_compile, "_CODEGEN_DIGEST", ["another generator"])   # a changed code generator
     assert not auto_compile.specialised_on_disk(pl, "adaptive")
-    # the status of a call the generic kernel does not cover: compiled in the call, and it says why
+    # a call the generic kernel does not cover is cold when its loop is neither compiled here nor on disk
     monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: False)
-    note = auto_compile.numba_cold_label(pl, "fixed")
-    assert "compiled in this call" in note and "only the adaptive pairs on one trajectory" in note
+    assert auto_compile.numba_cold(pl, "fixed")
     monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: True)
-    assert auto_compile.numba_cold_label(pl, "fixed") is None
+    assert not auto_compile.numba_cold(pl, "fixed")
     monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: False)
-    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")        # compiling in the call is what was asked: no note
-    assert auto_compile.numba_cold_label(pl, "fixed") is None
+    auto_compile.write_marker(auto_compile._spec_marker(pl, "fixed"))
+    assert not auto_compile.numba_cold(pl, "fixed")
+    assert auto_compile.numba_cold(pl, "step")
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")        # compiling in the call is what was asked
+    assert not auto_compile.numba_cold(pl, "step")
 
 
 def test_fixed_step_auto_continues_compiled_in_chunks(monkeypatch):
@@ -173,7 +175,7 @@ def test_cold_numba_fixed_step_runs_numpy_while_its_loop_compiles(cold, method, 
     kw = dict(method=method, steps=523, save_every=7)
     b = integrate(P, y0, (0.0, 2.0), backend="numpy", **kw)
     a = integrate(P, y0, (0.0, 2.0), backend="numba", **kw)     # never ready: numpy to the end
-    assert a.backend == "numpy" + auto_compile.NUMBA_FIXED_NOTE, a.backend
+    assert a.backend == "numpy" + auto_compile.NUMBA_COLD_NOTE, a.backend
     assert [k[0] for k in cold] == ["fixed"]
     assert np.array_equal(a.t, b.t) and np.array_equal(a.y, b.y) and a.nsteps == b.nsteps == 523
     calls = []
@@ -188,6 +190,59 @@ def test_cold_numba_fixed_step_runs_numpy_while_its_loop_compiles(cold, method, 
     monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")     # compiling in the call is what was asked
     a = integrate(P, y0, (0.0, 2.0), backend="numba", **kw)
     assert a.backend == "numba" and np.array_equal(a.y, b.y)
+
+
+@pytest.mark.parametrize("ensemble,events,grid,kinds", [
+    (True, False, False, ("adaptive_batch",)), (True, False, True, ("adaptive_batch_grid",)),
+    (False, True, False, ("adaptive", "step")), (False, True, True, ("adaptive_grid", "step")),
+    (True, True, True, ("adaptive_batch_grid",)), (False, False, True, ("adaptive_grid",))])
+def test_auto_queues_the_loops_the_run_takes(cold, ensemble, events, grid, kinds, monkeypatch):
+    """"auto" (and a cold backend="numba" call) queue the specialised loops the run will call: the shared-step
+    ensemble's loop that fills an output grid is "adaptive_batch_grid" (the segmented run of events fills one
+    too), one trajectory's events also need the one-step map; once those are compiled the choice is numba (a
+    queued "adaptive_batch" for a gridded ensemble left its next call compiling "adaptive_batch_grid" in the call)."""
+    P, y0 = _problem(36)
+    M = METHODS["rk45"]
+    pl = fastpath.plan(P, M.tableau, M.lie, M.terms, np.stack([y0, y0]) if ensemble else y0)
+    assert auto_compile.loop_kinds(ensemble, events, grid) == kinds
+    args = (pl, "numba", 1e7, ensemble, events, 1.0, 1e-8, 1e-10, None)
+    first = auto_compile.choose(*args, grid=11 if grid else 0)
+    assert first == ("numpy" if ensemble or events else first) and first in ("numpy", "generic")
+    assert tuple(k[0] for k in cold) == kinds
+    monkeypatch.setattr(auto_compile, "compiled", lambda pl, kind: kind in kinds)
+    assert auto_compile.choose(*args, grid=11 if grid else 0) == "numba"
+
+
+class _Crossing:
+    """g = z_0 (a sign change of the first coordinate), not terminal."""
+    terminal, direction = False, 0
+
+    def __call__(self, t, y):
+        return np.asarray(y)[..., 0]
+
+
+@pytest.mark.parametrize("case", ["ensemble", "ensemble grid", "events", "events grid"])
+def test_cold_numba_ensembles_and_events_run_numpy_while_their_loops_compile(cold, case, monkeypatch):
+    """backend="numba" on a shared-step ensemble or with events (no loop for every algebra runs them), their loops
+    neither compiled nor on disk: the generated loop runs as Python, the numpy run to the bit, with the loops the
+    run takes queued (they compiled in the call before: rk853_projected on so(4) in a random basis, an ensemble of
+    100: 59 s); result.backend says so."""
+    monkeypatch.setattr(auto_compile, "specialised_on_disk", lambda pl, kind: False)
+    P, y0 = _problem(37)
+    Y = np.stack([y0, 0.5 * y0, -0.8 * y0]) if case.startswith("ensemble") else y0
+    kw = dict(method="rk45", rtol=1e-8, atol=1e-10)
+    if case.endswith("grid"):
+        kw["t_eval"] = np.linspace(0.0, 2.0, 21)
+    if case.startswith("events"):
+        kw["events"] = _Crossing()
+    b = integrate(P, Y, (0.0, 2.0), backend="numpy", **kw)
+    a = integrate(P, Y, (0.0, 2.0), backend="numba", **kw)
+    assert a.backend == "numpy" + auto_compile.NUMBA_COLD_NOTE, a.backend
+    batch, ev, grid = case.startswith("ensemble"), case.startswith("events"), case.endswith("grid")
+    assert tuple(k[0] for k in cold) == auto_compile.loop_kinds(batch, ev, grid)
+    assert a.status == b.status == 0 and np.array_equal(a.t, b.t) and np.array_equal(a.y, b.y)
+    if ev:
+        assert len(b.t_events[0]) >= 1 and np.array_equal(a.t_events[0], b.t_events[0])
 
 
 def test_fixed_step_chunks_stop_at_an_overflow_like_one_run(monkeypatch):

@@ -131,7 +131,7 @@ def test_the_process_loads_the_childs_loop_and_the_lock_keeps_a_second_child_out
     held = compile_child.try_lock(marker)           # as another process's child compiling this loop holds it
     assert held is not None
     try:
-        auto_compile._schedule(pl, ("adaptive",), 2.0, 1e-9, 1e-11, None)
+        auto_compile._queue(pl, ("adaptive",), 2.0, 1e-9, 1e-11, None)
         assert not bg.wait(1.0)           # waits for that child's marker: starts none of its own
         assert bg.children() == [] and not marker.exists() and not auto_compile.compiled(pl, "adaptive")
     finally:

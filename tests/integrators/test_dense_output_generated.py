@@ -275,6 +275,27 @@ def test_compiled_ensemble_grid_with_a_lost_trajectory():
 
 
 @pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_the_queued_ensemble_grid_loop_is_the_one_the_run_takes(monkeypatch):
+    """The warm call that "auto" and a cold backend="numba" call queue for a shared-step ensemble with an output
+    grid (auto_compile._warm_batch with the grid) compiles the function that run calls and writes its marker: a
+    backend="numba" run in the background policy is then not cold, and its grid is the reference extension.
+    (The loop of test_compiled_ensemble_grid_with_a_lost_trajectory: numba's disk cache has it.)"""
+    from integrators.backends import auto_compile
+    M = METHODS["rk45"]
+    pl = fastpath.plan(BLOWUP, M.tableau, M.lie, M.terms, Z)
+    auto_compile._warm_batch(pl, 2.0, 1e-9, 1e-12, None, True)
+    assert auto_compile.compiled(pl, "adaptive_batch_grid")
+    assert auto_compile.specialised_on_disk(pl, "adaptive_batch_grid")
+    monkeypatch.delenv("LIEDYN_AUTO_COMPILE", raising=False)
+    assert not auto_compile.numba_cold(pl, "adaptive_batch_grid")
+    te = np.linspace(0.0, 2.0, 53)
+    kl = dict(method="rk45", backend="numba", rtol=1e-9, atol=1e-12, check=False)
+    r = integrate(BLOWUP, Z, (0.0, 2.0), t_eval=te, **kl)
+    assert r.backend == "numba"
+    _same(r, _expected(BLOWUP, Z, (0.0, 2.0), te, **kl), big=1e3)
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
 def test_compiled_independent_ensemble_fills_its_grid():
     """Each trajectory's compiled loop fills its column (with the blow-up one stopped early and held):
     the numpy engine's grid (dense_output.extension on each trajectory's own steps) to round-off."""
