@@ -94,7 +94,9 @@ SINGLE_COLUMNS = ["algebra", "dim", "system", "method", "r0", "DOP853 rtol", "DO
 
 def _earlier_section():
     """The section drawn_systems of RESULTS.md as it is: its one-trajectory rows (lists of cells), the text
-    from the cold-start table on (without its stamp) and its stamp; None when there is none."""
+    from the cold-start table on (without its stamp), its stamp and the stamp of the run that text is from (an
+    earlier --single-only run carried it over and named it: that run's, not the carrying run's); None when
+    there is none."""
     from benchmarks._results import RESULTS
     text = RESULTS.read_text() if RESULTS.exists() else ""
     start, end = "<!-- begin drawn_systems -->", "<!-- end drawn_systems -->"
@@ -104,6 +106,9 @@ def _earlier_section():
     lines = body.strip().splitlines()
     stamp = next((ln.strip("_ ") for ln in lines if ln.startswith("_Measured")), "earlier run")
     rows, rest, in_rest = [], [], False
+    carried = "The cold-start and ensemble tables below are from the earlier run ("
+    rest_stamp = next((ln[len(carried):].rsplit("), not rerun", 1)[0] for ln in lines if ln.startswith(carried)),
+                      stamp)
     for ln in lines:
         if ln.startswith("_Measured"):
             continue
@@ -116,7 +121,7 @@ def _earlier_section():
         elif ln.startswith("| ") and not ln.startswith("| algebra") and ln.count("|") in (18, 21):
             cells = [c.strip() for c in ln.strip("|").split("|")]
             rows.append(cells + ["-"] * (len(SINGLE_COLUMNS) - len(cells)))   # an earlier run without generic
-    return {"rows": rows, "rest": "\n".join(rest).strip(), "stamp": stamp}
+    return {"rows": rows, "rest": "\n".join(rest).strip(), "stamp": stamp, "rest_stamp": rest_stamp}
 
 
 def _publish(md, args, key, heading):
@@ -242,7 +247,7 @@ def main():
     md.append("")
     if args.single_only:
         if old is not None and old["rest"]:
-            md += [f"The cold-start and ensemble tables below are from the earlier run ({old['stamp']}), not rerun "
+            md += [f"The cold-start and ensemble tables below are from the earlier run ({old['rest_stamp']}), not rerun "
                    "with --single-only:", "", old["rest"]]
         _publish(md, args, "drawn_systems", "Drawn systems (issue 24)")
         return
