@@ -303,20 +303,49 @@ def ensembles(systems, args, numba_ok):
     return rows, mods is not None, notes
 
 
+def drawn_kinds(drawn, count):
+    """(label, make, kind) of the first ``count`` systems of the draw with an ensemble: kinds free, servo1, servo2
+    in turn (the systems of a full run; ``--ensemble-systems`` picks among them by label and kind)."""
+    return [(label, make, KINDS[i % 3]) for i, (label, make) in enumerate(drawn[:count])]
+
+
+def earlier_rows(key, picked):
+    """The table rows and notes of RESULTS.md's section ``key`` that are not of the (label, kind) pairs
+    ``picked`` (a rerun of some systems keeps the others' rows, said so), and that section's stamp."""
+    from benchmarks._results import RESULTS
+    text = RESULTS.read_text() if RESULTS.exists() else ""
+    start, end = f"<!-- begin {key} -->", f"<!-- end {key} -->"
+    if start not in text or end not in text:
+        return [], [], None
+    lines = text.split(start, 1)[1].split(end, 1)[0].strip().splitlines()
+    stamp = next((ln.strip("_ ") for ln in lines if ln.startswith("_Measured")), "earlier run")
+    rows = [ln for ln in lines if ln.startswith("| ") and not ln.startswith("| algebra")
+            and tuple(c.strip() for c in ln.strip("|").split("|")[:2]) not in picked]
+    notes = [ln for ln in lines if ln.startswith("- ")
+             and not any(ln.startswith(f"- {lab} {kind}") for lab, kind in picked)]
+    return rows, notes, stamp
+
+
 def ensemble_section(drawn, args, numba_ok):
     """The markdown of the ensemble part: its table and notes (the first ``--ensembles`` systems of the
-    draw, kinds free, servo1, servo2 in turn)."""
+    draw, kinds free, servo1, servo2 in turn; with ``--ensemble-systems`` those of them only, the section's
+    other rows kept from its earlier run)."""
     from benchmarks._results import markdown_table
     ne = args.ensembles if args.ensembles is not None else (1 if args.quick else 3)
+    pick = getattr(args, "ensemble_systems", None)
+    cands = drawn_kinds(drawn, len(drawn) if pick else ne)
+    if pick:
+        picked = {tuple(p.rsplit(":", 1)) for p in pick}
+        unknown = picked - {(label, kind) for label, _, kind in cands}
+        if unknown:
+            raise SystemExit(f"--ensemble-systems: not in the draw's ensembles: {sorted(unknown)}")
+        cands = [c for c in cands if (c[0], c[2]) in picked]
     ens_sys = []
-    for label, make in drawn:
-        if len(ens_sys) >= ne:
-            break
-        alg = make()
-        kind = KINDS[len(ens_sys) % 3]
-        s, x0f = build_system(alg, kind, sysseed(label, kind, args.seed))
+    for label, make, kind in cands:
+        s, x0f = build_system(make(), kind, sysseed(label, kind, args.seed))
         ens_sys.append((label, kind, s, x0f(0.5), 0.5))
     er, have_jax, notes = ensembles(ens_sys, args, numba_ok and args.numba_budget > 0)
+    kept, kept_notes, stamp = earlier_rows("drawn_ensembles", picked) if pick else ([], [], None)
     try:
         import numba
         nth = f"numba {numba.get_num_threads()} threads (NUMBA_NUM_THREADS {numba.config.NUMBA_NUM_THREADS})"
@@ -336,4 +365,7 @@ def ensemble_section(drawn, args, numba_ok):
             f"CPU time ({nth}; XLA's own pool for jax). The ratios: to the best diffrax by the same measure.", "",
             markdown_table(["algebra", "system", "N", "tool", "rtol", "error (64)", "steps", "wall [ms]", "CPU [ms]",
                             "wall us / traj", "CPU us / traj", "threads", "wall / best diffrax",
-                            "CPU / best diffrax"], er), ""] + ["- " + x for x in notes] + [""]
+                            "CPU / best diffrax"], er)
+            + ("\n" + "\n".join(kept) if kept else ""), ""] + ["- " + x for x in notes] + kept_notes + [""] \
+        + ([f"The rows of {', '.join(f'{a} {b}' for a, b in sorted(picked))} are of this run; the other rows and notes "
+            f"are kept from the section's earlier run ({stamp})", ""] if kept else [])

@@ -165,6 +165,9 @@ def main():
     ap.add_argument("--single-only", action="store_true",
                     help="the one-trajectory table only; keep the section's cold-start and ensemble tables")
     ap.add_argument("--only", nargs="*", default=None, help="algebra labels of the draw to measure")
+    ap.add_argument("--ensemble-systems", nargs="*", default=None, metavar="LABEL:KIND",
+                    help="with --only-ensembles: rerun these systems of the full run's ensembles (label:kind, e.g. "
+                         "'sp(4):free'), keeping the section's other rows")
     args = ap.parse_args()
     if args.numba_budget is None:
         args.numba_budget = 300.0 if args.quick else 900.0
@@ -172,6 +175,9 @@ def main():
     load0 = os.getloadavg()
     numba_ok = numba_kernels.available()
     drawn = draw(args.seed, args.quick)
+    if args.ensemble_systems is not None and (args.only or not args.only_ensembles):
+        raise SystemExit("--ensemble-systems goes with --only-ensembles and without --only (the systems' kinds are "
+                         "their places in the whole draw)")
     if args.only:
         unknown = set(args.only) - {lab for lab, _ in drawn}
         if unknown:
