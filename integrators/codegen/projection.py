@@ -84,11 +84,22 @@ class CasimirProjection:
             out.append(row)
         return out
 
-    def write(self, src, z, targets, fixed=None):
+    @property
+    def degrees(self):
+        """The degree of each Casimir when it is homogeneous (every term of that degree, >= 1), else None."""
+        out = []
+        for poly in self.polys:
+            ds = {sum(ex) for _, ex in poly}
+            out.append(ds.pop() if len(ds) == 1 and min(ds) >= 1 else None)
+        return out
+
+    def write(self, src, z, targets, fixed=None, euler=False):
         """Emit into ``src`` (a :class:`integrators.codegen.writer.Source` or :class:`integrators.codegen.source_text.Lines`) the
         projection of the point z (names) onto {C = targets} (names); return the names of the
         increment G^T lambda (module docstring) and of the projected point z + G^T lambda. The lines run on floats, numpy columns (every
-        test is a max over the columns: ``bmax``) and under numba."""
+        test is a max over the columns: ``bmax``) and under numba. ``euler``: the first residuals from the
+        gradients just written, C(z) = (1/d) sum_j z_j dC/dz_j for Casimirs all homogeneous (Euler's identity; one
+        evaluation of C fewer a point: the numpy evaluator of the output grid takes it), else C(z) itself."""
         n, p = self.n, self.p
         G = [[f"_pg{k}_{j}" for j in range(n)] for k in range(p)]
         # a writer with its own form of the polynomials (the matrix form of a dense basis) writes them
@@ -118,7 +129,11 @@ class CasimirProjection:
         for k in range(p):
             src.emit(f"_pt{k} = 4.440892098500626e-16*("
                      + " + ".join(f"abs({G[k][j]}*{z[j]})" for j in nz[k] or [0]) + ")")
-        vals = self.value_exprs(z) if poly is None else poly(self, z)
+        degrees = self.degrees
+        if euler and None not in degrees:
+            vals = [f"({lin([(1.0, f'{G[k][j]}*{z[j]}') for j in nz[k]])})*{1.0 / d!r}" for k, d in enumerate(degrees)]
+        else:
+            vals = self.value_exprs(z) if poly is None else poly(self, z)
         for k in range(p):
             src.emit(f"_pr{k} = ({vals[k]}) - {targets[k]}")
         y = [f"_py{j}" for j in range(n)]

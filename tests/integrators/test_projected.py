@@ -275,3 +275,35 @@ def test_casimir_values_of_one_state_in_floats_equal_the_algebras_casimirs():
         np.testing.assert_allclose(one, proj.values(Z), rtol=1e-13, atol=1e-13)
         own = np.array([[c(z) for c in alg.casimirs()] for z in Z])
         np.testing.assert_allclose(one, own, rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("name", ["so4", "sl3", "so4 random basis"])
+def test_first_residuals_by_euler_identity_are_the_casimirs(name):
+    """The numpy grid evaluator takes the projection's first residuals from the gradients it has just written
+    (Euler's identity, sum_j z_j dC/dz_j = d C for a homogeneous C of degree d): they equal C(z) - c computed from
+    the Casimirs themselves (so(4): two quadratics; sl(3): a quadratic and a cubic; a random basis: dense ones). A
+    Casimir that is not homogeneous (a constant added) keeps its direct value."""
+    from integrators.codegen import projection
+    from integrators.codegen.source_text import Lines
+    from integrators.reference import genhelpers
+    alg = named.sl(3) if name == "sl3" else CASES[name]()
+    proj = projection.of_algebra(alg)
+    shifted = projection.CasimirProjection([poly + ((2.5, (0,) * alg.dim),) for poly in proj.polys], alg.dim)
+    assert proj.degrees == sorted(proj.degrees) and proj.degrees[0] == 2 and None not in proj.degrees
+    assert shifted.degrees == [None] * proj.p
+    Z = np.random.default_rng(3).standard_normal((4, alg.dim))
+    c = np.array([0.3, -0.7, 1.1])[:proj.p]
+    for pr in (proj, shifted):
+        z, cn = [f"z{j}" for j in range(alg.dim)], [f"c{k}" for k in range(pr.p)]
+        w = Lines()
+        pr.write(w, z, cn, euler=True)
+        last = min(i for i, ln in enumerate(w.lines) if ln.strip().startswith(f"_pr{pr.p - 1} = "))
+        first = w.lines[:last + 1]     # up to the first residuals (the iterations follow)
+        text = (f"def first({', '.join(z + cn)}):\n" + "\n".join(first)
+                + f"\n    return ({', '.join(f'_pr{k}' for k in range(pr.p))},)\n")
+        assert pr is shifted or "*0.5" in text        # the Euler form (1/d = 0.5 for the quadratic) where it applies
+        env = dict(genhelpers.ARRAY, np=np)
+        exec(text, env)
+        got = np.array(env["first"](*Z.T, *c))
+        want = pr.values(Z).T - c[:, None]
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-13 * np.abs(pr.values(Z)).max())
