@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _results import markdown_table, update_section  # noqa: E402
+from _results import markdown_table, publish, update_section  # noqa: E402
 
 T1 = 10.0
 RTOL, ATOL = 1e-10, 1e-12
@@ -216,8 +216,8 @@ def uncovered(args):
           "numba call <= 10 s, no 'auto' call waits more than 2 s on a compiler).", "",
           markdown_table(["system", "kind", "method", "run", "numba first [s]", "numba ran", "numba second [s]",
                           "auto first [s]", "auto ran", "compiled in the call [s]"], rows)]
-    update_section("cold_start_uncovered", "## Cold start of the runs the generic kernel does not cover (issue 24)"
-                   "\n\n" + "\n".join(md), "PYTHONPATH=. python benchmarks/cold_start.py --uncovered")
+    publish(md, "cold_start_uncovered", "Cold start of the runs the generic kernel does not cover (issue 24)", True,
+            "benchmarks/cold_start.py")
 
 
 def cold(systems, args):

@@ -165,8 +165,8 @@ def _warm_single(pl, kind, t1, rtol, atol, max_step):
 
 
 def _warm_batch(pl, t1, rtol, atol, max_step, grid=False):
-    """The same for the compiled shared-step ensemble loop (an ensemble of one, no step); ``grid``: the one that
-    fills an output grid ("adaptive_batch_grid"), which writes its marker."""
+    """The same for the compiled shared-step ensemble loop (an ensemble of one, no step; ``grid``: the one that
+    fills an output grid, "adaptive_batch_grid"), and its marker."""
     kind = "adaptive_batch_grid" if grid else "adaptive_batch"
     fn = pl.function(kind, "numba")
     n = pl.st.n
@@ -180,8 +180,7 @@ def _warm_batch(pl, t1, rtol, atol, max_step, grid=False):
         args = out.args("numba")
     fn(t1, t1, 1.0, rtol, atol, ms, 1, 1, 0, np.empty(4), np.empty((4, 1, n)), Z, np.zeros_like(Z), *CZ,
        np.ones(1, np.bool_), np.zeros(1), np.zeros_like(Z), *args)
-    if grid:
-        write_marker(_spec_marker(pl, kind))
+    write_marker(_spec_marker(pl, kind))
 
 
 def loop_kinds(ensemble, events, grid=False):

@@ -12,7 +12,7 @@ from . import loader
 from ..codegen import fixed_programs
 from ..geometry import recognition
 from ..codegen.linear_projection import LinearProjection
-from ..codegen.matrix_source import matrix_form, use_matrix
+from ..codegen.matrix_source import use_matrix
 from ..geometry.spaces import ROUNDOFF_TERMS
 
 
@@ -22,9 +22,9 @@ class Plan:
     def __init__(self, st, tab, lie, terms, proj=None):
         self.st, self.tab, self.lie, self.terms = st, tab, lie, terms
         self.proj = proj   # the Casimir projection of a projected pair (integrators.codegen.projection) or None
-        self.matrix = matrix_form(st, lie)   # the numpy texts in matrix form (else scalar text on numpy columns)
-        # the numpy texts are fast on Python floats too (output_grid.OutputGrid.ROW_STAGES): the scalar text,
-        # but for an RKMK pair's forced generator (its exponential series is slower a row than on columns)
+        # the numpy texts are fast on Python floats too (output_grid.OutputGrid.ROW_STAGES): the scalar text (not the
+        # matrix form of dense constants), but for an RKMK pair's forced generator (its exponential series is slower
+        # a row than on columns)
         self.float_rows = not use_matrix(st) and not (lie and st.P is not None)
         self._functions = {}
 

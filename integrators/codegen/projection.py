@@ -131,7 +131,7 @@ class CasimirProjection:
                      + " + ".join(f"abs({G[k][j]}*{z[j]})" for j in nz[k] or [0]) + ")")
         degrees = self.degrees
         if euler and None not in degrees:
-            vals = [f"({lin([(1.0, f'{G[k][j]}*{z[j]}') for j in nz[k]])})*{1.0 / d!r}" for k, d in enumerate(degrees)]
+            vals = [f"({lin([(1.0, f'{G[k][j]}*{z[j]}') for j in nz[k]])})/{float(d)!r}" for k, d in enumerate(degrees)]
         else:
             vals = self.value_exprs(z) if poly is None else poly(self, z)
         for k in range(p):

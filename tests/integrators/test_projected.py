@@ -301,7 +301,7 @@ def test_first_residuals_by_euler_identity_are_the_casimirs(name):
         first = w.lines[:last + 1]     # up to the first residuals (the iterations follow)
         text = (f"def first({', '.join(z + cn)}):\n" + "\n".join(first)
                 + f"\n    return ({', '.join(f'_pr{k}' for k in range(pr.p))},)\n")
-        assert pr is shifted or "*0.5" in text        # the Euler form (1/d = 0.5 for the quadratic) where it applies
+        assert pr is shifted or ")/2.0" in text        # the Euler form (/d, d = 2 for the quadratic) where it applies
         env = dict(genhelpers.ARRAY, np=np)
         exec(text, env)
         got = np.array(env["first"](*Z.T, *c))
