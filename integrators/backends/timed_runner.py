@@ -26,7 +26,8 @@ from ..core import lost
 from ..core.result import IntegrationResult
 from ..geometry import recognition, timed_fourier, timed_quadratic
 from ..reference import genhelpers
-from . import auto_compile, fastpath, numba_kernels
+from . import auto_compile, background, compile_child, fastpath, numba_kernels
+from .plan import Plan
 
 #: ensembles up to this size run the one-trajectory code per trajectory (as fastpath.SMALL_BATCH)
 SMALL_BATCH = 8
@@ -62,15 +63,18 @@ def why_not(problem, method, y0, t0=0.0):
 
 
 class _LieShape:
-    """What the RKMK loop's text is written from: the structure constants (their closed form) and the
+    """What the RKMK loop's text is written from: the structure constants (their closed form, in ``st``) and the
     dexp^-1 terms; the velocity comes from the table."""
 
-    def __init__(self, problem, terms):
+    def __init__(self, st, terms):
+        self.st, self.terms = st, terms
+        self.key = (self.st.key, terms)
+
+    @classmethod
+    def of(cls, problem, terms):
         C = np.asarray(problem.algebra.structure_constants, dtype=float)
         n = C.shape[0]
-        self.st = recognition.Structure(C, np.eye(n), np.zeros(n), None, recognition.closed_form(C))
-        self.terms = terms
-        self.key = (self.st.key, terms)
+        return cls(recognition.Structure(C, np.eye(n), np.zeros(n), None, recognition.closed_form(C)), terms)
 
 
 def _module(n, tab, lie=None):
@@ -140,16 +144,40 @@ def _fixed_warm(n, tab, lie=None):
     auto_compile.write_marker(_fixed_marker(n, tab, lie))
 
 
+def _warm_job(pl):
+    """:func:`_fixed_warm` for a :class:`integrators.backends.compile_child.Job` (the child rebuilds a plan from
+    its data): ``pl.st`` the structure of the rkmk form (``pl.lie``) or a placeholder of the dimension (the rk
+    form's text depends on the dimension and the tableau only), ``pl.terms`` the dexp^-1 terms."""
+    _fixed_warm(pl.st.n, pl.tab, _LieShape(pl.st, pl.terms) if pl.lie else None)
+
+
+def _job(n, tab, lie):
+    st = lie.st if lie is not None else recognition.Structure(np.zeros((n, n, n)), np.eye(n), np.zeros(n))
+    pl = Plan(st, tab, lie is not None, None if lie is None else lie.terms)
+    return compile_child.Job(_warm_job, pl, (), _fixed_marker(n, tab, lie))
+
+
 def choose_fixed(n, tab, backend, work, lie=None):
     """"numba" or "numpy" for a fixed-step run of estimated ``work``: backend "auto" by
     :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler), others as
-    :func:`integrators.backends.fastpath.choose_backend`."""
-    if backend != "auto" or not numba_kernels.available():
+    :func:`integrators.backends.fastpath.choose_backend`, but a backend="numba" run whose loop is neither loaded
+    nor in numba's disk cache: "numpy" while it compiles in the background (a child process; the rk form in 10
+    dimensions takes ~100 s to compile), "numba" from the call it is ready (policies "wait" and "off": compiled
+    in the call). The compile is a :func:`_job`."""
+    if backend not in ("auto", "numba") or not numba_kernels.available():
         return fastpath.choose_backend(backend, work)
-    return auto_compile.choose_kernel(("timed-fixed", n, tab.name, None if lie is None else lie.key),
-                                      _fixed_loaded(n, tab, lie), lambda: _fixed_marker(n, tab, lie),
-                                      lambda: _fixed_warm(n, tab, lie), work, fastpath.AUTO_NUMBA_WORK,
-                                      fastpath.AUTO_NUMBA_WORK)
+    key = ("timed-fixed", n, tab.name, None if lie is None else lie.key)
+    loaded = _fixed_loaded(n, tab, lie)
+    if backend == "numba":
+        if loaded or auto_compile.policy() != "background":
+            return "numba"
+        m = _fixed_marker(n, tab, lie)
+        if m is None or (m.exists() and not background.busy()):
+            return "numba"         # (no disk cache: compiled in the call, as before; on disk: loaded)
+        background.submit(key, _job(n, tab, lie))
+        return "numpy"
+    return auto_compile.choose_kernel(key, loaded, lambda: _fixed_marker(n, tab, lie), _job(n, tab, lie), work,
+                                      fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
 
 
 def table(tq, tab, h, t0, nsteps, period, per_stage):
@@ -171,7 +199,7 @@ def run_fixed(problem, method, y0, t0, h, n, save_every, backend):
     lie = None
     if method.lie:
         tq = timed_quadratic.recognise_velocity(problem, y0.reshape(-1, y0.shape[-1])[:2], t0, period)
-        lie = None if tq is None else _LieShape(problem, method.terms)
+        lie = None if tq is None else _LieShape.of(problem, method.terms)
     else:
         tq = timed_quadratic.recognise(problem, y0.reshape(-1, y0.shape[-1])[:2], t0, period)
     if tq is None:
@@ -181,7 +209,9 @@ def run_fixed(problem, method, y0, t0, h, n, save_every, backend):
         return None
     TB, S = tb
     dim = tq.n
+    asked = backend
     backend = choose_fixed(dim, tab, backend, n * max(1, y0.size // dim), lie)
+    note = auto_compile.NUMBA_COLD_NOTE if asked == "numba" and backend == "numpy" else ""
     K = n // save_every + 1 + (1 if n % save_every else 0)
     mode = "numba" if backend == "numba" else "scalar"
     TBs = TB if mode == "numba" else TB.tolist()
@@ -207,7 +237,7 @@ def run_fixed(problem, method, y0, t0, h, n, save_every, backend):
                                             f"{t0 + done * h:.6g}); the last finite state is kept; reduce h")
         else:
             res = IntegrationResult(t=ts, y=ys, status=0, message="reached the end of t_span", nsteps=n, h=h)
-        res.backend = backend
+        res.backend = backend + note
         return res
     flat = np.ascontiguousarray(y0.reshape(-1, dim), dtype=float)
     B = flat.shape[0]
@@ -248,7 +278,7 @@ def run_fixed(problem, method, y0, t0, h, n, save_every, backend):
         res.nsteps = int(round((t_end.max() - t0) / h))
     res = lost.report_shared(res, alive, t_end, -1 if not alive.any() else 0, t0 + n * h, y0.shape[:-1],
                              lost_why=lost.FIXED_WHY)
-    res.backend = backend
+    res.backend = backend + note
     return res
 
 

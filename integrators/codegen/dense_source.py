@@ -91,7 +91,7 @@ def evaluator_source(st, tab, lie, terms, proj, part="points", source_class=None
     Kx = [[f"Kx{r}_{j}" for j in range(g)] for r in range(len(tab.extra_c))]
     cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
     src.emit(f"{', '.join(zb)}, = V_[:{n}]")
-    y = interpolant(src, tab, K + Kx, zb, "s_", lie, proj, cz, stacked=f"V_[{n}:]", euler=True)
+    y = interpolant(src, tab, K + Kx, zb, "s_", lie, proj, cz, stacked=f"V_[{n}:]")
     head = f"def run(s_, hs, {', '.join(['V_'] + cz)}):"
     return head + "\n" + "\n".join(src.lines) + f"\n    return ({', '.join(y)},)\n"
 
@@ -150,10 +150,9 @@ def _columns_theta(src, tab, K, s, stacked=None):
     return names
 
 
-def interpolant(src, tab, K, zb, s, lie, proj, targets, stacked=None, euler=False):
+def interpolant(src, tab, K, zb, s, lie, proj, targets, stacked=None):
     """Emit the state at s of the step from the compensated start zb with the stage increments K (all
-    rows of P; on numpy columns ``stacked`` may name them stacked, :func:`_columns_theta`); return its names.
-    ``euler``: the projection's first residuals by Euler's identity (:meth:`integrators.codegen.projection.CasimirProjection.write`)."""
+    rows of P; on numpy columns ``stacked`` may name them stacked, :func:`_columns_theta`); return its names."""
     n = src.n
     if not src.floats and not src.lanes:   # numpy columns (the evaluator of the logged steps): matrix products
         th = _columns_theta(src, tab, K, s, stacked)
@@ -167,7 +166,7 @@ def interpolant(src, tab, K, zb, s, lie, proj, targets, stacked=None, euler=Fals
     else:
         y = src.assign("yo", [f"{zb[j]} + {th[j]}" for j in range(n)])
     if proj is not None:
-        inc, _ = proj.write(src, y, targets, euler=euler)
+        inc, _ = proj.write(src, y, targets)
         y = src.assign("yo", [f"{y[j]} + {inc[j]}" for j in range(n)])
     return y
 

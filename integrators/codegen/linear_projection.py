@@ -33,11 +33,9 @@ class LinearProjection:
         self.G = np.linalg.solve(self.L @ self.L.T, self.L)   # (L L^T)^-1 L: the increment is -(L z - c) G
         self.key = ("linear-projection", self.L.shape, self.L.tobytes())
 
-    def write(self, src, z, targets, fixed=None, euler=False):
+    def write(self, src, z, targets, fixed=None):
         """Emit the projection of z (names) onto {L z = targets} (names); return the names of the increment
-        and of the projected point (straight-line code for floats, numpy columns and numba). (``euler``, the
-        Casimir projection's first residuals from its gradients, has nothing to save here: L z is the residual's
-        one product.)"""
+        and of the projected point (straight-line code for floats, numpy columns and numba)."""
         n, p, L, G = self.n, self.p, self.L, self.G
         r = src.assign("_lr", [f"({lin([(L[k, j], z[j]) for j in range(n)])}) - {targets[k]}" for k in range(p)])
         inc = src.assign("_lp", [lin([(-G[k, j], r[k]) for k in range(p)]) for j in range(n)])

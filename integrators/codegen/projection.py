@@ -23,8 +23,11 @@ L D L^T (straight-line code for any p, no square root; the usual p is 1 to 3); a
 |grad C|^2 underflows, |z| ~ 1e-145 for a quadratic Casimir) or not finite drops that direction
 (1/D_j replaced by 0), so a degenerate point is left unprojected rather than divided by zero.
 
+The first residuals C(z~) - C(z0) come from the gradients by Euler's identity, C = (1/d) z . grad C, when
+every Casimir is homogeneous of degree d (n products instead of an evaluation of C).
+
 C and grad C are written as straight-line source from the sympy polynomials once per algebra
-(structure constants) and cached; the same writer emits the projection into the generated programs
+(structure constants), each monomial of degree >= 2 named once (:class:`_Monomials`), and cached; the same writer emits the projection into the generated programs
 of :mod:`integrators.codegen.programs` (scalar, numpy columns, numba) and gives the numpy function used by the
 generic reference loop, the dense output and events.
 """
@@ -42,8 +45,32 @@ MAX_ITER = 8
 _CACHE = {}
 
 
-def _monomial(exps, z):
-    return "*".join(v for e, v in zip(exps, z) for _ in range(e)) or "1.0"
+class _Monomials:
+    """Names of the monomials of the variables ``z`` in the code ``src`` writes: one of degree >= 2 is emitted
+    once, on first use, as the product of the monomial without its last variable and that variable (so each
+    costs one product; degree 1 is the variable, degree 0 "1.0"). Written term by term, c*z0*z1*z2 costs three
+    products for each of the ~2,900 terms of a dense quartic's value and gradient in 10 variables; named, the
+    ~280 monomials below degree 4 cost one each and every term one multiply-add."""
+
+    def __init__(self, src, z):
+        self.src, self.z, self.names = src, z, {}
+        self.base = src.fresh("_pq")
+
+    def __call__(self, exps):
+        d = sum(exps)
+        if d <= 1:
+            return "1.0" if d == 0 else self.z[exps.index(1)]
+        name = self.names.get(exps)
+        if name is None:
+            j = max(i for i, e in enumerate(exps) if e)
+            lower = self(exps[:j] + (exps[j] - 1,) + exps[j + 1:])
+            name = self.names[exps] = f"{self.base}{len(self.names)}"
+            self.src.emit(f"{name} = {lower}*{self.z[j]}")
+        return name
+
+
+def _less(exps, j):
+    return exps[:j] + (exps[j] - 1,) + exps[j + 1:]
 
 
 class CasimirProjection:
@@ -65,22 +92,32 @@ class CasimirProjection:
         return (CasimirProjection, (self.polys, self.n))
 
     # ------------------------------------------------------------------ writing source
-    def value_exprs(self, z):
-        """Source of C_k(z) for the names z."""
-        return [lin([(c, _monomial(ex, z)) for c, ex in poly]) for poly in self.polys]
+    def value_exprs(self, src, z):
+        """Source of C_k(z) for the names z, the monomials named in ``src`` (:class:`_Monomials`): each term
+        c z^a as z_j (c z^(a - e_j)) with j its last variable, C = c_0 + sum_j z_j H_j(z), so a value needs the
+        monomials one degree below (those of the gradient)."""
+        mono = _Monomials(src, z)
+        out = []
+        for poly in self.polys:
+            const, H = [], {}
+            for c, ex in poly:
+                if not any(ex):
+                    const.append((c, "1.0"))
+                    continue
+                j = max(i for i, e in enumerate(ex) if e)
+                H.setdefault(j, []).append((c, mono(_less(ex, j))))
+            parts = const + [(1.0, f"{z[j]}*({lin(H[j])})") for j in sorted(H)]
+            out.append(lin(parts))
+        return out
 
-    def grad_exprs(self, z):
-        """Source of dC_k/dz_j, a p x n list of expressions."""
+    def grad_exprs(self, src, z):
+        """Source of dC_k/dz_j, a p x n list of expressions, the monomials named in ``src``."""
+        mono = _Monomials(src, z)
         out = []
         for poly in self.polys:
             row = []
             for j in range(self.n):
-                terms = []
-                for c, ex in poly:
-                    if ex[j]:
-                        lower = ex[:j] + (ex[j] - 1,) + ex[j + 1:]
-                        terms.append((c * ex[j], _monomial(lower, z)))
-                row.append(lin(terms))
+                row.append(lin([(c * ex[j], mono(_less(ex, j))) for c, ex in poly if ex[j]]))
             out.append(row)
         return out
 
@@ -93,18 +130,19 @@ class CasimirProjection:
             out.append(ds.pop() if len(ds) == 1 and min(ds) >= 1 else None)
         return out
 
-    def write(self, src, z, targets, fixed=None, euler=False):
+    def write(self, src, z, targets, fixed=None):
         """Emit into ``src`` (a :class:`integrators.codegen.writer.Source` or :class:`integrators.codegen.source_text.Lines`) the
         projection of the point z (names) onto {C = targets} (names); return the names of the
         increment G^T lambda (module docstring) and of the projected point z + G^T lambda. The lines run on floats, numpy columns (every
-        test is a max over the columns: ``bmax``) and under numba. ``euler``: the first residuals from the
-        gradients just written, C(z) = (1/d) sum_j z_j dC/dz_j for Casimirs all homogeneous (Euler's identity; one
-        evaluation of C fewer a point: the numpy evaluator of the output grid takes it), else C(z) itself."""
+        test is a max over the columns: ``bmax``) and under numba. The first residuals come from the gradients
+        just written, C(z) = (1/d) sum_j z_j dC/dz_j, when every Casimir is homogeneous (Euler's identity: n
+        products instead of one evaluation of C, ~1/4 of a projection onto a dense quartic in 10 variables);
+        else from C(z) itself."""
         n, p = self.n, self.p
         G = [[f"_pg{k}_{j}" for j in range(n)] for k in range(p)]
         # a writer with its own form of the polynomials (the matrix form of a dense basis) writes them
         poly = getattr(src, "casimir_polynomials", None)
-        grads = self.grad_exprs(z) if poly is None else poly(self, z, grad=True)
+        grads = self.grad_exprs(src, z) if poly is None else poly(self, z, grad=True)
         nz = [[j for j in range(n) if grads[k][j] != "0.0"] for k in range(p)]
         for k in range(p):
             for j in nz[k]:
@@ -130,10 +168,10 @@ class CasimirProjection:
             src.emit(f"_pt{k} = 4.440892098500626e-16*("
                      + " + ".join(f"abs({G[k][j]}*{z[j]})" for j in nz[k] or [0]) + ")")
         degrees = self.degrees
-        if euler and None not in degrees:
+        if None not in degrees:
             vals = [f"({lin([(1.0, f'{G[k][j]}*{z[j]}') for j in nz[k]])})/{float(d)!r}" for k, d in enumerate(degrees)]
         else:
-            vals = self.value_exprs(z) if poly is None else poly(self, z)
+            vals = self.value_exprs(src, z) if poly is None else poly(self, z)
         for k in range(p):
             src.emit(f"_pr{k} = ({vals[k]}) - {targets[k]}")
         y = [f"_py{j}" for j in range(n)]
@@ -148,7 +186,7 @@ class CasimirProjection:
                 src.emit(f"_pa{k} = -_pv{k}" if first else f"_pa{k} = _pa{k} - _pv{k}")
             for j in range(n):
                 src.emit(f"{y[j]} = {z[j]} + ({lin([(1.0, f'{G[k][j]}*_pa{k}') for k in range(p) if j in nz[k]])})")
-            for k, v in enumerate(self.value_exprs(y) if poly is None else poly(self, y)):
+            for k, v in enumerate(self.value_exprs(src, y) if poly is None else poly(self, y)):
                 src.emit(f"_pr{k} = ({v}) - {targets[k]}")
 
         # The first iteration is written before the loop: a variable set to a constant in the body of a
@@ -180,7 +218,9 @@ class CasimirProjection:
         """Source of ``values(z...) -> (C_k...)`` and ``increment(z..., c...) -> (p_j...)``."""
         z = [f"z{j}" for j in range(self.n)]
         c = [f"c{k}" for k in range(self.p)]
-        text = f"def values({', '.join(z)}):\n    return ({', '.join(self.value_exprs(z))},)\n\n"
+        v = Lines()
+        vals = self.value_exprs(v, z)
+        text = (f"def values({', '.join(z)}):\n" + "\n".join(v.lines + [f"    return ({', '.join(vals)},)"]) + "\n\n")
         w = Lines()
         inc, _ = self.write(w, z, c)
         return (text + f"def increment({', '.join(z + c)}):\n" + "\n".join(w.lines)

@@ -211,7 +211,7 @@ def _normals(src, z, proj, L):
     and the rows of L, orthonormalised by modified Gram-Schmidt."""
     raw = []
     if proj is not None:
-        for row in proj.grad_exprs(z):
+        for row in proj.grad_exprs(src, z):
             raw.append(src.assign("ng", row))
     if L is not None:
         for row in np.atleast_2d(L):

@@ -279,7 +279,7 @@ def test_casimir_values_of_one_state_in_floats_equal_the_algebras_casimirs():
 
 @pytest.mark.parametrize("name", ["so4", "sl3", "so4 random basis"])
 def test_first_residuals_by_euler_identity_are_the_casimirs(name):
-    """The numpy grid evaluator takes the projection's first residuals from the gradients it has just written
+    """The projection takes its first residuals from the gradients it has just written
     (Euler's identity, sum_j z_j dC/dz_j = d C for a homogeneous C of degree d): they equal C(z) - c computed from
     the Casimirs themselves (so(4): two quadratics; sl(3): a quadratic and a cubic; a random basis: dense ones). A
     Casimir that is not homogeneous (a constant added) keeps its direct value."""
@@ -296,7 +296,7 @@ def test_first_residuals_by_euler_identity_are_the_casimirs(name):
     for pr in (proj, shifted):
         z, cn = [f"z{j}" for j in range(alg.dim)], [f"c{k}" for k in range(pr.p)]
         w = Lines()
-        pr.write(w, z, cn, euler=True)
+        pr.write(w, z, cn)
         last = min(i for i, ln in enumerate(w.lines) if ln.strip().startswith(f"_pr{pr.p - 1} = "))
         first = w.lines[:last + 1]     # up to the first residuals (the iterations follow)
         text = (f"def first({', '.join(z + cn)}):\n" + "\n".join(first)
@@ -307,3 +307,46 @@ def test_first_residuals_by_euler_identity_are_the_casimirs(name):
         got = np.array(env["first"](*Z.T, *c))
         want = pr.values(Z).T - c[:, None]
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-13 * np.abs(pr.values(Z)).max())
+
+
+@pytest.mark.parametrize("name", ["so5 random basis", "sl3", "shifted"])
+def test_gradient_text_names_each_monomial_once_and_equals_sympys_gradient(name):
+    """The projection's gradients (the text the loops run) equal the algebra's own Casimirs differentiated by
+    sympy, on a dense quartic (so(5) in a random basis), a cubic (sl(3)) and a polynomial that is not homogeneous
+    (so(4)'s Casimirs plus a linear and a constant term, so the values take the split C = c_0 + sum_j z_j H_j
+    with its constant); and every monomial of degree >= 2 is a name computed once: no term of a gradient or value
+    multiplies two state variables (a dense quartic written term by term: ~3 products a term)."""
+    import re
+    import sympy as sp
+    from integrators.codegen import projection
+    from integrators.codegen.source_text import Lines
+    from tests.algebras import random_basis
+    rng = np.random.default_rng(11)
+    alg = {"so5 random basis": lambda: random_basis(named.so(5), rng), "sl3": lambda: named.sl(3),
+           "shifted": named.so4}[name]()
+    n = alg.dim
+    m = sp.symbols(f"m1:{n + 1}")
+    proj = projection.of_algebra(alg)
+    if name == "shifted":
+        proj = projection.CasimirProjection([poly + ((0.75, (0,) * (n - 1) + (1,)), (2.5, (0,) * n)) for poly in proj.polys], n)
+    sym = [sum(c * sp.prod([s ** e for s, e in zip(m, ex)]) for c, ex in poly) for poly in proj.polys]
+    z = [f"z{j}" for j in range(n)]
+    w = Lines()
+    grads = proj.grad_exprs(w, z)
+    vals = proj.value_exprs(w, z)
+    products = re.compile(r"\bz\d+\s*\*\s*z\d+\b")
+    for ln in w.lines:   # the monomials: a lower one (or a variable) times one variable
+        assert re.fullmatch(r"\s*_pq\w+ = (z\d+|_pq\w+)\*z\d+", ln), ln
+    for e in [g for row in grads for g in row] + vals:
+        assert not products.search(e), e
+    text = (f"def f({', '.join(z)}):\n" + "\n".join(w.lines)
+            + f"\n    return ({', '.join(g for row in grads for g in row)},), ({', '.join(vals)},)\n")
+    env = {}
+    exec(text, env)
+    for x in rng.standard_normal((3, n)):
+        g, v = env["f"](*x)
+        sub = dict(zip(m, x))
+        want_g = [float(sp.diff(S, mj).subs(sub)) for S in sym for mj in m]
+        want_v = [float(S.subs(sub)) for S in sym]
+        np.testing.assert_allclose(g, want_g, rtol=1e-12, atol=1e-12 * np.abs(want_g).max())
+        np.testing.assert_allclose(v, want_v, rtol=1e-12, atol=1e-12 * np.abs(want_v).max())
