@@ -15,8 +15,8 @@ Two tables, written to the section "Cold start and the generic kernel (issue 24)
    specialised numba loop (``backend="numba"``), numpy and DOP853, median of interleaved repetitions.
 
 ``--uncovered`` writes the section "cold_start_uncovered" instead: the first call of the runs no generic kernel
-covers (fixed steps, a shared-step ensemble, events; :data:`UNCOVERED`) under backend="numba", "auto" and
-backend="numba" compiling in the call.
+covers (fixed steps, a shared-step ensemble, events, time-dependent problems; :data:`UNCOVERED`) under
+backend="numba", "auto" and backend="numba" compiling in the call.
 
 Usage: ``PYTHONPATH=. python benchmarks/cold_start.py [--quick] [--reps 5] [--numba-cold] [--uncovered]``.
 """
@@ -59,15 +59,18 @@ SYSTEMS = [
     ("so(5), long run", "so5", "free", "rk853_projected", 20000.0),
 ]
 
-#: the runs no generic kernel covers (fixed steps, a shared-step ensemble, events): (label, algebra, kind, method,
-#: run) with run the number of fixed steps, "events" (a sign change of z_0, not terminal) or "shared100" (100
-#: states z0 + 1% noise, one step sequence); a cold backend="numba" call runs numpy while their loops compile in
+#: the runs no generic kernel covers (fixed steps, a shared-step ensemble, events, time-dependent problems): (label,
+#: algebra, kind, method, run) with run the number of fixed steps, "adaptive", "events" (a sign change of z_0, not
+#: terminal) or "shared100" (100 states z0 + 1% noise, one step sequence); kind "timed": a gyrostat whose rotor turns
+#: periodically (:func:`system`); a cold backend="numba" call runs numpy while their loops compile in
 #: the background (they compiled in the call before), section "cold_start_uncovered" (``--uncovered``)
 UNCOVERED = [
     ("so(4) random basis", "so4r", "free", "rkmk4", 1000),
     ("so(5) random basis", "so5r", "free", "rkmk4", 1000),
     ("so(4) random basis", "so4r", "free", "rk853_projected", "events"),
     ("so(4) random basis", "so4r", "free", "rk853_projected", "shared100"),
+    ("so(5) random basis", "so5r", "timed", "rk4", 1000),
+    ("so(5) random basis", "so5r", "timed", "rk45", "adaptive"),
 ]
 
 
@@ -96,9 +99,22 @@ def algebra(key):
 
 def system(key, kind, seed=7):
     """(problem, z0, hand-written rhs) of the free or servo1 system on the algebra ``key``
-    (benchmarks/_drawn_common.build_system, r0 = 1)."""
+    (benchmarks/_drawn_common.build_system, r0 = 1); kind "timed": a gyrostat m' = ad*_{I^-1 (m + k(t))} m whose
+    rotor's momentum k(t) = cos(pi t) e_n has period 2 (servo.TimeDependentSystem, a random SPD inertia; no
+    hand-written rhs)."""
     from _drawn_common import build_system, hand_rhs
     alg = algebra(key)
+    if kind == "timed":
+        import sympy as sp
+
+        from servo import TimeDependentSystem
+        rng = np.random.default_rng(seed)
+        n = alg.dim
+        B = rng.standard_normal((n, n))
+        S = TimeDependentSystem(alg, B @ B.T / n + np.eye(n), gyrostat=[0] * (n - 1) + [sp.cos(sp.pi * sp.Symbol("t"))],
+                                period=2.0)
+        z0 = rng.standard_normal(n)
+        return S.problem(), z0 / np.linalg.norm(z0), None
     s, x0 = build_system(alg, kind, seed)
     P = s.problem()
     z0 = x0(1.0)
@@ -185,7 +201,7 @@ def cold_uncovered(base, args):
                                              steps=run)
             shutil.rmtree(cache, ignore_errors=True)
         nb, au, wt = out["numba", None], out["auto", None], out["numba", "wait"]
-        what = f"{run} fixed steps" if isinstance(run, int) else {"events": "adaptive, events",
+        what = f"{run} fixed steps" if isinstance(run, int) else {"events": "adaptive, events", "adaptive": "adaptive",
                                                                   "shared100": "adaptive, 100 states, shared steps"}[run]
         nan = float("nan")
         rows.append([label, kind, method, what, f"{nb.get('first', nan):.2f}", nb.get("backend", nb.get("error", "-")),
@@ -207,7 +223,8 @@ def uncovered(args):
     md = [f"Load average at the start {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on 2 cores shared with other "
           "jobs. Each call in a fresh process whose code cache holds only the generic kernel (the structure never "
           "compiled); `integrate(s.problem(), ...)` with t in [0, 10], rtol 1e-10, atol 1e-12 for the adaptive "
-          "runs. No generic kernel runs these: a cold backend='numba' call runs the generated loop in numpy while "
+          "runs; `timed`: a gyrostat whose rotor's momentum cos(pi t) e_n turns with period 2 "
+          "(servo.TimeDependentSystem). No generic kernel runs these: a cold backend='numba' call runs the generated loop in numpy while "
           "its compiled loops compile in the background (a fixed-step run of one trajectory continues compiled "
           "from the chunk they are ready), as 'auto' does. `numba first`: that call; `numba ran`: its "
           "result.backend; `numba second`: the next call in that process; `auto first`, `auto ran`: the same call "

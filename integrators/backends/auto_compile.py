@@ -107,7 +107,7 @@ NUMBA_NUMPY_NOTE = " (backend='numba': no compiled loop ready yet, they compile 
 #: ... and of a cold one the generic kernel does not run (a fixed-step run, a shared-step ensemble, events):
 #: numpy while its specialised loop compiles in the background
 NUMBA_COLD_NOTE = (" (backend='numba': its compiled loop compiles in the background; the generic kernel runs only"
-                   " the adaptive pairs, without events or shared steps)")
+                   " the adaptive pairs of autonomous problems, without events or shared steps)")
 
 def label(mode):
     """result.backend for a loop mode ("generic" -> :data:`GENERIC_LABEL`, "scalar" -> "numpy")."""

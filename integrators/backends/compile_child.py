@@ -10,9 +10,9 @@ when the child is done (:func:`integrators.backends.background.poll`).
 
 What the child compiles: a :class:`Job` names a module-level warm function (``auto_compile._warm_single``,
 ``_warm_grid``, ``_warm_batch``, ``_warm_fixed``, ``batch_kernels.warm_fixed``, ``warm_independent``) and its
-arguments, and carries the plan's data (structure, tableau, form, dexp^-1 terms, projection: a few kB of
-pickle, no problem is rebuilt). The child makes a :class:`integrators.backends.plan.Plan` of them and calls the
-same warm function, so it writes the same generated module file in the cache directory
+arguments, and carries the plan as its data (structure, tableau, form, dexp^-1 terms, projection: a few kB of
+pickle, no problem is rebuilt; a time-dependent problem's plan, the text of its coefficients). The child rebuilds
+the plan and calls the same warm function, so it writes the same generated module file in the cache directory
 (:func:`integrators.backends.numba_kernels.load_source`, named by the hash of the text) and compiles the same
 functions with the argument types of the engine's calls: numba's cache index is keyed by that file and the
 function, so the caller's later warm call of the same job is a load from the disk cache (a fraction of a
@@ -41,7 +41,6 @@ import traceback
 from pathlib import Path
 
 from . import numba_kernels
-from .plan import Plan
 
 try:
     import fcntl
@@ -73,10 +72,10 @@ class Job:
         return self.fn(self.pl, *self.args)
 
     def payload(self):
-        """What the child needs, pickled: the function's module and name, the plan's data and the arguments."""
-        pl = self.pl
-        return pickle.dumps((self.fn.__module__, self.fn.__qualname__,
-                             (pl.st, pl.tab, pl.lie, pl.terms, pl.proj), self.args, str(self.marker)))
+        """What the child needs, pickled: the function's module and name, the plan (pickled as its data: a
+        :class:`integrators.backends.plan.Plan` or a time-dependent problem's
+        :class:`integrators.backends.timed_runner.AdaptivePlan`) and the arguments."""
+        return pickle.dumps((self.fn.__module__, self.fn.__qualname__, self.pl, self.args, str(self.marker)))
 
 
 def try_lock(marker):
@@ -150,10 +149,10 @@ def main(argv):
         pass
     try:
         path = Path(argv[0])
-        modname, qualname, (st, tab, lie, terms, proj), args, marker = pickle.loads(path.read_bytes())
+        modname, qualname, pl, args, marker = pickle.loads(path.read_bytes())
         path.unlink()
         fn = getattr(importlib.import_module(modname), qualname)
-        fn(Plan(st, tab, lie, terms, proj), *args)
+        fn(pl, *args)
         marker = Path(marker)          # (an OSError here is a failure too: the next process would not find it)
         tmp = marker.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text("")

@@ -28,6 +28,11 @@ class Plan:
         self.float_rows = not use_matrix(st) and not (lie and st.P is not None)
         self._functions = {}
 
+    def __reduce__(self):
+        """Pickled as its data (a background compile's child process, :mod:`integrators.backends.compile_child`,
+        rebuilds it; the generated functions are not carried)."""
+        return (Plan, (self.st, self.tab, self.lie, self.terms, self.proj))
+
     def function(self, kind, mode):
         fn = self._functions.get((kind, mode))
         if fn is None:

@@ -169,15 +169,23 @@ def choose_fixed(n, tab, backend, work, lie=None):
     key = ("timed-fixed", n, tab.name, None if lie is None else lie.key)
     loaded = _fixed_loaded(n, tab, lie)
     if backend == "numba":
-        if loaded or auto_compile.policy() != "background":
-            return "numba"
-        m = _fixed_marker(n, tab, lie)
-        if m is None or (m.exists() and not background.busy()):
-            return "numba"         # (no disk cache: compiled in the call, as before; on disk: loaded)
-        background.submit(key, _job(n, tab, lie))
-        return "numpy"
+        return _numba_or_cold(key, loaded, _fixed_marker(n, tab, lie), lambda: _job(n, tab, lie))
     return auto_compile.choose_kernel(key, loaded, lambda: _fixed_marker(n, tab, lie), _job(n, tab, lie), work,
                                       fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
+
+
+def _numba_or_cold(key, loaded, marker, job):
+    """The loop of a backend="numba" run: "numba" when it is ``loaded`` in this process, under the policies "wait"
+    and "off" (compiled in the call is what they ask for), without a writable cache directory (``marker`` None:
+    no child can compile it; compiled in the call) or when numba's disk cache holds it (``marker`` exists: loaded
+    in the call, a fraction of a second); else "numpy", with ``job()`` (a :class:`integrators.backends.compile_child.Job`)
+    queued under ``key`` to compile in a child process."""
+    if loaded or auto_compile.policy() != "background":
+        return "numba"
+    if marker is None or (marker.exists() and not background.busy()):
+        return "numba"
+    background.submit(key, job())
+    return "numpy"
 
 
 def table(tq, tab, h, t0, nsteps, period, per_stage):
@@ -293,6 +301,11 @@ class AdaptivePlan:
         self.text = coef_text + "\n" + timed_source.adaptive_source(n, tab)
         self.coef_py = coef_py     # coef(t) for the Python-float loop instead of the text's (numpy: a Fourier fit)
         self._fns = {}
+
+    def __reduce__(self):
+        """Pickled as its data for a background compile's child process (the Python loop's ``coef_py`` is not
+        the compiled loop's: left out)."""
+        return (AdaptivePlan, (self.n, self.tab, self.coef_text))
 
     def function(self, mode):
         fn = self._fns.get(mode)
@@ -473,13 +486,27 @@ def adaptive_plan(problem, method, y0, t0=0.0, steps=math.inf):
     return pl
 
 
+def _warm_adaptive(pl):
+    """:meth:`AdaptivePlan.warm`, by name for a :class:`integrators.backends.compile_child.Job`."""
+    pl.warm()
+
+
 def choose_adaptive(pl, backend, work):
     """"numba" or "numpy" for a run of plan ``pl``: backend "auto" by the rules of
-    :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler)."""
-    if backend != "auto" or not numba_kernels.available():
+    :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler), "numba" by
+    :func:`_numba_or_cold` (numpy while a child process compiles the loop; a coefficient text of a 10-dimensional
+    field takes minutes)."""
+    if backend not in ("auto", "numba") or not numba_kernels.available():
         return fastpath.choose_backend(backend, work)
-    return auto_compile.choose_kernel(("timed-adaptive", pl.text), pl.compiled(), pl.marker, pl.warm, work,
-                                      fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
+    key = ("timed-adaptive", pl.text)
+    marker = pl.marker()
+
+    def job():
+        return compile_child.Job(_warm_adaptive, pl, (), marker)
+    if backend == "numba":
+        return _numba_or_cold(key, pl.compiled(), marker, job)
+    return auto_compile.choose_kernel(key, pl.compiled(), lambda: marker, job(), work, fastpath.AUTO_NUMBA_WORK,
+                                      fastpath.AUTO_NUMBA_WORK)
 
 
 def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, mode, max_steps=10**6):

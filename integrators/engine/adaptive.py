@@ -148,7 +148,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         mode = timed_runner.choose_adaptive(tpl, backend, work)
         res, nsteps, nrej = timed_runner.run_adaptive(tpl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
                                                       max_steps)
-        res.backend = mode
+        res.backend = mode + (auto_compile.NUMBA_COLD_NOTE if backend == "numba" and mode == "numpy" else "")
     elif pl is not None:
         switch = ((backend == "auto" and fastpath.resolve_backend("auto") == "numba")
                   or (backend == "numba" and mode == "numpy"))   # (numba: a fresh machine, choose_numba)

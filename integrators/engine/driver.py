@@ -176,7 +176,10 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         as "auto" does, and ``result.backend`` says so; a fixed-step run of one trajectory continues compiled from
         the chunk its loop is ready. (They compiled in the call before: rkmk4 on so(5) in a random basis, 1000
         steps, 49 s, now 0.6 s; rk853_projected on so(4) in a random basis, a shared ensemble of 100, 59 s wall /
-        25 s CPU, with events 40 s, at load 8.5.) ``LIEDYN_AUTO_COMPILE=wait`` compiles in the call. Under
+        25 s CPU, with events 40 s, at load 8.5.) A time-dependent problem's generated loops (fixed step, and the
+        adaptive pairs of a coefficient source) do the same, their compile in a child process (they compiled in the
+        call: rk4 on a gyrostat on so(5) in a random basis 97 s, rk45 108 s; now ~1 s in numpy, on so(3) the
+        compiled loop ready 4-7 s later). ``LIEDYN_AUTO_COMPILE=wait`` compiles in the call. Under
         "auto" nothing waits: one trajectory runs the generic kernel or numpy until the specialised code is
         ready (a long Python run, adaptive or fixed-step, continues compiled in chunks once it is: 10^6
         rkmk4 steps on so(4) in a random basis ran 620,000 in numpy, then numba, the numpy run's states

@@ -352,7 +352,6 @@ def test_cold_numba_time_dependent_fixed_step_runs_numpy_while_a_child_compiles(
     import sympy as sp
 
     from integrators.backends import background, timed_runner
-    from integrators.backends.plan import Plan
     from servo import TimeDependentSystem
     monkeypatch.setenv("LIEDYN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(timed_runner, "_fixed_loaded", lambda n, tab, lie=None: False)
@@ -368,10 +367,9 @@ def test_cold_numba_time_dependent_fixed_step_runs_numpy_while_a_child_compiles(
     assert np.array_equal(a.t, b.t) and np.array_equal(a.y, b.y)
     (key, job), = queued
     assert key[0] == "timed-fixed" and isinstance(job, compile_child.Job) and job.marker.parent == tmp_path
-    modname, qualname, data, args, marker = pickle.loads(job.payload())     # what the child process receives
+    modname, qualname, pl, args, marker = pickle.loads(job.payload())     # what the child process receives
     fn = getattr(__import__(modname, fromlist=[qualname]), qualname)
     assert fn is timed_runner._warm_job and marker == str(job.marker)
-    pl = Plan(*data)
     lie = timed_runner._LieShape(pl.st, pl.terms) if pl.lie else None
     assert (lie is not None) == (method == "rkmk4")
     assert timed_runner._fixed_marker(pl.st.n, pl.tab, lie) == job.marker      # the child's module is the run's
@@ -388,3 +386,40 @@ def test_cold_numba_time_dependent_fixed_step_runs_numpy_while_a_child_compiles(
     with pytest.raises(RuntimeError, match="stop"):
         integrate(S, m0, (0.0, 2 * np.pi), backend="numba", **kw)
     assert ran == ["numba", "numba"] and len(queued) == 1
+
+
+@needs_numba
+def test_cold_numba_time_dependent_adaptive_pair_runs_numpy_while_a_child_compiles(cold, monkeypatch, tmp_path):
+    """The generated adaptive loop of a time-dependent problem (its coefficient source as text) under backend="numba",
+    neither loaded nor on disk: the numpy run's states to the bit, result.backend says why, and the child's job
+    carries the plan as its text (the same marker when rebuilt from the pickle). (Before: compiled in the call,
+    108 s for rk45 on so(5) in a random basis.) With the marker on disk the call takes numba."""
+    import pickle
+
+    import sympy as sp
+
+    from integrators.backends import background, timed_runner
+    from servo import TimeDependentSystem
+    monkeypatch.setenv("LIEDYN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(timed_runner.AdaptivePlan, "compiled", lambda self: False)
+    queued = []
+    monkeypatch.setattr(background, "submit", lambda key, job: queued.append((key, job)))
+    t = sp.Symbol("t")
+    P = TimeDependentSystem(named.so3(), [2.0, 1.5, 1.0], gyrostat=[0, 0, sp.cos(t)], period=2 * np.pi).problem()
+    m0 = np.array([0.3, 0.4, 1.2])
+    kw = dict(method="rk45", rtol=1e-10, atol=1e-12)
+    b = integrate(P, m0, (0.0, 7.0), backend="numpy", **kw)
+    a = integrate(P, m0, (0.0, 7.0), backend="numba", **kw)
+    assert b.backend == "numpy" and a.backend == "numpy" + auto_compile.NUMBA_COLD_NOTE, a.backend
+    assert np.array_equal(a.t, b.t) and np.array_equal(a.y, b.y) and a.nsteps == b.nsteps
+    (key, job), = queued
+    assert key[0] == "timed-adaptive" and isinstance(job, compile_child.Job) and job.marker.parent == tmp_path
+    modname, qualname, pl, args, marker = pickle.loads(job.payload())
+    fn = getattr(__import__(modname, fromlist=[qualname]), qualname)
+    assert fn is timed_runner._warm_adaptive and isinstance(pl, timed_runner.AdaptivePlan)
+    assert pl.marker() == job.marker and marker == str(job.marker)
+    auto_compile.write_marker(job.marker)                   # the child done: the next call loads it
+    monkeypatch.setattr(timed_runner, "run_adaptive", lambda pl, *a: (_ for _ in ()).throw(RuntimeError(a[-2])))
+    with pytest.raises(RuntimeError, match="numba"):
+        integrate(P, m0, (0.0, 7.0), backend="numba", **kw)
+    assert len(queued) == 1
