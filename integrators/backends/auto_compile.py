@@ -440,6 +440,23 @@ def choose_kernel(key, loaded, marker, warm_job, work, load_work, engine_work):
 write_marker = numba_kernels.write_marker
 
 
+def numba_or_cold(key, loaded, marker, job):
+    """The loop of a backend="numba" call of a kernel that is not a plan's loop and has no generic kernel (a
+    time-dependent problem's loops, the tangent flow of the Lyapunov spectra, the compiled Poincare section):
+    "numba" when it is ``loaded`` in this process, under the policies "wait" and "off" (compiling in the call is
+    what they ask for), without a writable cache directory (``marker`` None: no child process can compile it) or
+    when numba's disk cache holds it (``marker`` exists and no background compile holds numba's lock: loaded in
+    the call, a fraction of a second); else "numpy", with ``job()`` (a
+    :class:`integrators.backends.compile_child.Job`) queued under ``key`` to compile in a child process (the
+    result's backend then ends with :data:`NUMBA_COLD_NOTE`)."""
+    if loaded or policy() != "background":
+        return "numba"
+    if marker is None or (marker.exists() and not busy()):
+        return "numba"
+    submit(key, job())
+    return "numpy"
+
+
 # ------------------------------------------------------------------ backend="numba" on a structure not compiled
 def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
     """The loop of a backend="numba" adaptive run of one trajectory without events (``grid``: it fills an

@@ -21,7 +21,7 @@ from ..codegen import ensemble_source
 from ..codegen.section_source import LANES, lanes_module, section_source
 from ..methods import CommutatorFree, Splitting
 from ..reference import genhelpers
-from . import auto_compile, fastpath, numba_kernels
+from . import auto_compile, compile_child, fastpath, numba_kernels
 
 _SCALAR = {}
 
@@ -70,14 +70,23 @@ def warm(pl):
     auto_compile.write_marker(_marker(pl))
 
 
+def warm_job(pl):
+    """:func:`warm` by name, for a :class:`integrators.backends.compile_child.Job`."""
+    warm(pl)
+
+
 def choose(pl, backend, work):
     """"numba" or "numpy" for a section of estimated ``work`` (orbit-steps): backend "auto" with numba
     installed by :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler: the
     compiled section when loaded, or in numba's disk cache for a run of at least AUTO_NUMBA_WORK, else numpy
-    with its compile queued in the background); other backends as
+    with its compile queued in the background); backend "numba" by
+    :func:`integrators.backends.auto_compile.numba_or_cold`; "numpy" as
     :func:`integrators.backends.fastpath.choose_backend`."""
-    if backend != "auto" or not numba_kernels.available():
+    if backend not in ("auto", "numba") or not numba_kernels.available():
         return fastpath.choose_backend(backend, work)
+    if backend == "numba":   # numpy while a child process compiles it, when it is neither loaded nor on disk
+        return auto_compile.numba_or_cold(("section",) + _key(pl), compiled(pl), _marker(pl),
+                                          lambda: compile_child.Job(warm_job, pl, (), _marker(pl)))
     return auto_compile.choose_kernel(("section",) + _key(pl), compiled(pl), lambda: _marker(pl), lambda: warm(pl),
                                       work, fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
 

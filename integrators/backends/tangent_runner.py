@@ -30,7 +30,7 @@ from ..codegen import ensemble_source, projection, timed_source
 from ..codegen.tangent_source import PBIG, lyapunov_source, stages_source
 from ..geometry import recognition, timed_quadratic
 from ..reference import genhelpers
-from . import auto_compile, fastpath, numba_kernels, tangent_blocks
+from . import auto_compile, compile_child, fastpath, numba_kernels, tangent_blocks
 
 _PLANS = {}
 
@@ -95,6 +95,10 @@ class TangentPlan:
         self.tabled = tabled    # the field's coefficients from a table (timed_source)
         self.timed = None       # ... of this TimedQuadratic (set per problem by plan)
         self._fns = {}
+
+    def __reduce__(self):
+        """Pickled as its data (a background compile's child process, :mod:`integrators.backends.compile_child`)."""
+        return (TangentPlan, (self.st, self.tab, self.p, self.proj, self.L, self.ncols, self.tabled))
 
     def text(self):
         stepper = timed_source.TimedStepper(len(self.tab.A)) if self.tabled else None
@@ -247,6 +251,26 @@ def warm(pl, timing=None):
     auto_compile.write_marker(_marker(pl))
 
 
+def warm_job(pl, size):
+    """:func:`warm` in a child process (:class:`integrators.backends.compile_child.Job`): a tabled plan's table
+    of ``size`` numbers as zeros (its values do not enter the compile)."""
+    warm(pl, (np.zeros(size), 1, 0) if pl.tabled else None)
+
+
+def _key(pl):
+    return ("tangent", pl.st.key, pl.tab.name, pl.p, pl.ncols, pl.tabled, None if pl.proj is None else pl.proj.key,
+            None if pl.L is None else pl.L.tobytes())
+
+
+def choose_numba(pl, B, timing=None):
+    """The mode of a backend="numba" run (:func:`integrators.backends.auto_compile.numba_or_cold`): "numba", or
+    "numpy" while a child process compiles the tangent flow (on so(5) in a random basis it compiled in the
+    call for minutes)."""
+    size = 0 if timing is None else int(np.size(timing[0]))
+    return auto_compile.numba_or_cold(_key(pl), compiled(pl, B), _marker(pl),
+                                      lambda: compile_child.Job(warm_job, pl, (size,), _marker(pl)))
+
+
 def choose_auto(pl, B, work, timing=None):
     """The mode of a backend="auto" run with numba installed, by the rules of
     :mod:`integrators.backends.auto_compile` (:func:`integrators.backends.auto_compile.choose_kernel`: no
@@ -255,9 +279,7 @@ def choose_auto(pl, B, work, timing=None):
     compiler (loaded in the call, about 0.5 s); else "numpy", and for a run of at least LOAD_WORK its
     compile is queued in the background (a later call takes it). Policy "wait" (LIEDYN_AUTO_COMPILE):
     "numba" from the engine's AUTO_NUMBA_WORK, compiled in the call."""
-    key = ("tangent", pl.st.key, pl.tab.name, pl.p, pl.ncols, pl.tabled, None if pl.proj is None else pl.proj.key,
-           None if pl.L is None else pl.L.tobytes())
-    return auto_compile.choose_kernel(key, compiled(pl, B), lambda: _marker(pl), lambda: warm(pl, timing), work,
+    return auto_compile.choose_kernel(_key(pl), compiled(pl, B), lambda: _marker(pl), lambda: warm(pl, timing), work,
                                       LOAD_WORK, fastpath.AUTO_NUMBA_WORK)
 
 

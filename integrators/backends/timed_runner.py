@@ -26,7 +26,7 @@ from ..core import lost
 from ..core.result import IntegrationResult
 from ..geometry import recognition, timed_fourier, timed_quadratic
 from ..reference import genhelpers
-from . import auto_compile, background, compile_child, fastpath, numba_kernels
+from . import auto_compile, compile_child, fastpath, numba_kernels
 from .plan import Plan
 
 #: ensembles up to this size run the one-trajectory code per trajectory (as fastpath.SMALL_BATCH)
@@ -169,23 +169,9 @@ def choose_fixed(n, tab, backend, work, lie=None):
     key = ("timed-fixed", n, tab.name, None if lie is None else lie.key)
     loaded = _fixed_loaded(n, tab, lie)
     if backend == "numba":
-        return _numba_or_cold(key, loaded, _fixed_marker(n, tab, lie), lambda: _job(n, tab, lie))
+        return auto_compile.numba_or_cold(key, loaded, _fixed_marker(n, tab, lie), lambda: _job(n, tab, lie))
     return auto_compile.choose_kernel(key, loaded, lambda: _fixed_marker(n, tab, lie), _job(n, tab, lie), work,
                                       fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
-
-
-def _numba_or_cold(key, loaded, marker, job):
-    """The loop of a backend="numba" run: "numba" when it is ``loaded`` in this process, under the policies "wait"
-    and "off" (compiled in the call is what they ask for), without a writable cache directory (``marker`` None:
-    no child can compile it; compiled in the call) or when numba's disk cache holds it (``marker`` exists: loaded
-    in the call, a fraction of a second); else "numpy", with ``job()`` (a :class:`integrators.backends.compile_child.Job`)
-    queued under ``key`` to compile in a child process."""
-    if loaded or auto_compile.policy() != "background":
-        return "numba"
-    if marker is None or (marker.exists() and not background.busy()):
-        return "numba"
-    background.submit(key, job())
-    return "numpy"
 
 
 def table(tq, tab, h, t0, nsteps, period, per_stage):
@@ -494,8 +480,8 @@ def _warm_adaptive(pl):
 def choose_adaptive(pl, backend, work):
     """"numba" or "numpy" for a run of plan ``pl``: backend "auto" by the rules of
     :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler), "numba" by
-    :func:`_numba_or_cold` (numpy while a child process compiles the loop; a coefficient text of a 10-dimensional
-    field takes minutes)."""
+    :func:`integrators.backends.auto_compile.numba_or_cold` (numpy while a child process compiles the loop; the
+    coefficient text of a 10-dimensional field takes minutes)."""
     if backend not in ("auto", "numba") or not numba_kernels.available():
         return fastpath.choose_backend(backend, work)
     key = ("timed-adaptive", pl.text)
@@ -504,7 +490,7 @@ def choose_adaptive(pl, backend, work):
     def job():
         return compile_child.Job(_warm_adaptive, pl, (), marker)
     if backend == "numba":
-        return _numba_or_cold(key, pl.compiled(), marker, job)
+        return auto_compile.numba_or_cold(key, pl.compiled(), marker, job)
     return auto_compile.choose_kernel(key, pl.compiled(), lambda: marker, job(), work, fastpath.AUTO_NUMBA_WORK,
                                       fastpath.AUTO_NUMBA_WORK)
 

@@ -351,12 +351,12 @@ def test_cold_numba_time_dependent_fixed_step_runs_numpy_while_a_child_compiles(
 
     import sympy as sp
 
-    from integrators.backends import background, timed_runner
+    from integrators.backends import timed_runner
     from servo import TimeDependentSystem
     monkeypatch.setenv("LIEDYN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(timed_runner, "_fixed_loaded", lambda n, tab, lie=None: False)
     queued = []
-    monkeypatch.setattr(background, "submit", lambda key, job: queued.append((key, job)))
+    monkeypatch.setattr(auto_compile, "submit", lambda key, job: queued.append((key, job)))
     t = sp.Symbol("t")
     S = TimeDependentSystem(named.so3(), [2.0, 1.5, 1.0], gyrostat=[0, 0, sp.cos(t)], period=2 * np.pi).problem()
     m0 = np.array([0.3, 0.2, 0.5])
@@ -398,12 +398,12 @@ def test_cold_numba_time_dependent_adaptive_pair_runs_numpy_while_a_child_compil
 
     import sympy as sp
 
-    from integrators.backends import background, timed_runner
+    from integrators.backends import timed_runner
     from servo import TimeDependentSystem
     monkeypatch.setenv("LIEDYN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(timed_runner.AdaptivePlan, "compiled", lambda self: False)
     queued = []
-    monkeypatch.setattr(background, "submit", lambda key, job: queued.append((key, job)))
+    monkeypatch.setattr(auto_compile, "submit", lambda key, job: queued.append((key, job)))
     t = sp.Symbol("t")
     P = TimeDependentSystem(named.so3(), [2.0, 1.5, 1.0], gyrostat=[0, 0, sp.cos(t)], period=2 * np.pi).problem()
     m0 = np.array([0.3, 0.4, 1.2])
@@ -423,3 +423,46 @@ def test_cold_numba_time_dependent_adaptive_pair_runs_numpy_while_a_child_compil
     with pytest.raises(RuntimeError, match="numba"):
         integrate(P, m0, (0.0, 7.0), backend="numba", **kw)
     assert len(queued) == 1
+
+
+@needs_numba
+def test_cold_numba_lyapunov_spectrum_and_poincare_section_run_numpy_while_a_child_compiles(cold, monkeypatch,
+                                                                                            tmp_path):
+    """The compiled tangent flow of lyapunov_spectrum and the compiled section of poincare_section under
+    backend="numba", neither loaded nor on disk: the numpy run's results to the bit, result.backend says why, and
+    each kernel's compile is queued as a child-process job whose pickled plan writes the module the call looks for
+    (its marker). (Before: compiled in the call, minutes on so(5) in a random basis.)"""
+    import pickle
+
+    from integrators import lyapunov_spectrum, poincare_section
+    from integrators.backends import section_runner, tangent_runner
+    monkeypatch.setenv("LIEDYN_CACHE_DIR", str(tmp_path))
+    queued = []
+    monkeypatch.setattr(auto_compile, "submit", lambda key, job: queued.append((key, job)))
+    monkeypatch.setattr(tangent_runner, "compiled", lambda pl, B: False)
+    monkeypatch.setattr(section_runner, "compiled", lambda pl: False)
+    P, y0 = _problem(36, named.so4())
+
+    def child(job, warm, marker):
+        assert isinstance(job, compile_child.Job) and job.marker.parent == tmp_path
+        modname, qualname, pl, args, path = pickle.loads(job.payload())
+        assert getattr(__import__(modname, fromlist=[qualname]), qualname) is warm and path == str(job.marker)
+        assert marker(pl) == job.marker
+
+    kw = dict(dt=0.5, h=0.01)
+    a = lyapunov_spectrum(P, y0, 5.0, backend="numba", **kw)
+    b = lyapunov_spectrum(P, y0, 5.0, backend="numpy", **kw)
+    assert b.backend == "numpy" and a.backend == "numpy" + auto_compile.NUMBA_COLD_NOTE, a.backend
+    assert np.array_equal(a.exponents, b.exponents) and np.array_equal(a.y, b.y)
+    (key, job), = queued
+    assert key[0] == "tangent"
+    child(job, tangent_runner.warm_job, tangent_runner._marker)
+    queued.clear()
+    sec = (np.eye(len(y0))[0], float(y0[0]))
+    a = poincare_section(P, y0, sec, 20.0, steps=4000, direction=0, backend="numba")
+    b = poincare_section(P, y0, sec, 20.0, steps=4000, direction=0, backend="numpy")
+    assert b.backend == "numpy" and a.backend == "numpy" + auto_compile.NUMBA_COLD_NOTE, a.backend
+    assert len(a.points) > 0 and np.array_equal(a.points, b.points) and np.array_equal(a.times, b.times)
+    (key, job), = queued      # the section's kernel only (not the fixed-step loop of its numpy chunks)
+    assert key[0] == "section"
+    child(job, section_runner.warm_job, section_runner._marker)

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...backends import fastpath, numba_kernels, tangent_runner
+from ...backends import auto_compile, fastpath, numba_kernels, tangent_runner
 from ...core.errors import IntegrationInputError, MethodError
 from ...methods import RungeKutta, get_method
 from ...core import validation
@@ -215,7 +215,10 @@ def lyapunov_spectrum(problem: Any, y0: Any, t_end: float, dt: float | None = No
         "auto" with numba installed runs the compiled flow whenever that needs no compiler: loaded in
         this process, or (runs of at least :data:`integrators.backends.tangent_runner.LOAD_WORK`) in numba's
         disk cache; otherwise the generated numpy code, and the compile is queued in the background
-        (the rules of :mod:`integrators.backends.auto_compile`, ``LIEDYN_AUTO_COMPILE``). Other problems run
+        (the rules of :mod:`integrators.backends.auto_compile`, ``LIEDYN_AUTO_COMPILE``). backend="numba"
+        on a flow neither loaded nor in numba's disk cache runs the generated numpy code while a child process
+        compiles it (:func:`integrators.backends.auto_compile.numba_or_cold`; ``LIEDYN_AUTO_COMPILE=wait``
+        compiles in the call). Other problems run
         the numpy loop, and backend="numba" for them raises MethodError saying why. ``result.backend``
         says which ran ("numba", "numpy": the generated code, "reference": the numpy loop).
     fast : False runs the numpy loop (the reference) whatever the problem.
@@ -409,6 +412,8 @@ def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt
     work = B * (ntr + nqr * sub) * (ncols + 1)
     if backend == "auto" and numba_kernels.available():
         be = tangent_runner.choose_auto(pl, B, work, timing)
+    elif backend == "numba" and numba_kernels.available():
+        be = tangent_runner.choose_numba(pl, B, timing)
     else:
         be = fastpath.resolve_backend(backend)
     mode = "numba" if be == "numba" else ("scalar" if B <= fastpath.SMALL_BATCH else "array")
@@ -435,5 +440,7 @@ def _generated_loop(problem, m, normals, leaf, y, t, h, sub, nqr, save_every, dt
                                f"interval ending at t = {t + (done[b] + 1) * dt:.6g} (trajectory {b}; "
                                f"{int(np.count_nonzero(done < nqr))} of {B} stopped early); the estimates up to "
                                f"there are kept")
+    if backend == "numba" and be != "numba":   # a cold call: numpy while the tangent flow compiles elsewhere
+        be = "numpy" + auto_compile.NUMBA_COLD_NOTE
     return (y, acc[:, :ncols], done, t + ks[keep] * dt, run[keep], runM[keep], acc[:, ncols + 2], status, message,
             p, t, be)

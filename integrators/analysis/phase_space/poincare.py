@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...backends import fastpath, section_runner
+from ...backends import auto_compile, fastpath, section_runner
 from ...engine.driver import integrate
 from ...core.errors import IntegrationInputError, MethodError
 from ...methods import RungeKutta, get_method
@@ -223,7 +223,9 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
         the stepping loop, no states stored; "auto" takes it, when numba is installed, whenever it is loaded
         in this process, or in numba's disk cache for runs of at least
         :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK` orbit-steps; otherwise the numpy path runs and
-        its compile is queued in the background: :func:`integrators.backends.section_runner.choose`);
+        its compile is queued in the background: :func:`integrators.backends.section_runner.choose`; so does
+        backend="numba" while the compiled section is neither loaded nor in numba's disk cache, the compile in a
+        child process);
         otherwise the orbits are integrated in chunks by :func:`integrators.integrate` with this backend
         and the crossings located in numpy. ``result.backend`` says which ran.
     """
@@ -281,7 +283,8 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
         pl = fastpath.plan(problem, m.tableau, m.lie, m.terms, Y)
         if pl is not None and pl.lie and pl.st.P is not None:   # the section kernels write no forced generator
             pl = None
-    if pl is not None and section_runner.choose(pl, backend, nsteps * B) == "numba":
+    chosen = None if pl is None else section_runner.choose(pl, backend, nsteps * B)
+    if chosen == "numba":
         P, T, st, reached, worst = section_runner.crossings(pl, Y, t, h, nsteps, a, float(section[1]), direction,
                                                             xtol, max_crossings, "numba")
         count = np.array([len(q) for q in T])
@@ -308,9 +311,9 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
     if g0.shape != (B,):
         raise IntegrationInputError(f"the section function must return one value per state, shape ({B},); "
                                     f"got shape {g0.shape}")
-    # "auto" declined the section's kernel (its compile queued): the chunks run numpy, not queueing the
-    # fixed-step ensemble's kernel too (the next call takes the section's)
-    chunk_backend = "numpy" if pl is not None and backend == "auto" else backend
+    # "auto" (or a cold backend="numba") declined the section's kernel (its compile queued): the chunks run numpy,
+    # not queueing the fixed-step ensemble's kernel too (the next call takes the section's)
+    chunk_backend = "numpy" if pl is not None and backend in ("auto", "numba") else backend
     while k0 < nsteps and np.any(alive):
         kk = min(chunk, nsteps - k0)
         ta = t + k0 * h
@@ -355,8 +358,11 @@ def poincare_section(problem: Any, y0: Any, section: Any, t_end: float, method: 
             break
     P = [np.asarray(p, dtype=float).reshape(-1, n) for p in pts]
     T = [np.asarray(q, dtype=float) for q in tms]
-    return _finish(problem, P, T, worst, status, message or f"{int(count.sum())} crossings of {desc}", m, h, desc,
-                   single, start, {"crossings": count if not single else int(count[0]), "steps": k0})
+    res = _finish(problem, P, T, worst, status, message or f"{int(count.sum())} crossings of {desc}", m, h, desc,
+                  single, start, {"crossings": count if not single else int(count[0]), "steps": k0})
+    if chosen is not None and backend == "numba":   # cold: numpy while a child process compiles the section
+        res.backend = "numpy" + auto_compile.NUMBA_COLD_NOTE
+    return res
 
 
 def _stroboscopic(problem, m, Y, t, t_end, period, h, steps, max_crossings, backend, single, start):
