@@ -61,8 +61,10 @@ SYSTEMS = [
 
 #: the runs no generic kernel covers (fixed steps, a shared-step ensemble, events, time-dependent problems): (label,
 #: algebra, kind, method, run) with run the number of fixed steps, "adaptive", "events" (a sign change of z_0, not
-#: terminal) or "shared100" (100 states z0 + 1% noise, one step sequence); kind "timed": a gyrostat whose rotor turns
-#: periodically (:func:`system`); a cold backend="numba" call runs numpy while their loops compile in
+#: terminal), "shared100" (100 states z0 + 1% noise, one step sequence), "lyapunov" (lyapunov_spectrum over [0, 10],
+#: dt 0.5, h 0.01: the compiled tangent flow) or "section" (poincare_section through z0 normal to e_0, both
+#: directions, 1000 steps: the compiled section); kind "timed": a gyrostat whose rotor turns periodically
+#: (:func:`system`); a cold backend="numba" call runs numpy while their loops compile in
 #: the background (they compiled in the call before), section "cold_start_uncovered" (``--uncovered``)
 UNCOVERED = [
     ("so(4) random basis", "so4r", "free", "rkmk4", 1000),
@@ -71,6 +73,8 @@ UNCOVERED = [
     ("so(4) random basis", "so4r", "free", "rk853_projected", "shared100"),
     ("so(5) random basis", "so5r", "timed", "rk4", 1000),
     ("so(5) random basis", "so5r", "timed", "rk45", "adaptive"),
+    ("so(5) random basis", "so5r", "free", "rk4", "lyapunov"),
+    ("so(5) random basis", "so5r", "free", "rk4", "section"),
 ]
 
 
@@ -137,12 +141,23 @@ if run == "events":
     kw["events"] = lambda t, y: np.asarray(y)[..., 0]
 if run == "shared100":
     z0 = z0 + 0.01 * np.random.default_rng(3).standard_normal((100, len(z0)))
-r = integrate(P, z0, (0.0, {t1v!r}), backend={backend!r}, **kw)
+def call():
+    if run == "lyapunov":
+        from integrators import lyapunov_spectrum
+        return lyapunov_spectrum(P, z0, {t1v!r}, dt=0.5, h=0.01, backend={backend!r})
+    if run == "section":
+        from integrators import poincare_section
+        return poincare_section(P, z0, (np.eye(len(z0))[0], float(z0[0])), {t1v!r}, steps=1000, direction=0,
+                                backend={backend!r})
+    return integrate(P, z0, (0.0, {t1v!r}), backend={backend!r}, **kw)
+r = call()
 t3 = time.perf_counter()
-r2 = integrate(P, z0, (0.0, {t1v!r}), backend={backend!r}, **kw)
+r2 = call()
 t4 = time.perf_counter()
-print("COLD" + json.dumps(dict(imp=t1 - t0, sys=t2 - t1, first=t3 - t2, second=t4 - t3, backend=r.backend,
-                               nsteps=r.nsteps, status=r.status, z=list(map(float, np.ravel(r.y[-1]))))))
+out = dict(imp=t1 - t0, sys=t2 - t1, first=t3 - t2, second=t4 - t3, backend=r.backend, status=r.status)
+if run not in ("lyapunov", "section"):
+    out.update(nsteps=r.nsteps, z=list(map(float, np.ravel(r.y[-1]))))
+print("COLD" + json.dumps(out))
 """
 
 
@@ -201,8 +216,9 @@ def cold_uncovered(base, args):
                                              steps=run)
             shutil.rmtree(cache, ignore_errors=True)
         nb, au, wt = out["numba", None], out["auto", None], out["numba", "wait"]
-        what = f"{run} fixed steps" if isinstance(run, int) else {"events": "adaptive, events", "adaptive": "adaptive",
-                                                                  "shared100": "adaptive, 100 states, shared steps"}[run]
+        what = f"{run} fixed steps" if isinstance(run, int) else {
+            "events": "adaptive, events", "adaptive": "adaptive", "shared100": "adaptive, 100 states, shared steps",
+            "lyapunov": "lyapunov_spectrum, 2000 steps", "section": "poincare_section, 1000 steps"}[run]
         nan = float("nan")
         rows.append([label, kind, method, what, f"{nb.get('first', nan):.2f}", nb.get("backend", nb.get("error", "-")),
                      f"{nb.get('second', nan):.3f}", f"{au.get('first', nan):.3f}", au.get("backend", "-"),
