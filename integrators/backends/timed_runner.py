@@ -304,10 +304,7 @@ class AdaptivePlan:
                     env["coef"] = self.coef_py
                 fn = env["run"]
             elif mode == "numba_batch":      # an ensemble compiled, one shared step
-                fn = _load_batch('import math\n' + self.coef_text
-                                 + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
-                                 + timed_source.adaptive_source(self.n, self.tab, batch=True)
-                                 + '\nrun = numba.njit(run, cache=CACHE, error_model="numpy")\n')["run"]
+                fn = _load_batch(self._batch_text())["run"]
             elif mode == "numba":
                 text = ('import math\n' + self.coef_text
                         + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
@@ -323,9 +320,28 @@ class AdaptivePlan:
             self._fns[mode] = fn
         return fn
 
-    def compiled(self):
-        fn = self._fns.get("numba")
+    def _batch_text(self):
+        return ('import math\n' + self.coef_text + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
+                + timed_source.adaptive_source(self.n, self.tab, batch=True)
+                + '\nrun = numba.njit(run, cache=CACHE, error_model="numpy")\n')
+
+    def compiled(self, mode="numba"):
+        fn = self._fns.get(mode)
         return fn is not None and bool(getattr(fn, "signatures", ()))
+
+    def batch_marker(self):
+        """The marker of the compiled shared-step ensemble loop (:meth:`warm_batch`), or None without a writable
+        cache directory."""
+        return numba_kernels.kernel_marker(_batch_full(self._batch_text()), "liedyn_tadb", "backend='numba'")
+
+    def warm_batch(self):
+        """Compile (or load) the shared-step ensemble loop with the argument types of :func:`run_ensemble` (an
+        ensemble of one, no step), then write its marker."""
+        n = self.n
+        Z = np.zeros((1, n))
+        self.function("numba_batch")(1.0, 1.0, 1.0, 1e-6, 1e-6, math.inf, 1, 1, 0, np.empty(4), np.empty((4, 1, n)),
+                                     Z, np.zeros_like(Z), np.ones(1, np.bool_), np.zeros(1), np.zeros_like(Z))
+        auto_compile.write_marker(self.batch_marker())
 
     def marker(self):
         d = numba_kernels.cache_dir()
@@ -347,11 +363,15 @@ _ADAPTIVE = {}
 _BATCH_MODULES = {}
 
 
+def _batch_full(text):
+    return numba_kernels.header(True) + f"import numba\nCACHE = {numba_kernels.cache_dir() is not None}\n\n" + text
+
+
 def _load_batch(text):
     """The namespace of a compiled-ensemble module ``text`` (the batch helpers: outputs of shape (cap, B, n)),
     once per text and process, in numba's disk cache when the cache directory is writable."""
     numba_kernels.require("backend='numba'")
-    full = numba_kernels.header(True) + f"import numba\nCACHE = {numba_kernels.cache_dir() is not None}\n\n" + text
+    full = _batch_full(text)
     digest = hashlib.sha1(full.encode()).hexdigest()[:20]
     ns = _BATCH_MODULES.get(digest)
     if ns is None:
@@ -386,12 +406,21 @@ def run_ensemble(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, mode, max
                                  "numba" if mode == "numba" else "numpy", max_steps)
 
 
+def _warm_batch(pl):
+    """:meth:`AdaptivePlan.warm_batch`, by name for a :class:`integrators.backends.compile_child.Job`."""
+    pl.warm_batch()
+
+
 def choose_ensemble(pl, backend, work):
-    """"numba" or "numpy" for an ensemble of plan ``pl``: "numba" when asked for, or under "auto" when its compiled
-    ensemble is already loaded in this process (no call waits on a compiler; nothing is queued)."""
+    """"numba" or "numpy" for an ensemble of plan ``pl``: under "auto" "numba" when its compiled ensemble is already
+    loaded in this process (no call waits on a compiler; nothing is queued); backend="numba" by
+    :func:`integrators.backends.auto_compile.numba_or_cold` (numpy while a child process compiles it)."""
     if backend == "auto":
-        fn = pl._fns.get("numba_batch")
-        return "numba" if fn is not None and bool(getattr(fn, "signatures", ())) else "numpy"
+        return "numba" if pl.compiled("numba_batch") else "numpy"
+    if backend == "numba" and numba_kernels.available():
+        marker = pl.batch_marker()
+        return auto_compile.numba_or_cold(("timed-batch", pl.text), pl.compiled("numba_batch"), marker,
+                                          lambda: compile_child.Job(_warm_batch, pl, (), marker))
     return fastpath.choose_backend(backend, work)
 
 

@@ -144,6 +144,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         mode = timed_runner.choose_ensemble(tpl, backend, work)
         res, nsteps, nrej = timed_runner.run_ensemble(tpl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
                                                       max_steps)
+        if backend == "numba" and mode == "numpy":
+            res.backend = "numpy" + auto_compile.NUMBA_COLD_NOTE
     elif tpl is not None:
         mode = timed_runner.choose_adaptive(tpl, backend, work)
         res, nsteps, nrej = timed_runner.run_adaptive(tpl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,

@@ -401,7 +401,7 @@ def test_cold_numba_time_dependent_adaptive_pair_runs_numpy_while_a_child_compil
     from integrators.backends import timed_runner
     from servo import TimeDependentSystem
     monkeypatch.setenv("LIEDYN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(timed_runner.AdaptivePlan, "compiled", lambda self: False)
+    monkeypatch.setattr(timed_runner.AdaptivePlan, "compiled", lambda self, mode="numba": False)
     queued = []
     monkeypatch.setattr(auto_compile, "submit", lambda key, job: queued.append((key, job)))
     t = sp.Symbol("t")
@@ -418,11 +418,21 @@ def test_cold_numba_time_dependent_adaptive_pair_runs_numpy_while_a_child_compil
     fn = getattr(__import__(modname, fromlist=[qualname]), qualname)
     assert fn is timed_runner._warm_adaptive and isinstance(pl, timed_runner.AdaptivePlan)
     assert pl.marker() == job.marker and marker == str(job.marker)
+    # an ensemble: one shared step; its compiled loop is another module, queued as its own job
+    M0 = m0 + 0.01 * np.arange(6.0).reshape(2, 3)
+    ea = integrate(P, M0, (0.0, 7.0), backend="numba", **kw)
+    eb = integrate(P, M0, (0.0, 7.0), backend="numpy", **kw)
+    assert ea.backend == "numpy" + auto_compile.NUMBA_COLD_NOTE and np.array_equal(ea.y, eb.y)
+    key_b, job_b = queued[1]
+    assert key_b[0] == "timed-batch" and job_b.marker != job.marker
+    modname, qualname, pl_b, _, _ = pickle.loads(job_b.payload())
+    assert getattr(__import__(modname, fromlist=[qualname]), qualname) is timed_runner._warm_batch
+    assert pl_b.batch_marker() == job_b.marker
     auto_compile.write_marker(job.marker)                   # the child done: the next call loads it
     monkeypatch.setattr(timed_runner, "run_adaptive", lambda pl, *a: (_ for _ in ()).throw(RuntimeError(a[-2])))
     with pytest.raises(RuntimeError, match="numba"):
         integrate(P, m0, (0.0, 7.0), backend="numba", **kw)
-    assert len(queued) == 1
+    assert len(queued) == 2
 
 
 @needs_numba
