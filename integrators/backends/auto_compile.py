@@ -413,14 +413,16 @@ def _queue(pl, kinds, t1, rtol, atol, max_step):
             submit(key, _job(_warm_single, pl, kind, kind, t1, rtol, atol, max_step))
 
 
-def choose_kernel(key, loaded, marker, warm_job, work, load_work, engine_work):
+def choose_kernel(key, loaded, marker, job, work, load_work, engine_work):
     """The backend of an "auto" run (numba installed) of a kernel that is not a plan's loop (the tangent flow
-    of the Lyapunov spectra, the lane kernel of the Poincare sections), by the rules above: "numba" when the
-    kernel is ``loaded`` in this process; policy "wait": "numba" from ``engine_work`` (compiled in the call);
-    else, for a run of at least ``load_work``, "numba" when numba's disk cache holds it (``marker()``, a path
-    written by ``warm_job`` after its compile, exists) and no background job holds the compiler (loaded in
-    the call: a fraction of a second), or "numpy" with ``warm_job`` queued under ``key`` (not under
-    policy "off"); smaller runs "numpy"."""
+    of the Lyapunov spectra, the lane kernel of the Poincare sections, a time-dependent problem's loops), by the
+    rules above: "numba" when the kernel is ``loaded`` in this process; policy "wait": "numba" from
+    ``engine_work`` (compiled in the call); else, for a run of at least ``load_work``, "numba" when numba's disk
+    cache holds it (``marker()``, a path written by the job after its compile, exists) and no background job holds
+    the compiler (the job run here loads it: a fraction of a second), or "numpy" with the job queued under ``key``
+    (not under policy "off": a :class:`integrators.backends.compile_child.Job` compiles in a child process);
+    smaller runs "numpy". ``job()`` makes the job (only when one is needed: its marker hashes the kernel's
+    text)."""
     pol = policy()
     if loaded:
         return "numba"
@@ -430,10 +432,10 @@ def choose_kernel(key, loaded, marker, warm_job, work, load_work, engine_work):
         return "numpy"
     m = marker()
     if m is not None and m.exists() and not busy():
-        warm_job()
+        job()()
         return "numba"
     if pol != "off":
-        submit(key, warm_job)
+        submit(key, job())
     return "numpy"
 
 

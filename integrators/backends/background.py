@@ -11,9 +11,11 @@ numba's disk cache with its marker, where the next process finds it
 (:func:`integrators.backends.auto_compile.specialised_on_disk`); this process loads it at a decision after the
 child ended (:func:`poll`, a fraction of a second), a failed child is reported in :data:`FAILED` with its stderr.
 The generic kernel compiles in a child process too (:func:`integrators.backends.generic_kernel.warm_elsewhere`,
-waited on by a daemon thread). That thread (nice 10) also runs the kernels that are no plan's loop
-(:func:`integrators.backends.auto_compile.choose_kernel`) and every compile when there is no writable cache
-directory (or no ``flock``): those die with the process. Nothing here makes a call wait on a compiler: the caller's
+waited on by a daemon thread). The kernels that are no plan's loop (the tangent flow, the compiled section, a
+time-dependent problem's loops: :func:`integrators.backends.auto_compile.choose_kernel` and
+:func:`integrators.backends.auto_compile.numba_or_cold`) compile in child processes as their jobs too. The thread
+(nice 10) runs every compile when there is no writable cache directory (or no ``flock``): those die with the
+process. Nothing here makes a call wait on a compiler: the caller's
 thread loads from the disk cache only when no compile runs in this process (:func:`busy`).
 The caches live in ``$LIEDYN_CACHE_DIR`` (default ``~/.cache/liedyn``): the generated modules, numba's cache beside
 them (their ``__pycache__``, or ``$NUMBA_CACHE_DIR``), the markers ``liedyn_spec_*.ok`` and the locks

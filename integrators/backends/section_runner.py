@@ -84,11 +84,12 @@ def choose(pl, backend, work):
     :func:`integrators.backends.fastpath.choose_backend`."""
     if backend not in ("auto", "numba") or not numba_kernels.available():
         return fastpath.choose_backend(backend, work)
+    def job():
+        return compile_child.Job(warm_job, pl, (), _marker(pl))
     if backend == "numba":   # numpy while a child process compiles it, when it is neither loaded nor on disk
-        return auto_compile.numba_or_cold(("section",) + _key(pl), compiled(pl), _marker(pl),
-                                          lambda: compile_child.Job(warm_job, pl, (), _marker(pl)))
-    return auto_compile.choose_kernel(("section",) + _key(pl), compiled(pl), lambda: _marker(pl), lambda: warm(pl),
-                                      work, fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
+        return auto_compile.numba_or_cold(("section",) + _key(pl), compiled(pl), _marker(pl), job)
+    return auto_compile.choose_kernel(("section",) + _key(pl), compiled(pl), lambda: _marker(pl), job, work,
+                                      fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
 
 
 _NUMBA = {}

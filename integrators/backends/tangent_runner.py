@@ -266,9 +266,11 @@ def choose_numba(pl, B, timing=None):
     """The mode of a backend="numba" run (:func:`integrators.backends.auto_compile.numba_or_cold`): "numba", or
     "numpy" while a child process compiles the tangent flow (on so(5) in a random basis it compiled in the
     call for minutes)."""
-    size = 0 if timing is None else int(np.size(timing[0]))
-    return auto_compile.numba_or_cold(_key(pl), compiled(pl, B), _marker(pl),
-                                      lambda: compile_child.Job(warm_job, pl, (size,), _marker(pl)))
+    return auto_compile.numba_or_cold(_key(pl), compiled(pl, B), _marker(pl), lambda: _job(pl, timing))
+
+
+def _job(pl, timing):
+    return compile_child.Job(warm_job, pl, (0 if timing is None else int(np.size(timing[0])),), _marker(pl))
 
 
 def choose_auto(pl, B, work, timing=None):
@@ -279,7 +281,7 @@ def choose_auto(pl, B, work, timing=None):
     compiler (loaded in the call, about 0.5 s); else "numpy", and for a run of at least LOAD_WORK its
     compile is queued in the background (a later call takes it). Policy "wait" (LIEDYN_AUTO_COMPILE):
     "numba" from the engine's AUTO_NUMBA_WORK, compiled in the call."""
-    return auto_compile.choose_kernel(_key(pl), compiled(pl, B), lambda: _marker(pl), lambda: warm(pl, timing), work,
+    return auto_compile.choose_kernel(_key(pl), compiled(pl, B), lambda: _marker(pl), lambda: _job(pl, timing), work,
                                       LOAD_WORK, fastpath.AUTO_NUMBA_WORK)
 
 

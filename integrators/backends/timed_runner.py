@@ -170,8 +170,8 @@ def choose_fixed(n, tab, backend, work, lie=None):
     loaded = _fixed_loaded(n, tab, lie)
     if backend == "numba":
         return auto_compile.numba_or_cold(key, loaded, _fixed_marker(n, tab, lie), lambda: _job(n, tab, lie))
-    return auto_compile.choose_kernel(key, loaded, lambda: _fixed_marker(n, tab, lie), _job(n, tab, lie), work,
-                                      fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
+    return auto_compile.choose_kernel(key, loaded, lambda: _fixed_marker(n, tab, lie), lambda: _job(n, tab, lie),
+                                      work, fastpath.AUTO_NUMBA_WORK, fastpath.AUTO_NUMBA_WORK)
 
 
 def table(tq, tab, h, t0, nsteps, period, per_stage):
@@ -514,13 +514,12 @@ def choose_adaptive(pl, backend, work):
     if backend not in ("auto", "numba") or not numba_kernels.available():
         return fastpath.choose_backend(backend, work)
     key = ("timed-adaptive", pl.text)
-    marker = pl.marker()
 
     def job():
-        return compile_child.Job(_warm_adaptive, pl, (), marker)
+        return compile_child.Job(_warm_adaptive, pl, (), pl.marker())
     if backend == "numba":
-        return auto_compile.numba_or_cold(key, pl.compiled(), marker, job)
-    return auto_compile.choose_kernel(key, pl.compiled(), lambda: marker, job(), work, fastpath.AUTO_NUMBA_WORK,
+        return auto_compile.numba_or_cold(key, pl.compiled(), pl.marker(), job)
+    return auto_compile.choose_kernel(key, pl.compiled(), pl.marker, job, work, fastpath.AUTO_NUMBA_WORK,
                                       fastpath.AUTO_NUMBA_WORK)
 
 
