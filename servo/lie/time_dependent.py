@@ -332,19 +332,59 @@ class TimeDependentSystem:
         :mod:`integrators.geometry.timed_quadratic`). F = ad*_w m + f + B^T lambda with w = I^-1 (m - k) and
         the multiplier of the module docstring is quadratic in m (lambda is affine in ad*_w m and w); the
         coefficients are its derivatives at m = 0 (e = F(0), L = dF/dm, q_jj = d2F/dm_j^2 / 2, q_jk =
-        d2F/dm_j dm_k), derived once with sympy, shared subexpressions named (``sympy.cse``), written with
-        ``math`` functions (numba compiles them). Cached; ``derive=False`` returns it only when already
-        derived (the integrator asks so for short runs: the derivation takes 0.1-1 s). None (the numpy
-        reference runs) when I(t) varies and n > 3: its symbolic inverse could take sympy minutes."""
+        d2F/dm_j dm_k): in closed form for the free system with a constant inertia (:meth:`_free_coefficients`),
+        else derived once with sympy (:meth:`_derived_coefficients`); shared subexpressions named
+        (``sympy.cse``), written with ``math`` functions (numba compiles them). Cached; ``derive=False`` returns
+        it only when already derived (the integrator asks so for short runs: the derivation takes 0.1-1 s). None
+        (the numpy reference runs) when I(t) varies and n > 3: its symbolic inverse could take sympy minutes."""
         cached = getattr(self, "_coef_source", None)
         if cached is not None:
             return cached or None
         if not derive:
             return None
-        n, t = self.n, self.time
-        if n > 3 and not self.I.constant:
+        if self.n > 3 and not self.I.constant:
             self._coef_source = ""
             return None
+        coefs = self._free_coefficients() if self.kc == 0 and self.I.constant else self._derived_coefficients()
+        subs, red = sp.cse(coefs, symbols=sp.numbered_symbols("_x"))
+        lines = ["def coef(t):"]
+        pr = lambda e: sp.pycode(e.subs(self.time, sp.Symbol("t")), fully_qualified_modules=True)
+        for name, e in subs:
+            lines.append(f"    {name} = {pr(e)}")
+        lines.append("    return (" + ", ".join(f"float({pr(e)})" if e.is_number else pr(e) for e in red) + ",)")
+        self._coef_source = "\n".join(lines) + "\n"
+        return self._coef_source
+
+    def _free_coefficients(self) -> list:
+        """The coefficients of :meth:`coefficient_source` (its order) of the free system with a constant inertia,
+        in closed form: with K = I^-1 and u(t) = K k(t), F_r = sum_ij C_irj w_i m_j + f_r, w = K m - u, so
+
+            e_r = f_r(t),   L_rj = -sum_i C_irj u_i(t),   q_rjj = sum_i C_irj K_ij,
+            q_rjk = sum_i (C_irj K_ik + C_irk K_ij)  (j < k),
+
+        the quadratic part numbers (numpy), sympy only for the n expressions u(t) and their combinations (the
+        derivatives of the whole field by sympy, :meth:`_derived_coefficients`, took 51 s on a 10-dimensional
+        algebra in a random basis)."""
+        n = self.n
+        C = np.asarray(self.algebra.structure_constants, dtype=float)
+        K = np.linalg.inv(self.I(0.0))
+        u = [sum((sp.Float(K[i, l]) * self.k.expr[l] for l in range(n) if K[i, l] != 0 and self.k.expr[l] != 0),
+                 sp.Integer(0)) for i in range(n)]
+        Q = np.einsum("irj,ik->rjk", C, K)          # Q[r, j, k] = sum_i C_irj K_ik: d2 F_r / dm_j dm_k = Q_rjk + Q_rkj
+        coefs = []
+        for r in range(n):
+            coefs.append(self.f.expr[r])
+            coefs += [sum((sp.Float(-C[i, r, j]) * u[i] for i in range(n) if C[i, r, j] != 0 and u[i] != 0),
+                          sp.Integer(0)) for j in range(n)]
+            for j in range(n):
+                for k in range(j, n):
+                    coefs.append(sp.Float(Q[r, j, j]) if j == k else sp.Float(Q[r, j, k] + Q[r, k, j]))
+        return coefs
+
+    def _derived_coefficients(self) -> list:
+        """The coefficients of :meth:`coefficient_source` as the derivatives of the field at m = 0, by sympy (a
+        constrained system's multiplier, or a varying inertia)."""
+        n, t = self.n, self.time
         ms = sp.symbols(f"_m0:{n}")
         m = sp.Matrix(ms)
         K = self.I.expr.inv()
@@ -371,14 +411,7 @@ class TimeDependentSystem:
                 for k in range(j, n):
                     d2 = sp.diff(d1[j], ms[k]).subs(zero)
                     coefs.append(d2 / 2 if j == k else d2)
-        subs, red = sp.cse(coefs, symbols=sp.numbered_symbols("_x"))
-        lines = ["def coef(t):"]
-        pr = lambda e: sp.pycode(e.subs(self.time, sp.Symbol("t")), fully_qualified_modules=True)
-        for name, e in subs:
-            lines.append(f"    {name} = {pr(e)}")
-        lines.append("    return (" + ", ".join(f"float({pr(e)})" if e.is_number else pr(e) for e in red) + ",)")
-        self._coef_source = "\n".join(lines) + "\n"
-        return self._coef_source
+        return coefs
 
     def simulate(self, state0: ArrayLike, t_end: float, steps: int | None = 1000, method: str = "rk853",
                  **options: Any) -> Any:
