@@ -207,6 +207,7 @@ def cold_uncovered(base, args):
     """A cold backend="numba" call of each run of UNCOVERED (no generic kernel for it), in a fresh process whose
     cache holds the generic kernel only, and the same call under "auto" in another; each also with the loops
     compiled in the call (LIEDYN_AUTO_COMPILE=wait: what backend="numba" did before)."""
+    from integrators.backends.auto_compile import NUMBA_COLD_NOTE
     rows = []
     for label, key, kind, method, run in UNCOVERED:
         out = {}
@@ -220,7 +221,8 @@ def cold_uncovered(base, args):
             "events": "adaptive, events", "adaptive": "adaptive", "shared100": "adaptive, 100 states, shared steps",
             "lyapunov": "lyapunov_spectrum, 2000 steps", "section": "poincare_section, 1000 steps"}[run]
         nan = float("nan")
-        rows.append([label, kind, method, what, f"{nb.get('first', nan):.2f}", nb.get("backend", nb.get("error", "-")),
+        ran = nb.get("backend", nb.get("error", "-")).replace(NUMBA_COLD_NOTE, " (its loop compiling elsewhere)")
+        rows.append([label, kind, method, what, f"{nb.get('first', nan):.2f}", ran,
                      f"{nb.get('second', nan):.3f}", f"{au.get('first', nan):.3f}", au.get("backend", "-"),
                      f"{wt.get('first', nan):.1f}"])
         print(" | ".join(rows[-1]), flush=True)
