@@ -134,7 +134,7 @@ _COMPILED = weakref.WeakSet()
 
 def _job(fn, pl, name, *args):
     """The background compile ``fn(pl, *args)`` of the plan's loop ``name`` (its marker, :func:`_spec_marker`)."""
-    return compile_child.Job(fn, pl, args, _spec_marker(pl, name))
+    return compile_child.Job(fn, (pl,) + args, _spec_marker(pl, name))
 
 
 def generic_ready():

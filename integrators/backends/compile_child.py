@@ -61,21 +61,30 @@ def available():
 
 
 class Job:
-    """A background compile: ``fn(pl, *args)`` (a module-level function: the child imports it by name) on plan
-    ``pl``, whose result is in numba's disk cache once ``marker`` exists. Called in this process (the thread path,
-    or the load after the child is done) it runs ``fn(pl, *args)`` here."""
+    """A background compile: ``fn(*args)`` (a function or method defined at a module's top level: the child imports
+    it by its qualified name), whose result is in numba's disk cache once ``marker`` exists. Called in this process
+    (the thread path, or the load after the child is done) it runs ``fn(*args)`` here."""
 
-    def __init__(self, fn, pl, args, marker):
-        self.fn, self.pl, self.args, self.marker = fn, pl, tuple(args), marker
+    def __init__(self, fn, args, marker):
+        self.fn, self.args, self.marker = fn, tuple(args), marker
 
     def __call__(self):
-        return self.fn(self.pl, *self.args)
+        return self.fn(*self.args)
 
     def payload(self):
-        """What the child needs, pickled: the function's module and name, the plan (pickled as its data: a
-        :class:`integrators.backends.plan.Plan` or a time-dependent problem's
-        :class:`integrators.backends.timed_runner.AdaptivePlan`) and the arguments."""
-        return pickle.dumps((self.fn.__module__, self.fn.__qualname__, self.pl, self.args, str(self.marker)))
+        """What the child needs, pickled: the function's module and qualified name and the arguments (a plan
+        pickled as its data: :class:`integrators.backends.plan.Plan`, a time-dependent problem's
+        :class:`integrators.backends.timed_adaptive.AdaptivePlan`, a
+        :class:`integrators.backends.tangent_runner.TangentPlan`)."""
+        return pickle.dumps((self.fn.__module__, self.fn.__qualname__, self.args, str(self.marker)))
+
+
+def resolve(modname, qualname):
+    """The function ``qualname`` (dotted for a method: ``AdaptivePlan.warm``) of module ``modname``."""
+    fn = importlib.import_module(modname)
+    for part in qualname.split("."):
+        fn = getattr(fn, part)
+    return fn
 
 
 def try_lock(marker):
@@ -149,10 +158,9 @@ def main(argv):
         pass
     try:
         path = Path(argv[0])
-        modname, qualname, pl, args, marker = pickle.loads(path.read_bytes())
+        modname, qualname, args, marker = pickle.loads(path.read_bytes())
         path.unlink()
-        fn = getattr(importlib.import_module(modname), qualname)
-        fn(pl, *args)
+        resolve(modname, qualname)(*args)
         marker = Path(marker)          # (an OSError here is a failure too: the next process would not find it)
         tmp = marker.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text("")

@@ -70,11 +70,6 @@ def warm(pl):
     auto_compile.write_marker(_marker(pl))
 
 
-def warm_job(pl):
-    """:func:`warm` by name, for a :class:`integrators.backends.compile_child.Job`."""
-    warm(pl)
-
-
 def choose(pl, backend, work):
     """"numba" or "numpy" for a section of estimated ``work`` (orbit-steps): backend "auto" with numba
     installed by :func:`integrators.backends.auto_compile.choose_kernel` (no call waits on a compiler: the
@@ -85,7 +80,7 @@ def choose(pl, backend, work):
     if backend not in ("auto", "numba") or not numba_kernels.available():
         return fastpath.choose_backend(backend, work)
     def job():
-        return compile_child.Job(warm_job, pl, (), _marker(pl))
+        return compile_child.Job(warm, (pl,), _marker(pl))
     if backend == "numba":   # numpy while a child process compiles it, when it is neither loaded nor on disk
         return auto_compile.numba_or_cold(("section",) + _key(pl), compiled(pl), _marker(pl), job)
     return auto_compile.choose_kernel(("section",) + _key(pl), compiled(pl), lambda: _marker(pl), job, work,

@@ -270,7 +270,7 @@ def choose_numba(pl, B, timing=None):
 
 
 def _job(pl, timing):
-    return compile_child.Job(warm_job, pl, (0 if timing is None else int(np.size(timing[0])),), _marker(pl))
+    return compile_child.Job(warm_job, (pl, 0 if timing is None else int(np.size(timing[0]))), _marker(pl))
 
 
 def choose_auto(pl, B, work, timing=None):

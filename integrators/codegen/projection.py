@@ -27,9 +27,9 @@ The first residuals C(z~) - C(z0) come from the gradients by Euler's identity, C
 every Casimir is homogeneous of degree d (n products instead of an evaluation of C).
 
 C and grad C are written as straight-line source from the sympy polynomials once per algebra
-(structure constants), each monomial of degree >= 2 named once (:class:`_Monomials`), and cached; the same writer emits the projection into the generated programs
-of :mod:`integrators.codegen.programs` (scalar, numpy columns, numba) and gives the numpy function used by the
-generic reference loop, the dense output and events.
+(structure constants), each monomial of degree >= 2 named once (:class:`_Monomials`), and cached; the same
+writer emits the projection into the generated programs of :mod:`integrators.codegen.programs` (scalar, numpy
+columns, numba) and gives the numpy function used by the generic reference loop, the dense output and events.
 """
 
 from __future__ import annotations

@@ -66,7 +66,7 @@ import functools
 import numpy as np
 
 from ..reference import dense_output
-from ..backends import auto_compile, fastpath, numba_kernels, projection_rows, segmented_run, timed_runner
+from ..backends import auto_compile, fastpath, numba_kernels, projection_rows, segmented_run, timed_adaptive
 from ..codegen import linear_projection, projection
 from ..core import controller, lost
 from .segments import run_with_events
@@ -95,10 +95,10 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
     # a time-dependent problem that gives the source of its coefficients: the generated loop of
     # integrators.codegen.timed_source (one trajectory or a shared-step ensemble, no events; the engine's starting
     # step, as the reference)
-    timed = (pl is None and fast and events is None and timed_runner.adaptive_candidate(problem, method))
+    timed = (pl is None and fast and events is None and timed_adaptive.adaptive_candidate(problem, method))
     tpl = None
     if timed and backend == "numba":
-        tpl = timed_runner.adaptive_plan(problem, method, y0, t0)
+        tpl = timed_adaptive.adaptive_plan(problem, method, y0, t0)
     if pl is None and tpl is None and backend == "numba":
         why = fastpath.no_plan_reason(problem, lie, proj)
         if getattr(problem, "time_dependent", False):
@@ -116,7 +116,7 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         h0, extra = initial_step(f, y0, t0, t1, order, rtol, atol, max_step), 2
     work = abs(t1 - t0) / h0 * max(1, y0.size // problem.dim) if h0 > 0.0 else 0.0
     if timed and tpl is None:      # (h0 > 0 here: the engine's starting step; Hairer's h0 is a few steps' size)
-        tpl = timed_runner.adaptive_plan(problem, method, y0, t0, work / 4.0)
+        tpl = timed_adaptive.adaptive_plan(problem, method, y0, t0, work / 4.0)
     mode = fastpath.choose_backend(backend, work) if pl is not None else "numpy"
     if backend == "auto" and pl is not None and numba_kernels.available():   # never waits on a compiler
         mode = auto_compile.choose(pl, mode, work, y0.ndim > 1, events is not None, t1, rtol, atol, max_step,
@@ -141,14 +141,14 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
         nsteps, nrej = run.nsteps, run.nrej
         res.backend = mode
     elif tpl is not None and y0.ndim > 1:     # an ensemble: one shared step, numpy columns or compiled
-        mode = timed_runner.choose_ensemble(tpl, backend, work)
-        res, nsteps, nrej = timed_runner.run_ensemble(tpl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
+        mode = timed_adaptive.choose_ensemble(tpl, backend, work)
+        res, nsteps, nrej = timed_adaptive.run_ensemble(tpl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
                                                       max_steps)
         if backend == "numba" and mode == "numpy":
             res.backend = "numpy" + auto_compile.NUMBA_COLD_NOTE
     elif tpl is not None:
-        mode = timed_runner.choose_adaptive(tpl, backend, work)
-        res, nsteps, nrej = timed_runner.run_adaptive(tpl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
+        mode = timed_adaptive.choose_adaptive(tpl, backend, work)
+        res, nsteps, nrej = timed_adaptive.run_adaptive(tpl, y0, t0, t1, h0, rtol, atol, max_step, every, mode,
                                                       max_steps)
         res.backend = mode + (auto_compile.NUMBA_COLD_NOTE if backend == "numba" and mode == "numpy" else "")
     elif pl is not None:

@@ -171,11 +171,11 @@ def test_a_failing_child_is_reported_with_its_stderr_and_not_started_again(backg
 
 def test_a_job_runs_in_the_thread_without_a_child_process_and_not_at_all_under_off(background, monkeypatch):
     done = []
-    job = compile_child.Job(lambda pl, x: done.append((pl, x)), "plan", (1,), None)     # no marker: no cache dir
+    job = compile_child.Job(lambda pl, x: done.append((pl, x)), ("plan", 1), None)     # no marker: no cache dir
     auto_compile.submit(("thread-job", 1), job)
     assert bg.wait(TIMEOUT) and done == [("plan", 1)] and bg.children() == []
     monkeypatch.setattr(compile_child, "available", lambda: False)
-    job = compile_child.Job(lambda pl, x: done.append((pl, x)), "plan", (2,), Path("unused.ok"))
+    job = compile_child.Job(lambda pl, x: done.append((pl, x)), ("plan", 2), Path("unused.ok"))
     auto_compile.submit(("thread-job", 2), job)
     assert bg.wait(TIMEOUT) and done[-1] == ("plan", 2) and bg.children() == []
     monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "off")

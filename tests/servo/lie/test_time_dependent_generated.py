@@ -1,5 +1,5 @@
-"""Time-dependent problems on the generated path (integrators.backends.timed_runner, the timed tangent flow of
-integrators.codegen.timed_source): against the numpy reference loop (fast=False), and against independent
+"""Time-dependent problems on the generated path (integrators.backends.timed_runner and timed_adaptive, the
+timed tangent flow of integrators.codegen.timed_source): against the numpy reference loop (fast=False), and against independent
 values: the sleighs' equations in (v, omega) derived by hand (tests/servo/lie/test_time_dependent_systems.py
 derives them), the gyrostat with isotropic inertia in closed form, and the exact sum of the Lorenz spectrum."""
 
