@@ -79,7 +79,8 @@ def jitted_helpers(batch=False):
     """The scalar helpers of :mod:`integrators.reference.genhelpers`, jitted (grow for (cap, n) or, with
     ``batch``, (cap, B, n) outputs)."""
     if not _JITTED:
-        for name in ("co2", "co3", "cq2", "cq3", "tplan", "rinv", "fin", "mx", "bmax", "hstart", "rmsq", "sfac", "tbound", "sin"):
+        for name in ("co2", "co3", "cq2", "cq3", "tplan", "rinv", "fin", "mx", "bmax", "hstart", "rmsq", "sfac", "tbound", "sin",
+                     "aexp", "aexpc", "bern", "bernc"):
             _JITTED[name] = jit(genhelpers.SCALAR[name], cache=True)
         _JITTED["grow2"] = jit(genhelpers._grow2, cache=True)
         _JITTED["grow3"] = jit(genhelpers._grow3, cache=True)

@@ -19,6 +19,7 @@ import numpy as np
 
 from liegroups.closed_forms import bernoulli_coefficients
 
+from ..geometry.almost_abelian import almost_abelian
 from ..geometry.closed_dexpinv import (TIERS_X2, cubic_bound, economized, pair_bound, pair_form,
                                        quadratic_interval)
 from ..geometry.recognition import ideal_split, killing_half
@@ -54,11 +55,14 @@ class DexpinvWriter:
         * a closed form when A (A^2 - s)^2 = 0 (se(3) in any basis): 1 - A/2 + alpha(s) A^2 +
           beta(s) A^4 (:meth:`_dexpinv_pair`); the coefficients of both closed forms are polynomials
           exact to round-off where x^2 <= DEXPINV_X2MAX (:mod:`integrators.geometry.closed_dexpinv`);
+        * a closed form on an almost abelian algebra (:meth:`_dexpinv_almost_abelian`);
         * with a relation A^d = sum_{j<d} c_j A^j (:func:`ad_relation`): the coefficients of
           A^0..A^(d-1) summed in a runtime loop over k <= K (scalars only), then d - 1 brackets;
         * otherwise a runtime loop of K brackets.
         """
         kind = self.st.closed
+        if kind == "almost_abelian":
+            return self._dexpinv_almost_abelian(theta, v)
         S = None if kind in ("so3", "ad3", "ad3x2") else pair_form(self.st.C)
         if kind in ("so3", "ad3", "ad3x2") or S is not None:
             return self._dexpinv_closed(theta, v, kind if S is None else "pair", S)
@@ -69,6 +73,41 @@ class DexpinvWriter:
         else:
             out = self._dexpinv_bracket_loop(theta, v, x2)
         return out if bad is None else self.assign("k", [f"{out[i]} + {bad}" for i in range(self.n)])
+
+    def _dexpinv_almost_abelian(self, theta, v):
+        """dexp^-1_theta(v) = f(-ad_theta) v, f(l) = l / (e^l - 1), on an almost abelian algebra
+        (:mod:`integrators.geometry.almost_abelian`), NaN beyond x^2 = DEXPINV_X2MAX as the series.
+
+        Derivation. In the adapted basis theta = a f0 + t, v = b f0 + w, and -ad_theta = [[0, 0], [D t, -a D]]
+        (:meth:`ExponentialWriter._act_almost_abelian`). For N = [[0, 0], [c, K]], f(N) = [[f(0), 0],
+        [q(K) c, f(K)]] with q(K) = (f(K) - f(0)) K^-1 (the powers N^k = [[0, 0], [K^(k-1) c, K^k]]), so
+
+            dexp^-1 v = (b, f(-a D) w + b q(-a D) D t),
+
+        blockwise: (f, q) = bern(-a lambda) on a real block; on a pair D acts on w_i + i w_(i+1) as
+        sigma = alpha - i beta, (f, q) = bernc(-a sigma) complex and the block's part is
+        f w + b (q sigma) t. Back with T. f and q are analytic for |mu| < 2 pi, where the bound on
+        ||ad_theta||_F (>= the spectral radius |a lambda|) keeps them."""
+        form = almost_abelian(self.st.C)
+        _, bad = self._dexpinv_size(theta)
+        th = self.adapted("Tinv", theta, "ta")
+        vh = self.adapted("Tinv", v, "va")
+        a, b = th[0], vh[0]
+        out = [b] + [None] * (self.n - 1)
+        for i, lam in form.reals:
+            F, Q = self.fresh("f"), self.fresh("q")
+            self.emit(f"{F}, {Q} = bern({num(-lam)}*{a})")
+            out[i] = f"{F}*{vh[i]} + {num(lam)}*{b}*{Q}*{th[i]}"
+        for i, al, be in form.pairs:
+            j = i + 1
+            Fr, Fi, Qr, Qi = (self.fresh(p) for p in ("fr", "fi", "qr", "qi"))
+            self.emit(f"{Fr}, {Fi}, {Qr}, {Qi} = bernc({num(-al)}*{a}, {num(be)}*{a})")
+            sr, si = self.assign("s", [f"({num(al)}*{Qr} + {num(be)}*{Qi})*{b}",
+                                       f"({num(al)}*{Qi} - {num(be)}*{Qr})*{b}"])
+            out[i] = f"{Fr}*{vh[i]} - {Fi}*{vh[j]} + {sr}*{th[i]} - {si}*{th[j]}"
+            out[j] = f"{Fr}*{vh[j]} + {Fi}*{vh[i]} + {sr}*{th[j]} + {si}*{th[i]}"
+        res = self.adapted("T", self.assign("ka", out), "k")
+        return res if bad is None else self.assign("k", [f"{res[i]} + {bad}" for i in range(self.n)])
 
     def _dexpinv_size(self, theta):
         """Names of x^2 = ||ad_theta||_F^2 / (2 pi)^2 (largest over an ensemble) and of 0.0, or NaN

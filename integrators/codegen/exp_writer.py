@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from ..geometry.almost_abelian import almost_abelian
 from ..geometry.recognition import ideal_split, killing_half
 from ..geometry.relations import ad_relation
 from .source_text import assigned_names, lin, num, quadratic_source
@@ -211,7 +212,57 @@ class ExponentialWriter:
             return self._act_ad3(x, z, delta)
         if kind == "ad3x2":
             return self._act_ad3x2(x, z, delta)
+        if kind == "almost_abelian":
+            return self._act_almost_abelian(x, z, delta)
         return self._act_taylor(x, z, delta)
+
+    def adapted(self, which, v, prefix):
+        """Names of M v for a matrix of the adapted basis T of an almost abelian algebra
+        (:func:`integrators.geometry.almost_abelian.almost_abelian`): ``which`` is "Tinv" (coordinates of an
+        algebra element), "TT" (of a covector), "TinvT" (a covector back) or "T" (an element back)."""
+        form = almost_abelian(self.st.C)
+        M = {"Tinv": form.Tinv, "TT": form.T.T, "TinvT": form.Tinv.T, "T": form.T}[which]
+        return self.assign(prefix, [lin([(M[i, j], v[j]) for j in range(self.n)]) for i in range(self.n)])
+
+    def _act_almost_abelian(self, x, z, delta):
+        """exp(ad x)^T z (``delta``: minus z) on an almost abelian algebra (:func:`closed_form`
+        "almost_abelian", :mod:`integrators.geometry.almost_abelian`).
+
+        Derivation. In the adapted basis (f0, the block basis of h), x = a f0 + v and ad_x = [[0, 0], [c, B]]
+        with c = -D v, B = a D (D block diagonal: lambda, or [[alpha, beta], [-beta, alpha]] acting on
+        v_i + i v_(i+1) as multiplication by sigma = alpha - i beta). From N^k = [[0, 0], [B^(k-1) c, B^k]],
+        exp(ad x) = [[1, 0], [phi_1(B) c, e^B]], phi_1(B) c = -(e^(a D) - 1)/a v =: -u, so for a covector
+        z = (z0, zeta) in the dual coordinates (z0 + ..., pairing preserved: zhat = T^T z)
+
+            exp(ad x)^T z - z = (-u . zeta, (e^(a D^T) - 1) zeta),
+
+        blockwise: u_i = G v_i, (e^(a lambda) - 1) zeta_i with (E, G) = aexp(a, lambda); on a pair D^T acts on
+        zeta_i + i zeta_(i+1) as conj(sigma) = alpha + i beta, so with (E, G) = aexpc(a, alpha, beta) (complex
+        E = e^(a conj sigma) - 1, G = E / a): the increment E zeta, and u = conj(G) v (the pair's parts of
+        u . zeta are Re(u conj(zeta))). Back with T^-T. No cancellation: E and G come from expm1 and half
+        angles, and the increment is summed from its own terms. Exact up to the rounding of three n x n maps
+        (~cond(T) eps, cond(T) <= COND_MAX)."""
+        form = almost_abelian(self.st.C)
+        xh = self.adapted("Tinv", x, "xa")
+        zh = self.adapted("TT", z, "za")
+        a = xh[0]
+        dh, d0 = [None] * self.n, []
+        for i, lam in form.reals:
+            E, G = self.fresh("e"), self.fresh("g")
+            self.emit(f"{E}, {G} = aexp({a}, {num(lam)})")
+            dh[i] = f"{E}*{zh[i]}"
+            d0.append(f"{G}*{xh[i]}*{zh[i]}")
+        for i, al, be in form.pairs:
+            j = i + 1
+            Er, Ei, Gr, Gi = (self.fresh(p) for p in ("er", "ei", "gr", "gi"))
+            self.emit(f"{Er}, {Ei}, {Gr}, {Gi} = aexpc({a}, {num(al)}, {num(be)})")
+            dh[i] = f"{Er}*{zh[i]} - {Ei}*{zh[j]}"
+            dh[j] = f"{Er}*{zh[j]} + {Ei}*{zh[i]}"
+            ur, ui = self.assign("u", [f"{Gr}*{xh[i]} + {Gi}*{xh[j]}", f"{Gr}*{xh[j]} - {Gi}*{xh[i]}"])
+            d0 += [f"{ur}*{zh[i]}", f"{ui}*{zh[j]}"]
+        dh[0] = f"-({' + '.join(d0)})" if d0 else "0.0"
+        d = self.adapted("TinvT", self.assign("da", dh), "d")
+        return d if delta else self.assign("y", [f"{z[i]} + {d[i]}" for i in range(self.n)])
 
     def _cross(self, a, b, prefix="c"):
         return self.assign(prefix, [f"{a[1]}*{b[2]} - {a[2]}*{b[1]}", f"{a[2]}*{b[0]} - {a[0]}*{b[2]}",

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..geometry.almost_abelian import almost_abelian
 from ..geometry.closed_dexpinv import pair_form
 from ..geometry.spaces import ROUNDOFF_TERMS
 from .writer import Source
@@ -78,6 +79,9 @@ def preamble(st, proj=None):
         "_MW": st.W,
         "_Mc": st.c,
     }
+    if st.closed == "almost_abelian":   # the adapted basis of the closed form (MatrixSource.adapted)
+        form = almost_abelian(C)
+        consts.update({"_AATinv": form.Tinv, "_AATT": form.T.T, "_AATinvT": form.Tinv.T, "_AAT": form.T})
     text = "".join(f"{k} = {_array(v)}\n" for k, v in consts.items())
     if proj is not None:   # the Casimirs' monomial tables, built when the module is loaded (genhelpers.ptables)
         polys = [[(ex, c) for c, ex in poly] for poly in proj.polys]
@@ -190,8 +194,15 @@ class MatrixSource(Source):
 
     def stage_act(self, x, z):
         """A stage's exp(ad x)^T z: from exp(A) - I of genhelpers.expphi (:meth:`_act_matrix`), whose phi_1 the
-        stage's dexp^-1 of the same x reads (:meth:`dexpinv`)."""
+        stage's dexp^-1 of the same x reads (:meth:`dexpinv`); a closed form's as the scalar writer's."""
+        if self.st.closed is not None:
+            return super().stage_act(x, z)
         return self._act_matrix(x, z, False)
+
+    def adapted(self, which, v, prefix):
+        """The adapted basis's maps of an almost abelian algebra as one product with a constant of the
+        preamble (:func:`preamble`)."""
+        return self._unpack(prefix, f"_AA{which} @ {self._stack(v)}")
 
     def _act_taylor(self, x, z, delta):
         """exp(ad x)^T z (delta: exp(ad x)^T z - z), A = ad(x)^T: on floats, or when the stage's pair of the same x

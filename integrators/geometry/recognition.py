@@ -24,12 +24,14 @@ import numpy as np
 
 from liegroups.closed_forms import closed_form_kind
 
+from .almost_abelian import almost_abelian
+
 
 class Structure:
     """The data the generated code is written from.
 
     kind "coadjoint": z' = (I - P) ad*_{W z + c} z on g* with structure constants C (P = None: no
-    forcing). ``closed`` is "so3", "se3", "ad3", "ad3x2" (:func:`closed_form`) or None (generic
+    forcing). ``closed`` is "so3", "se3", "ad3", "ad3x2", "almost_abelian" (:func:`closed_form`) or None (generic
     Taylor exponential). ``Pi`` (with P): the orthogonal projector L^T (L L^T)^-1 L onto the row space of
     the linear invariants L whose multiplier force P is (a Lie-group step of a forced problem projects its
     increment with I - Pi, as :class:`integrators.reference.stepping.ProjectedStepper` projects its end
@@ -64,6 +66,10 @@ def closed_form(C):
     * "ad3x2" when C is 6-dimensional and the direct sum of two 3-dimensional ideals with that
       property (so(4) = so(3) + so(3), so(2,2) = sl(2) + sl(2), so(3) + sl(2), in any basis), found
       by :func:`ideal_split`;
+    * "almost_abelian" when g has an abelian ideal of codimension one and ad of a complement is
+      diagonalisable with a well-conditioned basis (R x_D R^(n-1), Bianchi III, VI_h, VII_h, in any basis;
+      :func:`integrators.geometry.almost_abelian.almost_abelian`): blockwise scalar functions in the
+      adapted basis;
     * None otherwise (the Taylor series of the action).
     """
     kind = closed_form_kind(C)
@@ -73,6 +79,8 @@ def closed_form(C):
         return "ad3"
     if ideal_split(C) is not None:
         return "ad3x2"
+    if almost_abelian(C) is not None:
+        return "almost_abelian"
     return None
 
 

@@ -24,6 +24,10 @@ Python floats (also jitted by numba) and numpy arrays (an ensemble's columns).
 * expphi(A) = (exp(A) - I, phi_1(A), ||A||_F^2) of a matrix or a batch of them (the code writer's matrix
   form); pdinv(D, P, v): its dexp^-1 from them (one solve); taction(A, Z): exp(A) Z - Z on numpy columns
   (the Taylor series of the action);
+* aexp(a, lam) = (e^(a lam) - 1, (e^(a lam) - 1)/a), aexpc(a, al, be) the same for the complex
+  al + i be (real and imaginary parts), bern(mu) = (f, q), f = mu / (e^mu - 1), q = (f - 1)/mu, bernc for
+  complex mu: the scalar functions of the closed forms on almost abelian algebras
+  (:mod:`integrators.geometry.almost_abelian`), without cancellation near 0;
 * ptables, ppoly: polynomials (the Casimirs of a projected pair in the matrix form) by monomials
   (:func:`liegroups.monomials.monomial_tables`, :func:`liegroups.monomials.monomial_sum`);
 * hstart, rmsq: Hairer's starting step (Hairer, Norsett and Wanner I, II.4; see
@@ -214,6 +218,131 @@ def _rinv_array(d, m):
 
 def _sin_float(x):
     return math.sin(x) if -math.inf < x < math.inf else math.nan
+
+
+#: |a lambda| (real part) beyond which aexp / aexpc answer NaN (e^709 is the largest double; the step is rejected)
+_AEXP_MAX = 700.0
+#: |mu| below which bern / bernc take the series of q(mu) (the direct formula loses <= 2/|mu| ulp above)
+_BERN_SERIES = 0.5
+#: q(mu) = (mu/(e^mu - 1) - 1)/mu = sum_{k>=1} B_k mu^(k-1)/k!: the coefficients of mu^0..mu^13
+#: (B_1 = -1/2, B_2 = 1/6, B_4 = -1/30, B_6 = 1/42, B_8 = -1/30, B_10 = 5/66, B_12 = -691/2730, B_14 = 7/6;
+#: the next term is below 2^-60 |q| for |mu| < 1/2)
+_BERN_Q = (-0.5, 1.0 / 12.0, 0.0, -1.0 / 720.0, 0.0, 1.0 / 30240.0, 0.0, -1.0 / 1209600.0, 0.0,
+           1.0 / 47900160.0, 0.0, -691.0 / 1307674368000.0, 0.0, 7.0 / 523069747200.0)
+#: the same, highest power first (Horner's rule; a constant tuple numba iterates over)
+_BERN_QR = _BERN_Q[::-1]
+
+
+def _aexp_float(a, lam):
+    """(e^(a lam) - 1, (e^(a lam) - 1)/a) (lam at a = 0), NaN beyond |a lam| = 700."""
+    x = a * lam
+    if not abs(x) <= _AEXP_MAX:
+        return math.nan, math.nan
+    e = math.expm1(x)
+    return e, (e / a if a != 0.0 else lam)
+
+
+def _aexp_array(a, lam):
+    x = a * lam
+    ok = np.abs(x) <= _AEXP_MAX
+    e = np.where(ok, np.expm1(np.where(ok, x, 0.0)), np.nan)
+    zero = a == 0.0
+    return e, np.where(zero, lam, e / np.where(zero, 1.0, a))
+
+
+def _aexpc_float(a, al, be):
+    """(Re, Im of E = e^mu - 1, Re, Im of E / a) for mu = a (al + i be) (al + i be at a = 0): the real part
+    expm1(Re mu) cos(Im mu) - 2 sin^2(Im mu / 2) without cancellation; NaN beyond |Re mu| = 700 or
+    |Im mu| = 1e15."""
+    mr, mi = a * al, a * be
+    if not (abs(mr) <= _AEXP_MAX and abs(mi) <= 1e15):
+        return math.nan, math.nan, math.nan, math.nan
+    em = math.expm1(mr)
+    h = math.sin(0.5 * mi)
+    er = em * math.cos(mi) - 2.0 * h * h
+    ei = (em + 1.0) * math.sin(mi)
+    if a != 0.0:
+        return er, ei, er / a, ei / a
+    return er, ei, al, be
+
+
+def _aexpc_array(a, al, be):
+    mr, mi = a * al, a * be
+    ok = (np.abs(mr) <= _AEXP_MAX) & (np.abs(mi) <= 1e15)
+    mr, mi = np.where(ok, mr, 0.0), np.where(ok, mi, 0.0)
+    em = np.expm1(mr)
+    h = np.sin(0.5 * mi)
+    bad = np.where(ok, 0.0, np.nan)
+    er = em * np.cos(mi) - 2.0 * h * h + bad
+    ei = (em + 1.0) * np.sin(mi) + bad
+    zero = a == 0.0
+    inv = 1.0 / np.where(zero, 1.0, a)
+    return er, ei, np.where(zero, al, er * inv), np.where(zero, be, ei * inv)
+
+
+def _bern_float(mu):
+    """(f, q): f(mu) = mu / (e^mu - 1) and q(mu) = (f(mu) - 1)/mu (q(0) = -1/2), the series of q below
+    |mu| = 1/2 (_BERN_Q), else from expm1."""
+    if abs(mu) < _BERN_SERIES:
+        q = 0.0
+        for c in _BERN_QR:
+            q = q * mu + c
+        return 1.0 + mu * q, q
+    if not abs(mu) <= _AEXP_MAX:
+        return math.nan, math.nan
+    f = mu / math.expm1(mu)
+    return f, (f - 1.0) / mu
+
+
+def _bern_array(mu):
+    small = np.abs(mu) < _BERN_SERIES
+    ok = np.abs(mu) <= _AEXP_MAX
+    m = np.where(small | ~ok, 0.5, mu)
+    f = m / np.expm1(m)
+    qd = (f - 1.0) / m
+    qs = np.zeros(np.shape(mu))
+    for c in _BERN_QR:
+        qs = qs * mu + c
+    bad = np.where(ok, 0.0, np.nan)
+    return np.where(small, 1.0 + mu * qs, f) + bad, np.where(small, qs, qd) + bad
+
+
+def _bernc_float(mr, mi):
+    """bern for complex mu = mr + i mi: (Re f, Im f, Re q, Im q), e^mu - 1 as in aexpc; NaN beyond |mr| = 700
+    or |mi| = 1e15."""
+    mu = complex(mr, mi)
+    if abs(mu) < _BERN_SERIES:
+        q = complex(0.0, 0.0)
+        for c in _BERN_QR:
+            q = q * mu + c
+        f = 1.0 + mu * q
+        return f.real, f.imag, q.real, q.imag
+    if not (abs(mr) <= _AEXP_MAX and abs(mi) <= 1e15):
+        return math.nan, math.nan, math.nan, math.nan
+    em = math.expm1(mr)
+    h = math.sin(0.5 * mi)
+    f = mu / complex(em * math.cos(mi) - 2.0 * h * h, (em + 1.0) * math.sin(mi))
+    q = (f - 1.0) / mu
+    return f.real, f.imag, q.real, q.imag
+
+
+def _bernc_array(mr, mi):
+    mu = np.asarray(mr) + 1j * np.asarray(mi)
+    r = np.abs(mu)
+    small = r < _BERN_SERIES
+    ok = (np.abs(mr) <= _AEXP_MAX) & (np.abs(mi) <= 1e15)
+    m = np.where(small | ~ok, 0.5, mu)
+    em = np.expm1(m.real)
+    h = np.sin(0.5 * m.imag)
+    f = m / ((em * np.cos(m.imag) - 2.0 * h * h) + 1j * (em + 1.0) * np.sin(m.imag))
+    qd = (f - 1.0) / m
+    qs = np.zeros(np.shape(mu), dtype=complex)
+    for c in _BERN_QR:
+        qs = qs * mu + c
+    f = np.where(small, 1.0 + mu * qs, f)
+    q = np.where(small, qs, qd)
+    bad = np.where(ok | small, 0.0, np.nan)
+    return f.real + bad, f.imag + bad, q.real + bad, q.imag + bad
 
 
 def _fin_float(x):
@@ -430,9 +559,11 @@ def _pdinv_array(D, P, V):
 SCALAR = {"co2": _co2_float, "co3": _co3_float, "cq2": _cq2_float, "cq3": _cq3_float, "tplan": _tplan_float, "rinv": _rinv_float, "fin": _fin_float, "mx": _mx_float,
           "bmax": _bmax_float, "sqrt": math.sqrt, "grow": _grow, "hstart": _hstart, "rmsq": _rmsq,
           "sfac": _sfac_float, "tbound": _tbound_float, "sin": _sin_float, "expphi": _expphi, "pdinv": _pdinv_float,
+          "aexp": _aexp_float, "aexpc": _aexpc_float, "bern": _bern_float, "bernc": _bernc_float,
           "ptables": monomial_tables, "ppoly": monomial_sum}
 ARRAY = {"co2": _co2_array, "co3": _co3_array, "cq2": _cq2_array, "cq3": _cq3_array, "tplan": _tplan_array, "rinv": _rinv_array, "fin": _fin_array, "mx": np.maximum,
          "bmax": _bmax_array, "sqrt": np.sqrt, "grow": _grow, "abs": np.abs, "hstart": _hstart,
          "rmsq": _rmsq, "sfac": _sfac_array, "tbound": _tbound_array, "sin": np.sin, "expphi": _expphi,
          "pdinv": _pdinv_array, "taction": _taction,
+         "aexp": _aexp_array, "aexpc": _aexpc_array, "bern": _bern_array, "bernc": _bernc_array,
          "ptables": monomial_tables, "ppoly": monomial_sum}

@@ -84,7 +84,9 @@ def test_recognised_from_the_structure_not_the_name():
         kind = recognition.closed_form(alg.structure_constants)
         assert kind == ("so3" if name == "su2" else "ad3"), name
     # ad_x^3 != q ad_x: Bianchi III ([e1, e3] = e1 only), IV
-    assert recognition.closed_form(named.bianchi("III").structure_constants) is None
+    # (III is almost abelian: its own closed form, tests/integrators/test_almost_abelian.py)
+    assert not recognition.cubic_ad(named.bianchi("III").structure_constants)
+    assert recognition.closed_form(named.bianchi("III").structure_constants) == "almost_abelian"
     assert not recognition.cubic_ad(named.bianchi("IV").structure_constants)
     assert not recognition.cubic_ad(named.so4().structure_constants)
 
