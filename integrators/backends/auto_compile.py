@@ -374,11 +374,16 @@ def worth_loading(pl, work):
     return work >= GENERIC_LOAD_WORK or _slow_numpy(pl)
 
 
+#: the closed forms whose numpy loop is cheap (a few scalar functions and products of 3 or 6 components)
+CHEAP_CLOSED = ("so3", "se3", "ad3", "ad3x2")
+
+
 def _slow_numpy(pl):
-    """An RKMK pair on an algebra without a closed-form exponential: its numpy loop costs 0.4-40 ms a step
-    and its first call 0.5-3 s of code generation (so(4), so(5) in benchmarks/generic_kernel.py), more than
-    loading the generic kernel."""
-    return bool(pl.lie) and pl.st.closed is None
+    """An RKMK pair on an algebra without a cheap closed-form exponential (:data:`CHEAP_CLOSED`): its numpy loop
+    costs 0.4-40 ms a step and its first call 0.5-3 s of code generation (so(4), so(5) in
+    benchmarks/generic_kernel.py), more than loading the generic kernel; the almost abelian closed form
+    (three n x n maps and n scalar functions a stage on Python floats) ~0.6 ms a step on R x_D R^8."""
+    return bool(pl.lie) and pl.st.closed not in CHEAP_CLOSED
 
 
 def continue_with(pl, t1, rtol, atol, max_step, grid=False):
