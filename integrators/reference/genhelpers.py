@@ -224,13 +224,15 @@ def _sin_float(x):
 _AEXP_MAX = 700.0
 #: |mu| below which bern / bernc take the series of q(mu) (the direct formula loses <= 2/|mu| ulp above)
 _BERN_SERIES = 0.5
-#: q(mu) = (mu/(e^mu - 1) - 1)/mu = sum_{k>=1} B_k mu^(k-1)/k!: the coefficients of mu^0..mu^13
-#: (B_1 = -1/2, B_2 = 1/6, B_4 = -1/30, B_6 = 1/42, B_8 = -1/30, B_10 = 5/66, B_12 = -691/2730, B_14 = 7/6;
-#: the next term is below 2^-60 |q| for |mu| < 1/2)
-_BERN_Q = (-0.5, 1.0 / 12.0, 0.0, -1.0 / 720.0, 0.0, 1.0 / 30240.0, 0.0, -1.0 / 1209600.0, 0.0,
-           1.0 / 47900160.0, 0.0, -691.0 / 1307674368000.0, 0.0, 7.0 / 523069747200.0)
-#: the same, highest power first (Horner's rule; a constant tuple numba iterates over)
-_BERN_QR = _BERN_Q[::-1]
+#: q(mu) = (mu/(e^mu - 1) - 1)/mu = sum_{k>=1} B_k mu^(k-1)/k! = -1/2 + mu p(mu^2): the coefficients of p,
+#: highest first (B_14 = 7/6, B_12 = -691/2730, B_10 = 5/66, B_8 = -1/30, B_6 = 1/42, B_4 = -1/30, B_2 = 1/6
+#: over k!; the next term is below 2^-60 |q| for |mu| < 1/2): Horner's rule in mu^2, seven products
+_BERN_PR = (7.0 / 523069747200.0, -691.0 / 1307674368000.0, 1.0 / 47900160.0, -1.0 / 1209600.0,
+            1.0 / 30240.0, -1.0 / 720.0, 1.0 / 12.0)
+#: the same, lowest first, and the powers of mu^2 they multiply (the array versions: one matrix product)
+_BERN_P = np.array(_BERN_PR[::-1])
+_BERN_POWERS = np.arange(7.0)
+_P0, _P1, _P2, _P3, _P4, _P5, _P6 = _BERN_PR[::-1]     # the float versions' Horner rule, written out
 
 
 def _aexp_float(a, lam):
@@ -243,7 +245,11 @@ def _aexp_float(a, lam):
 
 
 def _aexp_array(a, lam):
+    # the usual case (every column within range, none with a = 0) in four numpy calls; else per column
     x = a * lam
+    if np.all(a) and np.max(np.abs(x)) <= _AEXP_MAX:
+        e = np.expm1(x)
+        return e, e / a
     ok = np.abs(x) <= _AEXP_MAX
     e = np.where(ok, np.expm1(np.where(ok, x, 0.0)), np.nan)
     zero = a == 0.0
@@ -268,13 +274,18 @@ def _aexpc_float(a, al, be):
 
 def _aexpc_array(a, al, be):
     mr, mi = a * al, a * be
-    ok = (np.abs(mr) <= _AEXP_MAX) & (np.abs(mi) <= 1e15)
-    mr, mi = np.where(ok, mr, 0.0), np.where(ok, mi, 0.0)
+    fast = np.all(a) and np.max(np.abs(mr)) <= _AEXP_MAX and np.max(np.abs(mi)) <= 1e15
+    if not fast:
+        ok = (np.abs(mr) <= _AEXP_MAX) & (np.abs(mi) <= 1e15)
+        mr, mi = np.where(ok, mr, 0.0), np.where(ok, mi, 0.0)
     em = np.expm1(mr)
     h = np.sin(0.5 * mi)
+    er = em * np.cos(mi) - 2.0 * h * h
+    ei = (em + 1.0) * np.sin(mi)
+    if fast:
+        return er, ei, er / a, ei / a
     bad = np.where(ok, 0.0, np.nan)
-    er = em * np.cos(mi) - 2.0 * h * h + bad
-    ei = (em + 1.0) * np.sin(mi) + bad
+    er, ei = er + bad, ei + bad
     zero = a == 0.0
     inv = 1.0 / np.where(zero, 1.0, a)
     return er, ei, np.where(zero, al, er * inv), np.where(zero, be, ei * inv)
@@ -282,11 +293,10 @@ def _aexpc_array(a, al, be):
 
 def _bern_float(mu):
     """(f, q): f(mu) = mu / (e^mu - 1) and q(mu) = (f(mu) - 1)/mu (q(0) = -1/2), the series of q below
-    |mu| = 1/2 (_BERN_Q), else from expm1."""
+    |mu| = 1/2 (_BERN_PR), else from expm1."""
     if abs(mu) < _BERN_SERIES:
-        q = 0.0
-        for c in _BERN_QR:
-            q = q * mu + c
+        m2 = mu * mu
+        q = mu * (_P0 + m2 * (_P1 + m2 * (_P2 + m2 * (_P3 + m2 * (_P4 + m2 * (_P5 + m2 * _P6)))))) - 0.5
         return 1.0 + mu * q, q
     if not abs(mu) <= _AEXP_MAX:
         return math.nan, math.nan
@@ -295,16 +305,17 @@ def _bern_float(mu):
 
 
 def _bern_array(mu):
-    small = np.abs(mu) < _BERN_SERIES
-    ok = np.abs(mu) <= _AEXP_MAX
-    m = np.where(small | ~ok, 0.5, mu)
-    f = m / np.expm1(m)
-    qd = (f - 1.0) / m
-    qs = np.zeros(np.shape(mu))
-    for c in _BERN_QR:
-        qs = qs * mu + c
-    bad = np.where(ok, 0.0, np.nan)
-    return np.where(small, 1.0 + mu * qs, f) + bad, np.where(small, qs, qd) + bad
+    # the series on every column (mu^2 powers times the coefficients: one product), the direct formula only
+    # where |mu| >= 1/2
+    q = (np.power.outer(mu * mu, _BERN_POWERS) @ _BERN_P) * mu - 0.5
+    r = np.abs(mu)
+    if np.max(r) >= _BERN_SERIES:
+        small, ok = r < _BERN_SERIES, r <= _AEXP_MAX
+        m = np.where(small | ~ok, 0.5, mu)
+        f = m / np.expm1(m)
+        bad = np.where(ok, 0.0, np.nan)
+        return np.where(small, 1.0 + mu * q, f) + bad, np.where(small, q, (f - 1.0) / m) + bad
+    return 1.0 + mu * q, q
 
 
 def _bernc_float(mr, mi):
@@ -312,9 +323,8 @@ def _bernc_float(mr, mi):
     or |mi| = 1e15."""
     mu = complex(mr, mi)
     if abs(mu) < _BERN_SERIES:
-        q = complex(0.0, 0.0)
-        for c in _BERN_QR:
-            q = q * mu + c
+        m2 = mu * mu
+        q = mu * (_P0 + m2 * (_P1 + m2 * (_P2 + m2 * (_P3 + m2 * (_P4 + m2 * (_P5 + m2 * _P6)))))) - 0.5
         f = 1.0 + mu * q
         return f.real, f.imag, q.real, q.imag
     if not (abs(mr) <= _AEXP_MAX and abs(mi) <= 1e15):
@@ -327,22 +337,22 @@ def _bernc_float(mr, mi):
 
 
 def _bernc_array(mr, mi):
-    mu = np.asarray(mr) + 1j * np.asarray(mi)
+    mu = mr + 1j * mi
+    q = (np.power.outer(mu * mu, _BERN_POWERS) @ _BERN_P) * mu - 0.5
     r = np.abs(mu)
-    small = r < _BERN_SERIES
-    ok = (np.abs(mr) <= _AEXP_MAX) & (np.abs(mi) <= 1e15)
-    m = np.where(small | ~ok, 0.5, mu)
-    em = np.expm1(m.real)
-    h = np.sin(0.5 * m.imag)
-    f = m / ((em * np.cos(m.imag) - 2.0 * h * h) + 1j * (em + 1.0) * np.sin(m.imag))
-    qd = (f - 1.0) / m
-    qs = np.zeros(np.shape(mu), dtype=complex)
-    for c in _BERN_QR:
-        qs = qs * mu + c
-    f = np.where(small, 1.0 + mu * qs, f)
-    q = np.where(small, qs, qd)
-    bad = np.where(ok | small, 0.0, np.nan)
-    return f.real + bad, f.imag + bad, q.real + bad, q.imag + bad
+    if np.max(r) >= _BERN_SERIES:
+        small = r < _BERN_SERIES
+        ok = (np.abs(mr) <= _AEXP_MAX) & (np.abs(mi) <= 1e15)
+        m = np.where(small | ~ok, 0.5, mu)
+        em = np.expm1(m.real)
+        h = np.sin(0.5 * m.imag)
+        f = m / ((em * np.cos(m.imag) - 2.0 * h * h) + 1j * (em + 1.0) * np.sin(m.imag))
+        bad = np.where(ok | small, 0.0, complex(np.nan, np.nan))
+        q = np.where(small, q, (f - 1.0) / m) + bad
+        f = np.where(small, 1.0 + mu * q, f) + bad
+    else:
+        f = 1.0 + mu * q
+    return f.real, f.imag, q.real, q.imag
 
 
 def _fin_float(x):
