@@ -151,15 +151,20 @@ def test_scalar_functions_against_mpmath():
 
 
 def _function(alg, mode, what):
-    """act(x..., z...) -> exp(ad x)^T z or dexpinv(x..., v...) as the code writer writes them."""
+    """act(x..., z...) -> exp(ad x)^T z, dexpinv(x..., v...) or coad(x..., m...) -> ad*_x m as the code writer
+    writes them."""
     n = alg.dim
     st = recognition.Structure(alg.structure_constants, np.eye(n), np.zeros(n),
                                closed=recognition.closed_form(alg.structure_constants))
     src = codegen.Source(st)
     xs, zs = [f"x{i}" for i in range(n)], [f"z{i}" for i in range(n)]
-    out = src.act(xs, zs, delta=False) if what == "act" else src.dexpinv(xs, zs, ROUNDOFF_TERMS)
+    if what == "coad":
+        out = src.coad(xs, zs)
+    else:
+        out = src.act(xs, zs, delta=False) if what == "act" else src.dexpinv(xs, zs, ROUNDOFF_TERMS)
     text = f"def f({', '.join(xs + zs)}):\n" + "\n".join(src.lines) + f"\n    return ({', '.join(out)},)\n"
-    assert "aexp" in text or "bern" in text     # the closed form, not a series
+    if what != "coad":
+        assert "aexp" in text or "bern" in text     # the closed form, not a series
     if mode == "numba":
         return numba_kernels.compile_cached(text, "f")
     env = loader._env(mode)
@@ -230,6 +235,37 @@ def test_dexpinv_inverts_phi1(name):
     # beyond the series' bound: NaN, as the other forms (the step is rejected)
     x = 1.05 * math.sqrt(DEXPINV_X2MAX) * 2 * np.pi * _directions(alg)[0] / np.linalg.norm(alg.ad(_directions(alg)[0]))
     assert np.all(np.isnan(_call(fns["scalar"], "scalar", x, v)))
+
+
+def test_coadjoint_product_through_the_adapted_basis():
+    # R x_D R^5 in a random basis: C has ~180 entries, more than the route's 3 n^2 + 6 n, so the writer goes
+    # through the adapted basis; the product must be ad*_x m = sum_{i,k} x_i C[i, j, k] m_k all the same
+    alg = ALGEBRAS["R x_D R^5 random basis"]
+    n, C = alg.dim, alg.structure_constants
+    src = codegen.Source(recognition.Structure(C, np.eye(n), np.zeros(n), closed="almost_abelian"))
+    src.coad([f"x{i}" for i in range(n)], [f"m{i}" for i in range(n)])
+    assert "xa" in "\n".join(src.lines)     # the adapted route was taken
+    fns = {m: _function(alg, m, "coad") for m in ("scalar", "array")}
+    rng = np.random.default_rng(9)
+    for x, m in rng.standard_normal((5, 2, n)):
+        ref = np.einsum("i,ijk,k->j", x, C, m)
+        for mode, fn in fns.items():
+            got = _call(fn, mode, x, m)
+            assert np.max(np.abs(got - ref)) <= 50 * EPS * np.abs(x).sum() * np.abs(m).sum() * np.abs(C).max(), mode
+
+
+def test_scalar_text_loop_agrees_with_the_generic_steppers(monkeypatch):
+    # the numpy backend writes a random basis in matrix form; with the scalar text forced (as numba compiles
+    # it) the loop runs the adapted coadjoint products, the closed exponential and dexp^-1 on Python floats
+    from integrators.codegen import matrix_source
+    monkeypatch.setattr(matrix_source, "MATRIX_TERMS", 10 ** 6)
+    alg = ALGEBRAS["R x_D R^5 random basis"]
+    P = quadratic_problem(alg, seed=5)
+    z0 = start(alg.dim, 5)
+    ref = integrate(P, z0, (0.0, 4.0), method="rkmk853", rtol=1e-10, atol=1e-12, fast=False)
+    got = integrate(P, z0, (0.0, 4.0), method="rkmk853", rtol=1e-10, atol=1e-12, backend="numpy")
+    assert got.status == 0 and got.nsteps == ref.nsteps
+    assert np.max(np.abs(got.y[-1] - ref.y[-1])) <= 1e-11 * np.max(np.abs(ref.y[-1]))
 
 
 @pytest.mark.parametrize("name", ["R x_D R^4 random basis", "Bianchi VII_0.5 random basis"])
