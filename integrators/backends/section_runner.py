@@ -12,8 +12,6 @@ same text in Python floats, orbit after orbit (for the tests, and where numba is
 
 from __future__ import annotations
 
-import hashlib
-import sys
 
 import numpy as np
 
@@ -54,12 +52,7 @@ def compiled(pl):
 
 
 def _marker(pl):
-    d = numba_kernels.cache_dir()
-    if d is None:
-        return None
-    numba = numba_kernels.require("backend='numba'")
-    tag = f"{_module_text(pl)}|{numba.__version__}|{sys.version_info[:2]}"
-    return d / f"liedyn_sec_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+    return numba_kernels.kernel_marker(_module_text(pl), "liedyn_sec", "backend='numba'")
 
 
 def warm(pl):

@@ -20,9 +20,7 @@ Under backend="auto" :func:`choose_auto` takes the compiled flow whenever that n
 
 from __future__ import annotations
 
-import hashlib
 import math
-import sys
 
 import numpy as np
 
@@ -223,12 +221,7 @@ def _module_text(pl):
 def _marker(pl):
     """The file that says the plan's compiled tangent flow is in numba's disk cache (per text, numba and
     Python version), or None when the cache directory is not writable."""
-    d = numba_kernels.cache_dir()
-    if d is None:
-        return None
-    numba = numba_kernels.require("backend='numba'")
-    tag = f"{_module_text(pl)}|{numba.__version__}|{sys.version_info[:2]}"
-    return d / f"liedyn_tan_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+    return numba_kernels.kernel_marker(_module_text(pl), "liedyn_tan", "backend='numba'")
 
 
 def compiled(pl, B):

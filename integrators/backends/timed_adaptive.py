@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import sys
 
 import numpy as np
 
@@ -91,12 +90,8 @@ class AdaptivePlan:
         auto_compile.write_marker(self.batch_marker())
 
     def marker(self):
-        d = numba_kernels.cache_dir()
-        if d is None:
-            return None
-        numba = numba_kernels.require("backend='numba'")
-        tag = f"{self.text}|{numba.__version__}|{sys.version_info[:2]}"
-        return d / f"liedyn_tad_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+        """The marker of the compiled one-trajectory loop (:meth:`warm`), or None without a writable cache."""
+        return numba_kernels.kernel_marker(self.text, "liedyn_tad", "backend='numba'")
 
     def warm(self):
         """Compile (or load) the numba loop with the argument types of :func:`run_adaptive` (a run of no step)."""

@@ -15,8 +15,6 @@ columns for an ensemble, numba (a ``prange`` over the trajectories) when compile
 
 from __future__ import annotations
 
-import hashlib
-import sys
 
 import numpy as np
 
@@ -113,12 +111,7 @@ def function(n, tab, mode, lie=None):
 
 
 def _fixed_marker(n, tab, lie=None):
-    d = numba_kernels.cache_dir()
-    if d is None:
-        return None
-    numba = numba_kernels.require("backend='numba'")
-    tag = f"{_module(n, tab, lie)}|{numba.__version__}|{sys.version_info[:2]}"
-    return d / f"liedyn_timed_{hashlib.sha1(tag.encode()).hexdigest()[:20]}.ok"
+    return numba_kernels.kernel_marker(_module(n, tab, lie), "liedyn_timed", "backend='numba'")
 
 
 def _fixed_loaded(n, tab, lie=None):

@@ -219,7 +219,20 @@ class ExponentialWriter:
     def adapted(self, which, v, prefix):
         """Names of M v for a matrix of the adapted basis T of an almost abelian algebra
         (:func:`integrators.geometry.almost_abelian.almost_abelian`): ``which`` is "Tinv" (coordinates of an
-        algebra element), "TT" (of a covector), "TinvT" (a covector back) or "T" (an element back)."""
+        algebra element), "TT" (of a covector), "TinvT" (a covector back) or "T" (an element back). Written
+        once per (which, v) while in scope (:meth:`_in_scope`, and no loop begun since): a stage's exponential
+        and its dexp^-1 read the same T^-1 theta."""
+        memo = self.__dict__.setdefault("_adapted", {})
+        hit = memo.get((which, tuple(v)))
+        if hit is not None and self._in_scope(hit[1], hit[2], v) and \
+                not any(ln.lstrip().startswith(("while ", "for ")) for ln in self.lines[hit[1]:]):
+            return hit[0]   # (no loop began since: its later passes would reassign v after this line)
+        out = self._adapted_map(which, v, prefix)
+        memo[(which, tuple(v))] = (out, len(self.lines), self.indent)
+        return out
+
+    def _adapted_map(self, which, v, prefix):
+        """:meth:`adapted`'s map, one linear combination per component."""
         form = almost_abelian(self.st.C)
         M = {"Tinv": form.Tinv, "TT": form.T.T, "TinvT": form.Tinv.T, "T": form.T}[which]
         return self.assign(prefix, [lin([(M[i, j], v[j]) for j in range(self.n)]) for i in range(self.n)])

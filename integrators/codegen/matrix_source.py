@@ -194,12 +194,12 @@ class MatrixSource(Source):
 
     def stage_act(self, x, z):
         """A stage's exp(ad x)^T z: from exp(A) - I of genhelpers.expphi (:meth:`_act_matrix`), whose phi_1 the
-        stage's dexp^-1 of the same x reads (:meth:`dexpinv`); a closed form's as the scalar writer's."""
-        if self.st.closed is not None:
+        stage's dexp^-1 of the same x reads (:meth:`dexpinv`); on an almost abelian algebra its closed form."""
+        if self.st.closed == "almost_abelian":
             return super().stage_act(x, z)
         return self._act_matrix(x, z, False)
 
-    def adapted(self, which, v, prefix):
+    def _adapted_map(self, which, v, prefix):
         """The adapted basis's maps of an almost abelian algebra as one product with a constant of the
         preamble (:func:`preamble`)."""
         return self._unpack(prefix, f"_AA{which} @ {self._stack(v)}")

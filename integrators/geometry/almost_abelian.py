@@ -62,9 +62,9 @@ class AlmostAbelian:
         """The structure constants in the adapted basis: [f0, f_k] = sum_l D[l, k] f_l, exactly the blocks'
         entries (3n - 2 non-zero pairs at most, against ~n^3 in a random basis)."""
         n = self.T.shape[0]
-        C = np.zeros((n, n, n))
-        C[0, 1:, 1:] = self.block_matrix().T
-        C[1:, 0, 1:] = -self.block_matrix().T
+        C, Dt = np.zeros((n, n, n)), self.block_matrix().T
+        C[0, 1:, 1:] = Dt
+        C[1:, 0, 1:] = -Dt
         return C
 
     def adapted_ad(self, x):

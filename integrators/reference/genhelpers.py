@@ -225,14 +225,13 @@ _AEXP_MAX = 700.0
 #: |mu| below which bern / bernc take the series of q(mu) (the direct formula loses <= 2/|mu| ulp above)
 _BERN_SERIES = 0.5
 #: q(mu) = (mu/(e^mu - 1) - 1)/mu = sum_{k>=1} B_k mu^(k-1)/k! = -1/2 + mu p(mu^2): the coefficients of p,
-#: highest first (B_14 = 7/6, B_12 = -691/2730, B_10 = 5/66, B_8 = -1/30, B_6 = 1/42, B_4 = -1/30, B_2 = 1/6
-#: over k!; the next term is below 2^-60 |q| for |mu| < 1/2): Horner's rule in mu^2, seven products
-_BERN_PR = (7.0 / 523069747200.0, -691.0 / 1307674368000.0, 1.0 / 47900160.0, -1.0 / 1209600.0,
-            1.0 / 30240.0, -1.0 / 720.0, 1.0 / 12.0)
-#: the same, lowest first, and the powers of mu^2 they multiply (the array versions: one matrix product)
-_BERN_P = np.array(_BERN_PR[::-1])
+#: lowest first (B_2 = 1/6, B_4 = -1/30, B_6 = 1/42, B_8 = -1/30, B_10 = 5/66, B_12 = -691/2730, B_14 = 7/6
+#: over k!; the next term is below 2^-60 |q| for |mu| < 1/2): Horner's rule in mu^2 written out in the float
+#: versions, one product with the powers of mu^2 in the array versions
+_P0, _P1, _P2, _P3, _P4, _P5, _P6 = _BERN_P = (1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0, -1.0 / 1209600.0,
+                                               1.0 / 47900160.0, -691.0 / 1307674368000.0, 7.0 / 523069747200.0)
+_BERN_ARRAY = np.array(_BERN_P)
 _BERN_POWERS = np.arange(7.0)
-_P0, _P1, _P2, _P3, _P4, _P5, _P6 = _BERN_PR[::-1]     # the float versions' Horner rule, written out
 
 
 def _aexp_float(a, lam):
@@ -293,7 +292,7 @@ def _aexpc_array(a, al, be):
 
 def _bern_float(mu):
     """(f, q): f(mu) = mu / (e^mu - 1) and q(mu) = (f(mu) - 1)/mu (q(0) = -1/2), the series of q below
-    |mu| = 1/2 (_BERN_PR), else from expm1."""
+    |mu| = 1/2 (_BERN_P), else from expm1."""
     if abs(mu) < _BERN_SERIES:
         m2 = mu * mu
         q = mu * (_P0 + m2 * (_P1 + m2 * (_P2 + m2 * (_P3 + m2 * (_P4 + m2 * (_P5 + m2 * _P6)))))) - 0.5
@@ -307,7 +306,7 @@ def _bern_float(mu):
 def _bern_array(mu):
     # the series on every column (mu^2 powers times the coefficients: one product), the direct formula only
     # where |mu| >= 1/2
-    q = (np.power.outer(mu * mu, _BERN_POWERS) @ _BERN_P) * mu - 0.5
+    q = (np.power.outer(mu * mu, _BERN_POWERS) @ _BERN_ARRAY) * mu - 0.5
     r = np.abs(mu)
     if np.max(r) >= _BERN_SERIES:
         small, ok = r < _BERN_SERIES, r <= _AEXP_MAX
@@ -338,7 +337,7 @@ def _bernc_float(mr, mi):
 
 def _bernc_array(mr, mi):
     mu = mr + 1j * mi
-    q = (np.power.outer(mu * mu, _BERN_POWERS) @ _BERN_P) * mu - 0.5
+    q = (np.power.outer(mu * mu, _BERN_POWERS) @ _BERN_ARRAY) * mu - 0.5
     r = np.abs(mu)
     if np.max(r) >= _BERN_SERIES:
         small = r < _BERN_SERIES
