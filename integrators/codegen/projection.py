@@ -347,7 +347,7 @@ def basis_polynomials(C, polys):
     checked to.
     The text then costs the maps z -> zhat, the gradients back
     (G = T Ghat) and zhat at each iterate ((2 + p) n^2 products) besides the sparse polynomials; it is used when
-    that is below 0.7 of the dense polynomials' products (so(5) in a random basis: ~1,600 against ~3,700)."""
+    that is below 0.7 of the dense polynomials' products (so(5) in a random basis: ~730 against ~3,070)."""
     form = sparse_basis(C)
     if form is None:
         return None

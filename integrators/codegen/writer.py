@@ -113,7 +113,7 @@ class Source(Lines, ExponentialWriter, DexpinvWriter):
         constants of the sparse basis T (:func:`integrators.geometry.root_basis.sparse_basis`; an almost abelian
         algebra's are the 2 x 2 and 1 x 1 blocks of D): three n x n maps and one product per entry of the sparse
         constants instead of one per entry of C (~n^3 in a random basis: 729 at n = 9 against 3 x 81 + 30 for
-        R x_D R^8; 900 at n = 10 against 3 x 100 + 144 for so(5))."""
+        R x_D R^8; 900 at n = 10 against 3 x 100 + 84 for so(5))."""
         Ch, n = sparse_basis(self.st.C).constants(), self.n
         xh = self.adapted("Tinv", x, "xa")
         mh = self.adapted("TT", m, "ma")

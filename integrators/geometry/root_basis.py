@@ -13,8 +13,11 @@ eigenvectors are root vectors, g = h + sum_a g_a with [h, g_a] in g_a and [g_a, 
 an orthonormal basis of ker ad_x, each real eigenvector, and the real and imaginary parts of one of each
 complex pair (for lambda = alpha + i beta with eigenvector v, ad_x acts on (Re v, Im v) as a rotation-dilation),
 each of unit length. In it [f_a, f_b] has at most four non-zero components for root vectors (the parts of
-g_(+-a+-b)) and the invariant polynomials only monomials of weight zero: so(5) in a random basis 900 -> 144
-entries of C, 714 -> 121 terms of the quartic; sp(4) 900 -> 72, 714 -> 39; sl(3) 448 -> 108, 120 -> 24.
+g_(+-a+-b)) and the invariant polynomials only monomials of weight zero. With the phases of the complex root
+vectors fixed by brackets (e_(a+b) along [e_a, e_b], as in a Chevalley basis) and the Cartan part spanned by
+coroots, fewer still (the sparser of the two bases is kept): so(5) in a random basis 900 -> 84 entries of C,
+714 -> 89 terms of the quartic; sp(4) 900 -> 60, 714 -> 37; sl(3) 448 -> 44, 120 -> 12 (its own basis's
+counts); so(4) 180 -> 12.
 
 The basis is kept only when it is well conditioned (cond(T) <= :data:`COND_MAX`: the round-off of a quantity
 taken through it is ~cond(T) eps) and sparser than the given one; a defective ad_x (se(3), whose generic
@@ -83,9 +86,10 @@ def _recognise(C):
         return None
     best = None
     for x in _regular(C, size):
-        form = _candidate(C, x, size)
-        if form is not None and (best is None or _rank(form) < _rank(best)):
-            best = form
+        for aligned in (False, True):
+            form = _candidate(C, x, size, aligned)
+            if form is not None and (best is None or _rank(form) < _rank(best)):
+                best = form
     if best is None or np.count_nonzero(best.constants()) >= np.count_nonzero(C):
         return None
     return best
@@ -132,9 +136,12 @@ def _rank(form):
     return (int(np.count_nonzero(form.constants())), float(np.linalg.cond(form.T)))
 
 
-def _candidate(C, x, size):
+def _candidate(C, x, size, aligned=False):
     """The real root basis of ad_x (module docstring), or None when ad_x is not diagonalisable with a
-    well-conditioned basis or the cleaned constants do not give C back."""
+    well-conditioned basis or the cleaned constants do not give C back. ``aligned``: the phase of each complex
+    root vector fixed by the bracket of two earlier ones when its root is their sum (e_(a+b) along [e_a, e_b],
+    as in a Chevalley basis: the brackets then land on fewer of the real parts), and the Cartan part spanned by
+    coroots [Re v, Im v] (or [v, v'] for a pair of real roots +-a) where r independent ones exist."""
     n = C.shape[0]
     A = np.einsum("j,jik->ki", x, C)                  # ad_x: column i is [x, e_i]
     lam, V = np.linalg.eig(A)
@@ -148,8 +155,7 @@ def _candidate(C, x, size):
     _, sv, Vt = np.linalg.svd(A)
     if r == 0 or np.any(sv[n - r:] > 1e-8 * sv[0]):
         return None                                    # the kernel is not r-dimensional: not semisimple
-    cols = [v for v in Vt[n - r:]]                     # orthonormal basis of ker ad_x
-    blocks = []
+    reals, pairs = [], []                              # (eigenvalue, vector): real roots; complex, Im > 0
     used = zero.copy()
     for k in np.argsort(np.abs(lam.imag), kind="stable"):
         if used[k]:
@@ -157,15 +163,38 @@ def _candidate(C, x, size):
         used[k] = True
         if abs(lam[k].imag) <= 1e-12 * scale:
             v = V[:, k].real if np.linalg.norm(V[:, k].real) >= np.linalg.norm(V[:, k].imag) else V[:, k].imag
-            blocks.append((len(cols), 1))
-            cols.append(v / np.linalg.norm(v))
+            reals.append((lam[k].real, v / np.linalg.norm(v)))
             continue
         rest = [j for j in range(n) if not used[j]]
         if not rest:
             return None
         j = min(rest, key=lambda j: abs(lam[j] - np.conj(lam[k])))
         used[j] = True
-        v = V[:, k]
+        kk = k if lam[k].imag > 0 else j
+        pairs.append((lam[kk], V[:, kk] / np.linalg.norm(V[:, kk])))
+    cartan = list(Vt[n - r:])                          # orthonormal basis of ker ad_x
+    if aligned:
+        pairs.sort(key=lambda t: abs(t[0]))
+        for i, (mu, v) in enumerate(pairs):
+            for (ma, va), (mb, vb) in ((a, b) for ia, a in enumerate(pairs[:i]) for b in pairs[ia + 1:i]):
+                if abs(ma + mb - mu) <= 1e-8 * scale:
+                    w = np.einsum("i,j,ijk->k", va, vb, C)
+                    if np.linalg.norm(w) > 1e-6 * size:
+                        pairs[i] = (mu, w / np.linalg.norm(w))
+                        break
+        cor = [np.einsum("i,j,ijk->k", v.real, v.imag, C) for _, v in pairs]
+        cor += [np.einsum("i,j,ijk->k", v, w, C) for a, v in reals for b, w in reals if a > 0 and abs(a + b) <= 1e-8 * scale]
+        chosen = []
+        for w in cor:
+            if np.linalg.norm(w) > 1e-6 * size and np.linalg.matrix_rank(np.array(chosen + [w / np.linalg.norm(w)]), tol=1e-6) > len(chosen):
+                chosen.append(w / np.linalg.norm(w))
+        if len(chosen) == r:
+            cartan = chosen
+    cols, blocks = list(cartan), []
+    for _, v in reals:
+        blocks.append((len(cols), 1))
+        cols.append(v)
+    for _, v in pairs:
         if min(np.linalg.norm(v.real), np.linalg.norm(v.imag)) <= 1e-8 * np.linalg.norm(v):
             return None
         blocks.append((len(cols), 2))
