@@ -22,6 +22,7 @@ from integrators.backends import loader, numba_kernels
 from integrators.codegen import matrix_source, projection
 from integrators.codegen import writer as codegen
 from integrators.geometry import recognition
+from integrators.geometry.almost_abelian import AlmostAbelian
 from integrators.geometry.root_basis import COND_MAX, root_basis, sparse_basis
 from liegroups import LieAlgebra, named
 
@@ -90,14 +91,19 @@ def test_root_basis_brackets_and_root_planes(name):
 
 
 def test_refused_where_no_sparser_basis_is_diagonal():
-    # se(3): the generic ad_x has Jordan blocks (ill-conditioned eigenvectors); the Heisenberg algebra and
-    # n(4): ad_x nilpotent; so(5) in its own basis: already sparser than any root basis
+    # se(3): the generic ad_x has Jordan blocks (ill-conditioned eigenvectors); the Heisenberg algebra: ad_x
+    # nilpotent; so(5) in its own basis: already sparser than any root basis
     heis = LieAlgebra(_heisenberg(), name="heisenberg")
     for alg in (_random_basis(named.se3(), 5), _random_basis(heis, 6), named.so(5)):
         assert root_basis(alg.structure_constants) is None, alg.name
-    # an almost abelian algebra keeps its own adapted basis (the closed forms use it)
     C = ALGEBRAS["so(5) random basis"].structure_constants
     assert sparse_basis(C) is root_basis(C)
+    # an almost abelian algebra keeps its own adapted basis (the closed forms use it): R x_D R^2, D = diag(1, -2)
+    Caa = np.zeros((3, 3, 3))
+    Caa[0, 1, 1], Caa[0, 2, 2] = 1.0, -2.0
+    Caa[1, 0, 1], Caa[2, 0, 2] = -1.0, 2.0
+    aa = _random_basis(LieAlgebra(Caa, name="R x_D R^2"), 7).structure_constants
+    assert isinstance(sparse_basis(aa), AlmostAbelian)
 
 
 def _heisenberg():
