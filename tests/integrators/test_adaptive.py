@@ -68,18 +68,21 @@ def test_generated_step_agrees_with_reference(name, method):
     from the generic numpy stages, in the named basis and in a random one."""
     m = METHODS[method]
     tab = m.tableau
-    for algebra in (named.all_named()[name],
+    for dense, algebra in enumerate((named.all_named()[name],
                     named.all_named()[name].change_basis(np.eye(3 if name != "so4" and name != "se3" else 6)
                                                          + 0.3 * np.random.default_rng(1).standard_normal(
-                                                             (named.all_named()[name].dim,) * 2))):
+                                                             (named.all_named()[name].dim,) * 2)))):
         P = quadratic_problem(algebra, seed=2)
         z0 = start(P.dim, 2, batch=(2,))
         pl = plan(P, tab, m.lie, m.terms, z0)
         fast = step_function(pl, "numpy")
         ref = ReferencePair(P, tab, m.lie, m.terms)
+        # in a dense basis the generated text may take the coadjoint products through a sparse one
+        # (integrators.geometry.root_basis: three n x n maps of condition <= 100), a few more roundings
+        tol = 1e-13 if dense else 1e-14
         for y in (z0[0], z0):
             a, b = fast(0.0, y, 0.13), ref.step(0.0, y, 0.13)
-            assert np.max(np.abs(a - b)) <= 1e-14 * max(1.0, float(np.max(np.abs(b)))), name
+            assert np.max(np.abs(a - b)) <= tol * max(1.0, float(np.max(np.abs(b)))), name
 
 
 def test_generated_and_reference_solutions_agree_to_the_tolerance():
