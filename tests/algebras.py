@@ -23,3 +23,19 @@ def random_basis(alg, rng, name=None):
     ``rng``."""
     Q = np.linalg.qr(rng.standard_normal((alg.dim, alg.dim)))[0] * rng.uniform(0.5, 2.0, alg.dim)[None, :]
     return alg.change_basis(Q) if name is None else alg.change_basis(Q, name=name)
+
+
+def sp4():
+    """sp(4, R): X = [[A, B], [C, -A^T]], B and C symmetric (10 basis matrices)."""
+    mats = []
+    for i in range(2):
+        for j in range(2):
+            X = np.zeros((4, 4))
+            X[i, j], X[2 + j, 2 + i] = 1.0, -1.0
+            mats.append(X)
+    for S in (np.array([[1.0, 0], [0, 0]]), np.array([[0, 1.0], [1.0, 0]]), np.array([[0, 0], [0, 1.0]])):
+        for off in ((slice(0, 2), slice(2, 4)), (slice(2, 4), slice(0, 2))):
+            X = np.zeros((4, 4))
+            X[off] = S
+            mats.append(X)
+    return LieAlgebra.from_matrices(mats, name="sp(4)")

@@ -26,37 +26,20 @@ from integrators.geometry.almost_abelian import AlmostAbelian
 from integrators.geometry.root_basis import COND_MAX, root_basis, sparse_basis
 from liegroups import LieAlgebra, named
 
+from tests.algebras import random_basis, sp4
+
 from ._problems import quadratic_problem, start
 
 EPS = np.finfo(float).eps
 
 
-def _sp4():
-    """sp(4, R): X = [[A, B], [C, -A^T]] with B, C symmetric (X^T J + J X = 0), a basis of 10 such matrices."""
-    mats = []
-    for i in range(2):
-        for j in range(2):
-            X = np.zeros((4, 4))
-            X[i, j], X[2 + j, 2 + i] = 1.0, -1.0
-            mats.append(X)
-    for i in range(2):
-        for j in range(i, 2):
-            for corner in ((0, 2), (2, 0)):
-                X = np.zeros((4, 4))
-                X[corner[0] + i, corner[1] + j] = X[corner[0] + j, corner[1] + i] = 1.0
-                mats.append(X)
-    return LieAlgebra.from_matrices(mats, name="sp(4)")
-
-
 def _random_basis(alg, seed):
-    rng = np.random.default_rng(seed)
-    n = alg.dim
-    return alg.change_basis(np.linalg.qr(rng.standard_normal((n, n)))[0] * rng.uniform(0.5, 2.0, n))
+    return random_basis(alg, np.random.default_rng(seed))
 
 
 ALGEBRAS = {
     "so(5) random basis": _random_basis(named.so(5), 1),
-    "sp(4) random basis": _random_basis(_sp4(), 2),
+    "sp(4) random basis": _random_basis(sp4(), 2),
     "sl(3) random basis": _random_basis(named.sl(3), 3),
     "so(4) random basis": _random_basis(named.so4(), 4),
 }

@@ -17,22 +17,7 @@ from integrators import CoadjointProblem
 from liegroups import LieAlgebra, m_symbols, named
 from liegroups import casimirs as cm
 from liegroups.polynomial_text import polynomial_text
-
-
-def _sp4():
-    """sp(4, R): X = [[A, B], [C, -A^T]], B and C symmetric (10 basis matrices)."""
-    mats = []
-    for i in range(2):
-        for j in range(2):
-            X = np.zeros((4, 4))
-            X[i, j], X[2 + j, 2 + i] = 1.0, -1.0
-            mats.append(X)
-    for S in (np.array([[1.0, 0], [0, 0]]), np.array([[0, 1.0], [1.0, 0]]), np.array([[0, 0], [0, 1.0]])):
-        for off in ((slice(0, 2), slice(2, 4)), (slice(2, 4), slice(0, 2))):
-            X = np.zeros((4, 4))
-            X[off] = S
-            mats.append(X)
-    return LieAlgebra.from_matrices(mats, name="sp(4)")
+from tests.algebras import sp4
 
 
 def _random_basis(alg, seed):
@@ -50,7 +35,7 @@ def _fresh(alg):
 ALGEBRAS = {
     "so4": lambda: named.so4(),
     "so5": lambda: named.so(5),
-    "sp4": _sp4,
+    "sp4": sp4,
     "bianchi_VIII": lambda: named.bianchi("VIII"),
     "so4_random_basis": lambda: _random_basis(named.so4(), 5),
 }
