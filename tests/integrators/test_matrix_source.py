@@ -56,18 +56,40 @@ def _so4_random():
 
 
 ALGEBRAS = {"sl3": named.sl3 if hasattr(named, "sl3") else (lambda: named.sl(3)),
-            "almost abelian": lambda: _almost_abelian(6, 3), "so4 random": _so4_random}
+            "almost abelian": lambda: _almost_abelian(6, 3), "so4 random": _so4_random,
+            "so4 random forced": _so4_random}
+
+
+def _problem(basis, alg):
+    """The quadratic problem of seed 4; "forced": with the multiplier force of a servo-constraint of the first
+    kind keeping (c, z), -(c, g) / (c, b) b with g = ad*_w z, so the field is (I - P) g with P = b c^T / (c, b),
+    every entry non-zero (the matrix form writes g - P g as one product, the scalar text its n^2 terms)."""
+    if not basis.endswith("forced"):
+        return quadratic_problem(alg, 4)
+    rng = np.random.default_rng(11)
+    c, b = rng.standard_normal(alg.dim), rng.standard_normal(alg.dim)
+    M = quadratic_problem(alg, 4).velocity(np.eye(alg.dim))
+
+    def forcing(z):
+        g = alg.coad(z @ M, z)
+        return -((g @ c) / (b @ c))[..., None] * b
+    return quadratic_problem(alg, 4, forcing=forcing, linear_invariants=c)
 
 
 @pytest.mark.parametrize("basis, method", [("sl3", "rkmk853"), ("sl3", "rk853"), ("sl3", "rk853_projected"),
                                            ("almost abelian", "rkmk853"), ("almost abelian", "rk853"),
-                                           ("so4 random", "rk853_projected"), ("so4 random", "rkmk853")])
+                                           ("so4 random", "rk853_projected"), ("so4 random", "rkmk853"),
+                                           ("so4 random forced", "rk853")])
 def test_matrix_form_equals_scalar_text(method, basis, monkeypatch):
     """sl(3): no closed form (the matrix exponential, dexp^-1 by a solve), Casimirs of degree 2 and 3 in
     the projected pair's loop and grid; R x_D R^5: dense, no Casimir; so(4) in a random basis: a closed
-    form (the scalar writer's, with the matrix products) and dense quadratic Casimirs."""
+    form (the scalar writer's, with the matrix products) and dense quadratic Casimirs; forced: the field
+    (I - P) g of a multiplier force."""
     alg = ALGEBRAS[basis]()
-    P, z0 = quadratic_problem(alg, 4), start(alg.dim, 4)
+    P, z0 = _problem(basis, alg), start(alg.dim, 4)
+    if basis.endswith("forced"):   # the field's projector is recognised and written as one product
+        st, m = recognition.recognise(P, z0), METHODS[method]
+        assert st.P is not None and "_MP @ " in source("adaptive", st, m.tableau, m.lie, m.terms, None, "scalar")
     for te in (None, np.array([0.0, 0.01, 0.025, 0.04, 0.05])):
         a = _one_step(P, z0, method, False, monkeypatch, te)
         b = _one_step(P, z0, method, True, monkeypatch, te)
