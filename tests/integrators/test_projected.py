@@ -352,3 +352,46 @@ def test_gradient_text_names_each_monomial_once_and_equals_sympys_gradient(name)
         want_v = [float(S.subs(sub)) for S in sym]
         np.testing.assert_allclose(g, want_g, rtol=1e-12, atol=1e-12 * np.abs(want_g).max())
         np.testing.assert_allclose(v, want_v, rtol=1e-12, atol=1e-12 * np.abs(want_v).max())
+
+
+def test_the_iterations_stop_at_the_rounding_of_the_residuals(monkeypatch):
+    """sp(4) in a random basis projected with its library quartic (715 terms, the dense text) from 1001 points
+    off the level set by ~1e-9: every point ends within STAGNATION times round-off of its targets (the
+    residuals by the library's Casimir objects, not the text under test), and the iterations stop after two
+    corrections. The rounding of the dense quartic's own evaluation leaves a few points at 1-2x round-off,
+    where the iterations made no progress: with STAGNATION = 1 they run to MAX_ITER (the test can fail)."""
+    import builtins
+
+    from integrators.codegen import projection
+    from integrators.reference import genhelpers
+    from tests.algebras import random_basis, sp4
+
+    alg = random_basis(sp4(), np.random.default_rng(24))
+    cas, n = alg.casimirs(), alg.dim
+    rng = np.random.default_rng(7)
+    Z = rng.standard_normal((1001, n))
+    targets = [c(Z) for c in cas]
+    noise = rng.standard_normal(Z.shape)
+
+    def project(stagnation, off=1e-9):
+        Zp = Z * (1.0 + off * noise)
+        monkeypatch.setattr(projection, "STAGNATION", stagnation)
+        text = projection.CasimirProjection(projection.polynomials(alg), n).source()
+        passes = []
+
+        def counted(k):       # the text's one loop: for _pit in range(MAX_ITER - 1)
+            for i in builtins.range(k):
+                passes.append(i)
+                yield i
+        env = dict(genhelpers.ARRAY, np=np, range=counted)
+        exec(compile(text, "<projection>", "exec"), env)
+        inc = env["increment"](*Zp.T, *targets)
+        return Zp, Zp + np.array(inc).T, len(passes)
+
+    for off in (1e-9, 3e-3):     # 3e-3: the simplified Newton iterations need more than two corrections
+        Zp, Y, passes = project(8.0, off)
+        assert passes <= 2 if off < 1e-6 else passes > 2
+        for c, target in zip(cas, targets):
+            size = np.sum(np.abs(Zp * c.grad(Zp)), axis=-1)       # the size of the terms the residual rounds
+            assert np.max(np.abs(c(Y) - target) / size) <= 8.0 * 4.440892098500626e-16 * 1.5, off
+    assert project(1.0)[2] == projection.MAX_ITER - 1
