@@ -63,7 +63,7 @@ from __future__ import annotations
 from ..core import controller
 from . import generic_source
 from .ensemble_source import NEVER
-from .projection import MAX_ITER, STAGNATION
+from .projection import MAX_ITER, TOL_FACTOR
 
 #: the functions of the ensemble, in the order of their definition (after those of generic_source)
 FUNCTIONS = ("gk_one", "gk_group", "gl_field", "gl_combine", "gl_casimirs", "gl_project", "gl_start", "gl_finish",
@@ -308,7 +308,7 @@ def gl_project(qb, qp, qi, qv, qc, p, z, targets, inc, y, G, Mm, Lf, pdv, piv, p
                 if act[l]:
                     done = True
                     for k in range(p):
-                        if not bmax(abs(pr[k, l]) - (1.0 if it < 2 else @STAGNATION@)*pt[k, l]) <= 0.0:
+                        if not bmax(abs(pr[k, l]) - @TOLFACTOR@*pt[k, l]) <= 0.0:
                             done = False
                     act[l] = not done
                     more = more or not done
@@ -646,7 +646,7 @@ def text() -> str:
     """The module text of the generic ensemble kernel: :func:`integrators.codegen.generic_source.text` and the
     functions of :data:`FUNCTIONS` (unjitted; the loader jits them, ``numba`` in its namespace)."""
     out = _TEXT.replace("@DATA@", _DATA).replace("@WORK@", _WORK).replace("@RUN@", _RUN)
-    subs = {"@NEVER@": str(int(NEVER)), "@MAXITER@": str(int(MAX_ITER)), "@STAGNATION@": repr(float(STAGNATION)),
+    subs = {"@NEVER@": str(int(NEVER)), "@MAXITER@": str(int(MAX_ITER)), "@TOLFACTOR@": repr(float(TOL_FACTOR)),
             # the controller and the error norm of integrators.core.controller (as generic_source writes them)
             "@NORM1@": controller.error_norm_source(["e5"], "n", "math.sqrt"),
             "@NORM2@": controller.error_norm_source(["e5", "e3"], "n", "math.sqrt"),

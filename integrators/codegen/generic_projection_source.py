@@ -56,8 +56,8 @@ def gk_casimirs(qb, qp, qi, qv, qc, p, z, vals, G, grad, mon):
 def gk_project(qb, qp, qi, qv, qc, p, z, targets, inc, y, G, Mm, L, pdv, piv, pt, pr, pu, pv, pa, mon):
     """The increment inc = G^T lambda projecting z onto {C = targets} and the point y = z + inc:
     simplified Newton with G = grad C(z) fixed, M = G G^T = L D L^T (1/D_j or 0 for a dependent
-    direction, genhelpers.rinv), until every |r_k| <= 4 eps sum_j |G_kj z_j| (after two iterations STAGNATION times that), at most
-    MAX_ITER iterations (integrators.codegen.projection)."""
+    direction, genhelpers.rinv), until every |r_k| <= TOL_FACTOR 2 eps sum_j |G_kj z_j|, at most MAX_ITER iterations
+    (integrators.codegen.projection)."""
     n = z.shape[0]
     gk_casimirs(qb, qp, qi, qv, qc, p, z, pr, G, True, mon)
     for k in range(p):
@@ -87,9 +87,8 @@ def gk_project(qb, qp, qi, qv, qc, p, z, targets, inc, y, G, Mm, L, pdv, piv, pt
     for it in range(@MAXITER@):
         if it > 0:
             done = True
-            f = 1.0 if it < 2 else @STAGNATION@
             for k in range(p):
-                if not bmax(abs(pr[k]) - f*pt[k]) <= 0.0:
+                if not bmax(abs(pr[k]) - @TOLFACTOR@*pt[k]) <= 0.0:
                     done = False
             if done:
                 break

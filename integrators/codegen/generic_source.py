@@ -55,7 +55,7 @@ import math
 from ..core import controller
 from ..geometry.spaces import DEXPINV_KMAX, DEXPINV_TOL, DEXPINV_X2MAX, ROUNDOFF_TERMS
 from . import generic_group_source, generic_projection_source
-from .projection import MAX_ITER, STAGNATION
+from .projection import MAX_ITER, TOL_FACTOR
 
 #: the functions of the text, in the order of their definition (each jitted by the loader)
 FUNCTIONS = (("gk_velocity", "gk_coad", "gk_field", "gk_matvec", "gk_rms") + generic_group_source.FUNCTIONS
@@ -490,7 +490,7 @@ def text() -> str:
     the controller, the projection's iterations): the functions of :data:`FUNCTIONS`, unjitted."""
     subs = {"@ROUNDOFF@": str(int(ROUNDOFF_TERMS)), "@X2MAX@": repr(float(DEXPINV_X2MAX)),
             "@TOL3@": repr(float(DEXPINV_TOL * 3.0 / math.pi ** 2)), "@KMAX@": repr(float(DEXPINV_KMAX)),
-            "@MAXITER@": str(int(MAX_ITER)), "@STAGNATION@": repr(float(STAGNATION)),
+            "@MAXITER@": str(int(MAX_ITER)), "@TOLFACTOR@": repr(float(TOL_FACTOR)),
             # the controller and the error norm of integrators.core.controller (n, expo: the loop's variables)
             "@NORM1@": controller.error_norm_source(["e5"], "n", "math.sqrt"),
             "@NORM2@": controller.error_norm_source(["e5", "e3"], "n", "math.sqrt"),

@@ -10,10 +10,10 @@ too: one Newton system, so no Casimir is broken by the projection along another'
     lambda_0 = 0,  lambda_{i+1} = lambda_i - (G G^T)^-1 (C(z~ + G^T lambda_i) - C(z0)),
 
 until every residual |C_k(z~ + G^T lambda) - C_k(z0)| is at round-off, at most :data:`MAX_ITER`
-iterations (after two, within :data:`STAGNATION` times round-off: the residual's own rounding): the residual after an iteration is O(|r_0|^2 / |G|^2) (quadratic Casimirs: 1-2 iterations
-at the tolerances of the pairs). "Round-off" for C_k at z is 4 eps sum_j |G_kj z_j| (for a
-homogeneous C of degree d, sum_j z_j dC/dz_j = d C: the size of the terms whose rounding the
-residual sees). The projection keeps the order of the underlying method (GNI, Theorem IV.4.2) and
+iterations: the residual after an iteration is O(|r_0|^2 / |G|^2) (1-2 iterations at the tolerances of the
+pairs). "Round-off" for C_k at z is :data:`TOL_FACTOR` times 2 eps sum_j |G_kj z_j| (for a homogeneous C of
+degree d, sum_j z_j dC/dz_j = d C: the size of the terms whose rounding the residual sees; the evaluation of a
+dense quartic rounds to 1-3 times 2 eps of it). The projection keeps the order of the underlying method (GNI, Theorem IV.4.2) and
 every Casimir to round-off after every step, with no drift growing with the number of steps; the
 error estimate of the pair stays that of the unprojected step (GNI IV.4).
 
@@ -45,10 +45,10 @@ from .source_text import Lines, lin
 
 #: at most this many simplified Newton iterations per projection
 MAX_ITER = 8
-#: after two corrections a residual within this many times its tolerance is the rounding of its own evaluation,
-#: and the iterations stop: a dense quartic in 10 variables stagnates at 1.4-2x the tolerance at a few of 1001
-#: grid points (sp(4) in a random basis), which kept the dense output's projection at MAX_ITER evaluations
-STAGNATION = 8.0
+#: the iterations stop when every residual is within this many times 2 eps sum_j |G_kj z_j|: the rounding of the
+#: residual's own evaluation is of that size (a dense quartic in 10 variables stalls at 1-3x it at a few of 1001
+#: grid points, sp(4) in a random basis, which kept the dense output's projection at MAX_ITER evaluations)
+TOL_FACTOR = 8.0
 
 _CACHE = {}
 
@@ -234,10 +234,7 @@ class CasimirProjection:
         if fixed is None:
             src.emit(f"for _pit in range({MAX_ITER - 1}):")
             src.indent += 1
-            src.emit("if " + " and ".join(f"bmax(abs(_pr{k}) - _pt{k}) <= 0.0" for k in range(p)) + ":")
-            src.emit("    break")
-            src.emit("if _pit >= 1 and " + " and ".join(f"bmax(abs(_pr{k}) - {STAGNATION!r}*_pt{k}) <= 0.0"
-                                                        for k in range(p)) + ":")
+            src.emit("if " + " and ".join(f"bmax(abs(_pr{k}) - {TOL_FACTOR!r}*_pt{k}) <= 0.0" for k in range(p)) + ":")
             src.emit("    break")
             iteration(False)
             src.indent -= 1
@@ -246,9 +243,9 @@ class CasimirProjection:
             # when the last residuals are at round-off (else the caller projects again with the loop)
             for _ in range(fixed - 1):
                 iteration(False)
-            ok = "abs(_pr0) - _pt0"
+            ok = f"abs(_pr0) - {TOL_FACTOR!r}*_pt0"
             for k in range(1, p):
-                ok = f"max({ok}, abs(_pr{k}) - _pt{k})"
+                ok = f"max({ok}, abs(_pr{k}) - {TOL_FACTOR!r}*_pt{k})"
             src.emit(f"_pok = {ok}")
         inc = [f"_pp{j}" for j in range(n)]
         for j in range(n):

@@ -356,10 +356,11 @@ def test_gradient_text_names_each_monomial_once_and_equals_sympys_gradient(name)
 
 def test_the_iterations_stop_at_the_rounding_of_the_residuals(monkeypatch):
     """sp(4) in a random basis projected with its library quartic (715 terms, the dense text) from 1001 points
-    off the level set by ~1e-9: every point ends within STAGNATION times round-off of its targets (the
-    residuals by the library's Casimir objects, not the text under test), and the iterations stop after two
-    corrections. The rounding of the dense quartic's own evaluation leaves a few points at 1-2x round-off,
-    where the iterations made no progress: with STAGNATION = 1 they run to MAX_ITER (the test can fail)."""
+    off the level set: every point ends within TOL_FACTOR times 2 eps sum_j |G_j z_j| of its targets (the
+    residuals by the library's Casimir objects, not the text under test). From ~1e-9 off one correction
+    reaches that (Newton's quadratic convergence) and the iterations stop; from 3e-3 they go on. With
+    TOL_FACTOR = 1 (2 eps) the rounding of the dense quartic's own evaluation leaves a few points above the
+    tolerance, where no iteration makes progress, and the projection runs to MAX_ITER (the test can fail)."""
     import builtins
 
     from integrators.codegen import projection
@@ -373,13 +374,13 @@ def test_the_iterations_stop_at_the_rounding_of_the_residuals(monkeypatch):
     targets = [c(Z) for c in cas]
     noise = rng.standard_normal(Z.shape)
 
-    def project(stagnation, off=1e-9):
+    def project(factor, off):
         Zp = Z * (1.0 + off * noise)
-        monkeypatch.setattr(projection, "STAGNATION", stagnation)
+        monkeypatch.setattr(projection, "TOL_FACTOR", factor)
         text = projection.CasimirProjection(projection.polynomials(alg), n).source()
         passes = []
 
-        def counted(k):       # the text's one loop: for _pit in range(MAX_ITER - 1)
+        def counted(k):       # the text's one loop, for _pit in range(MAX_ITER - 1), after the first correction
             for i in builtins.range(k):
                 passes.append(i)
                 yield i
@@ -388,10 +389,10 @@ def test_the_iterations_stop_at_the_rounding_of_the_residuals(monkeypatch):
         inc = env["increment"](*Zp.T, *targets)
         return Zp, Zp + np.array(inc).T, len(passes)
 
-    for off in (1e-9, 3e-3):     # 3e-3: the simplified Newton iterations need more than two corrections
-        Zp, Y, passes = project(8.0, off)
-        assert passes <= 2 if off < 1e-6 else passes > 2
+    for off in (1e-9, 3e-3):
+        Zp, Y, passes = project(projection.TOL_FACTOR, off)
+        assert passes == 1 if off < 1e-6 else passes > 1
         for c, target in zip(cas, targets):
             size = np.sum(np.abs(Zp * c.grad(Zp)), axis=-1)       # the size of the terms the residual rounds
-            assert np.max(np.abs(c(Y) - target) / size) <= 8.0 * 4.440892098500626e-16 * 1.5, off
-    assert project(1.0)[2] == projection.MAX_ITER - 1
+            assert np.max(np.abs(c(Y) - target) / size) <= projection.TOL_FACTOR * 4.440892098500626e-16 * 1.5, off
+    assert project(1.0, 1e-9)[2] == projection.MAX_ITER - 1
