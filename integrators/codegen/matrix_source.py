@@ -292,11 +292,11 @@ class MatrixSource(Source):
         ``proj`` (:meth:`integrators.codegen.projection.CasimirProjection.write` calls it): the monomials
         degree by degree as blocks of rows and one matrix product with the coefficients
         (:func:`liegroups.monomials.monomial_sum`; a quartic in 10 variables: ~40 array operations
-        instead of ~3000 terms of C and grad C, on floats and on columns alike). The values of one trajectory's
-        projection written in a sparse basis (``proj.basis``) are its sparse polynomials' text at zhat = T^T z
-        (one product): ~90 terms of so(5)'s quartic in its root basis, ~8 us on floats against ~27 us for the
-        Kronecker powers of the dense one."""
-        if self.floats and not grad and proj.basis is not None:
+        instead of ~3000 terms of C and grad C, on floats and on columns alike). The values of a projection
+        written in a sparse basis (``proj.basis``) are its sparse polynomials' text at zhat = T^T z (one
+        product): ~90 terms of so(5)'s quartic in its root basis, ~8 us on floats against ~27 us for the
+        Kronecker powers of the dense one, and on the dense output's 1001 columns ~0.4 against ~0.8 ms."""
+        if not grad and proj.basis is not None:
             return proj.value_exprs(self, self._unpack("_pyh", f"_PTT @ {self._stack(z)}"))
         rows = proj.p * (self.n if grad else 1)
         out = self._unpack_rows("pc", rows, f"ppoly(_PTAB, {self._stack(z)}, {grad})")
