@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 __all__ = ["monomial_tables", "monomial_sum"]
 
@@ -18,7 +19,7 @@ def monomial_tables(terms, n):
     values and gradients read (their number ``low``): the gradients' coefficient rows G (p n, low; row
     k n + j: d/dm_j of polynomial k), and the values as P_k(m) = c_k + sum_j m_j H_kj(m), each term
     c m^e written as m_j (c m^(e - e_j)) with j its last variable (rows H (p n, low), constants c (p, 1)):
-    the top degree's monomials are never formed. For a few points the same rows are also read off the
+    the top degree's monomials are never formed; H and G as CSR matrices when mostly zeros. For a few points the same rows are also read off the
     Kronecker powers 1, m, m (x) m, ... of degree < D (``kron``: H and G with one column per tensor index, the
     monomial's coefficient at its sorted index, zeros elsewhere; None when they would exceed _KRON_COLUMNS):
     four array operations instead of n a degree."""
@@ -66,7 +67,15 @@ def monomial_tables(terms, n):
         Hk, Gk = np.zeros((p * n, ncols)), np.zeros((p * n, ncols))
         Hk[:, pos[:low]], Gk[:, pos[:low]] = H, G
         kron = (Hk, Gk, D - 1)
+    if G.size and np.count_nonzero(G) <= _SPARSE * G.size:    # the many-point products skip the zeros
+        H, G = csr_matrix(H), csr_matrix(G)
     return blocks, H, G, const, low, kron
+
+
+#: coefficient rows with at most this fraction of non-zero entries are kept sparse (CSR). Measured at 1001
+#: points, n = 10, 286 monomials (timeit): so(5)'s quartic in its own basis (G 2% non-zero) 770 -> 370 us a
+#: gradient, in its root basis (4%) 760 -> 380 us; in a random basis (40%) the sparse product is slower (920 us)
+_SPARSE = 0.1
 
 
 #: the largest number of Kronecker columns (sum of n^d, d < D) of the few-point path of :func:`monomial_sum`

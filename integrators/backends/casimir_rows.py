@@ -42,6 +42,7 @@ def tables(polys, n):
         return (np.zeros((0, 4), np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0),
                 np.zeros(0))
     blocks, H, D, const, low, _ = monomial_tables([[(ex, cf) for cf, ex in poly] for poly in polys], n)
+    H, D = (M.toarray() if hasattr(M, "toarray") else M for M in (H, D))     # dense or CSR
     qb = np.array([(c0, c1 - c0, p0, j) for c0, c1, p0, _, j in blocks if c0 < c1 <= low] or np.zeros((0, 4)),
                   dtype=np.int64).reshape(-1, 4)
     rows = np.concatenate([H, D])

@@ -102,6 +102,14 @@ def test_casimir_values_and_gradients_from_monomials_equal_sympy(monkeypatch):
         assert c(m).shape == (7, 3)
         assert np.allclose(c(m), f(cols), rtol=1e-13, atol=1e-12)
         assert np.allclose(c.grad(m), np.stack(gr(cols), -1), rtol=1e-13, atol=1e-12)
+        # the coefficient rows dense and as CSR (so(5)'s quartic: 2% non-zero, CSR by default)
+        for frac in (0.0, 1.0):
+            monkeypatch.setattr(monomials, "_SPARSE", frac)
+            tables = monomials.monomial_tables([(e, k) for k, e in c.terms], 10)
+            assert hasattr(tables[2], "toarray") == (frac == 1.0)
+            flat = cols.reshape(10, -1)
+            assert np.allclose(monomials.monomial_sum(tables, flat, False)[0], f(flat), rtol=1e-13, atol=1e-12)
+            assert np.allclose(monomials.monomial_sum(tables, flat, True), np.stack(gr(flat)), rtol=1e-13, atol=1e-12)
     # a Casimir from an expression (the other constructor) with a constant-gradient (linear) term
     x = m_symbols(3)
     c = cm.Casimir(3 * x[2] + x[0] * x[1], x, 2)
