@@ -45,6 +45,7 @@ JAM = 2
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
 _PARALLEL = '@numba.njit(parallel=True, cache=CACHE, error_model="numpy")'
+_SERIAL = '@numba.njit(cache=CACHE, error_model="numpy")'
 
 
 def jam(lines, names, copies):
@@ -185,17 +186,20 @@ def lanes_source(pl, copies=JAM):
     load += ["IDX[b] = nxt; T[b] = t0; H[b] = H0[nxt]; ns[b] = 0; nr[b] = 0; nxt += 1"]
     S = LANES // copies
 
+    # the parallel loop's body is one call of the group's function: numba's parfor passes (the hoisting of
+    # _hoist_internal is quadratic in the statements of the body) then see one statement instead of the
+    # thousands of the jammed attempt of a dense basis (so(5) in a random basis, rk853_projected with a
+    # servo-constraint of the second kind: the first call 575 s against ~29 min; the same 87-91 us a
+    # trajectory, the same end states bit for bit on so(4) in a random basis)
+    args = "t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ"
     w = Lines(indent=0)
-    w.emit(_PARALLEL)
-    w.emit("def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, G):")
+    w.emit(_SERIAL)
+    w.emit(f"def group(g, per, {args}):")
     w.indent += 1
     w.emit("B = Z.shape[0]")
     w.emit("direction = 1.0 if t1 > t0 else -1.0")
-    w.emit("per = (B + G - 1) // G")
     w.emit(f"S = {S}")
     w.emit(f"C = {copies * S}")
-    w.emit("for g in numba.prange(G):")
-    w.indent += 1
     w.emit("lo = g*per")
     w.emit("hi = min(B, lo + per)")
     w.emit(f"Zc = np.zeros(({n}, C)); Ec = np.zeros(({n}, C)); Wc = np.zeros(({n}, C))")
@@ -277,6 +281,14 @@ def lanes_source(pl, copies=JAM):
     w.emit("else:")
     w.emit("    IDX[b] = -1")
     w.emit("    nact -= 1")
+    w.indent = 0
+    w.emit("")
+    w.emit("")
+    w.emit(_PARALLEL)
+    w.emit(f"def ensemble({args}, G):")
+    w.emit("    per = (Z.shape[0] + G - 1) // G")
+    w.emit("    for g in numba.prange(G):")
+    w.emit(f"        group(g, per, {args})")
     return w.text()
 
 
