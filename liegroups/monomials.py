@@ -19,8 +19,8 @@ def monomial_tables(terms, n):
     values and gradients read (their number ``low``): the gradients' coefficient rows G (p n, low; row
     k n + j: d/dm_j of polynomial k), and the values as P_k(m) = c_k + sum_j m_j H_kj(m), each term
     c m^e written as m_j (c m^(e - e_j)) with j its last variable (rows H (p n, low), constants c (p, 1)):
-    the top degree's monomials are never formed; H and G as CSR matrices when mostly zeros. For a few points the same rows are also read off the
-    Kronecker powers 1, m, m (x) m, ... of degree < D (``kron``: H and G with one column per tensor index, the
+    the top degree's monomials are never formed; H and G as CSR matrices when mostly zeros. For a few points
+    the same rows are also read off the Kronecker powers 1, m, m (x) m, ... of degree < D (``kron``: H and G with one column per tensor index, the
     monomial's coefficient at its sorted index, zeros elsewhere; None when they would exceed _KRON_COLUMNS):
     four array operations instead of n a degree."""
     polys = [terms] if not terms or isinstance(terms[0][0][0], (int, np.integer)) else list(terms)

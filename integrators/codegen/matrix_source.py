@@ -22,12 +22,12 @@ once for its stages (:meth:`MatrixSource._stack`). With no closed form, a stage'
 dexp^-1 share exp(A) - I and phi_1(A) of one matrix function (genhelpers.expphi, genhelpers.pdinv); the
 dense output's points, which need no phi_1, take the Taylor series of the action on the columns
 (genhelpers.taction). A forced field (I - P) g is g - P g (one product with P); on columns a stage sum is a
-sum of stacked vectors; the Casimir projection's polynomials are monomial tables (:meth:`MatrixSource.casimir_polynomials`,
-in the root basis where the projection has one). Everything else (the stage sums on floats, the controller, the
-closed forms' scalars, the projection's Newton iteration) is the scalar writer's text, unchanged. The same
-sums in exact arithmetic; the rounding
-differs from the scalar text (BLAS order, the products x_i m_k formed before the coefficient) at
-round-off (tests/integrators/test_matrix_source.py).
+sum of stacked vectors; the Casimir projection's polynomials are monomial tables
+(:meth:`MatrixSource.casimir_polynomials`, in the root basis where the projection has one). Everything else
+(the stage sums on floats, the controller, the closed forms' scalars, the projection's Newton iteration) is
+the scalar writer's text, unchanged. The same sums in exact arithmetic; the rounding differs from the scalar
+text (BLAS order, the products x_i m_k formed before the coefficient) at round-off
+(tests/integrators/test_matrix_source.py).
 
 :func:`use_matrix` chooses the form by the generated term count: the matrix form when the coadjoint
 product has more than :data:`MATRIX_TERMS` terms, for the numpy backend only (compiled code runs the

@@ -13,9 +13,9 @@ until every residual |C_k(z~ + G^T lambda) - C_k(z0)| is at round-off, at most :
 iterations: the residual after an iteration is O(|r_0|^2 / |G|^2) (1-2 iterations at the tolerances of the
 pairs). "Round-off" for C_k at z is :data:`TOL_FACTOR` times 2 eps sum_j |G_kj z_j| (for a homogeneous C of
 degree d, sum_j z_j dC/dz_j = d C: the size of the terms whose rounding the residual sees; the evaluation of a
-dense quartic rounds to 1-3 times 2 eps of it). The projection keeps the order of the underlying method (GNI, Theorem IV.4.2) and
-every Casimir to round-off after every step, with no drift growing with the number of steps; the
-error estimate of the pair stays that of the unprojected step (GNI IV.4).
+dense quartic rounds to 1-3 times 2 eps of it). The projection keeps the order of the underlying method (GNI,
+Theorem IV.4.2) and every Casimir to round-off after every step, with no drift growing with the number of
+steps; the error estimate of the pair stays that of the unprojected step (GNI IV.4).
 
 G G^T (symmetric, positive definite when the gradients are independent) is factored once per step as
 L D L^T (straight-line code for any p, no square root; the usual p is 1 to 3); a pivot D_j below
