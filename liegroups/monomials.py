@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import csr_matrix
+import scipy  # scipy.sparse loads on first use (scipy's lazy submodules: ~0.2 s on its own)
 
 __all__ = ["monomial_tables", "monomial_sum"]
 
@@ -68,7 +68,7 @@ def monomial_tables(terms, n):
         Hk[:, pos[:low]], Gk[:, pos[:low]] = H, G
         kron = (Hk, Gk, D - 1)
     if G.size and np.count_nonzero(G) <= _SPARSE * G.size:    # the many-point products skip the zeros
-        H, G = csr_matrix(H), csr_matrix(G)
+        H, G = scipy.sparse.csr_matrix(H), scipy.sparse.csr_matrix(G)
     return blocks, H, G, const, low, kron
 
 

@@ -41,7 +41,7 @@ import numpy as np
 from ..geometry.almost_abelian import almost_abelian
 from ..geometry.closed_dexpinv import pair_form
 from ..geometry.spaces import ROUNDOFF_TERMS
-from .projection import _cost
+from .projection import text_cost
 from .writer import Source
 
 #: the scalar text is kept up to this many non-zero structure constants (terms of one coadjoint product).
@@ -307,7 +307,7 @@ class MatrixSource(Source):
         product): ~90 terms of so(5)'s quartic in its root basis, ~8 us on floats against ~27 us for the
         Kronecker powers of the dense one, and on the dense output's 1001 columns ~0.4 against ~0.8 ms; the
         gradients on columns there as G = T Ghat from the sparse polynomials' rows (CSR: ~0.4 against ~0.8 ms)."""
-        if self.floats and proj.basis is None and _cost(proj.polys) <= FLOAT_TEXT_COST:
+        if self.floats and proj.basis is None and text_cost(proj.polys) <= FLOAT_TEXT_COST:
             return proj.grad_exprs(self, z) if grad else proj.value_exprs(self, z)
         if not grad and proj.basis is not None:
             return proj.value_exprs(self, self._unpack("_pyh", f"_PTT @ {self._stack(z)}"))

@@ -329,7 +329,7 @@ def of_algebra(algebra):
 _TENSOR_MAX = 2_000_000
 
 
-def _cost(polys):
+def text_cost(polys):
     """Products of a projection's text: a term of the gradient for each variable of each monomial, and the value."""
     return sum(len(poly) + sum(1 for _, ex in poly for e in ex if e) for poly in polys)
 
@@ -359,7 +359,7 @@ def basis_polynomials(C, polys):
     if any(n ** sum(ex) > _TENSOR_MAX for poly in polys for _, ex in poly):
         return None
     out = [_substitute(poly, form.Tinv, n, clean=1e-12) for poly in polys]   # z = T^-T zhat
-    if _cost(out) + (2 + p) * n * n >= 0.7 * _cost(polys):
+    if text_cost(out) + (2 + p) * n * n >= 0.7 * text_cost(polys):
         return None
     for z in np.random.default_rng(5).standard_normal((3, n)):
         zh = form.T.T @ z
