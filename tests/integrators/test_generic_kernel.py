@@ -18,7 +18,7 @@ from integrators import METHODS, CoadjointProblem, integrate
 from integrators.backends import auto_compile, background, batch_kernels, fastpath, generic_kernel, numba_kernels
 from integrators.codegen import generic_source, projection
 from integrators.core.errors import MethodError
-from integrators.geometry.recognition import Structure
+from integrators.geometry.recognition import Structure, closed_form
 from liegroups import LieAlgebra, named
 
 from ._problems import quadratic_problem, start
@@ -93,6 +93,9 @@ def test_generic_kernel_agrees_with_the_numpy_reference(label):
         if METHODS[method].project and projection.of_algebra(alg) is None:
             continue            # no polynomial Casimir to project onto: the pair does not apply
         P, y0, pl = _plan(alg, method, 7 + k)
+        if not generic_kernel.covers(pl):   # RKMK on an almost abelian algebra moves with R^2 on its orbits
+            assert pl.lie and closed_form(alg.structure_constants) == "almost_abelian"
+            continue                        # (integrators.geometry.orbit_space): not the kernel's method
         ref = integrate(P, y0, (0.0, 2.0), method=method, rtol=1e-8, atol=1e-10, fast=False)
         status, t, _, ns, nr, ts, ys, z, e = _kernel_run(pl, y0, 2.0, 1e-8, 1e-10)
         assert status == 0 and t == 2.0 and ref.status == 0
@@ -292,6 +295,9 @@ def test_auto_policy_wait_and_a_bad_policy(queued, monkeypatch):
 
 
 def test_background_queue_runs_jobs_once_and_records_failures(monkeypatch):
+    # an earlier test's job in this process (the guard's load of the Casimir rows, queued while a test had the
+    # policy unset) finishes first
+    assert background.wait(120)
     monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "off")
     auto_compile.submit(("t", 0), lambda: 1 / 0)          # "off": nothing is queued
     assert not auto_compile.busy()
