@@ -219,11 +219,15 @@ def choose(pl, mode, work, ensemble, events, t1, rtol, atol, max_step, grid=Fals
     if mode == "numba":
         if all(compiled(pl, k) for k in kinds):
             return "numba"
-        generic = single and generic_ready()
+        generic = single and generic_kernel.covers(pl) and generic_ready()
         _queue(pl, kinds, t1, rtol, atol, max_step)
         return "generic" if generic else "numpy"
     if single and compiled(pl, kinds[0]):      # compiled by a background job or an earlier call
         return "numba"
+    if single and not generic_kernel.covers(pl):   # no generic kernel runs it: numpy, the specialised loop queued
+        if work >= SPECIALISE_WORK and compile_child.available():   # (in a child: this thread runs the numpy loop)
+            _queue(pl, kinds, t1, rtol, atol, max_step)
+        return mode
     if not single or (work < GENERIC_WORK and not _slow_numpy(pl)):
         return mode
     if generic_kernel.compiled() or (worth_loading(pl, work) and generic_ready()):
@@ -309,9 +313,10 @@ def choose_numba_independent(pl, grid):
 
 
 def _generic_ensemble_applies(pl, grid):
-    """The generic ensemble kernel runs every plan of an adaptive pair; an output grid needs the pair's continuous
-    extension (every pair of the registry has one)."""
-    return not grid or pl.tab.P is not None
+    """The generic ensemble kernel runs every plan of an adaptive pair but the orbit space's
+    (:func:`integrators.backends.generic_kernel.covers`); an output grid needs the pair's continuous extension
+    (every pair of the registry has one)."""
+    return generic_kernel.covers(pl) and (not grid or pl.tab.P is not None)
 
 
 def _queue_independent(pl, grid):
@@ -381,9 +386,10 @@ CHEAP_CLOSED = ("so3", "se3", "ad3", "ad3x2")
 def _slow_numpy(pl):
     """An RKMK pair on an algebra without a cheap closed-form exponential (:data:`CHEAP_CLOSED`): its numpy loop
     costs 0.4-40 ms a step and its first call 0.5-3 s of code generation (so(4), so(5) in
-    benchmarks/generic_kernel.py), more than loading the generic kernel; the almost abelian closed form
-    (three n x n maps and n scalar functions a stage on Python floats) ~0.6 ms a step on R x_D R^8."""
-    return bool(pl.lie) and pl.st.closed not in CHEAP_CLOSED
+    benchmarks/generic_kernel.py), more than loading the generic kernel. Not the steps on an almost abelian
+    algebra's orbits (:mod:`integrators.codegen.orbit_source`: ~0.15 ms a step on R x_D R^8 in a random basis;
+    the generic kernel does not run them, :func:`integrators.backends.generic_kernel.covers`)."""
+    return bool(pl.lie) and pl.st.closed not in CHEAP_CLOSED and generic_kernel.covers(pl)
 
 
 def continue_with(pl, t1, rtol, atol, max_step, grid=False):
@@ -397,7 +403,7 @@ def continue_with(pl, t1, rtol, atol, max_step, grid=False):
     kind = "adaptive_grid" if grid else "adaptive"
     if policy() == "wait" or compiled(pl, kind):
         return "numba"
-    generic = generic_ready()
+    generic = generic_kernel.covers(pl) and generic_ready()
     if generic or compile_child.available():   # (a compile in this process's thread would starve the Python
         _queue(pl, (kind,), t1, rtol, atol, max_step)   # loop: then only once the generic kernel runs)
     return "generic" if generic else "scalar"
@@ -487,6 +493,10 @@ def choose_numba(pl, t1, rtol, atol, max_step, grid=False):
         return "numba"
     if specialised_on_disk(pl, kind):
         return "numba"
+    if not generic_kernel.covers(pl):   # no generic kernel runs it: numpy now, the specialised loop queued
+        if compile_child.available():
+            _queue(pl, (kind,), t1, rtol, atol, max_step)
+        return "numpy"
     if not generic_kernel.compiled():
         if generic_kernel.on_disk() and not busy():
             generic_kernel.warm()        # from the disk cache: ~1-2 s

@@ -30,7 +30,7 @@ import numpy as np
 
 from liegroups.closed_forms import bernoulli_coefficients
 
-from ..codegen import generic_source
+from ..codegen import generic_source, orbit_source
 from ..codegen.affine_source import affine_adnorm_form
 from ..codegen.linear_projection import LinearProjection
 from ..core import controller
@@ -86,6 +86,13 @@ def on_disk():
     it takes a fraction of a second, no compile."""
     m = _marker()
     return m is not None and m.exists()
+
+
+def covers(pl):
+    """True when the generic kernel runs plan ``pl``'s method: every plan but the Lie-group steps on an almost abelian
+    algebra's orbits (:mod:`integrators.codegen.orbit_source`, R^2 acting; the kernel's steps are those of the
+    coadjoint action, another method of the same order)."""
+    return not orbit_source.applies(pl.st, pl.lie)
 
 
 def data(st, tab, lie, terms, proj=None):

@@ -71,8 +71,9 @@ class OutputGrid:
         sizes, ``V`` their logged values (L, fields)."""
         fn = self.pl.function("dense_stages", "array")
         if len(L) <= self.ROW_STAGES and self.pl.float_rows:
+            fs = self.pl.function("dense_stages", "scalar")   # the same text with the helpers' float versions
             try:
-                return np.array([fn(r[4], *r[5:]) for r in L], dtype=float)
+                return np.array([fs(r[4], *r[5:]) for r in L], dtype=float)
             except (ArithmeticError, ValueError):
                 pass   # a division by zero or an overflow on Python floats: numpy's inf or NaN, on the columns
         with np.errstate(all="ignore"):

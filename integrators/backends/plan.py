@@ -12,6 +12,7 @@ from . import loader
 from ..codegen import fixed_programs
 from ..geometry import recognition
 from ..codegen.linear_projection import LinearProjection
+from ..codegen import orbit_source
 from ..codegen.matrix_source import use_matrix
 from ..geometry.spaces import ROUNDOFF_TERMS
 
@@ -23,9 +24,9 @@ class Plan:
         self.st, self.tab, self.lie, self.terms = st, tab, lie, terms
         self.proj = proj   # the Casimir projection of a projected pair (integrators.codegen.projection) or None
         # the numpy texts are fast on Python floats too (output_grid.OutputGrid.ROW_STAGES): the scalar text (not the
-        # matrix form of dense constants), but for an RKMK pair's forced generator (its exponential series is slower
-        # a row than on columns)
-        self.float_rows = not use_matrix(st) and not (lie and st.P is not None)
+        # matrix form of dense constants; the orbit space's steps are never in matrix form), but for an RKMK pair's
+        # forced generator (its exponential series is slower a row than on columns)
+        self.float_rows = (not use_matrix(st) or orbit_source.applies(st, lie)) and not (lie and st.P is not None)
         self._functions = {}
 
     def __reduce__(self):

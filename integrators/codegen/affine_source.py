@@ -36,6 +36,7 @@ from liegroups.closed_forms import bernoulli_coefficients
 
 from ..geometry.recognition import ideal_split, killing_half
 from ..geometry.spaces import ROUNDOFF_TERMS, adnorm_form
+from . import orbit_source
 from .source_text import lin
 from .writer import Source
 
@@ -194,5 +195,9 @@ class AffineSource(Source):
 
 def writer_for(st, lie):
     """The code writer of a step on structure ``st``: :class:`AffineSource` for the Lie-group steps (``lie``) of a
-    forced problem (st.P: generators (w, f) in g x g*), else :class:`integrators.codegen.writer.Source`."""
+    forced problem (st.P: generators (w, f) in g x g*), :class:`integrators.codegen.orbit_source.OrbitSource` for
+    those of an unforced problem on an almost abelian algebra (generators in R^2 acting on the orbits), else
+    :class:`integrators.codegen.writer.Source`."""
+    if orbit_source.applies(st, lie):
+        return orbit_source.OrbitSource(st)
     return AffineSource(st) if lie and st.P is not None else Source(st)

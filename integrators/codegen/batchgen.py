@@ -31,7 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import writer as codegen
-from . import programs
+from . import orbit_source, programs
 from .source_text import lin
 
 
@@ -138,10 +138,11 @@ def attempt_lines(st, tab, lie, terms, lanes=False, proj=None, fixed=None, extra
     unprojected increment as "d_raw")."""
     n = st.n
     z = [f"z{i}" for i in range(n)]
-    W0 = [f"W0_{i}" for i in range(n)]
-    first = EnsembleSource(st)
+    cls = ensemble_class(st, lie)
+    first = cls(st)
+    W0 = [f"W0_{i}" for i in range(first.gdim)]
     w = first.velocity(z) if lie else first.field(z)
-    src = EnsembleSource(st)
+    src = cls(st)
     src.lanes = lanes
     d, z1, wl, err = programs.attempt(src, tab, z, lie, terms, W0)
     src.emit(f"err = {err}")
@@ -161,9 +162,9 @@ def attempt_source(st, tab, lie, terms, proj=None):
     with ``proj`` (a projected pair) the step is projected onto {C = c} (the targets c... only then)."""
     n = st.n
     z = [f"z{i}" for i in range(n)]
-    W0 = [f"W0_{i}" for i in range(n)]
     cz = [] if proj is None else [f"c{k}" for k in range(proj.p)]
     fl, w, al, d, wl = attempt_lines(st, tab, lie, terms, proj=proj)
+    W0 = [f"W0_{i}" for i in range(len(w))]
     text = f"def first({', '.join(z)}):\n" + "\n".join(fl) + f"\n    return ({', '.join(w)},)\n\n"
     text += (f"def attempt(hs, rtol, atol, {', '.join(z + W0 + cz)}):\n" + "\n".join(al)
              + f"\n    return (err, {', '.join(d + wl)},)\n")
@@ -173,7 +174,13 @@ def attempt_source(st, tab, lie, terms, proj=None):
 def adaptive_source(st, tab, lie, terms, proj=None, grid=False):
     """:func:`integrators.codegen.programs.adaptive_source` (one trajectory, compiled) written with
     :class:`EnsembleSource`; ``grid``: with the output grid (:mod:`integrators.codegen.dense_source`)."""
-    return programs.adaptive_source(st, tab, lie, terms, source_class=EnsembleSource, proj=proj, grid=grid)
+    return programs.adaptive_source(st, tab, lie, terms, source_class=ensemble_class(st, lie), proj=proj, grid=grid)
+
+
+def ensemble_class(st, lie):
+    """:class:`EnsembleSource`, or its orbit-space variant for the Lie-group steps on an almost abelian algebra
+    (:mod:`integrators.codegen.orbit_source`)."""
+    return orbit_source.orbit_class(EnsembleSource) if orbit_source.applies(st, lie) else EnsembleSource
 
 
 _FORMS = {}

@@ -211,7 +211,7 @@ def inside_batch(src, tab, rows, n, lie, terms, proj):
     src.emit("    continue")
     z = src.assign("zk", [f"Z[b, {j}]" for j in range(n)])
     zb = src.assign("zb", [f"Z[b, {j}] + E[b, {j}]" for j in range(n)])
-    K = [src.assign("Kk", [f"KS[b, {r}, {j}]" for j in range(n)]) for r in range(rows)]
+    K = [src.assign("Kk", [f"KS[b, {r}, {j}]" for j in range(src.gdim)]) for r in range(rows)]
     Kall = extra_stages(src, tab, K, z, "hs", lie, terms)
     src.emit("while gi < ng and direction*(te[gi] - tn_) < 0.0:")
     src.indent += 1

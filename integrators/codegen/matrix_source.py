@@ -41,6 +41,7 @@ import numpy as np
 from ..geometry.almost_abelian import almost_abelian
 from ..geometry.closed_dexpinv import pair_form
 from ..geometry.spaces import ROUNDOFF_TERMS
+from . import orbit_source
 from .projection import text_cost
 from .writer import Source
 
@@ -66,8 +67,9 @@ def use_matrix(st):
 def matrix_form(st, lie):
     """True when the numpy-backend texts (the one-trajectory adaptive loop, the dense output's evaluators) of
     structure ``st`` are written in matrix form: dense structure constants (:func:`use_matrix`), except the
-    RKMK pairs of a forced problem (the matrix form writes no forced generator)."""
-    return use_matrix(st) and not (lie and st.P is not None)
+    RKMK pairs of a forced problem (the matrix form writes no forced generator) and the Lie-group steps on an
+    almost abelian algebra's orbits (:mod:`integrators.codegen.orbit_source`: no n x n map but one a stage)."""
+    return use_matrix(st) and not (lie and st.P is not None) and not orbit_source.applies(st, lie)
 
 
 def _array(a):

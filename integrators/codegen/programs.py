@@ -26,7 +26,8 @@ from .affine_source import writer_for
 from ..core.errors import MethodError
 from .row_source import RowSource
 from . import dense_source
-from .matrix_source import MatrixSource, matrix_form, preamble
+from . import orbit_source
+from .matrix_source import MatrixSource, matrix_form, preamble, use_matrix
 
 
 def attempt(src, tab, z, lie, terms, W0):
@@ -141,7 +142,8 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     src = source_class(st) if source_class else writer_for(st, lie)
     src.floats = not columns
     n = st.n
-    if batch and src.gdim != n:
+    g = src.gdim   # generator components: n, 2n for (w, f) of a forcing, 2 on an almost abelian orbit
+    if batch and getattr(st, "P", None) is not None and g != n:
         raise MethodError("the compiled ensemble loop writes generators of n components: an RKMK pair of a forced "
                           "problem runs one trajectory at a time (integrators.backends.plan)")
     z = [f"z{i}" for i in range(n)]
@@ -153,17 +155,17 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         head = ("def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, Z, E"
                 + (", CZ" if proj is not None else "") + ", AL, TE, FZ):")
         src.emit(f"ERRB = np.zeros(Z.shape[0])")
-        src.emit(f"B = Z.shape[0]; D = np.empty((B, {n})); WL = np.empty((B, {n})); WF = np.empty((B, {n}))")
+        src.emit(f"B = Z.shape[0]; D = np.empty((B, {n})); WL = np.empty((B, {g})); WF = np.empty((B, {g}))")
         src.emit("for b in range(B):")
         src.indent += 1
         for i in range(n):
             src.emit(f"z{i} = Z[b, {i}]")
         w0 = src.velocity(z) if lie else src.field(z)
-        for i in range(n):
+        for i in range(g):
             src.emit(f"WF[b, {i}] = {w0[i]}")
         src.indent -= 1
         if grid:
-            src.emit(f"KS = np.empty((B, {tab.s + (1 if tab.fsal else 0)}, {n}))")
+            src.emit(f"KS = np.empty((B, {tab.s + (1 if tab.fsal else 0)}, {g}))")
     else:
         head = (f"def run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, "
                 f"{', '.join(z + e + cz + (['AL', 'TE', 'FZ'] if columns else []))}):")
@@ -193,18 +195,16 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         src.emit("err = 0.0")
         src.emit("for b in range(B):")
         src.indent += 1
-        for i in range(n):
-            src.emit(f"z{i} = Z[b, {i}]; {W0[i]} = WF[b, {i}]")
+        src.emit("; ".join([f"z{i} = Z[b, {i}]" for i in range(n)] + [f"{W0[i]} = WF[b, {i}]" for i in range(g)]))
     d, z1, wl, expr = attempt(src, tab, z, lie, terms, W0)
     if batch:
         src.emit(f"errb = {expr}")
         src.emit("ERRB[b] = errb")
         src.emit("if not errb <= err: err = errb")
-        for i in range(n):
-            src.emit(f"D[b, {i}] = {d[i]}; WL[b, {i}] = {wl[i]}")
+        src.emit("; ".join([f"D[b, {i}] = {d[i]}" for i in range(n)] + [f"WL[b, {i}] = {wl[i]}" for i in range(g)]))
         if grid:
             for r, K in enumerate(src.stage_names):
-                src.emit("; ".join(f"KS[b, {r}, {i}] = {K[i]}" for i in range(n)))
+                src.emit("; ".join(f"KS[b, {r}, {i}] = {K[i]}" for i in range(g)))
         src.indent -= 1
         src.emit("if not err == err: err = 1e308")
     elif columns:
@@ -215,7 +215,7 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     src.emit("if err <= 1.0:")
     src.indent += 1
     if batch:
-        _lose_nonfinite_batch(src, n, proj)
+        _lose_nonfinite_batch(src, n, g, proj)
         if grid:
             dense_source.inside_batch(src, tab, len(src.stage_names), n, lie, terms, proj)
     elif columns:
@@ -234,7 +234,8 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         wp, inc = _project_accepted(src, proj, zb, [f"CZ[b, {k}]" for k in range(proj.p)], lie)
         for i in range(n):
             src.emit(f"_y = (D[b, {i}] + {inc[i]}) + E[b, {i}]; _s = Z[b, {i}] + _y; "
-                     f"E[b, {i}] = (Z[b, {i}] - _s) + _y; Z[b, {i}] = _s; chk += _y; WF[b, {i}] = {wp[i]}")
+                     f"E[b, {i}] = (Z[b, {i}] - _s) + _y; Z[b, {i}] = _s; chk += _y")
+        src.emit("; ".join(f"WF[b, {i}] = {wp[i]}" for i in range(g)))
         src.indent -= 1
         src.emit("if not fin(chk):")
         src.emit("    status = -1; break")
@@ -243,7 +244,9 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
         src.emit("for b in range(B):")
         src.emit(f"    for i in range({n}):")
         src.emit("        _y = D[b, i] + E[b, i]; _s = Z[b, i] + _y; E[b, i] = (Z[b, i] - _s) + _y; Z[b, i] = _s")
-        src.emit("        chk += _y; WF[b, i] = WL[b, i]")
+        src.emit("        chk += _y")
+        src.emit(f"    for i in range({g}):")
+        src.emit("        WF[b, i] = WL[b, i]")
         src.emit("if not fin(chk):")
         src.emit("    status = -1; break")
     else:
@@ -362,7 +365,7 @@ def _park_columns(src, z, e, W0, cz):
         src.emit(f"{v} = np.where(AL, {v}, 0.0)")
 
 
-def _lose_nonfinite_batch(src, n, proj):
+def _lose_nonfinite_batch(src, n, g, proj):
     """Emit (compiled ensemble, accepted attempt): the alive trajectories whose increment D[b] is not
     finite are lost at t with their state before the step, and parked at 0 (Z, E, D, WL, CZ)."""
     src.emit("for b in range(B):")
@@ -371,7 +374,9 @@ def _lose_nonfinite_batch(src, n, proj):
     src.emit("        if not (_c - _c == 0.0):")
     src.emit("            AL[b] = False; TE[b] = t; nfro += 1")
     src.emit(f"            for i in range({n}):")
-    src.emit("                FZ[b, i] = Z[b, i] + E[b, i]; Z[b, i] = 0.0; E[b, i] = 0.0; D[b, i] = 0.0; WL[b, i] = 0.0")
+    src.emit("                FZ[b, i] = Z[b, i] + E[b, i]; Z[b, i] = 0.0; E[b, i] = 0.0; D[b, i] = 0.0")
+    src.emit(f"            for i in range({g}):")
+    src.emit("                WL[b, i] = 0.0")
     if proj is not None:
         src.emit(f"            for k in range({proj.p}):")
         src.emit("                CZ[b, k] = 0.0")
@@ -394,7 +399,9 @@ def _lose_collapsed(src, n, z, e, W0, cz, proj, batch, expo):
         src.emit(f"if hp*sfac(ERRB[b], {expo!r}) < _fl:")
         src.emit("    AL[b] = False; TE[b] = t; nfro += 1")
         src.emit(f"    for i in range({n}):")
-        src.emit("        FZ[b, i] = Z[b, i] + E[b, i]; Z[b, i] = 0.0; E[b, i] = 0.0; WF[b, i] = 0.0")
+        src.emit("        FZ[b, i] = Z[b, i] + E[b, i]; Z[b, i] = 0.0; E[b, i] = 0.0")
+        src.emit(f"    for i in range({src.gdim}):")
+        src.emit("        WF[b, i] = 0.0")
         if proj is not None:
             src.emit(f"    for k in range({proj.p}):")
             src.emit("        CZ[b, k] = 0.0")
@@ -422,8 +429,12 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
     products as numpy matrix products, the constants in a preamble)."""
     matrix = mode in ("scalar", "array") and matrix_form(st, lie)
     if kind in ("dense", "dense_stages"):   # the logged steps' output times (integrators.codegen.dense_source)
+        cls = MatrixSource if matrix else None
+        if mode == "array" and orbit_source.applies(st, lie) and use_matrix(st):
+            # numpy columns of the orbit steps: the adapted basis's maps as products (MatrixSource.adapted)
+            cls, matrix = orbit_source.orbit_class(MatrixSource), True
         text = dense_source.evaluator_source(st, tab, lie, terms, proj, "points" if kind == "dense" else "stages",
-                                             source_class=MatrixSource if matrix else None)
+                                             source_class=cls)
         return preamble(st, proj) + text if matrix else text
     grid = kind.endswith("_grid")   # the loop that fills an output grid (integrators.codegen.dense_source)
     kind = kind[:-5] if grid else kind

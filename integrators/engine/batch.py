@@ -178,7 +178,7 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6,
                 s, e_new = compensated_add(z[i], e[i], d[i])
                 e[i] = np.where(good, e_new, e[i])
                 z[i] = np.where(good, s, z[i])
-                w0[i] = np.where(good, wl[i], w0[i])
+            w0 = [np.where(good, u, v) for u, v in zip(wl, w0)]   # the generator: n, or 2 on an orbit space
             t = np.where(good, np.where(last, t1, t + hs), t)
             if grid is not None and good.any():
                 grid.step(idx[good], t_prev, h_acc, t[good], zs, np.stack([z[i][good] + e[i][good] for i in range(n)], -1))

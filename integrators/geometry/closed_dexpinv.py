@@ -307,7 +307,10 @@ def space_dexpinv(space, theta, v, terms):
     ad_x^3 = q ad_x (so(3), "ad3") or A (A^2 - s)^2 = 0 (se(3)), by the closed forms of this module
     (two or four brackets instead of up to DEXPINV_KMAX; the polynomials of the tier of TIERS_X2 that
     holds x^2, as the generated code) while x^2 <= DEXPINV_X2MAX over the batch (on the pair shape
-    |s| / pi^2, :func:`pair_size`), the series' own answer beyond (phi_1(A)^-1 v)."""
+    |s| / pi^2, :func:`pair_size`), the series' own answer beyond (phi_1(A)^-1 v); v itself on an abelian space
+    (:class:`integrators.geometry.orbit_space.OrbitSpace`)."""
+    if getattr(space, "abelian", False):
+        return v
     if int(terms) < ROUNDOFF_TERMS or not isinstance(space, (CoadjointSpace, GroupSpace)):
         return dexpinv_series(space.bracket, theta, v, terms)
     cached = space.__dict__.get("_closed_dexpinv")

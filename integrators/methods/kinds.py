@@ -54,7 +54,10 @@ class RungeKutta(Method):
     * "rkmk": the Runge-Kutta-Munthe-Kaas method on g* (Munthe-Kaas 1999): K_i = h dexp^-1_{theta_i}
       (w(exp(theta_i) . y)), theta_i = sum_j a_ij K_j, y1 = exp(sum_i b_i K_i) . y, dexp^-1 truncated
       to ``terms`` terms: the order's truncation for the fixed-step methods, to round-off (ROUNDOFF_TERMS) for the
-      adaptive pairs, whose error estimate cannot see a truncation (keeps the Casimirs and the group);
+      adaptive pairs, whose error estimate cannot see a truncation (keeps the Casimirs and the group); the
+      group is the space's (:func:`integrators.reference.stepping.space_for`): g x g* with the affine action for a
+      forced problem, and on an almost abelian algebra the abelian R^2 moving along the coadjoint orbits
+      (:mod:`integrators.geometry.orbit_space`: dexp^-1 = 1, two stage components);
     * "projected": "rk" followed, after every step, by the orthogonal projection onto the level set of
       all polynomial Casimirs of the algebra (Hairer, Lubich and Wanner 2006, IV.4, Algorithm 4.2).
 

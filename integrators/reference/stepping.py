@@ -13,11 +13,16 @@ from ..methods import CommutatorFree, DiscreteMechanics, ImplicitMidpoint, Moser
 from .moser_veselov import MoserVeselovStepper
 from .runge_kutta import lincomb, rk_increment, rkmk_increment, stages
 from .nonholonomic import steppers as nonholonomic_steppers
+from ..geometry import orbit_space
 from ..geometry.spaces import AffineCoadjointSpace, CoadjointSpace, GroupSpace
 
 
 def space_for(problem):
-    """The homogeneous space (generator, action, bracket) of a coadjoint or reconstruction problem."""
+    """The homogeneous space (generator, action, bracket) of a coadjoint or reconstruction problem: the orbits of
+    an almost abelian algebra with R^2 acting (:mod:`integrators.geometry.orbit_space`), g* with the coadjoint
+    action, g x g* with the affine one (a forcing), or the group."""
+    if orbit_space.applies(problem):
+        return orbit_space.OrbitSpace(problem)
     if problem.kind == "coadjoint":
         return CoadjointSpace(problem) if problem.forcing is None else AffineCoadjointSpace(problem)
     if problem.kind == "reconstruction":

@@ -93,7 +93,7 @@ def queued(monkeypatch):
 
 
 @pytest.mark.parametrize("label, method", [("so4 random basis", "rkmk853"), ("so4 random basis", "rk853_projected"),
-                                           ("se3 random basis", "rk45"), ("R x_D R^4", "rkmk45"),
+                                           ("se3 random basis", "rk45"), ("se3 random basis", "rkmk45"),
                                            ("R x_D R^4", "rk853")])
 def test_each_trajectory_is_its_single_run_and_the_numpy_ensemble(label, method, queued, monkeypatch):
     alg = _alg(label)
