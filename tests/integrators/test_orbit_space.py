@@ -189,3 +189,23 @@ def test_forced_and_other_algebras_keep_their_spaces():
         P = quadratic_problem(other, seed=1)
         pl = _plan(P, start(3, 1), "rkmk853")
         assert not orbit_source.applies(pl.st, pl.lie) and generic_kernel.covers(pl)
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_the_compiled_section_steps_as_the_reference(monkeypatch):
+    # the compiled Poincare section (integrators.codegen.section_source) takes the orbit space's steps too: its
+    # crossings are those of the numpy path (the reference stepper's steps, located in numpy)
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")
+    from integrators import poincare_section
+    alg = ALGEBRAS["Bianchi VII_0.5 random basis"]
+    P = quadratic_problem(alg, seed=4)
+    z0 = start(alg.dim, 4)
+    path = integrate(P, z0, (0.0, 20.0), method="rkmk4", steps=2000, backend="numpy").y
+    j = int(np.argmax(np.ptp(path, axis=0)))       # the plane through the middle of the widest swing
+    a, b = np.eye(alg.dim)[j], float(np.median(path[:, j]))
+    got = {bk: poincare_section(P, z0, (a, b), 20.0, method="rkmk4", h=0.01, backend=bk, direction=0)
+           for bk in ("numpy", "numba")}
+    assert got["numba"].backend == "numba" and got["numpy"].backend == "numpy"
+    p, q = np.asarray(got["numpy"].points), np.asarray(got["numba"].points)
+    assert p.shape == q.shape and len(p) >= 2
+    assert np.max(np.abs(p - q)) <= 1e-11 * np.max(np.abs(p))
