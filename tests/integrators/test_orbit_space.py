@@ -149,7 +149,7 @@ def _plan(P, z0, method):
     return plans.plan(P, m.tableau, True, m.terms, z0)
 
 
-@pytest.mark.parametrize("name", ["R x_D R^5 random basis", "Bianchi VII_0.5 random basis"])
+@pytest.mark.parametrize("name", ["R x_D R^5 random basis", "Bianchi VI_-2.5"])
 def test_generated_steps_agree_with_the_reference(name):
     alg = ALGEBRAS[name]
     n = alg.dim
@@ -197,7 +197,7 @@ def test_the_compiled_section_steps_as_the_reference(monkeypatch):
     # crossings are those of the numpy path (the reference stepper's steps, located in numpy)
     monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")
     from integrators import poincare_section
-    alg = ALGEBRAS["Bianchi VII_0.5 random basis"]
+    alg = ALGEBRAS["Bianchi VI_-2.5"]   # where the two actions' steps differ by 4e-8 over these 2000 steps
     P = quadratic_problem(alg, seed=4)
     z0 = start(alg.dim, 4)
     path = integrate(P, z0, (0.0, 20.0), method="rkmk4", steps=2000, backend="numpy").y
