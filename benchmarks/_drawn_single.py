@@ -34,6 +34,18 @@ def generic_only(fn, *args, **kwargs):
     return res
 
 
+def generic_covers(s, x0, method):
+    """True when the generic kernel runs ``method`` on system ``s`` (integrators.backends.generic_kernel.covers: not
+    the Lie-group steps on an almost abelian algebra's orbits, which run numpy until their own loop is compiled)."""
+    from integrators import METHODS
+    from integrators.backends import generic_kernel, plan as plans
+    m = METHODS[method]
+    if getattr(m, "tableau", None) is None:
+        return True
+    pl = plans.plan(s.problem(), m.tableau, m.lie, m.terms, s.to_problem(x0))
+    return pl is None or generic_kernel.covers(pl)
+
+
 def single(drawn, args, numba_ok):
     rows, notes, prof_target = [], [], None
     reps = 3 if args.quick else 5
@@ -87,12 +99,13 @@ def single(drawn, args, numba_ok):
                 cands["numba"] = lambda tol: zend(s.simulate(x0, T, rtol=tol, atol=tol * 1e-2, backend="numba"))
             else:                                                         # its compile outlasted the budget
                 compiling.add((label, kind))
-        if numba_ok:
+        d = s.simulate(x0, T)
+        covered = numba_ok and generic_covers(s, x0, d.method)
+        if covered:   # (the orbit space's RKMK steps of an almost abelian algebra: numpy runs until compiled)
             cands["generic"] = lambda tol: zend(generic_only(s.simulate, x0, T, rtol=tol, atol=tol * 1e-2,
                                                              backend="numba"))
         chosen = {k: choose(go, zref) for k, go in cands.items()}
         runs = {k: (lambda go=cands[k], tol=tol: go(tol)) for k, (tol, _) in chosen.items() if tol is not None}
-        d = s.simulate(x0, T)
         runs["default"] = lambda: s.simulate(x0, T)
         # one trajectory runs in this thread: its CPU time, not the process's (a compile the default call or a cold
         # numba call queued may still run in liedyn's background thread)
@@ -102,6 +115,8 @@ def single(drawn, args, numba_ok):
 
         def cell(k):
             tol, err = chosen.get(k, (None, None))
+            if k == "generic" and numba_ok and not covered:
+                return "-", "-", "(numpy)"
             if k not in cands:
                 why = "(compiling)" if (label, kind) in compiling else "(budget)"
                 return "-", "-", why if numba_ok else "(no numba)"

@@ -214,7 +214,9 @@ def main():
           "process (compiles unless numba's disk cache has the structure). `algebra`: building it with its "
           "Casimirs. `numba`: the structure's own compiled loop (after its compile). `generic`: the same "
           "`backend=\"numba\"` call on the generic kernel (the structure as data, compiled once per machine), what "
-          "that call runs until the structure's loop is compiled (minutes on a random basis).", "",
+          "that call runs until the structure's loop is compiled (minutes on a random basis); `(numpy)`: the generic "
+          "kernel does not run the method there (the RKMK steps on an almost abelian algebra's orbits, "
+          "integrators.geometry.orbit_space), the call runs numpy until that loop is compiled.", "",
           markdown_table(SINGLE_COLUMNS, rows), ""]
     old = _earlier_section() if args.single_only else None
     kept = []
