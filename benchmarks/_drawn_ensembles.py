@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from benchmarks._drawn_common import KINDS, T, build_system, choose, hand_rhs, reference, sysseed, timed, zend
+from benchmarks._drawn_single import generic_covers
 
 
 def _thread_ticks():
@@ -221,7 +222,7 @@ def ensembles(systems, args, numba_ok):
         spec = getattr(args, "specialised_ensembles", "compile")
         if numba_ok and (spec == "compile" or (spec == "cached" and _specialised_ready(P))):
             cands["liedyn numba independent"] = lied("numba", "independent", "nb", "numba")
-        if numba_ok:
+        if numba_ok and generic_covers(s, x0, pre.method):   # not the orbit space's RKMK steps (no generic kernel)
             cands["liedyn generic independent"] = lied("numba", "independent", "gen", "generic")
         if mods is not None:
             for sv in ("Dopri8", "Tsit5"):

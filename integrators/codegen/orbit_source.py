@@ -13,9 +13,11 @@ In the adapted basis T of :mod:`integrators.geometry.almost_abelian` (zhat = T^T
 * the step's increment and the error estimate's state change (gamma, sigma D^T y) go back with T^-T;
 * dexp^-1 is the identity (the group is abelian).
 
-A stage costs one scalar function per block of D and W_a's n^2 products (no other n x n map), against three n x n maps, one scalar function per block for the exponential and
-one for dexp^-1 of the coadjoint action of the group (:mod:`integrators.codegen.exp_writer`,
-:mod:`integrators.codegen.dexpinv_writer`).
+A stage costs one scalar function per block of D and W_a's n^2 products (no other n x n map), against three n x n
+maps, one scalar function per block for the exponential and one for dexp^-1 of the coadjoint action of the group
+(:mod:`integrators.codegen.exp_writer`, :mod:`integrators.codegen.dexpinv_writer`). On the dense output's numpy
+columns the maps by T are matrix products (:func:`orbit_class` over
+:class:`integrators.codegen.matrix_source.MatrixSource`, :func:`integrators.codegen.programs.source`).
 """
 
 from __future__ import annotations
