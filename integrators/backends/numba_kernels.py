@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import os
 import sys
+import threading
 from pathlib import Path
 
 from ..reference import genhelpers
@@ -113,13 +114,16 @@ def header(batch=False):
 
 
 def cache_dir():
-    """The directory of the generated modules (created on demand), or None when not writable."""
+    """The directory of the generated modules (created on demand), or None when not writable. The probe file is
+    this process's and thread's own: with one shared name, another process's unlink between this one's write and
+    unlink made the directory look unwritable for a moment (a module then compiled in memory while its text said
+    CACHE = True, and numba refused to cache it: seen under pytest-xdist)."""
     d = Path(os.environ.get("LIEDYN_CACHE_DIR") or Path.home() / ".cache" / "liedyn")
     try:
         d.mkdir(parents=True, exist_ok=True)
-        probe = d / ".write_test"
+        probe = d / f".write_test.{os.getpid()}.{threading.get_ident()}"
         probe.write_text("")
-        probe.unlink()
+        probe.unlink(missing_ok=True)
     except OSError:
         return None
     return d
