@@ -72,6 +72,22 @@ def closed_form(C):
       adapted basis;
     * None otherwise (the Taylor series of the action).
     """
+    C = np.asarray(C, dtype=float)
+    key = (C.shape, C.tobytes())
+    kind = _CLOSED.get(key, False)
+    if kind is False:
+        if len(_CLOSED) >= 256:
+            _CLOSED.clear()
+        kind = _CLOSED[key] = _closed_form(C)
+    return kind
+
+
+#: structure constants (shape, bytes) -> closed_form (its probes cost up to ~0.3 ms; the reference steppers ask
+#: once per run, :func:`integrators.geometry.orbit_space.applies`)
+_CLOSED = {}
+
+
+def _closed_form(C):
     kind = closed_form_kind(C)
     if kind in ("so3", "se3"):
         return kind
