@@ -309,7 +309,7 @@ SLOW_NUMBA = {"solv9"}
 
 def steady(systems, reps, all_numba=False):
     from integrators import integrate
-    from integrators.backends import auto_compile
+    from integrators.backends import auto_compile, background
     hidden = auto_compile.compiled
     rows = []
     for label, key, kind, method, *rest in systems:
@@ -325,6 +325,9 @@ def steady(systems, reps, all_numba=False):
         finally:
             os.environ.pop("LIEDYN_AUTO_COMPILE")
         compile_s = time.perf_counter() - t
+        # the steady state: the background thread's loads (the generic kernel, the compiled Casimir rows) done, or
+        # the first rounds of "generic" would run numpy while they hold the queue
+        background.wait(120)
 
         def gen():
             auto_compile.compiled = lambda pl, k: False                 # as on a structure not yet compiled
