@@ -386,10 +386,9 @@ CHEAP_CLOSED = ("so3", "se3", "ad3", "ad3x2")
 def _slow_numpy(pl):
     """An RKMK pair on an algebra without a cheap closed-form exponential (:data:`CHEAP_CLOSED`): its numpy loop
     costs 0.4-40 ms a step and its first call 0.5-3 s of code generation (so(4), so(5) in
-    benchmarks/generic_kernel.py), more than loading the generic kernel. Not the steps on an almost abelian
-    algebra's orbits (:mod:`integrators.codegen.orbit_source`: ~0.15 ms a step on R x_D R^8 in a random basis;
-    the generic kernel does not run them, :func:`integrators.backends.generic_kernel.covers`)."""
-    return bool(pl.lie) and pl.st.closed not in CHEAP_CLOSED and generic_kernel.covers(pl)
+    benchmarks/generic_kernel.py), more than loading the generic kernel. (:func:`choose` asks only for plans the
+    generic kernel covers: not the steps on an almost abelian algebra's orbits.)"""
+    return bool(pl.lie) and pl.st.closed not in CHEAP_CLOSED
 
 
 def continue_with(pl, t1, rtol, atol, max_step, grid=False):

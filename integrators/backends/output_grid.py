@@ -69,13 +69,13 @@ class OutputGrid:
     def _extra_stages(self, L, hs, V):
         """The interpolant's extra stages of the logged steps of one trajectory (L, k): ``hs`` their step
         sizes, ``V`` their logged values (L, fields)."""
-        fn = self.pl.function("dense_stages", "array")
         if len(L) <= self.ROW_STAGES and self.pl.float_rows:
             fs = self.pl.function("dense_stages", "scalar")   # the same text with the helpers' float versions
             try:
                 return np.array([fs(r[4], *r[5:]) for r in L], dtype=float)
             except (ArithmeticError, ValueError):
                 pass   # a division by zero or an overflow on Python floats: numpy's inf or NaN, on the columns
+        fn = self.pl.function("dense_stages", "array")
         with np.errstate(all="ignore"):
             Kx = fn(hs, *V.T)
         return np.stack([np.broadcast_to(k, (len(L),)) for k in Kx], -1)

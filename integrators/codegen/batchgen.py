@@ -138,7 +138,7 @@ def attempt_lines(st, tab, lie, terms, lanes=False, proj=None, fixed=None, extra
     unprojected increment as "d_raw")."""
     n = st.n
     z = [f"z{i}" for i in range(n)]
-    cls = ensemble_class(st, lie)
+    cls = orbit_source.writer_class(st, lie, EnsembleSource)
     first = cls(st)
     W0 = [f"W0_{i}" for i in range(first.gdim)]
     w = first.velocity(z) if lie else first.field(z)
@@ -174,13 +174,8 @@ def attempt_source(st, tab, lie, terms, proj=None):
 def adaptive_source(st, tab, lie, terms, proj=None, grid=False):
     """:func:`integrators.codegen.programs.adaptive_source` (one trajectory, compiled) written with
     :class:`EnsembleSource`; ``grid``: with the output grid (:mod:`integrators.codegen.dense_source`)."""
-    return programs.adaptive_source(st, tab, lie, terms, source_class=ensemble_class(st, lie), proj=proj, grid=grid)
-
-
-def ensemble_class(st, lie):
-    """:class:`EnsembleSource`, or its orbit-space variant for the Lie-group steps on an almost abelian algebra
-    (:mod:`integrators.codegen.orbit_source`)."""
-    return orbit_source.orbit_class(EnsembleSource) if orbit_source.applies(st, lie) else EnsembleSource
+    return programs.adaptive_source(st, tab, lie, terms, source_class=orbit_source.writer_class(st, lie, EnsembleSource),
+                                    proj=proj, grid=grid)
 
 
 _FORMS = {}

@@ -257,27 +257,43 @@ class ExponentialWriter:
         u . zeta are Re(u conj(zeta))). Back with T^-T. No cancellation: E and G come from expm1 and half
         angles, and the increment is summed from its own terms. Exact up to the rounding of three n x n maps
         (~cond(T) eps, cond(T) <= COND_MAX)."""
-        form = almost_abelian(self.st.C)
         xh = self.adapted("Tinv", x, "xa")
         zh = self.adapted("TT", z, "za")
-        a = xh[0]
-        dh, d0 = [None] * self.n, []
+        dh, gs = self.scaling_increment(xh[0], zh)
+        d0 = []
+        for i, G in gs:
+            if len(G) == 1:
+                d0.append(f"{G[0]}*{xh[i]}*{zh[i]}")
+                continue
+            j = i + 1
+            Gr, Gi = G
+            ur, ui = self.assign("u", [f"{Gr}*{xh[i]} + {Gi}*{xh[j]}", f"{Gr}*{xh[j]} - {Gi}*{xh[i]}"])
+            d0 += [f"{ur}*{zh[i]}", f"{ui}*{zh[j]}"]
+        dh[0] = f"-({' + '.join(d0)})" if d0 else "0.0"
+        d = self.adapted("TinvT", self.assign("da", dh), "d")
+        return d if delta else self.assign("y", [f"{z[i]} + {d[i]}" for i in range(self.n)])
+
+    def scaling_increment(self, a, zh):
+        """(e^(a D^T) - 1) zeta blockwise on an almost abelian algebra's adapted coordinates zh = (z0, zeta)
+        (:mod:`integrators.geometry.almost_abelian`): the list of n expressions (index 0 left None) and, per block,
+        (its first index, the names of G = (e^(a lambda) - 1)/a, or of its real and imaginary parts on a pair), from
+        ``aexp`` / ``aexpc`` (expm1 and half angles, NaN beyond |a lambda| = 700). On a pair D^T acts on
+        zeta_i + i zeta_(i+1) as alpha + i beta, so the increment is E zeta with E = e^(a (alpha + i beta)) - 1."""
+        form = almost_abelian(self.st.C)
+        dh, gs = [None] * self.n, []
         for i, lam in form.reals:
             E, G = self.fresh("e"), self.fresh("g")
             self.emit(f"{E}, {G} = aexp({a}, {num(lam)})")
             dh[i] = f"{E}*{zh[i]}"
-            d0.append(f"{G}*{xh[i]}*{zh[i]}")
+            gs.append((i, (G,)))
         for i, al, be in form.pairs:
             j = i + 1
             Er, Ei, Gr, Gi = (self.fresh(p) for p in ("er", "ei", "gr", "gi"))
             self.emit(f"{Er}, {Ei}, {Gr}, {Gi} = aexpc({a}, {num(al)}, {num(be)})")
             dh[i] = f"{Er}*{zh[i]} - {Ei}*{zh[j]}"
             dh[j] = f"{Er}*{zh[j]} + {Ei}*{zh[i]}"
-            ur, ui = self.assign("u", [f"{Gr}*{xh[i]} + {Gi}*{xh[j]}", f"{Gr}*{xh[j]} - {Gi}*{xh[i]}"])
-            d0 += [f"{ur}*{zh[i]}", f"{ui}*{zh[j]}"]
-        dh[0] = f"-({' + '.join(d0)})" if d0 else "0.0"
-        d = self.adapted("TinvT", self.assign("da", dh), "d")
-        return d if delta else self.assign("y", [f"{z[i]} + {d[i]}" for i in range(self.n)])
+            gs.append((i, (Gr, Gi)))
+        return dh, gs
 
     def _cross(self, a, b, prefix="c"):
         return self.assign(prefix, [f"{a[1]}*{b[2]} - {a[2]}*{b[1]}", f"{a[2]}*{b[0]} - {a[0]}*{b[2]}",

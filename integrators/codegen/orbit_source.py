@@ -7,9 +7,9 @@ In the adapted basis T of :mod:`integrators.geometry.almost_abelian` (zhat = T^T
 * the generator of a state is xi = (sigma, gamma) = (what_0, -what_h . D^T y), what = W_a zhat + c_a with
   W_a = T^-1 W T^-T and c_a = T^-1 c written into the text (2 components instead of n);
 * a stage point theta . z = (z0 + c, e^(s D^T) y) stays in the adapted coordinates (the next generator reads them
-  there), with e^(s D^T) - 1 blockwise from ``aexp`` / ``aexpc`` (expm1 and half angles, NaN beyond
-  |s lambda| = 700, as the closed-form coadjoint action :meth:`integrators.codegen.exp_writer.ExponentialWriter.
-  _act_almost_abelian`);
+  there), with e^(s D^T) - 1 blockwise as the closed-form coadjoint action writes it
+  (:meth:`integrators.codegen.exp_writer.ExponentialWriter.scaling_increment`: expm1 and half angles, NaN beyond
+  |s lambda| = 700);
 * the step's increment and the error estimate's state change (gamma, sigma D^T y) go back with T^-T;
 * dexp^-1 is the identity (the group is abelian).
 
@@ -23,7 +23,7 @@ columns the maps by T are matrix products (:func:`orbit_class` over
 from __future__ import annotations
 
 from ..geometry.orbit_space import OrbitForm
-from .source_text import lin, num
+from .source_text import lin
 from .writer import Source
 
 
@@ -60,16 +60,9 @@ class OrbitWriter:
         return self.adapted("TT", z, "za")
 
     def _Dty(self, zh):
-        """The names of D^T y (n-1 expressions, y = zhat[1:]), blockwise."""
-        form = self._orbit()
-        u = [None] * (self.n - 1)
-        for i, lam in form.reals:
-            u[i - 1] = f"{num(lam)}*{zh[i]}"
-        for i, al, be in form.pairs:
-            j = i + 1
-            u[i - 1] = f"{num(al)}*{zh[i]} - {num(be)}*{zh[j]}"
-            u[j - 1] = f"{num(be)}*{zh[i]} + {num(al)}*{zh[j]}"
-        return u
+        """The expressions of D^T y (n-1, y = zhat[1:]; D^T block diagonal in the adapted basis)."""
+        Dt, m = self._orbit().Dt, self.n - 1
+        return [lin([(Dt[i, k], zh[1 + k]) for k in range(m)]) for i in range(m)]
 
     def velocity(self, z, scale=None):
         """xi = (what_0, -what_h . D^T y) at the state z (original names, or a stage point's adapted ones)."""
@@ -87,20 +80,9 @@ class OrbitWriter:
 
     def _delta_hat(self, x, zh):
         """(s, c) . zhat - zhat = (c, (e^(s D^T) - 1) y) (adapted coordinates, no cancellation)."""
-        form = self._orbit()
-        s, c = x
-        d = [None] * self.n
-        d[0] = c
-        for i, lam in form.reals:
-            E, G = self.fresh("e"), self.fresh("g")
-            self.emit(f"{E}, {G} = aexp({s}, {num(lam)})")
-            d[i] = f"{E}*{zh[i]}"
-        for i, al, be in form.pairs:
-            j = i + 1
-            Er, Ei, Gr, Gi = (self.fresh(p) for p in ("er", "ei", "gr", "gi"))
-            self.emit(f"{Er}, {Ei}, {Gr}, {Gi} = aexpc({s}, {num(al)}, {num(be)})")
-            d[i] = f"{Er}*{zh[i]} - {Ei}*{zh[j]}"
-            d[j] = f"{Er}*{zh[j]} + {Ei}*{zh[i]}"
+        self._orbit()
+        d, _ = self.scaling_increment(x[0], zh)
+        d[0] = x[1]
         return self.assign("da", d)
 
     def stage_act(self, x, z):
@@ -146,3 +128,9 @@ def orbit_class(base):
 
 
 _CLASSES = {}
+
+
+def writer_class(st, lie, base=Source):
+    """``base`` (:class:`Source` or a subclass), or its orbit-space variant where the Lie-group steps of ``st`` move
+    on an almost abelian algebra's orbits (:func:`applies`)."""
+    return orbit_class(base) if applies(st, lie) else base

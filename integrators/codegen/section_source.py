@@ -21,19 +21,13 @@ the largest |g| / (1 + |A| |y_k|) at the located points.
 from __future__ import annotations
 
 from .step_source import increment as _increment, stages as _stages
-from .orbit_source import OrbitSource, applies as orbit_applies
+from .orbit_source import writer_class
 from .writer import Source
-
-
-def _writer(st, lie):
-    """The step's writer: :class:`Source`, or the orbit space's on an almost abelian algebra's RKMK steps
-    (:mod:`integrators.codegen.orbit_source`, as the reference's :func:`integrators.reference.stepping.space_for`)."""
-    return OrbitSource(st) if orbit_applies(st, lie) else Source(st)
 
 
 def section_source(st, tab, lie, terms):
     """Source of ``run`` (module docstring) for structure ``st`` and tableau ``tab`` (rk or rkmk form)."""
-    src = _writer(st, lie)
+    src = writer_class(st, lie)(st)   # (the orbit space's RKMK steps on an almost abelian algebra)
     n = st.n
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]
@@ -125,7 +119,7 @@ def locate_source(st, tab, lie, terms):
     """Source of ``locate(h, A, anorm, b0, xtol, g0, g1, YS, YC) -> (s, gs, scale)``: the crossing over
     the step from YS (its end state in YC on entry, the located point on return), by the same
     Illinois iteration as ``run`` (:func:`_illinois`)."""
-    src = _writer(st, lie)
+    src = writer_class(st, lie)(st)   # (the orbit space's RKMK steps on an almost abelian algebra)
     n = st.n
     ys = [f"ys{i}" for i in range(n)]
     yc = [f"yc{i}" for i in range(n)]
