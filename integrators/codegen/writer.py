@@ -101,6 +101,11 @@ class Source(Lines, ExponentialWriter, DexpinvWriter):
         form = sparse_basis(C)
         if form is not None and int(np.count_nonzero(C)) > 3 * self.n * self.n + int(np.count_nonzero(form.constants())):
             return self._coad_adapted(x, m, prefix)
+        return self.coad_with(C, x, m, prefix)
+
+    def coad_with(self, C, x, m, prefix="g"):
+        """(ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k for the structure constants C given (the algebra's own in
+        :meth:`coad`, a sparse basis's in the forced writer's dexp^-1), one product per non-zero entry."""
         out = []
         for j in range(self.n):
             terms = [(C[i, j, k], f"{x[i]}*{m[k]}") for i in range(self.n) for k in range(self.n)
@@ -114,11 +119,9 @@ class Source(Lines, ExponentialWriter, DexpinvWriter):
         algebra's are the 2 x 2 and 1 x 1 blocks of D): three n x n maps and one product per entry of the sparse
         constants instead of one per entry of C (~n^3 in a random basis: 729 at n = 9 against 3 x 81 + 30 for
         R x_D R^8; 900 at n = 10 against 3 x 100 + 84 for so(5))."""
-        Ch, n = sparse_basis(self.st.C).constants(), self.n
         xh = self.adapted("Tinv", x, "xa")
         mh = self.adapted("TT", m, "ma")
-        rh = self.assign("ga", [lin([(Ch[i, j, k], f"{xh[i]}*{mh[k]}") for i in range(n) for k in range(n)
-                                     if Ch[i, j, k] != 0.0]) for j in range(n)])
+        rh = self.coad_with(sparse_basis(self.st.C).constants(), xh, mh, "ga")
         return self.adapted("TinvT", rh, prefix)
 
     def dense(self):
@@ -145,7 +148,10 @@ class Source(Lines, ExponentialWriter, DexpinvWriter):
 
     def neg_bracket(self, x, y):
         """-[x, y]_k = -sum_{i,j} x_i y_j C[i, j, k] (the bracket matching the coadjoint action)."""
-        C = self.st.C
+        return self.neg_bracket_with(self.st.C, x, y)
+
+    def neg_bracket_with(self, C, x, y):
+        """-[x, y] for the structure constants C given (:meth:`coad_with`)."""
         out = []
         for k in range(self.n):
             out.append(lin([(-C[i, j, k], f"{x[i]}*{y[j]}") for i in range(self.n) for j in range(self.n)

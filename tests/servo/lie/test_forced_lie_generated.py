@@ -1,7 +1,8 @@
 """Servo-constraints of the first kind with the Lie-group methods on the generated path: the generator (w, f) in
 g x g* (integrators.codegen.affine_source) against the numpy reference loop (AffineCoadjointSpace, fast=False),
-on so(4) with one and two constraints and on a seeded random algebra (a solvable R x_D R^3 in a random basis:
-no closed-form exponential, a dense structure), and against an independent tight DOP853 (scipy) solution of
+on so(4) with one and two constraints, on so(4) in a random basis (the writer sums dexp^-1 in the root basis) and
+on a seeded random algebra (a solvable R x_D R^3 in a random basis: no closed-form exponential, a dense
+structure), and against an independent tight DOP853 (scipy) solution of
 m' = ad*_w m + B^T lambda written here from the structure constants."""
 
 import numpy as np
@@ -10,6 +11,8 @@ from scipy.integrate import solve_ivp
 
 from integrators import integrate
 from integrators.backends import numba_kernels
+from integrators.codegen.affine_source import AffineSource
+from integrators.geometry import recognition
 from liegroups import named
 from servo.lie import ServoFirstKind
 from tests.algebras import random_basis, semidirect_r_rn
@@ -23,9 +26,17 @@ def _drawn_algebra(seed):
     return random_basis(semidirect_r_rn(rng.uniform(-1.0, 1.0, (3, 3))), rng, name="R x_D R^3 (random basis)")
 
 
+def _algebra(name):
+    if name == "so(4)":
+        return named.so4()
+    if name == "so(4) random basis":
+        return random_basis(named.so4(), np.random.default_rng(11), name="so(4) (random basis)")
+    return _drawn_algebra(2)
+
+
 def _system(name, k):
-    rng = np.random.default_rng(7 if name == "so(4)" else 2)   # seed 2: a drawn system whose |m| stays within 3x
-    alg = named.so4() if name == "so(4)" else _drawn_algebra(2)
+    rng = np.random.default_rng(2 if name == "drawn" else 7)   # seed 2: a drawn system whose |m| stays within 3x
+    alg = _algebra(name)
     n = alg.dim
     Bm = rng.standard_normal((n, n))
     I = Bm @ Bm.T / n + np.eye(n)
@@ -50,7 +61,39 @@ def _exact(s, m0, t_end, t_eval=None):
     return solve_ivp(f, (0.0, t_end), m0, method="DOP853", rtol=1e-13, atol=1e-15, t_eval=t_eval).y.T
 
 
-CASES = [("so(4)", 1), ("so(4)", 2), ("drawn", 1), ("drawn", 2)]
+CASES = [("so(4)", 1), ("so(4)", 2), ("so(4) random basis", 1), ("drawn", 1), ("drawn", 2)]
+
+
+@pytest.mark.parametrize("name", ["so(4) random basis", "drawn"])
+def test_the_dense_bases_sum_dexpinv_in_their_sparse_basis(name):
+    """The cases above cover the writer's route through a sparse basis (AffineSource._sum_basis), and that route
+    is the series of the algebra's own bracket: for random theta and v of g x g*, the generated text of
+    dexp^-1_theta(v) (its first terms) against the same terms summed here with the bracket from C."""
+    s, m0 = _system(name, 1)
+    st = recognition.recognise(s.problem(), m0)
+    src = AffineSource(st)
+    assert src._sum_basis() is not None
+    n = st.n
+    th, v = [f"th{i}" for i in range(2 * n)], [f"v{i}" for i in range(2 * n)]
+    out = src.dexpinv(th, v, 6)
+    text = f"def f({', '.join(th + v)}):\n" + "\n".join(src.lines) + f"\n    return ({', '.join(out)},)\n"
+    env = {}
+    exec(text, env)
+    C = st.C
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(2 * n)
+    u = rng.standard_normal(2 * n)
+
+    def bracket(a, b):   # [(x1, v1), (x2, v2)] = (-[x1, x2], ad*_x1 v2 - ad*_x2 v1), from C
+        return np.concatenate([-np.einsum("i,j,ijk->k", a[:n], b[:n], C),
+                               np.einsum("i,ijk,k->j", a[:n], C, b[n:]) - np.einsum("i,ijk,k->j", b[:n], C, a[n:])])
+
+    want, term = u.copy(), u.copy()
+    for c in (-0.5, 1.0 / 12.0, 0.0, -1.0 / 720.0, 0.0):   # B_k / k!, k = 1..5
+        term = bracket(x, term)
+        want = want + c * term
+    got = np.array(env["f"](*x, *u))
+    assert np.max(np.abs(got - want)) <= 1e-12 * np.max(np.abs(want))
 
 
 @pytest.mark.parametrize("name, k", CASES)
