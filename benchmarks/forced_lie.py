@@ -13,6 +13,10 @@ DOP853: the loosest rtol 10^(-k/4) (atol = rtol / 100) whose final error against
 most liedyn's final error, with t_eval the same grid, the same REPS-median.
 
     python benchmarks/forced_lie.py --old /path/to/main      # writes the section forced_lie of RESULTS.md
+
+With ``--basis random`` the same systems in a seeded random basis of so(4) (the basis f_a = sum_i P[a, i] e_i of
+``LieAlgebra.change_basis``, the inertia, constraints and m0 carried over: I' = P I P^T, a' = P a, b' = P b,
+m0' = P m0, the same motion in other coordinates); it writes the section forced_lie_random_basis.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ CASES = (("rkmk4", dict(steps=2000)), ("rkmk853", {}))
 
 
 def system(k):
-    """ServoFirstKind on so(4) with k constraints, seeded; (system, m0 on the constraints)."""
+    """ServoFirstKind on so(4) with k constraints, seeded; (system, m0 on the constraints); in the random basis of
+    the module docstring when LIEDYN_BENCH_BASIS is "random"."""
     from liegroups import named
     from servo.lie import ServoFirstKind
     rng = np.random.default_rng(31)   # seed 31: |m| stays within 2.3x |m0| on [0, 10] (many draws blow up)
@@ -46,7 +51,15 @@ def system(k):
     I = Bm @ Bm.T / n + np.eye(n)
     A, B = rng.standard_normal((k, n)), rng.standard_normal((k, n))
     s = ServoFirstKind(named.so4(), I, a=A[0] if k == 1 else A, b=B[0] if k == 1 else B)
-    return s, s.state_from(m=rng.standard_normal(n), project=True)
+    m0 = s.state_from(m=rng.standard_normal(n), project=True)
+    if os.environ.get("LIEDYN_BENCH_BASIS") != "random":
+        return s, m0
+    prng = np.random.default_rng(24)
+    P = np.linalg.qr(prng.standard_normal((n, n)))[0] * prng.uniform(0.5, 2.0, n)[None, :]
+    A, B = A @ P.T, B @ P.T
+    s = ServoFirstKind(named.so4().change_basis(P, name="so(4) (random basis)"), P @ I @ P.T,
+                       a=A[0] if k == 1 else A, b=B[0] if k == 1 else B)
+    return s, s.state_from(m=P @ m0, project=True)
 
 
 def hand_rhs(s):
@@ -121,7 +134,8 @@ def _run(tree, backend, cache):
     the first numba call compiles; the later rounds load from it)."""
     env = dict(os.environ, PYTHONPATH=tree, PYTHONDONTWRITEBYTECODE="1", OPENBLAS_NUM_THREADS="1",
                LIEDYN_CACHE_DIR=cache, NUMBA_CACHE_DIR=os.path.join(cache, "numba"))
-    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--case", backend], capture_output=True,
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--case", backend, "--basis",
+                          os.environ.get("LIEDYN_BENCH_BASIS", "standard")], capture_output=True,
                          text=True, cwd=tree, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -135,7 +149,9 @@ def main():
     ap.add_argument("--case", default=None)
     ap.add_argument("--old", default=None, help="another tree (a worktree of main)")
     ap.add_argument("--backends", default="numpy,numba")
+    ap.add_argument("--basis", choices=("standard", "random"), default="standard")
     args = ap.parse_args()
+    os.environ["LIEDYN_BENCH_BASIS"] = args.basis   # read by system(), here and in the --case processes
     if args.case:
         return case(args.case)
     from benchmarks._results import markdown_table, update_section
@@ -179,7 +195,9 @@ def main():
     if "old" in res:
         head += [f"old ({rev}) ms", "new / old (paired)"]
     head += ["DOP853 same error ms", "liedyn / DOP853"]
-    md = ("ServoFirstKind on so(4) through `s.simulate` (t in [0, 10]; rkmk4 2000 steps, rkmk853 its defaults on the "
+    where = "so(4)" if args.basis == "standard" else "so(4) in a seeded random basis (the same motion, module docstring)"
+    title = "" if args.basis == "standard" else "## Forced systems with the Lie-group methods in a random basis (issue 24)\n\n"
+    md = title + (f"ServoFirstKind on {where} through `s.simulate` (t in [0, 10]; rkmk4 2000 steps, rkmk853 its defaults on the "
           "default 1000-step grid), CPU time, median of "
           f"{REPS} calls after a first call reported apart ({ROUNDS} interleaved fresh-process rounds per tree, the "
           f"first with empty liedyn and numba caches: its first numba call compiles, the later ones load the "
@@ -187,7 +205,9 @@ def main():
           f"loosest rtol 10^(-k/4) reaching liedyn's final error (numpy row's); load average "
           f"{min(loads):.1f}-{max(loads):.1f}.\n\n" + markdown_table(head, rows))
     print(md)
-    update_section("forced_lie", md, "python benchmarks/forced_lie.py" + (" --old <worktree of main>" if args.old else ""))
+    section = "forced_lie" if args.basis == "standard" else "forced_lie_random_basis"
+    update_section(section, md, "python benchmarks/forced_lie.py" + (" --old <worktree of main>" if args.old else "")
+                   + ("" if args.basis == "standard" else f" --basis {args.basis} --backends {args.backends}"))
 
 
 if __name__ == "__main__":
