@@ -189,6 +189,8 @@ _WORKS = [
        "Exact Solutions of Einstein's Field Equations", "2nd ed., Cambridge University Press", 2003),
     _e("humphreys1972", "book", ["J. E. Humphreys"], "Introduction to Lie Algebras and Representation Theory",
        "Graduate Texts in Mathematics 9, Springer, New York", 1972),
+    _e("jacobson1962", "book", ["N. Jacobson"], "Lie Algebras",
+       "Interscience Tracts in Pure and Applied Mathematics 10, Interscience, New York", 1962),
     _e("murray-li-sastry1994", "book", ["R. M. Murray", "Z. Li", "S. S. Sastry"],
        "A Mathematical Introduction to Robotic Manipulation", "CRC Press, Boca Raton", 1994),
     _e("sola2018", "misc", ["J. Solà", "J. Deray", "D. Atchuthan"],

@@ -35,7 +35,7 @@ import numpy as np
 from liegroups.closed_forms import bernoulli_coefficients
 
 from ..geometry.recognition import ideal_split, killing_half
-from ..geometry.root_basis import sparse_basis
+from ..geometry.sparse_basis import sparse_basis
 from ..geometry.spaces import ROUNDOFF_TERMS, adnorm_form
 from . import orbit_source
 from .source_text import lin
@@ -175,7 +175,7 @@ class AffineSource(Source):
         return q + self.assign("g", [f"{a[i]} - {b[i]}" for i in range(n)])
 
     def _sum_basis(self):
-        """The sparse basis T (:func:`integrators.geometry.root_basis.sparse_basis`) :meth:`dexpinv` sums its
+        """The sparse basis T (:func:`integrators.geometry.sparse_basis.sparse_basis`) :meth:`dexpinv` sums its
         series in, or None: when C has more non-zero entries than its constants there plus 2 n^2 (the maps in and
         out of one dexp^-1 cost 6 n^2 products, a bracket of g x g* 3 nnz(C)). The map (x, v) -> (T^-1 x, T^T v)
         is an isomorphism of g x g* (the pairing is kept: T^T ad*_x v = ad*_(T^-1 x) T^T v), so the series

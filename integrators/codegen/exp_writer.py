@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ..geometry.almost_abelian import almost_abelian
-from ..geometry.root_basis import sparse_basis
+from ..geometry.sparse_basis import sparse_basis
 from ..geometry.recognition import ideal_split, killing_half
 from ..geometry.relations import ad_relation
 from .source_text import assigned_names, lin, num, quadratic_source
@@ -218,7 +218,7 @@ class ExponentialWriter:
         return self._act_taylor(x, z, delta)
 
     def adapted(self, which, v, prefix):
-        """Names of M v for a matrix of the sparse basis T (:func:`integrators.geometry.root_basis.sparse_basis`:
+        """Names of M v for a matrix of the sparse basis T (:func:`integrators.geometry.sparse_basis.sparse_basis`:
         the adapted basis of an almost abelian algebra, or a root basis): ``which`` is "Tinv" (coordinates of an
         algebra element), "TT" (of a covector), "TinvT" (a covector back) or "T" (an element back). Written
         once per (which, v) while in scope (:meth:`_in_scope`, and no loop begun since): a stage's exponential
@@ -234,7 +234,7 @@ class ExponentialWriter:
 
     def _adapted_map(self, which, v, prefix):
         """:meth:`adapted`'s map, one linear combination per component (the basis of
-        :func:`integrators.geometry.root_basis.sparse_basis`)."""
+        :func:`integrators.geometry.sparse_basis.sparse_basis`)."""
         form = sparse_basis(self.st.C)
         M = {"Tinv": form.Tinv, "TT": form.T.T, "TinvT": form.Tinv.T, "T": form.T}[which]
         return self.assign(prefix, [lin([(M[i, j], v[j]) for j in range(self.n)]) for i in range(self.n)])

@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from ..geometry.root_basis import sparse_basis
+from ..geometry.sparse_basis import sparse_basis
 from ..reference import genhelpers
 from .source_text import Lines, lin
 
@@ -336,7 +336,7 @@ def text_cost(polys):
 
 def basis_polynomials(C, polys):
     """((T, the polynomials Chat of zhat = T^T z), Chat(T^T z) expanded in z) for the sparse basis T of C
-    (:func:`integrators.geometry.root_basis.sparse_basis`) when the projection's text is cheaper there, else None.
+    (:func:`integrators.geometry.sparse_basis.sparse_basis`) when the projection's text is cheaper there, else None.
     The expansion is what the dense forms of the projection read (the generic kernel's monomial tables, the
     numpy matrix form), so that every path projects onto the same function and takes its targets from it.
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry.root_basis import sparse_basis
+from ..geometry.sparse_basis import sparse_basis
 from .dexpinv_writer import DexpinvWriter
 from .exp_writer import ExponentialWriter
 from .source_text import Lines, lin
@@ -95,7 +95,7 @@ class Source(Lines, ExponentialWriter, DexpinvWriter):
 
     def coad(self, x, m, prefix="g"):
         """(ad*_x m)_j = sum_{i,k} x_i C[i, j, k] m_k, from the non-zero entries of C; through a sparse basis
-        (:func:`integrators.geometry.root_basis.sparse_basis`: the adapted basis of an almost abelian algebra,
+        (:func:`integrators.geometry.sparse_basis.sparse_basis`: the adapted basis of an almost abelian algebra,
         the root basis of a reductive one) when C has more entries than that route costs (:meth:`_coad_adapted`)."""
         C = self.st.C
         form = sparse_basis(C)
@@ -115,7 +115,7 @@ class Source(Lines, ExponentialWriter, DexpinvWriter):
 
     def _coad_adapted(self, x, m, prefix):
         """ad*_x m = T^-T ad*_xhat mhat with xhat = T^-1 x, mhat = T^T m (the pairing is kept) and the structure
-        constants of the sparse basis T (:func:`integrators.geometry.root_basis.sparse_basis`; an almost abelian
+        constants of the sparse basis T (:func:`integrators.geometry.sparse_basis.sparse_basis`; an almost abelian
         algebra's are the 2 x 2 and 1 x 1 blocks of D): three n x n maps and one product per entry of the sparse
         constants instead of one per entry of C (~n^3 in a random basis: 729 at n = 9 against 3 x 81 + 30 for
         R x_D R^8; 900 at n = 10 against 3 x 100 + 84 for so(5))."""

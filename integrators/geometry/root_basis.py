@@ -26,14 +26,14 @@ and gives None. The constants in the new basis are computed, entries below 1e-12
 (the exact ones are zero: the weights forbid them) and checked: mapped back they give C to 1e-11 of its size.
 
 The almost abelian algebras keep their own adapted basis (:mod:`integrators.geometry.almost_abelian`), whose
-exponential is a closed form; :func:`sparse_basis` returns whichever applies.
+exponential is a closed form, and an algebra with an abelian radical (se(3)) the basis of its Levi decomposition
+(:mod:`integrators.geometry.levi_basis`); :func:`integrators.geometry.sparse_basis.sparse_basis` returns whichever
+applies.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-from .almost_abelian import almost_abelian
 
 #: the largest condition number of a root basis kept (its round-off is ~cond(T) eps)
 COND_MAX = 100.0
@@ -70,13 +70,6 @@ def root_basis(C):
     if key not in _FORMS:
         _FORMS[key] = _recognise(C)
     return _FORMS[key]
-
-
-def sparse_basis(C):
-    """The basis the compiled code takes products with C in when it is cheaper than C itself: the adapted
-    basis of an almost abelian algebra (its closed forms use it), else the root basis, else None. Both have
-    ``T``, ``Tinv`` and ``constants()``."""
-    return almost_abelian(C) or root_basis(C)
 
 
 def _recognise(C):

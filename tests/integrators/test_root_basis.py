@@ -24,7 +24,8 @@ from integrators.codegen import matrix_source, projection
 from integrators.codegen import writer as codegen
 from integrators.geometry import recognition
 from integrators.geometry.almost_abelian import AlmostAbelian
-from integrators.geometry.root_basis import COND_MAX, root_basis, sparse_basis
+from integrators.geometry.root_basis import COND_MAX, root_basis
+from integrators.geometry.sparse_basis import sparse_basis
 from liegroups import LieAlgebra, named
 
 from tests.algebras import random_basis, sp4
