@@ -54,9 +54,22 @@ def _load(text):
     return numba_kernels.load_module(text, "liedyn_ens", "the compiled ensemble")["ensemble"]
 
 
+def _lanes(pl, t_eval):
+    """True when :func:`adaptive_independent` runs plan ``pl`` in the lane kernel (else each trajectory's loop)."""
+    return t_eval is None and ((pl.st.closed == "so3" and pl.lie) or not pl.lie)
+
+
+def starts_itself(pl, t_eval=None):
+    """True when the kernel of :func:`adaptive_independent` for plan ``pl`` computes Hairer's starting step of a
+    trajectory given H0[b] <= 0 (the one-trajectory loops and the ambient pairs' lanes; the so(3) RKMK lanes
+    take theirs from the caller)."""
+    return not (_lanes(pl, t_eval) and pl.lie)
+
+
 def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6, t_eval=None):
     """Each row of Z (B, n) integrated from t0 to t1 by the adaptive pair of plan ``pl`` with its own
-    first step H0[b], at most ``max_steps`` accepted steps each; returns (Y (B, n) final states (the
+    first step H0[b] (Hairer's starting step where H0[b] <= 0, when :func:`starts_itself`), at most
+    ``max_steps`` accepted steps each; returns (Y (B, n) final states (the
     last finite one when a run failed, the state reached when the budget was spent), status (B,): 0,
     -1 (the step size collapsed) or -2 (the budget), t_end (B,), nsteps (B,), nrejected (B,)).
     ``t_eval`` (sorted in the direction of integration): each trajectory's loop also fills its column
@@ -64,7 +77,7 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**
     lanes are not used then), returned as a sixth item YE (G, B, n), a trajectory that stopped early
     holding its last finite state at the later times."""
     n = pl.st.n
-    lanes = t_eval is None and ((pl.st.closed == "so3" and pl.lie) or not pl.lie)
+    lanes = _lanes(pl, t_eval)
     # writing the source takes milliseconds: once per structure and method
     key = (pl.st.key, pl.tab.name, pl.lie, pl.terms, None if pl.proj is None else pl.proj.key,
            ("lanes", JAM, ensemble_source.PROJ_ITER) if lanes else ("loop", t_eval is not None))

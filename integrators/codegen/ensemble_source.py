@@ -69,6 +69,35 @@ def _block(w, lines):
         w.emit(ln.strip())
 
 
+class _LaneStart(Lines):
+    """Hairer's starting step of :func:`integrators.codegen.programs._starting_step` in a lane's load, for a
+    lane whose H0 is <= 0: the field is the lane's first-stage lines ``fl`` (straight-line, from the names
+    z0..), written again at other names (every name of ``fl`` with the suffix _HS)."""
+
+    def __init__(self, n, fl, wv):
+        super().__init__(indent=0)
+        self.n, self._fl, self._wv = n, fl, list(wv)
+        self._own = {f"z{i}" for i in range(n)}
+        for ln in fl:
+            self._own.update(assigned_names(ln))
+
+    def fresh(self, prefix):
+        return super().fresh("hs_" + prefix)
+
+    def at_time(self, expr, stage=None):
+        """The lanes' fields are autonomous."""
+
+    def _renamed(self, text):
+        return _NAME.sub(lambda m: m.group(0) + "_HS" if m.group(0) in self._own else m.group(0), text.strip())
+
+    def field(self, y):
+        for i in range(self.n):
+            self.emit(f"z{i}_HS = {y[i]}")
+        for ln in self._fl:
+            self.emit(self._renamed(ln))
+        return [self._renamed(v) for v in self._wv]
+
+
 def _state_args(n):
     return ", ".join(f"Z[b, {i}]" for i in range(n)), ", ".join(["0.0"] * n)
 
@@ -154,7 +183,9 @@ def lanes_source(pl, copies=JAM):
     group has work left). One attempt of all lanes is the loop over s < S computing the lanes
     s, s + S, ..., s + (copies - 1) S (:func:`jam`) with the stages of
     :func:`integrators.codegen.batchgen.attempt_lines`; the controller (solve_ivp's, Hairer, Norsett and
-    Wanner I, II.4) then runs per lane."""
+    Wanner I, II.4) then runs per lane. A trajectory with H0[b] <= 0 starts with Hairer's starting step,
+    computed in its lane when it is loaded (the ambient pairs: :func:`integrators.codegen.programs._starting_step`,
+    the text of the one-trajectory loops, its second field evaluation the lane's first-stage lines again)."""
     n = pl.st.n
     # a projected ambient pair projects in the vectorized attempt too (PROJ_ITER Newton iterations
     # without a test); an accepted step whose residual is not yet at round-off projects again per lane
@@ -183,7 +214,19 @@ def lanes_source(pl, copies=JAM):
     load += [f"z{i} = Zc[{i}, b]" for i in range(n)] + [ln.strip() for ln in fl]
     load += [f"Wc[{i}, b] = {wv[i]}" for i in range(n)]
     load += [f"CL[{j}, b] = CZ[nxt, {j}]" for j in range(len(cz))]   # the lane's projection targets
-    load += ["IDX[b] = nxt; T[b] = t0; H[b] = H0[nxt]; ns[b] = 0; nr[b] = 0; nxt += 1"]
+    load += ["h = H0[nxt]"]
+    start = []
+    if not pl.lie:   # H0 <= 0: Hairer's starting step here (the field at z is the first stage, wv)
+        ls = _LaneStart(n, fl, wv)
+        programs._starting_step(ls, [f"z{i}" for i in range(n)], list(wv), order)
+        start = ls.lines
+    after = ["IDX[b] = nxt; T[b] = t0; H[b] = h; ns[b] = 0; nr[b] = 0; nxt += 1"]
+
+    def emit_load():
+        _block(w, load)
+        for ln in start:      # (an if-block: its own indentation kept)
+            w.emit(ln)
+        _block(w, after)
     S = LANES // copies
 
     # the parallel loop's body is one call of the group's function: numba's parfor passes (the hoisting of
@@ -212,7 +255,7 @@ def lanes_source(pl, copies=JAM):
     w.emit("for b in range(C):")
     w.emit("    if nxt < hi:")
     w.indent += 2
-    _block(w, load)
+    emit_load()
     w.emit("nact += 1")
     w.indent -= 2
     w.emit("while nact > 0:")
@@ -276,7 +319,7 @@ def lanes_source(pl, copies=JAM):
     for ln in ("ST[k] = status", "TE[k] = T[b]", "NS[k] = ns[b]", "NR[k] = nr[b]", "if nxt < hi:"):
         w.emit(ln)
     w.indent += 1
-    _block(w, load)
+    emit_load()
     w.indent -= 1
     w.emit("else:")
     w.emit("    IDX[b] = -1")

@@ -3,6 +3,8 @@ ensemble integrated on its own equals its single run; expected values are the si
 one-trajectory generated code (which sums the dexp^-1 series term by term, where the ensemble code
 sums it in closed form on so(3)), and the Casimirs of the initial states."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,12 @@ from scipy.linalg import expm
 
 from integrators import CoadjointProblem, IntegrationInputError, integrate
 
-from integrators.backends import numba_kernels
+from integrators import METHODS
+from integrators.backends import batch_kernels, fastpath, numba_kernels
+from integrators.codegen import projection
+from integrators.core import controller
+from integrators.engine import batch
+from integrators.engine.starting_step import initial_step
 
 from integrators.geometry import recognition
 from integrators.codegen.batchgen import EnsembleSource
@@ -164,6 +171,40 @@ def test_compiled_lanes_refill_and_thread_count_do_not_change_results():
             assert np.ptp(r.nsteps_each) >= 5  # the trajectories do take different step counts
     finally:
         numba.set_num_threads(before)
+
+
+@pytest.mark.skipif(not NUMBA, reason="numba not installed")
+def test_compiled_ambient_lanes_take_hairers_starting_step_in_the_lane():
+    """More trajectories than batch.START_SAMPLE: integrate passes H0 = 0 to the compiled kernel, and each lane of
+    an ambient pair computes Hairer's starting step when it loads a trajectory (the text of the one-trajectory
+    loop, its second field evaluation the lane's first stage again). Every final state and step count is that of
+    the single run (numpy floats, its own starting step), and the kernel given numpy's per-row starting steps
+    ends the same."""
+    body = free_rigid_body(REFERENCE_INERTIA)
+    rng = np.random.default_rng(12)
+    Z = rng.standard_normal((400, 3))
+    Z *= (0.2 + 2.8 * rng.random(400))[:, None] / np.linalg.norm(Z, axis=1)[:, None]
+    assert len(Z) > batch.START_SAMPLE
+    kw = dict(method="rk853_projected", rtol=1e-8, atol=1e-10)
+    pick = np.r_[0:400:23, 399]
+    single = [integrate(body, z, (0.0, 3.0), backend="numpy", **kw) for z in Z[pick]]
+    r = integrate(body, Z, (0.0, 3.0), ensemble="independent", backend="numba", **kw)
+    assert r.backend == "numba" and r.status == 0
+    assert np.max(np.abs(r.y[-1][pick] - np.array([s.y[-1] for s in single]))) <= 1e-12   # (compiled: fma)
+    assert list(r.nsteps_each[pick]) == [s.nsteps for s in single]
+    assert np.ptp(r.nsteps_each) >= 3
+    # the same kernel from numpy's starting steps (integrators.engine.starting_step, per row)
+    pl = fastpath.plan(body, METHODS["rk853_projected"].tableau, False, METHODS["rk853_projected"].terms, Z,
+                       projection.of_algebra(body.algebra))
+    order = controller.estimate_order(METHODS["rk853_projected"].tableau, False)
+    H0 = initial_step(lambda z: body.rhs(0.0, z), Z, 0.0, 3.0, order, kw["rtol"], kw["atol"], None, per_row=True)
+    out, st, _, ns, _ = batch_kernels.adaptive_independent(pl, Z, H0, 0.0, 3.0, kw["rtol"], kw["atol"], math.inf)
+    # (the two starting steps differ in their last bits: a trajectory may take one step more or less, and then
+    # ends within its tolerance of the other; those with the same steps end the same to round-off)
+    same = ns == r.nsteps_each
+    assert np.all(st == 0) and np.max(np.abs(ns - r.nsteps_each)) <= 1 and np.mean(same) >= 0.95
+    assert np.max(np.abs(out[same] - r.y[-1][same])) <= 1e-12 * np.max(np.abs(out))
+    assert np.max(np.abs(out - r.y[-1])) <= 1e-6 * np.max(np.abs(out))
 
 
 def _kirchhoff():
