@@ -214,19 +214,18 @@ def lanes_source(pl, copies=JAM):
     load += [f"z{i} = Zc[{i}, b]" for i in range(n)] + [ln.strip() for ln in fl]
     load += [f"Wc[{i}, b] = {wv[i]}" for i in range(n)]
     load += [f"CL[{j}, b] = CZ[nxt, {j}]" for j in range(len(cz))]   # the lane's projection targets
-    load += ["h = H0[nxt]"]
+    zs, f0 = [f"z{i}" for i in range(n)], [f"f0_{i}" for i in range(n)]
     start = []
-    if not pl.lie:   # H0 <= 0: Hairer's starting step here (the field at z is the first stage, wv)
+    if not pl.lie:   # H0 <= 0: Hairer's starting step (the field at z is the first stage, wv), in a function of
+        # its own: the group's body, which numba compiles as one, does not grow by a second copy of the field
         ls = _LaneStart(n, fl, wv)
-        programs._starting_step(ls, [f"z{i}" for i in range(n)], list(wv), order)
-        start = ls.lines
-    after = ["IDX[b] = nxt; T[b] = t0; H[b] = h; ns[b] = 0; nr[b] = 0; nxt += 1"]
-
-    def emit_load():
-        _block(w, load)
-        for ln in start:      # (an if-block: its own indentation kept)
-            w.emit(ln)
-        _block(w, after)
+        programs._starting_step(ls, zs, f0, order)
+        start = ([_SERIAL, f"def lane_start(h, t0, t1, rtol, atol, max_step, {', '.join(zs + f0)}):"]
+                 + ["    " + ln for ln in ls.lines] + ["    return h", "", ""])
+        load += [f"h = lane_start(H0[nxt], t0, t1, rtol, atol, max_step, {', '.join(zs + list(wv))})"]
+    else:
+        load += ["h = H0[nxt]"]
+    load += ["IDX[b] = nxt; T[b] = t0; H[b] = h; ns[b] = 0; nr[b] = 0; nxt += 1"]
     S = LANES // copies
 
     # the parallel loop's body is one call of the group's function: numba's parfor passes (the hoisting of
@@ -236,6 +235,8 @@ def lanes_source(pl, copies=JAM):
     # trajectory, the same end states bit for bit on so(4) in a random basis)
     args = "t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ"
     w = Lines(indent=0)
+    for ln in start:
+        w.emit(ln)
     w.emit(_SERIAL)
     w.emit(f"def group(g, per, {args}):")
     w.indent += 1
@@ -255,7 +256,7 @@ def lanes_source(pl, copies=JAM):
     w.emit("for b in range(C):")
     w.emit("    if nxt < hi:")
     w.indent += 2
-    emit_load()
+    _block(w, load)
     w.emit("nact += 1")
     w.indent -= 2
     w.emit("while nact > 0:")
@@ -319,7 +320,7 @@ def lanes_source(pl, copies=JAM):
     for ln in ("ST[k] = status", "TE[k] = T[b]", "NS[k] = ns[b]", "NR[k] = nr[b]", "if nxt < hi:"):
         w.emit(ln)
     w.indent += 1
-    emit_load()
+    _block(w, load)
     w.indent -= 1
     w.emit("else:")
     w.emit("    IDX[b] = -1")
