@@ -250,12 +250,12 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
             return initial_step(functools.partial(rhs, t0), rows, t0, t1, controller.estimate_order(tab, method.lie),
                                 rtol, atol, max_step, per_row=True)
         # the work estimate from a sample of the rows: a compiled kernel computes each trajectory's own
-        sample = Z if Z.shape[0] <= START_SAMPLE else Z[::-(-Z.shape[0] // START_SAMPLE)]
-        H0 = starts(sample)
+        sampled = Z.shape[0] > START_SAMPLE
+        H0 = starts(Z[::-(-Z.shape[0] // START_SAMPLE)] if sampled else Z)
         work = float(np.mean(abs(t1 - t0) / H0)) * Z.shape[0]
         extra = 2
     else:
-        H0, extra = np.full(Z.shape[0], float(first_step)), 0
+        H0, extra, sampled = np.full(Z.shape[0], float(first_step)), 0, False
         work = float(np.sum(abs(t1 - t0) / H0))
     ms = math.inf if max_step is None else float(max_step)
     mode = fastpath.choose_backend(backend, work)
@@ -263,7 +263,7 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
         mode = auto_compile.choose_independent(pl, t_eval is not None)
     elif backend == "numba":   # the specialised kernel not compiled: the generic ensemble kernel meanwhile
         mode = auto_compile.choose_numba_independent(pl, t_eval is not None)
-    if len(H0) != Z.shape[0]:   # (a sample): H0 = 0 where the kernel takes Hairer's starting step itself
+    if sampled:   # H0 = 0 where the kernel takes Hairer's starting step itself, else every row's here
         inside = mode == "generic" or (mode == "numba" and batch_kernels.starts_itself(pl, t_eval))
         H0 = np.zeros(Z.shape[0]) if inside else starts(Z)
     grids = _grids(problem, method, pl, Z, t0, t_eval)

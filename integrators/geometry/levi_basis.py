@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .root_basis import CLEAN, COND_MAX, RootBasis, root_basis
+from .root_basis import COND_MAX, RootBasis, constants_in, root_basis
 
 _FORMS = {}
 
@@ -134,11 +134,10 @@ def _recognise(C):
     Binv = np.linalg.inv(B)
     Cs = np.einsum("ia,jb,ijk,ck->abc", L, L, C, Binv[:m], optimize=True)   # s in the basis L
     form = root_basis(Cs)
-    Ts = form.T if form is not None else np.eye(m)
-    rank = form.rank if form is not None else 0
     if form is None:
         return None
-    x = L @ (Ts[:, :rank] @ np.random.default_rng(0).standard_normal(rank))  # regular in a Cartan subalgebra of s
+    Ts = form.T
+    x = L @ (Ts[:, :form.rank] @ np.random.default_rng(0).standard_normal(form.rank))  # regular in a Cartan of s
     ad = np.einsum("j,jik->ki", x, C)
     scale = float(np.max(np.abs(np.linalg.eigvals(ad))))
     if scale == 0.0:
@@ -164,12 +163,7 @@ def _recognise(C):
         earlier.append((mu, u))
         cols += [u.real / np.linalg.norm(u.real), u.imag / np.linalg.norm(u.imag)]
     T = np.hstack([L @ Ts, np.array(cols).T])
-    if T.shape != (n, n) or np.linalg.cond(T) > COND_MAX:
+    Ch = constants_in(C, T, size)
+    if Ch is None or np.count_nonzero(Ch) >= np.count_nonzero(C):
         return None
-    Tinv = np.linalg.inv(T)
-    Ch = np.einsum("ia,jb,ijk,ck->abc", T, T, C, Tinv, optimize=True)
-    Ch[np.abs(Ch) <= CLEAN * float(np.max(np.abs(Ch)))] = 0.0
-    back = np.einsum("ai,bj,abc,kc->ijk", Tinv, Tinv, Ch, T, optimize=True)
-    if np.max(np.abs(back - C)) > 1e-13 * COND_MAX * size or np.count_nonzero(Ch) >= np.count_nonzero(C):
-        return None
-    return RootBasis(T, Ch, rank, form.blocks)
+    return RootBasis(T, Ch, form.rank, form.blocks)

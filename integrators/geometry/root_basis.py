@@ -193,6 +193,16 @@ def _candidate(C, x, size, aligned=False):
         blocks.append((len(cols), 2))
         cols += [v.real / np.linalg.norm(v.real), v.imag / np.linalg.norm(v.imag)]
     T = np.array(cols).T
+    Ch = constants_in(C, T, size)
+    return None if Ch is None else RootBasis(T, Ch, r, blocks)
+
+
+def constants_in(C, T, size):
+    """The structure constants in the basis of the columns of T, [f_a, f_b] = sum_c Ch[a, b, c] f_c, cleaned
+    (entries below CLEAN of the largest: the zeros of the weights) and checked (mapped back they give C to
+    1e-13 COND_MAX of its size ``size``); None when T is not a well-conditioned (n, n) basis (cond(T) > COND_MAX)
+    or the check fails."""
+    n = C.shape[0]
     if T.shape != (n, n) or np.linalg.cond(T) > COND_MAX:
         return None
     Tinv = np.linalg.inv(T)
@@ -201,4 +211,4 @@ def _candidate(C, x, size, aligned=False):
     back = np.einsum("ai,bj,abc,kc->ijk", Tinv, Tinv, Ch, T, optimize=True)
     if np.max(np.abs(back - C)) > 1e-13 * COND_MAX * size:
         return None
-    return RootBasis(T, Ch, r, blocks)
+    return Ch
