@@ -60,7 +60,7 @@ def monomials(qb):
 
 def _text():
     free = numba_kernels.no_refcount_option()        # no array is allocated inside: no reference counting
-    jit = f"numba.njit({free}cache=CACHE, error_model='numpy', nogil=True)"
+    jit = f"numba.njit({free}nogil=True, **JIT)"
     return ROWS_TEXT + "\n" + "".join(f"{name} = {jit}({name})\n" for name in ROWS_FUNCTIONS)
 
 

@@ -59,7 +59,7 @@ def _text():
         opts = "" if name in generic_ensemble_source.ALLOCATING else free
         if name == generic_ensemble_source.ENTRY:
             opts += "parallel=True, "
-        jits.append(f"{name} = numba.njit({opts}cache=CACHE, error_model='numpy', nogil=True)({name})\n")
+        jits.append(f"{name} = numba.njit({opts}nogil=True, **JIT)({name})\n")
     return generic_ensemble_source.text() + "\n" + "".join(jits)
 
 

@@ -50,8 +50,8 @@ def _text(mode):
     text = generic_source.text()
     if mode == "numba":   # every function but those that allocate (the entry, gk_work) without reference counting
         free = numba_kernels.no_refcount_option()
-        text += "\n" + "".join(f"{name} = numba.njit({'' if name in generic_source.ALLOCATING else free}cache=CACHE, "
-                               f"error_model='numpy', nogil=True)({name})\n" for name in generic_source.FUNCTIONS)
+        text += "\n" + "".join(f"{name} = numba.njit({'' if name in generic_source.ALLOCATING else free}nogil=True, "
+                               f"**JIT)({name})\n" for name in generic_source.FUNCTIONS)
     return text
 
 

@@ -53,9 +53,9 @@ class AdaptivePlan:
                 fn = _load_batch(self._batch_text())["run"]
             elif mode == "numba":
                 text = ('import math\n' + self.coef_text
-                        + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
+                        + '\ncoef = numba.njit(coef, **JIT)\n\n'
                         + timed_source.adaptive_source(self.n, self.tab)
-                        + '\nrun = numba.njit(run, cache=CACHE, error_model="numpy")\n')
+                        + '\nrun = numba.njit(run, **JIT)\n')
                 fn = numba_kernels.load_module(text, "liedyn_tad", "backend='numba'")["run"]
             else:
                 env = dict(genhelpers.SCALAR, math=__import__("math"))
@@ -67,9 +67,9 @@ class AdaptivePlan:
         return fn
 
     def _batch_text(self):
-        return ('import math\n' + self.coef_text + '\ncoef = numba.njit(coef, cache=CACHE, error_model="numpy")\n\n'
+        return ('import math\n' + self.coef_text + '\ncoef = numba.njit(coef, **JIT)\n\n'
                 + timed_source.adaptive_source(self.n, self.tab, batch=True)
-                + '\nrun = numba.njit(run, cache=CACHE, error_model="numpy")\n')
+                + '\nrun = numba.njit(run, **JIT)\n')
 
     def compiled(self, mode="numba"):
         fn = self._fns.get(mode)
@@ -106,7 +106,7 @@ _BATCH_MODULES = {}
 
 
 def _batch_full(text):
-    return numba_kernels.header(True) + f"import numba\nCACHE = {numba_kernels.cache_dir() is not None}\n\n" + text
+    return numba_kernels.header(True) + numba_kernels.prelude(numba_kernels.cache_dir() is not None) + text
 
 
 def _load_batch(text):

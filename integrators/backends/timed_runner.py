@@ -73,10 +73,10 @@ class _LieShape:
 
 def _module(n, tab, lie=None):
     w = Lines(indent=0)
-    w.emit('run = numba.njit(run, cache=CACHE, error_model="numpy")')
+    w.emit('run = numba.njit(run, **JIT)')
     w.emit("")
     w.emit("")
-    w.emit('@numba.njit(parallel=True, cache=CACHE, error_model="numpy")')
+    w.emit('@numba.njit(parallel=True, **JIT)')
     w.emit("def ensemble(h, nsteps, save_every, t0, TB, S, k0, Z, YS, DONE, J):")
     w.emit("    for b in numba.prange(Z.shape[0]):")
     w.emit("        ts = np.empty(YS.shape[0])")

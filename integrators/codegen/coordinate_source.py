@@ -101,7 +101,7 @@ class CoordinateSource:
         L.emit("import numpy")
         L.emit("import numpy as np")
         L.emit("")
-        L.emit("@numba.njit(cache=CACHE, error_model='numpy')")
+        L.emit("@numba.njit(**JIT)")
         L.emit(f"def run({args}):")
         L.indent = 1
         L.emit("B = Y0.shape[0]")

@@ -15,8 +15,8 @@ a parallel loop (``numba.prange``) over the trajectories around the one-trajecto
   compiler vectorizes, with ``copies`` lanes per iteration interleaved by :func:`jam` (one lane's attempt
   is a long chain of dependent operations: a single chain leaves the vector units waiting on latency).
 
-The texts expect ``np``, ``numba`` and ``CACHE`` defined before them (the header of
-:func:`integrators.backends.numba_kernels.load_module`).
+The texts expect ``np``, ``numba``, ``CACHE`` and the options ``JIT`` and ``LANE_JIT`` defined before them (the
+header and prelude of :func:`integrators.backends.numba_kernels.load_module`).
 """
 
 from __future__ import annotations
@@ -44,8 +44,10 @@ JAM = 2
 
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
-_PARALLEL = '@numba.njit(parallel=True, cache=CACHE, error_model="numpy")'
-_SERIAL = '@numba.njit(cache=CACHE, error_model="numpy")'
+_PARALLEL = '@numba.njit(parallel=True, **JIT)'
+_SERIAL = '@numba.njit(**JIT)'
+#: the adaptive lanes' group (its attempt): products and sums may fuse (:data:`integrators.backends.numba_kernels.LANE_OPTIONS`)
+_LANE_GROUP = '@numba.njit(**LANE_JIT)'
 
 
 def jam(lines, names, copies):
@@ -113,7 +115,7 @@ def adaptive_module(pl, grid=False):
     zb, zeros = _state_args(n)
     cz = "".join(f", CZ[b, {k}]" for k in range(0 if pl.proj is None else pl.proj.p))
     w = Lines(indent=0)
-    w.emit('run = numba.njit(run, cache=CACHE, error_model="numpy")')
+    w.emit('run = numba.njit(run, **JIT)')
     w.emit("")
     w.emit("")
     w.emit(_PARALLEL)
@@ -140,7 +142,7 @@ def fixed_module(pl):
     (steps done DONE[b], saves J[b])."""
     zb, zeros = _state_args(pl.st.n)
     w = Lines(indent=0)
-    w.emit('run = numba.njit(run, cache=CACHE, error_model="numpy")')
+    w.emit('run = numba.njit(run, **JIT)')
     w.emit("")
     w.emit("")
     w.emit(_PARALLEL)
@@ -237,7 +239,7 @@ def lanes_source(pl, copies=JAM):
     w = Lines(indent=0)
     for ln in start:
         w.emit(ln)
-    w.emit(_SERIAL)
+    w.emit(_LANE_GROUP)
     w.emit(f"def group(g, per, {args}):")
     w.indent += 1
     w.emit("B = Z.shape[0]")
@@ -405,7 +407,7 @@ def section_module(text):
     its step K[b] (state Z[b] + E[b]) into its buffers PTS[b], TS[b] (count CNT[b], status ST[b], largest
     residual RES[b]); see :mod:`integrators.backends.section_runner`."""
     w = Lines(indent=0)
-    w.emit('run = numba.njit(run, cache=CACHE, error_model="numpy")')
+    w.emit('run = numba.njit(run, **JIT)')
     w.emit("")
     w.emit("")
     w.emit(_PARALLEL)
@@ -435,13 +437,13 @@ def tangent_module(text, extra=""):
                        ("pbig", f"return 1.0 if (x > {PBIG!r} or x < {1.0 / PBIG!r}) else x"),
                        ("inr", f"return {1.0 / PBIG!r} <= x <= {PBIG!r}")):
         w.emit("")
-        w.emit('@numba.njit(cache=CACHE, error_model="numpy")')
+        w.emit('@numba.njit(**JIT)')
         w.emit(f"def {name}(x):")
         w.emit(f"    {body}")
         w.emit("")
     head = w.text()
     w = Lines(indent=0)
-    w.emit('run = numba.njit(run, cache=CACHE, error_model="numpy")')
+    w.emit('run = numba.njit(run, **JIT)')
     w.emit("")
     w.emit("")
     w.emit(_PARALLEL)

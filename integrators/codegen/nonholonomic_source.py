@@ -83,7 +83,7 @@ FRESH_THETA = 1e-6
 
 #: the generated loops' p x p inverse (Gauss-Jordan with partial pivoting), jitted beside them
 INVERSE_SOURCE = '''\
-@numba.njit(cache=CACHE, error_model='numpy')
+@numba.njit(**JIT)
 def inverse(J, Ji):
     """Ji = J^-1 (Gauss-Jordan, partial pivoting; J overwritten); False when singular."""
     p = J.shape[0]
@@ -345,7 +345,7 @@ class DlasSource:
     def text(self):
         n, p, st = self.n, self.p, self.stride
         L = Lines(indent=0)
-        L.emit("@numba.njit(cache=CACHE, error_model='numpy', inline='always')")
+        L.emit("@numba.njit(inline='always', **JIT)")
         L.emit("def beta(s):")
         L.emit("    if s < 1e-30:")                 # the series' next term below round-off (and no subnormal products)
         L.emit("        return 1.0 / 12")
@@ -360,7 +360,7 @@ class DlasSource:
         L.emit("")
         # beta'(s), for the analytic Jacobian: the series' derivative below s = 0.04 (truncation < 1e-14), else
         # with f = 1 - (t/2) cot(t/2), t = sqrt(s): beta' = (f'(t)/(2t) - f/s)/s, f'(t) = -cot(t/2)/2 + t/(4 sin^2(t/2))
-        L.emit("@numba.njit(cache=CACHE, error_model='numpy', inline='always')")
+        L.emit("@numba.njit(inline='always', **JIT)")
         L.emit("def dbeta(s):")
         L.emit("    if s < 1e-30:")
         L.emit("        return 1.0 / 720")
@@ -373,7 +373,7 @@ class DlasSource:
         L.emit("    return ((-0.5 * ct + 0.25 * th / (sn * sn)) / (2.0 * th) - f / s) / s")
         L.emit("")
         L.lines.extend(INVERSE_SOURCE.splitlines())
-        L.emit("@numba.njit(cache=CACHE, error_model='numpy')")
+        L.emit("@numba.njit(**JIT)")
         L.emit("def run(M0, Y0, h, nsteps, save_every, K, cst):")
         L.indent = 1
         L.emit("THETA_REFRESH = cst[0]")

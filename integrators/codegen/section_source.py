@@ -171,10 +171,10 @@ def lanes_module(st, tab, lie, terms, lanes=LANES):
     body.append("nev += ev")
     w = [
         "",
-        "locate = numba.njit(locate, cache=CACHE, error_model=\"numpy\")",
+        "locate = numba.njit(locate, **JIT)",
         "",
         "",
-        '@numba.njit(parallel=True, cache=CACHE, error_model="numpy")',
+        '@numba.njit(parallel=True, **JIT)',
         "def ensemble(h, nsteps, t0, cap, MAXC, Z, E, K, A, b0, direction, xtol, PTS, TS, CNT, ST, RES, IDX, NG):",
         f"    L = {lanes}",
         "    M = IDX.shape[0]",

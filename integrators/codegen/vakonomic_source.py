@@ -515,7 +515,7 @@ class VakonomicSource:
 
         L = Lines(indent=0)
         L.lines.extend(INVERSE_SOURCE.splitlines())
-        L.emit("@numba.njit(cache=CACHE, error_model='numpy')")
+        L.emit("@numba.njit(**JIT)")
         L.emit("def run(Y0, h, nsteps, save_every, K, cst):")
         L.indent = 1
         L.emit("TH_INTERVAL = cst[0]")

@@ -15,7 +15,7 @@ def residual_and_jacobian(src):
     ``f(e, h, m) -> (r, Jm)`` added: the generated lines of the residual r(e) and of the analytic Jacobian
     Jm = -dr/de at the unknowns e (length src.p), the step h and the momentum m (length src.n)."""
     from integrators.codegen.source_text import Lines
-    ns = {"math": math, "np": np, "CACHE": False, "numba": types.SimpleNamespace(njit=lambda *a, **k: (lambda f: f))}
+    ns = {"math": math, "np": np, "CACHE": False, "JIT": {}, "LANE_JIT": {}, "numba": types.SimpleNamespace(njit=lambda *a, **k: (lambda f: f))}
     exec(src.text(), ns)
     q = src.p
     L = Lines(indent=0)

@@ -31,7 +31,7 @@ class _NoNumba:
 
 
 def _module(text):
-    env = dict(genhelpers.SCALAR, np=np, math=math, numba=_NoNumba, CACHE=False)
+    env = dict(genhelpers.SCALAR, np=np, math=math, numba=_NoNumba, CACHE=False, JIT={}, LANE_JIT={})
     exec(compile(text, "<ensemble module>", "exec"), env)
     return env["ensemble"]
 
