@@ -88,10 +88,13 @@ def gk_act(ci, cj, ck, cv, xi, forced, z, delta, out, M, vs, cur, u, acc, tmp):
             col += abs(M[j, k])
         if col > bound or col != col:   # NaN sticks: tplan then gives NaN
             bound = col
-    if forced:                  # ||M||_1 = max(||A||_1, |v|_1)
+    if forced:                  # ||M'||_1 = max(||A||_1, |v|_1 / mu) (AffineSource._act_series)
         vb = 0.0
         for i in range(n):
             vb += abs(xi[n + i])
+        cap = bound if bound > 0.5 else 0.5
+        if vb > cap:
+            vb = cap
         if vb > bound or vb != vb:
             bound = vb
     s, m, bad = tplan(bound)
@@ -131,11 +134,20 @@ def gk_dexpinv(ci, cj, ck, cv, G2, bern, terms, forced, theta, v, out, M, t, t2)
     n = v.shape[0]
     gk_bracket(ci, cj, ck, cv, theta, forced, M)
     if terms >= @ROUNDOFF@:
-        x2 = 0.0
+        # x^2 = gx + hu / lam^2 in g x g* (G2 block diagonal; the rescaling of AffineSource.dexpinv), gx alone in g
+        nx = n // 2 if forced else n
+        gx = 0.0
+        hu = 0.0
         for i in range(n):
-            x2 += G2[i, i]*theta[i]*theta[i]
+            q = G2[i, i]*theta[i]*theta[i]
             for j in range(i + 1, n):
-                x2 += 2.0*G2[i, j]*theta[i]*theta[j]
+                q += 2.0*G2[i, j]*theta[i]*theta[j]
+            if i < nx:
+                gx += q
+            else:
+                hu += q
+        l2 = hu/max(gx, @FLOOR@*hu + 1e-300)
+        x2 = gx + (hu/l2 if l2 > 1.0 else hu)
         bad = 0.0 if x2 <= @X2MAX@ else math.nan
         lim = @TOL3@*(1.0 - x2)
         K = 2.0

@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 
 from ..core import controller
-from ..geometry.spaces import DEXPINV_KMAX, DEXPINV_TOL, DEXPINV_X2MAX, ROUNDOFF_TERMS
+from ..geometry.spaces import AFFINE_SCALE_FLOOR, DEXPINV_KMAX, DEXPINV_TOL, DEXPINV_X2MAX, ROUNDOFF_TERMS
 from . import generic_group_source, generic_projection_source
 from .projection import MAX_ITER, TOL_FACTOR
 
@@ -489,6 +489,7 @@ def text() -> str:
     :mod:`integrators.codegen.generic_projection_source`), its constants filled in (dexp^-1 summed to round-off,
     the controller, the projection's iterations): the functions of :data:`FUNCTIONS`, unjitted."""
     subs = {"@ROUNDOFF@": str(int(ROUNDOFF_TERMS)), "@X2MAX@": repr(float(DEXPINV_X2MAX)),
+            "@FLOOR@": repr(float(AFFINE_SCALE_FLOOR)),
             "@TOL3@": repr(float(DEXPINV_TOL * 3.0 / math.pi ** 2)), "@KMAX@": repr(float(DEXPINV_KMAX)),
             "@MAXITER@": str(int(MAX_ITER)), "@TOLFACTOR@": repr(float(TOL_FACTOR)),
             # the controller and the error norm of integrators.core.controller (n, expo: the loop's variables)

@@ -200,6 +200,11 @@ def dexpinv_order(x2):
 #: ||ad_theta||_F^2 / (2 pi)^2 above which the round-off sum needs more than DEXPINV_KMAX (~ 0.46)
 DEXPINV_X2MAX = _dexpinv_x2max()
 
+#: the floor of ||ad_x||^2 relative to ||ad*_(.) u||^2 in the rescaled bound of dexp^-1 in g x g*
+#: (:meth:`integrators.codegen.affine_source.AffineSource.dexpinv`; its lam at most 2^50: x = 0 with u non-zero, where
+#: ad_theta is nilpotent, takes the shortest sum)
+AFFINE_SCALE_FLOOR = 2.0 ** -100
+
 
 def adnorm_form(C):
     """G with theta^T G theta = ||ad_theta||_F^2 = sum_{i,k} (sum_j theta_j C[j, i, k])^2."""

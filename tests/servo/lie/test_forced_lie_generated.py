@@ -8,14 +8,18 @@ m' = ad*_w m + B^T lambda written here from the structure constants."""
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
+from scipy.linalg import expm, solve
 
 from integrators import integrate
 from integrators.backends import numba_kernels
 from integrators.codegen.affine_source import AffineSource
 from integrators.geometry import recognition
+from integrators.geometry.spaces import ROUNDOFF_TERMS
+from integrators.reference import genhelpers
 from liegroups import named
 from servo.lie import ServoFirstKind
 from tests.algebras import random_basis, semidirect_r_rn
+from tests.integrators.test_generic_kernel_forced import MODE, _kernel_run, _plan
 
 FIXED = ("lie_euler", "rkmk2", "rkmk4", "cf4", "cg3")
 
@@ -203,3 +207,71 @@ def test_events_of_a_forced_lie_group_run_are_located_as_by_the_reference(method
     # the event times are those of the exact solution (the method's accuracy)
     te = np.asarray(gen.t_events[0])
     assert np.max(np.abs(_exact(s, m0, 5.0, te)[:, 0] - 0.9 * m0[0])) <= 1e-6
+
+
+def test_the_round_off_dexpinv_takes_its_bound_from_the_algebra_part():
+    """The adaptive pairs' dexp^-1 in g x g* (summed to round-off) at theta = (x, u) with |u| = 1e3 |x|, as a force
+    growing as |m|^2 makes it near a blow-up: the generated text against the exact dexp^-1, phi_1(A)^-1 v with
+    A = ad_theta (the 2n x 2n matrix of the bracket from C) and phi_1(A) the upper right block of
+    exp([[A, I], [0, 0]]) (scipy's expm). The Frobenius norm of ad_theta is ~1e3 there, far beyond the series'
+    bound, but its spectrum is ad_x's: the sum converges, and the text must give it, not the NaN that rejects the
+    step (what it did while it took the bound from the norm of all of theta)."""
+    s, m0 = _system("so(4) random basis", 1)
+    st = recognition.recognise(s.problem(), m0)
+    src = AffineSource(st)
+    n = st.n
+    th, v = [f"th{i}" for i in range(2 * n)], [f"v{i}" for i in range(2 * n)]
+    out = src.dexpinv(th, v, ROUNDOFF_TERMS)
+    text = f"def f({', '.join(th + v)}):\n" + "\n".join(src.lines) + f"\n    return ({', '.join(out)},)\n"
+    env = dict(genhelpers.SCALAR)
+    exec(text, env)
+    C = st.C
+    rng = np.random.default_rng(8)
+
+    def bracket(a, b):
+        return np.concatenate([-np.einsum("i,j,ijk->k", a[:n], b[:n], C),
+                               np.einsum("i,ijk,k->j", a[:n], C, b[n:]) - np.einsum("i,ijk,k->j", b[:n], C, a[n:])])
+
+    for scale_u in (1.0, 1e3):
+        x = rng.standard_normal(n)
+        x *= 0.8 / np.linalg.norm(np.array([bracket(np.r_[x, 0 * x], e)[:n] for e in np.eye(2 * n)]))  # ||ad_x||_F 0.8
+        theta = np.r_[x, scale_u * rng.standard_normal(n)]
+        w = rng.standard_normal(2 * n)
+        A = np.array([bracket(theta, e) for e in np.eye(2 * n)]).T
+        M = np.zeros((4 * n, 4 * n))
+        M[:2 * n, :2 * n], M[:2 * n, 2 * n:] = A, np.eye(2 * n)
+        want = solve(expm(M)[:2 * n, 2 * n:], w)
+        got = np.array(env["f"](*theta, *w))
+        assert np.all(np.isfinite(got)), scale_u
+        assert np.max(np.abs(got - want)) <= 1e-12 * np.max(np.abs(want)), scale_u
+
+
+def test_the_adaptive_rkmk_pairs_stop_at_a_finite_time_blow_up_as_dop853():
+    """A servo-constraint of the first kind on so(4) in a random basis whose motion blows up at t* ~ 6.905 (the
+    multiplier force grows as |m|^2): DOP853 on m' = ad*_w m + B^T lambda written from C (_exact's field) stops at
+    t*, and so must the Lie-group pairs, with status -1 and the step-size message, in a few thousand attempts.
+    Before the rescaled bound of dexp^-1 (AffineSource.dexpinv) their steps shrank as 1/|m|^2: the 20,000-step
+    budget ran out at t = 6.90480, 1.5e-4 before t*, after 45,000 attempts (27-51 s). The generic kernel (the
+    structure as data) reaches t* the same way."""
+    s, m1 = _system("so(4) random basis", 1)
+    m0 = 4.0 * m1
+    C = s.algebra.structure_constants
+    Iinv = np.linalg.inv(s.I)
+    A, B = np.atleast_2d(s.A), np.atleast_2d(s.B)
+    R = A @ Iinv @ B.T
+
+    def f(t, m):
+        g = np.einsum("i,ijk,k->j", Iinv @ m, C, m)
+        return g - B.T @ np.linalg.solve(R, A @ Iinv @ g)
+
+    ref = solve_ivp(f, (0.0, 10.0), m0, method="DOP853", rtol=1e-12, atol=1e-14)
+    tstar = ref.t[-1]
+    assert ref.status == -1 and 6.0 < tstar < 8.0 and np.max(np.abs(ref.y[:, -1])) > 1e10
+    for method in ("rkmk45", "rkmk853"):
+        r = s.simulate(m0, 10.0, steps=None, method=method, backend="numpy", rtol=1e-9, atol=1e-11, max_steps=20000)
+        assert r.status == -1 and "step size fell below" in r.message, (method, r.message)
+        assert abs(r.t[-1] - tstar) <= 1e-6 * tstar, (method, r.t[-1], tstar)
+        assert r.nsteps + r.nrejected <= 5000, (method, r.nsteps, r.nrejected)
+        pl = _plan(s.problem(), method, m0)
+        status, t, ns, nr, _, _, _ = _kernel_run(pl, m0, 10.0, 1e-9, 1e-11, mode=MODE)
+        assert status == -1 and abs(t - tstar) <= 1e-6 * tstar and ns + nr <= 5000, (method, status, t, ns, nr)
