@@ -148,8 +148,8 @@ class AffineSource(Source):
     def _act_series(self, xi, z, delta):
         """exp(M) (z, 1) by the scaled Taylor series (module docstring), the increment summed from its terms.
 
-        The plan (substeps, terms) is tplan's for max(||A||_1, min(|v|_1, max(||A||_1, 1/2))): the 1-norm of
-        M' = D M D^-1 = [[A, v / mu], [0, 0]], D = diag(I, mu), mu = max(1, |v|_1 / max(||A||_1, 1/2)), whose
+        The plan (substeps, terms) is tplan's for max(||A||_1, min(|v|_1, 1/2)): the 1-norm of
+        M' = D M D^-1 = [[A, v / mu], [0, 0]], D = diag(I, mu), mu = max(1, 2 |v|_1), whose
         series on (z, mu) is term for term the one of M on (z, 1) (M^k (y, 1) = (A^(k-1) (A y + v), 0) whatever
         mu). Its truncation bound, 2^-54 (|z|_1 + mu) a substep, is round-off of the increment's scale
         (mu <= 1 + 2 |v|_1), where ||M||_1 itself asked for |v|_1 / (1/2) substeps: under a force growing as
@@ -159,9 +159,9 @@ class AffineSource(Source):
         bx = lin([(nr, f"abs({x[i]})") for i, nr in enumerate(self.st.norms)])
         bv = " + ".join(f"abs({v[i]})" for i in range(n))
         s, m, inv, bad = self.fresh("s"), self.fresh("m"), self.fresh("r"), self.fresh("nan")
-        # the plan of ||M'||_1 = max(||A||_1, |v|_1 / mu), M' = D M D^-1, D = diag(I, mu): the same series (mu
-        # cancels in exp(M) (z, 1) = D^-1 exp(M') (z, mu)), mu = max(1, |v|_1 / max(||A||_1, 1/2)) (docstring)
-        self.emit(f"{s}, {m}, {bad} = tplan(mx({bx}, -mx(-({bv}), -mx({bx}, 0.5))))")
+        # the plan of ||M'||_1 = max(||A||_1, min(|v|_1, 1/2)), M' = D M D^-1, D = diag(I, max(1, 2 |v|_1)): the
+        # same series (docstring)
+        self.emit(f"{s}, {m}, {bad} = tplan(mx({bx}, -mx(-({bv}), -0.5)))")
         self.emit(f"{inv} = 1.0/{s}")
         xs = self.assign("x", [f"{inv}*{x[i]}" for i in range(n)])
         vs = self.assign("x", [f"{inv}*{v[i]}" for i in range(n)])

@@ -88,13 +88,12 @@ def gk_act(ci, cj, ck, cv, xi, forced, z, delta, out, M, vs, cur, u, acc, tmp):
             col += abs(M[j, k])
         if col > bound or col != col:   # NaN sticks: tplan then gives NaN
             bound = col
-    if forced:                  # ||M'||_1 = max(||A||_1, |v|_1 / mu) (AffineSource._act_series)
+    if forced:                  # ||M'||_1 = max(||A||_1, min(|v|_1, 1/2)) (AffineSource._act_series)
         vb = 0.0
         for i in range(n):
             vb += abs(xi[n + i])
-        cap = bound if bound > 0.5 else 0.5
-        if vb > cap:
-            vb = cap
+        if vb > 0.5:
+            vb = 0.5
         if vb > bound or vb != vb:
             bound = vb
     s, m, bad = tplan(bound)
@@ -146,8 +145,8 @@ def gk_dexpinv(ci, cj, ck, cv, G2, bern, terms, forced, theta, v, out, M, t, t2)
                 gx += q
             else:
                 hu += q
-        l2 = hu/max(gx, @FLOOR@*hu + 1e-300)
-        x2 = gx + (hu/l2 if l2 > 1.0 else hu)
+        l2 = max(1.0, hu/max(gx, @FLOOR@*hu + 1e-300))
+        x2 = gx + hu/l2
         bad = 0.0 if x2 <= @X2MAX@ else math.nan
         lim = @TOL3@*(1.0 - x2)
         K = 2.0

@@ -50,9 +50,9 @@ def _system(name, k):
     return s, m0
 
 
-def _exact(s, m0, t_end, t_eval=None):
-    """DOP853 at rtol 1e-13 on m' = ad*_w m + B^T lambda, lambda = -R^-1 A I^-1 ad*_w m (R = A I^-1 B^T), written
-    from C: (ad*_w m)_j = sum_ik w_i C[i, j, k] m_k."""
+def _field(s):
+    """m' = ad*_w m + B^T lambda, lambda = -R^-1 A I^-1 ad*_w m (R = A I^-1 B^T), written from C:
+    (ad*_w m)_j = sum_ik w_i C[i, j, k] m_k."""
     C = s.algebra.structure_constants
     Iinv = np.linalg.inv(s.I)
     A, B = np.atleast_2d(s.A), np.atleast_2d(s.B)
@@ -61,8 +61,19 @@ def _exact(s, m0, t_end, t_eval=None):
     def f(t, m):
         g = np.einsum("i,ijk,k->j", Iinv @ m, C, m)
         return g - B.T @ np.linalg.solve(R, A @ Iinv @ g)
+    return f
 
-    return solve_ivp(f, (0.0, t_end), m0, method="DOP853", rtol=1e-13, atol=1e-15, t_eval=t_eval).y.T
+
+def _exact(s, m0, t_end, t_eval=None):
+    """DOP853 at rtol 1e-13 on :func:`_field`."""
+    return solve_ivp(_field(s), (0.0, t_end), m0, method="DOP853", rtol=1e-13, atol=1e-15, t_eval=t_eval).y.T
+
+
+def _bracket(C, a, b):
+    """[(x1, v1), (x2, v2)] = (-[x1, x2], ad*_x1 v2 - ad*_x2 v1) in g x g*, from C."""
+    n = C.shape[0]
+    return np.concatenate([-np.einsum("i,j,ijk->k", a[:n], b[:n], C),
+                           np.einsum("i,ijk,k->j", a[:n], C, b[n:]) - np.einsum("i,ijk,k->j", b[:n], C, a[n:])])
 
 
 CASES = [("so(4)", 1), ("so(4)", 2), ("so(4) random basis", 1), ("drawn", 1), ("drawn", 2)]
@@ -88,13 +99,9 @@ def test_the_dense_bases_sum_dexpinv_in_their_sparse_basis(name):
     x = rng.standard_normal(2 * n)
     u = rng.standard_normal(2 * n)
 
-    def bracket(a, b):   # [(x1, v1), (x2, v2)] = (-[x1, x2], ad*_x1 v2 - ad*_x2 v1), from C
-        return np.concatenate([-np.einsum("i,j,ijk->k", a[:n], b[:n], C),
-                               np.einsum("i,ijk,k->j", a[:n], C, b[n:]) - np.einsum("i,ijk,k->j", b[:n], C, a[n:])])
-
     want, term = u.copy(), u.copy()
     for c in (-0.5, 1.0 / 12.0, 0.0, -1.0 / 720.0, 0.0):   # B_k / k!, k = 1..5
-        term = bracket(x, term)
+        term = _bracket(C, x, term)
         want = want + c * term
     got = np.array(env["f"](*x, *u))
     assert np.max(np.abs(got - want)) <= 1e-12 * np.max(np.abs(want))
@@ -227,17 +234,12 @@ def test_the_round_off_dexpinv_takes_its_bound_from_the_algebra_part():
     exec(text, env)
     C = st.C
     rng = np.random.default_rng(8)
-
-    def bracket(a, b):
-        return np.concatenate([-np.einsum("i,j,ijk->k", a[:n], b[:n], C),
-                               np.einsum("i,ijk,k->j", a[:n], C, b[n:]) - np.einsum("i,ijk,k->j", b[:n], C, a[n:])])
-
     for scale_u in (1.0, 1e3):
         x = rng.standard_normal(n)
-        x *= 0.8 / np.linalg.norm(np.array([bracket(np.r_[x, 0 * x], e)[:n] for e in np.eye(2 * n)]))  # ||ad_x||_F 0.8
+        x *= 0.8 / np.linalg.norm(np.array([_bracket(C, np.r_[x, 0 * x], e)[:n] for e in np.eye(2 * n)]))  # ||ad_x||_F
         theta = np.r_[x, scale_u * rng.standard_normal(n)]
         w = rng.standard_normal(2 * n)
-        A = np.array([bracket(theta, e) for e in np.eye(2 * n)]).T
+        A = np.array([_bracket(C, theta, e) for e in np.eye(2 * n)]).T
         M = np.zeros((4 * n, 4 * n))
         M[:2 * n, :2 * n], M[:2 * n, 2 * n:] = A, np.eye(2 * n)
         want = solve(expm(M)[:2 * n, 2 * n:], w)
@@ -248,23 +250,14 @@ def test_the_round_off_dexpinv_takes_its_bound_from_the_algebra_part():
 
 def test_the_adaptive_rkmk_pairs_stop_at_a_finite_time_blow_up_as_dop853():
     """A servo-constraint of the first kind on so(4) in a random basis whose motion blows up at t* ~ 6.905 (the
-    multiplier force grows as |m|^2): DOP853 on m' = ad*_w m + B^T lambda written from C (_exact's field) stops at
+    multiplier force grows as |m|^2): DOP853 on m' = ad*_w m + B^T lambda written from C (:func:`_field`) stops at
     t*, and so must the Lie-group pairs, with status -1 and the step-size message, in a few thousand attempts.
     Before the rescaled bound of dexp^-1 (AffineSource.dexpinv) their steps shrank as 1/|m|^2: the 20,000-step
     budget ran out at t = 6.90480, 1.5e-4 before t*, after 45,000 attempts (27-51 s). The generic kernel (the
     structure as data) reaches t* the same way."""
     s, m1 = _system("so(4) random basis", 1)
     m0 = 4.0 * m1
-    C = s.algebra.structure_constants
-    Iinv = np.linalg.inv(s.I)
-    A, B = np.atleast_2d(s.A), np.atleast_2d(s.B)
-    R = A @ Iinv @ B.T
-
-    def f(t, m):
-        g = np.einsum("i,ijk,k->j", Iinv @ m, C, m)
-        return g - B.T @ np.linalg.solve(R, A @ Iinv @ g)
-
-    ref = solve_ivp(f, (0.0, 10.0), m0, method="DOP853", rtol=1e-12, atol=1e-14)
+    ref = solve_ivp(_field(s), (0.0, 10.0), m0, method="DOP853", rtol=1e-12, atol=1e-14)
     tstar = ref.t[-1]
     assert ref.status == -1 and 6.0 < tstar < 8.0 and np.max(np.abs(ref.y[:, -1])) > 1e10
     for method in ("rkmk45", "rkmk853"):
