@@ -212,13 +212,14 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
     as Python (``mode`` "scalar") and ``switch`` allows the compiled loop: a run that is still going after
     a chunk continues compiled from the returned t, h, z, e (equal to an unchunked run to round-off: the
     first stage's generator is recomputed from z). ``grid``: an :class:`OutputGrid` the loop fills.
-    Returns (status, t, nsteps, nrej, ts, ys, zf, mode)."""
+    Returns (status, t, nsteps, nrej, ts, ys, zf, mode, peak): peak the loop's (zmax, tmax, hmax) over every chunk."""
     dim = pl.st.n
     kind = "adaptive" if grid is None else "adaptive_grid"
     z, e = y0.tolist(), [0.0] * dim
     cz = (pl.targets(y0) if grid is None else grid.targets).tolist()   # C(y0), for every chunk (the grid has it)
     t, h, since, left, nsteps, nrej = t0, h0, 0, budget, 0, 0
     T, Y = [], []                 # the chunks' saved states (the first chunk's arrays start with y0)
+    peak = (0.0, t0, 0.0)
     ts, ys = np.empty(64), np.empty((64, dim))
     ts[0], ys[0] = t0, y0
     while True:
@@ -232,7 +233,9 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
                 out = pl.function(kind, mode)(t, t1, h, rtol, atol, ms, save_every, chunk, since, ts, ys,
                                               *z, *e, *cz, *more)
         status, t, h, ns, nr, j, ts, ys = out[:8]
-        z, e = list(out[8:8 + dim]), list(out[8 + dim:])
+        z, e = list(out[8:8 + dim]), list(out[8 + dim:8 + 2 * dim])
+        if out[-3] > peak[0]:
+            peak = tuple(float(v) for v in out[-3:])
         T.append(ts[:j] if not T else ts[1:j])
         Y.append(ys[:j] if not Y else ys[1:j])
         nsteps, nrej, left = nsteps + ns, nrej + nr, left - ns
@@ -244,8 +247,8 @@ def _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every, mode, budget, sw
         ts[0] = t
     zf = None if status == 0 else np.array(z) + np.array(e)
     if len(T) == 1:
-        return status, t, nsteps, nrej, T[0], Y[0], zf, mode
-    return status, t, nsteps, nrej, np.concatenate(T), np.concatenate(Y), zf, mode
+        return status, t, nsteps, nrej, T[0], Y[0], zf, mode, peak
+    return status, t, nsteps, nrej, np.concatenate(T), np.concatenate(Y), zf, mode, peak
 
 
 def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, max_steps=10**6, switch=False,
@@ -273,8 +276,8 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
         grid.start(t0, y0 if y0.ndim == 1 else flat if mode == "numba" else flat.T)
     used = auto_compile.label(backend)
     if y0.ndim == 1:
-        status, t, nsteps, nrej, ts, ys, zf, last = _run_single(pl, y0, t0, t1, h0, rtol, atol, ms, save_every,
-                                                                mode, budget, switch, grid)
+        status, t, nsteps, nrej, ts, ys, zf, last, peak = _run_single(pl, y0, t0, t1, h0, rtol, atol, ms,
+                                                                      save_every, mode, budget, switch, grid)
         if last != mode:
             used = f"numpy for the first {NUMPY_CHUNK} steps, then {auto_compile.label(last)}"
     elif mode == "numba":  # compiled ensemble: one loop over the trajectories inside every stage
@@ -321,6 +324,8 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, backend, 
             ts = np.append(ts, t)
             ys = np.concatenate([ys, zf[None]], axis=0)
     res = IntegrationResult(t=ts, y=ys, status=int(status), message=msg, nsteps=int(nsteps))
+    if y0.ndim == 1:
+        res.peak = peak
     if grid is not None:   # the times reached and their states, in the layout of y0
         k = grid.filled
         ye = grid.ye[:k] if y0.ndim == 1 or mode == "numba" else grid.ye[:k].transpose(0, 2, 1)

@@ -190,7 +190,7 @@ def function(st, tab, lie, terms, proj=None, mode="numba"):
             te, ye, GI = _NO_TIMES, np.empty((0, n)), np.zeros(1, np.int64)
         out = kern(float(t0), float(t1), float(h), float(rtol), float(atol), float(max_step), int(save_every),
                    int(max_steps), int(since), _arr(ts), _arr(ys), z, e, cz, _arr(te), ye, GI, *arrays)
-        return tuple(out) + tuple(z.tolist()) + tuple(e.tolist())
+        return tuple(out[:8]) + tuple(z.tolist()) + tuple(e.tolist()) + tuple(out[8:])
 
     return run
 

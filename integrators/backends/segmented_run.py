@@ -64,6 +64,7 @@ class AdaptiveRun:
             self.kind += "_grid"
         self.fn = pl.function(self.kind, "array" if self.mode == "array" else self.mode)
         self.nsteps = self.nrej = 0
+        self.peak = (0.0, float(t0), 0.0)   # (zmax, tmax, hmax) of one trajectory's loop
 
     def state(self):
         """The current state z + e, of the shape of y0."""
@@ -95,7 +96,9 @@ class AdaptiveRun:
                 out = self.fn(self.t, self.t1, self.h, *self.args, 1, int(budget), 0, ts, ys, *self.z, *self.e,
                               *self.cz, *more)
             status, self.t, self.h, ns, nr, j, ts, ys = out[:8]
-            self.z, self.e = list(out[8:8 + dim]), list(out[8 + dim:])
+            self.z, self.e = list(out[8:8 + dim]), list(out[8 + dim:8 + 2 * dim])
+            if out[-3] > self.peak[0]:
+                self.peak = tuple(float(v) for v in out[-3:])
             ys = ys[1:j]
         else:
             ys = np.empty((cap, dim, self.z[0].shape[0]))

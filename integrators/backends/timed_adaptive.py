@@ -273,8 +273,9 @@ def run_adaptive(pl, y0, t0, t1, h0, rtol, atol, max_step, save_every, mode, max
         msg = "reached the end of t_span"
     else:
         msg = fastpath.stop_message(status, t, max_steps)
-        zf = np.array(out[8:8 + n]) + np.array(out[8 + n:])
+        zf = np.array(out[8:8 + n]) + np.array(out[8 + n:8 + 2 * n])
         if np.all(np.isfinite(zf)) and ts[-1] != t:
             ts, ys = np.append(ts, t), np.concatenate([ys, zf[None]], axis=0)
-    res = IntegrationResult(t=ts, y=ys, status=-1 if status else 0, message=msg, nsteps=int(nsteps))
+    res = IntegrationResult(t=ts, y=ys, status=-1 if status else 0, message=msg, nsteps=int(nsteps),
+                            peak=tuple(float(v) for v in out[-3:]))
     return res, int(nsteps), int(nrej)

@@ -78,7 +78,7 @@ ALLOCATING = generic_source.ALLOCATING + ("gk_group", "gl_group", ENTRY)
 _DATA = ("lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, qb, qp, qi, qv, qc, "
          "pL, pG")
 _WORK = ("K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg, zb, PG, PM, PL, "
-         "pdv, piv, pt, pr, pu, pv, pa, mon")
+         "pdv, piv, pt, pr, pu, pv, pa, mon, pk")
 _RUN = "t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, TEV, YE, GI"
 
 _TEXT_HEAD = '''

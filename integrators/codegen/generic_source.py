@@ -246,8 +246,9 @@ def gk_work(n, gd, p, PD, qb):
     for r in range(qb.shape[0]):    # the Casimirs' monomials below the top degree (gk_casimirs): 0..nm-1
         nm = max(nm, qb[r, 0] + qb[r, 1])
     mon = np.empty(nm)
+    pk = np.zeros(3)    # the run's peak: zmax, tmax, hmax (gk_steps)
     return (K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg, zb, PG,
-            PM, PL, pdv, piv, pt, pr, pu, pv, pa, mon)
+            PM, PL, pdv, piv, pt, pr, pu, pv, pa, mon, pk)
 
 
 def gk_start(t0, t1, h, rtol, atol, max_step, z, lie, ci, cj, ck, cv, W, c, P, hasP, order, W0, wv, gv, w1, w2,
@@ -288,7 +289,7 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
                 A, b, E, fsal, order, XA, PD, qb, qp, qi, qv, qc, pL, pG):
     """The adaptive loop of an embedded pair on one trajectory (z, e: the state and its compensation,
     updated in place; cz: the projection's targets, empty without one) -> (status, t, h, nsteps, nrej,
-    nsave, ts, ys) with the meaning of integrators.codegen.programs.adaptive_source: status 0 reached t1,
+    nsave, ts, ys, zmax, tmax, hmax) with the meaning of integrators.codegen.programs.adaptive_source: status 0 reached t1,
     -1 the step size fell below 10 eps |t| (or an accepted increment was not finite), -2 the budget of
     max_steps accepted steps was spent (t, h, z, e continue the run in a second call). An RKMK pair
     (``lie``) on a forced problem (``hasP``) has generators of gd = 2n components, else gd = n; the
@@ -302,7 +303,8 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
     forced = lie and hasP
     gd = 2*n if forced else n
     (K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg, zb, PG, PM, PL,
-     pdv, piv, pt, pr, pu, pv, pa, mon) = gk_work(n, gd, cz.shape[0], PD, qb)
+     pdv, piv, pt, pr, pu, pv, pa, mon, pk) = gk_work(n, gd, cz.shape[0], PD, qb)
+    pk[1] = t0
     h = gk_start(t0, t1, h, rtol, atol, max_step, z, lie, ci, cj, ck, cv, W, c, P, hasP, order, W0, wv, gv, w1, w2,
                  w3, Y, sc)
     t = t0
@@ -315,18 +317,18 @@ def gk_adaptive(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, t
             t, t1, h, rtol, atol, max_step, save_every, max_steps, since, nsteps, nrej, j, gi, ts, ys, z, e, cz,
             te, ye, lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, qb, qp, qi, qv, qc,
             pL, pG, K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg,
-            zb, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, mon)
+            zb, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, mon, pk)
         if status != -3:
             break
         ts, ys = grow(ts, ys)
     GI[0] = gi
-    return status, t, h, nsteps, nrej, j, ts, ys
+    return status, t, h, nsteps, nrej, j, ts, ys, pk[0], pk[1], pk[2]
 
 
 def gk_steps(t, t1, h, rtol, atol, max_step, save_every, max_steps, since, nsteps, nrej, j, gi, ts, ys, z, e, cz,
              te, ye, lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, order, XA, PD, qb, qp, qi, qv, qc,
              pL, pG, K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg,
-             zb, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, mon):
+             zb, PG, PM, PL, pdv, piv, pt, pr, pu, pv, pa, mon, pk):
     """The steps of gk_adaptive from (t, z, e) with step h, the counters and the next save and grid indices
     passed in and returned -> (status, t, h, nsteps, nrej, since, j, gi); status -3: ts has no row for the
     next step's save (the caller grows ts, ys and calls again: W0, the first stage at z, is kept in between).
@@ -458,6 +460,13 @@ def gk_steps(t, t1, h, rtol, atol, max_step, save_every, max_steps, since, nstep
             for i in range(gd):
                 W0[i] = wl[i]
             t = t1 if last else t + hs
+            zn = 0.0
+            for i in range(n):
+                zn = max(zn, abs(z[i]))
+            if zn > pk[0]:    # the run's peak (integrators.engine.growth)
+                pk[0] = zn
+                pk[1] = t
+                pk[2] = hs
             while gi < ng and te[gi] == t:
                 for i in range(n):
                     ye[gi, i] = z[i] + e[i]

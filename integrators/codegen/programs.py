@@ -111,7 +111,11 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     error norm as in scipy's RK45 / DOP853, max over an ensemble)::
 
         run(t0, t1, h, rtol, atol, max_step, save_every, max_steps, since, ts, ys, z..., e...) ->
-            (status, t, h, nsteps, nrej, nsave, ts, ys, z..., e...)
+            (status, t, h, nsteps, nrej, nsave, ts, ys, z..., e..., zmax, tmax, hmax)
+
+    zmax: the largest |z|_inf of the accepted steps, tmax the time it was reached, hmax the step that reached
+    it (0 when no step was accepted): the peak that :mod:`integrators.engine.growth` judges (a step across a
+    pole of a finite-time blow-up leaves the run on the other branch, finite, with only its peak to show it).
 
     h <= 0 (one trajectory): the loop starts with Hairer's starting step (:func:`_starting_step`).
     status 0: reached t1; -1: the step size fell below 10 eps |t| (overflow or stiffness); -2: the
@@ -182,6 +186,8 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     expo = -1.0 / (order + 1)
     src.emit("t = t0; direction = 1.0 if t1 > t0 else -1.0")
     src.emit("nsteps = 0; nrej = 0; j = 1; status = 0; nfro = 0")
+    if not (batch or columns):
+        src.emit("zmax = 0.0; tmax = t0; hmax = 0.0")
     src.emit("while direction*(t1 - t) > 0.0:")
     src.indent += 1
     src.emit("if nsteps >= max_steps:")
@@ -271,6 +277,10 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
             _park_columns(src, z, e, W0, cz)
             src.indent -= 1
     src.emit("t = t1 if last else t + hs")
+    if not (batch or columns):   # the peak of the run (integrators.engine.growth): the largest |z|_inf accepted
+        src.emit(f"_zn = {'max(' + ', '.join(f'abs({v})' for v in z) + ')' if n > 1 else f'abs({z[0]})'}")
+        src.emit("if _zn > zmax:")
+        src.emit("    zmax = _zn; tmax = t; hmax = hs")
     if grid:
         zs = [f"{z[i]} + {e[i]}" for i in range(n)]
         dense_source.at_end(src, (lambda: _store_batch_end(n)) if batch else
@@ -327,7 +337,8 @@ def adaptive_source(st, tab, lie, terms, batch=False, source_class=None, proj=No
     if batch:
         src.emit("return status, t, h, nsteps, nrej, j, ts, ys")
     else:
-        src.emit(f"return status, t, h, nsteps, nrej, j, ts, ys, {', '.join(z + e)}")
+        src.emit(f"return status, t, h, nsteps, nrej, j, ts, ys, {', '.join(z + e)}"
+                 + ("" if columns else ", zmax, tmax, hmax"))
     return head + "\n" + "\n".join(src.lines) + "\n"
 
 

@@ -100,7 +100,11 @@ class IntegrationResult:
     backend : str, which code ran: "numpy" (the numpy reference or generated Python), "numba" (compiled),
         "scipy" (the scipy adapters), or a sentence when a run changed backend on the way.
     checks : dict of the figures of the end-of-run checks of :mod:`integrators.engine.guard` ("step_error",
-        "invariant:<name>", "constraint:<name>", each with its ":tolerance"); empty with check=False.
+        "invariant:<name>", "constraint:<name>", each with its ":tolerance"; "growth" of
+        :mod:`integrators.engine.growth`); empty with check=False.
+    peak : (zmax, tmax, hmax) of one trajectory's adaptive run: the largest |z|_inf of its accepted steps (raw
+        states), the time it was reached and the step that reached it, from the loops that track it between
+        output points (the generated and generic loops); empty otherwise (the saved states then tell).
     """
 
     t: np.ndarray
@@ -125,6 +129,7 @@ class IntegrationResult:
     name: str = ""
     checks: dict = field(default_factory=dict)
     backend: str = ""
+    peak: tuple = ()
 
     @property
     def success(self) -> bool:

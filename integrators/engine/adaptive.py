@@ -139,6 +139,8 @@ def solve_adaptive(problem, method, y0, t0, t1, rtol, atol, first_step, max_step
                else ReferenceRun(ref, y0, t0, t1, h0, rtol, atol, max_step, order))
         res = run_with_events(problem, run, y0, t0, events, step, len(tab.b), save_every, max_steps)
         nsteps, nrej = run.nsteps, run.nrej
+        if y0.ndim == 1:
+            res.peak = run.peak
         res.backend = mode
     elif tpl is not None and y0.ndim > 1:     # an ensemble: one shared step, numpy columns or compiled
         mode = timed_adaptive.choose_ensemble(tpl, backend, work)

@@ -23,7 +23,7 @@ from ..core.problems import CoadjointProblem, ODEProblem, ReconstructionProblem
 from ..core.progress import RunProgress
 from ..core.result import IntegrationResult, finish
 from .scipy_adapter import solve_scipy
-from . import guard
+from . import growth, guard
 from . import freeze
 from ..core import lost
 from ..core import validation
@@ -206,7 +206,8 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
     rtol, atol : tolerances of the adaptive methods and of the scipy adapters (which also pass ``problem.jac``, when the problem
         has one, to Radau, BDF and LSODA).
     check : run the guards of :mod:`integrators.engine.guard` (default True): a fixed-step run whose step does
-        not resolve the solution, or any run whose declared invariants or constraints leave their
+        not resolve the solution, an adaptive run of one trajectory that stepped across the pole of a finite-time
+        blow-up (:mod:`integrators.engine.growth`), or any run whose declared invariants or constraints leave their
         tolerance, ends with status -1 and a message saying what, where and by how much; the figures
         are in ``result.checks``. False skips them (a few percent faster on short runs).
     max_steps, max_wall_time : the budget of the scipy methods (accepted steps, default 10^6;
@@ -283,6 +284,8 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
     res.preserves = preserved(m, problem)
     if check and m.fixed_step and problem.kind != "reconstruction":
         guard.check_resolution(problem, make_stepper(m, problem), res, res.h, save_every)
+    elif check and problem.kind != "reconstruction":   # an adaptive run that stepped across a pole
+        growth.check(res)
     finish(problem, res, record_values=False)    # the values are recorded by the guard (its compiled Casimirs)
     if check:
         guard.check_quantities(problem, res, record=True)

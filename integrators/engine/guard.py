@@ -2,7 +2,8 @@
 tolerances, or with status -1 and a message naming what happened (and where).
 
 Two checks run after the stepping loop of :func:`integrators.integrate` (``check=False`` skips
-both); their figures go to ``IntegrationResult.checks``.
+both); their figures go to ``IntegrationResult.checks``. A third, of adaptive runs, is
+:mod:`integrators.engine.growth`: a step across the pole of a finite-time blow-up.
 
 1. Step resolution (fixed-step methods). A fixed step can leave the solution behind (a pole of
    y' = y^2 passed at t = 1 by RK4 with h = 1; an Euler-Poincare flow whose frequency is far above

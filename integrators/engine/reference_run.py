@@ -34,6 +34,7 @@ class ReferenceRun:
         self.w0 = ref.first(t0, self.z)
         self.frz = freeze.Freezer(y0, t0) if y0.ndim > 1 else None
         self.nsteps = self.nrej = 0
+        self.peak = (0.0, t0, 0.0)   # one trajectory's (zmax, tmax, hmax) of its accepted steps
 
     def state(self):
         """The current state z + e (the lost trajectories of an ensemble at their last finite state)."""
@@ -82,6 +83,10 @@ class ReferenceRun:
                     z, e = s, e1
                     w0 = wl
                     t = t1 if last else t + hs
+                    if frz is None:   # one trajectory: the run's peak (integrators.engine.growth)
+                        zn = float(np.max(np.abs(z)))
+                        if zn > self.peak[0]:
+                            self.peak = (zn, t, hs)
                     done += 1
                     since += 1
                     if since == save_every or last:
@@ -128,6 +133,8 @@ def reference_loop(ref, y0, t0, t1, h, rtol, atol, max_step, save_every, order, 
         if np.all(np.isfinite(zf)) and ts[-1] != run.t:
             ts, ys = np.append(ts, run.t), np.concatenate([ys, zf[None]], axis=0)
     res = IntegrationResult(t=ts, y=ys, status=-1 if status else 0, message=msg, nsteps=run.nsteps)
+    if run.frz is None:
+        res.peak = run.peak
     if run.frz is not None:
         lost.report_shared(res, run.frz.alive, run.frz.t_end, status, run.t, y0.shape[:-1], max_steps,
                            lost.SHARED_WHY)

@@ -64,7 +64,7 @@ def _single(pl, y, h, t_eval=None):
         grid = (np.asarray(t_eval, dtype=float), ye, np.array([k], np.int64))
     out = fn(0.0, T1, h, TOL["rtol"], TOL["atol"], math.inf, 1 << 62, 10**6, 0, ts, ys, *y, *([0.0] * n),
              *pl.targets(y).tolist(), *grid)
-    z = np.array(out[8:8 + n]) + np.array(out[8 + n:])
+    z = np.array(out[8:8 + n]) + np.array(out[8 + n:8 + 2 * n])
     return out[0], out[1], out[3], out[4], z, (grid[1] if grid else None)
 
 
@@ -218,7 +218,7 @@ def test_backward_in_time_and_an_empty_interval():
                 more[1][0], more[2][0] = Y[b], 1
             out = fn(T1, 0.0, 0.0, TOL["rtol"], TOL["atol"], math.inf, 1 << 62, 10**6, 0, ts, ys, *Y[b],
                      *([0.0] * n), *pl.targets(Y[b]).tolist(), *more)
-            z = np.array(out[8:8 + n]) + np.array(out[8 + n:])
+            z = np.array(out[8:8 + n]) + np.array(out[8 + n:8 + 2 * n])
             assert out[0] == 0 and got[1][b] == 0 and got[2][b] == 0.0 and out[3] == got[3][b]
             assert np.max(np.abs(got[0][b] - z)) <= 1e-14 * (1.0 + np.max(np.abs(z)))
             if grid is not None:

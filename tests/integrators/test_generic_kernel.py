@@ -81,7 +81,7 @@ def _kernel_run(pl, y0, t1, rtol, atol, mode="numba", h=0.0, max_steps=10**6, cz
     cz = pl.targets(y0).tolist() if cz is None else cz
     out = fn(0.0, t1, h, rtol, atol, math.inf, 1, max_steps, 0, ts, ys, *y0.tolist(), *([0.0] * n), *cz)
     status, t, h, ns, nr, j = out[:6]
-    return status, t, h, ns, nr, out[6][:j], out[7][:j], np.array(out[8:8 + n]), np.array(out[8 + n:])
+    return status, t, h, ns, nr, out[6][:j], out[7][:j], np.array(out[8:8 + n]), np.array(out[8 + n:8 + 2 * n])
 
 
 @needs_numba
@@ -126,7 +126,7 @@ def test_python_text_is_the_numba_kernel_and_the_generated_loop():
         T[0], Y[0] = 0.0, y0
         out = gen(0.0, 1.0, 0.0, 1e-7, 1e-9, math.inf, 1, 10**6, 0, T, Y, *y0, *([0.0] * n), *pl.targets(y0))
         assert (status, ns, nr) == (out[0], out[3], out[4]) and status == 0
-        zg = np.array(out[8:8 + n]) + np.array(out[8 + n:])
+        zg = np.array(out[8:8 + n]) + np.array(out[8 + n:8 + 2 * n])
         assert np.max(np.abs(z + e - zg)) <= 1e-12 * (1.0 + np.max(np.abs(zg)))
         if NUMBA:
             nb = _kernel_run(pl, y0, 1.0, 1e-7, 1e-9)
@@ -161,7 +161,7 @@ def test_nan_field_gives_status_minus_one_and_the_budget_minus_two():
     ts, ys = np.empty(4), np.empty((4, n))
     rest = fn(part[1], 30.0, part[2], 1e-9, 1e-11, math.inf, 1, 10**6, 0, ts, ys, *part[7], *part[8])
     assert rest[0] == 0 and rest[3] + 5 == whole[3]
-    zf = np.array(rest[8:8 + n]) + np.array(rest[8 + n:])
+    zf = np.array(rest[8:8 + n]) + np.array(rest[8 + n:8 + 2 * n])
     assert np.max(np.abs(zf - (whole[7] + whole[8]))) <= 1e-14
 
 

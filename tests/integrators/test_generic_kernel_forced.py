@@ -82,7 +82,7 @@ def _kernel_run(pl, y0, t1, rtol, atol, mode=MODE, proj="plan"):
     cz = [] if pr is None else pr.values(y0).tolist()
     out = fn(0.0, t1, 0.0, rtol, atol, math.inf, 1, 10**6, 0, ts, ys, *y0.tolist(), *([0.0] * n), *cz)
     status, t, _, ns, nr, j = out[:6]
-    return status, t, ns, nr, out[6][:j], out[7][:j], np.array(out[8:8 + n]) + np.array(out[8 + n:])
+    return status, t, ns, nr, out[6][:j], out[7][:j], np.array(out[8:8 + n]) + np.array(out[8 + n:8 + 2 * n])
 
 
 @pytest.mark.parametrize("label", sorted(SYSTEMS))
@@ -128,7 +128,7 @@ def test_python_text_takes_the_specialised_loops_steps():
         T[0], Y[0] = 0.0, m0
         out = pl.function("adaptive", "scalar")(0.0, 2.0, 0.0, 1e-8, 1e-11, math.inf, 1, 10**6, 0, T, Y, *m0,
                                                 *([0.0] * n), *pl.targets(m0))
-        zg = np.array(out[8:8 + n]) + np.array(out[8 + n:])
+        zg = np.array(out[8:8 + n]) + np.array(out[8 + n:8 + 2 * n])
         assert (status, ns, nr) == (out[0], out[3], out[4]) and status == 0
         assert np.max(np.abs(z - zg)) <= 1e-13 * np.max(np.abs(zg)), method
         if NUMBA:

@@ -144,7 +144,7 @@ def test_a_run_continued_in_chunks_fills_one_grid():
     ts, ys = np.empty(4), np.empty((4, n))
     a = fn(0.0, 3.0, 0.0, 1e-9, 1e-11, math.inf, 10**7, 5, 0, ts, ys, *y0, *([0.0] * n), *grid.args("numba"))
     assert a[0] == -2 and 0 < grid.GI[0] < len(te)
-    b = fn(a[1], 3.0, a[2], 1e-9, 1e-11, math.inf, 10**7, 10**6, 5, ts, ys, *a[8:], *grid.args("numba"))
+    b = fn(a[1], 3.0, a[2], 1e-9, 1e-11, math.inf, 10**7, 10**6, 5, ts, ys, *a[8:8 + 2 * n], *grid.args("numba"))
     assert b[0] == 0 and a[3] + b[3] == whole[1] and grid.GI[0] == len(te)
     # (the second call's first stage recomputed from z, e: round-off)
     assert np.max(np.abs(grid.ye - whole[3])) <= 1e-13 * np.max(np.abs(whole[3]))

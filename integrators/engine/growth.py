@@ -1,0 +1,87 @@
+"""A step across a finite-time blow-up, which no other check sees: the third end-of-run check of an adaptive run
+(after the two of :mod:`integrators.engine.guard`; ``check=False`` skips it too).
+
+A motion that blows up at t*, |z| ~ c (t* - t)^-a (a servo-constraint's multiplier force can make it), is followed
+by an adaptive pair with steps shrinking like t* - t; the run then ends at t* with a collapsed step (status -1).
+Unless one step of about t* - t lands past the pole, on the continuation of the solution through infinity (as
+x = 1/(t* - t) of x' = x^2 continues negative after t*): no solution of the equations, but finite, its error
+estimates small relative to its size, and the run reaches t1 with status 0. Seen with scipy's DOP853 at rtol 1e-12
+and with liedyn's rk853 at rtol 1e-5 to 1e-11 on a servo-constrained motion on sp(4) that blows up at
+t* = 6.95845 (benchmarks/blow_up.py), ending at |z| ~ 250 after a peak of 7e7 to 6e10.
+
+What is left of it is the peak: the largest |z|_inf of the accepted steps (the loops track it between output points:
+``IntegrationResult.peak``; else the saved states), many orders above the states at both ends, reached by a step
+many orders below the run's mean step (near a pole the steps shrink with the distance to it). Both are asked for:
+
+    G = zmax / max(|z(t0)|_inf, |z(t_end)|_inf) > GROWTH_LIMIT   and   |h_peak| < STEP_FRACTION |t_end - t0| / nsteps
+
+A smooth excursion, however large (a homoclinic loop from near a small equilibrium and back), is passed with
+ordinary steps at its peak and is not taken for a pole. A run judged to have crossed one is cut at its peak
+(status -1, the message says where and by how much), as a run that stops at the pole is; ``res.checks["growth"]``
+records G for every checked run of one trajectory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: the peak must exceed the states at both ends by this factor (the crossings seen: 3e5 to 3e8)
+GROWTH_LIMIT = 1e4
+#: and be reached by a step below this fraction of the run's mean step (the crossings seen: below 1e-6)
+STEP_FRACTION = 1e-3
+
+
+def peak_of(res):
+    """(zmax, tmax, hmax) of a one-trajectory result: the loop's tracked peak and the saved states' largest, the
+    larger (a saved state's step is its interval); None for an ensemble or an empty run."""
+    y = np.asarray(res.y)
+    if y.ndim != 2 or len(y) < 2:
+        return None
+    with np.errstate(invalid="ignore"):
+        norms = np.max(np.abs(y), axis=1)
+    k = int(np.nanargmax(norms)) if np.any(np.isfinite(norms)) else 0
+    best = (float(norms[k]), float(res.t[k]), float(res.t[k] - res.t[k - 1]) if k else 0.0)
+    if res.peak and res.peak[0] > best[0]:
+        best = tuple(float(v) for v in res.peak)
+    return best
+
+
+def check(res):
+    """The growth check of an adaptive run of one trajectory (in place; the module docstring): records G in
+    ``res.checks["growth"]`` and, when the run crossed a pole, cuts it at its peak with status -1."""
+    pk = peak_of(res)
+    if pk is None or res.nsteps < 1:
+        return res
+    zmax, tmax, hmax = pk
+    y = np.asarray(res.y)
+    ends = max(float(np.max(np.abs(y[0]))), float(np.max(np.abs(y[-1]))))
+    if not (np.isfinite(zmax) and np.isfinite(ends)):
+        return res
+    G = zmax / max(ends, 1e-300)
+    res.checks["growth"] = G
+    span = float(res.t[-1] - res.t[0])
+    mean = abs(span) / res.nsteps
+    if not (G > GROWTH_LIMIT and abs(hmax) < STEP_FRACTION * mean and (tmax - res.t[-1]) * span < 0.0):
+        return res
+    keep = int(np.sum((res.t - tmax) * span <= 0.0))
+    later = f" (later: {res.message})" if res.status == -1 else ""
+    _cut(res, max(keep, 1), tmax, span)
+    res.status = -1
+    res.message = (f"the state reached |z| = {zmax:.3g} at t = {tmax:.8g}, {G:.3g} times its size at both ends of "
+                   f"the run, by a step of {abs(hmax):.3g} (the run's mean step {mean:.3g}): the motion blows up "
+                   f"there and a step went across the singularity, onto a continuation that solves nothing; the "
+                   f"solution is kept up to t = {res.t[-1]:.8g} (check=False keeps the whole run, for a motion "
+                   f"that does pass through so large a state){later}")
+    return res
+
+
+def _cut(res, j, tmax, span):
+    """Keep the first j saved states and the events up to tmax."""
+    res.t, res.y = res.t[:j], res.y[:j]
+    if res.t_events is not None:
+        keep = [(np.asarray(te) - tmax) * span <= 0.0 for te in res.t_events]
+        res.t_events = [np.asarray(te)[k] for te, k in zip(res.t_events, keep)]
+        if res.y_events is not None:
+            res.y_events = [np.asarray(ye)[k] for ye, k in zip(res.y_events, keep)]
+        if res.event_index is not None:
+            res.event_index = [np.asarray(ix)[k] for ix, k in zip(res.event_index, keep)]
