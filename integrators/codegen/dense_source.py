@@ -90,9 +90,10 @@ def evaluator_source(st, tab, lie, terms, proj, part="points", source_class=None
         return head + "\n" + "\n".join(src.lines) + f"\n    return ({', '.join(v for V in Kx for v in V)},)\n"
     Kx = [[f"Kx{r}_{j}" for j in range(g)] for r in range(len(tab.extra_c))]
     cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
+    src.hoisted = []   # the interpolant's weight polynomials (_columns_theta): built once, when the text is loaded
     src.emit(f"{', '.join(zb)}, = V_[:{n}]")
     y = interpolant(src, tab, K + Kx, zb, "s_", lie, proj, cz, stacked=f"V_[{n}:]")
-    head = f"def run(s_, hs, {', '.join(['V_'] + cz)}):"
+    head = "".join(line + "\n" for line in src.hoisted) + f"def run(s_, hs, {', '.join(['V_'] + cz)}):"
     return head + "\n" + "\n".join(src.lines) + f"\n    return ({', '.join(y)},)\n"
 
 
@@ -139,7 +140,11 @@ def _columns_theta(src, tab, K, s, stacked=None):
     n, rows = len(K[0]), len(K)
     P = np.array(tab.P[:rows], dtype=float)
     w, st, out, coef = src.fresh("Wb"), src.fresh("KK"), src.fresh("ths"), src.fresh("Pc")
-    src.emit(f"{coef} = np.array({P.T.tolist()!r})[:, :, None]")
+    value = f"np.array({P.T.tolist()!r})[:, :, None]"
+    if getattr(src, "hoisted", None) is not None:   # a module-level constant (evaluator_source), not one a call
+        src.hoisted.append(f"{coef} = {value}")
+    else:
+        src.emit(f"{coef} = {value}")
     src.emit(f"{w} = 0.0")
     for k in range(P.shape[1] - 1, -1, -1):
         src.emit(f"{w} = ({w} + {coef}[{k}])*{s}")
