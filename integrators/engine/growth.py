@@ -48,20 +48,24 @@ def peak_of(res):
 
 def check(res):
     """The growth check of an adaptive run of one trajectory (in place; the module docstring): records G in
-    ``res.checks["growth"]`` and, when the run crossed a pole, cuts it at its peak with status -1."""
+    ``res.checks["growth"]`` and, when the run crossed a pole, cuts it at its peak with status -1. A run whose peak
+    lies past its last reported state (it stopped at the pole: with an output grid, after its last grid time) is
+    left as it is, G unrecorded."""
     pk = peak_of(res)
     if pk is None or res.nsteps < 1:
         return res
     zmax, tmax, hmax = pk
+    span = float(res.t[-1] - res.t[0])
+    if (tmax - res.t[-1]) * span > 0.0:   # the peak is past the reported states: a run that stopped at it
+        return res                         # (a collapsed step at the pole, its tail after the last grid time)
     y = np.asarray(res.y)
     ends = max(float(np.max(np.abs(y[0]))), float(np.max(np.abs(y[-1]))))
     if not (np.isfinite(zmax) and np.isfinite(ends)):
         return res
     G = zmax / max(ends, 1e-300)
     res.checks["growth"] = G
-    span = float(res.t[-1] - res.t[0])
     mean = abs(span) / res.nsteps
-    if not (G > GROWTH_LIMIT and abs(hmax) < STEP_FRACTION * mean and (tmax - res.t[-1]) * span < 0.0):
+    if not (G > GROWTH_LIMIT and abs(hmax) < STEP_FRACTION * mean and tmax != res.t[-1]):
         return res
     keep = int(np.sum((res.t - tmax) * span <= 0.0))
     later = f" (later: {res.message})" if res.status == -1 else ""

@@ -95,3 +95,7 @@ def test_a_servo_motion_that_blows_up_is_not_continued_across_its_singularity():
     assert r.status == -1 and "across the singularity" in r.message
     assert t_star - 0.01 < r.t[-1] <= t_star and r.checks["growth"] > 1e5
     assert abs(r.peak[1] - t_star) < 1e-3
+    # at rtol 1e-8 the steps collapse at the pole (status -1 as before): the check leaves that run and its message
+    r = s.simulate(x0, 10.0, method="rk853", backend="numpy", rtol=1e-8, atol=1e-10)
+    assert r.status == -1 and "step size fell" in r.message and "growth" not in r.checks
+    assert t_star - 0.01 < r.t[-1] <= t_star and r.peak[1] > r.t[-1]
