@@ -32,18 +32,19 @@ STEP_FRACTION = 1e-3
 
 
 def peak_of(res):
-    """(zmax, tmax, hmax) of a one-trajectory result: the loop's tracked peak and the saved states' largest, the
-    larger (a saved state's step is its interval); None for an ensemble or an empty run."""
+    """(zmax, tmax, hmax) of a one-trajectory result: the loop's tracked peak (every accepted step), else the saved
+    states' largest (a saved state's step is its interval; scipy's methods); None for an ensemble or an empty run.
+    (The saved states are not read when the loop tracked it: on 1001 output points that read is ~60 us, 15% of a
+    compiled call on so(5).)"""
     y = np.asarray(res.y)
     if y.ndim != 2 or len(y) < 2:
         return None
+    if res.peak:
+        return tuple(float(v) for v in res.peak)
     with np.errstate(invalid="ignore"):
         norms = np.max(np.abs(y), axis=1)
     k = int(np.nanargmax(norms)) if np.any(np.isfinite(norms)) else 0
-    best = (float(norms[k]), float(res.t[k]), float(res.t[k] - res.t[k - 1]) if k else 0.0)
-    if res.peak and res.peak[0] > best[0]:
-        best = tuple(float(v) for v in res.peak)
-    return best
+    return float(norms[k]), float(res.t[k]), float(res.t[k] - res.t[k - 1]) if k else 0.0
 
 
 def check(res):
