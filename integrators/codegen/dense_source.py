@@ -90,10 +90,10 @@ def evaluator_source(st, tab, lie, terms, proj, part="points", source_class=None
         return head + "\n" + "\n".join(src.lines) + f"\n    return ({', '.join(v for V in Kx for v in V)},)\n"
     Kx = [[f"Kx{r}_{j}" for j in range(g)] for r in range(len(tab.extra_c))]
     cz = [] if proj is None else [f"cz{k}" for k in range(proj.p)]
-    src.hoisted = []   # the interpolant's weight polynomials (_columns_theta): built once, when the text is loaded
+    consts = []   # the interpolant's weight polynomials (_columns_theta): built once, when the text is loaded
     src.emit(f"{', '.join(zb)}, = V_[:{n}]")
-    y = interpolant(src, tab, K + Kx, zb, "s_", lie, proj, cz, stacked=f"V_[{n}:]")
-    head = "".join(line + "\n" for line in src.hoisted) + f"def run(s_, hs, {', '.join(['V_'] + cz)}):"
+    y = interpolant(src, tab, K + Kx, zb, "s_", lie, proj, cz, stacked=f"V_[{n}:]", consts=consts)
+    head = "".join(line + "\n" for line in consts) + f"def run(s_, hs, {', '.join(['V_'] + cz)}):"
     return head + "\n" + "\n".join(src.lines) + f"\n    return ({', '.join(y)},)\n"
 
 
@@ -130,21 +130,18 @@ def _weights(src, tab, s):
     return out
 
 
-def _columns_theta(src, tab, K, s, stacked=None):
+def _columns_theta(src, tab, K, s, stacked, consts):
     """Names of theta(s) = sum_i b_i(s) K_i on numpy columns with a few array operations instead of a
     Horner chain per weight and a term per (stage, component): the weights of every row at once by the
     same Horner recurrence as :func:`_weights` (b = (..((P_q s) + P_(q-1)) s ..) s, elementwise the same
     operations, so the same values), then theta_j = sum_i b_i K_ij over the stacked K (rows, n, G) (one
     einsum: the sum over the rows in another order than the scalar text's, round-off); ``stacked``: an
-    expression of the K already stacked (rows n, columns), else they are stacked here."""
+    expression of the K already stacked (rows n, columns), else they are stacked here; ``consts``: the list that
+    receives the module-level line of the weight table (built once, when the text is loaded)."""
     n, rows = len(K[0]), len(K)
     P = np.array(tab.P[:rows], dtype=float)
     w, st, out, coef = src.fresh("Wb"), src.fresh("KK"), src.fresh("ths"), src.fresh("Pc")
-    value = f"np.array({P.T.tolist()!r})[:, :, None]"
-    if getattr(src, "hoisted", None) is not None:   # a module-level constant (evaluator_source), not one a call
-        src.hoisted.append(f"{coef} = {value}")
-    else:
-        src.emit(f"{coef} = {value}")
+    consts.append(f"{coef} = np.array({P.T.tolist()!r})[:, :, None]")
     src.emit(f"{w} = 0.0")
     for k in range(P.shape[1] - 1, -1, -1):
         src.emit(f"{w} = ({w} + {coef}[{k}])*{s}")
@@ -155,12 +152,13 @@ def _columns_theta(src, tab, K, s, stacked=None):
     return names
 
 
-def interpolant(src, tab, K, zb, s, lie, proj, targets, stacked=None):
+def interpolant(src, tab, K, zb, s, lie, proj, targets, stacked=None, consts=None):
     """Emit the state at s of the step from the compensated start zb with the stage increments K (all
-    rows of P; on numpy columns ``stacked`` may name them stacked, :func:`_columns_theta`); return its names."""
+    rows of P; on numpy columns ``stacked`` may name them stacked and ``consts`` receives the module-level lines,
+    :func:`_columns_theta`); return its names."""
     n = src.n
     if not src.floats and not src.lanes:   # numpy columns (the evaluator of the logged steps): matrix products
-        th = _columns_theta(src, tab, K, s, stacked)
+        th = _columns_theta(src, tab, K, s, stacked, consts)
     else:
         B = _weights(src, tab, s)
         th = src.assign("ths", [" + ".join(f"{b}*{V[j]}" for b, V in zip(B, K) if b is not None) or "0.0"

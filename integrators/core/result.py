@@ -104,7 +104,8 @@ class IntegrationResult:
         :mod:`integrators.engine.growth`); empty with check=False.
     peak : (zmax, tmax, hmax) of one trajectory's adaptive run: the largest |z|_inf of its accepted steps (raw
         states), the time it was reached and the step that reached it, from the loops that track it between
-        output points (the generated and generic loops); empty otherwise (the saved states then tell).
+        output points (the generated loops, the generic kernel, the numpy reference); empty otherwise (scipy's
+        methods, whose saved states then tell; ensembles).
     """
 
     t: np.ndarray

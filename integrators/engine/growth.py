@@ -27,7 +27,7 @@ import numpy as np
 
 #: the peak must exceed the states at both ends by this factor (the crossings seen: 3e5 to 3e8)
 GROWTH_LIMIT = 1e4
-#: and be reached by a step below this fraction of the run's mean step (the crossings seen: below 1e-6)
+#: and be reached by a step below this fraction of the run's mean step (the crossings seen: 1e-5 and below)
 STEP_FRACTION = 1e-3
 
 
