@@ -53,6 +53,18 @@ TOL_FACTOR = 8.0
 _CACHE = {}
 
 
+class _Key(tuple):
+    """A projection's ``key``, a tuple whose hash is computed once: it holds every term of the Casimirs (a dense
+    quartic in 10 variables has 714), which a tuple hashes anew each time, and the plan of every run looks its
+    functions up by it (~50 us a call on so(5) in a random basis). Equal to, and printed as, the plain tuple."""
+
+    def __hash__(self):
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = tuple.__hash__(self)
+        return h
+
+
 class _Monomials:
     """Names of the monomials of the variables ``z`` in the code ``src`` writes: one of degree >= 2 is emitted
     once, on first use, as the product of the monomial without its last variable and that variable (so each
@@ -94,7 +106,7 @@ class CasimirProjection:
         self.basis = basis
         self._T = None if basis is None else np.array(basis[0], dtype=float)
         self._wpolys = self.polys if basis is None else tuple(basis[1])
-        self.key = ("casimir-projection", self.n, self.polys, basis)
+        self.key = _Key(("casimir-projection", self.n, self.polys, basis))
         text = self.source()
         env = dict(genhelpers.ARRAY, np=np)
         exec(compile(text, "<liedyn casimir projection>", "exec"), env)
@@ -318,10 +330,23 @@ def of_algebra(algebra):
     key = (C.shape, C.tobytes())
     if key not in _CACHE:
         polys = polynomials(algebra)
-        found = basis_polynomials(C, polys) if polys else None
+        found = sparse_polynomials(algebra)
         if found is not None:    # the text reads Chat in the sparse basis, the dense forms Chat(T^T z) expanded
             basis, polys = found
         _CACHE[key] = CasimirProjection(polys, algebra.dim, None if found is None else basis) if polys else None
+    return _CACHE[key]
+
+
+def sparse_polynomials(algebra):
+    """:func:`basis_polynomials` of ``algebra``'s polynomial Casimirs (in the order of ``algebra.casimirs()``), cached
+    per structure constants: ((T, Chat), Chat(T^T z)) when the sparse basis makes them cheaper, else None. The Casimir
+    projection (:func:`of_algebra`) and the end-of-run check's compiled values
+    (:func:`integrators.backends.casimir_rows.values`) read them (~40 ms once for so(5) in a random basis)."""
+    C = np.ascontiguousarray(algebra.structure_constants, dtype=float)
+    key = ("sparse", C.shape, C.tobytes())
+    if key not in _CACHE:
+        polys = polynomials(algebra)
+        _CACHE[key] = basis_polynomials(C, polys) if polys else None
     return _CACHE[key]
 
 

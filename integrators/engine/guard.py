@@ -59,6 +59,7 @@ from liegroups import LieGroupsError
 from liegroups.casimirs import Casimir
 
 from ..backends import background, casimir_rows
+from ..codegen import projection
 from ..core.errors import IntegratorError
 from ..methods import CASIMIRS, LINEAR, QUADRATIC
 from ..core.result import record as record_quantities
@@ -286,12 +287,24 @@ def _record(problem, raw):
     cas = [name for name, q in decl.items() if isinstance(q, Casimir)]
     vals = None
     if cas and raw.size > SMALL_RUN * raw.shape[-1]:
-        vals = casimir_rows.values([decl[name] for name in cas], raw.reshape(-1, raw.shape[-1]))
+        vals = casimir_rows.values([decl[name] for name in cas], raw.reshape(-1, raw.shape[-1]),
+                                   _sparse_form(problem, [decl[name] for name in cas]))
         if vals is None and not _ROWS_LOAD and casimir_rows.on_disk():   # loaded in the background for the
             if background.submit("casimir-rows-load", casimir_rows.warm):  # next runs (queued once a process)
                 _ROWS_LOAD.append(True)
     known = {} if vals is None else {name: v.reshape(raw.shape[:-1]) for name, v in zip(cas, vals)}
     return record_quantities(problem, raw, known)
+
+
+def _sparse_form(problem, cas):
+    """(T, Chat) of :func:`integrators.codegen.projection.sparse_polynomials` for the Casimirs ``cas`` when they are
+    those of the problem's algebra (in its order, the same objects) and cheaper in its sparse basis, else None."""
+    algebra = getattr(problem, "algebra", None)
+    own = algebra.casimirs() if algebra is not None else ()
+    if len(cas) != len(own) or any(a is not b for a, b in zip(cas, own)):
+        return None
+    found = projection.sparse_polynomials(algebra)
+    return None if found is None else found[0]
 
 
 def record(problem, res):
