@@ -53,6 +53,7 @@ reach t1. The checks then judge the others (all of them when every trajectory wa
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 from liegroups import LieGroupsError
@@ -303,8 +304,19 @@ def _sparse_form(problem, cas):
     own = algebra.casimirs() if algebra is not None else ()
     if len(cas) != len(own) or any(a is not b for a, b in zip(cas, own)):
         return None
-    found = projection.sparse_polynomials(algebra)
+    try:
+        found = _SPARSE[algebra]
+    except (KeyError, TypeError):      # TypeError: an algebra that is not weakly referable, looked up every run
+        found = projection.sparse_polynomials(algebra)
+        try:
+            _SPARSE[algebra] = found
+        except TypeError:
+            pass
     return None if found is None else found[0]
+
+
+#: algebra -> :func:`integrators.codegen.projection.sparse_polynomials` of it (that hashes its structure constants)
+_SPARSE = weakref.WeakKeyDictionary()
 
 
 def record(problem, res):
