@@ -71,11 +71,12 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**
     first step H0[b] (Hairer's starting step where H0[b] <= 0, when :func:`starts_itself`), at most
     ``max_steps`` accepted steps each; returns (Y (B, n) final states (the
     last finite one when a run failed, the state reached when the budget was spent), status (B,): 0,
-    -1 (the step size collapsed) or -2 (the budget), t_end (B,), nsteps (B,), nrejected (B,)).
+    -1 (the step size collapsed) or -2 (the budget), t_end (B,), nsteps (B,), nrejected (B,), YE, PK (B, 3):
+    the peak (zmax, tmax, hmax) of each trajectory's accepted steps, :mod:`integrators.engine.growth`).
     ``t_eval`` (sorted in the direction of integration): each trajectory's loop also fills its column
     of the output grid from its own accepted steps (:mod:`integrators.codegen.dense_source`; the
-    lanes are not used then), returned as a sixth item YE (G, B, n), a trajectory that stopped early
-    holding its last finite state at the later times."""
+    lanes are not used then), returned as YE (G, B, n), a trajectory that stopped early
+    holding its last finite state at the later times (None without t_eval)."""
     n = pl.st.n
     lanes = _lanes(pl, t_eval)
     # writing the source takes milliseconds: once per structure and method
@@ -92,7 +93,9 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**
     ns, nr = np.empty(B, np.int64), np.empty(B, np.int64)
     args = (float(t0), float(t1), np.ascontiguousarray(H0, dtype=float), float(rtol), float(atol), float(max_step),
             int(max_steps), Z, out, st, te, ns, nr)
-    args += (np.ascontiguousarray(pl.targets(Z)),)   # the projection's targets C(y0) per trajectory ((B, 0): none)
+    PK = np.zeros((B, 3))
+    args += (np.ascontiguousarray(pl.targets(Z)), PK)   # the projection's targets C(y0) per trajectory ((B, 0):
+    # none); each trajectory's peak (zmax, tmax, hmax)
     if lanes:  # one group of trajectories per thread
         args += (max(1, min(numba_kernels.require().get_num_threads(), B)),)
     if t_eval is not None:   # the grid times at t0 take y0; each loop fills its column from the next one
@@ -106,10 +109,10 @@ def adaptive_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**
         fn(*args)
     _INDEP_READY.add(_indep_key(pl, t_eval is not None))
     if t_eval is None:
-        return out, st, te, ns, nr
+        return out, st, te, ns, nr, None, PK
     for b in np.flatnonzero(st != 0):   # stopped early: its last finite state at the later grid times
         YE[GI[b]:, b] = out[b]
-    return out, st, te, ns, nr, YE
+    return out, st, te, ns, nr, YE, PK
 
 
 def fixed_parallel(pl, Z, t0, h, n, save_every, K):

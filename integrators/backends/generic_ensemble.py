@@ -113,8 +113,9 @@ def run(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6, t_eval=None):
     """Each row of Z (B, n) from t0 to t1 by the adaptive pair of plan ``pl`` on the generic kernel, with its own
     first step H0[b] (<= 0: Hairer's starting step), at most ``max_steps`` accepted steps each; returns what
     :func:`integrators.backends.batch_kernels.adaptive_independent` returns: (Y (B, n), status (B,), t_end (B,),
-    nsteps (B,), nrejected (B,)) and with ``t_eval`` (sorted in the direction of integration) YE (G, B, n), the grid
-    times at t0 holding y0 and a trajectory that stopped early its last finite state at the later times.
+    nsteps (B,), nrejected (B,), YE, PK (B, 3)): with ``t_eval`` (sorted in the direction of integration) YE
+    (G, B, n), the grid times at t0 holding y0 and a trajectory that stopped early its last finite state at the later
+    times (else None); PK[b] the peak (zmax, tmax, hmax) of trajectory b's accepted steps.
     ValueError for a grid with a tableau without a continuous extension."""
     if t_eval is not None and pl.tab.P is None:
         raise ValueError(f"tableau {pl.tab.name!r} has no continuous extension: no output grid")
@@ -127,6 +128,7 @@ def run(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6, t_eval=None):
     out = np.empty_like(Z)
     st, te = np.empty(B, np.int64), np.empty(B)
     ns, nr = np.empty(B, np.int64), np.empty(B, np.int64)
+    PK = np.zeros((B, 3))
     H0 = np.array(np.broadcast_to(np.asarray(H0, dtype=float), (B,)), order="C")
     CZ = np.array(pl.targets(Z), dtype=float, order="C").reshape(B, -1)
     if t_eval is None:
@@ -146,14 +148,14 @@ def run(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6, t_eval=None):
     try:
         with np.errstate(all="ignore"):
             kern(float(t0), float(t1), H0, float(rtol), float(atol), float(max_step), int(max_steps), Z, out, st, te,
-                 ns, nr, CZ, tev, YE, GI, groups, lanes, *arrays)
+                 ns, nr, CZ, tev, YE, GI, PK, groups, lanes, *arrays)
     finally:
         numba.set_parallel_chunksize(old)
     if t_eval is None:
-        return out, st, te, ns, nr
+        return out, st, te, ns, nr, None, PK
     for b in np.flatnonzero(st != 0):   # stopped early: its last finite state at the later grid times
         YE[b, GI[b]:] = out[b]
-    return out, st, te, ns, nr, np.ascontiguousarray(YE.transpose(1, 0, 2))
+    return out, st, te, ns, nr, np.ascontiguousarray(YE.transpose(1, 0, 2)), PK
 
 
 def warm():
@@ -168,7 +170,7 @@ def warm():
     Z = np.zeros((1, n))
     kern(0.0, 0.0, np.ones(1), 1e-6, 1e-6, math.inf, 1, Z, np.empty_like(Z), np.empty(1, np.int64), np.empty(1),
          np.empty(1, np.int64), np.empty(1, np.int64), np.zeros((1, 0)), np.zeros(0), np.empty((1, 0, n)),
-         np.zeros(1, np.int64), 1, 8, *arrays)
+         np.zeros(1, np.int64), np.zeros((1, 3)), 1, 8, *arrays)
     numba_kernels.write_marker(_marker())
     return kern
 

@@ -106,9 +106,10 @@ def _state_args(n):
 
 def adaptive_module(pl, grid=False):
     """Module text: the adaptive loop of plan ``pl`` for one trajectory, jitted, and
-    ``ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ)``: every row of Z
+    ``ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, PK)``: every row of Z
     from t0 to t1 with its own first step H0[b] (end state OUT[b], status ST[b], time reached TE[b], steps
-    NS[b], rejections NR[b]; CZ[b]: its projection targets). ``grid``: the loop that also fills an output
+    NS[b], rejections NR[b], the peak of its accepted steps PK[b] = (zmax, tmax, hmax) as its single run's;
+    CZ[b]: its projection targets). ``grid``: the loop that also fills an output
     grid (:mod:`integrators.codegen.dense_source`), ``ensemble(..., CZ, TEV, YE, GI)`` with the grid times
     TEV, the outputs YE (G, B, n) and each trajectory's next grid index GI[b]."""
     n = pl.st.n
@@ -119,7 +120,7 @@ def adaptive_module(pl, grid=False):
     w.emit("")
     w.emit("")
     w.emit(_PARALLEL)
-    w.emit("def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ"
+    w.emit("def ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, PK"
            + (", TEV, YE, GI):" if grid else "):"))
     w.indent += 1
     w.emit("for b in numba.prange(Z.shape[0]):")
@@ -133,6 +134,8 @@ def adaptive_module(pl, grid=False):
         w.emit(f"{name}[b] = out[{k}]")
     for i in range(n):
         w.emit(f"OUT[b, {i}] = out[{8 + i}] + out[{8 + n + i}]")
+    for k in range(3):   # the trajectory's peak (zmax, tmax, hmax: integrators.engine.growth)
+        w.emit(f"PK[b, {k}] = out[{8 + 2 * n + k}]")
     return batchgen.adaptive_source(pl.st, pl.tab, pl.lie, pl.terms, pl.proj, grid=grid) + "\n" + w.text()
 
 
@@ -178,7 +181,8 @@ def _accept_lines(pl, raw="Dc"):
 
 def lanes_source(pl, copies=JAM):
     """Module text of the adaptive lane kernel (so(3) RKMK pairs and the ambient pairs, projected or not):
-    ``ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, G)``.
+    ``ensemble(t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, PK, G)`` (PK[b]: the
+    peak (zmax, tmax, hmax) of trajectory b's accepted steps, as :func:`adaptive_module`'s).
 
     The trajectories are split into G contiguous groups, one per ``numba.prange`` iteration; a group
     keeps C = copies * S lanes, refilled from its range as trajectories finish (no lane idles while its
@@ -227,7 +231,7 @@ def lanes_source(pl, copies=JAM):
         load += [f"h = lane_start(H0[nxt], t0, t1, rtol, atol, max_step, {', '.join(zs + list(wv))})"]
     else:
         load += ["h = H0[nxt]"]
-    load += ["IDX[b] = nxt; T[b] = t0; H[b] = h; ns[b] = 0; nr[b] = 0; nxt += 1"]
+    load += ["IDX[b] = nxt; T[b] = t0; H[b] = h; ns[b] = 0; nr[b] = 0; PZ[b] = 0.0; PT[b] = t0; PH[b] = 0.0; nxt += 1"]
     S = LANES // copies
 
     # the parallel loop's body is one call of the group's function: numba's parfor passes (the hoisting of
@@ -235,7 +239,7 @@ def lanes_source(pl, copies=JAM):
     # thousands of the jammed attempt of a dense basis (so(5) in a random basis, rk853_projected with a
     # servo-constraint of the second kind: the first call 575 s against ~29 min; the same 87-91 us a
     # trajectory, the same end states bit for bit on so(4) in a random basis)
-    args = "t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ"
+    args = "t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, PK"
     w = Lines(indent=0)
     for ln in start:
         w.emit(ln)
@@ -253,6 +257,7 @@ def lanes_source(pl, copies=JAM):
     w.emit(f"DR = np.zeros(({n if vproj else 0}, C)); OK = np.zeros(C); CL = np.zeros(({len(cz)}, C))")
     w.emit("T = np.full(C, t0); H = np.zeros(C); HS = np.zeros(C); LAST = np.zeros(C, np.bool_)")
     w.emit("IDX = np.full(C, -1, np.int64); ns = np.zeros(C, np.int64); nr = np.zeros(C, np.int64)")
+    w.emit("PZ = np.zeros(C); PT = np.full(C, t0); PH = np.zeros(C)")   # each lane's peak (zmax, tmax, hmax)
     w.emit("nxt = lo")
     w.emit("nact = 0")
     w.emit("for b in range(C):")
@@ -298,6 +303,10 @@ def lanes_source(pl, copies=JAM):
     w.indent += 1
     w.emit("T[b] = t1 if LAST[b] else T[b] + HS[b]")
     w.emit("ns[b] += 1")
+    # the peak of the accepted steps, as the one-trajectory loop tracks it (integrators.engine.growth)
+    w.emit("_zn = " + ("max(" + ", ".join(f"abs(Zc[{i}, b])" for i in range(n)) + ")" if n > 1 else "abs(Zc[0, b])"))
+    w.emit("if _zn > PZ[b]:")
+    w.emit("    PZ[b] = _zn; PT[b] = T[b]; PH[b] = HS[b]")
     w.emit(controller.accepted_source(order))
     w.emit("H[b] = H[b]*fac")
     w.emit("fin = LAST[b]")
@@ -319,7 +328,8 @@ def lanes_source(pl, copies=JAM):
     w.emit("k = IDX[b]")
     w.emit(f"for i in range({n}):")
     w.emit("    OUT[k, i] = Zc[i, b] + Ec[i, b]")
-    for ln in ("ST[k] = status", "TE[k] = T[b]", "NS[k] = ns[b]", "NR[k] = nr[b]", "if nxt < hi:"):
+    for ln in ("ST[k] = status", "TE[k] = T[b]", "NS[k] = ns[b]", "NR[k] = nr[b]",
+               "PK[k, 0] = PZ[b]; PK[k, 1] = PT[b]; PK[k, 2] = PH[b]", "if nxt < hi:"):
         w.emit(ln)
     w.indent += 1
     _block(w, load)

@@ -17,7 +17,9 @@ For every trajectory b (Hairer, Norsett and Wanner I, II.4; each its own control
   extension, :mod:`integrators.codegen.dense_source`'s definition) from the index GI[b];
 * OUT[b] = z + e (the last finite state when it failed: an increment that is not finite is not taken), ST[b] the
   status (0 reached t1, -1 the step size collapsed or the increment was not finite, -2 the budget), TE[b] the
-  time reached, NS[b], NR[b] the accepted and rejected steps, GI[b] the next grid index.
+  time reached, NS[b], NR[b] the accepted and rejected steps, GI[b] the next grid index, PK[b] the peak of its
+  accepted steps (zmax, tmax, hmax: the largest |z|_inf, its time and step, as the one-trajectory loop tracks it
+  for :mod:`integrators.engine.growth`).
 
 A trajectory that fails stops alone; the others run on. Every step of a trajectory is the one-trajectory loop's,
 so each row equals the single run of the generic kernel (:func:`integrators.backends.generic_kernel.function`)
@@ -79,16 +81,20 @@ _DATA = ("lie, terms, ci, cj, ck, cv, W, c, P, hasP, G2, bern, A, b, E, fsal, or
          "pL, pG")
 _WORK = ("K, M, W0, wv, gv, th, Y, xh, d, z1, wl, et, ez, sc, w1, w2, w3, w4, w5, w6, w7, inc, zp, yg, zb, PG, PM, PL, "
          "pdv, piv, pt, pr, pu, pv, pa, mon, pk")
-_RUN = "t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, TEV, YE, GI"
+_RUN = "t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, TEV, YE, GI, PK"
 
 _TEXT_HEAD = '''
 
-def gk_one(bt, t0, t1, h, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, TEV, ye, GI, ts, ys, z, e,
-           cz, @DATA@,
+def gk_one(bt, t0, t1, h, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, TEV, ye, GI, PK, ts, ys, z,
+           e, cz, @DATA@,
            @WORK@):
     """Trajectory bt of the ensemble from Z[bt] with first step h (<= 0: Hairer's) by gk_steps, into OUT[bt], ST[bt],
-    TE[bt], NS[bt], NR[bt], its grid rows ye from GI[bt]; z, e, cz, ts, ys and the work arrays are the group's."""
+    TE[bt], NS[bt], NR[bt], its peak PK[bt] (zmax, tmax, hmax), its grid rows ye from GI[bt]; z, e, cz, ts, ys and
+    the work arrays are the group's."""
     n = z.shape[0]
+    pk[0] = 0.0
+    pk[1] = t0
+    pk[2] = 0.0
     for i in range(n):
         z[i] = Z[bt, i]
         e[i] = 0.0
@@ -115,6 +121,8 @@ def gk_one(bt, t0, t1, h, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, N
     NS[bt] = nsteps
     NR[bt] = nrej
     GI[bt] = gi
+    for k in range(3):
+        PK[bt, k] = pk[k]
 
 
 def gk_group(lo, hi, @RUN@, @DATA@):
@@ -130,8 +138,8 @@ def gk_group(lo, hi, @RUN@, @DATA@):
     e = np.empty(n)
     cz = np.empty(p)
     for bt in range(lo, hi):
-        gk_one(bt, t0, t1, H0[bt], rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, TEV, YE[bt], GI, ts,
-               ys, z, e, cz, @DATA@, @WORK@)
+        gk_one(bt, t0, t1, H0[bt], rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, TEV, YE[bt], GI, PK,
+               ts, ys, z, e, cz, @DATA@, @WORK@)
 
 
 def gl_field(ci, cj, ck, cv, W, c, P, hasP, Y, w, g, out, L):
@@ -348,7 +356,7 @@ def gl_project(qb, qp, qi, qv, qc, p, z, targets, inc, y, G, Mm, Lf, pdv, piv, p
 
 
 def gl_start(bt, l, t0, t1, H0, rtol, atol, max_step, Z, CZ, zl, el, W0l, czl, tl, hl, nsl, nrl, idx, ci, cj, ck,
-             cv, W, c, P, hasP, order, z, W0, wv, gv, w1, w2, w3, Y, sc):
+             cv, W, c, P, hasP, order, z, W0, wv, gv, w1, w2, w3, Y, sc, pkl):
     """Lane l takes trajectory bt: its state Z[bt] (compensation 0), targets CZ[bt], first stage and first step
     (gk_start: Hairer's when H0[bt] <= 0)."""
     n = z.shape[0]
@@ -363,13 +371,16 @@ def gl_start(bt, l, t0, t1, H0, rtol, atol, max_step, Z, CZ, zl, el, W0l, czl, t
     for i in range(n):
         W0l[i, l] = W0[i]
     tl[l] = t0
+    pkl[0, l] = 0.0
+    pkl[1, l] = t0
+    pkl[2, l] = 0.0
     hl[l] = h
     nsl[l] = 0
     nrl[l] = 0
     idx[l] = bt
 
 
-def gl_finish(l, status, OUT, ST, TE, NS, NR, zl, el, W0l, tl, nsl, nrl, idx):
+def gl_finish(l, status, OUT, ST, TE, NS, NR, zl, el, W0l, tl, nsl, nrl, idx, PK, pkl):
     """Lane l's trajectory ends with ``status``: its results written, the lane emptied (zeros: harmless arithmetic)."""
     bt = idx[l]
     n = zl.shape[0]
@@ -382,14 +393,16 @@ def gl_finish(l, status, OUT, ST, TE, NS, NR, zl, el, W0l, tl, nsl, nrl, idx):
     TE[bt] = tl[l]
     NS[bt] = nsl[l]
     NR[bt] = nrl[l]
+    for k in range(3):
+        PK[bt, k] = pkl[k, l]
     idx[l] = -1
 
 
-def gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, L,
+def gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, PK, L,
            ci, cj, ck, cv, W, c, P, hasP, A, b, E, fsal, order, qb, qp, qi, qv, qc, pL, pG,
            Kl, zl, el, W0l, czl, Yl, thl, wl_, gl_, Fl, dl, z1l, scl, e5l, e3l, tl, hl, hsl, lastl, nsl, nrl, idx,
            Gl, Mml, Lfl, pdvl, pivl, ptl, prl, pul, pvl, pal, incl, zpl, monl, acc, sl, act,
-           @WORK@, z, cz):
+           @WORK@, z, cz, pkl):
     """The trajectories lo..hi-1 of an ambient pair in L lanes (gk_steps' loop, one attempt of every lane at
     once): the stages, the end point and the error sums over the lanes (gl_field, gl_combine), then per lane
     the controller of gk_steps (accept or reject, the projection of an accepted step by gk_projection with the
@@ -411,7 +424,7 @@ def gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, 
         hsl[l] = 0.0
         if nxt < hi:
             gl_start(nxt, l, t0, t1, H0, rtol, atol, max_step, Z, CZ, zl, el, W0l, czl, tl, hl, nsl, nrl, idx,
-                     ci, cj, ck, cv, W, c, P, hasP, order, z, W0, wv, gv, w1, w2, w3, Y, sc)
+                     ci, cj, ck, cv, W, c, P, hasP, order, z, W0, wv, gv, w1, w2, w3, Y, sc, pkl)
             nxt += 1
             active += 1
     while active > 0:
@@ -421,11 +434,11 @@ def gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, 
                 continue
             while idx[l] >= 0 and (not direction*(t1 - tl[l]) > 0.0 or nsl[l] >= max_steps):
                 gl_finish(l, 0 if not direction*(t1 - tl[l]) > 0.0 else -2, OUT, ST, TE, NS, NR, zl, el, W0l,
-                          tl, nsl, nrl, idx)
+                          tl, nsl, nrl, idx, PK, pkl)
                 active -= 1
                 if nxt < hi:
                     gl_start(nxt, l, t0, t1, H0, rtol, atol, max_step, Z, CZ, zl, el, W0l, czl, tl, hl, nsl,
-                             nrl, idx, ci, cj, ck, cv, W, c, P, hasP, order, z, W0, wv, gv, w1, w2, w3, Y, sc)
+                             nrl, idx, ci, cj, ck, cv, W, c, P, hasP, order, z, W0, wv, gv, w1, w2, w3, Y, sc, pkl)
                     nxt += 1
                     active += 1
             if idx[l] < 0:
@@ -506,11 +519,11 @@ def gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, 
                 for i in range(n):
                     chk += dl[i, l]
                 if not fin(chk):
-                    gl_finish(l, -1, OUT, ST, TE, NS, NR, zl, el, W0l, tl, nsl, nrl, idx)
+                    gl_finish(l, -1, OUT, ST, TE, NS, NR, zl, el, W0l, tl, nsl, nrl, idx, PK, pkl)
                     active -= 1
                     if nxt < hi:
                         gl_start(nxt, l, t0, t1, H0, rtol, atol, max_step, Z, CZ, zl, el, W0l, czl, tl, hl, nsl,
-                                 nrl, idx, ci, cj, ck, cv, W, c, P, hasP, order, z, W0, wv, gv, w1, w2, w3, Y, sc)
+                                 nrl, idx, ci, cj, ck, cv, W, c, P, hasP, order, z, W0, wv, gv, w1, w2, w3, Y, sc, pkl)
                         nxt += 1
                         active += 1
                     continue
@@ -536,6 +549,13 @@ def gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, 
                     W0l[i, l] = Fl[i, l]
                 tl[l] = t1 if lastl[l] else tl[l] + hsl[l]
                 nsl[l] += 1
+                zn = 0.0
+                for i in range(n):
+                    zn = max(zn, abs(zl[i, l]))
+                if zn > pkl[0, l]:    # the lane's peak (integrators.engine.growth), as gk_steps tracks it
+                    pkl[0, l] = zn
+                    pkl[1, l] = tl[l]
+                    pkl[2, l] = hsl[l]
                 @ACCEPT@
                 hl[l] = hl[l]*fac
             else:
@@ -544,11 +564,11 @@ def gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, 
                 h = hl[l]*fac
                 hl[l] = h
                 if h < 10.0*2.2e-16*abs(tl[l]) or h < 1e-300:
-                    gl_finish(l, -1, OUT, ST, TE, NS, NR, zl, el, W0l, tl, nsl, nrl, idx)
+                    gl_finish(l, -1, OUT, ST, TE, NS, NR, zl, el, W0l, tl, nsl, nrl, idx, PK, pkl)
                     active -= 1
                     if nxt < hi:
                         gl_start(nxt, l, t0, t1, H0, rtol, atol, max_step, Z, CZ, zl, el, W0l, czl, tl, hl, nsl,
-                                 nrl, idx, ci, cj, ck, cv, W, c, P, hasP, order, z, W0, wv, gv, w1, w2, w3, Y, sc)
+                                 nrl, idx, ci, cj, ck, cv, W, c, P, hasP, order, z, W0, wv, gv, w1, w2, w3, Y, sc, pkl)
                         nxt += 1
                         active += 1
 
@@ -600,11 +620,12 @@ def gl_group(lo, hi, @RUN@, L, @DATA@):
     act = np.zeros(L, np.bool_)
     z = np.empty(n)
     cz = np.empty(p)
-    gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, L,
+    pkl = np.zeros((3, L))
+    gl_run(lo, hi, t0, t1, H0, rtol, atol, max_step, max_steps, Z, OUT, ST, TE, NS, NR, CZ, PK, L,
            ci, cj, ck, cv, W, c, P, hasP, A, b, E, fsal, order, qb, qp, qi, qv, qc, pL, pG,
            Kl, zl, el, W0l, czl, Yl, thl, wl_, gl_, Fl, dl, z1l, scl, e5l, e3l, tl, hl, hsl, lastl, nsl, nrl, idx,
            Gl, Mml, Lfl, pdvl, pivl, ptl, prl, pul, pvl, pal, incl, zpl, monl, acc, sl, act,
-           @WORK@, z, cz)
+           @WORK@, z, cz, pkl)
 
 
 def gk_ensemble(@RUN@, groups, lanes, @DATA@):

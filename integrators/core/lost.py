@@ -5,7 +5,8 @@ methods, :mod:`integrators.engine.adaptive`, :mod:`integrators.backends.fastpath
 
 Per trajectory (flat index over the batch axes) a status: 0 it reached t1, -1 it was lost (its
 state overflowed or became NaN, or its own error estimate asked for a step below 10 eps |t|), -2 the
-step budget ran out before t1; and ``t_end``, the time it reached. A lost trajectory is frozen at its
+step budget ran out before t1, -3 (an independent ensemble) it stepped across the pole of a finite-time blow-up
+and is cut at its peak (:mod:`integrators.engine.growth`); and ``t_end``, the time it reached. A lost trajectory is frozen at its
 last finite state, which the later saved rows of a shared ensemble repeat; the others go on to t1.
 :func:`mark` puts on the result
 
@@ -19,7 +20,13 @@ from __future__ import annotations
 
 import numpy as np
 
-LOST, SPENT = -1, -2
+LOST, SPENT, CROSSED = -1, -2, -3
+
+#: why a trajectory of an independent ensemble is cut at its peak (:func:`integrators.engine.growth.crossings`)
+CROSSED_WHY = ("a step went across the singularity of a finite-time blow-up (the state grew more than "
+               "integrators.engine.growth.GROWTH_LIMIT times its size at both ends, by a step far below the "
+               "trajectory's mean step; t_end is its peak): its later grid rows hold its last state before the "
+               "peak, without an output grid its end row is NaN")
 
 
 def stopped_message(status, t_end, max_steps=None, lost_why=None):
@@ -31,13 +38,15 @@ def stopped_message(status, t_end, max_steps=None, lost_why=None):
     if failed.size == 0:
         return "reached the end of t_span"
     b = int(failed[0])
-    lost, spent = int(np.sum(status == LOST)), int(np.sum(status == SPENT))
+    lost, spent, crossed = (int(np.sum(status == v)) for v in (LOST, SPENT, CROSSED))
     why = []
     if lost:
         why.append(f"{lost} because " + (lost_why or "the step size fell below 10 eps |t| (overflow, NaN or a "
                                                       "singularity)"))
     if spent:
         why.append(f"{spent} because the step budget of {max_steps} accepted steps was spent (max_steps)")
+    if crossed:
+        why.append(f"{crossed} because {CROSSED_WHY}")
     return (f"{failed.size} of {status.size} trajectories stopped early: {'; '.join(why)}; the first at flat "
             f"index {b}, t = {t_end[b]:.6g}; their last finite states are kept (t_end says where, failed "
             f"lists them)")

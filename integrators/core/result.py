@@ -104,8 +104,9 @@ class IntegrationResult:
         :mod:`integrators.engine.growth`); empty with check=False.
     peak : (zmax, tmax, hmax) of one trajectory's adaptive run: the largest |z|_inf of its accepted steps (raw
         states), the time it was reached and the step that reached it, from the loops that track it between
-        output points (the generated loops, the generic kernel, the numpy reference); empty otherwise (scipy's
-        methods, whose saved states then tell; ensembles).
+        output points (the generated loops, the generic kernel, the numpy reference); for an independent ensemble an
+        array (batch shape + (3,)), each trajectory's; empty otherwise (scipy's methods, whose saved states then
+        tell; shared-step ensembles).
     """
 
     t: np.ndarray
@@ -130,7 +131,7 @@ class IntegrationResult:
     name: str = ""
     checks: dict = field(default_factory=dict)
     backend: str = ""
-    peak: tuple = ()
+    peak: tuple | np.ndarray = ()
 
     @property
     def success(self) -> bool:

@@ -44,6 +44,7 @@ from ..backends import auto_compile, batch_kernels, fastpath, generic_ensemble
 from ..codegen import batchgen, linear_projection, projection
 from ..reference import genhelpers
 from ..reference.pair import ReferencePair
+from . import growth
 from .starting_step import check_controls, initial_step
 from ..reference import dense_output
 from ..core import controller
@@ -145,9 +146,9 @@ class _Grid:
 
 
 def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6, grid=None):
-    """The vectorized controller (module docstring); same returns as
-    :func:`integrators.backends.batch_kernels.adaptive_independent`; ``grid``: a :class:`_Grid` (the rows
-    of Z its trajectories 0..B-1) filled from the accepted steps."""
+    """The vectorized controller (module docstring); returns (Y, status, t_end, nsteps, nrejected, grid, peaks) as
+    :func:`integrators.backends.batch_kernels.adaptive_independent` (``grid``: a :class:`_Grid` (the rows of Z its
+    trajectories 0..B-1) filled from the accepted steps, or None); peaks (B, 3) each trajectory's (zmax, tmax, hmax)."""
     first, attempt = _functions(pl)
     B, n = Z.shape
     order = controller.estimate_order(pl.tab, pl.lie)
@@ -163,6 +164,8 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6,
     t = np.full(B, float(t0))
     h = np.asarray(H0, dtype=float).copy()
     ns, nr = np.zeros(B, np.int64), np.zeros(B, np.int64)
+    peak = np.zeros((B, 3))                       # each trajectory's (zmax, tmax, hmax), as the single loop's
+    pz, pt, ph = np.zeros(B), np.full(B, float(t0)), np.zeros(B)
     with np.errstate(all="ignore"):
         while idx.size:
             h = np.minimum(h, max_step)
@@ -186,6 +189,9 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6,
             t = np.where(good, np.where(last, t1, t + hs), t)
             if grid is not None and good.any():
                 grid.step(idx[good], t_prev, h_acc, t[good], zs, np.stack([z[i][good] + e[i][good] for i in range(n)], -1))
+            zn = functools.reduce(np.maximum, map(np.abs, z))
+            new = good & (zn > pz)
+            pz, pt, ph = np.where(new, zn, pz), np.where(new, t, pt), np.where(new, hs, ph)
             ns += good
             nr += ~acc
             h = h * controller.factors(err, acc, order)
@@ -197,13 +203,15 @@ def _numpy_independent(pl, Z, H0, t0, t1, rtol, atol, max_step, max_steps=10**6,
                 out[k] = np.stack([z[i][done] + e[i][done] for i in range(n)], -1)
                 status[k] = np.where((bad | tiny)[done], -1, np.where(spent[done], -2, 0))
                 t_end[k], nsteps[k], nrej[k] = t[done], ns[done], nr[done]
+                peak[k] = np.stack([pz[done], pt[done], ph[done]], -1)
                 keep = ~done
                 idx, t, h, ns, nr = idx[keep], t[keep], h[keep], ns[keep], nr[keep]
+                pz, pt, ph = pz[keep], pt[keep], ph[keep]
                 z = [v[keep] for v in z]
                 e = [v[keep] for v in e]
                 w0 = [v[keep] for v in w0]
                 cz = [v[keep] for v in cz]
-    return out, status, t_end, nsteps, nrej, grid
+    return out, status, t_end, nsteps, nrej, grid, peak
 
 
 def _grids(problem, method, pl, Z, t0, t_eval):
@@ -226,11 +234,13 @@ def _grids(problem, method, pl, Z, t0, t_eval):
 
 
 def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_step, backend, fast=True,
-                      max_steps=10**6, t_eval=None):
+                      max_steps=10**6, t_eval=None, check=True):
     """Integrate every trajectory of the ensemble y0 (B, ..., dim) on its own (module docstring), at
     most ``max_steps`` accepted steps each (beyond: that trajectory stops, status -1 and a message).
     IntegrationInputError when the method has no generated path on this problem (or fast=False).
-    ``t_eval``: the output grid (module docstring)."""
+    ``t_eval``: the output grid (module docstring). ``check``: each trajectory's growth check
+    (:func:`integrators.engine.growth.crossings`: one that stepped across the pole of a blow-up is cut at its peak);
+    ``res.peak`` (batch shape + (3,)) holds every trajectory's (zmax, tmax, hmax)."""
     check_controls(rtol, atol, first_step, max_step)
     tab = method.tableau
     proj = projection.of_algebra(problem.algebra) if method.project else linear_projection.kept(problem, method)
@@ -271,24 +281,35 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     if compiled:   # each trajectory's compiled loop fills its column of the grid (codegen.dense_source)
         run = batch_kernels.adaptive_independent if mode == "numba" else generic_ensemble.run
         got = run(pl, Z, H0, t0, t1, rtol, atol, ms, max_steps, t_eval)
-        out, status, t_end, ns, nr = got[:5]
+        out, status, t_end, ns, nr, _, pk = got
         if mode == "numba" and backend in ("auto", "numba"):
             auto_compile.mark_independent(pl, t_eval is not None)
     else:  # in chunks: the temporaries of one attempt stay in cache
         parts = [_numpy_independent(pl, Z[s:s + CHUNK], H0[s:s + CHUNK], t0, t1, rtol, atol, ms, max_steps,
                                     grids(s, min(s + CHUNK, Z.shape[0])))
                  for s in range(0, Z.shape[0], CHUNK)]
-        out, status, t_end, ns, nr = (np.concatenate(v) for v in list(zip(*parts))[:5])
+        out, status, t_end, ns, nr, pk = (np.concatenate(v) for v in list(zip(*parts))[:5] + [[p[6] for p in parts]])
+    crossed, G = (growth.crossings(pk, Z, out, t0, t_end, ns, status) if check else
+                  (np.zeros(len(Z), bool), np.full(len(Z), np.nan)))
+    if crossed.any():   # cut at the peak: t_end there, the end row NaN (no state before it is kept) or the grid held
+        status, t_end, out = status.copy(), t_end.copy(), out.copy()
+        status[crossed], t_end[crossed], out[crossed] = lost.CROSSED, pk[crossed, 1], np.nan
     if t_eval is None:
         tt, ys = np.array([t0, t1], dtype=float), np.stack([Z, out]).reshape((2,) + y0.shape)
     else:
         tt = np.asarray(t_eval, dtype=float)
         ys = (got[5] if compiled else
               np.concatenate([g.finish(o, st) for g, o, st in ((p[5], p[0], p[1]) for p in parts)], axis=1))
+        for b in np.flatnonzero(crossed):   # the grid rows after the peak hold the last one before it
+            k = max(int(np.sum((tt - t_end[b]) * (t1 - t0) <= 0.0)), 1)
+            ys[k:, b] = ys[k - 1, b]
         ys = ys.reshape((len(tt),) + y0.shape)
     res = IntegrationResult(t=tt, y=ys, status=0, message="reached the end of t_span", nsteps=int(ns.max(initial=0)))
     shape = y0.shape[:-1]
     lost.mark(res, status, t_end, shape, max_steps)   # t_end, failed; status -1 and the message when any stopped
+    res.peak = pk.reshape(shape + (3,))
+    if check and np.isfinite(G).any():
+        res.checks["growth"] = float(np.nanmax(G))
     res.nsteps_each, res.nrejected_each = ns.reshape(shape), nr.reshape(shape)
     res.nrejected = int(nr.max(initial=0))
     res.nfev = extra + 1 + int(np.max(ns + nr, initial=0)) * len(tab.b)

@@ -270,7 +270,7 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
                     raise IntegrationInputError("ensemble='independent' locates no events (each trajectory takes "
                                                 "its own steps); events need ensemble='shared'")
                 res = batch.solve_independent(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, backend,
-                                              fast, budget[0], t_eval)
+                                              fast, budget[0], t_eval, check=check and problem.kind != "reconstruction")
             else:
                 res = solve_adaptive(problem, m, y0, t0, t1, rtol, atol, first_step, max_step, int(save_every),
                                      events, backend, fast, t_eval, budget[0])

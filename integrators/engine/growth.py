@@ -19,6 +19,12 @@ A smooth excursion, however large (a homoclinic loop from near a small equilibri
 ordinary steps at its peak and is not taken for a pole. A run judged to have crossed one is cut at its peak
 (status -1, the message says where and by how much), as a run that stops at the pole is; ``res.checks["growth"]``
 records G for every checked run of one trajectory.
+
+The trajectories of an independent ensemble (:mod:`integrators.engine.batch`) are judged alike, each by the peak
+its own loop tracked (:func:`crossings`): one that crossed a pole is cut at its peak as a lost trajectory is
+(:mod:`integrators.core.lost`, t_end its peak time), the others run on; ``res.checks["growth"]`` records the largest G
+of the trajectories judged. (A shared-step ensemble tracks no peak per trajectory: the shared step collapses at
+the first pole, where its trajectory is lost.)
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ def peak_of(res):
     y = np.asarray(res.y)
     if y.ndim != 2 or len(y) < 2:
         return None
-    if res.peak:
+    if len(res.peak):
         return tuple(float(v) for v in res.peak)
     with np.errstate(invalid="ignore"):
         norms = np.max(np.abs(y), axis=1)
@@ -78,6 +84,24 @@ def check(res):
                    f"solution is kept up to t = {res.t[-1]:.8g} (check=False keeps the whole run, for a motion "
                    f"that does pass through so large a state){later}")
     return res
+
+
+def crossings(peaks, starts, ends, t0, t_end, nsteps, status):
+    """The growth check of the trajectories of an independent ensemble (flat, B of them): ``peaks`` (B, 3) the
+    (zmax, tmax, hmax) each loop tracked, ``starts`` and ``ends`` (B, n) its states at t0 and t_end (B,),
+    ``nsteps`` (B,) its accepted steps, ``status`` (B,) (a trajectory lost on the way, status -1, is not judged:
+    it stopped at its pole or before) -> (crossed (B,) bool, G (B,) the growth factor, NaN where not judged): the
+    test of :func:`check` per trajectory, G > GROWTH_LIMIT and |hmax| < STEP_FRACTION |t_end - t0| / nsteps."""
+    peaks = np.asarray(peaks, dtype=float).reshape(-1, 3)
+    zmax, tmax, hmax = peaks.T
+    with np.errstate(all="ignore"):
+        size = np.maximum(np.max(np.abs(starts), axis=-1), np.max(np.abs(ends), axis=-1))
+        G = zmax / np.maximum(size, 1e-300)
+        mean = np.abs(np.asarray(t_end, dtype=float) - t0) / np.maximum(nsteps, 1)
+        judged = (np.asarray(status) != -1) & (np.asarray(nsteps) >= 1) & np.isfinite(zmax) & np.isfinite(size)
+        G = np.where(judged, G, np.nan)
+        crossed = judged & (G > GROWTH_LIMIT) & (np.abs(hmax) < STEP_FRACTION * mean) & (tmax != t_end)
+    return crossed, G
 
 
 def _cut(res, j, tmax, span):

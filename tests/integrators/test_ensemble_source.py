@@ -74,9 +74,12 @@ def test_adaptive_ensemble_module_ends_where_the_single_runs_end():
     out, st, te = np.empty_like(Z), np.empty(2, np.int64), np.empty(2)
     ns, nr = np.empty(2, np.int64), np.empty(2, np.int64)
     H0 = np.full(2, 0.01)
+    pk = np.zeros((2, 3))
     _module(ensemble_source.adaptive_module(pl))(0.0, 1.0, H0, 1e-9, 1e-12, math.inf, 10 ** 6, np.ascontiguousarray(Z),
-                                                 out, st, te, ns, nr, np.zeros((2, 0)))
+                                                 out, st, te, ns, nr, np.zeros((2, 0)), pk)
     assert np.all(st == 0) and np.all(te == 1.0)
     for b in range(2):
         ref = integrate(P, Z[b], (0.0, 1.0), method="rkmk45", rtol=1e-9, atol=1e-12, first_step=0.01, fast=False)
         assert np.max(np.abs(out[b] - ref.y[-1])) <= 1e-9
+        # the peak of its accepted steps, as the reference loop tracks it (another loop: the steps to ~1e-9)
+        assert pk[b] == pytest.approx(ref.peak, rel=1e-6, abs=1e-6)

@@ -52,7 +52,7 @@ _plan = generated_plan
 
 def _single(pl, y, h, t_eval=None):
     """The one-trajectory generic kernel from y with first step h (0: its own starting step), saving the end point;
-    returns (status, t, nsteps, nrej, z, grid rows)."""
+    returns (status, t, nsteps, nrej, z, grid rows, its peak (zmax, tmax, hmax))."""
     n = pl.st.n
     fn = generic_kernel.function(pl.st, pl.tab, pl.lie, pl.terms, pl.proj)
     ts, ys = np.empty(2), np.empty((2, n))
@@ -65,16 +65,20 @@ def _single(pl, y, h, t_eval=None):
     out = fn(0.0, T1, h, TOL["rtol"], TOL["atol"], math.inf, 1 << 62, 10**6, 0, ts, ys, *y, *([0.0] * n),
              *pl.targets(y).tolist(), *grid)
     z = np.array(out[8:8 + n]) + np.array(out[8 + n:8 + 2 * n])
-    return out[0], out[1], out[3], out[4], z, (grid[1] if grid else None)
+    return out[0], out[1], out[3], out[4], z, (grid[1] if grid else None), out[8 + 2 * n:11 + 2 * n]
 
 
 def _check_rows_are_single_runs(pl, Y, got, t_eval=None, h=None):
     out, st, te, ns, nr = got[:5]
     for b in range(Y.shape[0]):
-        status, t, nsteps, nrej, z, ye = _single(pl, Y[b], 0.0 if h is None else h[b], t_eval)
+        status, t, nsteps, nrej, z, ye, pk = _single(pl, Y[b], 0.0 if h is None else h[b], t_eval)
         assert (st[b], te[b], ns[b], nr[b]) == (status, t, nsteps, nrej), b
         scale = 1.0 + np.max(np.abs(z))
         assert np.max(np.abs(out[b] - z)) <= 1e-14 * scale, b
+        # the peak of its accepted steps (integrators.engine.growth), by the same step: the error estimate at rtol 1e-9
+        # has ~7 digits (round-off of the stages over a difference of rtol's size), so the two compiled modules'
+        # step sizes agree to ~1e-8 (the end states, at t1, to round-off)
+        assert got[6][b] == pytest.approx(pk, rel=1e-6, abs=1e-6 * T1), b
         if t_eval is not None:
             assert np.max(np.abs(got[5][:, b] - ye)) <= 1e-14 * scale, b
     assert len(set(ns.tolist())) > 1      # the trajectories took different numbers of steps
@@ -173,16 +177,18 @@ def test_a_lost_trajectory_stops_alone(method):
     pl = _plan(_BLOW, method, Z[[0, 2, 4]])
     got = generic_ensemble.run(pl, Z, np.full(len(Z), 1e-3), 0.0, T1, TOL["rtol"], TOL["atol"], math.inf, 10**6,
                                TEV)
-    out, st, te, ns, nr, YE = got
+    out, st, te, ns, nr, YE, _ = got
     lanes = generic_ensemble.run(pl, Z, np.full(len(Z), 1e-3), 0.0, T1, TOL["rtol"], TOL["atol"], math.inf, 10**6)
-    for a, b in zip(lanes, got):     # without the grid (the lanes of an ambient pair) the same results
+    assert lanes[5] is None
+    for a, b in zip(lanes[:5] + lanes[6:], got[:5] + got[6:]):   # without the grid (the lanes of an ambient pair)
+        # the same results, and the same peaks
         assert np.array_equal(a, b, equal_nan=True)
     assert list(np.flatnonzero(st != 0)) == bad and np.all(st[bad] == -1)
     assert te[1] == pytest.approx(0.5, rel=1e-6) and np.all(te[good] == T1)
     late = TEV > te[1]
     assert np.all(YE[late, 1] == out[1]) and np.all(np.isfinite(YE[:, 1])) and out[1, 1] > 1e3
     for b in good:
-        status, t, nsteps, _, z, ye = _single(pl, Z[b], 1e-3, TEV)
+        status, t, nsteps, _, z, ye, _ = _single(pl, Z[b], 1e-3, TEV)
         assert status == 0 and nsteps == ns[b] and np.max(np.abs(out[b] - z)) <= 1e-14 * (1.0 + np.max(np.abs(z)))
         assert np.max(np.abs(YE[:, b] - ye)) <= 1e-14 * (1.0 + np.max(np.abs(z)))
 
@@ -223,7 +229,7 @@ def test_backward_in_time_and_an_empty_interval():
             assert np.max(np.abs(got[0][b] - z)) <= 1e-14 * (1.0 + np.max(np.abs(z)))
             if grid is not None:
                 assert np.max(np.abs(got[5][:, b] - more[1])) <= 1e-14 * (1.0 + np.max(np.abs(z)))
-    out, st, te, ns, nr = generic_ensemble.run(pl, Y, np.zeros(len(Y)), 1.0, 1.0, 1e-9, 1e-11, math.inf)
+    out, st, te, ns, nr = generic_ensemble.run(pl, Y, np.zeros(len(Y)), 1.0, 1.0, 1e-9, 1e-11, math.inf)[:5]
     assert np.array_equal(out, Y) and np.all(st == 0) and np.all(te == 1.0) and np.all(ns == 0) and np.all(nr == 0)
 
 
@@ -280,3 +286,37 @@ def test_cold_numba_ensembles(queued, monkeypatch):
     for pol in ("off", "wait"):
         monkeypatch.setenv("LIEDYN_AUTO_COMPILE", pol)
         assert auto_compile.choose_numba_independent(pl, False) == "numba"
+
+
+def test_a_trajectory_that_steps_across_a_pole_is_cut_at_its_peak(queued):
+    """sp(4) in a random basis with a servo-constraint of the first kind (tests/integrators/test_growth.py): the motion
+    from r0 = 2 blows up at t* = 6.95845... (scipy's DOP853 at rtol 1e-10 stops there: a second method), and rk853 at
+    rtol 1e-7 steps across the pole. In an ensemble with two motions that do not blow up, on the generic kernel (in
+    lanes without an output grid, one trajectory after another with the default grid), that trajectory alone is cut
+    at its peak (status -1, t_end within 1e-3 of t*); its later grid rows hold its last one before the peak, without a
+    grid its end row is NaN; the others reach t = 10. check=False keeps the crossing, as for one trajectory."""
+    from scipy.integrate import solve_ivp
+    from benchmarks._drawn_algebras import draw
+    from benchmarks._drawn_common import build_system, hand_rhs, sysseed
+    label, kind = "sp(4) random basis", "servo1"
+    s, x0f = build_system(dict(draw(24, False))[label](), kind, sysseed(label, kind, 24))
+    X = s.check_state(np.vstack([x0f(0.5), x0f(2.0), x0f(1.0)]), project=True)
+    ref = solve_ivp(hand_rhs(s.problem()), (0.0, 10.0), s.to_problem(X[1]), method="DOP853", rtol=1e-10, atol=1e-12)
+    assert ref.status == -1 and np.max(np.abs(ref.y[:, -1])) > 1e10
+    t_star = ref.t[-1]
+    kw = dict(method="rk853", backend="numba", rtol=1e-7, atol=1e-9, ensemble="independent")
+    for grid in (True, False):
+        r = s.simulate(X, 10.0, **kw) if grid else s.simulate(X, 10.0, steps=None, **kw)
+        assert r.backend == auto_compile.NUMBA_GENERIC_LABEL
+        assert r.status == -1 and "across the singularity" in r.message and r.failed.tolist() == [1]
+        assert abs(r.t_end[1] - t_star) < 1e-3 and r.t_end[0] == r.t_end[2] == 10.0   # (its own pole at rtol 1e-7)
+        assert r.peak[1, 1] == r.t_end[1] and r.checks["growth"] > 1e5
+        z = r.outputs["z"]
+        if grid:
+            k = int(np.sum(r.t <= r.t_end[1]))
+            assert r.t[k - 1] <= r.t_end[1] < r.t[k]
+            assert np.all(z[k:, 1] == z[k - 1, 1]) and np.max(np.abs(z[:k, 1])) < 1e3
+        else:
+            assert np.all(np.isnan(z[-1, 1])) and np.all(np.isfinite(z[-1, [0, 2]]))
+    r = s.simulate(X, 10.0, steps=None, check=False, **kw)
+    assert r.status == 0 and np.all(r.t_end == 10.0) and np.all(np.isfinite(r.outputs["z"][-1]))

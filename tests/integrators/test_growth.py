@@ -99,3 +99,41 @@ def test_a_servo_motion_that_blows_up_is_not_continued_across_its_singularity():
     r = s.simulate(x0, 10.0, method="rk853", backend="numpy", rtol=1e-8, atol=1e-10)
     assert r.status == -1 and "step size fell" in r.message and "growth" not in r.checks
     assert t_star - 0.01 < r.t[-1] <= t_star and r.peak[1] > r.t[-1]
+
+
+def test_crossings_judge_each_trajectory_of_an_ensemble_as_one_run():
+    """growth.crossings on five made-up trajectories of one ensemble (t0 = 0): each is judged by the test of one run,
+    G = zmax / max(|z(t0)|, |z(t_end)|) > 1e4 and |hmax| < 1e-3 (t_end - t0) / nsteps."""
+    starts = np.ones((5, 2))
+    ends = np.array([[0.5, 0.1], [1.0, 0.0], [1.0, 1.0], [2.0, 0.0], [1.0, 0.0]])
+    peaks = np.array([[2.0 ** 30, 1.0, 2.0 ** -30],    # across a pole: G = 2^30, step 2^-30 << 10 / 100
+                      [1e6, 5.0, 0.1],                  # a large excursion passed with the mean step: not a pole
+                      [1e6, 5.0, 1e-9],                 # lost on the way (status -1): not judged
+                      [1e3, 5.0, 1e-9],                 # a collapsed step at a peak only 500 times the ends
+                      [1e6, 10.0, 1e-9]])               # the peak at its last state: nothing after it to cut
+    t_end = np.array([10.0, 10.0, 5.0, 10.0, 10.0])
+    nsteps = np.array([100, 100, 100, 100, 100])
+    status = np.array([0, 0, -1, 0, 0])
+    crossed, G = growth.crossings(peaks, starts, ends, 0.0, t_end, nsteps, status)
+    assert crossed.tolist() == [True, False, False, False, False]
+    assert G[0] == 2.0 ** 30 and G[1] == 1e6 and np.isnan(G[2]) and G[3] == 500.0 and G[4] == 1e6
+
+
+@pytest.mark.parametrize("method,backend", [("rk853", "numpy"), ("rkmk45", "numpy"), ("rk853_projected", "numba"),
+                                            ("rkmk45", "numba")])
+def test_every_independent_ensemble_reports_each_trajectorys_peak_as_its_single_run(method, backend):
+    """Each trajectory of an independent ensemble takes its single run's steps, so its peak (res.peak[b]) is its single
+    run's: the numpy engine, the compiled lanes (an ambient pair) and the compiled one-trajectory loops (an RKMK
+    pair). (The compiled single run and ensemble may contract products differently: their steps agree to what the
+    error estimate resolves, ~1e-8 relative at rtol 1e-8.)"""
+    pytest.importorskip("numba") if backend == "numba" else None
+    s, x0 = _free_so3()
+    X = np.array([x0 * 50.0, x0 * 10.0, x0[::-1] * 30.0, x0 * 3.0])
+    r = s.simulate(X, 4.0, steps=None, method=method, backend=backend, rtol=1e-8, atol=1e-10, ensemble="independent")
+    assert r.status == 0 and r.peak.shape == (4, 3) and r.backend.startswith(backend)
+    for b in range(len(X)):
+        one = s.simulate(X[b], 4.0, steps=None, method=method, backend=backend, rtol=1e-8, atol=1e-10)
+        assert r.nsteps_each[b] == one.nsteps
+        assert r.peak[b] == pytest.approx(one.peak, rel=1e-6, abs=1e-6)
+    G = r.peak[:, 0] / np.maximum(np.max(np.abs(r.y[0]), axis=-1), np.max(np.abs(r.y[-1]), axis=-1))
+    assert r.checks["growth"] == pytest.approx(np.max(G), rel=1e-12)
