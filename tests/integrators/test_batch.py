@@ -440,3 +440,36 @@ def test_compiled_projected_lanes_project_in_the_attempt_and_equal_single_runs(i
     assert list(r.nsteps_each[pick]) == [s.nsteps for s in single]
     c0, c1 = np.sum(Z * Z, axis=1), np.sum(r.y[-1] * r.y[-1], axis=1)
     assert np.max(np.abs(c1 - c0) / c0) <= 1e-14
+
+
+@pytest.mark.parametrize("system,method", [("free", "rk853"), ("free", "rk853_projected"), ("free", "rkmk853"),
+                                           ("servo1", "rk853")])
+def test_numpy_ensemble_of_a_dense_basis_is_written_in_matrix_form_and_equals_the_single_runs(system, method):
+    """sl(3) in a random basis (510 non-zero structure constants): the numpy ensemble's attempt takes the products
+    with C as matrix products over the stacked columns (integrators.codegen.matrix_source, its constants in the
+    text's preamble), and each trajectory ends where its single numpy run ends (the same steps; the sums in
+    another order: round-off)."""
+    from servo.lie import EulerPoincare, ServoFirstKind
+    from tests.algebras import random_basis
+    from integrators.codegen import batchgen
+    rng = np.random.default_rng(3)
+    alg = random_basis(named.sl(3), rng)
+    A = rng.standard_normal((8, 8))
+    inertia = A @ A.T / 8 + np.eye(8)
+    s = (EulerPoincare(alg, inertia) if system == "free" else
+         ServoFirstKind(alg, inertia, a=rng.standard_normal(8), b=rng.standard_normal(8)))
+    X = rng.standard_normal((5, 8)) * 0.5
+    X = s.check_state(X, project=True) if system == "servo1" else X
+    m = METHODS[method]
+    P = s.problem()
+    Z = s.to_problem(X)
+    pl = fastpath.plan(P, m.tableau, m.lie, m.terms, Z, projection.of_algebra(alg) if m.project else None)
+    assert "_MC = " in batchgen.attempt_source(pl.st, pl.tab, pl.lie, pl.terms, pl.proj)
+    kw = dict(method=method, backend="numpy", rtol=1e-9, atol=1e-11)
+    r = s.simulate(X, 3.0, steps=None, ensemble="independent", **kw)
+    assert r.status == 0 and r.backend == "numpy"
+    for b in range(len(X)):
+        one = s.simulate(X[b], 3.0, steps=None, **kw)
+        z1 = one.outputs.get("z", one.y)[-1]
+        assert r.nsteps_each[b] == one.nsteps
+        assert np.max(np.abs(r.outputs.get("z", r.y)[-1, b] - z1)) <= 1e-12 * np.max(np.abs(z1))
