@@ -202,12 +202,14 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         (which its later saved rows repeat) and leaves the shared step sequence, the others go on to
         t1. The result then has status -1, a message naming how many, the first flat index and its
         time, ``t_end`` (batch shape: the time each trajectory reached) and ``failed`` (the flat indices
-        of those that stopped early); the guards judge the others.
+        of those that stopped early); the guards judge the others. With "independent" each trajectory's
+        peak is in ``peak`` (batch shape + (3,)), and one that stepped across the pole of a finite-time
+        blow-up is cut at its peak the same way (the growth check below).
     rtol, atol : tolerances of the adaptive methods and of the scipy adapters (which also pass ``problem.jac``, when the problem
         has one, to Radau, BDF and LSODA).
     check : run the guards of :mod:`integrators.engine.guard` (default True): a fixed-step run whose step does
-        not resolve the solution, an adaptive run of one trajectory that stepped across the pole of a finite-time
-        blow-up (:mod:`integrators.engine.growth`), or any run whose declared invariants or constraints leave their
+        not resolve the solution, an adaptive run of one trajectory (or a trajectory of an independent ensemble) that
+        stepped across the pole of a finite-time blow-up (:mod:`integrators.engine.growth`), or any run whose declared invariants or constraints leave their
         tolerance, ends with status -1 and a message saying what, where and by how much; the figures
         are in ``result.checks``. False skips them (a few percent faster on short runs).
     max_steps, max_wall_time : the budget of the scipy methods (accepted steps, default 10^6;
