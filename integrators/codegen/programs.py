@@ -24,7 +24,7 @@ from ..core import controller
 from . import fixed_programs, step_source
 from .affine_source import writer_for
 from ..core.errors import MethodError
-from .row_source import RowSource
+from .row_source import MatrixRowSource, RowSource
 from . import dense_source
 from . import orbit_source
 from .matrix_source import MatrixSource, matrix_form, preamble, use_matrix
@@ -457,6 +457,10 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
         if mode == "scalar" and matrix:
             return preamble(st, proj) + adaptive_source(st, tab, lie, terms, source_class=MatrixSource, proj=proj,
                                                   grid=grid)
+        if mode == "array" and matrix:   # a shared ensemble in a dense basis: the products over the stacked columns
+            cls = MatrixSource if lie else (lambda s: MatrixRowSource(s, len(tab.A)))
+            return preamble(st, proj) + adaptive_source(st, tab, lie, terms, source_class=cls, proj=proj,
+                                                  columns=True, grid=grid)
         rows = (lambda s: RowSource(s, len(tab.A))) if mode == "array" and not lie else None
         return adaptive_source(st, tab, lie, terms, source_class=rows, proj=proj, columns=mode == "array",
                                grid=grid)

@@ -105,6 +105,25 @@ def test_matrix_form_equals_scalar_text(method, basis, monkeypatch):
     assert np.max(np.abs(whole[0].y[-1] - whole[1].y[-1])) <= 1e-11
 
 
+@pytest.mark.parametrize("basis, method", [("sl3", "rkmk853"), ("sl3", "rk853_projected"), ("almost abelian", "rk853"),
+                                           ("so4 random", "rk853"), ("so4 random forced", "rk853")])
+def test_shared_ensemble_matrix_form_equals_scalar_text(method, basis, monkeypatch):
+    """The numpy columns of a shared ensemble (three trajectories, one step and an output grid): the matrix form
+    (integrators.codegen.row_source.MatrixRowSource for the ambient pairs, MatrixSource for the RKMK pairs, the
+    products over the stacked columns) against the scalar text's term-by-term ufuncs: the same step, the same states
+    to round-off."""
+    alg = ALGEBRAS[basis]()
+    P, Z = _problem(basis, alg), start(alg.dim, 4, batch=(3,))
+    st, m = recognition.recognise(P, Z), METHODS[method]
+    monkeypatch.setattr(matrix_source, "MATRIX_TERMS", -1)
+    assert "_MC = " in source("adaptive", st, m.tableau, m.lie, m.terms, None, "array")
+    for te in (None, np.array([0.0, 0.01, 0.025, 0.04, 0.05])):
+        a = _one_step(P, Z, method, False, monkeypatch, te)
+        b = _one_step(P, Z, method, True, monkeypatch, te)
+        assert np.array_equal(a.t, b.t) and a.y.shape == b.y.shape == ((2 if te is None else 5),) + Z.shape
+        assert np.max(np.abs(a.y - b.y)) <= 1e-14 * np.max(np.abs(a.y)), (method, basis, te)
+
+
 def test_matrix_form_steps_against_reference(monkeypatch):
     """Several steps of the matrix form's loop (rkmk853 on R x_D R^8 in a random basis, with and without an output
     grid), each end state against a tight DOP853 run of the field (scipy, an independent integrator) to the
