@@ -289,6 +289,28 @@ def choose_independent(pl, grid):
     return "generic" if generic else "numpy"
 
 
+def choose_small_independent(pl, grid, work):
+    """The kernel of an ensemble="independent" "auto" run too small for the engine to compile for (numba installed,
+    ``work`` below :data:`integrators.backends.fastpath.AUTO_NUMBA_WORK`), as :func:`choose` takes it for one
+    trajectory: "numba" when the specialised kernel has run in this process, else "generic" when the generic ensemble
+    kernel is loaded in this process, or on disk and the run pays for loading it (:func:`worth_loading`), else
+    "numpy", the generic ensemble kernel then loaded from its disk cache in the background thread for the next
+    runs. (A small ensemble in numpy pays its loop's Python per attempt whatever the number of trajectories, and a
+    trajectory near a singularity takes tens of thousands of attempts: 20 servo motions on sp(4) in a random basis,
+    one of them 85,679 steps, 40 s in numpy.) Policy "wait": "numpy", as before (the engine's choice)."""
+    if policy() == "wait":
+        return "numpy"
+    if batch_kernels.independent_ready(pl, grid):
+        return "numba"
+    if not _generic_ensemble_applies(pl, grid):
+        return "numpy"
+    if generic_ensemble.compiled() or (worth_loading(pl, work) and generic_ensemble.on_disk()):
+        return "generic" if generic_ensemble_ready() else "numpy"
+    if generic_ensemble.on_disk():
+        submit("generic-ensemble-load", generic_ensemble.warm)
+    return "numpy"
+
+
 def choose_numba_independent(pl, grid):
     """The kernel of a backend="numba" ensemble="independent" run: "numba" (the specialised kernel) when it is
     ready in this process or in numba's disk cache (its marker, :func:`specialised_on_disk`), else "generic"

@@ -40,7 +40,7 @@ import math
 
 import numpy as np
 
-from ..backends import auto_compile, batch_kernels, fastpath, generic_ensemble
+from ..backends import auto_compile, batch_kernels, fastpath, generic_ensemble, numba_kernels
 from ..codegen import batchgen, linear_projection, projection
 from ..reference import genhelpers
 from ..reference.pair import ReferencePair
@@ -271,6 +271,8 @@ def solve_independent(problem, method, y0, t0, t1, rtol, atol, first_step, max_s
     mode = fastpath.choose_backend(backend, work)
     if backend == "auto" and mode == "numba":   # never waits on a compiler (integrators.backends.auto_compile)
         mode = auto_compile.choose_independent(pl, t_eval is not None)
+    elif backend == "auto" and numba_kernels.available():   # a small run: a compiled kernel only if one is loaded
+        mode = auto_compile.choose_small_independent(pl, t_eval is not None, work)
     elif backend == "numba":   # the specialised kernel not compiled: the generic ensemble kernel meanwhile
         mode = auto_compile.choose_numba_independent(pl, t_eval is not None)
     if sampled:   # H0 = 0 where the kernel takes Hairer's starting step itself, else every row's here

@@ -170,7 +170,9 @@ def integrate(problem: Problem | Callable[[float, NDArray[np.float64]], ArrayLik
         (numpy throughout: the generic kernel's compile had not finished); rkmk853 on ServoFirstKind(so(4))
         through ``simulate``: the first backend="numba" call 0.46 s (was 83 s, at load 2-3). An ensemble="independent"
         runs the generic ensemble kernel (:mod:`integrators.backends.generic_ensemble`, the generic loop in a
-        parallel loop over the trajectories, compiled once per machine too) while its specialised kernel compiles.
+        parallel loop over the trajectories, compiled once per machine too) while its specialised kernel compiles,
+        and under "auto" also when it is too small for the engine to compile for but that kernel is loaded in the
+        process (or on disk and the run pays for loading it: :func:`integrators.backends.auto_compile.choose_small_independent`).
         A fixed-step run, a shared-step ensemble or a run with events has no generic kernel: a cold
         backend="numba" call runs the generated loop in numpy while its compiled loops compile in the background,
         as "auto" does, and ``result.backend`` says so; a fixed-step run of one trajectory continues compiled from

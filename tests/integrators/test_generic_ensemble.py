@@ -264,6 +264,36 @@ def test_auto_takes_the_generic_ensemble_while_the_specialised_kernel_compiles(q
     assert auto_compile.choose_independent(pl, False) == "numba"
 
 
+def test_a_small_auto_ensemble_takes_a_compiled_kernel_only_when_one_is_loaded(queued, monkeypatch):
+    """Below AUTO_NUMBA_WORK the engine would run numpy; "auto" takes the generic ensemble kernel when it is loaded in
+    this process (or on disk and the run pays for loading it), with the same steps as numpy; else numpy, the kernel
+    loaded in the background for the next runs (from the disk cache only: a small run queues no compile)."""
+    generic_ensemble.warm()
+    P, Y, pl = _plan_so4()
+    kw = dict(method="rk45", rtol=1e-8, atol=1e-10, ensemble="independent")
+    a = integrate(P, Y, (0.0, T1), **kw)
+    b = integrate(P, Y, (0.0, T1), backend="numpy", **kw)
+    assert a.backend == auto_compile.GENERIC_LABEL and np.array_equal(a.nsteps_each, b.nsteps_each)
+    assert np.max(np.abs(a.y - b.y)) <= 1e-9 * np.max(np.abs(b.y))
+    assert queued == []                       # a small run queues no compile of the specialised kernel
+    loads = []
+    monkeypatch.setattr(auto_compile, "submit", lambda key, job: loads.append(key))
+    monkeypatch.setattr(generic_ensemble, "compiled", lambda: False)
+    assert auto_compile.choose_small_independent(pl, False, 100) == "numpy"          # too small to load it here
+    assert loads == ["generic-ensemble-load"]
+    monkeypatch.setattr(auto_compile, "generic_ensemble_ready", lambda: True)          # (loaded from disk)
+    assert auto_compile.choose_small_independent(pl, False, 10**5) == "generic"      # worth loading
+    monkeypatch.setattr(auto_compile, "generic_ensemble_ready", lambda: False)         # (its load failed)
+    assert auto_compile.choose_small_independent(pl, False, 10**5) == "numpy"
+    monkeypatch.setattr(generic_ensemble, "on_disk", lambda: False)
+    loads.clear()
+    assert auto_compile.choose_small_independent(pl, False, 10**5) == "numpy" and loads == []
+    monkeypatch.setattr(batch_kernels, "independent_ready", lambda pl, grid: True)   # the specialised one has run
+    assert auto_compile.choose_small_independent(pl, True, 100) == "numba"
+    monkeypatch.setenv("LIEDYN_AUTO_COMPILE", "wait")
+    assert auto_compile.choose_small_independent(pl, True, 100) == "numpy"
+
+
 def test_cold_numba_ensembles(queued, monkeypatch):
     """backend="numba": the specialised kernel when on disk, else the generic ensemble kernel (the specialised one
     queued), else (a fresh machine) numpy with the generic ensemble kernel queued; policies "off" and "wait" compile
