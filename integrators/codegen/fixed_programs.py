@@ -15,6 +15,7 @@ import numpy as np
 from ..methods import CommutatorFree, Splitting
 from . import step_source
 from .affine_source import AffineSource, writer_for
+from .matrix_source import MatrixSource, matrix_form, preamble
 from .source_text import lin
 
 
@@ -103,8 +104,11 @@ def fixed_source(st, tab, lie, terms, columns=False):
     tableau, a :class:`CommutatorFree` or a :class:`Splitting`), the state
     z + e stored in ys[j] (j-th save); returns (steps done, saves, z..., e...). A step whose state is
     not finite stops the loop (scalar modes); ensembles (``columns``: the numpy columns of mode "array")
-    are checked by the caller on the saved states, so their loop has no test per step."""
-    src = writer_for(st, lie)
+    are checked by the caller on the saved states, so their loop has no test per step. The columns of
+    dense structure constants (:func:`integrators.codegen.matrix_source.matrix_form`) take the products in matrix
+    form over their stack (the constants in the text's preamble), as the adaptive loops of an ensemble do."""
+    matrix = columns and matrix_form(st, lie) and not isinstance(tab, Splitting)
+    src = MatrixSource(st) if matrix else writer_for(st, lie)
     n = st.n
     z = [f"z{i}" for i in range(n)]
     e = [f"e{i}" for i in range(n)]
@@ -126,7 +130,8 @@ def fixed_source(st, tab, lie, terms, columns=False):
     else:
         d = _step_increment(src, tab, z, "h", lie, terms)
     step_source.fixed_step_end(src, z, e, d, check=not columns)
-    return head + "\n" + "\n".join(src.lines) + "\n"
+    text = head + "\n" + "\n".join(src.lines) + "\n"
+    return preamble(st) + text if matrix else text
 
 
 def trial_source(st, tab, lie, terms):

@@ -124,6 +124,27 @@ def test_shared_ensemble_matrix_form_equals_scalar_text(method, basis, monkeypat
         assert np.max(np.abs(a.y - b.y)) <= 1e-14 * np.max(np.abs(a.y)), (method, basis, te)
 
 
+@pytest.mark.parametrize("basis, method", [("sl3", "rkmk4"), ("sl3", "rk4"), ("so4 random forced", "rk4"),
+                                           ("almost abelian", "rk4")])
+def test_fixed_step_ensemble_matrix_form_equals_scalar_text(method, basis, monkeypatch):
+    """The numpy columns of a fixed-step ensemble (more trajectories than fastpath.SMALL_BATCH, which run one after
+    another) in matrix form against the scalar text's term-by-term ufuncs: the same states to round-off."""
+    alg = ALGEBRAS[basis]()
+    P = _problem(basis, alg)
+    Z = 0.2 * start(alg.dim, 4, batch=(fastpath.SMALL_BATCH + 3,))     # (the forced motions of larger states
+    st, m = recognition.recognise(P, Z), METHODS[method]                # blow up before t = 0.5)
+    runs = []
+    for matrix in (False, True):
+        monkeypatch.setattr(matrix_source, "MATRIX_TERMS", -1 if matrix else 10**9)
+        monkeypatch.setattr(loader, "_CACHE", {})
+        monkeypatch.setattr(plan_mod, "_PLANS", {})
+        assert ("_MC = " in source("fixed", st, m.tableau, m.lie, m.terms, None, "array")) == matrix
+        runs.append(integrate(P, Z, (0.0, 0.5), method=method, steps=20, backend="numpy", check=False))
+    a, b = runs
+    assert a.status == b.status == 0 and a.y.shape == b.y.shape == (21,) + Z.shape and np.max(np.abs(a.y)) < 10.0
+    assert np.max(np.abs(a.y - b.y)) <= 1e-13 * np.max(np.abs(a.y))
+
+
 def test_matrix_form_steps_against_reference(monkeypatch):
     """Several steps of the matrix form's loop (rkmk853 on R x_D R^8 in a random basis, with and without an output
     grid), each end state against a tight DOP853 run of the field (scipy, an independent integrator) to the
