@@ -63,6 +63,7 @@ class Casimir:
         self.terms = tuple((float(self._exact[e]), e) for e in ex)
         # the values and gradients from the monomials degree by degree (:func:`monomial_tables`)
         self._tables = monomial_tables([(e, c) for c, e in self.terms], n)
+        self._values = monomial_tables([(e, c) for c, e in self.terms], n, grad=False)   # fewer monomials
         #: d when F(r m) = r^d F(m) (every monomial of degree d), else None
         degs = {sum(e) for _, e in self.terms}
         self.homogeneous_degree = degs.pop() if len(degs) == 1 else None
@@ -94,7 +95,7 @@ class Casimir:
         """F(m) for m of shape (..., n); returns shape (...) (:func:`monomial_sum`)."""
         m = np.asarray(m, dtype=float)
         cols = np.moveaxis(m, -1, 0)
-        return monomial_sum(self._tables, cols, False).reshape(m.shape[:-1])
+        return monomial_sum(self._values, cols, False).reshape(m.shape[:-1])
 
     def grad(self, m: ArrayLike) -> NDArray[np.float64]:
         """Gradient dF/dm, shape (..., n) (:func:`monomial_sum`)."""

@@ -38,51 +38,20 @@ def tables(polys, n, grad=True):
     :func:`liegroups.monomials.monomial_tables` with the rows H of the values and D of the gradients as one sparse
     table -> (qb (blocks, 4): first monomial, count, parent, variable; qp (2 p n + 1): the row pointers, H's rows
     then D's; qi, qv: the columns and values of the entries; qc (p,): the constants). Only the monomials the rows
-    read are formed (:func:`_pruned`); without ``grad`` D's rows are empty (the values need fewer monomials: so(5)'s
-    quartic in its own basis 37 instead of 143)."""
+    read are formed; without ``grad`` D's rows are empty and the values need fewer (so(5)'s quartic in its own basis
+    54 of the 286 below degree 4, 140 with the gradients)."""
     if polys is None:
         return (np.zeros((0, 4), np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0),
                 np.zeros(0))
-    blocks, H, D, const, low, _ = monomial_tables([[(ex, cf) for cf, ex in poly] for poly in polys], n)
+    blocks, H, D, const, low, _ = monomial_tables([[(ex, cf) for cf, ex in poly] for poly in polys], n, grad=grad)
     H, D = (M.toarray() if hasattr(M, "toarray") else M for M in (H, D))     # dense or CSR
-    rows = np.concatenate([H, D if grad else np.zeros_like(D)])
+    qb = np.array([(c0, c1 - c0, p0, j) for c0, c1, p0, _, j in blocks if c0 < c1 <= low] or np.zeros((0, 4)),
+                  dtype=np.int64).reshape(-1, 4)
+    rows = np.concatenate([H, D])
     nz = rows != 0.0
-    qb, new = _pruned(blocks, low, np.nonzero(nz.any(axis=0))[0].tolist())
     qp = np.ascontiguousarray(np.concatenate([[0], np.cumsum(nz.sum(axis=1))]), dtype=np.int64)
-    qi = np.ascontiguousarray(new[np.nonzero(nz)[1]], dtype=np.int64)     # row by row, columns increasing
+    qi = np.ascontiguousarray(np.nonzero(nz)[1], dtype=np.int64)     # row by row, columns increasing
     return qb, qp, qi, np.ascontiguousarray(rows[nz], dtype=float), np.ascontiguousarray(const[:, 0], dtype=float)
-
-
-def _pruned(blocks, low, used):
-    """The monomials the rows read (``used``: their indices below ``low`` in the order of
-    :func:`liegroups.monomials.monomial_tables`) and their ancestors (each monomial is its parent, without its last
-    variable, times that variable), renumbered in that order (a parent before its children; the constant first) ->
-    (qb, the blocks of consecutive monomials whose parents are consecutive and share the variable; new, the new
-    index of each old one). A sparse polynomial reads a few of the monomials below its degree: so(5)'s quartic in
-    its own basis (30 terms) 37 of the 286 of degree <= 3, sl(3)'s cubic 14 of 45; a dense one reads them all."""
-    parent = {}
-    for c0, c1, p0, _, j in blocks:
-        if c0 < c1 <= low:
-            for i in range(c1 - c0):
-                parent[c0 + i] = (p0 + i, j)
-    keep, stack = {0}, list(used)
-    while stack:
-        m = stack.pop()
-        if m not in keep:
-            keep.add(m)
-            stack.append(parent[m][0])
-    order = sorted(keep)
-    new = np.zeros(max(low, 1), dtype=np.int64)
-    new[order] = np.arange(len(order))
-    qb = []
-    for m in order[1:]:
-        p0, j = parent[m]
-        c, pn = int(new[m]), int(new[p0])
-        if qb and qb[-1][3] == j and qb[-1][0] + qb[-1][1] == c and qb[-1][2] + qb[-1][1] == pn:
-            qb[-1][1] += 1
-        else:
-            qb.append([c, 1, pn, j])
-    return np.array(qb or np.zeros((0, 4)), dtype=np.int64).reshape(-1, 4), new
 
 
 def monomials(qb):
