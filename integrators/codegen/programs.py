@@ -454,16 +454,12 @@ def source(kind, st, tab, lie, terms, proj=None, mode=None):
     if kind == "adaptive_batch":
         return adaptive_source(st, tab, lie, terms, batch=True, proj=proj, grid=grid)
     if kind == "adaptive":
-        if mode == "scalar" and matrix:
-            return preamble(st, proj) + adaptive_source(st, tab, lie, terms, source_class=MatrixSource, proj=proj,
-                                                  grid=grid)
-        if mode == "array" and matrix:   # a shared ensemble in a dense basis: the products over the stacked columns
-            cls = MatrixSource if lie else (lambda s: MatrixRowSource(s, len(tab.A)))
-            return preamble(st, proj) + adaptive_source(st, tab, lie, terms, source_class=cls, proj=proj,
-                                                  columns=True, grid=grid)
-        rows = (lambda s: RowSource(s, len(tab.A))) if mode == "array" and not lie else None
-        return adaptive_source(st, tab, lie, terms, source_class=rows, proj=proj, columns=mode == "array",
-                               grid=grid)
+        cls = MatrixSource if matrix else None
+        if mode == "array" and not lie:   # a shared ensemble of an ambient pair: the stage rows of RowSource
+            rows = MatrixRowSource if matrix else RowSource
+            cls = lambda s: rows(s, len(tab.A))   # noqa: E731
+        text = adaptive_source(st, tab, lie, terms, source_class=cls, proj=proj, columns=mode == "array", grid=grid)
+        return preamble(st, proj) + text if matrix else text
     if kind == "fixed":
         return fixed_programs.fixed_source(st, tab, lie, terms, columns=mode == "array")
     return fixed_programs.trial_source(st, tab, lie, terms)

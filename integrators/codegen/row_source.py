@@ -48,8 +48,7 @@ class RowSource(Source):
     def field_increment(self, z, h):
         """The next row of KB: h F(z) = ad*_{h w(z)} z (module docstring), or h*F(z) with a forcing."""
         if self.st.P is not None:
-            w = self.field(z)
-            return self.assign("K", [f"{h}*{w[j]}" for j in range(self.n)])
+            return self._scaled_field(z, h)
         W, c, C = self.st.W, self.st.c, self.st.C
         hw = []
         for i in range(self.n):
@@ -73,6 +72,11 @@ class RowSource(Source):
                 mag = "" if abs(cj) == 1.0 else f"{num(abs(cj))}*"
                 self.emit(f"_o {'+' if cj > 0 else '-'}= {mag}{a}*{b}")
         return row
+
+    def _scaled_field(self, z, h):
+        """The next row of KB as h times the writer's field at z."""
+        w = self.field(z)
+        return self.assign("K", [f"{h}*{w[j]}" for j in range(self.n)])
 
     def assign(self, prefix, exprs):
         if prefix not in ("K", "Kl") or len(exprs) != self.n:
@@ -117,7 +121,4 @@ class MatrixRowSource(RowSource, MatrixSource):
     step). A stage increment is h F(z) from the matrix form's field, written into its row."""
 
     coad = MatrixSource.coad
-
-    def field_increment(self, z, h):
-        w = self.field(z)
-        return self.assign("K", [f"{h}*{w[j]}" for j in range(self.n)])
+    field_increment = RowSource._scaled_field

@@ -241,14 +241,21 @@ def _plan_so4(method="rk45"):
     return P, Y, _plan(P, method, Y)
 
 
-def test_auto_takes_the_generic_ensemble_while_the_specialised_kernel_compiles(queued, monkeypatch):
-    monkeypatch.setattr(fastpath, "AUTO_NUMBA_WORK", 100)    # "big enough", without a long numpy run
+def _auto_runs_the_generic_ensemble():
+    """An "auto" ensemble of so(4) in a random basis runs the generic ensemble kernel, with the steps of the numpy
+    ensemble and its states to 1e-9; returns the plan."""
     P, Y, pl = _plan_so4()
     kw = dict(method="rk45", rtol=1e-8, atol=1e-10, ensemble="independent")
     a = integrate(P, Y, (0.0, T1), **kw)
     b = integrate(P, Y, (0.0, T1), backend="numpy", **kw)
     assert a.backend == auto_compile.GENERIC_LABEL and np.array_equal(a.nsteps_each, b.nsteps_each)
     assert np.max(np.abs(a.y - b.y)) <= 1e-9 * np.max(np.abs(b.y))
+    return pl
+
+
+def test_auto_takes_the_generic_ensemble_while_the_specialised_kernel_compiles(queued, monkeypatch):
+    monkeypatch.setattr(fastpath, "AUTO_NUMBA_WORK", 100)    # "big enough", without a long numpy run
+    pl = _auto_runs_the_generic_ensemble()
     assert [k[0] for k in queued] == ["independent"]
     # not ready (not compiled, not on disk): numpy, both compiles queued
     monkeypatch.setattr(generic_ensemble, "compiled", lambda: False)
@@ -269,12 +276,7 @@ def test_a_small_auto_ensemble_takes_a_compiled_kernel_only_when_one_is_loaded(q
     this process (or on disk and the run pays for loading it), with the same steps as numpy; else numpy, the kernel
     loaded in the background for the next runs (from the disk cache only: a small run queues no compile)."""
     generic_ensemble.warm()
-    P, Y, pl = _plan_so4()
-    kw = dict(method="rk45", rtol=1e-8, atol=1e-10, ensemble="independent")
-    a = integrate(P, Y, (0.0, T1), **kw)
-    b = integrate(P, Y, (0.0, T1), backend="numpy", **kw)
-    assert a.backend == auto_compile.GENERIC_LABEL and np.array_equal(a.nsteps_each, b.nsteps_each)
-    assert np.max(np.abs(a.y - b.y)) <= 1e-9 * np.max(np.abs(b.y))
+    pl = _auto_runs_the_generic_ensemble()
     assert queued == []                       # a small run queues no compile of the specialised kernel
     loads = []
     monkeypatch.setattr(auto_compile, "submit", lambda key, job: loads.append(key))

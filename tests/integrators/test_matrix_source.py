@@ -124,7 +124,7 @@ def test_shared_ensemble_matrix_form_equals_scalar_text(method, basis, monkeypat
         assert np.max(np.abs(a.y - b.y)) <= 1e-14 * np.max(np.abs(a.y)), (method, basis, te)
 
 
-@pytest.mark.parametrize("basis, method", [("sl3", "rkmk4"), ("sl3", "rk4"), ("so4 random forced", "rk4"),
+@pytest.mark.parametrize("basis, method", [("sl3", "rkmk4"), ("sl3", "rk4"), ("sl3", "cf4"), ("so4 random forced", "rk4"),
                                            ("almost abelian", "rk4")])
 def test_fixed_step_ensemble_matrix_form_equals_scalar_text(method, basis, monkeypatch):
     """The numpy columns of a fixed-step ensemble (more trajectories than fastpath.SMALL_BATCH, which run one after
@@ -138,7 +138,8 @@ def test_fixed_step_ensemble_matrix_form_equals_scalar_text(method, basis, monke
         monkeypatch.setattr(matrix_source, "MATRIX_TERMS", -1 if matrix else 10**9)
         monkeypatch.setattr(loader, "_CACHE", {})
         monkeypatch.setattr(plan_mod, "_PLANS", {})
-        assert ("_MC = " in source("fixed", st, m.tableau, m.lie, m.terms, None, "array")) == matrix
+        tab, lie, terms = (m.tableau, m.lie, m.terms) if hasattr(m, "tableau") else (m, True, 1)   # (cf4: itself)
+        assert ("_MC = " in source("fixed", st, tab, lie, terms, None, "array")) == matrix
         runs.append(integrate(P, Z, (0.0, 0.5), method=method, steps=20, backend="numpy", check=False))
     a, b = runs
     assert a.status == b.status == 0 and a.y.shape == b.y.shape == (21,) + Z.shape and np.max(np.abs(a.y)) < 10.0
